@@ -1,0 +1,94 @@
+//! Timing with CUDA events: warm-up launches first, then one event pair
+//! around each timed launch, and the median of those.
+
+use crate::device::Gpu;
+use crate::error::{CudaContext as _, Result};
+use cudarc::driver::sys::CUevent_flags;
+
+/// How many launches to run untimed and timed.
+#[derive(Clone, Copy, Debug)]
+pub struct Runs {
+    pub warmup: usize,
+    pub timed: usize,
+}
+
+impl Default for Runs {
+    fn default() -> Self {
+        Runs { warmup: 5, timed: 50 }
+    }
+}
+
+/// The spread of a kernel's timed launches, in milliseconds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Timing {
+    pub median_ms: f64,
+    pub min_ms: f64,
+    pub max_ms: f64,
+    pub runs: usize,
+}
+
+impl Timing {
+    /// Effective bandwidth in GB/s (10^9 bytes per second) for `bytes` moved per run.
+    pub fn gb_per_s(&self, bytes: usize) -> f64 {
+        bytes as f64 / (self.median_ms * 1e-3) / 1e9
+    }
+}
+
+/// Median of the sorted copy of `samples` (mean of the middle two when even).
+pub fn median(samples: &[f64]) -> f64 {
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    if n == 0 {
+        f64::NAN
+    } else if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+    }
+}
+
+/// Runs `launch` `runs.warmup` times, then `runs.timed` times with an event
+/// pair around each, and returns the spread of the timed ones.
+pub fn time(gpu: &Gpu, runs: Runs, mut launch: impl FnMut() -> Result<()>) -> Result<Timing> {
+    for _ in 0..runs.warmup {
+        launch()?;
+    }
+    gpu.sync()?;
+    let timed = runs.timed.max(1);
+    let mut events = Vec::with_capacity(timed);
+    for _ in 0..timed {
+        let start = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).during("cuEventCreate")?;
+        let end = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).during("cuEventCreate")?;
+        start.record(&gpu.stream).during("cuEventRecord")?;
+        launch()?;
+        end.record(&gpu.stream).during("cuEventRecord")?;
+        events.push((start, end));
+    }
+    gpu.sync()?;
+    let samples = events
+        .iter()
+        .map(|(start, end)| start.elapsed_ms(end).map(f64::from).during("cuEventElapsedTime"))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Timing {
+        median_ms: median(&samples),
+        min_ms: samples.iter().copied().fold(f64::INFINITY, f64::min),
+        max_ms: samples.iter().copied().fold(0.0, f64::max),
+        runs: timed,
+    })
+}
+
+/// The ceiling for memory-bound kernels: a device-to-device copy
+/// (`cuMemcpyDtoDAsync`) of all of `src` into `dst`, timed like a kernel.
+/// Pass the family's own random input so the copy moves real data. Returns
+/// the timing and the bandwidth counting bytes read plus bytes written.
+pub fn copy_ceiling<T: cudarc::driver::DeviceRepr>(
+    gpu: &Gpu,
+    src: &cudarc::driver::CudaSlice<T>,
+    dst: &mut cudarc::driver::CudaSlice<T>,
+    runs: Runs,
+) -> Result<(Timing, f64)> {
+    let timing = time(gpu, runs, || gpu.stream.memcpy_dtod(src, dst).during("cuMemcpyDtoDAsync"))?;
+    let moved = 2 * src.len() * size_of::<T>();
+    Ok((timing, timing.gb_per_s(moved)))
+}

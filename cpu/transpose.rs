@@ -1,0 +1,247 @@
+//! The transpose family on the host: reference, typed launch, verification
+//! and benchmark. The kernels and their launch shapes are in
+//! `gpu/src/transpose.rs`.
+
+use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
+use gpu::launch::Kernel;
+use rayon::prelude::*;
+
+use crate::bench::{self, Runs, Timing};
+use crate::device::Gpu;
+use crate::error::{CudaContext as _, Error, Result};
+
+pub use gpu::transpose::ALL as KERNELS;
+
+/// The kernels named in `names` (all of [`KERNELS`] when empty), or an
+/// error listing the accepted names.
+pub fn select(names: &[String]) -> Result<Vec<Kernel>> {
+    let known = KERNELS;
+    if names.is_empty() {
+        return Ok(KERNELS.to_vec());
+    }
+    names
+        .iter()
+        .map(|name| {
+            known
+                .iter()
+                .find(|k| k.name == name.as_str() || k.name.strip_prefix("transpose_") == Some(name.as_str()))
+                .copied()
+                .ok_or_else(|| {
+                    let accepted: Vec<&str> = known.iter().map(|k| k.name).collect();
+                    Error::InvalidInput(format!(
+                        "unknown transpose kernel '{name}'; accepted: {}",
+                        accepted.join(", ")
+                    ))
+                })
+        })
+        .collect()
+}
+
+/// Host reference: `out[x * ny + y] = input[y * nx + x]` for an `ny` x `nx`
+/// row-major input. Blocked by 32 x 32 so both sides stay in cache, and
+/// parallel over output rows.
+pub fn reference(input: &[f32], nx: usize, ny: usize) -> Vec<f32> {
+    assert_eq!(input.len(), nx * ny, "input must hold nx * ny elements");
+    let mut out = vec![0.0f32; nx * ny];
+    if nx == 0 || ny == 0 {
+        return out;
+    }
+    const B: usize = 32;
+    out.par_chunks_mut(ny * B).enumerate().for_each(|(block, rows)| {
+        let x0 = block * B;
+        for y0 in (0..ny).step_by(B) {
+            for (dx, row) in rows.chunks_mut(ny).enumerate() {
+                let x = x0 + dx;
+                for y in y0..(y0 + B).min(ny) {
+                    row[y] = input[y * nx + x];
+                }
+            }
+        }
+    });
+    out
+}
+
+/// Checks that `nx` x `ny` is a problem the kernels can take, and returns
+/// the element count. Zero-sized problems are valid (and no-ops).
+pub fn check_shape(nx: usize, ny: usize) -> Result<usize> {
+    let max_rows = 65_535 * 32; // grid.y is at most 65535 blocks of 32 rows
+    if nx > u32::MAX as usize || ny > max_rows {
+        return Err(Error::InvalidInput(format!(
+            "transpose size {nx} x {ny} is too large: nx must be at most {} and ny at most {max_rows}",
+            u32::MAX
+        )));
+    }
+    nx.checked_mul(ny)
+        .filter(|n| n.checked_mul(4).is_some())
+        .ok_or_else(|| Error::InvalidInput(format!("transpose size {nx} x {ny} overflows")))
+}
+
+/// One transpose kernel, loaded and ready to launch.
+pub struct Transpose {
+    pub kernel: Kernel,
+    function: CudaFunction,
+}
+
+impl Transpose {
+    pub fn load(gpu: &Gpu, kernel: Kernel) -> Result<Self> {
+        Ok(Transpose { kernel, function: gpu.function(&kernel)? })
+    }
+
+    /// Queues `output = inputᵀ` for an `ny` x `nx` input on the GPU's stream.
+    pub fn launch(
+        &self,
+        gpu: &Gpu,
+        input: &CudaSlice<f32>,
+        output: &mut CudaSlice<f32>,
+        nx: usize,
+        ny: usize,
+    ) -> Result<()> {
+        let n = check_shape(nx, ny)?;
+        if input.len() != n || output.len() != n {
+            return Err(Error::InvalidInput(format!(
+                "transpose of {nx} x {ny} needs buffers of {n} elements, got input {} and output {}",
+                input.len(),
+                output.len()
+            )));
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        let (nx, ny) = (nx as u32, ny as u32);
+        let config = Gpu::config(&self.kernel, self.kernel.grid(nx, ny));
+        let mut args = gpu.stream.launch_builder(&self.function);
+        args.arg(input).arg(output).arg(&nx).arg(&ny);
+        // SAFETY: the arguments match the kernel's (In<f32>, Out<f32>, u32,
+        // u32) signature and the buffers hold nx * ny elements.
+        unsafe { args.launch(config) }.during(self.kernel.name)?;
+        Ok(())
+    }
+}
+
+/// Bit-exact comparison; on failure says where and how many.
+pub fn verify_exact(name: &str, got: &[f32], want: &[f32]) -> Result<()> {
+    if got.len() != want.len() {
+        return Err(Error::Mismatch(format!("{name}: {} elements, expected {}", got.len(), want.len())));
+    }
+    let bad = got.par_iter().zip(want).filter(|(g, w)| g.to_bits() != w.to_bits()).count();
+    if bad == 0 {
+        return Ok(());
+    }
+    let first = got.iter().zip(want).position(|(g, w)| g.to_bits() != w.to_bits()).unwrap();
+    Err(Error::Mismatch(format!(
+        "{name}: {bad} of {} elements differ, first at {first}: got {} (bits {:#010x}), expected {}",
+        got.len(),
+        got[first],
+        got[first].to_bits(),
+        want[first]
+    )))
+}
+
+/// `n` random `f32` in [-1, 1), from `seed`.
+pub fn random_input(n: usize, seed: u64) -> Vec<f32> {
+    use rand::{Rng, SeedableRng, rngs::SmallRng};
+    const CHUNK: usize = 1 << 16;
+    let mut v = vec![0.0f32; n];
+    v.par_chunks_mut(CHUNK).enumerate().for_each(|(i, chunk)| {
+        let mut rng = SmallRng::seed_from_u64(seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        chunk.iter_mut().for_each(|x| *x = rng.random_range(-1.0..1.0));
+    });
+    v
+}
+
+/// One measured kernel.
+#[derive(Clone, Debug)]
+pub struct Measurement {
+    pub name: &'static str,
+    pub timing: Option<Timing>,
+    /// Bytes read + written per run.
+    pub bytes: usize,
+    /// `Ok` if the output matched the reference bit for bit.
+    pub verified: Result<(), String>,
+}
+
+/// The family's results at one size, with the copy ceiling of the same run.
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub nx: usize,
+    pub ny: usize,
+    pub copy: Timing,
+    pub copy_gb_per_s: f64,
+    pub kernels: Vec<Measurement>,
+}
+
+/// Verifies and times `kernels` on a random `ny` x `nx` input.
+///
+/// For each kernel: poison the output, run once, compare every element with
+/// the host reference, then time `runs` launches (median of CUDA events).
+/// A kernel that fails verification is reported and not timed.
+pub fn benchmark(
+    gpu: &Gpu,
+    kernels: &[Kernel],
+    nx: usize,
+    ny: usize,
+    runs: Runs,
+    seed: u64,
+) -> Result<Report> {
+    let n = check_shape(nx, ny)?;
+    if n == 0 {
+        return Err(Error::InvalidInput(format!("cannot measure an empty {nx} x {ny} transpose")));
+    }
+    gpu.check_fits(2 * n * 4)?;
+    let host_input = random_input(n, seed);
+    let expected = reference(&host_input, nx, ny);
+    let input = gpu.upload(&host_input)?;
+    let mut output = gpu.alloc::<f32>(n)?;
+    let bytes = 2 * n * 4;
+
+    let (copy, copy_gb_per_s) = bench::copy_ceiling(gpu, &input, &mut output, runs)?;
+    let mut measured = Vec::new();
+    for kernel in kernels {
+        let transpose = Transpose::load(gpu, *kernel)?;
+        gpu.poison(&mut output)?;
+        transpose.launch(gpu, &input, &mut output, nx, ny)?;
+        gpu.sync()?;
+        let verified =
+            verify_exact(kernel.name, &gpu.download(&output)?, &expected).map_err(|e| e.to_string());
+        let timing = match verified {
+            Ok(()) => Some(bench::time(gpu, runs, || transpose.launch(gpu, &input, &mut output, nx, ny))?),
+            Err(_) => None,
+        };
+        measured.push(Measurement { name: kernel.name, timing, bytes, verified });
+    }
+    Ok(Report { nx, ny, copy, copy_gb_per_s, kernels: measured })
+}
+
+impl Report {
+    /// The family's table: one row for the copy ceiling, one per kernel.
+    pub fn table(&self) -> crate::report::Table {
+        let mut table = crate::report::Table::new(["variant", "median us", "GB/s", "% of copy", "verified"]);
+        table.row([
+            "device-to-device copy".to_string(),
+            format!("{:.1}", self.copy.median_ms * 1e3),
+            format!("{:.0}", self.copy_gb_per_s),
+            "100.0".to_string(),
+            "-".to_string(),
+        ]);
+        for m in &self.kernels {
+            let (time, gbps, pct) = match m.timing {
+                Some(t) => {
+                    let gbps = t.gb_per_s(m.bytes);
+                    (
+                        format!("{:.1}", t.median_ms * 1e3),
+                        format!("{gbps:.0}"),
+                        format!("{:.1}", 100.0 * gbps / self.copy_gb_per_s),
+                    )
+                }
+                None => ("-".into(), "-".into(), "-".into()),
+            };
+            let verified = if m.verified.is_ok() { "yes" } else { "NO" };
+            table.row([m.name.to_string(), time, gbps, pct, verified.to_string()]);
+        }
+        table
+    }
+
+    pub fn all_verified(&self) -> bool {
+        self.kernels.iter().all(|m| m.verified.is_ok())
+    }
+}

@@ -1,0 +1,79 @@
+//! Typed global-memory pointers, the parameter types of our kernels.
+//!
+//! `In<T>` is read-only device memory, `Out<T>` device memory the kernel
+//! writes. Both are `#[repr(transparent)]` over a raw pointer, so a kernel
+//! parameter of type `In<f32>` is one `.u64` PTX parameter, which the host
+//! fills with a device pointer.
+//!
+//! Accesses are `unsafe`: the kernel guards its indices (each kernel's doc
+//! comment says how). They compile to one `ld.global`/`st.global`; the
+//! `*4` methods to one 16-byte `ld.global.v4`/`st.global.v4`.
+
+/// Four `f32` with the 16-byte alignment that `ld.global.v4.f32` requires.
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct F32x4(pub [f32; 4]);
+
+/// Read-only global memory holding `T`s.
+#[repr(transparent)]
+#[derive(Clone, Copy)]
+pub struct In<T>(*const T);
+
+/// Global memory the kernel writes `T`s to.
+#[repr(transparent)]
+#[derive(Clone, Copy)]
+pub struct Out<T>(*mut T);
+
+impl<T: Copy> In<T> {
+    /// Reads element `i`.
+    ///
+    /// # Safety
+    /// `i` is within the buffer the host passed.
+    #[inline(always)]
+    pub unsafe fn load(self, i: usize) -> T {
+        unsafe { self.0.add(i).read() }
+    }
+}
+
+impl In<f32> {
+    /// Reads elements `i..i + 4` with one 16-byte load.
+    ///
+    /// # Safety
+    /// `i + 4` is within the buffer and `i` is a multiple of 4 (the host's
+    /// buffers start 256-byte aligned).
+    #[inline(always)]
+    pub unsafe fn load4(self, i: usize) -> [f32; 4] {
+        unsafe { (self.0.add(i) as *const F32x4).read().0 }
+    }
+}
+
+impl<T: Copy> Out<T> {
+    /// Writes element `i`.
+    ///
+    /// # Safety
+    /// `i` is within the buffer, and no other thread of the launch writes it.
+    #[inline(always)]
+    pub unsafe fn store(self, i: usize, value: T) {
+        unsafe { self.0.add(i).write(value) }
+    }
+
+    /// Reads element `i` (for kernels that update their output in place).
+    ///
+    /// # Safety
+    /// As for [`Out::store`].
+    #[inline(always)]
+    pub unsafe fn load(self, i: usize) -> T {
+        unsafe { self.0.add(i).read() }
+    }
+}
+
+impl Out<f32> {
+    /// Writes elements `i..i + 4` with one 16-byte store.
+    ///
+    /// # Safety
+    /// As for [`In::load4`], and no other thread writes these elements.
+    #[inline(always)]
+    pub unsafe fn store4(self, i: usize, value: [f32; 4]) {
+        unsafe { (self.0.add(i) as *mut F32x4).write(F32x4(value)) }
+    }
+}

@@ -1,0 +1,56 @@
+//! Typed views over the block's launch-sized (dynamic) shared memory.
+//!
+//! Shared memory is 32 banks of 4-byte words: the word at byte address `a`
+//! lives in bank `(a / 4) % 32`. A warp's request costs as many passes
+//! ("wavefronts") as the largest number of *distinct* words it touches in
+//! one bank; lanes reading the same word get it broadcast for free.
+//!
+//! The memory comes from `gpu_launch_sized_workgroup_mem`, so LLVM knows it
+//! is shared (`ld.shared`/`st.shared`, SASS `LDS`/`STS`). Its size is the
+//! `shared_bytes` of the kernel's [`crate::launch::Kernel`] constant.
+
+/// A row-major 2-D tile of `T` in shared memory, `STRIDE` elements per row.
+///
+/// A `STRIDE` larger than the columns used is padding: it shifts each row by
+/// `STRIDE % 32` banks, which is what makes column reads conflict-free.
+#[derive(Clone, Copy)]
+#[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
+pub struct SharedTile<T, const STRIDE: usize> {
+    base: *mut T,
+}
+
+/// Bytes of shared memory a `rows` x `stride` tile of `T` needs.
+pub const fn tile_bytes<T>(rows: usize, stride: usize) -> u32 {
+    (rows * stride * core::mem::size_of::<T>()) as u32
+}
+
+#[cfg(target_arch = "nvptx64")]
+impl<T: Copy, const STRIDE: usize> SharedTile<T, STRIDE> {
+    /// The tile at the start of the block's launch-sized shared memory.
+    ///
+    /// # Safety
+    /// The launch passed at least the tile's bytes of dynamic shared memory.
+    #[inline(always)]
+    pub unsafe fn launch_sized() -> Self {
+        SharedTile { base: core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<T>() }
+    }
+
+    /// Reads row `r`, column `c`: word `r * STRIDE + c`.
+    ///
+    /// # Safety
+    /// The element lies within the launch's shared memory.
+    #[inline(always)]
+    pub unsafe fn load(self, r: usize, c: usize) -> T {
+        unsafe { self.base.add(r * STRIDE + c).read() }
+    }
+
+    /// Writes row `r`, column `c`.
+    ///
+    /// # Safety
+    /// As for [`SharedTile::load`]; no other thread touches the element
+    /// between the same two barriers.
+    #[inline(always)]
+    pub unsafe fn store(self, r: usize, c: usize, value: T) {
+        unsafe { self.base.add(r * STRIDE + c).write(value) }
+    }
+}

@@ -1,0 +1,55 @@
+//! CUDA kernels written in plain Rust.
+//!
+//! This crate is `no_std` and builds for two targets:
+//! - `nvptx64-nvidia-cuda`: the kernels themselves, compiled to PTX by the
+//!   host package's `build.rs` with rustc's own NVPTX backend;
+//! - the host: the constants and launch descriptions ([`launch::Kernel`])
+//!   that the host side uses, so the two can never disagree.
+//!
+//! [`dev`] is the device-support layer (thread indices, barriers, shared
+//! memory, warp shuffles, typed global pointers). Each kernel family is one
+//! module; each kernel in it teaches one idea and says so in its doc comment.
+#![no_std]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(
+        abi_ptx,
+        stdarch_nvptx,
+        core_intrinsics,
+        gpu_intrinsics,
+        gpu_launch_sized_workgroup_mem,
+        link_llvm_intrinsics
+    )
+)]
+#![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
+
+/// Declares a kernel: on `nvptx64` an exported `extern "ptx-kernel"` entry
+/// point named after the function (the name the host's [`launch::Kernel`]
+/// constant gives). Its parameters are [`dev::In`], [`dev::Out`] and plain
+/// scalars; its body is an `unsafe` context, each kernel's doc comment says
+/// how it keeps its accesses in bounds.
+#[macro_export]
+macro_rules! kernel {
+    ($(#[$attr:meta])* pub fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $body:block) => {
+        $(#[$attr])*
+        #[cfg(target_arch = "nvptx64")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name($($arg: $ty),*) {
+            #[allow(unused_unsafe)]
+            unsafe { $body }
+        }
+    };
+}
+
+pub mod dev;
+pub mod launch;
+pub mod transpose;
+
+/// A panic in a kernel (only a failed bounds check can cause one) traps:
+/// the launch fails with `CUDA_ERROR_ILLEGAL_INSTRUCTION` on the host.
+#[cfg(target_arch = "nvptx64")]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    // SAFETY: `trap` aborts the kernel; it has no preconditions.
+    unsafe { core::arch::nvptx::trap() }
+}

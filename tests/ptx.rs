@@ -1,0 +1,171 @@
+//! Checks on the PTX build.rs embeds, without a GPU: every kernel the host
+//! launches is in every PTX, every PTX assembles with ptxas for sm_80 and
+//! sm_90, and the hot kernels have no stack frame, no spills and no calls.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use kernel_lab::ptx::{self, ARCHS};
+
+/// Every kernel the host side launches.
+fn host_kernels() -> Vec<gpu::launch::Kernel> {
+    kernel_lab::transpose::KERNELS.to_vec()
+}
+
+/// ptxas from `$PTXAS`, from `scripts/setup`'s `.tools/`, or on `PATH`.
+fn ptxas() -> PathBuf {
+    if let Ok(path) = std::env::var("PTXAS") {
+        return PathBuf::from(path);
+    }
+    let local = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".tools/cuda/nvidia/cu13/bin/ptxas");
+    if local.exists() {
+        return local;
+    }
+    if Command::new("ptxas").arg("--version").output().is_ok_and(|o| o.status.success()) {
+        return PathBuf::from("ptxas");
+    }
+    panic!("ptxas not found: run scripts/setup (it installs ptxas into .tools/) or set PTXAS");
+}
+
+/// Per-kernel resource usage as `ptxas -v` reports it.
+#[derive(Debug, Default)]
+struct Usage {
+    registers: u32,
+    stack_bytes: u32,
+    spill_stores: u32,
+    spill_loads: u32,
+}
+
+/// Assembles `text` for `arch` and returns each entry's usage.
+fn assemble(text: &str, arch: &str) -> Vec<(String, Usage)> {
+    let dir = std::env::temp_dir().join(format!("kernel-lab-ptx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let source = dir.join(format!("gpu_{arch}.ptx"));
+    std::fs::write(&source, text).unwrap();
+    let output = Command::new(ptxas())
+        .args(["-v", &format!("-arch={arch}"), "-o"])
+        .arg(dir.join(format!("gpu_{arch}.cubin")))
+        .arg(&source)
+        .output()
+        .expect("running ptxas");
+    let log = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "ptxas -arch={arch} rejected the PTX:\n{log}");
+    parse_ptxas_log(&log)
+}
+
+fn number_before(line: &str, suffix: &str) -> u32 {
+    let end = line.find(suffix).unwrap_or_else(|| panic!("no '{suffix}' in '{line}'"));
+    line[..end].split_whitespace().last().unwrap().parse().unwrap()
+}
+
+fn parse_ptxas_log(log: &str) -> Vec<(String, Usage)> {
+    let mut kernels: Vec<(String, Usage)> = Vec::new();
+    for line in log.lines() {
+        if let Some(rest) = line.split("Compiling entry function '").nth(1) {
+            kernels.push((rest.split('\'').next().unwrap().to_string(), Usage::default()));
+        } else if let Some((_, usage)) = kernels.last_mut() {
+            if line.contains("bytes stack frame") {
+                usage.stack_bytes = number_before(line, "bytes stack frame");
+                usage.spill_stores = number_before(line, "bytes spill stores");
+                usage.spill_loads = number_before(line, "bytes spill loads");
+            } else if line.contains("Used") && line.contains("registers") {
+                usage.registers = number_before(line, "registers");
+            }
+        }
+    }
+    kernels
+}
+
+#[test]
+fn every_host_kernel_is_in_every_ptx() {
+    for p in ARCHS {
+        let entries = ptx::entries(p.text);
+        for kernel in host_kernels() {
+            assert!(
+                entries.contains(&kernel.name),
+                "{} missing from the {} PTX (has {entries:?})",
+                kernel.name,
+                p.arch
+            );
+        }
+    }
+}
+
+#[test]
+fn ptx_targets_its_arch() {
+    for p in ARCHS {
+        assert!(p.text.contains(&format!(".target {}", p.arch)), "{} PTX has the wrong .target", p.arch);
+    }
+}
+
+#[test]
+fn every_ptx_assembles_for_sm80_and_sm90_without_spills() {
+    for p in ARCHS {
+        for arch in ["sm_80", "sm_90"].into_iter().filter(|a| a[3..].parse::<i32>().unwrap() >= p.compute) {
+            let usage = assemble(p.text, arch);
+            let names: Vec<&str> = usage.iter().map(|(n, _)| n.as_str()).collect();
+            for kernel in host_kernels() {
+                assert!(names.contains(&kernel.name), "ptxas did not compile {} for {arch}", kernel.name);
+            }
+            for (name, u) in &usage {
+                assert_eq!(
+                    (u.stack_bytes, u.spill_stores, u.spill_loads),
+                    (0, 0, 0),
+                    "{name} ({} PTX on {arch}) has a stack frame or spills: {u:?}",
+                    p.arch
+                );
+                assert!(u.registers > 0 && u.registers <= 255, "{name}: {u:?}");
+            }
+        }
+    }
+}
+
+/// The body of `.entry name` in `text`.
+fn entry_body<'a>(text: &'a str, name: &str) -> &'a str {
+    let start = text.find(&format!(".entry {name}(")).unwrap_or_else(|| panic!("no entry {name}"));
+    let body = &text[start..];
+    let end = body.find("\n}\n").map(|e| e + 3).unwrap_or(body.len());
+    &body[..end]
+}
+
+#[test]
+fn transpose_kernels_call_nothing_and_use_shared_memory_as_shared() {
+    for p in ARCHS {
+        for kernel in kernel_lab::transpose::KERNELS {
+            let body = entry_body(p.text, kernel.name);
+            // A call would be a bounds-check panic path (or a missed inline).
+            assert!(!body.contains("call"), "{} ({}) calls a function:\n{body}", kernel.name, p.arch);
+            if kernel.shared_bytes > 0 {
+                assert!(
+                    body.contains("st.shared") && body.contains("ld.shared"),
+                    "{}: no ld/st.shared",
+                    kernel.name
+                );
+                assert!(body.contains("bar.sync"), "{}: no barrier", kernel.name);
+            } else {
+                assert!(!body.contains(".shared"), "{}: unexpected shared memory", kernel.name);
+            }
+        }
+    }
+}
+
+#[test]
+fn ptxas_log_parser_reads_usage() {
+    let log = "ptxas info    : Compiling entry function 'k' for 'sm_90'\n\
+               ptxas info    : Function properties for k\n    \
+               8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads\n\
+               ptxas info    : Used 40 registers, used 1 barriers\n";
+    let usage = parse_ptxas_log(log);
+    assert_eq!(usage.len(), 1);
+    let u = &usage[0].1;
+    assert_eq!((u.registers, u.stack_bytes, u.spill_stores, u.spill_loads), (40, 8, 4, 4));
+}
+
+#[test]
+fn ptx_choice_follows_compute_capability() {
+    assert_eq!(ptx::for_device(7, 5).map(|p| p.arch), None);
+    assert_eq!(ptx::for_device(8, 0).unwrap().arch, "sm_80");
+    assert_eq!(ptx::for_device(8, 9).unwrap().arch, "sm_80");
+    assert_eq!(ptx::for_device(9, 0).unwrap().arch, "sm_90");
+    assert_eq!(ptx::for_device(10, 0).unwrap().arch, "sm_90");
+}

@@ -48,11 +48,27 @@ pub fn median(samples: &[f64]) -> f64 {
     }
 }
 
+/// What [`time_staged`] asks its closure to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Prepare the next run (restore an input the kernel overwrites); not timed.
+    Setup,
+    /// Queue the work to time.
+    Run,
+}
+
 /// Runs `launch` `runs.warmup` times, then `runs.timed` times with an event
 /// pair around each, and returns the spread of the timed ones.
 pub fn time(gpu: &Gpu, runs: Runs, mut launch: impl FnMut() -> Result<()>) -> Result<Timing> {
+    time_staged(gpu, runs, |stage| if stage == Stage::Run { launch() } else { Ok(()) })
+}
+
+/// [`time`] with an untimed [`Stage::Setup`] before every run (warm-up
+/// runs included): only the [`Stage::Run`] work lies between the events.
+pub fn time_staged(gpu: &Gpu, runs: Runs, mut step: impl FnMut(Stage) -> Result<()>) -> Result<Timing> {
     for _ in 0..runs.warmup {
-        launch()?;
+        step(Stage::Setup)?;
+        step(Stage::Run)?;
     }
     gpu.sync()?;
     let timed = runs.timed.max(1);
@@ -60,8 +76,9 @@ pub fn time(gpu: &Gpu, runs: Runs, mut launch: impl FnMut() -> Result<()>) -> Re
     for _ in 0..timed {
         let start = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).during("cuEventCreate")?;
         let end = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).during("cuEventCreate")?;
+        step(Stage::Setup)?;
         start.record(&gpu.stream).during("cuEventRecord")?;
-        launch()?;
+        step(Stage::Run)?;
         end.record(&gpu.stream).during("cuEventRecord")?;
         events.push((start, end));
     }

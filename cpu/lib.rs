@@ -12,9 +12,11 @@
 
 pub mod bench;
 pub mod cli;
+pub mod data;
 pub mod device;
 pub mod error;
 pub mod ptx;
+pub mod reduce;
 pub mod report;
 pub mod transpose;
 

@@ -52,3 +52,68 @@ impl Table {
         text
     }
 }
+
+/// The table of a memory-bound family: a row for the in-run copy ceiling,
+/// then per kernel its median time, effective bandwidth (`bytes` per run
+/// over the median), percent of the copy's bandwidth, and verification.
+pub fn bandwidth_table<'a>(
+    copy: crate::bench::Timing,
+    copy_gb_per_s: f64,
+    rows: impl Iterator<Item = (&'a str, Option<crate::bench::Timing>, usize, &'a Result<(), String>)>,
+) -> Table {
+    let mut table = Table::new(["kernel", "median us", "GB/s", "% of copy", "verified"]);
+    table.row([
+        "device-to-device copy".to_string(),
+        format!("{:.1}", copy.median_ms * 1e3),
+        format!("{copy_gb_per_s:.0}"),
+        "100.0".to_string(),
+        "-".to_string(),
+    ]);
+    for (name, timing, bytes, verified) in rows {
+        let (time, gbps, pct) = match timing {
+            Some(t) => {
+                let gbps = t.gb_per_s(bytes);
+                (
+                    format!("{:.1}", t.median_ms * 1e3),
+                    format!("{gbps:.0}"),
+                    format!("{:.1}", 100.0 * gbps / copy_gb_per_s),
+                )
+            }
+            None => ("-".into(), "-".into(), "-".into()),
+        };
+        table.row([
+            name.to_string(),
+            time,
+            gbps,
+            pct,
+            if verified.is_ok() { "yes" } else { "NO" }.to_string(),
+        ]);
+    }
+    table
+}
+
+/// The items of `all` whose `name` is in `names` (all of them when `names`
+/// is empty), in the order given; an unknown name is an error listing the
+/// accepted ones.
+pub fn select<T: Copy>(
+    names: &[String],
+    all: &[T],
+    name: impl Fn(&T) -> &str,
+    what: &str,
+) -> crate::Result<Vec<T>> {
+    if names.is_empty() {
+        return Ok(all.to_vec());
+    }
+    names
+        .iter()
+        .map(|wanted| {
+            all.iter().find(|item| name(item) == wanted.as_str()).copied().ok_or_else(|| {
+                let accepted: Vec<&str> = all.iter().map(&name).collect();
+                crate::Error::InvalidInput(format!(
+                    "unknown {what} '{wanted}'; accepted: {}",
+                    accepted.join(", ")
+                ))
+            })
+        })
+        .collect()
+}

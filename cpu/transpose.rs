@@ -12,29 +12,15 @@ use crate::error::{CudaContext as _, Error, Result};
 
 pub use gpu::transpose::ALL as KERNELS;
 
-/// The kernels named in `names` (all of [`KERNELS`] when empty), or an
-/// error listing the accepted names.
+/// The kernels named in `names` (all of [`KERNELS`] when empty; the
+/// `transpose_` prefix may be left out), or an error listing them.
 pub fn select(names: &[String]) -> Result<Vec<Kernel>> {
-    let known = KERNELS;
-    if names.is_empty() {
-        return Ok(KERNELS.to_vec());
-    }
-    names
-        .iter()
-        .map(|name| {
-            known
-                .iter()
-                .find(|k| k.name == name.as_str() || k.name.strip_prefix("transpose_") == Some(name.as_str()))
-                .copied()
-                .ok_or_else(|| {
-                    let accepted: Vec<&str> = known.iter().map(|k| k.name).collect();
-                    Error::InvalidInput(format!(
-                        "unknown transpose kernel '{name}'; accepted: {}",
-                        accepted.join(", ")
-                    ))
-                })
-        })
-        .collect()
+    crate::report::select(
+        names,
+        &KERNELS,
+        |k| k.name.strip_prefix("transpose_").unwrap_or(k.name),
+        "transpose kernel",
+    )
 }
 
 /// Host reference: `out[x * ny + y] = input[y * nx + x]` for an `ny` x `nx`
@@ -139,14 +125,8 @@ pub fn verify_exact(name: &str, got: &[f32], want: &[f32]) -> Result<()> {
 
 /// `n` random `f32` in [-1, 1), from `seed`.
 pub fn random_input(n: usize, seed: u64) -> Vec<f32> {
-    use rand::{Rng, SeedableRng, rngs::SmallRng};
-    const CHUNK: usize = 1 << 16;
-    let mut v = vec![0.0f32; n];
-    v.par_chunks_mut(CHUNK).enumerate().for_each(|(i, chunk)| {
-        let mut rng = SmallRng::seed_from_u64(seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        chunk.iter_mut().for_each(|x| *x = rng.random_range(-1.0..1.0));
-    });
-    v
+    use rand::Rng;
+    crate::data::random_with(n, seed, |rng| rng.random_range(-1.0f32..1.0))
 }
 
 /// One measured kernel.
@@ -213,32 +193,13 @@ pub fn benchmark(
 }
 
 impl Report {
-    /// The family's table: one row for the copy ceiling, one per kernel.
+    /// The family's table: the copy ceiling, then one row per kernel.
     pub fn table(&self) -> crate::report::Table {
-        let mut table = crate::report::Table::new(["variant", "median us", "GB/s", "% of copy", "verified"]);
-        table.row([
-            "device-to-device copy".to_string(),
-            format!("{:.1}", self.copy.median_ms * 1e3),
-            format!("{:.0}", self.copy_gb_per_s),
-            "100.0".to_string(),
-            "-".to_string(),
-        ]);
-        for m in &self.kernels {
-            let (time, gbps, pct) = match m.timing {
-                Some(t) => {
-                    let gbps = t.gb_per_s(m.bytes);
-                    (
-                        format!("{:.1}", t.median_ms * 1e3),
-                        format!("{gbps:.0}"),
-                        format!("{:.1}", 100.0 * gbps / self.copy_gb_per_s),
-                    )
-                }
-                None => ("-".into(), "-".into(), "-".into()),
-            };
-            let verified = if m.verified.is_ok() { "yes" } else { "NO" };
-            table.row([m.name.to_string(), time, gbps, pct, verified.to_string()]);
-        }
-        table
+        crate::report::bandwidth_table(
+            self.copy,
+            self.copy_gb_per_s,
+            self.kernels.iter().map(|m| (m.name, m.timing, m.bytes, &m.verified)),
+        )
     }
 
     pub fn all_verified(&self) -> bool {

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use kernel_lab::Error;
 use kernel_lab::device::Gpu;
+use kernel_lab::reduce::{self, Element, Reduce};
 use kernel_lab::transpose::{self, Transpose, random_input, reference, verify_exact};
 
 const SHAPES: &[(usize, usize)] = &[
@@ -61,6 +62,107 @@ fn launch_rejects_wrong_buffers(gpu: &Gpu) -> Result<(), String> {
 /// A GPU test: `Err` carries the failure's description.
 type GpuTest = fn(&Gpu) -> Result<(), String>;
 
+const REDUCE_SIZES: &[usize] = &[
+    0,
+    1,
+    2,
+    3,
+    31,
+    33,
+    255,
+    256,
+    257,
+    1023,
+    1025,
+    4097,
+    10_007,
+    32_769,
+    65_537,
+    (1 << 20) - 1,
+    (1 << 20) + 1,
+    3 << 20,
+    (1 << 24) + 1,
+];
+
+fn reduce_sizes_for<T: Element>(gpu: &Gpu) -> Result<(), String> {
+    for variant in reduce::VARIANTS.iter().filter(|v| T::kernel(v).is_some()) {
+        let r = Reduce::<T>::load(gpu, *variant).map_err(|e| e.to_string())?;
+        for (i, &n) in REDUCE_SIZES.iter().enumerate() {
+            let host = T::random(n, 100 + i as u64);
+            let mut input = gpu.upload(&host).map_err(|e| e.to_string())?;
+            let first = r.sum(gpu, &mut input).map_err(|e| e.to_string())?;
+            let mut input = gpu.upload(&host).map_err(|e| e.to_string())?;
+            let second = r.sum(gpu, &mut input).map_err(|e| e.to_string())?;
+            if first.bits() != second.bits() {
+                return Err(format!("{} {} n={n}: two runs differ", variant.name, T::NAME));
+            }
+            reduce::verify(variant, &host, first)?;
+        }
+    }
+    Ok(())
+}
+
+fn reduce_sizes(gpu: &Gpu) -> Result<(), String> {
+    reduce_sizes_for::<i32>(gpu)?;
+    reduce_sizes_for::<f32>(gpu)?;
+    reduce_sizes_for::<f64>(gpu)
+}
+
+/// Kernel 6's bits do not depend on its grid.
+fn reduce_fast_same_bits_for_every_grid(gpu: &Gpu) -> Result<(), String> {
+    fn check<T: Element>(gpu: &Gpu, n: usize) -> Result<(), String> {
+        let host = T::random(n, 5);
+        let mut input = gpu.upload(&host).map_err(|e| e.to_string())?;
+        let mut bits = Vec::new();
+        for grid in [1, 2, 7, 132, 528, 100_000] {
+            let r = Reduce::<T>::load(gpu, gpu::reduce::FAST).map_err(|e| e.to_string())?.with_grid(grid);
+            bits.push((grid, r.sum(gpu, &mut input).map_err(|e| e.to_string())?.bits()));
+        }
+        if bits.iter().any(|b| b.1 != bits[0].1) {
+            return Err(format!("{} n={n}: bits differ across grids: {bits:x?}", T::NAME));
+        }
+        Ok(())
+    }
+    check::<f32>(gpu, 10_000_019)?;
+    check::<f64>(gpu, 10_000_019)?;
+    check::<i32>(gpu, 1 << 22)
+}
+
+/// 2^30 + 3 elements: byte offsets past 2^32 (4 GiB of i32).
+fn reduce_past_32_bit_offsets(gpu: &Gpu) -> Result<(), String> {
+    let n = (1usize << 30) + 3;
+    let host = i32::random(n, 11);
+    let mut input = gpu.upload(&host).map_err(|e| e.to_string())?;
+    for variant in [gpu::reduce::FAST, gpu::reduce::SHUFFLE] {
+        let r = Reduce::<i32>::load(gpu, variant).map_err(|e| e.to_string())?;
+        let got = r.sum(gpu, &mut input).map_err(|e| e.to_string())?;
+        reduce::verify(&variant, &host, got)?;
+    }
+    Ok(())
+}
+
+/// Each seed bug fails verification where our kernels pass.
+fn reduce_seed_bugs_are_caught(gpu: &Gpu) -> Result<(), String> {
+    let n = 256 * 1000 + 77; // several blocks per SM, a partial last block
+    let host = i32::random(n, 21);
+    // Fill every SM's shared memory with something other than zero first,
+    // as any earlier kernel would.
+    let warm = Reduce::<i32>::load(gpu, gpu::reduce::SMEM).map_err(|e| e.to_string())?;
+    let mut input = gpu.upload(&host).map_err(|e| e.to_string())?;
+    reduce::verify(&gpu::reduce::SMEM, &host, warm.sum(gpu, &mut input).map_err(|e| e.to_string())?)?;
+    for bug in gpu::reduce::seed_bugs::ALL {
+        let r = Reduce::<i32>::load(gpu, bug).map_err(|e| e.to_string())?;
+        let mut input = gpu.upload(&host).map_err(|e| e.to_string())?;
+        match r.sum(gpu, &mut input) {
+            Ok(got) if reduce::verify(&bug, &host, got).is_ok() => {
+                return Err(format!("{} gave the right sum: the test would not catch it", bug.name));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let gpu = match Gpu::open(0) {
         Ok(gpu) => gpu,
@@ -74,7 +176,11 @@ fn main() -> ExitCode {
         }
     };
     println!("gpu tests on {}", kernel_lab::cli::device_line(&gpu));
-    let tests: [(&str, GpuTest); 2] = [
+    let tests: [(&str, GpuTest); 6] = [
+        ("reduce_sizes", reduce_sizes),
+        ("reduce_fast_same_bits_for_every_grid", reduce_fast_same_bits_for_every_grid),
+        ("reduce_past_32_bit_offsets", reduce_past_32_bit_offsets),
+        ("reduce_seed_bugs_are_caught", reduce_seed_bugs_are_caught),
         ("transpose_shapes", transpose_shapes),
         ("launch_rejects_wrong_buffers", launch_rejects_wrong_buffers),
     ];

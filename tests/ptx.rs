@@ -9,7 +9,11 @@ use kernel_lab::ptx::{self, ARCHS};
 
 /// Every kernel the host side launches.
 fn host_kernels() -> Vec<gpu::launch::Kernel> {
-    kernel_lab::transpose::KERNELS.to_vec()
+    let mut kernels = kernel_lab::transpose::KERNELS.to_vec();
+    for v in gpu::reduce::ALL.iter().chain(&gpu::reduce::seed_bugs::ALL) {
+        kernels.extend([v.i32, v.f32, v.f64].into_iter().flatten());
+    }
+    kernels
 }
 
 /// ptxas from `$PTXAS`, from `scripts/setup`'s `.tools/`, or on `PATH`.
@@ -168,4 +172,29 @@ fn ptx_choice_follows_compute_capability() {
     assert_eq!(ptx::for_device(8, 9).unwrap().arch, "sm_80");
     assert_eq!(ptx::for_device(9, 0).unwrap().arch, "sm_90");
     assert_eq!(ptx::for_device(10, 0).unwrap().arch, "sm_90");
+}
+
+#[test]
+fn reduction_kernels_call_nothing_and_fast_uses_16_byte_loads() {
+    for p in ARCHS {
+        for v in &gpu::reduce::ALL {
+            for kernel in [v.i32, v.f32, v.f64].into_iter().flatten() {
+                let body = entry_body(p.text, kernel.name);
+                assert!(!body.contains("call"), "{} ({}) calls a function", kernel.name, p.arch);
+                if v.name == "fast" {
+                    assert!(
+                        body.contains("ld.global.v4.b32") || body.contains("ld.global.v2.b64"),
+                        "{}: no 16-byte loads",
+                        kernel.name
+                    );
+                    assert!(body.contains("atom.global.add.u32"), "{}: no ticket atomic", kernel.name);
+                    assert!(body.contains("shfl.sync.down"), "{}: no warp shuffles", kernel.name);
+                }
+                if v.name == "shuffle" {
+                    assert!(body.contains("shfl.sync.down"), "{}: no warp shuffles", kernel.name);
+                    assert_eq!(body.matches("bar.sync").count(), 1, "{}: one barrier expected", kernel.name);
+                }
+            }
+        }
+    }
 }

@@ -43,6 +43,7 @@ macro_rules! kernel {
 
 pub mod dev;
 pub mod launch;
+pub mod reduce;
 pub mod transpose;
 
 /// A panic in a kernel (only a failed bounds check can cause one) traps:

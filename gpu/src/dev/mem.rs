@@ -35,6 +35,52 @@ impl<T: Copy> In<T> {
     }
 }
 
+/// `N` elements of 16 bytes in all, with the 16-byte alignment that
+/// `ld.global.v4.b32` / `ld.global.v2.b64` require.
+#[repr(C, align(16))]
+#[derive(Clone, Copy)]
+struct Align16<A>(A);
+
+impl<T: Copy> In<T> {
+    /// Reads elements `i..i + N` (16 bytes: 4 `f32`/`i32` or 2 `f64`)
+    /// with one 16-byte load.
+    ///
+    /// # Safety
+    /// `i + N` is within the buffer and `i` is a multiple of `N` (the host's
+    /// buffers start 256-byte aligned).
+    #[inline(always)]
+    pub unsafe fn load16<const N: usize>(self, i: usize) -> [T; N] {
+        const { assert!(N * core::mem::size_of::<T>() == 16, "load16 reads exactly 16 bytes") };
+        unsafe { (self.0.add(i) as *const Align16<[T; N]>).read().0 }
+    }
+
+    /// Reads element `i` bypassing the non-coherent L1 (`ld.volatile`): for
+    /// data other blocks of the same launch wrote.
+    ///
+    /// # Safety
+    /// As for [`In::load`].
+    #[inline(always)]
+    pub unsafe fn load_volatile(self, i: usize) -> T {
+        unsafe { self.0.add(i).read_volatile() }
+    }
+
+    /// The same memory as a read-only view (for a buffer the kernel writes
+    /// in one phase and reads in the next).
+    #[inline(always)]
+    pub const fn from_out(out: Out<T>) -> Self {
+        In(out.0 as *const T)
+    }
+
+    /// The view `offset` elements further on.
+    ///
+    /// # Safety
+    /// The result stays within the buffer.
+    #[inline(always)]
+    pub unsafe fn offset(self, offset: usize) -> Self {
+        In(unsafe { self.0.add(offset) })
+    }
+}
+
 impl In<f32> {
     /// Reads elements `i..i + 4` with one 16-byte load.
     ///
@@ -64,6 +110,14 @@ impl<T: Copy> Out<T> {
     #[inline(always)]
     pub unsafe fn load(self, i: usize) -> T {
         unsafe { self.0.add(i).read() }
+    }
+}
+
+impl<T> Out<T> {
+    /// The raw pointer, for atomics.
+    #[inline(always)]
+    pub const fn as_ptr(self) -> *mut T {
+        self.0
     }
 }
 

@@ -15,6 +15,6 @@ pub mod thread;
 pub mod warp;
 
 pub use mem::{In, Out};
-pub use shared::SharedTile;
+pub use shared::{SharedArray, SharedTile};
 #[allow(unused_imports)]
 pub use thread::*;

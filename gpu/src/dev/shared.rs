@@ -35,6 +35,18 @@ impl<T: Copy, const STRIDE: usize> SharedTile<T, STRIDE> {
         SharedTile { base: core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<T>() }
     }
 
+    /// A second array placed `byte_offset` bytes into the launch-sized
+    /// shared memory (after another one).
+    ///
+    /// # Safety
+    /// The launch passed at least `byte_offset` plus this array's bytes, and
+    /// `byte_offset` is a multiple of `T`'s alignment.
+    #[inline(always)]
+    pub unsafe fn launch_sized_at(byte_offset: usize) -> Self {
+        let base = core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<u8>();
+        SharedTile { base: unsafe { base.add(byte_offset) } as *mut T }
+    }
+
     /// Reads row `r`, column `c`: word `r * STRIDE + c`.
     ///
     /// # Safety
@@ -52,5 +64,30 @@ impl<T: Copy, const STRIDE: usize> SharedTile<T, STRIDE> {
     #[inline(always)]
     pub unsafe fn store(self, r: usize, c: usize, value: T) {
         unsafe { self.base.add(r * STRIDE + c).write(value) }
+    }
+}
+
+/// A 1-D array of `T` in shared memory: [`SharedTile`] with one row.
+pub type SharedArray<T> = SharedTile<T, 0>;
+
+#[cfg(target_arch = "nvptx64")]
+impl<T: Copy> SharedTile<T, 0> {
+    /// Reads element `i` (word `i` for 4-byte `T`: bank `i % 32`).
+    ///
+    /// # Safety
+    /// `i` lies within the launch's shared memory.
+    #[inline(always)]
+    pub unsafe fn get(self, i: usize) -> T {
+        unsafe { self.base.add(i).read() }
+    }
+
+    /// Writes element `i`.
+    ///
+    /// # Safety
+    /// As for [`SharedTile::get`]; no other thread touches it between the
+    /// same two barriers.
+    #[inline(always)]
+    pub unsafe fn set(self, i: usize, value: T) {
+        unsafe { self.base.add(i).write(value) }
     }
 }

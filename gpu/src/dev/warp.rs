@@ -31,6 +31,16 @@ pub fn shfl_down_i32(mask: u32, value: i32, delta: u32) -> i32 {
     unsafe { shfl_sync_down_i32(mask, value, delta, 0x1f) }
 }
 
+/// `__shfl_down_sync` for `f64`: two 32-bit shuffles of its halves.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub fn shfl_down_f64(mask: u32, value: f64, delta: u32) -> f64 {
+    let bits = value.to_bits();
+    let lo = shfl_down_i32(mask, bits as u32 as i32, delta) as u32 as u64;
+    let hi = shfl_down_i32(mask, (bits >> 32) as u32 as i32, delta) as u32 as u64;
+    f64::from_bits(hi << 32 | lo)
+}
+
 /// `__shfl_xor_sync(mask, value, lane_mask)`: lane `i` gets lane
 /// `i ^ lane_mask`'s value (the butterfly step of an all-reduce).
 #[cfg(target_arch = "nvptx64")]

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Builds the release binaries and the GPU test binary here and copies them,
+# stripped, into .device/ (git-ignored) for the device machine to run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --bins
+test_bin=$(cargo test --release --test gpu --no-run --message-format=json 2>/dev/null \
+  | python3 -c 'import json,sys; print([m["executable"] for m in map(json.loads, sys.stdin) if m.get("reason")=="compiler-artifact" and m.get("executable") and m["target"]["name"]=="gpu"][0])')
+rm -rf .device && mkdir -p .device
+cp target/release/kernel-lab target/release/transpose target/release/reduce .device/
+cp "$test_bin" .device/gpu-tests
+strip .device/*
+du -sh .device

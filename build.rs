@@ -87,10 +87,41 @@ fn build_ptx() -> Result<(), String> {
             ));
         }
         let ptx = target_dir.join(NVPTX).join("ptx").join("gpu.ptx");
+        let text = std::fs::read_to_string(&ptx)
+            .map_err(|e| format!("the nvptx build left no {}: {e}", ptx.display()))?;
         let dest = out_dir.join(format!("gpu_{arch}.ptx"));
-        std::fs::copy(&ptx, &dest).map_err(|e| format!("the nvptx build left no {}: {e}", ptx.display()))?;
+        std::fs::write(&dest, add_launch_bounds(&text)?)
+            .map_err(|e| format!("could not write {}: {e}", dest.display()))?;
     }
     Ok(())
+}
+
+/// Writes each kernel's launch bounds (`gpu::launch::Kernel::min_blocks_per_sm`)
+/// into its PTX entry: `.maxntid x, y, z` and `.minnctapersm n` between the
+/// parameter list and the body, where LLVM would put them for CUDA C's
+/// `__launch_bounds__` (Rust has no attribute that reaches them).
+fn add_launch_bounds(ptx: &str) -> Result<String, String> {
+    let mut text = ptx.to_string();
+    let mut missing = None;
+    gpu::for_each_kernel(|kernel| {
+        let Some((block, blocks)) = kernel.ptx_directives() else { return };
+        let header = format!(".entry {}(", kernel.name);
+        let Some(start) = text.find(&header) else {
+            missing = Some(kernel.name);
+            return;
+        };
+        // The body's opening brace is the first line that is just "{".
+        let Some(brace) = text[start..].find("\n{\n").map(|i| start + i + 1) else {
+            missing = Some(kernel.name);
+            return;
+        };
+        let directives = format!(".maxntid {}, {}, {}\n.minnctapersm {blocks}\n", block.x, block.y, block.z);
+        text.insert_str(brace, &directives);
+    });
+    match missing {
+        Some(name) => Err(format!("kernel {name} has launch bounds but no entry in the PTX")),
+        None => Ok(text),
+    }
 }
 
 /// `<target>/<profile>/build/<pkg>-<hash>/out` -> `<target>/nvptx`.

@@ -18,6 +18,7 @@ pub mod error;
 pub mod ptx;
 pub mod reduce;
 pub mod report;
+pub mod sgemm;
 pub mod transpose;
 
 pub use error::{Error, Result};

@@ -7,7 +7,8 @@ cargo build --release --bins
 test_bin=$(cargo test --release --test gpu --no-run --message-format=json 2>/dev/null \
   | python3 -c 'import json,sys; print([m["executable"] for m in map(json.loads, sys.stdin) if m.get("reason")=="compiler-artifact" and m.get("executable") and m["target"]["name"]=="gpu"][0])')
 rm -rf .device && mkdir -p .device
-cp target/release/kernel-lab target/release/transpose target/release/reduce .device/
+cp target/release/kernel-lab target/release/transpose target/release/reduce target/release/sgemm .device/
+cp target/release/build/kernel-lab-*/out/gpu_sm_90.ptx .device/ 2>/dev/null || true
 cp "$test_bin" .device/gpu-tests
-strip .device/*
+strip .device/kernel-lab .device/transpose .device/reduce .device/sgemm .device/gpu-tests
 du -sh .device

@@ -9,6 +9,7 @@ D=.device
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 export PATH=/usr/local/cuda/bin:$PATH
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
 step() { echo; echo "=== $*"; }
 sanitize() { # tool name command...
@@ -28,11 +29,19 @@ for section in "$@"; do
   reduce)
     step "reduce"
     $D/reduce --iters 50 2>&1 | tee "$OUT/reduce.log" ;;
+  sgemm)
+    step "sgemm"
+    $D/sgemm --iters 20 2>&1 | tee "$OUT/sgemm.log" | grep -v '^  ' ;;
+  sass)
+    step "SASS of the sgemm and transpose kernels (ptxas + cuobjdump on the device)"
+    ptxas -arch=sm_90 $D/gpu_sm_90.ptx -o /tmp/gpu.cubin && cuobjdump -sass /tmp/gpu.cubin > "$OUT/sass.txt"
+    python3 scripts/sass-summary.py < "$OUT/sass.txt" ;;
   sanitize)
     step "compute-sanitizer"
     for tool in memcheck racecheck; do
       sanitize $tool transpose $D/transpose --nx 1000 --ny 333 --warmup 0 --iters 1
       sanitize $tool reduce $D/reduce --n 1000003 --warmup 0 --iters 1
+      sanitize $tool sgemm $D/sgemm --sizes 300 --iters 3
     done ;;
   ncu)
     step "ncu: shared-memory wavefronts and global sectors per request"

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use kernel_lab::Error;
 use kernel_lab::device::Gpu;
 use kernel_lab::reduce::{self, Element, Reduce};
+use kernel_lab::sgemm::{self, Sgemm};
 use kernel_lab::transpose::{self, Transpose, random_input, reference, verify_exact};
 
 const SHAPES: &[(usize, usize)] = &[
@@ -163,6 +164,50 @@ fn reduce_seed_bugs_are_caught(gpu: &Gpu) -> Result<(), String> {
     Ok(())
 }
 
+/// Every SGEMM kernel on awkward shapes, every element against the f64
+/// reference, for beta = 0 (C poisoned) and beta != 0.
+fn sgemm_shapes(gpu: &Gpu) -> Result<(), String> {
+    let shapes = [
+        (1, 1, 1),
+        (1, 7, 3),
+        (17, 1, 5),
+        (5, 9, 0),
+        (33, 65, 17),
+        (127, 129, 131),
+        (128, 128, 8),
+        (251, 509, 127),
+        (257, 255, 513),
+    ];
+    for kernel in sgemm::KERNELS {
+        let s = Sgemm::load(gpu, kernel).map_err(|e| e.to_string())?;
+        for (i, &(m, n, k)) in shapes.iter().enumerate() {
+            let (a, b, c0) = (
+                random_input(m * k, 3 * i as u64),
+                random_input(k * n, 3 * i as u64 + 1),
+                random_input(m * n, 3 * i as u64 + 2),
+            );
+            let rows: Vec<usize> = (0..m).collect();
+            let (da, db) =
+                (gpu.upload(&a).map_err(|e| e.to_string())?, gpu.upload(&b).map_err(|e| e.to_string())?);
+            for (alpha, beta) in [(1.5f32, 0.0f32), (0.75, -0.5)] {
+                let p = sgemm::Problem { m, n, k, alpha, beta };
+                let mut c = gpu.upload(&c0).map_err(|e| e.to_string())?;
+                if beta == 0.0 {
+                    gpu.poison(&mut c).map_err(|e| e.to_string())?;
+                }
+                s.launch(gpu, &p, &da, &db, &mut c).map_err(|e| e.to_string())?;
+                gpu.sync().map_err(|e| e.to_string())?;
+                let got = gpu.download(&c).map_err(|e| e.to_string())?;
+                let result = sgemm::check(&p, &got, &rows, &sgemm::reference_rows(&p, &a, &b, &c0, &rows));
+                if !result.passed() {
+                    return Err(format!("{} {m}x{n}x{k} alpha={alpha} beta={beta}: {result:?}", kernel.name));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let gpu = match Gpu::open(0) {
         Ok(gpu) => gpu,
@@ -176,7 +221,8 @@ fn main() -> ExitCode {
         }
     };
     println!("gpu tests on {}", kernel_lab::cli::device_line(&gpu));
-    let tests: [(&str, GpuTest); 6] = [
+    let tests: [(&str, GpuTest); 7] = [
+        ("sgemm_shapes", sgemm_shapes),
         ("reduce_sizes", reduce_sizes),
         ("reduce_fast_same_bits_for_every_grid", reduce_fast_same_bits_for_every_grid),
         ("reduce_past_32_bit_offsets", reduce_past_32_bit_offsets),

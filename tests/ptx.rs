@@ -10,6 +10,7 @@ use kernel_lab::ptx::{self, ARCHS};
 /// Every kernel the host side launches.
 fn host_kernels() -> Vec<gpu::launch::Kernel> {
     let mut kernels = kernel_lab::transpose::KERNELS.to_vec();
+    kernels.extend(kernel_lab::sgemm::KERNELS);
     for v in gpu::reduce::ALL.iter().chain(&gpu::reduce::seed_bugs::ALL) {
         kernels.extend([v.i32, v.f32, v.f64].into_iter().flatten());
     }
@@ -194,6 +195,46 @@ fn reduction_kernels_call_nothing_and_fast_uses_16_byte_loads() {
                     assert!(body.contains("shfl.sync.down"), "{}: no warp shuffles", kernel.name);
                     assert_eq!(body.matches("bar.sync").count(), 1, "{}: one barrier expected", kernel.name);
                 }
+            }
+        }
+    }
+}
+
+#[test]
+fn sgemm_block_tiles_use_16_byte_shared_loads_and_never_generic_ones() {
+    for p in ARCHS {
+        for kernel in &gpu::sgemm::ALL {
+            let body = entry_body(p.text, kernel.name);
+            assert!(!body.contains("call"), "{} ({}) calls a function", kernel.name, p.arch);
+            // A generic ld/st (no state space) means a pointer lost its
+            // address space: shared data through the slow generic path.
+            for line in body.lines().map(str::trim) {
+                let op = line.split_whitespace().next().unwrap_or("");
+                if op.starts_with("ld.") || op.starts_with("st.") {
+                    assert!(
+                        [".global", ".shared", ".param", ".local"].iter().any(|s| op.contains(s)),
+                        "{} ({}): generic access `{line}`",
+                        kernel.name,
+                        p.arch
+                    );
+                }
+            }
+            if ["sgemm_vec4", "sgemm_double_buffer", "sgemm_warp_tiled", "sgemm_tuned"].contains(&kernel.name)
+            {
+                // 8 k-steps x 2 fragments (A, B) x 2 halves, all unrolled,
+                // in each of the two copies of the main loop (interior and
+                // edge tiles).
+                assert_eq!(body.matches("ld.shared.v4").count(), 2 * 32, "{}: fragment loads", kernel.name);
+                // 8 k-steps x 8 x 8 in each main loop, plus beta C + alpha acc
+                // for 64 elements in each of the vector and element-wise
+                // store paths: everything unrolled.
+                assert_eq!(
+                    body.matches("fma.rn.f32").count(),
+                    2 * 512 + 2 * 64,
+                    "{}: FMAs not unrolled",
+                    kernel.name
+                );
+                assert!(body.contains("ld.global.v4"), "{}: no 16-byte global loads", kernel.name);
             }
         }
     }

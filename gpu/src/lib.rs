@@ -44,6 +44,7 @@ macro_rules! kernel {
 pub mod dev;
 pub mod launch;
 pub mod reduce;
+pub mod sgemm;
 pub mod transpose;
 
 /// A panic in a kernel (only a failed bounds check can cause one) traps:
@@ -53,4 +54,14 @@ pub mod transpose;
 fn panic(_: &core::panic::PanicInfo) -> ! {
     // SAFETY: `trap` aborts the kernel; it has no preconditions.
     unsafe { core::arch::nvptx::trap() }
+}
+
+/// Calls `f` with every kernel the host can launch (each family's kernels,
+/// and the test-only seed bugs): for `build.rs` (launch bounds) and tests.
+pub fn for_each_kernel(mut f: impl FnMut(&launch::Kernel)) {
+    transpose::ALL.iter().for_each(&mut f);
+    for v in reduce::ALL.iter().chain(&reduce::seed_bugs::ALL) {
+        [v.i32, v.f32, v.f64].iter().flatten().for_each(&mut f);
+    }
+    sgemm::ALL.iter().for_each(&mut f);
 }

@@ -130,22 +130,22 @@ pub struct Variant {
 
 /// A kernel of variants 1 to 5: one partial per block, `per_block` inputs each.
 const fn tree(name: &'static str, block: usize, elem: usize, per_block: usize, shared: bool) -> Kernel {
-    Kernel {
+    Kernel::new(
         name,
-        block: Dim3::x(block as u32),
-        shared_bytes: if shared { (block * elem) as u32 } else { 0 },
-        tile: [per_block as u32, 1],
-    }
+        Dim3::x(block as u32),
+        if shared { (block * elem) as u32 } else { 0 },
+        [per_block as u32, 1],
+    )
 }
 
 /// Kernel 6: shared memory for one partial per warp, then the last-block flag.
 const fn fast(name: &'static str, elem: usize) -> Kernel {
-    Kernel {
+    Kernel::new(
         name,
-        block: Dim3::x(FAST_BLOCK as u32),
-        shared_bytes: (FAST_WARPS * elem + 16) as u32,
-        tile: [fast_chunk(elem) as u32, 1],
-    }
+        Dim3::x(FAST_BLOCK as u32),
+        (FAST_WARPS * elem + 16) as u32,
+        [fast_chunk(elem) as u32, 1],
+    )
 }
 
 /// The most additions any element goes through in kernel 6 for `n`

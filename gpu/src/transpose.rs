@@ -32,28 +32,18 @@ pub const FAST_TILE: usize = 64;
 /// Threads per block in y for the fast variant.
 pub const FAST_BLOCK_ROWS: usize = 8;
 
-pub const NAIVE_ROW: Kernel =
-    Kernel { name: "transpose_naive_row", block: Dim3::xy(32, 32), shared_bytes: 0, tile: [32, 32] };
-pub const NAIVE_COL: Kernel =
-    Kernel { name: "transpose_naive_col", block: Dim3::xy(32, 32), shared_bytes: 0, tile: [32, 32] };
-pub const SHARED: Kernel = Kernel {
-    name: "transpose_shared",
-    block: Dim3::xy(32, 32),
-    shared_bytes: tile_bytes::<f32>(TILE, TILE),
-    tile: [32, 32],
-};
-pub const PADDED: Kernel = Kernel {
-    name: "transpose_padded",
-    block: Dim3::xy(32, 32),
-    shared_bytes: tile_bytes::<f32>(TILE, PADDED_STRIDE),
-    tile: [32, 32],
-};
-pub const FAST: Kernel = Kernel {
-    name: "transpose_fast",
-    block: Dim3::xy(32, FAST_BLOCK_ROWS as u32),
-    shared_bytes: tile_bytes::<f32>(FAST_TILE, FAST_TILE + 1),
-    tile: [FAST_TILE as u32, FAST_TILE as u32],
-};
+pub const NAIVE_ROW: Kernel = Kernel::new("transpose_naive_row", Dim3::xy(32, 32), 0, [32, 32]);
+pub const NAIVE_COL: Kernel = Kernel::new("transpose_naive_col", Dim3::xy(32, 32), 0, [32, 32]);
+pub const SHARED: Kernel =
+    Kernel::new("transpose_shared", Dim3::xy(32, 32), tile_bytes::<f32>(TILE, TILE), [32, 32]);
+pub const PADDED: Kernel =
+    Kernel::new("transpose_padded", Dim3::xy(32, 32), tile_bytes::<f32>(TILE, PADDED_STRIDE), [32, 32]);
+pub const FAST: Kernel = Kernel::new(
+    "transpose_fast",
+    Dim3::xy(32, FAST_BLOCK_ROWS as u32),
+    tile_bytes::<f32>(FAST_TILE, FAST_TILE + 1),
+    [FAST_TILE as u32, FAST_TILE as u32],
+);
 
 /// Every transpose kernel, slowest idea first.
 pub const ALL: [Kernel; 5] = [NAIVE_ROW, NAIVE_COL, SHARED, PADDED, FAST];

@@ -71,6 +71,14 @@ impl<T: Copy> In<T> {
         In(out.0 as *const T)
     }
 
+    /// The view `offset` elements further on, computed with wrapping
+    /// arithmetic: valid to form even past the buffer (for a thread whose
+    /// row is out of range), only reads through it need to be in bounds.
+    #[inline(always)]
+    pub fn wrapping_offset(self, offset: usize) -> Self {
+        In(self.0.wrapping_add(offset))
+    }
+
     /// The view `offset` elements further on.
     ///
     /// # Safety
@@ -122,6 +130,15 @@ impl<T> Out<T> {
 }
 
 impl Out<f32> {
+    /// Reads elements `i..i + 4` with one 16-byte load.
+    ///
+    /// # Safety
+    /// As for [`In::load4`].
+    #[inline(always)]
+    pub unsafe fn load4(self, i: usize) -> [f32; 4] {
+        unsafe { (self.0.add(i) as *const F32x4).read().0 }
+    }
+
     /// Writes elements `i..i + 4` with one 16-byte store.
     ///
     /// # Safety

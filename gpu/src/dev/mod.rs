@@ -9,6 +9,7 @@
 //! On `nvptx64` each function is one or two PTX instructions. On the host
 //! only the types exist (for the constants and signatures).
 
+pub mod math;
 pub mod mem;
 pub mod shared;
 pub mod thread;

@@ -43,8 +43,16 @@ impl<T: Copy, const STRIDE: usize> SharedTile<T, STRIDE> {
     /// `byte_offset` is a multiple of `T`'s alignment.
     #[inline(always)]
     pub unsafe fn launch_sized_at(byte_offset: usize) -> Self {
-        let base = core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<u8>();
+        let base =
+            core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<crate::dev::mem::F32x4>() as *mut u8;
         SharedTile { base: unsafe { base.add(byte_offset) } as *mut T }
+    }
+
+    /// The same memory seen with another row stride (a different tile
+    /// placed at this address).
+    #[inline(always)]
+    pub fn restride<const S: usize>(self) -> SharedTile<T, S> {
+        SharedTile { base: self.base }
     }
 
     /// Reads row `r`, column `c`: word `r * STRIDE + c`.
@@ -64,6 +72,42 @@ impl<T: Copy, const STRIDE: usize> SharedTile<T, STRIDE> {
     #[inline(always)]
     pub unsafe fn store(self, r: usize, c: usize, value: T) {
         unsafe { self.base.add(r * STRIDE + c).write(value) }
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+impl<const STRIDE: usize> SharedTile<f32, STRIDE> {
+    /// Reads row `r`, columns `c..c + 4` with one 16-byte `ld.shared.v4`.
+    /// Words `r * STRIDE + c..+4`; over a warp, 8 lanes at a time are
+    /// served per pass, so 8 distinct 16-byte units fill the 32 banks.
+    ///
+    /// # Safety
+    /// As for [`SharedTile::load`], and `r * STRIDE + c` is a multiple of 4.
+    #[inline(always)]
+    pub unsafe fn load4(self, r: usize, c: usize) -> [f32; 4] {
+        unsafe { (self.base.add(r * STRIDE + c) as *const crate::dev::mem::F32x4).read().0 }
+    }
+
+    /// Writes row `r`, columns `c..c + 4` with one 16-byte `st.shared.v4`.
+    ///
+    /// # Safety
+    /// As for [`SharedTile::store`], and `r * STRIDE + c` is a multiple of 4.
+    #[inline(always)]
+    pub unsafe fn store4(self, r: usize, c: usize, value: [f32; 4]) {
+        unsafe {
+            (self.base.add(r * STRIDE + c) as *mut crate::dev::mem::F32x4)
+                .write(crate::dev::mem::F32x4(value))
+        }
+    }
+
+    /// The tile `offset` elements further into shared memory (a second
+    /// stage of a double buffer).
+    ///
+    /// # Safety
+    /// The launch passed enough shared memory; `offset` is a multiple of 4.
+    #[inline(always)]
+    pub unsafe fn offset(self, offset: usize) -> Self {
+        SharedTile { base: unsafe { self.base.add(offset) } }
     }
 }
 

@@ -1,0 +1,397 @@
+//! The SGEMM family on the host: f64 reference with a derived error bound,
+//! typed launches, cuBLAS (FP32, TF32 off) as the in-run peer, and the
+//! benchmark. The kernels are in `gpu/src/sgemm.rs`.
+
+use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, sys as cublas_sys};
+use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
+use gpu::launch::Kernel;
+use rayon::prelude::*;
+
+use crate::bench::{self, Runs, Timing};
+use crate::device::Gpu;
+use crate::error::{CudaContext as _, Error, Result};
+
+pub use gpu::sgemm::ALL as KERNELS;
+
+/// `m x n x k` with the scalars of `C = alpha A B + beta C`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Problem {
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub alpha: f32,
+    pub beta: f32,
+}
+
+impl Problem {
+    pub fn square(size: usize) -> Self {
+        Problem { m: size, n: size, k: size, alpha: 1.0, beta: 0.0 }
+    }
+
+    /// `2 m n k`: one multiply and one add per term.
+    pub fn flops(&self) -> f64 {
+        2.0 * self.m as f64 * self.n as f64 * self.k as f64
+    }
+
+    /// Checks that the kernels can take this shape.
+    pub fn check(&self) -> Result<()> {
+        let Problem { m, n, k, .. } = *self;
+        let limit = u32::MAX as usize;
+        if m > limit || n > limit || k > limit || m.div_ceil(128) > 65_535 {
+            return Err(Error::InvalidInput(format!(
+                "sgemm shape {m} x {n} x {k} is too large for the kernels"
+            )));
+        }
+        for (what, rows, cols) in [("A", m, k), ("B", k, n), ("C", m, n)] {
+            if rows.checked_mul(cols).and_then(|e| e.checked_mul(4)).is_none() {
+                return Err(Error::InvalidInput(format!("sgemm {what} ({rows} x {cols}) overflows")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `C = alpha A B + beta C0` in `f64` for rows `rows` (all columns), with
+/// the rounding bound of each element: `gamma_{k+2} (|alpha| (|A||B|)_ij +
+/// |beta| |C0_ij|)`, `gamma_h = h u / (1 - h u)`, `u = 2^-24`. A length-k
+/// dot product with fused multiply-adds rounds at most k times in any
+/// order; scaling by alpha and adding beta C0 round twice more (Higham,
+/// Accuracy and Stability of Numerical Algorithms, eq. 3.5).
+pub fn reference_rows(p: &Problem, a: &[f32], b: &[f32], c0: &[f32], rows: &[usize]) -> (Vec<f64>, Vec<f64>) {
+    let Problem { n, k, alpha, beta, .. } = *p;
+    let h = (k + 2) as f64 * (f32::EPSILON as f64 / 2.0);
+    let gamma = h / (1.0 - h);
+    let mut value = vec![0.0f64; rows.len() * n];
+    let mut bound = vec![0.0f64; rows.len() * n];
+    value.par_chunks_mut(n.max(1)).zip(bound.par_chunks_mut(n.max(1))).zip(rows).for_each(
+        |((val, bnd), &i)| {
+            let mut dot = vec![0.0f64; n];
+            let mut mag = vec![0.0f64; n];
+            for q in 0..k {
+                let aiq = a[i * k + q] as f64;
+                let brow = &b[q * n..q * n + n];
+                for j in 0..n {
+                    let t = aiq * brow[j] as f64;
+                    dot[j] += t;
+                    mag[j] += t.abs();
+                }
+            }
+            for j in 0..n {
+                let old = c0[i * n + j] as f64;
+                val[j] = alpha as f64 * dot[j] + if beta == 0.0 { 0.0 } else { beta as f64 * old };
+                bnd[j] = gamma * (alpha.abs() as f64 * mag[j] + beta.abs() as f64 * old.abs());
+            }
+        },
+    );
+    (value, bound)
+}
+
+/// How a computed `C` compares with the reference on the checked rows.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Check {
+    /// `||C - C_ref|| / ||C_ref||` (Frobenius, over the checked rows).
+    pub relative_error: f64,
+    /// `||bound|| / ||C_ref||`: what the relative error may reach.
+    pub relative_bound: f64,
+    /// Elements outside their own bound (0 when correct).
+    pub elements_out_of_bound: usize,
+    /// Elements of the whole `C` that are not finite (unwritten poison).
+    pub not_finite: usize,
+}
+
+impl Check {
+    pub fn passed(&self) -> bool {
+        self.elements_out_of_bound == 0 && self.not_finite == 0 && self.relative_error <= self.relative_bound
+    }
+}
+
+/// The rows to check: all of them up to `full` rows, else one random row
+/// in every 128-row stripe (so every block row of every kernel is seen)
+/// plus the first and the last.
+pub fn rows_to_check(m: usize, full: usize, seed: u64) -> Vec<usize> {
+    if m <= full {
+        return (0..m).collect();
+    }
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+    let mut rows: Vec<usize> = (0..m).step_by(128).map(|s| s + rng.random_range(0..128.min(m - s))).collect();
+    rows.extend([0, m - 1]);
+    rows.sort_unstable();
+    rows.dedup();
+    rows
+}
+
+/// Compares `c` (all `m x n`) with the reference rows.
+pub fn check(p: &Problem, c: &[f32], rows: &[usize], reference: &(Vec<f64>, Vec<f64>)) -> Check {
+    let n = p.n;
+    let not_finite = c.par_iter().filter(|x| !x.is_finite()).count();
+    let (mut err2, mut ref2, mut bound2, mut out) = (0.0f64, 0.0f64, 0.0f64, 0usize);
+    for (r, &i) in rows.iter().enumerate() {
+        for j in 0..n {
+            let (want, bound) = (reference.0[r * n + j], reference.1[r * n + j]);
+            let e = c[i * n + j] as f64 - want;
+            err2 += e * e;
+            ref2 += want * want;
+            bound2 += bound * bound;
+            // NaN is out of bound too.
+            out += usize::from(e.abs().partial_cmp(&bound) != Some(std::cmp::Ordering::Less) && e.abs() != bound);
+        }
+    }
+    let norm = ref2.sqrt().max(f64::MIN_POSITIVE);
+    Check {
+        relative_error: err2.sqrt() / norm,
+        relative_bound: bound2.sqrt() / norm,
+        elements_out_of_bound: out,
+        not_finite,
+    }
+}
+
+/// One SGEMM kernel, loaded.
+pub struct Sgemm {
+    pub kernel: Kernel,
+    function: CudaFunction,
+}
+
+impl Sgemm {
+    pub fn load(gpu: &Gpu, kernel: Kernel) -> Result<Self> {
+        Ok(Sgemm { kernel, function: gpu.function(&kernel)? })
+    }
+
+    /// Queues `C = alpha A B + beta C`.
+    pub fn launch(
+        &self,
+        gpu: &Gpu,
+        p: &Problem,
+        a: &CudaSlice<f32>,
+        b: &CudaSlice<f32>,
+        c: &mut CudaSlice<f32>,
+    ) -> Result<()> {
+        p.check()?;
+        let Problem { m, n, k, alpha, beta } = *p;
+        if a.len() != m * k || b.len() != k * n || c.len() != m * n {
+            return Err(Error::InvalidInput(format!(
+                "sgemm {m} x {n} x {k} needs A {} B {} C {} elements, got {} {} {}",
+                m * k,
+                k * n,
+                m * n,
+                a.len(),
+                b.len(),
+                c.len()
+            )));
+        }
+        if m == 0 || n == 0 {
+            return Ok(());
+        }
+        let (m32, n32, k32) = (m as u32, n as u32, k as u32);
+        let config = Gpu::config(&self.kernel, self.kernel.grid(n32, m32));
+        let mut args = gpu.stream.launch_builder(&self.function);
+        args.arg(a).arg(b).arg(c).arg(&m32).arg(&n32).arg(&k32).arg(&alpha).arg(&beta);
+        // SAFETY: (In<f32>, In<f32>, Out<f32>, u32, u32, u32, f32, f32) as
+        // the kernels take them; the buffers hold m k, k n and m n elements.
+        unsafe { args.launch(config) }.during(self.kernel.name)?;
+        Ok(())
+    }
+}
+
+/// cuBLAS SGEMM on the same row-major buffers, FP32 (math mode
+/// `CUBLAS_DEFAULT_MATH`: no TF32 tensor cores).
+pub struct Cublas {
+    blas: CudaBlas,
+}
+
+impl Cublas {
+    pub fn new(gpu: &Gpu) -> Result<Self> {
+        // SAFETY: only tries to dlopen libcublas.
+        if !unsafe { cublas_sys::is_culib_present() } {
+            return Err(Error::InvalidInput(
+                "cuBLAS (libcublas.so.13) not found: add CUDA's lib64 folder to LD_LIBRARY_PATH".into(),
+            ));
+        }
+        let blas = CudaBlas::new(gpu.stream.clone())
+            .map_err(|e| Error::InvalidInput(format!("cuBLAS could not start: {e:?}")))?;
+        // SAFETY: a valid handle; the mode is a plain enum.
+        let status = unsafe {
+            cublas_sys::cublasSetMathMode(*blas.handle(), cublas_sys::cublasMath_t::CUBLAS_DEFAULT_MATH)
+        };
+        if status != cublas_sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+            return Err(Error::InvalidInput(format!("cublasSetMathMode failed: {status:?}")));
+        }
+        Ok(Cublas { blas })
+    }
+
+    /// Row-major `C = alpha A B + beta C` is column-major `Cᵀ = alpha Bᵀ Aᵀ
+    /// + beta Cᵀ`: cuBLAS gets (n, m, k) with B first.
+    pub fn launch(
+        &self,
+        p: &Problem,
+        a: &CudaSlice<f32>,
+        b: &CudaSlice<f32>,
+        c: &mut CudaSlice<f32>,
+    ) -> Result<()> {
+        let op = cublas_sys::cublasOperation_t::CUBLAS_OP_N;
+        let cfg = GemmConfig {
+            transa: op,
+            transb: op,
+            m: p.n as i32,
+            n: p.m as i32,
+            k: p.k as i32,
+            alpha: p.alpha,
+            lda: p.n.max(1) as i32,
+            ldb: p.k.max(1) as i32,
+            beta: p.beta,
+            ldc: p.n.max(1) as i32,
+        };
+        // SAFETY: the buffers hold k n, m k and m n elements.
+        unsafe { self.blas.gemm(cfg, b, a, c) }
+            .map_err(|e| Error::InvalidInput(format!("cublasSgemm failed: {e:?}")))
+    }
+}
+
+/// One kernel (or cuBLAS) at one size.
+#[derive(Clone, Debug)]
+pub struct Measurement {
+    pub name: String,
+    pub size: usize,
+    pub timing: Option<Timing>,
+    pub flops: f64,
+    pub check: Option<Check>,
+    pub verified: std::result::Result<(), String>,
+}
+
+impl Measurement {
+    pub fn tflops(&self) -> Option<f64> {
+        self.timing.map(|t| self.flops / (t.median_ms * 1e-3) / 1e12)
+    }
+}
+
+/// Verifies and times `kernels` and cuBLAS on square problems of `size`.
+///
+/// Verification: C poisoned, `alpha = 1.5, beta = 0` (C must not be read,
+/// every element must be written); then C = C0, `alpha = 0.75, beta =
+/// -0.5`; each against the f64 reference on [`rows_to_check`]. Timing:
+/// `alpha = 1, beta = 0`, median of CUDA events, with fewer runs for slow
+/// kernels (at least 3, about a second's worth).
+pub fn benchmark(
+    gpu: &Gpu,
+    kernels: &[Kernel],
+    size: usize,
+    runs: Runs,
+    seed: u64,
+    progress: &dyn Fn(&str),
+) -> Result<Vec<Measurement>> {
+    let shape = Problem::square(size);
+    shape.check()?;
+    if size == 0 {
+        return Err(Error::InvalidInput("cannot measure an sgemm of size 0".into()));
+    }
+    gpu.check_fits(4 * 4 * size * size)?;
+    let (a_host, b_host, c0_host) = {
+        use rand::Rng;
+        let r = |s| crate::data::random_with(size * size, s, |g| g.random_range(-1.0f32..1.0));
+        (r(seed), r(seed + 1), r(seed + 2))
+    };
+    let rows = rows_to_check(size, 512, seed);
+    let cases = [Problem { alpha: 1.5, beta: 0.0, ..shape }, Problem { alpha: 0.75, beta: -0.5, ..shape }];
+    let references: Vec<_> =
+        cases.iter().map(|p| reference_rows(p, &a_host, &b_host, &c0_host, &rows)).collect();
+    let a = gpu.upload(&a_host)?;
+    let b = gpu.upload(&b_host)?;
+    let c0 = gpu.upload(&c0_host)?;
+    let mut c = gpu.alloc::<f32>(size * size)?;
+
+    // `launch` runs one candidate (a kernel or cuBLAS) on a problem.
+    let mut measure = |name: &str,
+                       launch: &dyn Fn(&Problem, &mut CudaSlice<f32>) -> Result<()>|
+     -> Result<Measurement> {
+        progress(&format!("sgemm {name} {size}"));
+        let mut worst: Option<Check> = None;
+        let mut verified = Ok(());
+        for (p, reference) in cases.iter().zip(&references) {
+            if p.beta == 0.0 {
+                gpu.poison(&mut c)?;
+            } else {
+                gpu.stream.memcpy_dtod(&c0, &mut c).during("cuMemcpyDtoD")?;
+            }
+            launch(p, &mut c)?;
+            gpu.sync()?;
+            let result = check(p, &gpu.download(&c)?, &rows, reference);
+            if !result.passed() && verified.is_ok() {
+                verified = Err(format!(
+                    "{name} {size}^3 alpha={} beta={}: relative error {:.2e} (bound {:.2e}), {} elements out of bound, {} not finite",
+                    p.alpha,
+                    p.beta,
+                    result.relative_error,
+                    result.relative_bound,
+                    result.elements_out_of_bound,
+                    result.not_finite
+                ));
+            }
+            if worst.is_none_or(|w| result.relative_error > w.relative_error) {
+                worst = Some(result);
+            }
+        }
+        let timing = if verified.is_ok() {
+            // One launch to size the number of runs.
+            let once = bench::time(gpu, Runs { warmup: 1, timed: 1 }, || launch(&shape, &mut c))?;
+            let affordable = (1000.0 / once.median_ms.max(1e-3)) as usize;
+            let runs =
+                Runs { warmup: runs.warmup.min(affordable.max(1)), timed: runs.timed.min(affordable).max(3) };
+            Some(bench::time(gpu, runs, || launch(&shape, &mut c))?)
+        } else {
+            None
+        };
+        Ok(Measurement { name: name.to_string(), size, timing, flops: shape.flops(), check: worst, verified })
+    };
+
+    let mut results = Vec::new();
+    let cublas = Cublas::new(gpu)?;
+    results.push(measure("cublas", &|p, c| cublas.launch(p, &a, &b, c))?);
+    for kernel in kernels {
+        let sgemm = Sgemm::load(gpu, *kernel)?;
+        results.push(measure(kernel.name, &|p, c| sgemm.launch(gpu, p, &a, &b, c))?);
+    }
+    Ok(results)
+}
+
+/// The kernels named in `names` (all when empty; the `sgemm_` prefix may
+/// be left out), or an error listing them.
+pub fn select(names: &[String]) -> Result<Vec<Kernel>> {
+    crate::report::select(
+        names,
+        &KERNELS,
+        |k| k.name.strip_prefix("sgemm_").unwrap_or(k.name),
+        "sgemm kernel",
+    )
+}
+
+/// The table: kernel x size, median time, TFLOP/s, percent of cuBLAS in
+/// the same run, relative error, verified.
+pub fn table(results: &[Measurement]) -> crate::report::Table {
+    let mut table = crate::report::Table::new([
+        "kernel",
+        "size",
+        "median ms",
+        "TFLOP/s",
+        "% of cuBLAS",
+        "rel. error",
+        "verified",
+    ]);
+    for r in results {
+        let peer =
+            results.iter().find(|p| p.size == r.size && p.name == "cublas").and_then(Measurement::tflops);
+        let tflops = r.tflops();
+        table.row([
+            r.name.clone(),
+            r.size.to_string(),
+            r.timing.map_or("-".into(), |t| format!("{:.3}", t.median_ms)),
+            tflops.map_or("-".into(), |t| format!("{t:.2}")),
+            match (tflops, peer) {
+                (Some(t), Some(p)) => format!("{:.1}", 100.0 * t / p),
+                _ => "-".into(),
+            },
+            r.check.map_or("-".into(), |c| format!("{:.1e}", c.relative_error)),
+            if r.verified.is_ok() { "yes" } else { "NO" }.to_string(),
+        ]);
+    }
+    table
+}

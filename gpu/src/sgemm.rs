@@ -1,0 +1,594 @@
+//! SGEMM, `C = alpha * A * B + beta * C`: from one thread per element to a
+//! double-buffered, warp-tiled, bank-conflict-free block tile.
+//!
+//! Row-major `f32`: `A` is `m x k`, `B` is `k x n`, `C` is `m x n`. Any
+//! shape: edge tiles are guarded inside the kernels (out-of-range loads
+//! read 0, out-of-range stores are skipped), the user's matrices are never
+//! padded. Every multiply-add is one `fma.rn.f32` (FP32, no TF32).
+//! As in BLAS, `beta = 0` means `C` is not read (it may hold NaN).
+//!
+//! Work: `2 m n k` FLOPs. Bytes: at least `4 (m k + k n + 2 m n)`. At
+//! 4096^3 that is 137 GFLOP over 0.2 GB: ~680 FLOP per byte, far beyond
+//! the ~15 at which an H100/H200 stops being memory-bound, so the limit is
+//! the FFMA rate (~67 TFLOP/s) and, before it, how often each loaded value
+//! is reused from registers and shared memory.
+//!
+//! Names follow CUTLASS: the *block tile* is the part of `C` one block
+//! computes (`BM x BN`, stepping through `k` by `BK`), the *warp tile* the
+//! part one warp computes, the *thread tile* the part one thread holds in
+//! registers.
+#![cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
+
+use crate::dev::shared::tile_bytes;
+#[cfg(target_arch = "nvptx64")]
+use crate::dev::{
+    In, Out, SharedTile, block_idx_x, block_idx_y, math::fma, sync_threads, thread_idx_x, thread_idx_y,
+};
+use crate::launch::{Dim3, Kernel};
+#[cfg(target_arch = "nvptx64")]
+use seq_macro::seq;
+
+/// Tile edge of kernels 1 and 2.
+pub const TILE: usize = 32;
+
+/// Kernel 3's block tile: 64 x 64, stepping 8 through k; each of its 512
+/// threads computes 8 rows of one column.
+pub const COL_BM: usize = 64;
+pub const COL_BN: usize = 64;
+pub const COL_BK: usize = 8;
+pub const COL_TM: usize = 8;
+
+/// The block tile of kernels 4 to 7: 128 x 128, stepping 8 through k, 256
+/// threads, each with an 8 x 8 thread tile (64 accumulators).
+pub const BM: usize = 128;
+pub const BN: usize = 128;
+pub const BK: usize = 8;
+pub const THREADS: usize = 256;
+/// Row stride of the transposed A tile in shared memory (`As[k][m]`):
+/// 128 + 4, so that the transposing stores of a warp spread over all banks
+/// (rows start 4 banks apart) while rows stay 16-byte aligned for `load4`.
+pub const AS_STRIDE: usize = BM + 4;
+/// Row stride of the B tile in shared memory (`Bs[k][n]`).
+pub const BS_STRIDE: usize = BN;
+/// Floats in one stage of shared memory: the A tile, then the B tile.
+pub const STAGE: usize = BK * AS_STRIDE + BK * BS_STRIDE;
+
+const fn gemm(name: &'static str, block: Dim3, shared_bytes: u32, tile: [u32; 2]) -> Kernel {
+    Kernel::new(name, block, shared_bytes, tile)
+}
+
+/// The block tile kernels ask for 2 resident blocks per SM (16 warps): at
+/// most 128 registers per thread. Without it ptxas used 136-139 and only
+/// one block fit, and the H200 ran them at ~22 TFLOP/s against ~31 for the
+/// 128-register kernel 3b.
+const BLOCK_TILE_MIN_BLOCKS: u32 = 2;
+
+pub const NAIVE: Kernel = gemm("sgemm_naive", Dim3::xy(32, 32), 0, [32, 32]);
+pub const SHARED: Kernel =
+    gemm("sgemm_shared", Dim3::xy(32, 32), 2 * tile_bytes::<f32>(TILE, TILE), [32, 32]);
+pub const REG_COL: Kernel = gemm(
+    "sgemm_reg_col",
+    Dim3::x((COL_BM / COL_TM * COL_BN) as u32),
+    tile_bytes::<f32>(COL_BM, COL_BK) + tile_bytes::<f32>(COL_BK, COL_BN),
+    [COL_BN as u32, COL_BM as u32],
+);
+pub const REG_2D: Kernel =
+    gemm("sgemm_reg_2d", Dim3::x(THREADS as u32), 4 * STAGE as u32, [BN as u32, BM as u32])
+        .min_blocks(BLOCK_TILE_MIN_BLOCKS);
+pub const VEC4: Kernel =
+    gemm("sgemm_vec4", Dim3::x(THREADS as u32), 4 * STAGE as u32, [BN as u32, BM as u32])
+        .min_blocks(BLOCK_TILE_MIN_BLOCKS);
+pub const DOUBLE_BUFFER: Kernel =
+    gemm("sgemm_double_buffer", Dim3::x(THREADS as u32), 2 * 4 * STAGE as u32, [BN as u32, BM as u32])
+        .min_blocks(BLOCK_TILE_MIN_BLOCKS);
+pub const WARP_TILED: Kernel =
+    gemm("sgemm_warp_tiled", Dim3::x(THREADS as u32), 2 * 4 * STAGE as u32, [BN as u32, BM as u32])
+        .min_blocks(BLOCK_TILE_MIN_BLOCKS);
+pub const TUNED: Kernel = Kernel { name: "sgemm_tuned", ..WARP_TILED };
+
+/// Every SGEMM kernel, slowest idea first.
+pub const ALL: [Kernel; 8] = [NAIVE, SHARED, REG_COL, REG_2D, VEC4, DOUBLE_BUFFER, WARP_TILED, TUNED];
+
+/// `alpha * acc + beta * old`, not reading `old` when `beta` is 0.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+fn epilogue(acc: f32, alpha: f32, beta: f32, old: impl FnOnce() -> f32) -> f32 {
+    if beta == 0.0 { alpha * acc } else { fma(beta, old(), alpha * acc) }
+}
+
+kernel! {
+    /// 1. Naive: thread `(tx, ty)` computes `C[row][col]`, `row = 32 by +
+    /// ty`, `col = 32 bx + tx`, as a `k`-long dot product.
+    ///
+    /// A warp (one `ty`, 32 `tx`) reads one `A` element, broadcast, and 32
+    /// consecutive `B` elements (4 sectors) per step: coalesced, but every
+    /// value is fetched from L1/L2 again by every thread that needs it: `2 k`
+    /// loads per 2 `k` FLOPs, 1 FLOP per 4 bytes loaded.
+    pub fn sgemm_naive(a: In<f32>, b: In<f32>, c: Out<f32>, m: u32, n: u32, k: u32, alpha: f32, beta: f32) {
+        let (m, n, k) = (m as usize, n as usize, k as usize);
+        let col = block_idx_x() as usize * TILE + thread_idx_x() as usize;
+        let row = block_idx_y() as usize * TILE + thread_idx_y() as usize;
+        if row < m && col < n {
+            let mut acc = 0.0f32;
+            for p in 0..k {
+                acc = fma(a.load(row * k + p), b.load(p * n + col), acc);
+            }
+            c.store(row * n + col, epilogue(acc, alpha, beta, || c.load(row * n + col)));
+        }
+    }
+}
+
+kernel! {
+    /// 2. Shared-memory tiling: the block stages a 32 x 32 tile of `A` and
+    /// one of `B` (one element per thread, coalesced), then each thread
+    /// runs 32 steps of its dot product from shared memory.
+    ///
+    /// Each global element is now loaded once per block instead of once
+    /// per thread: 32x less global traffic. The inner loop reads
+    /// `As[ty][p]` (one word per warp: broadcast) and `Bs[p][tx]` (32
+    /// consecutive words: 32 banks), conflict-free, but still 2 shared
+    /// loads per FMA.
+    pub fn sgemm_shared(a: In<f32>, b: In<f32>, c: Out<f32>, m: u32, n: u32, k: u32, alpha: f32, beta: f32) {
+        let (m, n, k) = (m as usize, n as usize, k as usize);
+        let a_tile = SharedTile::<f32, TILE>::launch_sized();
+        let b_tile = a_tile.offset(TILE * TILE);
+        let (tx, ty) = (thread_idx_x() as usize, thread_idx_y() as usize);
+        let col = block_idx_x() as usize * TILE + tx;
+        let row = block_idx_y() as usize * TILE + ty;
+        let mut acc = 0.0f32;
+        let mut p0 = 0;
+        while p0 < k {
+            let (ak, bk) = (p0 + tx, p0 + ty);
+            a_tile.store(ty, tx, if row < m && ak < k { a.load(row * k + ak) } else { 0.0 });
+            b_tile.store(ty, tx, if bk < k && col < n { b.load(bk * n + col) } else { 0.0 });
+            sync_threads();
+            for p in 0..TILE {
+                acc = fma(a_tile.load(ty, p), b_tile.load(p, tx), acc);
+            }
+            sync_threads();
+            p0 += TILE;
+        }
+        if row < m && col < n {
+            c.store(row * n + col, epilogue(acc, alpha, beta, || c.load(row * n + col)));
+        }
+    }
+}
+
+kernel! {
+    /// 3a. Register blocking along a column: a 64 x 64 block tile, 512
+    /// threads, each computing 8 rows of one column (`TM = 8`).
+    ///
+    /// Per step `p` a thread loads `Bs[p][col]` once into a register and
+    /// reuses it for 8 FMAs with `As[row0 + i][p]` (a broadcast within the
+    /// warp: all its lanes share `row0`): 9 shared loads per 8 FMAs instead
+    /// of 16.
+    pub fn sgemm_reg_col(a: In<f32>, b: In<f32>, c: Out<f32>, m: u32, n: u32, k: u32, alpha: f32, beta: f32) {
+        let (m, n, k) = (m as usize, n as usize, k as usize);
+        let a_tile = SharedTile::<f32, COL_BK>::launch_sized(); // As[64][8]
+        let b_tile = a_tile.offset(COL_BM * COL_BK).restride::<COL_BN>(); // Bs[8][64]
+        let t = thread_idx_x() as usize;
+        let (bm0, bn0) = (block_idx_y() as usize * COL_BM, block_idx_x() as usize * COL_BN);
+        // This thread's column, and its first of 8 rows.
+        let (col, row0) = (t % COL_BN, (t / COL_BN) * COL_TM);
+        // Loading: 512 threads, one A element (64 x 8) and one B element (8 x 64) each.
+        let (a_r, a_c) = (t / COL_BK, t % COL_BK);
+        let (b_r, b_c) = (t / COL_BN, t % COL_BN);
+        let mut acc = [0.0f32; COL_TM];
+        let mut p0 = 0;
+        while p0 < k {
+            let (ar, ac) = (bm0 + a_r, p0 + a_c);
+            a_tile.store(a_r, a_c, if ar < m && ac < k { a.load(ar * k + ac) } else { 0.0 });
+            let (br, bc) = (p0 + b_r, bn0 + b_c);
+            b_tile.store(b_r, b_c, if br < k && bc < n { b.load(br * n + bc) } else { 0.0 });
+            sync_threads();
+            for p in 0..COL_BK {
+                let bv = b_tile.load(p, col);
+                for (i, acc) in acc.iter_mut().enumerate() {
+                    *acc = fma(a_tile.load(row0 + i, p), bv, *acc);
+                }
+            }
+            sync_threads();
+            p0 += COL_BK;
+        }
+        let gc = bn0 + col;
+        for (i, acc) in acc.iter().enumerate() {
+            let gr = bm0 + row0 + i;
+            if gr < m && gc < n {
+                c.store(gr * n + gc, epilogue(*acc, alpha, beta, || c.load(gr * n + gc)));
+            }
+        }
+    }
+}
+
+/// How the 128 x 128 block tile's kernels differ, step by step.
+#[derive(Clone, Copy)]
+struct Steps {
+    /// 16-byte global loads (`ld.global.v4`) where the row is aligned and
+    /// whole, and 16-byte shared loads of the fragments.
+    vector: bool,
+    /// Two shared-memory stages: the next k-step's tile is loaded into
+    /// registers before the current one is computed, and stored into the
+    /// other stage after: one barrier per k-step instead of two.
+    double_buffer: bool,
+    /// The warp-tiled thread layout that makes the fragment reads of `Bs`
+    /// conflict-free (see [`thread_tile_origin`]).
+    warp_tiled: bool,
+    /// Launch order grouped by 8 block rows (see [`block_origin`]).
+    swizzle: bool,
+}
+
+/// Rows of blocks per group of [`block_origin`]'s launch order.
+pub const SWIZZLE_GROUP: usize = 8;
+
+/// The block tile this block computes, as `(first row, first column)`.
+///
+/// Blocks are launched in order of their linear index, x fastest. Plainly
+/// mapped, consecutive blocks walk along one block row of C: they share
+/// one 128-row panel of A but each needs another panel of B, and a wave of
+/// 264 blocks (2 per SM) touches 2 panels of A and all of B. With
+/// `swizzle`, consecutive blocks walk down a group of 8 block rows first:
+/// a wave then touches 8 panels of A and ~33 of B, which stay in L2.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+fn block_origin(swizzle: bool) -> (usize, usize) {
+    let (bx, by) = (block_idx_x(), block_idx_y());
+    if !swizzle {
+        return (by as usize * BM, bx as usize * BN);
+    }
+    // In u32 (block counts fit): fewer 64-bit registers at the 128 cap.
+    let (gx, gy) = (crate::dev::grid_dim_x(), crate::dev::grid_dim_y());
+    let group = SWIZZLE_GROUP as u32;
+    let id = by * gx + bx;
+    // The divisors are never 0; `max(1)`/`clamp(1, ..)` tell the compiler
+    // so, and no division-by-zero panic path is compiled in.
+    let per_group = (group * gx).max(1);
+    let first_row = id / per_group * group;
+    let rows = gy.saturating_sub(first_row).clamp(1, group);
+    let within = id % per_group;
+    ((first_row + within % rows) as usize * BM, (within / rows) as usize * BN)
+}
+
+/// Where this thread's 8 x 8 thread tile lies in the block tile: rows
+/// `r0 + i + h * r_step` and columns `c0 + j + g * c_step`, for `i, j` in
+/// 0..4 and `h, g` in 0..2: four 4 x 4 blocks.
+///
+/// - Contiguous (kernels 3b to 5): thread `t` owns rows `8 (t / 16)..+8`
+///   and columns `8 (t % 16)..+8` (`r_step = c_step = 4`). Reading its
+///   `B` fragment, lane `t` loads words `8 t..8 t + 4` of a `Bs` row: lanes
+///   `t` and `t + 4` hit the same banks (`8 t mod 32`), a 2-way conflict in
+///   each 8-lane phase of the 16-byte load, for both halves.
+/// - Warp-tiled (kernels 6, 7): 8 warps as 2 x 4 warp tiles of 64 x 32;
+///   in a warp, lane `l` is at `(l / 4, l % 4)` of an 8 x 4 grid of 4 x 4
+///   blocks, repeated at `+32` rows and `+16` columns. A warp's `Bs` reads
+///   are 4 distinct 16-byte words (16 banks, the other lanes broadcast),
+///   its `As` reads 8 distinct (32 banks): no conflict.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+fn thread_tile_origin(t: usize, warp_tiled: bool) -> (usize, usize, usize, usize) {
+    if warp_tiled {
+        let (warp, lane) = (t / 32, t % 32);
+        let (wm, wn) = (warp / 4, warp % 4);
+        (wm * 64 + (lane / 4) * 4, wn * 32 + (lane % 4) * 4, 32, 16)
+    } else {
+        ((t / 16) * 8, (t % 16) * 8, 4, 4)
+    }
+}
+
+/// This thread's part of loading each k-step's tiles: four elements of `A`
+/// (row `bm0 + t / 2`, columns `p0 + 4 (t % 2)..+4`) and four of `B`
+/// (row `p0 + t / 32`, columns `bn0 + 4 (t % 32)..+4`).
+///
+/// It holds one pointer into each matrix, advanced by `BK` columns of `A`
+/// and `BK` rows of `B` per k-step, and makes the range checks that do not
+/// change along k once: the main loop keeps two 64-bit pointers and a
+/// stride live instead of a handful of 64-bit indices. At the 128-register
+/// cap (see [`BLOCK_TILE_MIN_BLOCKS`]) those registers are the difference
+/// between spilling and not.
+#[cfg(target_arch = "nvptx64")]
+#[derive(Clone, Copy)]
+struct TileLoader {
+    a: In<f32>,
+    b: In<f32>,
+    /// Elements from one k-step's `B` rows to the next: `BK * n`.
+    b_step: usize,
+    /// Column of A / row of B this thread starts at, relative to the k-step.
+    a_col: usize,
+    b_row: usize,
+    /// The A row exists; how many of the 4 B columns exist.
+    a_row_ok: bool,
+    b_cols: usize,
+    /// Whole 16-byte loads are possible for this thread's A row / B columns.
+    a_vector: bool,
+    b_vector: bool,
+}
+
+#[cfg(target_arch = "nvptx64")]
+impl TileLoader {
+    #[inline(always)]
+    fn new(
+        a: In<f32>,
+        b: In<f32>,
+        (m, n, k): (usize, usize, usize),
+        bm0: usize,
+        bn0: usize,
+        t: usize,
+        vector: bool,
+    ) -> Self {
+        let (ar, ac) = (bm0 + t / 2, 4 * (t % 2));
+        let (br, bc) = (t / 32, bn0 + 4 * (t % 32));
+        let b_cols = n.saturating_sub(bc).min(4);
+        TileLoader {
+            a: a.wrapping_offset(ar * k + ac),
+            b: b.wrapping_offset(br * n + bc),
+            b_step: BK * n,
+            a_col: ac,
+            b_row: br,
+            a_row_ok: ar < m,
+            b_cols,
+            a_vector: vector && k % 4 == 0 && ar < m,
+            b_vector: vector && n % 4 == 0 && b_cols == 4,
+        }
+    }
+
+    /// The four A and four B values of the k-step starting at `p0` (the one
+    /// the pointers are at), then moves on to the next k-step. Zeros outside
+    /// the matrices; one `ld.global.v4` each where possible.
+    /// `CHECKED = false` is for interior block tiles of aligned matrices
+    /// (see [`sgemm_block_tile`]): no range checks, no branches.
+    #[inline(always)]
+    unsafe fn load_next<const CHECKED: bool>(&mut self, k: usize, p0: usize) -> ([f32; 4], [f32; 4]) {
+        let (a, b) = (self.a, self.b);
+        self.a = self.a.wrapping_offset(BK);
+        self.b = self.b.wrapping_offset(self.b_step);
+        if !CHECKED {
+            return if self.a_vector {
+                unsafe { (a.load4(0), b.load4(0)) }
+            } else {
+                unsafe { (core::array::from_fn(|i| a.load(i)), core::array::from_fn(|j| b.load(j))) }
+            };
+        }
+        let (ac, br) = (p0 + self.a_col, p0 + self.b_row);
+        let mut av = [0.0f32; 4];
+        let mut bv = [0.0f32; 4];
+        if self.a_vector && ac + 4 <= k {
+            av = unsafe { a.load4(0) };
+        } else if self.a_row_ok {
+            for (i, v) in av.iter_mut().enumerate() {
+                if ac + i < k {
+                    *v = unsafe { a.load(i) };
+                }
+            }
+        }
+        if br < k {
+            if self.b_vector {
+                bv = unsafe { b.load4(0) };
+            } else {
+                for (j, v) in bv.iter_mut().enumerate() {
+                    if j < self.b_cols {
+                        *v = unsafe { b.load(j) };
+                    }
+                }
+            }
+        }
+        (av, bv)
+    }
+}
+
+/// Stores a thread's loaded elements into one stage: `A` transposed into
+/// `As[k][m]` (4 scalar stores; with the 132-word stride a warp's 32
+/// stores land in 32 banks), `B` as is into `Bs[k][n]` (one 16-byte store).
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+unsafe fn store_tiles(stage: SharedTile<f32, AS_STRIDE>, t: usize, av: [f32; 4], bv: [f32; 4]) {
+    for (i, v) in av.iter().enumerate() {
+        unsafe { stage.store(4 * (t % 2) + i, t / 2, *v) };
+    }
+    unsafe { stage_b(stage).store4(t / 32, 4 * (t % 32), bv) };
+}
+
+/// The `B` half of a stage, after its `A` half.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+unsafe fn stage_b(stage: SharedTile<f32, AS_STRIDE>) -> SharedTile<f32, BS_STRIDE> {
+    unsafe { stage.offset(BK * AS_STRIDE) }.restride::<BS_STRIDE>()
+}
+
+/// Four consecutive floats of a shared row: one `ld.shared.v4` when
+/// `vector`, else four `ld.shared.b32`.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+unsafe fn fragment<const S: usize>(tile: SharedTile<f32, S>, r: usize, c: usize, vector: bool) -> [f32; 4] {
+    if vector {
+        unsafe { tile.load4(r, c) }
+    } else {
+        core::array::from_fn(|j| unsafe { tile.load(r, c + j) })
+    }
+}
+
+/// Where a thread's 8 x 8 thread tile lies (see [`thread_tile_origin`]).
+#[cfg(target_arch = "nvptx64")]
+#[derive(Clone, Copy)]
+struct ThreadTile {
+    t: usize,
+    r0: usize,
+    c0: usize,
+    r_step: usize,
+    c_step: usize,
+}
+
+/// The k loop of [`sgemm_block_tile`]: returns the thread tile's sums.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+unsafe fn main_loop<const CHECKED: bool>(
+    steps: Steps,
+    k: usize,
+    mut loader: TileLoader,
+    first: SharedTile<f32, AS_STRIDE>,
+    ThreadTile { t, r0, c0, r_step, c_step }: ThreadTile,
+) -> [[f32; 8]; 8] {
+    // Stage `i` starts `i * STAGE` floats in. (Computed, not picked from an
+    // array of two tiles: an array indexed at run time would live on the
+    // stack and its pointers would lose the shared address space, turning
+    // every `ld.shared` into a generic `ld`.)
+    let stage = |i: usize| unsafe { first.offset(i * STAGE) };
+    let mut acc = [[0.0f32; 8]; 8];
+    let steps_k = k.div_ceil(BK);
+
+    if steps_k > 0 {
+        let (av, bv) = unsafe { loader.load_next::<CHECKED>(k, 0) };
+        unsafe { store_tiles(stage(0), t, av, bv) };
+        sync_threads();
+    }
+    for s in 0..steps_k {
+        let cur = if steps.double_buffer { s % 2 } else { 0 };
+        let next = s + 1 < steps_k;
+        // Double buffering: the next tile's global loads are issued now and
+        // are in flight during the 512 FMAs below.
+        let mut prefetched = ([0.0f32; 4], [0.0f32; 4]);
+        if steps.double_buffer && next {
+            prefetched = unsafe { loader.load_next::<CHECKED>(k, (s + 1) * BK) };
+        }
+        let (a_tile, b_tile) = (stage(cur), unsafe { stage_b(stage(cur)) });
+        // Unrolled at compile time (`seq!`): `acc`, `af` and `bf` are then
+        // indexed by constants only and live in registers.
+        seq!(P in 0..8 {{
+            let mut af = [0.0f32; 8];
+            let mut bf = [0.0f32; 8];
+            for h in 0..2 {
+                let va = unsafe { fragment(a_tile, P, r0 + h * r_step, steps.vector) };
+                let vb = unsafe { fragment(b_tile, P, c0 + h * c_step, steps.vector) };
+                af[4 * h..4 * h + 4].copy_from_slice(&va);
+                bf[4 * h..4 * h + 4].copy_from_slice(&vb);
+            }
+            for i in 0..8 {
+                for j in 0..8 {
+                    acc[i][j] = fma(af[i], bf[j], acc[i][j]);
+                }
+            }
+        }});
+        if steps.double_buffer {
+            if next {
+                // The other stage was last read before the previous barrier.
+                unsafe { store_tiles(stage(cur ^ 1), t, prefetched.0, prefetched.1) };
+            }
+            sync_threads();
+        } else {
+            // Everyone must be done reading the stage before it is refilled.
+            sync_threads();
+            if next {
+                let (av, bv) = unsafe { loader.load_next::<CHECKED>(k, (s + 1) * BK) };
+                unsafe { store_tiles(stage(0), t, av, bv) };
+                sync_threads();
+            }
+        }
+    }
+
+    acc
+}
+
+/// The 128 x 128 block tile of kernels 3b to 6: each k-step of 8, 256
+/// threads stage the A (transposed) and B tiles in shared memory; then for
+/// each of the 8 `p`, a thread loads its 8 `A` values and 8 `B` values
+/// (its fragments) into registers and does 64 FMAs: 16 shared loads (4
+/// with `load4`) per 64 FMAs, against 2 per FMA in kernel 2.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn sgemm_block_tile(
+    steps: Steps,
+    a: In<f32>,
+    b: In<f32>,
+    c: Out<f32>,
+    m: u32,
+    n: u32,
+    k: u32,
+    alpha: f32,
+    beta: f32,
+) {
+    let dims @ (m, n, k) = (m as usize, n as usize, k as usize);
+    let t = thread_idx_x() as usize;
+    let (bm0, bn0) = block_origin(steps.swizzle);
+    let (r0, c0, r_step, c_step) = thread_tile_origin(t, steps.warp_tiled);
+    // SAFETY: the launch passes one stage, or two when double-buffered.
+    let first = unsafe { SharedTile::<f32, AS_STRIDE>::launch_sized() };
+    let loader = TileLoader::new(a, b, dims, bm0, bn0, t, steps.vector);
+    // Interior block tiles of matrices whose rows are 16-byte aligned and
+    // whose k is a multiple of BK need no range check anywhere in the main
+    // loop: they run a copy of it without checks (all but the last block
+    // row and column at 4096^3), the edge tiles the checked one.
+    let interior =
+        bm0 + BM <= m && bn0 + BN <= n && k % BK == 0 && (!steps.vector || (k % 4 == 0 && n % 4 == 0));
+    let geometry = ThreadTile { t, r0, c0, r_step, c_step };
+    let acc = if interior {
+        unsafe { main_loop::<false>(steps, k, loader, first, geometry) }
+    } else {
+        unsafe { main_loop::<true>(steps, k, loader, first, geometry) }
+    };
+
+    seq!(H in 0..2 { seq!(I in 0..4 { seq!(G in 0..2 {{
+        let row = bm0 + r0 + H * r_step + I;
+        let col = bn0 + c0 + G * c_step;
+        if row < m {
+            let v: [f32; 4] = [acc[4 * H + I][4 * G], acc[4 * H + I][4 * G + 1], acc[4 * H + I][4 * G + 2], acc[4 * H + I][4 * G + 3]];
+            if steps.vector && n % 4 == 0 && col + 4 <= n {
+                let at = row * n + col;
+                let old = if beta == 0.0 { [0.0; 4] } else { unsafe { c.load4(at) } };
+                let out = [
+                    epilogue(v[0], alpha, beta, || old[0]),
+                    epilogue(v[1], alpha, beta, || old[1]),
+                    epilogue(v[2], alpha, beta, || old[2]),
+                    epilogue(v[3], alpha, beta, || old[3]),
+                ];
+                unsafe { c.store4(at, out) };
+            } else {
+                for (j, v) in v.iter().enumerate() {
+                    if col + j < n {
+                        let at = row * n + col + j;
+                        unsafe { c.store(at, epilogue(*v, alpha, beta, || c.load(at))) };
+                    }
+                }
+            }
+        }
+    }}); }); });
+}
+
+macro_rules! block_tile_kernel {
+    ($($(#[$doc:meta])* $name:ident = $steps:expr;)*) => {$(
+        kernel! {
+            $(#[$doc])*
+            pub fn $name(a: In<f32>, b: In<f32>, c: Out<f32>, m: u32, n: u32, k: u32, alpha: f32, beta: f32) {
+                sgemm_block_tile($steps, a, b, c, m, n, k, alpha, beta)
+            }
+        }
+    )*};
+}
+
+block_tile_kernel! {
+    /// 3b. Register blocking in 2-D: the 128 x 128 block tile, each thread
+    /// an 8 x 8 thread tile (contiguous), scalar loads everywhere. Each
+    /// fragment value is reused 8 times from a register: 16 shared loads
+    /// per 64 FMAs.
+    sgemm_reg_2d = Steps { vector: false, double_buffer: false, warp_tiled: false, swizzle: false };
+    /// 4. The seed's starting point: 3b with 16-byte loads, `ld.global.v4`
+    /// from A and B, `ld.shared.v4` for the fragments (4 per 64 FMAs).
+    ///
+    /// No faster than 3b (H200, 4096^3: 31.1 vs 31.2 TFLOP/s): a quarter of
+    /// the load instructions, but the same shared-memory wavefronts. In the
+    /// contiguous layout a warp's `Bs` fragment read is 16 distinct 16-byte
+    /// words 32 bytes apart, which land on 4 bank groups: 4 wavefronts
+    /// where 2 would do, with scalar or vector loads alike. Kernel 6 removes
+    /// that.
+    sgemm_vec4 = Steps { vector: true, double_buffer: false, warp_tiled: false, swizzle: false };
+    /// 5. Double buffering: two shared stages; the next k-step's global
+    /// loads go out before this step's FMAs and land in the other stage
+    /// after them. One barrier per k-step instead of two, and the global
+    /// latency hides behind 512 FMAs per thread.
+    sgemm_double_buffer = Steps { vector: true, double_buffer: true, warp_tiled: false, swizzle: false };
+    /// 6. Warp tiling: kernel 5 with the thread tile split into four 4 x 4
+    /// blocks (see [`thread_tile_origin`]), removing the bank conflicts of
+    /// the `Bs` fragment reads (H200, 4096^3: 37.8 against 32.3 TFLOP/s).
+    sgemm_warp_tiled = Steps { vector: true, double_buffer: true, warp_tiled: true, swizzle: false };
+    /// 7. Kernel 6 with the blocks launched in groups of 8 block rows (see
+    /// [`block_origin`]) for L2 reuse of the A and B panels.
+    sgemm_tuned = Steps { vector: true, double_buffer: true, warp_tiled: true, swizzle: true };
+}

@@ -16,9 +16,11 @@ pub mod data;
 pub mod device;
 pub mod error;
 pub mod ptx;
+pub mod publish;
 pub mod reduce;
 pub mod report;
 pub mod sgemm;
+pub mod suite;
 pub mod transpose;
 
 pub use error::{Error, Result};

@@ -10,5 +10,6 @@ rm -rf .device && mkdir -p .device
 cp target/release/kernel-lab target/release/transpose target/release/reduce target/release/sgemm .device/
 cp target/release/build/kernel-lab-*/out/gpu_sm_90.ptx .device/ 2>/dev/null || true
 cp "$test_bin" .device/gpu-tests
+git rev-parse --short=12 HEAD > .device/git-rev 2>/dev/null || true
 strip .device/kernel-lab .device/transpose .device/reduce .device/sgemm .device/gpu-tests
 du -sh .device

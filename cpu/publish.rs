@@ -240,7 +240,7 @@ pub fn plots(report: &RunReport, dir: &Path) -> Result<Vec<std::path::PathBuf>> 
         };
         let title = format!("{title} - {} {}", report.device, report.date);
         let path = dir.join(format!("{}.svg", family.name));
-        plot(&path, &title, "size", y, &series)?;
+        plot(&path, &title, &format!("size: {}", family.size_meaning), y, &series)?;
         written.push(path);
     }
     Ok(written)

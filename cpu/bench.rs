@@ -1,9 +1,8 @@
 //! Timing with CUDA events: warm-up launches first, then one event pair
 //! around each timed launch, and the median of those.
 
-use crate::device::Gpu;
+use crate::device::{DeviceBuffer, Gpu};
 use crate::error::{CudaContext as _, Result};
-use cudarc::driver::sys::CUevent_flags;
 
 /// How many launches to run untimed and timed.
 #[derive(Clone, Copy, Debug)]
@@ -74,12 +73,11 @@ pub fn time_staged(gpu: &Gpu, runs: Runs, mut step: impl FnMut(Stage) -> Result<
     let timed = runs.timed.max(1);
     let mut events = Vec::with_capacity(timed);
     for _ in 0..timed {
-        let start = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).during("cuEventCreate")?;
-        let end = gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).during("cuEventCreate")?;
+        let (cuda, start, end) = gpu.timing_events()?;
         step(Stage::Setup)?;
-        start.record(&gpu.stream).during("cuEventRecord")?;
+        start.record(&cuda.stream).during("cuEventRecord")?;
         step(Stage::Run)?;
-        end.record(&gpu.stream).during("cuEventRecord")?;
+        end.record(&cuda.stream).during("cuEventRecord")?;
         events.push((start, end));
     }
     gpu.sync()?;
@@ -99,13 +97,13 @@ pub fn time_staged(gpu: &Gpu, runs: Runs, mut step: impl FnMut(Stage) -> Result<
 /// (`cuMemcpyDtoDAsync`) of all of `src` into `dst`, timed like a kernel.
 /// Pass the family's own random input so the copy moves real data. Returns
 /// the timing and the bandwidth counting bytes read plus bytes written.
-pub fn copy_ceiling<T: cudarc::driver::DeviceRepr>(
+pub fn copy_ceiling<T: cudarc::driver::DeviceRepr + Copy>(
     gpu: &Gpu,
-    src: &cudarc::driver::CudaSlice<T>,
-    dst: &mut cudarc::driver::CudaSlice<T>,
+    src: &DeviceBuffer<T>,
+    dst: &mut DeviceBuffer<T>,
     runs: Runs,
 ) -> Result<(Timing, f64)> {
-    let timing = time(gpu, runs, || gpu.stream.memcpy_dtod(src, dst).during("cuMemcpyDtoDAsync"))?;
+    let timing = time(gpu, runs, || gpu.copy(src, dst))?;
     let moved = 2 * src.len() * size_of::<T>();
     Ok((timing, timing.gb_per_s(moved)))
 }

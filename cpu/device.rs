@@ -1,15 +1,20 @@
-//! [`Gpu`]: one CUDA device with the embedded PTX loaded, and the few
-//! operations every family needs (checked allocation, upload, download,
-//! poisoning, typed launch configuration).
+//! [`Gpu`]: where kernels run. Either a CUDA device with the embedded PTX
+//! loaded, or the CPU emulator ([`gpu::emu`]) running the same kernels from
+//! the host build of `gpu/`. Every family's typed launch goes through
+//! [`Gpu::launch`], so the back end is a choice made when the `Gpu` is
+//! opened, not a second API.
 
+use std::alloc::{Layout, alloc_zeroed, dealloc};
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig,
-    ValidAsZeroBits,
+    PushKernelArg, ValidAsZeroBits,
 };
 use cudarc::nvrtc::Ptx as CudarcPtx;
+use gpu::emu::{Analysis, Arg};
 use gpu::launch::{Dim3, Kernel};
 
 use crate::error::{CudaContext as _, Error, Result};
@@ -28,23 +33,154 @@ pub struct DeviceInfo {
     pub minor: i32,
     pub multiprocessors: i32,
     pub total_memory: usize,
-    /// `cuDriverGetVersion`, e.g. 13000 for CUDA 13.0.
+    /// `cuDriverGetVersion`, e.g. 13000 for CUDA 13.0 (0 for the emulator).
     pub driver_version: i32,
-    /// The embedded PTX chosen for this device.
+    /// The embedded PTX chosen for this device (`emulator` for the CPU).
     pub ptx_arch: &'static str,
 }
 
-/// A device, its stream and our PTX module.
-pub struct Gpu {
+/// A CUDA device, its stream and our PTX module.
+pub struct Cuda {
     pub ctx: Arc<CudaContext>,
     pub stream: Arc<CudaStream>,
     module: Arc<CudaModule>,
-    pub info: DeviceInfo,
     pub ptx: Ptx,
 }
 
+enum Backend {
+    Cuda(Cuda),
+    Emulator,
+}
+
+/// Where kernels run: a CUDA device or the CPU emulator.
+pub struct Gpu {
+    backend: Backend,
+    pub info: DeviceInfo,
+    /// Emulator: record accesses for the bank/sector analysis.
+    analyze: Cell<bool>,
+    analysis: RefCell<Analysis>,
+}
+
+/// A kernel ready to launch on a [`Gpu`].
+pub struct Function {
+    pub kernel: Kernel,
+    inner: FunctionInner,
+}
+
+enum FunctionInner {
+    Cuda(CudaFunction),
+    /// Checked to exist when loaded; the emulator finds it by name.
+    Host,
+}
+
+/// Device memory: a CUDA allocation, or 256-byte-aligned host memory for
+/// the emulator (the same alignment `cuMemAlloc` gives, so sector and
+/// bank arithmetic match).
+pub struct DeviceBuffer<T> {
+    inner: BufferInner<T>,
+}
+
+enum BufferInner<T> {
+    Cuda(CudaSlice<T>),
+    Host { ptr: *mut T, len: usize },
+}
+
+const HOST_ALIGN: usize = 256;
+
+impl<T> DeviceBuffer<T> {
+    pub fn len(&self) -> usize {
+        match &self.inner {
+            BufferInner::Cuda(s) => s.len(),
+            BufferInner::Host { len, .. } => *len,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// This buffer as a kernel argument.
+    pub fn arg(&self) -> Arg {
+        let bytes = self.len() * size_of::<T>();
+        match &self.inner {
+            // The device address; cudarc's own stream tracking is off.
+            BufferInner::Cuda(s) => Arg::Buf { addr: s.cu_device_ptr_raw() as usize, bytes },
+            BufferInner::Host { ptr, .. } => Arg::Buf { addr: *ptr as usize, bytes },
+        }
+    }
+
+    fn host_slice(&self) -> &[T] {
+        match &self.inner {
+            // SAFETY: `ptr` holds `len` initialised (zeroed or written) T.
+            BufferInner::Host { ptr, len } => unsafe { std::slice::from_raw_parts(*ptr, *len) },
+            BufferInner::Cuda(_) => unreachable!("a CUDA buffer on the host path"),
+        }
+    }
+
+    fn host_slice_mut(&mut self) -> &mut [T] {
+        match &mut self.inner {
+            // SAFETY: as above, and `&mut self` is exclusive.
+            BufferInner::Host { ptr, len } => unsafe { std::slice::from_raw_parts_mut(*ptr, *len) },
+            BufferInner::Cuda(_) => unreachable!("a CUDA buffer on the host path"),
+        }
+    }
+
+    /// The CUDA allocation (for cuBLAS), if this is one.
+    pub fn as_cuda(&self) -> Option<&CudaSlice<T>> {
+        match &self.inner {
+            BufferInner::Cuda(s) => Some(s),
+            BufferInner::Host { .. } => None,
+        }
+    }
+
+    /// As [`DeviceBuffer::as_cuda`], mutably.
+    pub fn as_cuda_mut(&mut self) -> Option<&mut CudaSlice<T>> {
+        match &mut self.inner {
+            BufferInner::Cuda(s) => Some(s),
+            BufferInner::Host { .. } => None,
+        }
+    }
+
+    fn cuda(&self) -> &CudaSlice<T> {
+        match &self.inner {
+            BufferInner::Cuda(s) => s,
+            BufferInner::Host { .. } => unreachable!("a host buffer on the CUDA path"),
+        }
+    }
+
+    fn cuda_mut(&mut self) -> &mut CudaSlice<T> {
+        match &mut self.inner {
+            BufferInner::Cuda(s) => s,
+            BufferInner::Host { .. } => unreachable!("a host buffer on the CUDA path"),
+        }
+    }
+}
+
+impl<T> Drop for DeviceBuffer<T> {
+    fn drop(&mut self) {
+        if let BufferInner::Host { ptr, len } = self.inner {
+            let bytes = (len * size_of::<T>()).max(1);
+            // SAFETY: allocated in `Gpu::alloc` with this layout.
+            unsafe { dealloc(ptr as *mut u8, Layout::from_size_align(bytes, HOST_ALIGN).unwrap()) };
+        }
+    }
+}
+
+/// The raw device address of a cudarc slice.
+trait RawPtr {
+    fn cu_device_ptr_raw(&self) -> u64;
+}
+
+impl<T> RawPtr for CudaSlice<T> {
+    fn cu_device_ptr_raw(&self) -> u64 {
+        let stream = self.stream().clone();
+        let (ptr, _sync) = self.device_ptr(&stream);
+        ptr
+    }
+}
+
 impl Gpu {
-    /// Opens device `index` and loads the PTX that suits it. Without a
+    /// Opens CUDA device `index` and loads the PTX that suits it. Without a
     /// driver or device this is an [`Error::NoDriver`] / [`Error::NoDevice`],
     /// never a panic.
     pub fn open(index: usize) -> Result<Gpu> {
@@ -83,27 +219,132 @@ impl Gpu {
             ptx_arch: ptx.arch,
         };
         let stream = ctx.default_stream();
-        Ok(Gpu { ctx, stream, module, info, ptx })
+        Ok(Gpu {
+            backend: Backend::Cuda(Cuda { ctx, stream, module, ptx }),
+            info,
+            analyze: Cell::new(false),
+            analysis: RefCell::new(Analysis::default()),
+        })
+    }
+
+    /// The CPU emulator: the same kernels, from the host build of `gpu/`.
+    pub fn emulator() -> Gpu {
+        Gpu {
+            backend: Backend::Emulator,
+            info: DeviceInfo {
+                index: 0,
+                name: "CPU emulator".into(),
+                major: 0,
+                minor: 0,
+                multiprocessors: 1,
+                total_memory: 4 << 30,
+                driver_version: 0,
+                ptx_arch: "emulator",
+            },
+            analyze: Cell::new(false),
+            analysis: RefCell::new(Analysis::default()),
+        }
+    }
+
+    pub fn is_emulator(&self) -> bool {
+        matches!(self.backend, Backend::Emulator)
+    }
+
+    /// The CUDA device, for what only it has (events, cuBLAS).
+    pub fn cuda(&self) -> Option<&Cuda> {
+        match &self.backend {
+            Backend::Cuda(c) => Some(c),
+            Backend::Emulator => None,
+        }
+    }
+
+    fn need_cuda(&self, what: &str) -> Result<&Cuda> {
+        self.cuda()
+            .ok_or_else(|| Error::InvalidInput(format!("{what} needs a GPU; the emulator has no timing")))
+    }
+
+    /// Emulator: record the bank-conflict and coalescing analysis of the
+    /// following launches (read it with [`Gpu::take_analysis`]).
+    pub fn set_analysis(&self, on: bool) {
+        self.analyze.set(on);
+    }
+
+    /// The analysis accumulated since the last call.
+    pub fn take_analysis(&self) -> Analysis {
+        self.analysis.take()
     }
 
     /// The kernel's function, with its dynamic shared-memory limit raised
     /// where it needs more than the default 48 KiB.
-    pub fn function(&self, kernel: &Kernel) -> Result<CudaFunction> {
-        let function = self
-            .module
-            .load_function(kernel.name)
-            .map_err(|_| Error::MissingKernel { name: kernel.name, arch: self.ptx.arch })?;
-        if kernel.shared_bytes > 48 * 1024 {
-            function
-                .set_attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, kernel.shared_bytes as i32)
-                .during("cuFuncSetAttribute")?;
+    pub fn function(&self, kernel: &Kernel) -> Result<Function> {
+        let inner = match &self.backend {
+            Backend::Cuda(c) => {
+                let function = c
+                    .module
+                    .load_function(kernel.name)
+                    .map_err(|_| Error::MissingKernel { name: kernel.name, arch: c.ptx.arch })?;
+                if kernel.shared_bytes > 48 * 1024 {
+                    function
+                        .set_attribute(
+                            CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                            kernel.shared_bytes as i32,
+                        )
+                        .during("cuFuncSetAttribute")?;
+                }
+                FunctionInner::Cuda(function)
+            }
+            Backend::Emulator => {
+                gpu::emu::kernel(kernel.name)
+                    .ok_or(Error::MissingKernel { name: kernel.name, arch: "emulator" })?;
+                FunctionInner::Host
+            }
+        };
+        Ok(Function { kernel: *kernel, inner })
+    }
+
+    /// Queues `function` over `grid` with `args` (in the kernel's parameter
+    /// order). On the emulator it runs now, and a kernel's out-of-bounds
+    /// access, race or deadlock is an error naming it.
+    pub fn launch(&self, function: &Function, grid: Dim3, args: &[Arg]) -> Result<()> {
+        let kernel = &function.kernel;
+        match (&self.backend, &function.inner) {
+            (Backend::Cuda(c), FunctionInner::Cuda(f)) => {
+                let config = LaunchConfig {
+                    grid_dim: (grid.x, grid.y, grid.z),
+                    block_dim: (kernel.block.x, kernel.block.y, kernel.block.z),
+                    shared_mem_bytes: kernel.shared_bytes,
+                };
+                let mut builder = c.stream.launch_builder(f);
+                for arg in args {
+                    match arg {
+                        // A device address: an 8-byte `.u64` parameter.
+                        Arg::Buf { addr, .. } => builder.arg(addr),
+                        Arg::U32(v) => builder.arg(v),
+                        Arg::U64(v) => builder.arg(v),
+                        Arg::F32(v) => builder.arg(v),
+                    };
+                }
+                // SAFETY: every family's typed launch passes the kernel's
+                // parameters in order, with buffers of the sizes it checked.
+                unsafe { builder.launch(config) }.during(kernel.name)?;
+                Ok(())
+            }
+            (Backend::Emulator, FunctionInner::Host) => {
+                let spec = gpu::emu::LaunchSpec { kernel, grid, args, analyze: self.analyze.get() };
+                let analysis = gpu::emu::launch(&spec).map_err(Error::Emulator)?;
+                self.analysis.borrow_mut().add(&analysis);
+                Ok(())
+            }
+            _ => unreachable!("a function of another back end"),
         }
-        Ok(function)
     }
 
     /// Fails with [`Error::OutOfMemory`] unless `bytes` more fit on the device now.
     pub fn check_fits(&self, bytes: usize) -> Result<()> {
-        let (free, _total) = self.ctx.mem_get_info().during("cuMemGetInfo")?;
+        let free = match &self.backend {
+            Backend::Cuda(c) => c.ctx.mem_get_info().during("cuMemGetInfo")?.0,
+            Backend::Emulator => self.info.total_memory,
+        };
         // Leave room for the context's own allocations.
         let headroom = 64 << 20;
         if bytes.saturating_add(headroom) > free {
@@ -113,45 +354,119 @@ impl Gpu {
     }
 
     /// An uninitialised device buffer of `len` elements (poison or fill it).
-    pub fn alloc<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<CudaSlice<T>> {
+    pub fn alloc<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<DeviceBuffer<T>> {
         self.check_fits(len * size_of::<T>())?;
-        // SAFETY: callers poison or overwrite the buffer before reading it.
-        unsafe { self.stream.alloc::<T>(len) }.during("cuMemAlloc")
+        let inner = match &self.backend {
+            // SAFETY: callers poison or overwrite the buffer before reading it.
+            Backend::Cuda(c) => BufferInner::Cuda(unsafe { c.stream.alloc::<T>(len) }.during("cuMemAlloc")?),
+            Backend::Emulator => {
+                let layout = Layout::from_size_align((len * size_of::<T>()).max(1), HOST_ALIGN).unwrap();
+                // SAFETY: non-zero size; zeroed memory is a valid T (ValidAsZeroBits).
+                let ptr = unsafe { alloc_zeroed(layout) } as *mut T;
+                if ptr.is_null() {
+                    return Err(Error::OutOfMemory { needed: layout.size(), free: 0 });
+                }
+                BufferInner::Host { ptr, len }
+            }
+        };
+        Ok(DeviceBuffer { inner })
+    }
+
+    /// A device buffer of `len` zeros.
+    pub fn zeros<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<DeviceBuffer<T>> {
+        let mut buffer = self.alloc(len)?;
+        self.zero(&mut buffer)?;
+        Ok(buffer)
     }
 
     /// A device copy of `host`.
-    pub fn upload<T: DeviceRepr + ValidAsZeroBits>(&self, host: &[T]) -> Result<CudaSlice<T>> {
+    pub fn upload<T: DeviceRepr + ValidAsZeroBits + Copy>(&self, host: &[T]) -> Result<DeviceBuffer<T>> {
         let mut buffer = self.alloc(host.len())?;
-        self.stream.memcpy_htod(host, &mut buffer).during("cuMemcpyHtoD")?;
+        match &self.backend {
+            Backend::Cuda(c) => c.stream.memcpy_htod(host, buffer.cuda_mut()).during("cuMemcpyHtoD")?,
+            Backend::Emulator => buffer.host_slice_mut().copy_from_slice(host),
+        }
         Ok(buffer)
     }
 
     /// The contents of `buffer`.
-    pub fn download<T: DeviceRepr + Default + Clone>(&self, buffer: &CudaSlice<T>) -> Result<Vec<T>> {
-        self.stream.clone_dtoh(buffer).during("cuMemcpyDtoH")
+    pub fn download<T: DeviceRepr + Default + Clone>(&self, buffer: &DeviceBuffer<T>) -> Result<Vec<T>> {
+        match &self.backend {
+            Backend::Cuda(c) => c.stream.clone_dtoh(buffer.cuda()).during("cuMemcpyDtoH"),
+            Backend::Emulator => Ok(buffer.host_slice().to_vec()),
+        }
+    }
+
+    /// Copies all of `src` into `dst` (same length) on the device.
+    pub fn copy<T: DeviceRepr + Copy>(&self, src: &DeviceBuffer<T>, dst: &mut DeviceBuffer<T>) -> Result<()> {
+        if src.len() != dst.len() {
+            return Err(Error::InvalidInput(format!("copy of {} elements into {}", src.len(), dst.len())));
+        }
+        match &self.backend {
+            Backend::Cuda(c) => c.stream.memcpy_dtod(src.cuda(), dst.cuda_mut()).during("cuMemcpyDtoDAsync"),
+            Backend::Emulator => {
+                dst.host_slice_mut().copy_from_slice(src.host_slice());
+                Ok(())
+            }
+        }
+    }
+
+    /// Sets every byte of `buffer` to zero.
+    pub fn zero<T: DeviceRepr + ValidAsZeroBits>(&self, buffer: &mut DeviceBuffer<T>) -> Result<()> {
+        match &self.backend {
+            Backend::Cuda(c) => c.stream.memset_zeros(buffer.cuda_mut()).during("cuMemsetD8Async"),
+            Backend::Emulator => {
+                let bytes = buffer.len() * size_of::<T>();
+                if let BufferInner::Host { ptr, .. } = buffer.inner {
+                    // SAFETY: the buffer owns `bytes` bytes at `ptr`.
+                    unsafe { std::ptr::write_bytes(ptr as *mut u8, 0, bytes) };
+                }
+                Ok(())
+            }
+        }
     }
 
     /// Overwrites every 4-byte word of `buffer` with [`POISON_BITS`].
-    pub fn poison<T: DeviceRepr>(&self, buffer: &mut CudaSlice<T>) -> Result<()> {
+    pub fn poison<T: DeviceRepr>(&self, buffer: &mut DeviceBuffer<T>) -> Result<()> {
         let words = buffer.len() * size_of::<T>() / 4;
-        let (ptr, _sync) = buffer.device_ptr(&self.stream);
-        // SAFETY: `ptr` addresses `words` 4-byte words owned by `buffer`.
-        unsafe { cudarc::driver::sys::cuMemsetD32Async(ptr, POISON_BITS, words, self.stream.cu_stream()) }
-            .result()
-            .during("cuMemsetD32Async")
-    }
-
-    /// Waits for all work on the stream; reports a failed kernel here.
-    pub fn sync(&self) -> Result<()> {
-        self.stream.synchronize().during("kernel execution (cuStreamSynchronize)")
-    }
-
-    /// The launch configuration of `kernel` over `grid`.
-    pub fn config(kernel: &Kernel, grid: Dim3) -> LaunchConfig {
-        LaunchConfig {
-            grid_dim: (grid.x, grid.y, grid.z),
-            block_dim: (kernel.block.x, kernel.block.y, kernel.block.z),
-            shared_mem_bytes: kernel.shared_bytes,
+        match &self.backend {
+            Backend::Cuda(c) => {
+                let (ptr, _sync) = buffer.cuda().device_ptr(&c.stream);
+                // SAFETY: `ptr` addresses `words` 4-byte words owned by `buffer`.
+                unsafe {
+                    cudarc::driver::sys::cuMemsetD32Async(ptr, POISON_BITS, words, c.stream.cu_stream())
+                }
+                .result()
+                .during("cuMemsetD32Async")
+            }
+            Backend::Emulator => {
+                if let BufferInner::Host { ptr, .. } = buffer.inner {
+                    // SAFETY: the buffer owns `words` aligned 4-byte words.
+                    unsafe { std::slice::from_raw_parts_mut(ptr as *mut u32, words) }.fill(POISON_BITS);
+                }
+                Ok(())
+            }
         }
+    }
+
+    /// Waits for all queued work; reports a failed kernel here.
+    pub fn sync(&self) -> Result<()> {
+        match &self.backend {
+            Backend::Cuda(c) => c.stream.synchronize().during("kernel execution (cuStreamSynchronize)"),
+            Backend::Emulator => Ok(()),
+        }
+    }
+
+    /// Events for timing (CUDA only).
+    pub(crate) fn timing_events(
+        &self,
+    ) -> Result<(&Cuda, cudarc::driver::CudaEvent, cudarc::driver::CudaEvent)> {
+        let c = self.need_cuda("timing")?;
+        let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        Ok((
+            c,
+            c.ctx.new_event(flags).during("cuEventCreate")?,
+            c.ctx.new_event(flags).during("cuEventCreate")?,
+        ))
     }
 }

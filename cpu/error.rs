@@ -22,6 +22,8 @@ pub enum Error {
     OutOfMemory { needed: usize, free: usize },
     /// A kernel's result differs from the host reference.
     Mismatch(String),
+    /// The emulator stopped a kernel (out of bounds, race, deadlock, ...).
+    Emulator(gpu::emu::EmuError),
 }
 
 impl fmt::Display for Error {
@@ -55,6 +57,7 @@ impl fmt::Display for Error {
                 human_bytes(*free)
             ),
             Error::Mismatch(message) => write!(f, "verification failed: {message}"),
+            Error::Emulator(e) => write!(f, "emulator: {e}"),
         }
     }
 }

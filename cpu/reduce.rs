@@ -2,14 +2,15 @@
 //! launches (several passes for kernels 1 to 5, one for kernel 6),
 //! verification and benchmark. The kernels are in `gpu/src/reduce.rs`.
 
-use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, PushKernelArg, ValidAsZeroBits};
+use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
+use gpu::emu::Arg;
 use gpu::launch::{Dim3, Kernel};
 use gpu::reduce::{FAST, Sum, Variant, fast_add_depth, fast_chunk};
 use rayon::prelude::*;
 
 use crate::bench::{self, Runs, Stage, Timing};
-use crate::device::Gpu;
-use crate::error::{CudaContext as _, Error, Result};
+use crate::device::{DeviceBuffer, Function, Gpu};
+use crate::error::{Error, Result};
 
 pub use gpu::reduce::ALL as VARIANTS;
 
@@ -147,9 +148,9 @@ pub fn error_bound(depth: usize, unit_roundoff: f64, magnitude: f64) -> f64 {
 /// Device buffers one reduction needs besides its input.
 pub struct Workspace<T> {
     /// Ping-pong partial sums (tree variants) or per-chunk partials (fast).
-    partials: [CudaSlice<T>; 2],
+    partials: [DeviceBuffer<T>; 2],
     /// The fast kernel's ticket counter (zero between launches).
-    ticket: CudaSlice<u32>,
+    ticket: DeviceBuffer<u32>,
     /// Where the sum lands: (buffer index, element) into `partials` for the
     /// tree variants; the fast kernel writes `partials[1][0]`.
     n: usize,
@@ -159,7 +160,7 @@ pub struct Workspace<T> {
 pub struct Reduce<T> {
     pub variant: Variant,
     pub kernel: Kernel,
-    function: CudaFunction,
+    function: Function,
     /// Blocks of the fast kernel's grid (any value gives the same bits).
     pub grid: u32,
     _marker: std::marker::PhantomData<T>,
@@ -193,57 +194,46 @@ impl<T: Element> Reduce<T> {
         for p in &mut partials {
             gpu.poison(p)?;
         }
-        let ticket = gpu.stream.alloc_zeros::<u32>(1).during("cuMemAlloc")?;
+        let ticket = gpu.zeros::<u32>(1)?;
         Ok(Workspace { partials, ticket, n })
-    }
-
-    fn config(&self, grid: usize) -> cudarc::driver::LaunchConfig {
-        Gpu::config(&self.kernel, Dim3::x(grid as u32))
     }
 
     /// Queues the sum of `input` (all of it; `ws` was made for its length).
     /// The in-place variant (kernel 1) overwrites `input`. Returns where
     /// the sum will be: `ws.partials[index][0]`.
-    pub fn launch(&self, gpu: &Gpu, input: &mut CudaSlice<T>, ws: &mut Workspace<T>) -> Result<usize> {
+    pub fn launch(&self, gpu: &Gpu, input: &mut DeviceBuffer<T>, ws: &mut Workspace<T>) -> Result<usize> {
         let n = input.len();
         if n != ws.n {
             return Err(Error::InvalidInput(format!("workspace made for {} elements, input has {n}", ws.n)));
         }
         if n == 0 {
             // The empty sum: no launch, a zero in place of the result.
-            gpu.stream.memset_zeros(&mut ws.partials[0]).during("cuMemsetD8")?;
+            gpu.zero(&mut ws.partials[0])?;
             return Ok(0);
         }
         if self.variant.name == FAST.name {
             let chunks = n.div_ceil(fast_chunk(size_of::<T>())) as u32;
-            let grid = self.grid.min(chunks) as usize;
-            let n64 = n as u64;
-            let [partials, out] = &mut ws.partials;
-            let mut args = gpu.stream.launch_builder(&self.function);
-            args.arg(&*input).arg(partials).arg(&mut ws.ticket).arg(out).arg(&n64);
-            // SAFETY: (In<T>, Out<T>, Out<u32>, Out<T>, u64) as the kernel
-            // takes them; partials hold one value per chunk.
-            unsafe { args.launch(self.config(grid)) }.during(self.kernel.name)?;
+            let grid = self.grid.min(chunks);
+            let [partials, out] = &ws.partials;
+            let args = [input.arg(), partials.arg(), ws.ticket.arg(), out.arg(), Arg::U64(n as u64)];
+            gpu.launch(&self.function, Dim3::x(grid), &args)?;
             return Ok(1);
         }
         // Tree variants: pass k reduces `counts[k]` elements into partials.
         let counts = passes(&self.variant, n);
         let per_block = self.variant.per_block;
         for (k, &m) in counts.iter().enumerate() {
-            let m64 = m as u64;
-            let [a, b] = &mut ws.partials;
-            let (src, dst) = if k % 2 == 1 { (&*a, b) } else { (&*b, a) };
-            let mut args = gpu.stream.launch_builder(&self.function);
-            args.arg(if k == 0 { &*input } else { src }).arg(dst).arg(&m64);
-            // SAFETY: (In<T> or Out<T>, Out<T>, u64) as the kernel takes
-            // them; `dst` holds ceil(m / per_block) values.
-            unsafe { args.launch(self.config(m.div_ceil(per_block))) }.during(self.kernel.name)?;
+            let [a, b] = &ws.partials;
+            let (src, dst) = if k % 2 == 1 { (a, b) } else { (b, a) };
+            let source = if k == 0 { input.arg() } else { src.arg() };
+            let grid = Dim3::x(m.div_ceil(per_block) as u32);
+            gpu.launch(&self.function, grid, &[source, dst.arg(), Arg::U64(m as u64)])?;
         }
         Ok((counts.len() - 1) % 2)
     }
 
     /// Runs the sum of `input` and returns it (for tests and verification).
-    pub fn sum(&self, gpu: &Gpu, input: &mut CudaSlice<T>) -> Result<T> {
+    pub fn sum(&self, gpu: &Gpu, input: &mut DeviceBuffer<T>) -> Result<T> {
         let mut ws = self.workspace(gpu, input.len())?;
         let at = self.launch(gpu, input, &mut ws)?;
         gpu.sync()?;
@@ -334,7 +324,7 @@ pub fn benchmark<T: Element>(
         let mut ws = reduce.workspace(gpu, n)?;
         let mut results = Vec::new();
         for _ in 0..2 {
-            gpu.stream.memcpy_dtod(&pristine, &mut scratch).during("cuMemcpyDtoD")?;
+            gpu.copy(&pristine, &mut scratch)?;
             for p in &mut ws.partials {
                 gpu.poison(p)?;
             }
@@ -349,9 +339,7 @@ pub fn benchmark<T: Element>(
         };
         let timing = if verified.is_ok() {
             Some(bench::time_staged(gpu, runs, |stage| match stage {
-                Stage::Setup if variant.in_place => {
-                    gpu.stream.memcpy_dtod(&pristine, &mut scratch).during("cuMemcpyDtoD")
-                }
+                Stage::Setup if variant.in_place => gpu.copy(&pristine, &mut scratch),
                 Stage::Setup => Ok(()),
                 Stage::Run => reduce.launch(gpu, &mut scratch, &mut ws).map(|_| ()),
             })?)

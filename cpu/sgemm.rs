@@ -3,13 +3,13 @@
 //! benchmark. The kernels are in `gpu/src/sgemm.rs`.
 
 use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, sys as cublas_sys};
-use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
+use gpu::emu::Arg;
 use gpu::launch::Kernel;
 use rayon::prelude::*;
 
 use crate::bench::{self, Runs, Timing};
-use crate::device::Gpu;
-use crate::error::{CudaContext as _, Error, Result};
+use crate::device::{DeviceBuffer, Function, Gpu};
+use crate::error::{Error, Result};
 
 pub use gpu::sgemm::ALL as KERNELS;
 
@@ -149,7 +149,7 @@ pub fn check(p: &Problem, c: &[f32], rows: &[usize], reference: &(Vec<f64>, Vec<
 /// One SGEMM kernel, loaded.
 pub struct Sgemm {
     pub kernel: Kernel,
-    function: CudaFunction,
+    function: Function,
 }
 
 impl Sgemm {
@@ -162,9 +162,9 @@ impl Sgemm {
         &self,
         gpu: &Gpu,
         p: &Problem,
-        a: &CudaSlice<f32>,
-        b: &CudaSlice<f32>,
-        c: &mut CudaSlice<f32>,
+        a: &DeviceBuffer<f32>,
+        b: &DeviceBuffer<f32>,
+        c: &mut DeviceBuffer<f32>,
     ) -> Result<()> {
         p.check()?;
         let Problem { m, n, k, alpha, beta } = *p;
@@ -183,12 +183,17 @@ impl Sgemm {
             return Ok(());
         }
         let (m32, n32, k32) = (m as u32, n as u32, k as u32);
-        let config = Gpu::config(&self.kernel, self.kernel.grid(n32, m32));
-        let mut args = gpu.stream.launch_builder(&self.function);
-        args.arg(a).arg(b).arg(c).arg(&m32).arg(&n32).arg(&k32).arg(&alpha).arg(&beta);
-        // SAFETY: (In<f32>, In<f32>, Out<f32>, u32, u32, u32, f32, f32) as
-        // the kernels take them; the buffers hold m k, k n and m n elements.
-        unsafe { args.launch(config) }.during(self.kernel.name)?;
+        let args = [
+            a.arg(),
+            b.arg(),
+            c.arg(),
+            Arg::U32(m32),
+            Arg::U32(n32),
+            Arg::U32(k32),
+            Arg::F32(alpha),
+            Arg::F32(beta),
+        ];
+        gpu.launch(&self.function, self.kernel.grid(n32, m32), &args)?;
         Ok(())
     }
 }
@@ -207,7 +212,8 @@ impl Cublas {
                 "cuBLAS (libcublas.so.13) not found: add CUDA's lib64 folder to LD_LIBRARY_PATH".into(),
             ));
         }
-        let blas = CudaBlas::new(gpu.stream.clone())
+        let cuda = gpu.cuda().ok_or_else(|| Error::InvalidInput("cuBLAS needs a GPU".into()))?;
+        let blas = CudaBlas::new(cuda.stream.clone())
             .map_err(|e| Error::InvalidInput(format!("cuBLAS could not start: {e:?}")))?;
         // SAFETY: a valid handle; the mode is a plain enum.
         let status = unsafe {
@@ -224,10 +230,13 @@ impl Cublas {
     pub fn launch(
         &self,
         p: &Problem,
-        a: &CudaSlice<f32>,
-        b: &CudaSlice<f32>,
-        c: &mut CudaSlice<f32>,
+        a: &DeviceBuffer<f32>,
+        b: &DeviceBuffer<f32>,
+        c: &mut DeviceBuffer<f32>,
     ) -> Result<()> {
+        let on_gpu = |what| Error::InvalidInput(format!("cuBLAS needs {what} on the GPU"));
+        let (a, b) = (a.as_cuda().ok_or_else(|| on_gpu("A"))?, b.as_cuda().ok_or_else(|| on_gpu("B"))?);
+        let c = c.as_cuda_mut().ok_or_else(|| on_gpu("C"))?;
         let op = cublas_sys::cublasOperation_t::CUBLAS_OP_N;
         let cfg = GemmConfig {
             transa: op,
@@ -301,7 +310,7 @@ pub fn benchmark(
 
     // `launch` runs one candidate (a kernel or cuBLAS) on a problem.
     let mut measure = |name: &str,
-                       launch: &dyn Fn(&Problem, &mut CudaSlice<f32>) -> Result<()>|
+                       launch: &dyn Fn(&Problem, &mut DeviceBuffer<f32>) -> Result<()>|
      -> Result<Measurement> {
         progress(&format!("sgemm {name} {size}"));
         let mut worst: Option<Check> = None;
@@ -310,7 +319,7 @@ pub fn benchmark(
             if p.beta == 0.0 {
                 gpu.poison(&mut c)?;
             } else {
-                gpu.stream.memcpy_dtod(&c0, &mut c).during("cuMemcpyDtoD")?;
+                gpu.copy(&c0, &mut c)?;
             }
             launch(p, &mut c)?;
             gpu.sync()?;

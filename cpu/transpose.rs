@@ -2,13 +2,13 @@
 //! and benchmark. The kernels and their launch shapes are in
 //! `gpu/src/transpose.rs`.
 
-use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
+use gpu::emu::Arg;
 use gpu::launch::Kernel;
 use rayon::prelude::*;
 
 use crate::bench::{self, Runs, Timing};
-use crate::device::Gpu;
-use crate::error::{CudaContext as _, Error, Result};
+use crate::device::{DeviceBuffer, Function, Gpu};
+use crate::error::{Error, Result};
 
 pub use gpu::transpose::ALL as KERNELS;
 
@@ -65,7 +65,7 @@ pub fn check_shape(nx: usize, ny: usize) -> Result<usize> {
 /// One transpose kernel, loaded and ready to launch.
 pub struct Transpose {
     pub kernel: Kernel,
-    function: CudaFunction,
+    function: Function,
 }
 
 impl Transpose {
@@ -77,8 +77,8 @@ impl Transpose {
     pub fn launch(
         &self,
         gpu: &Gpu,
-        input: &CudaSlice<f32>,
-        output: &mut CudaSlice<f32>,
+        input: &DeviceBuffer<f32>,
+        output: &mut DeviceBuffer<f32>,
         nx: usize,
         ny: usize,
     ) -> Result<()> {
@@ -94,12 +94,11 @@ impl Transpose {
             return Ok(());
         }
         let (nx, ny) = (nx as u32, ny as u32);
-        let config = Gpu::config(&self.kernel, self.kernel.grid(nx, ny));
-        let mut args = gpu.stream.launch_builder(&self.function);
-        args.arg(input).arg(output).arg(&nx).arg(&ny);
-        // SAFETY: the arguments match the kernel's (In<f32>, Out<f32>, u32,
-        // u32) signature and the buffers hold nx * ny elements.
-        unsafe { args.launch(config) }.during(self.kernel.name)?;
+        gpu.launch(
+            &self.function,
+            self.kernel.grid(nx, ny),
+            &[input.arg(), output.arg(), Arg::U32(nx), Arg::U32(ny)],
+        )?;
         Ok(())
     }
 }

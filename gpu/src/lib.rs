@@ -38,10 +38,39 @@ macro_rules! kernel {
             #[allow(unused_unsafe)]
             unsafe { $body }
         }
+
+        $(#[$attr])*
+        ///
+        /// (Host build: runs on the emulator, see [`crate::emu`].)
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe fn $name($($arg: $ty),*) {
+            #[allow(unused_unsafe)]
+            unsafe { $body }
+        }
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        $crate::emu::__submit! {
+            $crate::emu::HostKernel {
+                name: stringify!($name),
+                call: |args| {
+                    let mut args = args.iter();
+                    let mut next = || args.next().expect("too few kernel arguments");
+                    // SAFETY: the emulator checks every access the kernel makes.
+                    unsafe { $name($(<$ty as $crate::emu::FromArg>::from_arg(next())),*) }
+                },
+            }
+        }
     };
 }
 
+// The host build links std for the emulator; the kernels use core only.
+#[cfg(not(target_arch = "nvptx64"))]
+extern crate std;
+
 pub mod dev;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod emu;
 pub mod launch;
 pub mod reduce;
 pub mod sgemm;

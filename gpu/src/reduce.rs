@@ -30,11 +30,8 @@
 //! strided loads are in range. The seed's last-warp `volatile` steps without
 //! a barrier also rely on lock-step warps, which Volta and later no longer
 //! guarantee; kernel 5 replaces them with shuffles.
-#![cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
 
-#[cfg(target_arch = "nvptx64")]
 use crate::dev::warp::{FULL_MASK, shfl_down_f32, shfl_down_f64, shfl_down_i32};
-#[cfg(target_arch = "nvptx64")]
 use crate::dev::{In, Out, SharedArray, block_dim_x, block_idx_x, grid_dim_x, sync_threads, thread_idx_x};
 use crate::launch::{Dim3, Kernel};
 
@@ -68,7 +65,6 @@ pub trait Sum: Copy {
     /// `i32` wraps: the sum is exact modulo 2^32 in any order.
     fn add(self, other: Self) -> Self;
     /// `__shfl_down_sync(FULL_MASK, self, delta)`.
-    #[cfg(target_arch = "nvptx64")]
     fn shfl_down(self, delta: u32) -> Self;
 }
 
@@ -78,7 +74,6 @@ impl Sum for i32 {
     fn add(self, other: Self) -> Self {
         self.wrapping_add(other)
     }
-    #[cfg(target_arch = "nvptx64")]
     #[inline(always)]
     fn shfl_down(self, delta: u32) -> Self {
         shfl_down_i32(FULL_MASK, self, delta)
@@ -91,7 +86,6 @@ impl Sum for f32 {
     fn add(self, other: Self) -> Self {
         self + other
     }
-    #[cfg(target_arch = "nvptx64")]
     #[inline(always)]
     fn shfl_down(self, delta: u32) -> Self {
         shfl_down_f32(FULL_MASK, self, delta)
@@ -104,7 +98,6 @@ impl Sum for f64 {
     fn add(self, other: Self) -> Self {
         self + other
     }
-    #[cfg(target_arch = "nvptx64")]
     #[inline(always)]
     fn shfl_down(self, delta: u32) -> Self {
         shfl_down_f64(FULL_MASK, self, delta)
@@ -224,7 +217,6 @@ pub const ALL: [Variant; 6] = [GMEM, SMEM, UNROLLED, DYNAMIC, SHUFFLE, FAST];
 /// Consecutive threads touch consecutive words: no bank conflicts, but
 /// every step is a barrier, and the last five steps keep only part of one
 /// warp busy.
-#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 unsafe fn tree_in_shared<T: Sum>(smem: SharedArray<T>, tid: usize, width: usize) {
     let mut stride = width / 2;
@@ -245,7 +237,6 @@ unsafe fn tree_in_shared<T: Sum>(smem: SharedArray<T>, tid: usize, width: usize)
 /// accesses). Every step reads and writes global memory: 8 round trips
 /// through L1/L2 per element, and the input is destroyed. Threads whose
 /// partner lies past `n` skip the add but still reach every barrier.
-#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 unsafe fn reduce_gmem<T: Sum>(data: Out<T>, partials: Out<T>, n: u64) {
     let n = n as usize;
@@ -273,7 +264,6 @@ unsafe fn reduce_gmem<T: Sum>(data: Out<T>, partials: Out<T>, n: u64) {
 /// Barely faster than kernel 1 (H200: 939 vs 905 GB/s): the in-place tree's
 /// re-reads hit the SM's L1, so both are limited by the same thing, one
 /// element per thread and 8 barriers per 256 elements. Kernel 3 attacks that.
-#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 unsafe fn reduce_smem<T: Sum>(input: In<T>, partials: Out<T>, n: u64) {
     let n = n as usize;
@@ -295,7 +285,6 @@ unsafe fn reduce_smem<T: Sum>(input: In<T>, partials: Out<T>, n: u64) {
 /// each guarded on its own (the seed dropped all four unless the last was
 /// in range). The four loads are independent: four requests in flight per
 /// thread, and a quarter of the blocks.
-#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 unsafe fn sum_unrolled<T: Sum>(input: In<T>, n: usize, width: usize, tid: usize) -> T {
     let base = block_idx_x() as usize * width * UNROLL + tid;
@@ -312,7 +301,6 @@ unsafe fn sum_unrolled<T: Sum>(input: In<T>, n: usize, width: usize, tid: usize)
 
 /// 3. Each thread first sums 4 blocks' worth of input (the seed's
 /// `reduceSmemUnroll`), then the shared-memory tree of kernel 2.
-#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 unsafe fn reduce_unroll<T: Sum>(input: In<T>, partials: Out<T>, n: u64) {
     // SAFETY: the launch passes BLOCK elements of shared memory.
@@ -340,7 +328,6 @@ unsafe fn reduce_unroll<T: Sum>(input: In<T>, partials: Out<T>, n: u64) {
 /// overhead and the unknown trip count (no unrolling, no scheduling across
 /// levels) show. What it buys is the freedom to pick the block size per
 /// launch; kernel 5 drops the tree altogether.
-#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 unsafe fn reduce_dynamic<T: Sum>(input: In<T>, partials: Out<T>, n: u64) {
     // SAFETY: the launch passes blockDim.x elements of shared memory.
@@ -356,7 +343,6 @@ unsafe fn reduce_dynamic<T: Sum>(input: In<T>, partials: Out<T>, n: u64) {
 
 /// The sum over a warp's 32 lanes, in lane 0: five `shfl.sync.down` steps
 /// (16, 8, 4, 2, 1), registers only, no barrier.
-#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 fn warp_sum<T: Sum>(mut v: T) -> T {
     let mut delta = 16;
@@ -370,7 +356,6 @@ fn warp_sum<T: Sum>(mut v: T) -> T {
 /// The sum over a block of `32 * warps` threads, in thread 0: each warp
 /// sums with shuffles, lane 0 of each writes `smem[warp]`, one barrier,
 /// then warp 0 sums those. Bank `warp % 32`: conflict-free.
-#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 unsafe fn block_sum<T: Sum>(smem: SharedArray<T>, v: T, tid: usize, warps: usize) -> T {
     let (lane, warp) = (tid % 32, tid / 32);
@@ -390,7 +375,6 @@ unsafe fn block_sum<T: Sum>(smem: SharedArray<T>, v: T, tid: usize, warps: usize
 
 /// 5. Kernel 3 with warp shuffles instead of the shared-memory tree: 1
 /// barrier per block instead of 8, and no `volatile` lock-step tricks.
-#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 unsafe fn reduce_shuffle<T: Sum>(input: In<T>, partials: Out<T>, n: u64) {
     // SAFETY: the launch passes 32 elements of shared memory.
@@ -436,7 +420,6 @@ fn lanes<T: Sum, const V: usize>(v: [T; V]) -> T {
 /// ceil(chunks / 256)` additions and `|sum - exact| <= h u / (1 - h u) *
 /// sum |x|` with `u` the unit roundoff (2^-24 for `f32`); see
 /// [`fast_add_depth`]. The host asserts this bound.
-#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 unsafe fn reduce_fast<T: Sum, const V: usize>(
     input: In<T>,
@@ -568,9 +551,7 @@ fast_kernel! {
 /// can show they catch each one. Never use these.
 pub mod seed_bugs {
     use super::{BLOCK, UNROLL, Variant, tree};
-    #[cfg(target_arch = "nvptx64")]
     use super::{sum_unrolled, tree_in_shared};
-    #[cfg(target_arch = "nvptx64")]
     use crate::dev::{In, Out, SharedArray, block_idx_x, sync_threads, thread_idx_x};
 
     const fn bug(name: &'static str, kernel: &'static str, per_block: usize) -> Variant {

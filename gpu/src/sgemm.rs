@@ -17,15 +17,12 @@
 //! computes (`BM x BN`, stepping through `k` by `BK`), the *warp tile* the
 //! part one warp computes, the *thread tile* the part one thread holds in
 //! registers.
-#![cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
 
 use crate::dev::shared::tile_bytes;
-#[cfg(target_arch = "nvptx64")]
 use crate::dev::{
     In, Out, SharedTile, block_idx_x, block_idx_y, math::fma, sync_threads, thread_idx_x, thread_idx_y,
 };
 use crate::launch::{Dim3, Kernel};
-#[cfg(target_arch = "nvptx64")]
 use seq_macro::seq;
 
 /// Tile edge of kernels 1 and 2.
@@ -90,7 +87,6 @@ pub const TUNED: Kernel = Kernel { name: "sgemm_tuned", ..WARP_TILED };
 pub const ALL: [Kernel; 8] = [NAIVE, SHARED, REG_COL, REG_2D, VEC4, DOUBLE_BUFFER, WARP_TILED, TUNED];
 
 /// `alpha * acc + beta * old`, not reading `old` when `beta` is 0.
-#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 fn epilogue(acc: f32, alpha: f32, beta: f32, old: impl FnOnce() -> f32) -> f32 {
     if beta == 0.0 { alpha * acc } else { fma(beta, old(), alpha * acc) }
@@ -228,7 +224,6 @@ pub const SWIZZLE_GROUP: usize = 8;
 /// 264 blocks (2 per SM) touches 2 panels of A and all of B. With
 /// `swizzle`, consecutive blocks walk down a group of 8 block rows first:
 /// a wave then touches 8 panels of A and ~33 of B, which stay in L2.
-#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 fn block_origin(swizzle: bool) -> (usize, usize) {
     let (bx, by) = (block_idx_x(), block_idx_y());
@@ -262,7 +257,6 @@ fn block_origin(swizzle: bool) -> (usize, usize) {
 ///   blocks, repeated at `+32` rows and `+16` columns. A warp's `Bs` reads
 ///   are 4 distinct 16-byte words (16 banks, the other lanes broadcast),
 ///   its `As` reads 8 distinct (32 banks): no conflict.
-#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 fn thread_tile_origin(t: usize, warp_tiled: bool) -> (usize, usize, usize, usize) {
     if warp_tiled {
@@ -284,7 +278,6 @@ fn thread_tile_origin(t: usize, warp_tiled: bool) -> (usize, usize, usize, usize
 /// stride live instead of a handful of 64-bit indices. At the 128-register
 /// cap (see [`BLOCK_TILE_MIN_BLOCKS`]) those registers are the difference
 /// between spilling and not.
-#[cfg(target_arch = "nvptx64")]
 #[derive(Clone, Copy)]
 struct TileLoader {
     a: In<f32>,
@@ -302,7 +295,6 @@ struct TileLoader {
     b_vector: bool,
 }
 
-#[cfg(target_arch = "nvptx64")]
 impl TileLoader {
     #[inline(always)]
     fn new(
@@ -377,7 +369,6 @@ impl TileLoader {
 /// Stores a thread's loaded elements into one stage: `A` transposed into
 /// `As[k][m]` (4 scalar stores; with the 132-word stride a warp's 32
 /// stores land in 32 banks), `B` as is into `Bs[k][n]` (one 16-byte store).
-#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 unsafe fn store_tiles(stage: SharedTile<f32, AS_STRIDE>, t: usize, av: [f32; 4], bv: [f32; 4]) {
     for (i, v) in av.iter().enumerate() {
@@ -387,7 +378,6 @@ unsafe fn store_tiles(stage: SharedTile<f32, AS_STRIDE>, t: usize, av: [f32; 4],
 }
 
 /// The `B` half of a stage, after its `A` half.
-#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 unsafe fn stage_b(stage: SharedTile<f32, AS_STRIDE>) -> SharedTile<f32, BS_STRIDE> {
     unsafe { stage.offset(BK * AS_STRIDE) }.restride::<BS_STRIDE>()
@@ -395,7 +385,6 @@ unsafe fn stage_b(stage: SharedTile<f32, AS_STRIDE>) -> SharedTile<f32, BS_STRID
 
 /// Four consecutive floats of a shared row: one `ld.shared.v4` when
 /// `vector`, else four `ld.shared.b32`.
-#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 unsafe fn fragment<const S: usize>(tile: SharedTile<f32, S>, r: usize, c: usize, vector: bool) -> [f32; 4] {
     if vector {
@@ -406,7 +395,6 @@ unsafe fn fragment<const S: usize>(tile: SharedTile<f32, S>, r: usize, c: usize,
 }
 
 /// Where a thread's 8 x 8 thread tile lies (see [`thread_tile_origin`]).
-#[cfg(target_arch = "nvptx64")]
 #[derive(Clone, Copy)]
 struct ThreadTile {
     t: usize,
@@ -417,7 +405,6 @@ struct ThreadTile {
 }
 
 /// The k loop of [`sgemm_block_tile`]: returns the thread tile's sums.
-#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 unsafe fn main_loop<const CHECKED: bool>(
     steps: Steps,
@@ -491,7 +478,6 @@ unsafe fn main_loop<const CHECKED: bool>(
 /// each of the 8 `p`, a thread loads its 8 `A` values and 8 `B` values
 /// (its fragments) into registers and does 64 FMAs: 16 shared loads (4
 /// with `load4`) per 64 FMAs, against 2 per FMA in kernel 2.
-#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn sgemm_block_tile(

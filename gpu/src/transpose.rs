@@ -14,10 +14,8 @@
 //! 32 consecutive `f32` moves 128 bytes in 4 sectors (coalesced); a warp
 //! whose lanes are a whole row apart touches 32 sectors for 128 useful
 //! bytes, so 7/8 of each sector moved is wasted (strided).
-#![cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
 
 use crate::dev::shared::tile_bytes;
-#[cfg(target_arch = "nvptx64")]
 use crate::dev::{In, Out, SharedTile, block_idx_x, block_idx_y, sync_threads, thread_idx_x, thread_idx_y};
 use crate::launch::{Dim3, Kernel};
 
@@ -103,7 +101,6 @@ kernel! {
 ///
 /// Every access is guarded (`x < nx && y < ny`), so edge tiles of any shape
 /// are handled in place.
-#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 unsafe fn transpose_tiled<const TILE: usize, const STRIDE: usize, const ROWS: usize>(
     input: In<f32>,
@@ -152,7 +149,6 @@ const MAX_PER_THREAD: usize = 16;
 /// independent requests in flight per thread instead of one. Edge tiles take
 /// the guarded path of [`transpose_tiled`] (the branch is the same for the
 /// whole block, so its barrier is reached by every thread).
-#[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 unsafe fn transpose_tiled_unguarded<const TILE: usize, const STRIDE: usize, const ROWS: usize>(
     input: In<f32>,

@@ -11,9 +11,8 @@ pub fn fma(a: f32, b: f32, c: f32) -> f32 {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        // The host build has no libm in core; the same single rounding
-        // computed through f64 is exact for f32 inputs except in rare
-        // double-rounding cases, and only host tooling uses this.
-        (a as f64 * b as f64 + c as f64) as f32
+        // The emulator: the host's fused multiply-add (libm `fmaf`), the
+        // same single rounding.
+        crate::emu::fma(a, b, c)
     }
 }

@@ -31,8 +31,18 @@ impl<T: Copy> In<T> {
     /// `i` is within the buffer the host passed.
     #[inline(always)]
     pub unsafe fn load(self, i: usize) -> T {
-        unsafe { self.0.add(i).read() }
+        let p = self.0.wrapping_add(i);
+        host_check(p, size_of::<T>(), false);
+        unsafe { p.read() }
     }
+}
+
+/// On the host, every access goes through the emulator first: bounds
+/// against the launch's buffers, and the coalescing analysis.
+#[inline(always)]
+fn host_check<T>(_p: *const T, _bytes: usize, _write: bool) {
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::emu::global_access(_p as usize, _bytes, _write);
 }
 
 /// `N` elements of 16 bytes in all, with the 16-byte alignment that
@@ -51,7 +61,9 @@ impl<T: Copy> In<T> {
     #[inline(always)]
     pub unsafe fn load16<const N: usize>(self, i: usize) -> [T; N] {
         const { assert!(N * core::mem::size_of::<T>() == 16, "load16 reads exactly 16 bytes") };
-        unsafe { (self.0.add(i) as *const Align16<[T; N]>).read().0 }
+        let p = self.0.wrapping_add(i);
+        host_check(p, 16, false);
+        unsafe { (p as *const Align16<[T; N]>).read().0 }
     }
 
     /// Reads element `i` bypassing the non-coherent L1 (`ld.volatile`): for
@@ -61,7 +73,9 @@ impl<T: Copy> In<T> {
     /// As for [`In::load`].
     #[inline(always)]
     pub unsafe fn load_volatile(self, i: usize) -> T {
-        unsafe { self.0.add(i).read_volatile() }
+        let p = self.0.wrapping_add(i);
+        host_check(p, size_of::<T>(), false);
+        unsafe { p.read_volatile() }
     }
 
     /// The same memory as a read-only view (for a buffer the kernel writes
@@ -97,7 +111,9 @@ impl In<f32> {
     /// buffers start 256-byte aligned).
     #[inline(always)]
     pub unsafe fn load4(self, i: usize) -> [f32; 4] {
-        unsafe { (self.0.add(i) as *const F32x4).read().0 }
+        let p = self.0.wrapping_add(i);
+        host_check(p, 16, false);
+        unsafe { (p as *const F32x4).read().0 }
     }
 }
 
@@ -108,7 +124,9 @@ impl<T: Copy> Out<T> {
     /// `i` is within the buffer, and no other thread of the launch writes it.
     #[inline(always)]
     pub unsafe fn store(self, i: usize, value: T) {
-        unsafe { self.0.add(i).write(value) }
+        let p = self.0.wrapping_add(i);
+        host_check(p, size_of::<T>(), true);
+        unsafe { p.write(value) }
     }
 
     /// Reads element `i` (for kernels that update their output in place).
@@ -117,7 +135,9 @@ impl<T: Copy> Out<T> {
     /// As for [`Out::store`].
     #[inline(always)]
     pub unsafe fn load(self, i: usize) -> T {
-        unsafe { self.0.add(i).read() }
+        let p = self.0.wrapping_add(i);
+        host_check(p, size_of::<T>(), false);
+        unsafe { p.read() }
     }
 }
 
@@ -136,7 +156,9 @@ impl Out<f32> {
     /// As for [`In::load4`].
     #[inline(always)]
     pub unsafe fn load4(self, i: usize) -> [f32; 4] {
-        unsafe { (self.0.add(i) as *const F32x4).read().0 }
+        let p = self.0.wrapping_add(i);
+        host_check(p, 16, false);
+        unsafe { (p as *const F32x4).read().0 }
     }
 
     /// Writes elements `i..i + 4` with one 16-byte store.
@@ -145,6 +167,22 @@ impl Out<f32> {
     /// As for [`In::load4`], and no other thread writes these elements.
     #[inline(always)]
     pub unsafe fn store4(self, i: usize, value: [f32; 4]) {
-        unsafe { (self.0.add(i) as *mut F32x4).write(F32x4(value)) }
+        let p = self.0.wrapping_add(i);
+        host_check(p, 16, true);
+        unsafe { (p as *mut F32x4).write(F32x4(value)) }
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl<T> crate::emu::FromArg for In<T> {
+    fn from_arg(arg: &crate::emu::Arg) -> Self {
+        In(crate::emu::buffer_address(arg) as *const T)
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl<T> crate::emu::FromArg for Out<T> {
+    fn from_arg(arg: &crate::emu::Arg) -> Self {
+        Out(crate::emu::buffer_address(arg) as *mut T)
     }
 }

@@ -5,26 +5,51 @@
 //! ("wavefronts") as the largest number of *distinct* words it touches in
 //! one bank; lanes reading the same word get it broadcast for free.
 //!
-//! The memory comes from `gpu_launch_sized_workgroup_mem`, so LLVM knows it
-//! is shared (`ld.shared`/`st.shared`, SASS `LDS`/`STS`). Its size is the
-//! `shared_bytes` of the kernel's [`crate::launch::Kernel`] constant.
+//! On the GPU the memory comes from `gpu_launch_sized_workgroup_mem`, so
+//! LLVM knows it is shared (`ld.shared`/`st.shared`, SASS `LDS`/`STS`).
+//! Its size is the `shared_bytes` of the kernel's [`crate::launch::Kernel`]
+//! constant. On the host it is the emulator's per-block buffer, and every
+//! access is bounds-checked, race-checked and counted for bank conflicts.
 
 /// A row-major 2-D tile of `T` in shared memory, `STRIDE` elements per row.
 ///
 /// A `STRIDE` larger than the columns used is padding: it shifts each row by
 /// `STRIDE % 32` banks, which is what makes column reads conflict-free.
 #[derive(Clone, Copy)]
-#[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
 pub struct SharedTile<T, const STRIDE: usize> {
     base: *mut T,
 }
+
+/// A 1-D array of `T` in shared memory: [`SharedTile`] with one row.
+pub type SharedArray<T> = SharedTile<T, 0>;
 
 /// Bytes of shared memory a `rows` x `stride` tile of `T` needs.
 pub const fn tile_bytes<T>(rows: usize, stride: usize) -> u32 {
     (rows * stride * core::mem::size_of::<T>()) as u32
 }
 
-#[cfg(target_arch = "nvptx64")]
+/// The start of the block's launch-sized shared memory, 16-byte aligned.
+#[inline(always)]
+fn launch_sized_base() -> *mut u8 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        // Asked for as 16-byte units so that the symbol is declared
+        // `.align 16`, which `load4`/`store4` rely on.
+        core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<crate::dev::mem::F32x4>() as *mut u8
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        crate::emu::shared_base()
+    }
+}
+
+/// Every shared access of the host build goes through the emulator.
+#[inline(always)]
+fn host_check<T>(_p: *const T, _bytes: usize, _write: bool) {
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::emu::shared_access(_p as usize, _bytes, _write);
+}
+
 impl<T: Copy, const STRIDE: usize> SharedTile<T, STRIDE> {
     /// The tile at the start of the block's launch-sized shared memory.
     ///
@@ -32,7 +57,7 @@ impl<T: Copy, const STRIDE: usize> SharedTile<T, STRIDE> {
     /// The launch passed at least the tile's bytes of dynamic shared memory.
     #[inline(always)]
     pub unsafe fn launch_sized() -> Self {
-        SharedTile { base: core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<T>() }
+        SharedTile { base: launch_sized_base() as *mut T }
     }
 
     /// A second array placed `byte_offset` bytes into the launch-sized
@@ -43,9 +68,7 @@ impl<T: Copy, const STRIDE: usize> SharedTile<T, STRIDE> {
     /// `byte_offset` is a multiple of `T`'s alignment.
     #[inline(always)]
     pub unsafe fn launch_sized_at(byte_offset: usize) -> Self {
-        let base =
-            core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<crate::dev::mem::F32x4>() as *mut u8;
-        SharedTile { base: unsafe { base.add(byte_offset) } as *mut T }
+        SharedTile { base: launch_sized_base().wrapping_add(byte_offset) as *mut T }
     }
 
     /// The same memory seen with another row stride (a different tile
@@ -55,13 +78,25 @@ impl<T: Copy, const STRIDE: usize> SharedTile<T, STRIDE> {
         SharedTile { base: self.base }
     }
 
+    /// The tile `offset` elements further into shared memory (a second
+    /// stage of a double buffer).
+    ///
+    /// # Safety
+    /// The launch passed enough shared memory.
+    #[inline(always)]
+    pub unsafe fn offset(self, offset: usize) -> Self {
+        SharedTile { base: self.base.wrapping_add(offset) }
+    }
+
     /// Reads row `r`, column `c`: word `r * STRIDE + c`.
     ///
     /// # Safety
     /// The element lies within the launch's shared memory.
     #[inline(always)]
     pub unsafe fn load(self, r: usize, c: usize) -> T {
-        unsafe { self.base.add(r * STRIDE + c).read() }
+        let p = self.base.wrapping_add(r * STRIDE + c);
+        host_check(p, size_of::<T>(), false);
+        unsafe { p.read() }
     }
 
     /// Writes row `r`, column `c`.
@@ -71,11 +106,12 @@ impl<T: Copy, const STRIDE: usize> SharedTile<T, STRIDE> {
     /// between the same two barriers.
     #[inline(always)]
     pub unsafe fn store(self, r: usize, c: usize, value: T) {
-        unsafe { self.base.add(r * STRIDE + c).write(value) }
+        let p = self.base.wrapping_add(r * STRIDE + c);
+        host_check(p, size_of::<T>(), true);
+        unsafe { p.write(value) }
     }
 }
 
-#[cfg(target_arch = "nvptx64")]
 impl<const STRIDE: usize> SharedTile<f32, STRIDE> {
     /// Reads row `r`, columns `c..c + 4` with one 16-byte `ld.shared.v4`.
     /// Words `r * STRIDE + c..+4`; over a warp, 8 lanes at a time are
@@ -85,7 +121,9 @@ impl<const STRIDE: usize> SharedTile<f32, STRIDE> {
     /// As for [`SharedTile::load`], and `r * STRIDE + c` is a multiple of 4.
     #[inline(always)]
     pub unsafe fn load4(self, r: usize, c: usize) -> [f32; 4] {
-        unsafe { (self.base.add(r * STRIDE + c) as *const crate::dev::mem::F32x4).read().0 }
+        let p = self.base.wrapping_add(r * STRIDE + c);
+        host_check(p, 16, false);
+        unsafe { (p as *const crate::dev::mem::F32x4).read().0 }
     }
 
     /// Writes row `r`, columns `c..c + 4` with one 16-byte `st.shared.v4`.
@@ -94,27 +132,12 @@ impl<const STRIDE: usize> SharedTile<f32, STRIDE> {
     /// As for [`SharedTile::store`], and `r * STRIDE + c` is a multiple of 4.
     #[inline(always)]
     pub unsafe fn store4(self, r: usize, c: usize, value: [f32; 4]) {
-        unsafe {
-            (self.base.add(r * STRIDE + c) as *mut crate::dev::mem::F32x4)
-                .write(crate::dev::mem::F32x4(value))
-        }
-    }
-
-    /// The tile `offset` elements further into shared memory (a second
-    /// stage of a double buffer).
-    ///
-    /// # Safety
-    /// The launch passed enough shared memory; `offset` is a multiple of 4.
-    #[inline(always)]
-    pub unsafe fn offset(self, offset: usize) -> Self {
-        SharedTile { base: unsafe { self.base.add(offset) } }
+        let p = self.base.wrapping_add(r * STRIDE + c);
+        host_check(p, 16, true);
+        unsafe { (p as *mut crate::dev::mem::F32x4).write(crate::dev::mem::F32x4(value)) }
     }
 }
 
-/// A 1-D array of `T` in shared memory: [`SharedTile`] with one row.
-pub type SharedArray<T> = SharedTile<T, 0>;
-
-#[cfg(target_arch = "nvptx64")]
 impl<T: Copy> SharedTile<T, 0> {
     /// Reads element `i` (word `i` for 4-byte `T`: bank `i % 32`).
     ///
@@ -122,7 +145,9 @@ impl<T: Copy> SharedTile<T, 0> {
     /// `i` lies within the launch's shared memory.
     #[inline(always)]
     pub unsafe fn get(self, i: usize) -> T {
-        unsafe { self.base.add(i).read() }
+        let p = self.base.wrapping_add(i);
+        host_check(p, size_of::<T>(), false);
+        unsafe { p.read() }
     }
 
     /// Writes element `i`.
@@ -132,6 +157,8 @@ impl<T: Copy> SharedTile<T, 0> {
     /// same two barriers.
     #[inline(always)]
     pub unsafe fn set(self, i: usize, value: T) {
-        unsafe { self.base.add(i).write(value) }
+        let p = self.base.wrapping_add(i);
+        host_check(p, size_of::<T>(), true);
+        unsafe { p.write(value) }
     }
 }

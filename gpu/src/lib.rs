@@ -68,6 +68,8 @@ macro_rules! kernel {
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod checks;
 pub mod dev;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod emu;

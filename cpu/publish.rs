@@ -100,6 +100,13 @@ pub fn markdown(report: &RunReport, checks: Option<&str>) -> String {
          families, cuBLAS SGEMM (FP32, no TF32) for sgemm.\n",
         report.iters
     );
+    let _ = writeln!(
+        md,
+        "The last two columns are the CPU emulator's analysis of the same kernel at a small size (transpose \
+         and sgemm 128, reduce 100003 elements): shared-memory bank-conflict ways (wavefronts over the \
+         fewest possible; 1.0 is conflict-free) and 32-byte sectors per warp request of global loads and \
+         stores (4.0 is a coalesced 128-byte warp access).\n"
+    );
     let _ = writeln!(md, "## Targets\n\n| target | measured | met |\n| --- | --- | --- |");
     for t in targets(report) {
         let _ = writeln!(md, "| {} | {} | {} |", t.what, t.measured, if t.met { "yes" } else { "**no**" });
@@ -111,13 +118,16 @@ pub fn markdown(report: &RunReport, checks: Option<&str>) -> String {
         }
         let _ = writeln!(md, "\n## {}\n\nSize: {}.\n", family.name, family.size_meaning);
         let _ = writeln!(md, "![{} plot](docs/plots/{}.svg)\n", family.name, family.name);
-        let _ =
-            writeln!(md, "| kernel | type | size | median ms | rate | % of {} | verified |", rows[0].ceiling);
-        let _ = writeln!(md, "| --- | --- | ---: | ---: | ---: | ---: | --- |");
+        let _ = writeln!(
+            md,
+            "| kernel | type | size | median ms | rate | % of {} | verified | smem ways ld/st | sectors/req ld/st |",
+            rows[0].ceiling
+        );
+        let _ = writeln!(md, "| --- | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: |");
         for r in rows {
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 r.kernel,
                 r.element,
                 r.size,
@@ -128,7 +138,9 @@ pub fn markdown(report: &RunReport, checks: Option<&str>) -> String {
                     "yes".to_string()
                 } else {
                     format!("**no**: {}", r.error.clone().unwrap_or_default())
-                }
+                },
+                r.analysis.map_or("-".into(), |a| a.cells().0),
+                r.analysis.map_or("-".into(), |a| a.cells().1),
             );
         }
     }

@@ -241,6 +241,22 @@ impl<T: Element> Reduce<T> {
     }
 }
 
+/// One verification run of `variant` for `T` on `n` random values: `Err`
+/// says why it failed (a wrong sum, or the launch itself).
+pub fn run_once<T: Element>(
+    gpu: &Gpu,
+    variant: Variant,
+    n: usize,
+    seed: u64,
+) -> std::result::Result<(), String> {
+    let host = T::random(n, seed);
+    let run = || -> Result<T> {
+        let mut input = gpu.upload(&host)?;
+        Reduce::<T>::load(gpu, variant)?.sum(gpu, &mut input)
+    };
+    verify(&variant, &host, run().map_err(|e| e.to_string())?)
+}
+
 /// Checks a sum against the host reference: exactly for `i32`, within the
 /// derived bound for floats.
 pub fn verify<T: Element>(variant: &Variant, input: &[T], got: T) -> std::result::Result<(), String> {

@@ -146,6 +146,31 @@ pub fn check(p: &Problem, c: &[f32], rows: &[usize], reference: &(Vec<f64>, Vec<
     }
 }
 
+/// One verification run of `kernel` on a `size`^3 problem with `alpha =
+/// 0.75, beta = -0.5`, every row against the reference: `Err` says why it
+/// failed.
+pub fn run_once(gpu: &Gpu, kernel: Kernel, size: usize, seed: u64) -> std::result::Result<(), String> {
+    let p = Problem { m: size, n: size, k: size, alpha: 0.75, beta: -0.5 };
+    let (a, b, c0) =
+        (random_f32(size * size, seed), random_f32(size * size, seed + 1), random_f32(size * size, seed + 2));
+    let run = || -> Result<Vec<f32>> {
+        let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
+        let mut c = gpu.upload(&c0)?;
+        Sgemm::load(gpu, kernel)?.launch(gpu, &p, &da, &db, &mut c)?;
+        gpu.sync()?;
+        gpu.download(&c)
+    };
+    let c = run().map_err(|e| e.to_string())?;
+    let rows: Vec<usize> = (0..size).collect();
+    let result = check(&p, &c, &rows, &reference_rows(&p, &a, &b, &c0, &rows));
+    if result.passed() { Ok(()) } else { Err(format!("{} {size}^3: {result:?}", kernel.name)) }
+}
+
+fn random_f32(n: usize, seed: u64) -> Vec<f32> {
+    use rand::Rng;
+    crate::data::random_with(n, seed, |g| g.random_range(-1.0f32..1.0))
+}
+
 /// One SGEMM kernel, loaded.
 pub struct Sgemm {
     pub kernel: Kernel,
@@ -294,11 +319,8 @@ pub fn benchmark(
         return Err(Error::InvalidInput("cannot measure an sgemm of size 0".into()));
     }
     gpu.check_fits(4 * 4 * size * size)?;
-    let (a_host, b_host, c0_host) = {
-        use rand::Rng;
-        let r = |s| crate::data::random_with(size * size, s, |g| g.random_range(-1.0f32..1.0));
-        (r(seed), r(seed + 1), r(seed + 2))
-    };
+    let (a_host, b_host, c0_host) =
+        (random_f32(size * size, seed), random_f32(size * size, seed + 1), random_f32(size * size, seed + 2));
     let rows = rows_to_check(size, 512, seed);
     let cases = [Problem { alpha: 1.5, beta: 0.0, ..shape }, Problem { alpha: 0.75, beta: -0.5, ..shape }];
     let references: Vec<_> =

@@ -24,6 +24,11 @@ pub struct Family {
     pub kernels: fn() -> Vec<gpu::launch::Kernel>,
     /// Runs the whole family at one size.
     pub run: fn(&Gpu, usize, Runs, &dyn Fn(&str)) -> Result<Vec<Record>>,
+    /// The size the emulator verifies and analyses each kernel at.
+    pub emulator_size: usize,
+    /// Verifies every kernel on the emulator at `emulator_size` with the
+    /// analysis on: one record per kernel, no timing.
+    pub emulate: fn(&Gpu, &dyn Fn(&str)) -> Result<Vec<Record>>,
 }
 
 /// The registry: add a family here and it runs in the suite, shows in the
@@ -35,6 +40,8 @@ pub const FAMILIES: &[Family] = &[
         default_sizes: &[1024, 2048, 4096, 8192],
         kernels: || transpose::KERNELS.to_vec(),
         run: run_transpose,
+        emulator_size: 128,
+        emulate: emulate_transpose,
     },
     Family {
         name: "reduce",
@@ -42,6 +49,8 @@ pub const FAMILIES: &[Family] = &[
         default_sizes: &[1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28],
         kernels: || reduce::VARIANTS.iter().flat_map(|v| [v.i32, v.f32, v.f64]).flatten().collect(),
         run: run_reduce,
+        emulator_size: 100_003,
+        emulate: emulate_reduce,
     },
     Family {
         name: "sgemm",
@@ -49,6 +58,8 @@ pub const FAMILIES: &[Family] = &[
         default_sizes: &[1024, 2048, 4096, 8192],
         kernels: || sgemm::KERNELS.to_vec(),
         run: run_sgemm,
+        emulator_size: 128,
+        emulate: emulate_sgemm,
     },
 ];
 
@@ -75,6 +86,55 @@ pub struct Record {
     pub percent: Option<f64>,
     /// Relative error against the f64 reference (sgemm).
     pub relative_error: Option<f64>,
+    /// The emulator's analysis of the same kernel at the family's
+    /// emulator size (see [`Family::emulate`]).
+    #[serde(default)]
+    pub analysis: Option<AnalysisColumns>,
+}
+
+/// The emulator's figures for one kernel. Shared "ways": wavefronts over
+/// the fewest the same accesses could take (1.0 conflict-free at any access
+/// width, 32.0 when all 32 lanes hit one bank). Global: 32-byte sectors per
+/// warp request (4.0 for 32 lanes reading 128 contiguous bytes, 32.0 when
+/// each lane is in its own sector). `None` where the kernel makes no such
+/// access.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+pub struct AnalysisColumns {
+    pub size: usize,
+    pub shared_load_ways: Option<f64>,
+    pub shared_store_ways: Option<f64>,
+    pub global_load_sectors: Option<f64>,
+    pub global_store_sectors: Option<f64>,
+    /// Least sectors over sectors touched, loads and stores together.
+    pub global_efficiency: Option<f64>,
+}
+
+impl AnalysisColumns {
+    pub fn from(size: usize, a: &gpu::emu::Analysis) -> Self {
+        let ways = |s: gpu::emu::AccessStats| (s.requests > 0).then(|| 1.0 / s.efficiency());
+        let sectors = |s: gpu::emu::AccessStats| (s.requests > 0).then(|| s.per_request());
+        let mut global = a.global_loads;
+        global.requests += a.global_stores.requests;
+        global.cost += a.global_stores.cost;
+        global.ideal += a.global_stores.ideal;
+        AnalysisColumns {
+            size,
+            shared_load_ways: ways(a.shared_loads),
+            shared_store_ways: ways(a.shared_stores),
+            global_load_sectors: sectors(a.global_loads),
+            global_store_sectors: sectors(a.global_stores),
+            global_efficiency: (global.requests > 0).then(|| global.efficiency()),
+        }
+    }
+
+    /// `ld/st` cells of the summary.
+    pub fn cells(&self) -> (String, String) {
+        let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
+        (
+            format!("{}/{}", f(self.shared_load_ways), f(self.shared_store_ways)),
+            format!("{}/{}", f(self.global_load_sectors), f(self.global_store_sectors)),
+        )
+    }
 }
 
 /// Everything one run of the suite measured, with where and when.
@@ -127,6 +187,7 @@ fn bandwidth_record(
         ceiling: "copy".into(),
         percent: value.map(|v| 100.0 * v / copy_gbps),
         relative_error: None,
+        analysis: None,
     }
 }
 
@@ -208,8 +269,100 @@ fn run_sgemm(gpu: &Gpu, size: usize, runs: Runs, progress: &dyn Fn(&str)) -> Res
             ceiling: "cublas".into(),
             percent: m.tflops().zip(peer).map(|(t, p)| 100.0 * t / p),
             relative_error: m.check.map(|c| c.relative_error),
+            analysis: None,
         })
         .collect())
+}
+
+/// A record of an emulator run: verified or not, with the analysis.
+fn emulated(
+    family: &str,
+    kernel: &str,
+    element: &str,
+    size: usize,
+    gpu: &Gpu,
+    verified: std::result::Result<(), String>,
+) -> Record {
+    let analysis = gpu.take_analysis();
+    Record {
+        family: family.into(),
+        kernel: kernel.into(),
+        element: element.into(),
+        size,
+        verified: verified.is_ok(),
+        error: verified.err(),
+        median_ms: None,
+        min_ms: None,
+        max_ms: None,
+        runs: None,
+        unit: String::new(),
+        value: None,
+        ceiling: String::new(),
+        percent: None,
+        relative_error: None,
+        analysis: Some(AnalysisColumns::from(size, &analysis)),
+    }
+}
+
+fn emulate_transpose(gpu: &Gpu, progress: &dyn Fn(&str)) -> Result<Vec<Record>> {
+    let size = 128;
+    let mut records = Vec::new();
+    for kernel in transpose::KERNELS {
+        progress(&format!("emulator: transpose {} {size} x {size}", kernel.name));
+        gpu.set_analysis(true);
+        let verified = transpose::run_once(gpu, kernel, size, size, 7);
+        gpu.set_analysis(false);
+        records.push(emulated("transpose", kernel.name, "f32", size, gpu, verified));
+    }
+    Ok(records)
+}
+
+fn emulate_reduce(gpu: &Gpu, progress: &dyn Fn(&str)) -> Result<Vec<Record>> {
+    fn one<T: reduce::Element>(
+        gpu: &Gpu,
+        variant: gpu::reduce::Variant,
+        n: usize,
+        progress: &dyn Fn(&str),
+    ) -> Option<Record> {
+        let kernel = T::kernel(&variant)?;
+        progress(&format!("emulator: {} {n}", kernel.name));
+        gpu.set_analysis(true);
+        let verified = reduce::run_once::<T>(gpu, variant, n, 7);
+        gpu.set_analysis(false);
+        Some(emulated("reduce", kernel.name, T::NAME, n, gpu, verified))
+    }
+    let n = 100_003;
+    let mut records = Vec::new();
+    for v in reduce::VARIANTS {
+        records.extend(one::<f32>(gpu, v, n, progress));
+        records.extend(one::<i32>(gpu, v, n, progress));
+        records.extend(one::<f64>(gpu, v, n, progress));
+    }
+    Ok(records)
+}
+
+fn emulate_sgemm(gpu: &Gpu, progress: &dyn Fn(&str)) -> Result<Vec<Record>> {
+    let size = 128;
+    let mut records = Vec::new();
+    for kernel in sgemm::KERNELS {
+        progress(&format!("emulator: {} {size}^3", kernel.name));
+        gpu.set_analysis(true);
+        let verified = sgemm::run_once(gpu, kernel, size, 7);
+        gpu.set_analysis(false);
+        records.push(emulated("sgemm", kernel.name, "f32", size, gpu, verified));
+    }
+    Ok(records)
+}
+
+/// Copies the emulator's analysis of each kernel onto the GPU records of
+/// the same kernel and element type.
+pub fn attach_analysis(records: &mut [Record], emulated: &[Record]) {
+    for r in records.iter_mut() {
+        r.analysis = emulated
+            .iter()
+            .find(|e| e.family == r.family && e.kernel == r.kernel && e.element == r.element)
+            .and_then(|e| e.analysis);
+    }
 }
 
 /// The families named in `only` (all when empty), or an error listing them.
@@ -243,10 +396,24 @@ pub fn bytes_needed(family: &Family, size: usize) -> usize {
     }
 }
 
-/// The summary table of a run.
+/// The summary table of a run: measured columns where there are timings,
+/// and the emulator's analysis (bank-conflict ways of shared loads/stores,
+/// sectors per global load/store request) beside them.
 pub fn summary(report: &RunReport) -> Table {
-    let mut table = Table::new(["family", "kernel", "type", "size", "verified", "median ms", "rate", "% of"]);
+    let mut table = Table::new([
+        "family",
+        "kernel",
+        "type",
+        "size",
+        "verified",
+        "median ms",
+        "rate",
+        "% of",
+        "smem ways ld/st",
+        "sectors ld/st",
+    ]);
     for r in &report.records {
+        let (ways, sectors) = r.analysis.map_or(("-".into(), "-".into()), |a| a.cells());
         table.row([
             r.family.clone(),
             r.kernel.clone(),
@@ -256,6 +423,8 @@ pub fn summary(report: &RunReport) -> Table {
             r.median_ms.map_or("-".into(), |t| format!("{t:.3}")),
             r.value.map_or("-".into(), |v| format!("{v:.1} {}", r.unit)),
             r.percent.map_or("-".into(), |p| format!("{p:.1}% {}", r.ceiling)),
+            ways,
+            sectors,
         ]);
     }
     table

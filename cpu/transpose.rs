@@ -103,6 +103,29 @@ impl Transpose {
     }
 }
 
+/// One verification run of `kernel` on a random `ny` x `nx` input, output
+/// poisoned first: `Err` says why it failed (a mismatch, or the launch
+/// itself, e.g. an emulator error).
+pub fn run_once(
+    gpu: &Gpu,
+    kernel: Kernel,
+    nx: usize,
+    ny: usize,
+    seed: u64,
+) -> std::result::Result<(), String> {
+    let run = || -> Result<()> {
+        let t = Transpose::load(gpu, kernel)?;
+        let host = random_input(nx * ny, seed);
+        let input = gpu.upload(&host)?;
+        let mut output = gpu.alloc::<f32>(nx * ny)?;
+        gpu.poison(&mut output)?;
+        t.launch(gpu, &input, &mut output, nx, ny)?;
+        gpu.sync()?;
+        verify_exact(kernel.name, &gpu.download(&output)?, &reference(&host, nx, ny))
+    };
+    run().map_err(|e| e.to_string())
+}
+
 /// Bit-exact comparison; on failure says where and how many.
 pub fn verify_exact(name: &str, got: &[f32], want: &[f32]) -> Result<()> {
     if got.len() != want.len() {

@@ -73,18 +73,41 @@ fn malformed_numbers_are_usage_errors() {
 }
 
 #[test]
-fn no_gpu_is_one_line_and_exit_1() {
+fn no_gpu_is_one_line_and_exit_1_for_the_measuring_binaries() {
     if has_gpu() {
         eprintln!("skipped: this machine has a GPU");
         return;
     }
-    for bin in
-        [MAIN, env!("CARGO_BIN_EXE_transpose"), env!("CARGO_BIN_EXE_reduce"), env!("CARGO_BIN_EXE_sgemm")]
-    {
+    for bin in [env!("CARGO_BIN_EXE_transpose"), env!("CARGO_BIN_EXE_reduce"), env!("CARGO_BIN_EXE_sgemm")] {
         let out = run(bin, &[]);
         assert_eq!(out.status.code(), Some(1), "{bin}");
         assert!(one_line_error(&out).contains("no GPU found"), "{bin}");
     }
+}
+
+/// Without a GPU the main job says so in one line and runs every kernel
+/// on the emulator instead: verified, with the analysis columns.
+#[test]
+fn no_gpu_main_job_runs_the_emulator() {
+    if has_gpu() {
+        eprintln!("skipped: this machine has a GPU");
+        return;
+    }
+    let out = run(MAIN, &["--quiet"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        stdout.lines().next().unwrap().contains("no GPU found") && stdout.contains("CPU emulator"),
+        "{stdout}"
+    );
+    for kernel in ["transpose_shared", "reduce_fast_f64", "sgemm_warp_tiled"] {
+        assert!(
+            stdout.lines().any(|l| l.contains(kernel) && l.contains("yes")),
+            "{kernel} not verified:\n{stdout}"
+        );
+    }
+    let shared = stdout.lines().find(|l| l.contains("transpose_shared")).unwrap();
+    assert!(shared.contains("32.0/1.0"), "the 32 x 32 tile's column read is 32-way: {shared}");
 }
 
 #[test]

@@ -125,7 +125,16 @@ fn run(args: &Args) -> kernel_lab::Result<bool> {
     if args.iters == 0 {
         return Err(Error::InvalidInput("--iters must be at least 1".into()));
     }
-    let gpu = Gpu::open(args.device)?;
+    let gpu = match Gpu::open(args.device) {
+        Ok(gpu) => gpu,
+        Err(e @ (Error::NoDriver | Error::NoDevice { count: 0, .. })) => {
+            println!(
+                "{e}: running every kernel on the CPU emulator at small sizes instead (verification and analysis, no timings)"
+            );
+            return emulate(args, &plan);
+        }
+        Err(e) => return Err(e),
+    };
     for (family, sizes) in &plan {
         for &size in sizes {
             gpu.check_fits(suite::bytes_needed(family, size))?;
@@ -133,16 +142,8 @@ fn run(args: &Args) -> kernel_lab::Result<bool> {
     }
     println!("{}", device_line(&gpu));
 
-    let steps: usize = plan.iter().map(|(_, s)| s.len()).sum();
-    let bar = ProgressBar::new(steps as u64);
-    if args.quiet {
-        bar.set_draw_target(ProgressDrawTarget::hidden());
-    }
-    bar.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
-            .unwrap()
-            .progress_chars("=> "),
-    );
+    let steps: usize = plan.iter().map(|(_, s)| s.len() + 1).sum();
+    let bar = progress_bar(steps, args.quiet);
     let runs = Runs { warmup: 3, timed: args.iters };
     let mut records = Vec::new();
     for (family, sizes) in &plan {
@@ -152,10 +153,54 @@ fn run(args: &Args) -> kernel_lab::Result<bool> {
             bar.inc(1);
         }
     }
+    // The emulator's analysis of every kernel, beside the timings.
+    let emulator = Gpu::emulator();
+    let mut emulated = Vec::new();
+    for (family, _) in &plan {
+        emulated.extend((family.emulate)(&emulator, &|what: &str| bar.set_message(what.to_string()))?);
+        bar.inc(1);
+    }
     bar.finish_and_clear();
+    suite::attach_analysis(&mut records, &emulated);
 
+    finish(args, report_of(&gpu, args, &plan, records))
+}
+
+fn progress_bar(steps: usize, quiet: bool) -> ProgressBar {
+    let bar = ProgressBar::new(steps as u64);
+    if quiet {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    bar.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
+            .unwrap()
+            .progress_chars("=> "),
+    );
+    bar
+}
+
+/// No GPU: every family's kernels on the emulator, verified, with the
+/// bank-conflict and sector analysis in place of timings.
+fn emulate(args: &Args, plan: &[(&suite::Family, Vec<usize>)]) -> kernel_lab::Result<bool> {
+    let emulator = Gpu::emulator();
+    let bar = progress_bar(plan.len(), args.quiet);
+    let mut records = Vec::new();
+    for (family, _) in plan {
+        records.extend((family.emulate)(&emulator, &|what: &str| bar.set_message(what.to_string()))?);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    finish(args, report_of(&emulator, args, plan, records))
+}
+
+fn report_of(
+    gpu: &Gpu,
+    args: &Args,
+    plan: &[(&suite::Family, Vec<usize>)],
+    records: Vec<suite::Record>,
+) -> RunReport {
     let info = &gpu.info;
-    let report = RunReport {
+    RunReport {
         device: info.name.clone(),
         compute_capability: format!("{}.{}", info.major, info.minor),
         multiprocessors: info.multiprocessors,
@@ -168,7 +213,11 @@ fn run(args: &Args) -> kernel_lab::Result<bool> {
         sizes: plan.iter().map(|(f, s)| (f.name.to_string(), s.clone())).collect(),
         iters: args.iters,
         records,
-    };
+    }
+}
+
+/// Prints the summary, writes the JSON and plots, reports failures.
+fn finish(args: &Args, report: RunReport) -> kernel_lab::Result<bool> {
     print!("{}", suite::summary(&report).render());
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&report).expect("records serialise");

@@ -15,6 +15,7 @@ pub mod cli;
 pub mod data;
 pub mod device;
 pub mod error;
+pub mod lab;
 pub mod ptx;
 pub mod publish;
 pub mod reduce;

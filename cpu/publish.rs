@@ -117,7 +117,14 @@ pub fn markdown(report: &RunReport, checks: Option<&str>) -> String {
             continue;
         }
         let _ = writeln!(md, "\n## {}\n\nSize: {}.\n", family.name, family.size_meaning);
-        let _ = writeln!(md, "![{} plot](docs/plots/{}.svg)\n", family.name, family.name);
+        if family.name == "lab" {
+            let _ = writeln!(
+                md,
+                "![alignment sweep](docs/plots/lab_offset.svg)\n\n![stride sweep](docs/plots/lab_stride.svg)\n"
+            );
+        } else {
+            let _ = writeln!(md, "![{} plot](docs/plots/{}.svg)\n", family.name, family.name);
+        }
         let _ = writeln!(
             md,
             "| kernel | type | size | median ms | rate | % of {} | verified | smem ways ld/st | sectors/req ld/st |",
@@ -161,6 +168,7 @@ fn plot(
     x_label: &str,
     y_label: &str,
     series: &[(String, Vec<(f64, f64)>, bool)],
+    log_x: bool,
 ) -> Result<()> {
     let fail =
         |e: &dyn std::fmt::Display| Error::InvalidInput(format!("could not draw {}: {e}", path.display()));
@@ -172,37 +180,45 @@ fn plot(
     let y1 = points.iter().map(|p| p.1).fold(0.0, f64::max) * 1.1;
     let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| fail(&e))?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 22))
-        .margin(16)
-        .x_label_area_size(48)
-        .y_label_area_size(64)
-        .build_cartesian_2d((x0 * 0.9..x1 * 1.1).log_scale(), 0.0..y1.max(1e-9))
-        .map_err(|e| fail(&e))?;
-    chart
-        .configure_mesh()
-        .x_desc(x_label)
-        .y_desc(y_label)
-        .x_label_formatter(&|x| format_size(*x))
-        .draw()
-        .map_err(|e| fail(&e))?;
-    for (i, (name, pts, ceiling)) in series.iter().enumerate() {
-        let color = if *ceiling { BLACK.to_rgba() } else { Palette99::pick(i).to_rgba() };
-        let style = ShapeStyle { color, filled: false, stroke_width: if *ceiling { 3 } else { 2 } };
-        chart
-            .draw_series(LineSeries::new(pts.clone(), style))
-            .map_err(|e| fail(&e))?
-            .label(name.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
-        chart.draw_series(pts.iter().map(|p| Circle::new(*p, 3, style.filled()))).map_err(|e| fail(&e))?;
+    let mut builder = ChartBuilder::on(&root);
+    builder.caption(title, ("sans-serif", 22)).margin(16).x_label_area_size(48).y_label_area_size(64);
+    // The same drawing for a log or a linear x axis (different chart types).
+    macro_rules! draw {
+        ($x_range:expr) => {{
+            let mut chart = builder.build_cartesian_2d($x_range, 0.0..y1.max(1e-9)).map_err(|e| fail(&e))?;
+            chart
+                .configure_mesh()
+                .x_desc(x_label)
+                .y_desc(y_label)
+                .x_label_formatter(&|x| format_size(*x))
+                .draw()
+                .map_err(|e| fail(&e))?;
+            for (i, (name, pts, ceiling)) in series.iter().enumerate() {
+                let color = if *ceiling { BLACK.to_rgba() } else { Palette99::pick(i).to_rgba() };
+                let style = ShapeStyle { color, filled: false, stroke_width: if *ceiling { 3 } else { 2 } };
+                chart
+                    .draw_series(LineSeries::new(pts.clone(), style))
+                    .map_err(|e| fail(&e))?
+                    .label(name.clone())
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+                chart
+                    .draw_series(pts.iter().map(|p| Circle::new(*p, 3, style.filled())))
+                    .map_err(|e| fail(&e))?;
+            }
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::UpperLeft)
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .draw()
+                .map_err(|e| fail(&e))?;
+        }};
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| fail(&e))?;
+    if log_x {
+        draw!((x0 * 0.9..x1 * 1.1).log_scale());
+    } else {
+        draw!(x0 - 1.0..x1 + 1.0);
+    }
     root.present().map_err(|e| fail(&e))?;
     Ok(())
 }
@@ -218,7 +234,32 @@ pub fn plots(report: &RunReport, dir: &Path) -> Result<Vec<std::path::PathBuf>> 
     std::fs::create_dir_all(dir)
         .map_err(|e| Error::InvalidInput(format!("cannot create {}: {e}", dir.display())))?;
     let mut written = Vec::new();
-    for family in FAMILIES {
+    // The lab's sweeps: bandwidth against offset and against stride.
+    for (kernel, what, file) in [
+        ("lab_copy_offset", "start offset (elements) of out[i] = in[i + offset]", "lab_offset"),
+        ("lab_copy_stride", "stride (elements) of out[i] = in[i * stride]", "lab_stride"),
+    ] {
+        let points: Vec<(f64, f64)> = report
+            .records
+            .iter()
+            .filter(|r| r.family == "lab" && r.kernel.starts_with(kernel))
+            .filter_map(|r| Some((r.param? as f64, r.value?)))
+            .collect();
+        let copy =
+            report.records.iter().find(|r| r.family == "lab" && r.kernel == "copy").and_then(|r| r.value);
+        if points.is_empty() {
+            continue;
+        }
+        let mut series = vec![(kernel.to_string(), points.clone(), false)];
+        if let Some(c) = copy {
+            series.push(("device-to-device copy".into(), points.iter().map(|p| (p.0, c)).collect(), true));
+        }
+        let path = dir.join(format!("{file}.svg"));
+        let title = format!("Memory lab: {kernel} - {} {}", report.device, report.date);
+        plot(&path, &title, what, "GB/s (read + written)", &series, kernel.ends_with("stride"))?;
+        written.push(path);
+    }
+    for family in FAMILIES.iter().filter(|f| f.name != "lab") {
         let records: Vec<&Record> = report.records.iter().filter(|r| r.family == family.name).collect();
         if records.is_empty() {
             continue;
@@ -252,7 +293,7 @@ pub fn plots(report: &RunReport, dir: &Path) -> Result<Vec<std::path::PathBuf>> 
         };
         let title = format!("{title} - {} {}", report.device, report.date);
         let path = dir.join(format!("{}.svg", family.name));
-        plot(&path, &title, &format!("size: {}", family.size_meaning), y, &series)?;
+        plot(&path, &title, &format!("size: {}", family.size_meaning), y, &series, true)?;
         written.push(path);
     }
     Ok(written)

@@ -61,6 +61,22 @@ pub const FAMILIES: &[Family] = &[
         emulator_size: 128,
         emulate: emulate_sgemm,
     },
+    Family {
+        name: "lab",
+        size_meaning: "n vectors / elements (stride study n/4, bank study n/1024 tiles)",
+        default_sizes: &[1 << 24],
+        kernels: || {
+            let mut k = gpu::lab::LAYOUT.to_vec();
+            k.extend([gpu::lab::COPY_OFFSET, gpu::lab::COPY_STRIDE]);
+            k.extend(gpu::lab::BANKS);
+            k
+        },
+        run: |gpu, size, runs, progress| {
+            crate::lab::run(gpu, crate::lab::Sizes::gpu(size), Some(runs), progress)
+        },
+        emulator_size: 1000,
+        emulate: |gpu, progress| crate::lab::run(gpu, crate::lab::Sizes::EMULATOR, None, progress),
+    },
 ];
 
 /// One measurement: a kernel (or the ceiling: `copy`, `cublas`) at one size.
@@ -90,6 +106,9 @@ pub struct Record {
     /// emulator size (see [`Family::emulate`]).
     #[serde(default)]
     pub analysis: Option<AnalysisColumns>,
+    /// The swept parameter (the lab's offset or stride), if any.
+    #[serde(default)]
+    pub param: Option<usize>,
 }
 
 /// The emulator's figures for one kernel. Shared "ways": wavefronts over
@@ -188,6 +207,7 @@ fn bandwidth_record(
         percent: value.map(|v| 100.0 * v / copy_gbps),
         relative_error: None,
         analysis: None,
+        param: None,
     }
 }
 
@@ -270,6 +290,7 @@ fn run_sgemm(gpu: &Gpu, size: usize, runs: Runs, progress: &dyn Fn(&str)) -> Res
             percent: m.tflops().zip(peer).map(|(t, p)| 100.0 * t / p),
             relative_error: m.check.map(|c| c.relative_error),
             analysis: None,
+            param: None,
         })
         .collect())
 }
@@ -301,6 +322,7 @@ fn emulated(
         percent: None,
         relative_error: None,
         analysis: Some(AnalysisColumns::from(size, &analysis)),
+        param: None,
     }
 }
 
@@ -392,6 +414,7 @@ pub fn bytes_needed(family: &Family, size: usize) -> usize {
     match family.name {
         "transpose" => 2 * size * size * 4,
         "reduce" => 2 * size * 8 + 64 * 1024,
+        "lab" => 12 * size * 4 + size * 4 * 8,
         _ => 4 * size * size * 4,
     }
 }

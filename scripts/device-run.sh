@@ -34,6 +34,7 @@ for section in "$@"; do
       sanitize $tool transpose $D/transpose --nx 1000 --ny 333 --warmup 0 --iters 1
       sanitize $tool reduce $D/reduce --n 1000003 --warmup 0 --iters 1
       sanitize $tool sgemm $D/sgemm --sizes 300 --iters 3
+      sanitize $tool memory-lab $D/memory-lab --n 100000 --iters 0
     done ;;
   ncu)
     step "ncu --clock-control none: transpose 1024 x 1024" | tee -a "$CHECKS"
@@ -46,6 +47,15 @@ l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wa
 l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed_op_shared_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum \
       $D/sgemm --sizes 1024 --iters 3 --kernels reg_2d,vec4,double_buffer,warp_tiled,tuned > "$LOGS/ncu-sgemm.csv" 2>"$LOGS/ncu-sgemm.err"
     python3 scripts/ncu-summary.py "$LOGS/ncu-sgemm.csv" | tee -a "$CHECKS" ;;
+  lab)
+    step "memory lab"
+    $D/memory-lab 2>&1 | tee "$LOGS/memory-lab.log"
+    step "ncu --clock-control none: memory lab, bank study and stride sweep (one launch per variant)" | tee -a "$CHECKS"
+    echo "(lab_copy_stride#k is stride 1, 2, 4, 8, 16, 32 for k = 1..6)" | tee -a "$CHECKS"
+    ncu --clock-control none --csv -k regex:'lab_bank|lab_copy_stride' --metrics \
+l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed_op_shared_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum \
+      $D/memory-lab --n 1048576 --iters 0 > "$LOGS/ncu-lab.csv" 2>"$LOGS/ncu-lab.err"
+    python3 scripts/ncu-summary.py "$LOGS/ncu-lab.csv" --all | tee -a "$CHECKS" ;;
   sass)
     step "SASS (ptxas + cuobjdump on the device)" | tee -a "$CHECKS"
     ptxas -arch=sm_90 $D/gpu_sm_90.ptx -o /tmp/gpu.cubin && cuobjdump -sass /tmp/gpu.cubin > "$LOGS/sass.txt"

@@ -289,3 +289,57 @@ fn shuffles_follow_cuda_semantics() {
     }
     assert_eq!(down[0], 496.0);
 }
+
+/// The memory lab on the emulator: every variant verified, and the
+/// analysis the lab's doc comments derive.
+#[test]
+fn memory_lab_analysis_matches_the_arithmetic() {
+    let gpu = Gpu::emulator();
+    let records = kernel_lab::lab::run(
+        &gpu,
+        kernel_lab::lab::Sizes { n: 4096, strided: 2048, tiles: 2 },
+        None,
+        &|_| {},
+    )
+    .unwrap();
+    for r in &records {
+        assert!(r.verified, "{}: {:?}", r.kernel, r.error);
+    }
+    let a = |name: &str| records.iter().find(|r| r.kernel == name).unwrap().analysis.unwrap();
+    let close = |x: Option<f64>, want: f64| (x.unwrap() - want).abs() < 0.05;
+    // Banks.
+    assert!(close(a("lab_bank_column_32").shared_load_ways, 32.0));
+    for k in [
+        "lab_bank_column_33",
+        "lab_bank_column_31",
+        "lab_bank_row",
+        "lab_bank_broadcast",
+        "lab_bank_f64_row",
+        "lab_bank_f64_column_33",
+    ] {
+        assert!(close(a(k).shared_load_ways, 1.0), "{k}: {:?}", a(k));
+    }
+    assert!(close(a("lab_bank_f64_column").shared_load_ways, 16.0));
+    // Strides: min(32, 4 * stride) sectors per request.
+    for (stride, sectors) in [(1, 4.0), (2, 8.0), (4, 16.0), (8, 32.0), (32, 32.0)] {
+        assert!(
+            close(a(&format!("lab_copy_stride*{stride}")).global_load_sectors, sectors),
+            "stride {stride}"
+        );
+    }
+    // Alignment: one more sector unless the offset is a multiple of 8.
+    for (offset, sectors) in [(0, 4.0), (1, 5.0), (7, 5.0), (8, 4.0), (9, 5.0), (32, 4.0)] {
+        assert!(
+            close(a(&format!("lab_copy_offset+{offset}")).global_load_sectors, sectors),
+            "offset {offset}"
+        );
+    }
+    // Layout: SoA and staged loads are coalesced; 16-byte AoS moves 16
+    // sectors per request; 12-byte AoS 12 or 13 per load.
+    assert!(close(a("lab_len2_soa").global_load_sectors, 4.0));
+    assert!(close(a("lab_len2_aos16").global_load_sectors, 16.0));
+    let aos12 = a("lab_len2_aos12").global_load_sectors.unwrap();
+    assert!((12.0..=13.0).contains(&aos12), "{aos12}");
+    assert!(close(a("lab_len2_aos12_staged").global_load_sectors, 4.0));
+    assert!(close(a("lab_len2_aos12_staged").shared_load_ways, 1.0));
+}

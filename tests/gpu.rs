@@ -208,6 +208,16 @@ fn sgemm_shapes(gpu: &Gpu) -> Result<(), String> {
     Ok(())
 }
 
+/// The memory lab on the GPU: every variant verified.
+fn memory_lab(gpu: &Gpu) -> Result<(), String> {
+    let sizes = kernel_lab::lab::Sizes { n: 100_003, strided: 30_001, tiles: 77 };
+    let records = kernel_lab::lab::run(gpu, sizes, None, &|_| {}).map_err(|e| e.to_string())?;
+    match records.iter().find(|r| !r.verified) {
+        Some(r) => Err(format!("{}: {:?}", r.kernel, r.error)),
+        None => Ok(()),
+    }
+}
+
 fn main() -> ExitCode {
     let gpu = match Gpu::open(0) {
         Ok(gpu) => gpu,
@@ -221,7 +231,8 @@ fn main() -> ExitCode {
         }
     };
     println!("gpu tests on {}", kernel_lab::cli::device_line(&gpu));
-    let tests: [(&str, GpuTest); 7] = [
+    let tests: [(&str, GpuTest); 8] = [
+        ("memory_lab", memory_lab),
         ("sgemm_shapes", sgemm_shapes),
         ("reduce_sizes", reduce_sizes),
         ("reduce_fast_same_bits_for_every_grid", reduce_fast_same_bits_for_every_grid),

@@ -73,6 +73,7 @@ pub mod checks;
 pub mod dev;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod emu;
+pub mod lab;
 pub mod launch;
 pub mod reduce;
 pub mod sgemm;
@@ -95,4 +96,5 @@ pub fn for_each_kernel(mut f: impl FnMut(&launch::Kernel)) {
         [v.i32, v.f32, v.f64].iter().flatten().for_each(&mut f);
     }
     sgemm::ALL.iter().for_each(&mut f);
+    lab::LAYOUT.iter().chain(&[lab::COPY_OFFSET, lab::COPY_STRIDE]).chain(&lab::BANKS).for_each(&mut f);
 }

@@ -122,6 +122,16 @@ pub fn markdown(report: &RunReport, checks: Option<&str>) -> String {
                 md,
                 "![alignment sweep](docs/plots/lab_offset.svg)\n\n![stride sweep](docs/plots/lab_stride.svg)\n"
             );
+            let _ = writeln!(
+                md,
+                "How to read it: GB/s counts the bytes the work needs, equal for every variant of a study \
+                 (16 per vector for the layout study, 8 per element for the copies; for the bank study, the \
+                 shared-memory bytes read, which is why it exceeds the DRAM copy). Sectors per request count \
+                 L1 requests, not DRAM traffic: the three loads of the 12-byte AoS each touch ~12 sectors, but \
+                 the same sectors, so after the first load they hit in L1 and the DRAM bytes equal the SoA's; \
+                 the 16-byte layout moves a third more DRAM bytes (its pad) and is slower. Misalignment costs \
+                 one extra sector per request in L1, mostly absorbed by the caches; stride is not.\n"
+            );
         } else {
             let _ = writeln!(md, "![{} plot](docs/plots/{}.svg)\n", family.name, family.name);
         }
@@ -152,6 +162,7 @@ pub fn markdown(report: &RunReport, checks: Option<&str>) -> String {
         }
     }
     if let Some(checks) = checks {
+        md.push_str(&profiler_comparison(report, checks));
         let _ = writeln!(
             md,
             "\n## Checks on the device\n\nAs printed by `scripts/device-run.sh` in the same session:\n\n```text\n{}\n```",
@@ -297,4 +308,57 @@ pub fn plots(report: &RunReport, dir: &Path) -> Result<Vec<std::path::PathBuf>> 
         written.push(path);
     }
     Ok(written)
+}
+
+/// The profiler's counters (the `ncu` tables of the device checks) beside
+/// the emulator's figures for the same kernels.
+fn profiler_comparison(report: &RunReport, checks: &str) -> String {
+    let strides = crate::lab::STRIDES;
+    let mut rows = Vec::new();
+    for line in checks.lines() {
+        let cells: Vec<&str> = line.split_whitespace().collect();
+        let [label, wavefronts, _conflicts, gld, gst] = cells[..] else { continue };
+        if gld.parse::<f64>().is_err() {
+            continue;
+        }
+        // `lab_copy_stride#k` is the k-th stride; other `#1` suffixes go.
+        let (name, k) = label.split_once('#').map_or((label, 1), |(n, k)| (n, k.parse().unwrap_or(1)));
+        let kernel =
+            if name == "lab_copy_stride" { format!("{name}*{}", strides[k - 1]) } else { name.to_string() };
+        let Some(a) = report.records.iter().find(|r| r.kernel == kernel).and_then(|r| r.analysis) else {
+            continue;
+        };
+        let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+        rows.push(format!(
+            "| {kernel} | {wavefronts} | {} | {gld} | {} | {gst} | {} |",
+            f(a.shared_load_wavefronts),
+            f(a.global_load_sectors),
+            f(a.global_store_sectors)
+        ));
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut md = String::from(
+        "\n## Profiler and emulator\n\n`ncu --clock-control none` on the GPU against the emulator's count for \
+         the same kernel (the emulator at its small size, so partial last warps lower its averages slightly). \
+         Shared: wavefronts per load instruction; global: sectors per request.\n\n\
+         | kernel | smem wavefronts ncu | emulator | gld sectors ncu | emulator | gst sectors ncu | emulator |\n\
+         | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+    );
+    for r in rows {
+        md.push_str(&r);
+        md.push('\n');
+    }
+    md.push_str(
+        "\nWhere they differ, and why: the SGEMM fragment reads are 16-byte `LDS.128`. The emulator serves \
+         those in 4 fixed phases of 8 lanes (4 wavefronts when conflict-free); the hardware reported 3.0 for \
+         the conflict-free warp-tiled kernel and 5.0 for the contiguous one, merging phases whose lanes \
+         broadcast. Both agree on what matters: the contiguous layout has bank conflicts (ncu counted 4.2 \
+         million, the emulator 1.5 times the conflict-free cost) and warp tiling removes them (ncu 0, emulator \
+         1.0). The `transpose_padded` 1.02 and the lab's 1.01 are ncu counting a few extra wavefronts per \
+         launch outside the studied loads (the block's tile fill); the studied loads themselves are \
+         conflict-free in both.\n",
+    );
+    md
 }

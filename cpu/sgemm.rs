@@ -146,16 +146,18 @@ pub fn check(p: &Problem, c: &[f32], rows: &[usize], reference: &(Vec<f64>, Vec<
     }
 }
 
-/// One verification run of `kernel` on a `size`^3 problem with `alpha =
-/// 0.75, beta = -0.5`, every row against the reference: `Err` says why it
-/// failed.
+/// One verification run of `kernel` on a `size`^3 problem in the timed
+/// configuration (`alpha = 1, beta = 0`, C poisoned, so every element must
+/// be written and C is not read), every row against the reference: `Err`
+/// says why it failed.
 pub fn run_once(gpu: &Gpu, kernel: Kernel, size: usize, seed: u64) -> std::result::Result<(), String> {
-    let p = Problem { m: size, n: size, k: size, alpha: 0.75, beta: -0.5 };
+    let p = Problem::square(size);
     let (a, b, c0) =
         (random_f32(size * size, seed), random_f32(size * size, seed + 1), random_f32(size * size, seed + 2));
     let run = || -> Result<Vec<f32>> {
         let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
         let mut c = gpu.upload(&c0)?;
+        gpu.poison(&mut c)?;
         Sgemm::load(gpu, kernel)?.launch(gpu, &p, &da, &db, &mut c)?;
         gpu.sync()?;
         gpu.download(&c)

@@ -121,6 +121,10 @@ pub struct Record {
 pub struct AnalysisColumns {
     pub size: usize,
     pub shared_load_ways: Option<f64>,
+    /// Wavefronts per shared-load request (what ncu's
+    /// `l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld` / instructions is).
+    #[serde(default)]
+    pub shared_load_wavefronts: Option<f64>,
     pub shared_store_ways: Option<f64>,
     pub global_load_sectors: Option<f64>,
     pub global_store_sectors: Option<f64>,
@@ -139,6 +143,7 @@ impl AnalysisColumns {
         AnalysisColumns {
             size,
             shared_load_ways: ways(a.shared_loads),
+            shared_load_wavefronts: sectors(a.shared_loads),
             shared_store_ways: ways(a.shared_stores),
             global_load_sectors: sectors(a.global_loads),
             global_store_sectors: sectors(a.global_stores),

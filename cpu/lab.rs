@@ -243,7 +243,10 @@ fn placeholder(size: usize) -> Record {
 
 /// What lane `l` reads at step `r` in each bank kernel (mirrors the
 /// kernels' closures), and the tile's rows.
-fn bank_pattern(name: &str) -> (usize, usize, fn(usize, usize) -> (usize, usize)) {
+/// Lane and step to the (row, column) read.
+type Pattern = fn(usize, usize) -> (usize, usize);
+
+fn bank_pattern(name: &str) -> (usize, usize, Pattern) {
     match name {
         "lab_bank_column_31" => (31, 31, |l, r| (l, r % 31)),
         "lab_bank_row" | "lab_bank_f64_row" => (32, 32, |l, r| (r % 32, l)),

@@ -22,6 +22,9 @@
     )
 )]
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
+// Kernel docs start with their step number ("3. Each thread ..."), which
+// is a heading, not a markdown list.
+#![allow(clippy::doc_lazy_continuation)]
 
 /// Declares a kernel: on `nvptx64` an exported `extern "ptx-kernel"` entry
 /// point named after the function (the name the host's [`launch::Kernel`]
@@ -42,6 +45,10 @@ macro_rules! kernel {
         $(#[$attr])*
         ///
         /// (Host build: runs on the emulator, see [`crate::emu`].)
+        ///
+        /// # Safety
+        /// Only the emulator may call it, inside a launch whose buffers
+        /// match the parameters; it checks every access the kernel makes.
         #[cfg(not(target_arch = "nvptx64"))]
         #[allow(clippy::too_many_arguments)]
         pub unsafe fn $name($($arg: $ty),*) {

@@ -18,6 +18,10 @@
 //! part one warp computes, the *thread tile* the part one thread holds in
 //! registers.
 
+// `seq!` unrolls loops by substituting 0, 1, ... into index arithmetic:
+// `4 * H + I` with `H = 0` is intended.
+#![allow(clippy::erasing_op, clippy::identity_op)]
+
 use crate::dev::shared::tile_bytes;
 use crate::dev::{
     In, Out, SharedTile, block_idx_x, block_idx_y, math::fma, sync_threads, thread_idx_x, thread_idx_y,
@@ -551,18 +555,22 @@ macro_rules! block_tile_kernel {
 
 block_tile_kernel! {
     /// 3b. Register blocking in 2-D: the 128 x 128 block tile, each thread
-    /// an 8 x 8 thread tile (contiguous), scalar loads everywhere. Each
+    /// an 8 x 8 thread tile (contiguous), scalar loads in the source. Each
     /// fragment value is reused 8 times from a register: 16 shared loads
-    /// per 64 FMAs.
+    /// per 64 FMAs. (LLVM's load-store vectoriser merges each four
+    /// consecutive 4-byte fragment loads into one `ld.shared.v4`, since
+    /// the tile is 16-byte aligned: the SASS has `LDS.128` here too.)
     sgemm_reg_2d = Steps { vector: false, double_buffer: false, warp_tiled: false, swizzle: false };
     /// 4. The seed's starting point: 3b with 16-byte loads, `ld.global.v4`
     /// from A and B, `ld.shared.v4` for the fragments (4 per 64 FMAs).
     ///
-    /// No faster than 3b (H200, 4096^3: 31.1 vs 31.2 TFLOP/s): a quarter of
-    /// the load instructions, but the same shared-memory wavefronts. In the
-    /// contiguous layout a warp's `Bs` fragment read is 16 distinct 16-byte
-    /// words 32 bytes apart, which land on 4 bank groups: 4 wavefronts
-    /// where 2 would do, with scalar or vector loads alike. Kernel 6 removes
+    /// No faster than 3b (H200, 4096^3: 31.1 vs 31.2 TFLOP/s), because the
+    /// compiler already gave 3b the same `LDS.128` fragment reads (see 3b);
+    /// what this kernel adds is 16-byte global loads, and global loads are
+    /// not the bottleneck at 64 FMAs per loaded value. Both pay the same
+    /// bank conflicts: in the contiguous layout a warp's `Bs` fragment read
+    /// is 16 distinct 16-byte words 32 bytes apart, which land on 4 bank
+    /// groups (ncu: 5 wavefronts per load instead of 3). Kernel 6 removes
     /// that.
     sgemm_vec4 = Steps { vector: true, double_buffer: false, warp_tiled: false, swizzle: false };
     /// 5. Double buffering: two shared stages; the next k-step's global

@@ -75,11 +75,15 @@ impl Analysis {
     }
 }
 
+/// One warp request: (space, store?, warp, k).
+type RequestKey = (Space, bool, u32, u32);
+/// Its lanes' accesses: (lane, address, bytes).
+type LaneAccesses = Vec<(u32, usize, usize)>;
+
 /// The accesses of one block, grouped into warp requests.
 #[derive(Default)]
 pub(crate) struct Recorder {
-    /// (space, store?, warp, k) -> (lane, address, bytes) per lane.
-    requests: BTreeMap<(Space, bool, u32, u32), Vec<(u32, usize, usize)>>,
+    requests: BTreeMap<RequestKey, LaneAccesses>,
 }
 
 impl Recorder {

@@ -427,7 +427,7 @@ fn run_block(
     let n = ctx.block_dim.iter().product::<u32>() as usize;
     // SAFETY: `ctx` outlives every use through BLOCK: it is cleared below
     // before `ctx` goes out of scope, on every path.
-    BLOCK.with(|c| c.set(ctx as *const BlockCtx as *const BlockCtx<'static>));
+    BLOCK.with(|c| c.set(core::ptr::from_ref(ctx).cast::<BlockCtx<'static>>()));
     struct Clear;
     impl Drop for Clear {
         fn drop(&mut self) {

@@ -299,23 +299,32 @@ unsafe fn sum_unrolled<T: Sum>(input: In<T>, n: usize, width: usize, tid: usize)
     v[0].add(v[1]).add(v[2]).add(v[3])
 }
 
-/// 3. Each thread first sums 4 blocks' worth of input (the seed's
-/// `reduceSmemUnroll`), then the shared-memory tree of kernel 2.
+/// Kernels 3 and 4: the four strided loads, then the shared-memory tree,
+/// over a block of `width` threads with `width` elements of shared memory.
 #[inline(always)]
-unsafe fn reduce_unroll<T: Sum>(input: In<T>, partials: Out<T>, n: u64) {
-    // SAFETY: the launch passes BLOCK elements of shared memory.
+unsafe fn reduce_unrolled_tree<T: Sum>(input: In<T>, partials: Out<T>, n: u64, width: usize) {
+    // SAFETY: the launch passes `width` elements of shared memory.
     let smem = unsafe { SharedArray::<T>::launch_sized() };
     let tid = thread_idx_x() as usize;
-    unsafe { smem.set(tid, sum_unrolled(input, n as usize, BLOCK, tid)) };
+    unsafe { smem.set(tid, sum_unrolled(input, n as usize, width, tid)) };
     sync_threads();
-    unsafe { tree_in_shared(smem, tid, BLOCK) };
+    unsafe { tree_in_shared(smem, tid, width) };
     if tid == 0 {
         unsafe { partials.store(block_idx_x() as usize, smem.get(0)) };
     }
 }
 
+/// 3. Each thread first sums 4 blocks' worth of input (the seed's
+/// `reduceSmemUnroll`), then the shared-memory tree of kernel 2, over a
+/// block of the compile-time `BLOCK` threads.
+#[inline(always)]
+unsafe fn reduce_unroll<T: Sum>(input: In<T>, partials: Out<T>, n: u64) {
+    unsafe { reduce_unrolled_tree(input, partials, n, BLOCK) }
+}
+
 /// 4. Kernel 3 with the block size, and so the shared memory, chosen at
-/// launch (`blockDim.x`, a power of two; launched with 256 threads).
+/// launch (`blockDim.x`, a power of two; launched with 256 threads): the
+/// only difference is the `width` argument.
 ///
 /// In CUDA C this is `extern __shared__ int smem[]` instead of
 /// `__shared__ int smem[DIM]`. Here every kernel's shared memory is
@@ -330,15 +339,7 @@ unsafe fn reduce_unroll<T: Sum>(input: In<T>, partials: Out<T>, n: u64) {
 /// launch; kernel 5 drops the tree altogether.
 #[inline(always)]
 unsafe fn reduce_dynamic<T: Sum>(input: In<T>, partials: Out<T>, n: u64) {
-    // SAFETY: the launch passes blockDim.x elements of shared memory.
-    let smem = unsafe { SharedArray::<T>::launch_sized() };
-    let (tid, width) = (thread_idx_x() as usize, block_dim_x() as usize);
-    unsafe { smem.set(tid, sum_unrolled(input, n as usize, width, tid)) };
-    sync_threads();
-    unsafe { tree_in_shared(smem, tid, width) };
-    if tid == 0 {
-        unsafe { partials.store(block_idx_x() as usize, smem.get(0)) };
-    }
+    unsafe { reduce_unrolled_tree(input, partials, n, block_dim_x() as usize) }
 }
 
 /// The sum over a warp's 32 lanes, in lane 0: five `shfl.sync.down` steps

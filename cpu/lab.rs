@@ -15,7 +15,7 @@ use gpu::launch::{Dim3, Kernel};
 use crate::bench::{self, Runs, Timing};
 use crate::device::{DeviceBuffer, Gpu};
 use crate::error::Result;
-use crate::suite::{AnalysisColumns, Record};
+use crate::suite::{AnalysisColumns, Record, bandwidth_record};
 use crate::transpose::random_input;
 
 /// Offsets swept by the alignment study (elements).
@@ -66,31 +66,16 @@ fn one(
         Some(runs) if verified.is_ok() => Some(bench::time(gpu, runs, &mut launch)?),
         _ => None,
     };
-    let value = timing.map(|t| t.gb_per_s(bytes));
     let name = match param {
         Some(p) if kernel.name.ends_with("offset") => format!("{}+{p}", kernel.name),
         Some(p) => format!("{}*{p}", kernel.name),
         None => kernel.name.to_string(),
     };
-    Ok(Record {
-        family: "lab".into(),
-        kernel: name,
-        element: if kernel.name.contains("f64") { "f64" } else { "f32" }.into(),
-        size,
-        verified: verified.is_ok(),
-        error: verified.err(),
-        median_ms: timing.map(|t| t.median_ms),
-        min_ms: timing.map(|t| t.min_ms),
-        max_ms: timing.map(|t| t.max_ms),
-        runs: timing.map(|t| t.runs),
-        unit: "GB/s".into(),
-        value,
-        ceiling: "copy".into(),
-        percent: value.zip(copy_gbps).map(|(v, c)| 100.0 * v / c),
-        relative_error: None,
-        analysis: gpu.is_emulator().then(|| AnalysisColumns::from(size, &analysis)),
-        param,
-    })
+    let element = if kernel.name.contains("f64") { "f64" } else { "f32" };
+    let mut record = bandwidth_record("lab", &name, element, size, timing, bytes, copy_gbps, &verified);
+    record.analysis = gpu.is_emulator().then(|| AnalysisColumns::from(size, &analysis));
+    record.param = param;
+    Ok(record)
 }
 
 fn exact(name: &str, got: &[f32], want: &[f32]) -> std::result::Result<(), String> {
@@ -109,13 +94,16 @@ pub fn run(gpu: &Gpu, sizes: Sizes, runs: Option<Runs>, progress: &dyn Fn(&str))
             let src = gpu.upload(&random_input(4 * n, 1))?;
             let mut dst = gpu.alloc::<f32>(4 * n)?;
             let (copy, gbps) = bench::copy_ceiling(gpu, &src, &mut dst, runs)?;
-            records.push(Record {
-                kernel: "copy".into(),
-                median_ms: Some(copy.median_ms),
-                value: Some(gbps),
-                percent: Some(100.0),
-                ..placeholder(n)
-            });
+            records.push(bandwidth_record(
+                "lab",
+                "copy",
+                "f32",
+                n,
+                Some(copy),
+                2 * 4 * n * 4,
+                Some(gbps),
+                &Ok(()),
+            ));
             Some(gbps)
         }
         None => None,
@@ -216,29 +204,6 @@ pub fn run(gpu: &Gpu, sizes: Sizes, runs: Option<Runs>, progress: &dyn Fn(&str))
     progress("lab: shared-memory banks");
     records.extend(banks(gpu, sizes.tiles, copy_gbps, runs)?);
     Ok(records)
-}
-
-/// A record with nothing measured, for the ceiling row.
-fn placeholder(size: usize) -> Record {
-    Record {
-        family: "lab".into(),
-        kernel: String::new(),
-        element: "f32".into(),
-        size,
-        verified: true,
-        error: None,
-        median_ms: None,
-        min_ms: None,
-        max_ms: None,
-        runs: None,
-        unit: "GB/s".into(),
-        value: None,
-        ceiling: "copy".into(),
-        percent: None,
-        relative_error: None,
-        analysis: None,
-        param: None,
-    }
 }
 
 /// What lane `l` reads at step `r` in each bank kernel (mirrors the

@@ -184,14 +184,17 @@ impl RunReport {
     }
 }
 
-fn bandwidth_record(
+/// The record of a memory-bound kernel: `bytes` per run over the median
+/// time, and that as a percentage of the in-run copy where there is one.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn bandwidth_record(
     family: &str,
     kernel: &str,
     element: &str,
     size: usize,
     timing: Option<crate::bench::Timing>,
     bytes: usize,
-    copy_gbps: f64,
+    copy_gbps: Option<f64>,
     verified: &std::result::Result<(), String>,
 ) -> Record {
     let value = timing.map(|t| t.gb_per_s(bytes));
@@ -209,7 +212,7 @@ fn bandwidth_record(
         unit: "GB/s".into(),
         value,
         ceiling: "copy".into(),
-        percent: value.map(|v| 100.0 * v / copy_gbps),
+        percent: value.zip(copy_gbps).map(|(v, c)| 100.0 * v / c),
         relative_error: None,
         analysis: None,
         param: None,
@@ -226,11 +229,20 @@ fn run_transpose(gpu: &Gpu, size: usize, runs: Runs, progress: &dyn Fn(&str)) ->
         size,
         Some(r.copy),
         2 * size * size * 4,
-        r.copy_gb_per_s,
+        Some(r.copy_gb_per_s),
         &Ok(()),
     )];
     records.extend(r.kernels.iter().map(|m| {
-        bandwidth_record("transpose", m.name, "f32", size, m.timing, m.bytes, r.copy_gb_per_s, &m.verified)
+        bandwidth_record(
+            "transpose",
+            m.name,
+            "f32",
+            size,
+            m.timing,
+            m.bytes,
+            Some(r.copy_gb_per_s),
+            &m.verified,
+        )
     }));
     Ok(records)
 }
@@ -246,7 +258,7 @@ fn run_reduce(gpu: &Gpu, size: usize, runs: Runs, progress: &dyn Fn(&str)) -> Re
             size,
             Some(r.copy),
             2 * bytes,
-            r.copy_gb_per_s,
+            Some(r.copy_gb_per_s),
             &Ok(()),
         ));
         records.extend(r.kernels.iter().map(|m| {
@@ -257,7 +269,7 @@ fn run_reduce(gpu: &Gpu, size: usize, runs: Runs, progress: &dyn Fn(&str)) -> Re
                 size,
                 m.timing,
                 m.bytes,
-                r.copy_gb_per_s,
+                Some(r.copy_gb_per_s),
                 &m.verified,
             )
         }));

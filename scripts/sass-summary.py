@@ -20,10 +20,12 @@ for line in sys.stdin:
         counts[kernel] = collections.Counter()
         continue
     m = re.search(r"/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", line)
+    if "@!PT" in line:  # never executed (ptxas pads LDGSTS with these)
+        continue
     if kernel and m:
         op = m.group(1)
         base = op.split(".")[0]
-        if base in ("LDS", "STS", "LDG", "STG", "LDL", "STL", "FFMA", "BAR"):
+        if base in ("LDS", "STS", "LDG", "STG", "LDL", "STL", "FFMA", "BAR", "LDGSTS"):
             width = ".128" if ".128" in op else ".64" if ".64" in op else ""
             counts[kernel][base + width] += 1
 for kernel, c in counts.items():

@@ -18,7 +18,8 @@
         core_intrinsics,
         gpu_intrinsics,
         gpu_launch_sized_workgroup_mem,
-        link_llvm_intrinsics
+        link_llvm_intrinsics,
+        asm_experimental_arch
     )
 )]
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]

@@ -21,8 +21,12 @@
 // `seq!` unrolls loops by substituting 0, 1, ... into index arithmetic:
 // `4 * H + I` with `H = 0` is intended.
 #![allow(clippy::erasing_op, clippy::identity_op)]
+// Loops over register arrays index them with constant-bound counters, which
+// LLVM unrolls; iterator chains were not always unrolled (see `load_next`).
+#![allow(clippy::needless_range_loop)]
 
 use crate::dev::shared::tile_bytes;
+use crate::dev::copy::{commit_copies, wait_copies};
 use crate::dev::{
     In, Out, SharedTile, block_idx_x, block_idx_y, math::fma, sync_threads, thread_idx_x, thread_idx_y,
 };
@@ -49,10 +53,16 @@ pub const THREADS: usize = 256;
 /// 128 + 4, so that the transposing stores of a warp spread over all banks
 /// (rows start 4 banks apart) while rows stay 16-byte aligned for `load4`.
 pub const AS_STRIDE: usize = BM + 4;
-/// Row stride of the B tile in shared memory (`Bs[k][n]`).
-pub const BS_STRIDE: usize = BN;
-/// Floats in one stage of shared memory: the A tile, then the B tile.
-pub const STAGE: usize = BK * AS_STRIDE + BK * BS_STRIDE;
+/// Kernel 7's block tile is twice as wide: 128 x 256, each thread an
+/// 8 x 16 thread tile (see [`sgemm_tuned`]).
+pub const WIDE_BN: usize = 256;
+/// Floats in one stage of shared memory for a block tile `bn` wide: the A
+/// tile (`As[k][m]`), then the B tile (`Bs[k][n]`, row stride `bn`).
+pub const fn stage_floats(bn: usize) -> usize {
+    BK * AS_STRIDE + BK * bn
+}
+/// [`stage_floats`] of the 128 x 128 block tile.
+pub const STAGE: usize = stage_floats(BN);
 
 const fn gemm(name: &'static str, block: Dim3, shared_bytes: u32, tile: [u32; 2]) -> Kernel {
     Kernel::new(name, block, shared_bytes, tile)
@@ -85,10 +95,22 @@ pub const DOUBLE_BUFFER: Kernel =
 pub const WARP_TILED: Kernel =
     gemm("sgemm_warp_tiled", Dim3::x(THREADS as u32), 2 * 4 * STAGE as u32, [BN as u32, BM as u32])
         .min_blocks(BLOCK_TILE_MIN_BLOCKS);
-pub const TUNED: Kernel = Kernel { name: "sgemm_tuned", ..WARP_TILED };
+/// Kernel 7 holds 128 accumulators per thread: it gets the whole register
+/// file (up to 255 per thread) with one block of 8 warps per SM.
+pub const TUNED: Kernel = gemm(
+    "sgemm_tuned",
+    Dim3::x(THREADS as u32),
+    2 * 4 * stage_floats(WIDE_BN) as u32,
+    [WIDE_BN as u32, BM as u32],
+)
+.min_blocks(1);
+pub const WIDE_PIPE: Kernel = Kernel { name: "sgemm_wide_pipe", ..TUNED };
+pub const NARROW_PIPE: Kernel = Kernel { name: "sgemm_narrow_pipe", ..WARP_TILED };
+pub const NARROW_SWZ: Kernel = Kernel { name: "sgemm_narrow_swz", ..WARP_TILED };
 
 /// Every SGEMM kernel, slowest idea first.
-pub const ALL: [Kernel; 8] = [NAIVE, SHARED, REG_COL, REG_2D, VEC4, DOUBLE_BUFFER, WARP_TILED, TUNED];
+pub const ALL: [Kernel; 11] =
+    [NAIVE, SHARED, REG_COL, REG_2D, VEC4, DOUBLE_BUFFER, WARP_TILED, TUNED, WIDE_PIPE, NARROW_PIPE, NARROW_SWZ];
 
 /// `alpha * acc + beta * old`, not reading `old` when `beta` is 0.
 #[inline(always)]
@@ -200,7 +222,7 @@ kernel! {
     }
 }
 
-/// How the 128 x 128 block tile's kernels differ, step by step.
+/// How the block tile kernels differ, step by step.
 #[derive(Clone, Copy)]
 struct Steps {
     /// 16-byte global loads (`ld.global.v4`) where the row is aligned and
@@ -215,12 +237,30 @@ struct Steps {
     warp_tiled: bool,
     /// Launch order grouped by 8 block rows (see [`block_origin`]).
     swizzle: bool,
+    /// Stage tiles with `cp.async` straight into shared memory, `stages`
+    /// deep (see [`main_loop_async`]), instead of through registers.
+    async_copy: bool,
+    stages: usize,
+    /// The 128 x 256 block tile with 8 x 16 thread tiles ([`WIDE_BN`])
+    /// instead of 128 x 128 with 8 x 8.
+    wide: bool,
+    /// Fragments loaded one `p` ahead, the barrier before the last `p`
+    /// (see [`main_loop_pipelined`]).
+    pipelined: bool,
+}
+
+impl Steps {
+    /// Columns of the block tile.
+    const fn bn(self) -> usize {
+        if self.wide { WIDE_BN } else { BN }
+    }
 }
 
 /// Rows of blocks per group of [`block_origin`]'s launch order.
 pub const SWIZZLE_GROUP: usize = 8;
 
-/// The block tile this block computes, as `(first row, first column)`.
+/// The block tile this block computes, as `(first row, first column)`, for
+/// block tiles `BM x bn`.
 ///
 /// Blocks are launched in order of their linear index, x fastest. Plainly
 /// mapped, consecutive blocks walk along one block row of C: they share
@@ -229,10 +269,10 @@ pub const SWIZZLE_GROUP: usize = 8;
 /// `swizzle`, consecutive blocks walk down a group of 8 block rows first:
 /// a wave then touches 8 panels of A and ~33 of B, which stay in L2.
 #[inline(always)]
-fn block_origin(swizzle: bool) -> (usize, usize) {
+fn block_origin(swizzle: bool, bn: usize) -> (usize, usize) {
     let (bx, by) = (block_idx_x(), block_idx_y());
     if !swizzle {
-        return (by as usize * BM, bx as usize * BN);
+        return (by as usize * BM, bx as usize * bn);
     }
     // In u32 (block counts fit): fewer 64-bit registers at the 128 cap.
     let (gx, gy) = (crate::dev::grid_dim_x(), crate::dev::grid_dim_y());
@@ -244,37 +284,46 @@ fn block_origin(swizzle: bool) -> (usize, usize) {
     let first_row = id / per_group * group;
     let rows = gy.saturating_sub(first_row).clamp(1, group);
     let within = id % per_group;
-    ((first_row + within % rows) as usize * BM, (within / rows) as usize * BN)
+    ((first_row + within % rows) as usize * BM, (within / rows) as usize * bn)
 }
 
-/// Where this thread's 8 x 8 thread tile lies in the block tile: rows
+/// Where this thread's thread tile lies in the block tile: rows
 /// `r0 + i + h * r_step` and columns `c0 + j + g * c_step`, for `i, j` in
-/// 0..4 and `h, g` in 0..2: four 4 x 4 blocks.
+/// 0..4, `h` in 0..2 and `g` in 0..`bn / 64`: 4 x 4 blocks, 2 x 2 of them
+/// (8 x 8) in a 128-wide block tile, 2 x 4 (8 x 16) in a 256-wide one.
 ///
 /// - Contiguous (kernels 3b to 5): thread `t` owns rows `8 (t / 16)..+8`
 ///   and columns `8 (t % 16)..+8` (`r_step = c_step = 4`). Reading its
 ///   `B` fragment, lane `t` loads words `8 t..8 t + 4` of a `Bs` row: lanes
 ///   `t` and `t + 4` hit the same banks (`8 t mod 32`), a 2-way conflict in
 ///   each 8-lane phase of the 16-byte load, for both halves.
-/// - Warp-tiled (kernels 6, 7): 8 warps as 2 x 4 warp tiles of 64 x 32;
-///   in a warp, lane `l` is at `(l / 4, l % 4)` of an 8 x 4 grid of 4 x 4
-///   blocks, repeated at `+32` rows and `+16` columns. A warp's `Bs` reads
-///   are 4 distinct 16-byte words (16 banks, the other lanes broadcast),
-///   its `As` reads 8 distinct (32 banks): no conflict.
+/// - Warp-tiled (kernels 6, 7): 8 warps as 2 x 4 warp tiles of 64 x
+///   `bn / 4`; in a warp, lane `l` is at `(l / 4, l % 4)` of an 8 x 4 grid
+///   of 4 x 4 blocks, repeated at `+32` rows and every `+16` columns. A
+///   warp's `Bs` reads are 4 distinct 16-byte words (16 banks, the other
+///   lanes broadcast), its `As` reads 8 distinct (32 banks): no conflict.
 #[inline(always)]
-fn thread_tile_origin(t: usize, warp_tiled: bool) -> (usize, usize, usize, usize) {
+fn thread_tile_origin(t: usize, warp_tiled: bool, bn: usize) -> (usize, usize, usize, usize) {
     if warp_tiled {
         let (warp, lane) = (t / 32, t % 32);
         let (wm, wn) = (warp / 4, warp % 4);
-        (wm * 64 + (lane / 4) * 4, wn * 32 + (lane % 4) * 4, 32, 16)
+        (wm * 64 + (lane / 4) * 4, wn * (bn / 4) + (lane % 4) * 4, 32, 16)
     } else {
         ((t / 16) * 8, (t % 16) * 8, 4, 4)
     }
 }
 
-/// This thread's part of loading each k-step's tiles: four elements of `A`
-/// (row `bm0 + t / 2`, columns `p0 + 4 (t % 2)..+4`) and four of `B`
-/// (row `p0 + t / 32`, columns `bn0 + 4 (t % 32)..+4`).
+/// 16-byte loads of the `B` tile per thread: 1 (128 wide) or 2 (256 wide).
+const fn b_vectors(bn: usize) -> usize {
+    bn * BK / (4 * THREADS)
+}
+
+/// This thread's part of loading each k-step's tiles of a `BM x TBN` block
+/// tile: four elements of `A` (row `bm0 + t / 2`, columns
+/// `p0 + 4 (t % 2)..+4`) and `4 b_vectors(TBN)` of `B`: four at row
+/// `p0 + t / (TBN / 4)`, columns `bn0 + 4 (t % (TBN / 4))..+4`, and when the
+/// tile is 256 wide four more 4 rows further (a warp's 32 loads of 16
+/// bytes are then 512 consecutive bytes of one row).
 ///
 /// It holds one pointer into each matrix, advanced by `BK` columns of `A`
 /// and `BK` rows of `B` per k-step, and makes the range checks that do not
@@ -283,7 +332,7 @@ fn thread_tile_origin(t: usize, warp_tiled: bool) -> (usize, usize, usize, usize
 /// cap (see [`BLOCK_TILE_MIN_BLOCKS`]) those registers are the difference
 /// between spilling and not.
 #[derive(Clone, Copy)]
-struct TileLoader {
+struct TileLoader<const TBN: usize> {
     a: In<f32>,
     b: In<f32>,
     /// Elements from one k-step's `B` rows to the next: `BK * n`.
@@ -297,9 +346,24 @@ struct TileLoader {
     /// Whole 16-byte loads are possible for this thread's A row / B columns.
     a_vector: bool,
     b_vector: bool,
+    /// The kernel uses 16-byte loads: in interior block tiles (see
+    /// [`sgemm_block_tile`]) `a_vector` and `b_vector` are then both true.
+    vector: bool,
+    /// Elements between this thread's two `B` loads (4 rows) in a 256-wide tile.
+    b_vector_step: usize,
+    /// The matrices' first elements: a harmless source address for the
+    /// zero-filling copies of elements that do not exist.
+    a_start: In<f32>,
+    b_start: In<f32>,
 }
 
-impl TileLoader {
+/// Rows of `B` between a thread's two loads in a 256-wide tile.
+const B_VECTOR_ROWS: usize = 4 * THREADS / WIDE_BN;
+
+/// What one thread loads per k-step: 4 `A` values, 4 or 8 `B` values.
+type Loaded = ([f32; 4], [[f32; 4]; 2]);
+
+impl<const TBN: usize> TileLoader<TBN> {
     #[inline(always)]
     fn new(
         a: In<f32>,
@@ -311,7 +375,7 @@ impl TileLoader {
         vector: bool,
     ) -> Self {
         let (ar, ac) = (bm0 + t / 2, 4 * (t % 2));
-        let (br, bc) = (t / 32, bn0 + 4 * (t % 32));
+        let (br, bc) = (t / (TBN / 4), bn0 + 4 * (t % (TBN / 4)));
         let b_cols = n.saturating_sub(bc).min(4);
         TileLoader {
             a: a.wrapping_offset(ar * k + ac),
@@ -323,29 +387,45 @@ impl TileLoader {
             b_cols,
             a_vector: vector && k % 4 == 0 && ar < m,
             b_vector: vector && n % 4 == 0 && b_cols == 4,
+            vector,
+            b_vector_step: B_VECTOR_ROWS * n,
+            a_start: a,
+            b_start: b,
         }
     }
 
-    /// The four A and four B values of the k-step starting at `p0` (the one
-    /// the pointers are at), then moves on to the next k-step. Zeros outside
-    /// the matrices; one `ld.global.v4` each where possible.
+    /// The `A` and `B` values of the k-step starting at `p0` (the one the
+    /// pointers are at), then moves on to the next k-step. Zeros outside
+    /// the matrices; one `ld.global.v4` per four values where possible.
     /// `CHECKED = false` is for interior block tiles of aligned matrices
     /// (see [`sgemm_block_tile`]): no range checks, no branches.
     #[inline(always)]
-    unsafe fn load_next<const CHECKED: bool>(&mut self, k: usize, p0: usize) -> ([f32; 4], [f32; 4]) {
+    unsafe fn load_next<const CHECKED: bool>(&mut self, k: usize, p0: usize) -> Loaded {
         let (a, b) = (self.a, self.b);
         self.a = self.a.wrapping_offset(BK);
         self.b = self.b.wrapping_offset(self.b_step);
-        if !CHECKED {
-            return if self.a_vector {
-                unsafe { (a.load4(0), b.load4(0)) }
-            } else {
-                unsafe { (core::array::from_fn(|i| a.load(i)), core::array::from_fn(|j| b.load(j))) }
-            };
-        }
-        let (ac, br) = (p0 + self.a_col, p0 + self.b_row);
         let mut av = [0.0f32; 4];
-        let mut bv = [0.0f32; 4];
+        let mut bv = [[0.0f32; 4]; 2];
+        if !CHECKED {
+            // `vector`, not `a_vector`: known at compile time, so there is
+            // no scalar alternative for LLVM to merge the 16-byte loads into.
+            // (Index loops with constant bounds, here and below: unrolled,
+            // so `bv` stays in registers; iterator adapters such as `take`
+            // were not, and put it on the stack.)
+            if self.vector {
+                av = unsafe { a.load4(0) };
+                for v in 0..b_vectors(TBN) {
+                    bv[v] = unsafe { b.load4(v * self.b_vector_step) };
+                }
+            } else {
+                av = core::array::from_fn(|i| unsafe { a.load(i) });
+                for v in 0..b_vectors(TBN) {
+                    bv[v] = core::array::from_fn(|j| unsafe { b.load(v * self.b_vector_step + j) });
+                }
+            }
+            return (av, bv);
+        }
+        let ac = p0 + self.a_col;
         if self.a_vector && ac + 4 <= k {
             av = unsafe { a.load4(0) };
         } else if self.a_row_ok {
@@ -355,36 +435,86 @@ impl TileLoader {
                 }
             }
         }
-        if br < k {
+        for v in 0..b_vectors(TBN) {
+            if p0 + self.b_row + v * B_VECTOR_ROWS >= k {
+                continue;
+            }
+            let b = b.wrapping_offset(v * self.b_vector_step);
             if self.b_vector {
-                bv = unsafe { b.load4(0) };
+                bv[v] = unsafe { b.load4(0) };
             } else {
-                for (j, v) in bv.iter_mut().enumerate() {
+                for j in 0..4 {
                     if j < self.b_cols {
-                        *v = unsafe { b.load(j) };
+                        bv[v][j] = unsafe { b.load(j) };
                     }
                 }
             }
         }
         (av, bv)
     }
+
+    /// The `cp.async` form of [`TileLoader::load_next`]: copies the k-step
+    /// at `p0` straight into `stage` (A transposed, 4 bytes per copy; B 16
+    /// bytes per copy where whole and aligned) and moves on. Elements
+    /// outside the matrices are written as zeros without reading.
+    #[inline(always)]
+    unsafe fn copy_next<const CHECKED: bool>(
+        &mut self,
+        stage: SharedTile<f32, AS_STRIDE>,
+        t: usize,
+        k: usize,
+        p0: usize,
+    ) {
+        let (a, b) = (self.a, self.b);
+        self.a = self.a.wrapping_offset(BK);
+        self.b = self.b.wrapping_offset(self.b_step);
+        let (a_tile, b_tile) = (stage, unsafe { stage_b::<TBN>(stage) });
+        let (a_r, b_r, b_c) = (4 * (t % 2), t / (TBN / 4), 4 * (t % (TBN / 4)));
+        let ac = p0 + self.a_col;
+        for i in 0..4 {
+            if !CHECKED {
+                unsafe { a_tile.copy_async(a_r + i, t / 2, a, i) };
+            } else {
+                let (src, ok) = if self.a_row_ok && ac + i < k { (a, true) } else { (self.a_start, false) };
+                unsafe { a_tile.copy_async_or_zero(a_r + i, t / 2, src, i, ok) };
+            }
+        }
+        for v in 0..b_vectors(TBN) {
+            let (b, r) = (b.wrapping_offset(v * self.b_vector_step), b_r + v * B_VECTOR_ROWS);
+            if !CHECKED {
+                unsafe { b_tile.copy_async4(r, b_c, b, 0) };
+            } else if self.b_vector {
+                let (src, ok) = if p0 + r < k { (b, true) } else { (self.b_start, false) };
+                unsafe { b_tile.copy_async4_or_zero(r, b_c, src, 0, ok) };
+            } else {
+                for j in 0..4 {
+                    let ok = p0 + r < k && j < self.b_cols;
+                    let src = if ok { b } else { self.b_start };
+                    unsafe { b_tile.copy_async_or_zero(r, b_c + j, src, j, ok) };
+                }
+            }
+        }
+    }
 }
 
 /// Stores a thread's loaded elements into one stage: `A` transposed into
 /// `As[k][m]` (4 scalar stores; with the 132-word stride a warp's 32
-/// stores land in 32 banks), `B` as is into `Bs[k][n]` (one 16-byte store).
+/// stores land in 32 banks), `B` as is into `Bs[k][n]` (16-byte stores).
 #[inline(always)]
-unsafe fn store_tiles(stage: SharedTile<f32, AS_STRIDE>, t: usize, av: [f32; 4], bv: [f32; 4]) {
+unsafe fn store_tiles<const TBN: usize>(stage: SharedTile<f32, AS_STRIDE>, t: usize, (av, bv): Loaded) {
     for (i, v) in av.iter().enumerate() {
         unsafe { stage.store(4 * (t % 2) + i, t / 2, *v) };
     }
-    unsafe { stage_b(stage).store4(t / 32, 4 * (t % 32), bv) };
+    let b_tile = unsafe { stage_b::<TBN>(stage) };
+    for v in 0..b_vectors(TBN) {
+        unsafe { b_tile.store4(t / (TBN / 4) + v * B_VECTOR_ROWS, 4 * (t % (TBN / 4)), bv[v]) };
+    }
 }
 
 /// The `B` half of a stage, after its `A` half.
 #[inline(always)]
-unsafe fn stage_b(stage: SharedTile<f32, AS_STRIDE>) -> SharedTile<f32, BS_STRIDE> {
-    unsafe { stage.offset(BK * AS_STRIDE) }.restride::<BS_STRIDE>()
+unsafe fn stage_b<const TBN: usize>(stage: SharedTile<f32, AS_STRIDE>) -> SharedTile<f32, TBN> {
+    unsafe { stage.offset(BK * AS_STRIDE) }.restride::<TBN>()
 }
 
 /// Four consecutive floats of a shared row: one `ld.shared.v4` when
@@ -398,7 +528,7 @@ unsafe fn fragment<const S: usize>(tile: SharedTile<f32, S>, r: usize, c: usize,
     }
 }
 
-/// Where a thread's 8 x 8 thread tile lies (see [`thread_tile_origin`]).
+/// Where a thread's thread tile lies (see [`thread_tile_origin`]).
 #[derive(Clone, Copy)]
 struct ThreadTile {
     t: usize,
@@ -408,67 +538,214 @@ struct ThreadTile {
     c_step: usize,
 }
 
-/// The k loop of [`sgemm_block_tile`]: returns the thread tile's sums.
+/// A thread's sums: 8 rows of up to 16 columns (8 in the 128-wide block
+/// tile, whose kernels never touch the other 8: the compiler drops them).
+type Accumulators = [[f32; 16]; 8];
+
+/// A thread's fragments of one `p`: its 8 `A` values (two 4-row blocks of
+/// column `p` of `As`) and `TBN / 16` `B` values (blocks of row `p` of `Bs`).
+type Fragments = ([f32; 8], [f32; 16]);
+
+/// Loads this thread's fragments of row `p` of a stage.
 #[inline(always)]
-unsafe fn main_loop<const CHECKED: bool>(
+unsafe fn load_fragments<const TBN: usize>(
+    stage: SharedTile<f32, AS_STRIDE>,
+    p: usize,
+    ThreadTile { r0, c0, r_step, c_step, .. }: ThreadTile,
+    vector: bool,
+) -> Fragments {
+    let (a_tile, b_tile) = (stage, unsafe { stage_b::<TBN>(stage) });
+    let mut af = [0.0f32; 8];
+    let mut bf = [0.0f32; 16];
+    for h in 0..2 {
+        af[4 * h..4 * h + 4].copy_from_slice(&unsafe { fragment(a_tile, p, r0 + h * r_step, vector) });
+    }
+    for g in 0..TBN / 64 {
+        bf[4 * g..4 * g + 4].copy_from_slice(&unsafe { fragment(b_tile, p, c0 + g * c_step, vector) });
+    }
+    (af, bf)
+}
+
+/// The outer product of one `p`'s fragments into the thread tile: 64 or
+/// 128 FMAs, each fragment value reused 8 or 16 times from its register.
+#[inline(always)]
+fn multiply_fragments<const TBN: usize>(acc: &mut Accumulators, (af, bf): &Fragments) {
+    // Unrolled at compile time (`seq!`): `acc`, `af` and `bf` are indexed
+    // by constants only and live in registers.
+    seq!(I in 0..8 { seq!(J in 0..16 {
+        if J < TBN / 16 {
+            acc[I][J] = fma(af[I], bf[J], acc[I][J]);
+        }
+    }); });
+}
+
+/// One k-step's products: for each of the `BK` values of `p`, the thread
+/// loads its fragments from `stage` and multiplies them into `acc`.
+#[inline(always)]
+unsafe fn multiply_stage<const TBN: usize>(
+    acc: &mut Accumulators,
+    stage: SharedTile<f32, AS_STRIDE>,
+    geometry: ThreadTile,
+    vector: bool,
+) {
+    seq!(P in 0..8 {{
+        let fragments = unsafe { load_fragments::<TBN>(stage, P, geometry, vector) };
+        multiply_fragments::<TBN>(acc, &fragments);
+    }});
+}
+
+/// The k loop of kernel 7: kernel 6's double buffering, plus fragments
+/// loaded one `p` ahead, across k-steps too.
+///
+/// While the FMAs of `p` run, the fragments of `p + 1` are already being
+/// loaded (two sets of fragment registers). The barrier moves from the
+/// end of a k-step to just before its last `p`: the prefetched tiles are
+/// stored into the other stage, the barrier publishes them, and the first
+/// fragments of the next k-step are loaded while the FMAs of `p = 7` still
+/// run, so no warp waits on shared-memory latency after a barrier. The
+/// other stage is free at that point: its last reads (fragments of
+/// `p = 7` one k-step earlier) came before that k-step's barrier.
+#[inline(always)]
+unsafe fn main_loop_pipelined<const CHECKED: bool, const TBN: usize>(
     steps: Steps,
     k: usize,
-    mut loader: TileLoader,
+    mut loader: TileLoader<TBN>,
     first: SharedTile<f32, AS_STRIDE>,
-    ThreadTile { t, r0, c0, r_step, c_step }: ThreadTile,
-) -> [[f32; 8]; 8] {
-    // Stage `i` starts `i * STAGE` floats in. (Computed, not picked from an
-    // array of two tiles: an array indexed at run time would live on the
-    // stack and its pointers would lose the shared address space, turning
-    // every `ld.shared` into a generic `ld`.)
-    let stage = |i: usize| unsafe { first.offset(i * STAGE) };
-    let mut acc = [[0.0f32; 8]; 8];
+    geometry: ThreadTile,
+) -> Accumulators {
+    let t = geometry.t;
+    let stage = |i: usize| unsafe { first.offset(i * stage_floats(TBN)) };
+    let mut acc = [[0.0f32; 16]; 8];
+    let steps_k = k.div_ceil(BK);
+    if steps_k == 0 {
+        return acc;
+    }
+    let loaded = unsafe { loader.load_next::<CHECKED>(k, 0) };
+    unsafe { store_tiles::<TBN>(stage(0), t, loaded) };
+    sync_threads();
+    let mut current = unsafe { load_fragments::<TBN>(stage(0), 0, geometry, steps.vector) };
+    for s in 0..steps_k {
+        let (cur, next) = (s % 2, s + 1 < steps_k);
+        let mut prefetched = ([0.0f32; 4], [[0.0f32; 4]; 2]);
+        if next {
+            prefetched = unsafe { loader.load_next::<CHECKED>(k, (s + 1) * BK) };
+        }
+        seq!(P in 0..8 {{
+            let following = if P < 7 {
+                unsafe { load_fragments::<TBN>(stage(cur), P + 1, geometry, steps.vector) }
+            } else {
+                if next {
+                    unsafe { store_tiles::<TBN>(stage(cur ^ 1), t, prefetched) };
+                }
+                sync_threads();
+                if next {
+                    unsafe { load_fragments::<TBN>(stage(cur ^ 1), 0, geometry, steps.vector) }
+                } else {
+                    current
+                }
+            };
+            multiply_fragments::<TBN>(&mut acc, &current);
+            current = following;
+        }});
+    }
+    acc
+}
+
+/// The k loop of [`sgemm_block_tile`] with `cp.async`: `steps.stages`
+/// shared stages (see [`crate::dev::copy`]). Before computing k-step `s`,
+/// the thread waits for its own copies of that step and the barrier
+/// publishes everyone's; the same barrier tells that all finished step
+/// `s - 1`, so its stage is refilled with step `s + stages - 1` while `s`
+/// is computed. One barrier per k-step, no staging registers, and the
+/// copies are in flight for `stages - 1` k-steps of FMAs.
+#[inline(always)]
+unsafe fn main_loop_async<const CHECKED: bool, const TBN: usize>(
+    steps: Steps,
+    k: usize,
+    mut loader: TileLoader<TBN>,
+    first: SharedTile<f32, AS_STRIDE>,
+    geometry: ThreadTile,
+) -> Accumulators {
+    let stages = steps.stages;
+    let stage = |i: usize| unsafe { first.offset(i * stage_floats(TBN)) };
+    let t = geometry.t;
+    let mut acc = [[0.0f32; 16]; 8];
+    let steps_k = k.div_ceil(BK);
+    // Steps 0..stages - 1 in flight before the loop, one group each.
+    for s in 0..stages - 1 {
+        if s < steps_k {
+            unsafe { loader.copy_next::<CHECKED>(stage(s), t, k, s * BK) };
+        }
+        commit_copies();
+    }
+    let (mut cur, mut refill) = (0, stages - 1);
+    for s in 0..steps_k {
+        // Groups committed so far: stages - 1 + s. Step s's is complete
+        // when at most the stages - 2 newest are still in flight.
+        if stages == 3 {
+            wait_copies::<1>();
+        } else {
+            wait_copies::<0>();
+        }
+        sync_threads();
+        if s + stages - 1 < steps_k {
+            unsafe { loader.copy_next::<CHECKED>(stage(refill), t, k, (s + stages - 1) * BK) };
+        }
+        commit_copies();
+        unsafe { multiply_stage::<TBN>(&mut acc, stage(cur), geometry, steps.vector) };
+        cur = if cur + 1 == stages { 0 } else { cur + 1 };
+        refill = if refill + 1 == stages { 0 } else { refill + 1 };
+    }
+    // Only empty groups can be left; wait so that none is in flight at exit.
+    wait_copies::<0>();
+    acc
+}
+
+/// The k loop of [`sgemm_block_tile`]: returns the thread tile's sums.
+#[inline(always)]
+unsafe fn main_loop<const CHECKED: bool, const TBN: usize>(
+    steps: Steps,
+    k: usize,
+    mut loader: TileLoader<TBN>,
+    first: SharedTile<f32, AS_STRIDE>,
+    geometry: ThreadTile,
+) -> Accumulators {
+    let t = geometry.t;
+    // Stage `i` starts `i * stage_floats(TBN)` floats in. (Computed, not
+    // picked from an array of two tiles: an array indexed at run time
+    // would live on the stack and its pointers would lose the shared
+    // address space, turning every `ld.shared` into a generic `ld`.)
+    let stage = |i: usize| unsafe { first.offset(i * stage_floats(TBN)) };
+    let mut acc = [[0.0f32; 16]; 8];
     let steps_k = k.div_ceil(BK);
 
     if steps_k > 0 {
-        let (av, bv) = unsafe { loader.load_next::<CHECKED>(k, 0) };
-        unsafe { store_tiles(stage(0), t, av, bv) };
+        let loaded = unsafe { loader.load_next::<CHECKED>(k, 0) };
+        unsafe { store_tiles::<TBN>(stage(0), t, loaded) };
         sync_threads();
     }
     for s in 0..steps_k {
         let cur = if steps.double_buffer { s % 2 } else { 0 };
         let next = s + 1 < steps_k;
         // Double buffering: the next tile's global loads are issued now and
-        // are in flight during the 512 FMAs below.
-        let mut prefetched = ([0.0f32; 4], [0.0f32; 4]);
+        // are in flight during the FMAs below.
+        let mut prefetched = ([0.0f32; 4], [[0.0f32; 4]; 2]);
         if steps.double_buffer && next {
             prefetched = unsafe { loader.load_next::<CHECKED>(k, (s + 1) * BK) };
         }
-        let (a_tile, b_tile) = (stage(cur), unsafe { stage_b(stage(cur)) });
-        // Unrolled at compile time (`seq!`): `acc`, `af` and `bf` are then
-        // indexed by constants only and live in registers.
-        seq!(P in 0..8 {{
-            let mut af = [0.0f32; 8];
-            let mut bf = [0.0f32; 8];
-            for h in 0..2 {
-                let va = unsafe { fragment(a_tile, P, r0 + h * r_step, steps.vector) };
-                let vb = unsafe { fragment(b_tile, P, c0 + h * c_step, steps.vector) };
-                af[4 * h..4 * h + 4].copy_from_slice(&va);
-                bf[4 * h..4 * h + 4].copy_from_slice(&vb);
-            }
-            for i in 0..8 {
-                for j in 0..8 {
-                    acc[i][j] = fma(af[i], bf[j], acc[i][j]);
-                }
-            }
-        }});
+        unsafe { multiply_stage::<TBN>(&mut acc, stage(cur), geometry, steps.vector) };
         if steps.double_buffer {
             if next {
                 // The other stage was last read before the previous barrier.
-                unsafe { store_tiles(stage(cur ^ 1), t, prefetched.0, prefetched.1) };
+                unsafe { store_tiles::<TBN>(stage(cur ^ 1), t, prefetched) };
             }
             sync_threads();
         } else {
             // Everyone must be done reading the stage before it is refilled.
             sync_threads();
             if next {
-                let (av, bv) = unsafe { loader.load_next::<CHECKED>(k, (s + 1) * BK) };
-                unsafe { store_tiles(stage(0), t, av, bv) };
+                let loaded = unsafe { loader.load_next::<CHECKED>(k, (s + 1) * BK) };
+                unsafe { store_tiles::<TBN>(stage(0), t, loaded) };
                 sync_threads();
             }
         }
@@ -477,14 +754,15 @@ unsafe fn main_loop<const CHECKED: bool>(
     acc
 }
 
-/// The 128 x 128 block tile of kernels 3b to 6: each k-step of 8, 256
-/// threads stage the A (transposed) and B tiles in shared memory; then for
-/// each of the 8 `p`, a thread loads its 8 `A` values and 8 `B` values
-/// (its fragments) into registers and does 64 FMAs: 16 shared loads (4
-/// with `load4`) per 64 FMAs, against 2 per FMA in kernel 2.
+/// The block tile of kernels 3b to 7 (`BM x TBN`, stepping `BK` through
+/// k): each k-step, 256 threads stage the A (transposed) and B tiles in
+/// shared memory; then for each of the 8 `p`, a thread loads its 8 `A`
+/// values and 8 or 16 `B` values (its fragments) into registers and does
+/// 64 or 128 FMAs: in the 128-wide tile 16 shared loads (4 with `load4`)
+/// per 64 FMAs, against 2 per FMA in kernel 2.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn sgemm_block_tile(
+unsafe fn sgemm_block_tile<const TBN: usize>(
     steps: Steps,
     a: In<f32>,
     b: In<f32>,
@@ -497,28 +775,31 @@ unsafe fn sgemm_block_tile(
 ) {
     let dims @ (m, n, k) = (m as usize, n as usize, k as usize);
     let t = thread_idx_x() as usize;
-    let (bm0, bn0) = block_origin(steps.swizzle);
-    let (r0, c0, r_step, c_step) = thread_tile_origin(t, steps.warp_tiled);
+    let (bm0, bn0) = block_origin(steps.swizzle, TBN);
+    let (r0, c0, r_step, c_step) = thread_tile_origin(t, steps.warp_tiled, TBN);
     // SAFETY: the launch passes one stage, or two when double-buffered.
     let first = unsafe { SharedTile::<f32, AS_STRIDE>::launch_sized() };
-    let loader = TileLoader::new(a, b, dims, bm0, bn0, t, steps.vector);
+    let loader = TileLoader::<TBN>::new(a, b, dims, bm0, bn0, t, steps.vector);
     // Interior block tiles of matrices whose rows are 16-byte aligned and
     // whose k is a multiple of BK need no range check anywhere in the main
     // loop: they run a copy of it without checks (all but the last block
     // row and column at 4096^3), the edge tiles the checked one.
     let interior =
-        bm0 + BM <= m && bn0 + BN <= n && k % BK == 0 && (!steps.vector || (k % 4 == 0 && n % 4 == 0));
+        bm0 + BM <= m && bn0 + TBN <= n && k % BK == 0 && (!steps.vector || (k % 4 == 0 && n % 4 == 0));
     let geometry = ThreadTile { t, r0, c0, r_step, c_step };
-    let acc = if interior {
-        unsafe { main_loop::<false>(steps, k, loader, first, geometry) }
-    } else {
-        unsafe { main_loop::<true>(steps, k, loader, first, geometry) }
+    let acc = match (steps.async_copy, steps.pipelined, interior) {
+        (true, _, true) => unsafe { main_loop_async::<false, TBN>(steps, k, loader, first, geometry) },
+        (true, _, false) => unsafe { main_loop_async::<true, TBN>(steps, k, loader, first, geometry) },
+        (false, true, true) => unsafe { main_loop_pipelined::<false, TBN>(steps, k, loader, first, geometry) },
+        (false, true, false) => unsafe { main_loop_pipelined::<true, TBN>(steps, k, loader, first, geometry) },
+        (false, false, true) => unsafe { main_loop::<false, TBN>(steps, k, loader, first, geometry) },
+        (false, false, false) => unsafe { main_loop::<true, TBN>(steps, k, loader, first, geometry) },
     };
 
-    seq!(H in 0..2 { seq!(I in 0..4 { seq!(G in 0..2 {{
+    seq!(H in 0..2 { seq!(I in 0..4 { seq!(G in 0..4 {{
         let row = bm0 + r0 + H * r_step + I;
         let col = bn0 + c0 + G * c_step;
-        if row < m {
+        if G < TBN / 64 && row < m {
             let v: [f32; 4] = [acc[4 * H + I][4 * G], acc[4 * H + I][4 * G + 1], acc[4 * H + I][4 * G + 2], acc[4 * H + I][4 * G + 3]];
             if steps.vector && n % 4 == 0 && col + 4 <= n {
                 let at = row * n + col;
@@ -547,11 +828,24 @@ macro_rules! block_tile_kernel {
         kernel! {
             $(#[$doc])*
             pub fn $name(a: In<f32>, b: In<f32>, c: Out<f32>, m: u32, n: u32, k: u32, alpha: f32, beta: f32) {
-                sgemm_block_tile($steps, a, b, c, m, n, k, alpha, beta)
+                const STEPS: Steps = $steps;
+                sgemm_block_tile::<{ STEPS.bn() }>(STEPS, a, b, c, m, n, k, alpha, beta)
             }
         }
     )*};
 }
+
+/// The steps every 128 x 128 block tile kernel starts from.
+const PLAIN: Steps = Steps {
+    vector: false,
+    double_buffer: false,
+    warp_tiled: false,
+    swizzle: false,
+    async_copy: false,
+    stages: 1,
+    wide: false,
+    pipelined: false,
+};
 
 block_tile_kernel! {
     /// 3b. Register blocking in 2-D: the 128 x 128 block tile, each thread
@@ -560,29 +854,30 @@ block_tile_kernel! {
     /// per 64 FMAs. (LLVM's load-store vectoriser merges each four
     /// consecutive 4-byte fragment loads into one `ld.shared.v4`, since
     /// the tile is 16-byte aligned: the SASS has `LDS.128` here too.)
-    sgemm_reg_2d = Steps { vector: false, double_buffer: false, warp_tiled: false, swizzle: false };
+    sgemm_reg_2d = PLAIN;
     /// 4. The seed's starting point: 3b with 16-byte loads, `ld.global.v4`
     /// from A and B, `ld.shared.v4` for the fragments (4 per 64 FMAs).
-    ///
-    /// No faster than 3b (H200, 4096^3: 31.1 vs 31.2 TFLOP/s), because the
-    /// compiler already gave 3b the same `LDS.128` fragment reads (see 3b);
-    /// what this kernel adds is 16-byte global loads, and global loads are
-    /// not the bottleneck at 64 FMAs per loaded value. Both pay the same
-    /// bank conflicts: in the contiguous layout a warp's `Bs` fragment read
-    /// is 16 distinct 16-byte words 32 bytes apart, which land on 4 bank
-    /// groups (ncu: 5 wavefronts per load instead of 3). Kernel 6 removes
-    /// that.
-    sgemm_vec4 = Steps { vector: true, double_buffer: false, warp_tiled: false, swizzle: false };
+    sgemm_vec4 = Steps { vector: true, ..PLAIN };
     /// 5. Double buffering: two shared stages; the next k-step's global
     /// loads go out before this step's FMAs and land in the other stage
     /// after them. One barrier per k-step instead of two, and the global
     /// latency hides behind 512 FMAs per thread.
-    sgemm_double_buffer = Steps { vector: true, double_buffer: true, warp_tiled: false, swizzle: false };
+    sgemm_double_buffer = Steps { vector: true, double_buffer: true, ..PLAIN };
     /// 6. Warp tiling: kernel 5 with the thread tile split into four 4 x 4
     /// blocks (see [`thread_tile_origin`]), removing the bank conflicts of
-    /// the `Bs` fragment reads (H200, 4096^3: 37.8 against 32.3 TFLOP/s).
-    sgemm_warp_tiled = Steps { vector: true, double_buffer: true, warp_tiled: true, swizzle: false };
-    /// 7. Kernel 6 with the blocks launched in groups of 8 block rows (see
-    /// [`block_origin`]) for L2 reuse of the A and B panels.
-    sgemm_tuned = Steps { vector: true, double_buffer: true, warp_tiled: true, swizzle: true };
+    /// the `Bs` fragment reads.
+    sgemm_warp_tiled = Steps { vector: true, double_buffer: true, warp_tiled: true, ..PLAIN };
+    /// 7. Kernel 6 with a 128 x 256 block tile, 8 x 16 thread tiles and the
+    /// blocks launched in groups of 8 block rows (see [`block_origin`]).
+    sgemm_tuned = Steps { vector: true, double_buffer: true, warp_tiled: true, swizzle: true, wide: true, ..PLAIN };
+    /// (experiment) 7 pipelined.
+    sgemm_wide_pipe = Steps {
+        vector: true, double_buffer: true, warp_tiled: true, swizzle: true, wide: true, pipelined: true, ..PLAIN
+    };
+    /// (experiment) 6 pipelined + swizzle.
+    sgemm_narrow_pipe = Steps {
+        vector: true, double_buffer: true, warp_tiled: true, swizzle: true, pipelined: true, ..PLAIN
+    };
+    /// (experiment) 6 + swizzle.
+    sgemm_narrow_swz = Steps { vector: true, double_buffer: true, warp_tiled: true, swizzle: true, ..PLAIN };
 }

@@ -85,6 +85,12 @@ impl<T: Copy> In<T> {
         In(out.0 as *const T)
     }
 
+    /// The raw pointer (for `cp.async`, which names its source itself).
+    #[inline(always)]
+    pub const fn as_ptr(self) -> *const T {
+        self.0
+    }
+
     /// The view `offset` elements further on, computed with wrapping
     /// arithmetic: valid to form even past the buffer (for a thread whose
     /// row is out of range), only reads through it need to be in bounds.

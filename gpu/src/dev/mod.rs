@@ -4,11 +4,13 @@
 //! - [`mem`]: typed global-memory pointers ([`In`], [`Out`]) that kernels
 //!   take as parameters, with scalar and 16-byte vector accesses;
 //! - [`shared`]: typed views over the block's launch-sized shared memory;
-//! - [`warp`]: warp shuffles.
+//! - [`warp`]: warp shuffles;
+//! - [`copy`]: asynchronous global-to-shared copies (`cp.async`).
 //!
 //! On `nvptx64` each function is one or two PTX instructions. On the host
 //! only the types exist (for the constants and signatures).
 
+pub mod copy;
 pub mod math;
 pub mod mem;
 pub mod shared;

@@ -88,6 +88,12 @@ impl<T: Copy, const STRIDE: usize> SharedTile<T, STRIDE> {
         SharedTile { base: self.base.wrapping_add(offset) }
     }
 
+    /// The address of row `r`, column `c` (for `cp.async`).
+    #[inline(always)]
+    pub(crate) fn element_ptr(self, r: usize, c: usize) -> *mut T {
+        self.base.wrapping_add(r * STRIDE + c)
+    }
+
     /// Reads row `r`, column `c`: word `r * STRIDE + c`.
     ///
     /// # Safety

@@ -15,6 +15,9 @@
 //!   reported at once, never a hang.
 //! - Shuffles exchange values among the lanes of a warp named in the mask;
 //!   a mask lane that has exited is an error.
+//! - `cp.async` copies read global memory when issued and land in shared
+//!   memory at the `wait_group` that covers them; a thread that exits with
+//!   copies in flight is an error.
 //! - Shared memory is a per-block buffer of the launch's size: an access
 //!   outside it, or a global access outside the buffers passed to the
 //!   launch, is an error naming the kernel, block and thread.
@@ -37,7 +40,8 @@ pub use runtime::{Arg, EmuError, FromArg, HostKernel, LaunchSpec, launch};
 
 // Hooks the device-support layer calls.
 pub(crate) use runtime::{
-    ShflOp, barrier, buffer_address, global_access, index, shared_access, shared_base, shuffle,
+    ShflOp, barrier, buffer_address, copy_async, copy_commit, copy_wait, global_access, index, shared_access,
+    shared_base, shuffle,
 };
 
 /// `a * b + c` with one rounding (std's `f32::mul_add`).

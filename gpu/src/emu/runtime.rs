@@ -144,6 +144,29 @@ struct ThreadCtx {
     /// Per-lane counters of shared/global loads/stores: the k of "the k-th
     /// access" that groups lanes into warp requests.
     counters: [Cell<u32>; 4],
+    /// `cp.async` copies issued and not yet landed: those since the last
+    /// commit, then the committed groups, oldest first.
+    copies: RefCell<AsyncCopies>,
+}
+
+/// One `cp.async`: `len` bytes (source bytes, then zeros) for shared
+/// memory at `dst`.
+struct PendingCopy {
+    dst: usize,
+    data: [u8; 16],
+    len: usize,
+}
+
+#[derive(Default)]
+struct AsyncCopies {
+    open: Vec<PendingCopy>,
+    groups: std::collections::VecDeque<Vec<PendingCopy>>,
+}
+
+impl AsyncCopies {
+    fn in_flight(&self) -> usize {
+        self.open.len() + self.groups.iter().map(Vec::len).sum::<usize>()
+    }
 }
 
 /// One block being run.
@@ -232,6 +255,59 @@ fn fail(space: &'static str, detail: String) -> ! {
 
 /// Checks and records a shared-memory access of `bytes` at `addr`.
 pub(crate) fn shared_access(addr: usize, bytes: usize, write: bool) {
+    check_shared(addr, bytes, write);
+    let (b, t) = (block(), thread());
+    if let Some(r) = &b.recorder {
+        let k = &t.counters[usize::from(write)];
+        r.borrow_mut().record(Space::Shared, write, t.linear, k.get(), addr, bytes);
+        k.set(k.get() + 1);
+    }
+}
+
+/// `cp.async` of `size` bytes from global `src` (of which `src_bytes` are
+/// read, the rest zero) to shared `dst`: the global read and the bounds,
+/// race and bank checks happen now, the bytes land at [`copy_wait`].
+pub(crate) fn copy_async(dst: usize, src: usize, size: usize, src_bytes: usize) {
+    let mut data = [0u8; 16];
+    if src_bytes > 0 {
+        global_access(src, src_bytes, false);
+        // SAFETY: `global_access` checked that the bytes lie in a buffer of the launch.
+        unsafe { core::ptr::copy_nonoverlapping(src as *const u8, data.as_mut_ptr(), src_bytes.min(size)) };
+    }
+    shared_access(dst, size, true);
+    thread().copies.borrow_mut().open.push(PendingCopy { dst, data, len: size });
+}
+
+/// `cp.async.commit_group`.
+pub(crate) fn copy_commit() {
+    let mut copies = thread().copies.borrow_mut();
+    let group = core::mem::take(&mut copies.open);
+    copies.groups.push_back(group);
+}
+
+/// `cp.async.wait_group n`: the copies of all but the `n` newest groups
+/// land (and are race-checked again: the write may happen any time from
+/// the copy to the wait).
+pub(crate) fn copy_wait(n: usize) {
+    let t = thread();
+    loop {
+        let group = {
+            let mut copies = t.copies.borrow_mut();
+            if copies.groups.len() <= n {
+                return;
+            }
+            copies.groups.pop_front().unwrap()
+        };
+        for c in group {
+            check_shared(c.dst, c.len, true);
+            // SAFETY: checked to lie within the block's shared memory.
+            unsafe { core::ptr::copy_nonoverlapping(c.data.as_ptr(), c.dst as *mut u8, c.len) };
+        }
+    }
+}
+
+/// Bounds and race checks of a shared-memory access.
+fn check_shared(addr: usize, bytes: usize, write: bool) {
     let b = block();
     let base = b.shared as usize;
     if addr < base || addr + bytes > base + b.shared_len {
@@ -280,12 +356,6 @@ pub(crate) fn shared_access(addr: usize, bytes: usize, write: bool) {
         } else if s.reader != me && s.reader2 == NONE {
             s.reader2 = me;
         }
-    }
-    drop(words);
-    if let Some(r) = &b.recorder {
-        let k = &t.counters[usize::from(write)];
-        r.borrow_mut().record(Space::Shared, write, t.linear, k.get(), addr, bytes);
-        k.set(k.get() + 1);
     }
 }
 
@@ -445,6 +515,7 @@ fn run_block(
                 linear,
                 yielder: Cell::new(core::ptr::null()),
                 counters: Default::default(),
+                copies: Default::default(),
             })
         })
         .collect();
@@ -485,6 +556,15 @@ fn run_block(
                     state[i] = State::Shuffle { mask, op, bits }
                 }
                 Ok(CoroutineResult::Return(())) => {
+                    let in_flight = threads[i].copies.borrow().in_flight();
+                    if in_flight > 0 {
+                        return Err(EmuError::Panic {
+                            kernel: ctx.kernel.to_string(),
+                            block: ctx.block,
+                            thread: threads[i].idx,
+                            message: format!("exited with {in_flight} cp.async copies never waited for"),
+                        });
+                    }
                     state[i] = State::Exited;
                     if let Some(co) = coroutines[i].take() {
                         stacks.push(co.into_stack());

@@ -45,7 +45,7 @@ l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wa
     step "ncu --clock-control none: sgemm 1024^3" | tee -a "$CHECKS"
     ncu --clock-control none --csv -k regex:sgemm --metrics \
 l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed_op_shared_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum \
-      $D/sgemm --sizes 1024 --iters 3 --kernels reg_2d,vec4,double_buffer,warp_tiled,tuned > "$LOGS/ncu-sgemm.csv" 2>"$LOGS/ncu-sgemm.err"
+      $D/sgemm --sizes 1024 --iters 3 --kernels reg_2d,vec4,double_buffer,warp_tiled,tuned,wide,wide_async > "$LOGS/ncu-sgemm.csv" 2>"$LOGS/ncu-sgemm.err"
     python3 scripts/ncu-summary.py "$LOGS/ncu-sgemm.csv" | tee -a "$CHECKS" ;;
   lab)
     step "memory lab"

@@ -129,7 +129,10 @@ fn sgemm_kernels_on_awkward_shapes() {
     let gpu = Gpu::emulator();
     for kernel in sgemm::KERNELS {
         let s = Sgemm::load(&gpu, kernel).unwrap();
-        for (i, &(m, n, k)) in [(1, 1, 1), (5, 9, 0), (33, 65, 17), (130, 129, 20)].iter().enumerate() {
+        // The last shape has whole interior block tiles for the 128 x 256
+        // kernels too (their unchecked main loop).
+        let shapes = [(1, 1, 1), (5, 9, 0), (33, 65, 17), (130, 129, 20), (129, 260, 24)];
+        for (i, &(m, n, k)) in shapes.iter().enumerate() {
             let (a, b, c0) =
                 (random_input(m * k, i as u64), random_input(k * n, 7 + i as u64), random_input(m * n, 9));
             let rows: Vec<usize> = (0..m).collect();
@@ -342,4 +345,23 @@ fn memory_lab_analysis_matches_the_arithmetic() {
     assert!((12.0..=13.0).contains(&aos12), "{aos12}");
     assert!(close(a("lab_len2_aos12_staged").global_load_sectors, 4.0));
     assert!(close(a("lab_len2_aos12_staged").shared_load_ways, 1.0));
+}
+
+#[test]
+fn async_copies_land_at_the_wait_and_must_be_waited_for() {
+    let gpu = Gpu::emulator();
+    let input: Vec<f32> = (0..64).map(|t| t as f32 + 0.5).collect();
+    let da = gpu.upload(&input).unwrap();
+    let mut out = gpu.upload(&vec![1.0f32; 3 * 64]).unwrap();
+    let f = gpu.function(&checks::ASYNC_COPIES).unwrap();
+    gpu.launch(&f, Dim3::x(1), &[da.arg(), out.arg()]).unwrap();
+    let out = gpu.download(&out).unwrap();
+    for t in 0..64 {
+        assert!(out[3 * t].is_nan(), "thread {t} saw its copy before waiting: {}", out[3 * t]);
+        assert_eq!(out[3 * t + 1], input[t], "thread {t}: copy after the wait");
+        assert_eq!(out[3 * t + 2], 0.0, "thread {t}: zero-filling copy");
+    }
+    let (result, _) = run_check(&checks::ASYNC_NEVER_WAITED, &[64]);
+    let text = emu_error(result).to_string();
+    assert!(text.contains("cp.async") && text.contains("never waited"), "{text}");
 }

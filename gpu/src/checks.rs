@@ -2,6 +2,7 @@
 //! build only): each plants one fault the emulator must report. Never
 //! launch them on a GPU (they are not in the PTX).
 
+use crate::dev::copy::{commit_copies, wait_copies};
 use crate::dev::warp::{FULL_MASK, shfl_down_f32, shfl_down_i32, shfl_xor_f32};
 use crate::dev::{In, Out, SharedArray, block_dim_x, sync_threads, thread_idx_x};
 use crate::launch::{Dim3, Kernel};
@@ -18,6 +19,8 @@ pub const DIVERGENT_BARRIER: Kernel = check("check_divergent_barrier");
 pub const SHUFFLE_DEADLOCK: Kernel = check("check_shuffle_deadlock");
 pub const EXITED_THREADS: Kernel = check("check_exited_threads");
 pub const SHUFFLES: Kernel = check("check_shuffles");
+pub const ASYNC_COPIES: Kernel = check("check_async_copies");
+pub const ASYNC_NEVER_WAITED: Kernel = check("check_async_never_waited");
 
 kernel! {
     /// Thread `t` writes `smem[t]` and reads `smem[t + 1]` with no barrier
@@ -117,5 +120,35 @@ kernel! {
         out.store(3 * t, down);
         out.store(3 * t + 1, all);
         out.store(3 * t + 2, half);
+    }
+}
+
+kernel! {
+    /// `cp.async` semantics: thread `t` copies `input[t]` into `smem[t]`;
+    /// before its wait it still reads the old contents (`out[3 t]`), after
+    /// it the copy (`out[3 t + 1]`); a zero-filling copy gives 0.0
+    /// (`out[3 t + 2]`).
+    pub fn check_async_copies(input: In<f32>, out: Out<f32>) {
+        let smem = SharedArray::<f32>::launch_sized();
+        let t = thread_idx_x() as usize;
+        smem.copy_async(0, t, input, t);
+        commit_copies();
+        out.store(3 * t, smem.get(t));
+        wait_copies::<0>();
+        out.store(3 * t + 1, smem.get(t));
+        smem.copy_async_or_zero(0, t, input, t, false);
+        commit_copies();
+        wait_copies::<0>();
+        out.store(3 * t + 2, smem.get(t));
+    }
+}
+
+kernel! {
+    /// Exits with a copy in flight.
+    pub fn check_async_never_waited(input: In<f32>) {
+        let smem = SharedArray::<f32>::launch_sized();
+        let t = thread_idx_x() as usize;
+        smem.copy_async(0, t, input, t);
+        commit_copies();
     }
 }

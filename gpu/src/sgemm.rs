@@ -25,8 +25,8 @@
 // LLVM unrolls; iterator chains were not always unrolled (see `load_next`).
 #![allow(clippy::needless_range_loop)]
 
-use crate::dev::shared::tile_bytes;
 use crate::dev::copy::{commit_copies, wait_copies};
+use crate::dev::shared::tile_bytes;
 use crate::dev::{
     In, Out, SharedTile, block_idx_x, block_idx_y, math::fma, sync_threads, thread_idx_x, thread_idx_y,
 };
@@ -95,22 +95,21 @@ pub const DOUBLE_BUFFER: Kernel =
 pub const WARP_TILED: Kernel =
     gemm("sgemm_warp_tiled", Dim3::x(THREADS as u32), 2 * 4 * STAGE as u32, [BN as u32, BM as u32])
         .min_blocks(BLOCK_TILE_MIN_BLOCKS);
-/// Kernel 7 holds 128 accumulators per thread: it gets the whole register
-/// file (up to 255 per thread) with one block of 8 warps per SM.
-pub const TUNED: Kernel = gemm(
-    "sgemm_tuned",
+pub const TUNED: Kernel = Kernel { name: "sgemm_tuned", ..WARP_TILED };
+/// Kernels 7b and 7c hold 128 accumulators per thread: they get the whole
+/// register file (up to 255 per thread) with one block of 8 warps per SM.
+pub const WIDE: Kernel = gemm(
+    "sgemm_wide",
     Dim3::x(THREADS as u32),
     2 * 4 * stage_floats(WIDE_BN) as u32,
     [WIDE_BN as u32, BM as u32],
 )
 .min_blocks(1);
-pub const WIDE_PIPE: Kernel = Kernel { name: "sgemm_wide_pipe", ..TUNED };
-pub const NARROW_PIPE: Kernel = Kernel { name: "sgemm_narrow_pipe", ..WARP_TILED };
-pub const NARROW_SWZ: Kernel = Kernel { name: "sgemm_narrow_swz", ..WARP_TILED };
+pub const WIDE_ASYNC: Kernel = Kernel { name: "sgemm_wide_async", ..WIDE };
 
 /// Every SGEMM kernel, slowest idea first.
-pub const ALL: [Kernel; 11] =
-    [NAIVE, SHARED, REG_COL, REG_2D, VEC4, DOUBLE_BUFFER, WARP_TILED, TUNED, WIDE_PIPE, NARROW_PIPE, NARROW_SWZ];
+pub const ALL: [Kernel; 10] =
+    [NAIVE, SHARED, REG_COL, REG_2D, VEC4, DOUBLE_BUFFER, WARP_TILED, TUNED, WIDE, WIDE_ASYNC];
 
 /// `alpha * acc + beta * old`, not reading `old` when `beta` is 0.
 #[inline(always)]
@@ -237,16 +236,12 @@ struct Steps {
     warp_tiled: bool,
     /// Launch order grouped by 8 block rows (see [`block_origin`]).
     swizzle: bool,
-    /// Stage tiles with `cp.async` straight into shared memory, `stages`
-    /// deep (see [`main_loop_async`]), instead of through registers.
+    /// Stage tiles with `cp.async` straight into shared memory (see
+    /// [`main_loop_async`]) instead of through registers.
     async_copy: bool,
-    stages: usize,
     /// The 128 x 256 block tile with 8 x 16 thread tiles ([`WIDE_BN`])
     /// instead of 128 x 128 with 8 x 8.
     wide: bool,
-    /// Fragments loaded one `p` ahead, the barrier before the last `p`
-    /// (see [`main_loop_pipelined`]).
-    pipelined: bool,
 }
 
 impl Steps {
@@ -594,70 +589,12 @@ unsafe fn multiply_stage<const TBN: usize>(
     }});
 }
 
-/// The k loop of kernel 7: kernel 6's double buffering, plus fragments
-/// loaded one `p` ahead, across k-steps too.
-///
-/// While the FMAs of `p` run, the fragments of `p + 1` are already being
-/// loaded (two sets of fragment registers). The barrier moves from the
-/// end of a k-step to just before its last `p`: the prefetched tiles are
-/// stored into the other stage, the barrier publishes them, and the first
-/// fragments of the next k-step are loaded while the FMAs of `p = 7` still
-/// run, so no warp waits on shared-memory latency after a barrier. The
-/// other stage is free at that point: its last reads (fragments of
-/// `p = 7` one k-step earlier) came before that k-step's barrier.
-#[inline(always)]
-unsafe fn main_loop_pipelined<const CHECKED: bool, const TBN: usize>(
-    steps: Steps,
-    k: usize,
-    mut loader: TileLoader<TBN>,
-    first: SharedTile<f32, AS_STRIDE>,
-    geometry: ThreadTile,
-) -> Accumulators {
-    let t = geometry.t;
-    let stage = |i: usize| unsafe { first.offset(i * stage_floats(TBN)) };
-    let mut acc = [[0.0f32; 16]; 8];
-    let steps_k = k.div_ceil(BK);
-    if steps_k == 0 {
-        return acc;
-    }
-    let loaded = unsafe { loader.load_next::<CHECKED>(k, 0) };
-    unsafe { store_tiles::<TBN>(stage(0), t, loaded) };
-    sync_threads();
-    let mut current = unsafe { load_fragments::<TBN>(stage(0), 0, geometry, steps.vector) };
-    for s in 0..steps_k {
-        let (cur, next) = (s % 2, s + 1 < steps_k);
-        let mut prefetched = ([0.0f32; 4], [[0.0f32; 4]; 2]);
-        if next {
-            prefetched = unsafe { loader.load_next::<CHECKED>(k, (s + 1) * BK) };
-        }
-        seq!(P in 0..8 {{
-            let following = if P < 7 {
-                unsafe { load_fragments::<TBN>(stage(cur), P + 1, geometry, steps.vector) }
-            } else {
-                if next {
-                    unsafe { store_tiles::<TBN>(stage(cur ^ 1), t, prefetched) };
-                }
-                sync_threads();
-                if next {
-                    unsafe { load_fragments::<TBN>(stage(cur ^ 1), 0, geometry, steps.vector) }
-                } else {
-                    current
-                }
-            };
-            multiply_fragments::<TBN>(&mut acc, &current);
-            current = following;
-        }});
-    }
-    acc
-}
-
-/// The k loop of [`sgemm_block_tile`] with `cp.async`: `steps.stages`
-/// shared stages (see [`crate::dev::copy`]). Before computing k-step `s`,
-/// the thread waits for its own copies of that step and the barrier
+/// The k loop of [`sgemm_block_tile`] with `cp.async` (see
+/// [`crate::dev::copy`]) into two shared stages. Before computing k-step
+/// `s`, each thread waits for its own copies of that step and the barrier
 /// publishes everyone's; the same barrier tells that all finished step
-/// `s - 1`, so its stage is refilled with step `s + stages - 1` while `s`
-/// is computed. One barrier per k-step, no staging registers, and the
-/// copies are in flight for `stages - 1` k-steps of FMAs.
+/// `s - 1`, so its stage is refilled with step `s + 1` while `s` is
+/// computed. One barrier per k-step and no staging registers.
 #[inline(always)]
 unsafe fn main_loop_async<const CHECKED: bool, const TBN: usize>(
     steps: Steps,
@@ -666,38 +603,26 @@ unsafe fn main_loop_async<const CHECKED: bool, const TBN: usize>(
     first: SharedTile<f32, AS_STRIDE>,
     geometry: ThreadTile,
 ) -> Accumulators {
-    let stages = steps.stages;
     let stage = |i: usize| unsafe { first.offset(i * stage_floats(TBN)) };
     let t = geometry.t;
     let mut acc = [[0.0f32; 16]; 8];
     let steps_k = k.div_ceil(BK);
-    // Steps 0..stages - 1 in flight before the loop, one group each.
-    for s in 0..stages - 1 {
-        if s < steps_k {
-            unsafe { loader.copy_next::<CHECKED>(stage(s), t, k, s * BK) };
-        }
+    if steps_k > 0 {
+        unsafe { loader.copy_next::<CHECKED>(stage(0), t, k, 0) };
         commit_copies();
     }
-    let (mut cur, mut refill) = (0, stages - 1);
     for s in 0..steps_k {
-        // Groups committed so far: stages - 1 + s. Step s's is complete
-        // when at most the stages - 2 newest are still in flight.
-        if stages == 3 {
-            wait_copies::<1>();
-        } else {
-            wait_copies::<0>();
-        }
+        // `wait_group` covers committed groups only: every copy is committed
+        // right after it is issued. (The emulator reports a copy still in
+        // flight at exit, which is how a missing commit here was found.)
+        wait_copies::<0>();
         sync_threads();
-        if s + stages - 1 < steps_k {
-            unsafe { loader.copy_next::<CHECKED>(stage(refill), t, k, (s + stages - 1) * BK) };
+        if s + 1 < steps_k {
+            unsafe { loader.copy_next::<CHECKED>(stage((s + 1) % 2), t, k, (s + 1) * BK) };
+            commit_copies();
         }
-        commit_copies();
-        unsafe { multiply_stage::<TBN>(&mut acc, stage(cur), geometry, steps.vector) };
-        cur = if cur + 1 == stages { 0 } else { cur + 1 };
-        refill = if refill + 1 == stages { 0 } else { refill + 1 };
+        unsafe { multiply_stage::<TBN>(&mut acc, stage(s % 2), geometry, steps.vector) };
     }
-    // Only empty groups can be left; wait so that none is in flight at exit.
-    wait_copies::<0>();
     acc
 }
 
@@ -787,13 +712,11 @@ unsafe fn sgemm_block_tile<const TBN: usize>(
     let interior =
         bm0 + BM <= m && bn0 + TBN <= n && k % BK == 0 && (!steps.vector || (k % 4 == 0 && n % 4 == 0));
     let geometry = ThreadTile { t, r0, c0, r_step, c_step };
-    let acc = match (steps.async_copy, steps.pipelined, interior) {
-        (true, _, true) => unsafe { main_loop_async::<false, TBN>(steps, k, loader, first, geometry) },
-        (true, _, false) => unsafe { main_loop_async::<true, TBN>(steps, k, loader, first, geometry) },
-        (false, true, true) => unsafe { main_loop_pipelined::<false, TBN>(steps, k, loader, first, geometry) },
-        (false, true, false) => unsafe { main_loop_pipelined::<true, TBN>(steps, k, loader, first, geometry) },
-        (false, false, true) => unsafe { main_loop::<false, TBN>(steps, k, loader, first, geometry) },
-        (false, false, false) => unsafe { main_loop::<true, TBN>(steps, k, loader, first, geometry) },
+    let acc = match (steps.async_copy, interior) {
+        (true, true) => unsafe { main_loop_async::<false, TBN>(steps, k, loader, first, geometry) },
+        (true, false) => unsafe { main_loop_async::<true, TBN>(steps, k, loader, first, geometry) },
+        (false, true) => unsafe { main_loop::<false, TBN>(steps, k, loader, first, geometry) },
+        (false, false) => unsafe { main_loop::<true, TBN>(steps, k, loader, first, geometry) },
     };
 
     seq!(H in 0..2 { seq!(I in 0..4 { seq!(G in 0..4 {{
@@ -842,9 +765,7 @@ const PLAIN: Steps = Steps {
     warp_tiled: false,
     swizzle: false,
     async_copy: false,
-    stages: 1,
     wide: false,
-    pipelined: false,
 };
 
 block_tile_kernel! {
@@ -857,6 +778,13 @@ block_tile_kernel! {
     sgemm_reg_2d = PLAIN;
     /// 4. The seed's starting point: 3b with 16-byte loads, `ld.global.v4`
     /// from A and B, `ld.shared.v4` for the fragments (4 per 64 FMAs).
+    ///
+    /// The fragment reads are no change from 3b, whose `LDS.128` the
+    /// compiler already made (see 3b); what this kernel adds is 16-byte
+    /// global loads. Both pay the same bank conflicts: in the contiguous
+    /// layout a warp's `Bs` fragment read is 16 distinct 16-byte words 32
+    /// bytes apart, which land on 4 bank groups (ncu: 5 wavefronts per
+    /// load instead of 3). Kernel 6 removes that.
     sgemm_vec4 = Steps { vector: true, ..PLAIN };
     /// 5. Double buffering: two shared stages; the next k-step's global
     /// loads go out before this step's FMAs and land in the other stage
@@ -865,19 +793,41 @@ block_tile_kernel! {
     sgemm_double_buffer = Steps { vector: true, double_buffer: true, ..PLAIN };
     /// 6. Warp tiling: kernel 5 with the thread tile split into four 4 x 4
     /// blocks (see [`thread_tile_origin`]), removing the bank conflicts of
-    /// the `Bs` fragment reads.
+    /// the `Bs` fragment reads. Its interior k-loop is 582 instructions,
+    /// 512 of them FFMA (88%), at 128 registers and no spills; H100,
+    /// 2026-11-21: 91.7% of cuBLAS at 4096^3, 92.5% at 8192^3.
     sgemm_warp_tiled = Steps { vector: true, double_buffer: true, warp_tiled: true, ..PLAIN };
-    /// 7. Kernel 6 with a 128 x 256 block tile, 8 x 16 thread tiles and the
-    /// blocks launched in groups of 8 block rows (see [`block_origin`]).
-    sgemm_tuned = Steps { vector: true, double_buffer: true, warp_tiled: true, swizzle: true, wide: true, ..PLAIN };
-    /// (experiment) 7 pipelined.
-    sgemm_wide_pipe = Steps {
-        vector: true, double_buffer: true, warp_tiled: true, swizzle: true, wide: true, pipelined: true, ..PLAIN
+    /// 7. Kernel 6 with the blocks launched in groups of 8 block rows (see
+    /// [`block_origin`]) for L2 reuse of the A and B panels.
+    ///
+    /// What the measurements justified, and what they did not (H100,
+    /// 2026-11-21, 4096^3, % of cuBLAS in the same run):
+    /// - the swizzled order is neutral here (90.9% against kernel 6's
+    ///   91.7%; 92.1 against 92.5 at 8192^3): at 2 blocks per SM the plain
+    ///   order's working set already stays in the 50 MB L2;
+    /// - cuBLAS's own shape, 128 x 256 with 8 x 16 thread tiles at one
+    ///   block per SM (kernel 7b), is slower (85.7%): its loop is 92% FFMA
+    ///   against 88%, but with 2 warps per scheduler ncu shows no eligible
+    ///   warp in 26% of cycles (20% here), where cuBLAS's hand-scheduled
+    ///   SASS issues in 90% of them;
+    /// - `cp.async` (7c) is slower still (80%): the transposed `A` tile
+    ///   needs 4-byte copies, four `LDGSTS` per thread per k-step;
+    /// - loading fragments one `p` ahead with the barrier moved before the
+    ///   last `p` (the maxas schedule), and peeling the last k-step so the
+    ///   prefetch is unconditional, both cost registers: at the 128 cap
+    ///   ptxas spilled or added moves, and both measured 85-86%.
+    sgemm_tuned = Steps { vector: true, double_buffer: true, warp_tiled: true, swizzle: true, ..PLAIN };
+    /// 7b. cuBLAS's own shape for this problem (its SGEMM kernel on the
+    /// H100 is `sm80_xmma_gemm_..._tilesize256x128x8_...`, 254 registers,
+    /// one block of 256 threads per SM; its 256 runs along our `n`): kernel
+    /// 7 with a 128 x 256 block tile and 8 x 16 thread tiles, 128
+    /// accumulators per thread, 222 registers. Per k-step and thread: 6
+    /// fragment loads per 128 FMAs instead of 4 per 64. Slower than 7 with
+    /// ptxas's schedule (see 7).
+    sgemm_wide = Steps { vector: true, double_buffer: true, warp_tiled: true, swizzle: true, wide: true, ..PLAIN };
+    /// 7c. Kernel 7b with `cp.async`: the tiles go straight from global to
+    /// shared memory (see [`main_loop_async`]).
+    sgemm_wide_async = Steps {
+        vector: true, double_buffer: true, warp_tiled: true, swizzle: true, wide: true, async_copy: true, ..PLAIN
     };
-    /// (experiment) 6 pipelined + swizzle.
-    sgemm_narrow_pipe = Steps {
-        vector: true, double_buffer: true, warp_tiled: true, swizzle: true, pipelined: true, ..PLAIN
-    };
-    /// (experiment) 6 + swizzle.
-    sgemm_narrow_swz = Steps { vector: true, double_buffer: true, warp_tiled: true, swizzle: true, ..PLAIN };
 }

@@ -60,15 +60,40 @@ fn targets(report: &RunReport) -> Vec<Target> {
     percent_target("reduce", "f32", 1 << 28, "reduce 2^28 f32, best kernel".into(), 95.0);
     percent_target("sgemm", "f32", 4096, "sgemm 4096^3, best kernel".into(), 90.0);
     percent_target("sgemm", "f32", 8192, "sgemm 8192^3, best kernel".into(), 90.0);
-    let order = ["transpose_naive_row", "transpose_shared", "transpose_padded"];
-    let rates: Vec<Option<f64>> = order.iter().map(|k| rate(report, "transpose", k, 8192)).collect();
-    if let [Some(a), Some(b), Some(c)] = rates[..] {
-        out.push(Target {
-            what: "transpose 8192 x 8192: naive < shared < padded".into(),
-            measured: format!("{a:.0} < {b:.0} < {c:.0} GB/s"),
-            met: a < b && b < c,
-        });
-    }
+    let mut order_target = |label: &str, family: &str, kernels: &[&str], size: usize, unit: &str| {
+        let rates: Option<Vec<f64>> = kernels.iter().map(|k| rate(report, family, k, size)).collect();
+        if let Some(rates) = rates {
+            let digits = if unit == "GB/s" { 0 } else { 1 };
+            let shown: Vec<String> = rates.iter().map(|r| format!("{r:.digits$}")).collect();
+            out.push(Target {
+                what: label.into(),
+                measured: format!("{} {unit}", shown.join(" < ")),
+                met: rates.windows(2).all(|w| w[0] < w[1]),
+            });
+        }
+    };
+    order_target(
+        "transpose 8192 x 8192: naive < shared < padded",
+        "transpose",
+        &["transpose_naive_row", "transpose_shared", "transpose_padded"],
+        8192,
+        "GB/s",
+    );
+    order_target(
+        "sgemm 4096^3: each step 1 to 6 faster than the one before",
+        "sgemm",
+        &[
+            "sgemm_naive",
+            "sgemm_shared",
+            "sgemm_reg_col",
+            "sgemm_reg_2d",
+            "sgemm_vec4",
+            "sgemm_double_buffer",
+            "sgemm_warp_tiled",
+        ],
+        4096,
+        "TFLOP/s",
+    );
     out
 }
 

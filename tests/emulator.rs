@@ -352,7 +352,7 @@ fn async_copies_land_at_the_wait_and_must_be_waited_for() {
     let gpu = Gpu::emulator();
     let input: Vec<f32> = (0..64).map(|t| t as f32 + 0.5).collect();
     let da = gpu.upload(&input).unwrap();
-    let mut out = gpu.upload(&vec![1.0f32; 3 * 64]).unwrap();
+    let out = gpu.upload(&vec![1.0f32; 3 * 64]).unwrap();
     let f = gpu.function(&checks::ASYNC_COPIES).unwrap();
     gpu.launch(&f, Dim3::x(1), &[da.arg(), out.arg()]).unwrap();
     let out = gpu.download(&out).unwrap();

@@ -795,23 +795,23 @@ block_tile_kernel! {
     /// blocks (see [`thread_tile_origin`]), removing the bank conflicts of
     /// the `Bs` fragment reads. Its interior k-loop is 582 instructions,
     /// 512 of them FFMA (88%), at 128 registers and no spills; H100,
-    /// 2026-11-21: 91.7% of cuBLAS at 4096^3, 92.5% at 8192^3.
+    /// 2026-11-21: 91.6% of cuBLAS at 4096^3, 92.5% at 8192^3.
     sgemm_warp_tiled = Steps { vector: true, double_buffer: true, warp_tiled: true, ..PLAIN };
     /// 7. Kernel 6 with the blocks launched in groups of 8 block rows (see
     /// [`block_origin`]) for L2 reuse of the A and B panels.
     ///
     /// What the measurements justified, and what they did not (H100,
-    /// 2026-11-21, 4096^3, % of cuBLAS in the same run):
-    /// - the swizzled order is neutral here (90.9% against kernel 6's
-    ///   91.7%; 92.1 against 92.5 at 8192^3): at 2 blocks per SM the plain
-    ///   order's working set already stays in the 50 MB L2;
+    /// 2026-11-21, % of cuBLAS in the same run, 4096^3 / 8192^3):
+    /// - the swizzled order is neutral here (91.0 / 92.0% against kernel
+    ///   6's 91.6 / 92.5%): with 2 blocks per SM the plain order's working
+    ///   set already stays in the 50 MB L2;
     /// - cuBLAS's own shape, 128 x 256 with 8 x 16 thread tiles at one
-    ///   block per SM (kernel 7b), is slower (85.7%): its loop is 92% FFMA
-    ///   against 88%, but with 2 warps per scheduler ncu shows no eligible
-    ///   warp in 26% of cycles (20% here), where cuBLAS's hand-scheduled
-    ///   SASS issues in 90% of them;
-    /// - `cp.async` (7c) is slower still (80%): the transposed `A` tile
-    ///   needs 4-byte copies, four `LDGSTS` per thread per k-step;
+    ///   block per SM (kernel 7b), is slower (85.5 / 86.7%): its loop is 92%
+    ///   FFMA against 88%, but with 2 warps per scheduler a warp is ready
+    ///   to issue in only 74% of cycles (ncu; 80% here, cuBLAS's kernel
+    ///   90%);
+    /// - `cp.async` (7c) is slower still (81.3 / 82.0%): the transposed `A`
+    ///   tile needs 4-byte copies, four `LDGSTS` per thread per k-step;
     /// - loading fragments one `p` ahead with the barrier moved before the
     ///   last `p` (the maxas schedule), and peeling the last k-step so the
     ///   prefetch is unconditional, both cost registers: at the 128 cap
@@ -828,6 +828,6 @@ block_tile_kernel! {
     /// 7c. Kernel 7b with `cp.async`: the tiles go straight from global to
     /// shared memory (see [`main_loop_async`]).
     sgemm_wide_async = Steps {
-        vector: true, double_buffer: true, warp_tiled: true, swizzle: true, wide: true, async_copy: true, ..PLAIN
+        vector: true, double_buffer: true, warp_tiled: true, swizzle: true, wide: true, async_copy: true,
     };
 }

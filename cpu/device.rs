@@ -1,5 +1,5 @@
 //! [`Gpu`]: where kernels run. Either a CUDA device with the embedded PTX
-//! loaded, or the CPU emulator ([`gpu::emu`]) running the same kernels from
+//! loaded, or the CPU emulator (the `emu` crate) running the same kernels from
 //! the host build of `gpu/`. Every family's typed launch goes through
 //! [`Gpu::launch`], so the back end is a choice made when the `Gpu` is
 //! opened, not a second API.
@@ -14,7 +14,8 @@ use cudarc::driver::{
     PushKernelArg, ValidAsZeroBits,
 };
 use cudarc::nvrtc::Ptx as CudarcPtx;
-use gpu::emu::{Analysis, Arg};
+use emu::Analysis;
+use gpu::launch::Arg;
 use gpu::launch::{Dim3, Kernel};
 
 use crate::error::{CudaContext as _, Error, Result};
@@ -294,7 +295,7 @@ impl Gpu {
                 FunctionInner::Cuda(function)
             }
             Backend::Emulator => {
-                gpu::emu::kernel(kernel.name)
+                gpu::launch::host_kernel(kernel.name)
                     .ok_or(Error::MissingKernel { name: kernel.name, arch: "emulator" })?;
                 FunctionInner::Host
             }
@@ -330,8 +331,22 @@ impl Gpu {
                 Ok(())
             }
             (Backend::Emulator, FunctionInner::Host) => {
-                let spec = gpu::emu::LaunchSpec { kernel, grid, args, analyze: self.analyze.get() };
-                let analysis = gpu::emu::launch(&spec).map_err(Error::Emulator)?;
+                let host = gpu::launch::host_kernel(kernel.name)
+                    .ok_or(Error::MissingKernel { name: kernel.name, arch: "emulator" })?;
+                let buffers: Vec<(usize, usize)> = args
+                    .iter()
+                    .filter_map(|a| if let Arg::Buf { addr, bytes } = a { Some((*addr, *bytes)) } else { None })
+                    .collect();
+                let b = kernel.block;
+                let spec = emu::Launch {
+                    name: kernel.name,
+                    block: [b.x, b.y, b.z],
+                    grid: [grid.x, grid.y, grid.z],
+                    shared_bytes: kernel.shared_bytes as usize,
+                    buffers: &buffers,
+                    analyze: self.analyze.get(),
+                };
+                let analysis = emu::launch(&spec, &|| (host.call)(args)).map_err(Error::Emulator)?;
                 self.analysis.borrow_mut().add(&analysis);
                 Ok(())
             }

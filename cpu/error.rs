@@ -23,7 +23,7 @@ pub enum Error {
     /// A kernel's result differs from the host reference.
     Mismatch(String),
     /// The emulator stopped a kernel (out of bounds, race, deadlock, ...).
-    Emulator(gpu::emu::EmuError),
+    Emulator(emu::EmuError),
 }
 
 impl fmt::Display for Error {

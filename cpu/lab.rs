@@ -8,7 +8,7 @@
 //! per element for the copies, 4 (or 8 for `f64`) per shared read for the
 //! bank study.
 
-use gpu::emu::Arg;
+use gpu::launch::Arg;
 use gpu::lab::{self, BANK_READS, BLOCK};
 use gpu::launch::{Dim3, Kernel};
 

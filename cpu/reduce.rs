@@ -3,7 +3,7 @@
 //! verification and benchmark. The kernels are in `gpu/src/reduce.rs`.
 
 use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
-use gpu::emu::Arg;
+use gpu::launch::Arg;
 use gpu::launch::{Dim3, Kernel};
 use gpu::reduce::{FAST, Sum, Variant, fast_add_depth, fast_chunk};
 use rayon::prelude::*;

@@ -3,7 +3,7 @@
 //! benchmark. The kernels are in `gpu/src/sgemm.rs`.
 
 use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, sys as cublas_sys};
-use gpu::emu::Arg;
+use gpu::launch::Arg;
 use gpu::launch::Kernel;
 use rayon::prelude::*;
 

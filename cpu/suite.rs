@@ -133,9 +133,9 @@ pub struct AnalysisColumns {
 }
 
 impl AnalysisColumns {
-    pub fn from(size: usize, a: &gpu::emu::Analysis) -> Self {
-        let ways = |s: gpu::emu::AccessStats| (s.requests > 0).then(|| 1.0 / s.efficiency());
-        let sectors = |s: gpu::emu::AccessStats| (s.requests > 0).then(|| s.per_request());
+    pub fn from(size: usize, a: &emu::Analysis) -> Self {
+        let ways = |s: emu::AccessStats| (s.requests > 0).then(|| 1.0 / s.efficiency());
+        let sectors = |s: emu::AccessStats| (s.requests > 0).then(|| s.per_request());
         let mut global = a.global_loads;
         global.requests += a.global_stores.requests;
         global.cost += a.global_stores.cost;

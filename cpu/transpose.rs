@@ -2,7 +2,7 @@
 //! and benchmark. The kernels and their launch shapes are in
 //! `gpu/src/transpose.rs`.
 
-use gpu::emu::Arg;
+use gpu::launch::Arg;
 use gpu::launch::Kernel;
 use rayon::prelude::*;
 

@@ -5,7 +5,8 @@
 //! from our kernels.
 
 use gpu::checks;
-use gpu::emu::{Analysis, Arg, EmuError};
+use emu::{Analysis, EmuError};
+use gpu::launch::Arg;
 use gpu::launch::Dim3;
 use kernel_lab::Error;
 use kernel_lab::device::Gpu;

@@ -66,3 +66,58 @@ impl Kernel {
         Dim3::xy(cols.div_ceil(self.tile[0]), rows.div_ceil(self.tile[1]))
     }
 }
+
+/// One kernel argument, as the host passes it (host builds only).
+#[cfg(not(target_arch = "nvptx64"))]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Arg {
+    /// A buffer: its address and size in bytes (the only global memory the
+    /// kernel may touch).
+    Buf { addr: usize, bytes: usize },
+    U32(u32),
+    U64(u64),
+    F32(f32),
+}
+
+/// Conversion of an [`Arg`] to a kernel parameter type (the emulator's side
+/// of a launch).
+#[cfg(not(target_arch = "nvptx64"))]
+pub trait FromArg {
+    fn from_arg(arg: &Arg) -> Self;
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+macro_rules! scalar_arg {
+    ($($t:ty => $variant:ident),*) => {$(
+        impl FromArg for $t {
+            fn from_arg(arg: &Arg) -> Self {
+                match arg {
+                    Arg::$variant(v) => *v,
+                    other => panic!("expected {}, got {other:?}", stringify!($t)),
+                }
+            }
+        }
+    )*};
+}
+#[cfg(not(target_arch = "nvptx64"))]
+scalar_arg!(u32 => U32, u64 => U64, f32 => F32);
+
+/// A kernel as the host build registers it (`kernel!` does this).
+#[cfg(not(target_arch = "nvptx64"))]
+pub struct HostKernel {
+    pub name: &'static str,
+    pub call: fn(&[Arg]),
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+inventory::collect!(HostKernel);
+
+/// The kernel the host build registered under `name`.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn host_kernel(name: &str) -> Option<&'static HostKernel> {
+    inventory::iter::<HostKernel>.into_iter().find(|k| k.name == name)
+}
+
+#[doc(hidden)]
+#[cfg(not(target_arch = "nvptx64"))]
+pub use inventory::submit as __submit;

@@ -45,7 +45,7 @@ macro_rules! kernel {
 
         $(#[$attr])*
         ///
-        /// (Host build: runs on the emulator, see [`crate::emu`].)
+        /// (Host build: runs on the emulator, the `emu` crate.)
         ///
         /// # Safety
         /// Only the emulator may call it, inside a launch whose buffers
@@ -58,14 +58,14 @@ macro_rules! kernel {
         }
 
         #[cfg(not(target_arch = "nvptx64"))]
-        $crate::emu::__submit! {
-            $crate::emu::HostKernel {
+        $crate::launch::__submit! {
+            $crate::launch::HostKernel {
                 name: stringify!($name),
                 call: |args| {
                     let mut args = args.iter();
                     let mut next = || args.next().expect("too few kernel arguments");
                     // SAFETY: the emulator checks every access the kernel makes.
-                    unsafe { $name($(<$ty as $crate::emu::FromArg>::from_arg(next())),*) }
+                    unsafe { $name($(<$ty as $crate::launch::FromArg>::from_arg(next())),*) }
                 },
             }
         }
@@ -79,8 +79,6 @@ extern crate std;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod checks;
 pub mod dev;
-#[cfg(not(target_arch = "nvptx64"))]
-pub mod emu;
 pub mod lab;
 pub mod launch;
 pub mod reduce;

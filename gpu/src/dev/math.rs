@@ -13,6 +13,6 @@ pub fn fma(a: f32, b: f32, c: f32) -> f32 {
     {
         // The emulator: the host's fused multiply-add (libm `fmaf`), the
         // same single rounding.
-        crate::emu::fma(a, b, c)
+        emu::device::fma(a, b, c)
     }
 }

@@ -42,7 +42,7 @@ impl<T: Copy> In<T> {
 #[inline(always)]
 fn host_check<T>(_p: *const T, _bytes: usize, _write: bool) {
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::emu::global_access(_p as usize, _bytes, _write);
+    emu::device::global_access(_p as usize, _bytes, _write);
 }
 
 /// `N` elements of 16 bytes in all, with the 16-byte alignment that
@@ -180,15 +180,23 @@ impl Out<f32> {
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
-impl<T> crate::emu::FromArg for In<T> {
-    fn from_arg(arg: &crate::emu::Arg) -> Self {
-        In(crate::emu::buffer_address(arg) as *const T)
+fn buffer_address(arg: &crate::launch::Arg) -> usize {
+    match arg {
+        crate::launch::Arg::Buf { addr, .. } => *addr,
+        other => panic!("expected a buffer, got {other:?}"),
     }
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
-impl<T> crate::emu::FromArg for Out<T> {
-    fn from_arg(arg: &crate::emu::Arg) -> Self {
-        Out(crate::emu::buffer_address(arg) as *mut T)
+impl<T> crate::launch::FromArg for In<T> {
+    fn from_arg(arg: &crate::launch::Arg) -> Self {
+        In(buffer_address(arg) as *const T)
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl<T> crate::launch::FromArg for Out<T> {
+    fn from_arg(arg: &crate::launch::Arg) -> Self {
+        Out(buffer_address(arg) as *mut T)
     }
 }

@@ -39,7 +39,7 @@ fn launch_sized_base() -> *mut u8 {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        crate::emu::shared_base()
+        emu::device::shared_base()
     }
 }
 
@@ -47,7 +47,7 @@ fn launch_sized_base() -> *mut u8 {
 #[inline(always)]
 fn host_check<T>(_p: *const T, _bytes: usize, _write: bool) {
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::emu::shared_access(_p as usize, _bytes, _write);
+    emu::device::shared_access(_p as usize, _bytes, _write);
 }
 
 impl<T: Copy, const STRIDE: usize> SharedTile<T, STRIDE> {

@@ -4,7 +4,7 @@
 //! On the GPU each index is a `u32` special register read (`%tid.x`,
 //! `%ctaid.x`, ...); LLVM knows their ranges (`%tid.x` < 1024), which lets
 //! it prove some bounds checks away. On the host they come from the
-//! emulator ([`crate::emu`]).
+//! emulator (the `emu` crate).
 
 #[cfg(target_arch = "nvptx64")]
 use core::arch::nvptx as sreg;
@@ -21,7 +21,7 @@ macro_rules! special_registers {
             }
             #[cfg(not(target_arch = "nvptx64"))]
             {
-                crate::emu::index().$field[$axis]
+                emu::device::index().$field[$axis]
             }
         }
     )*};
@@ -76,5 +76,5 @@ pub fn sync_threads() {
         unsafe { sreg::_syncthreads() }
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::emu::barrier(core::panic::Location::caller());
+    emu::device::barrier(core::panic::Location::caller());
 }

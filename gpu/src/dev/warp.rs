@@ -27,7 +27,7 @@ pub fn shfl_down_f32(mask: u32, value: f32, delta: u32) -> f32 {
     #[cfg(not(target_arch = "nvptx64"))]
     {
         f32::from_bits(
-            crate::emu::shuffle(mask, crate::emu::ShflOp::Down(delta), value.to_bits() as u64) as u32
+            emu::device::shuffle(mask, emu::device::ShflOp::Down(delta), value.to_bits() as u64) as u32
         )
     }
 }
@@ -42,7 +42,7 @@ pub fn shfl_down_i32(mask: u32, value: i32, delta: u32) -> i32 {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        crate::emu::shuffle(mask, crate::emu::ShflOp::Down(delta), value as u32 as u64) as u32 as i32
+        emu::device::shuffle(mask, emu::device::ShflOp::Down(delta), value as u32 as u64) as u32 as i32
     }
 }
 
@@ -67,7 +67,7 @@ pub fn shfl_xor_f32(mask: u32, value: f32, lane_mask: u32) -> f32 {
     #[cfg(not(target_arch = "nvptx64"))]
     {
         f32::from_bits(
-            crate::emu::shuffle(mask, crate::emu::ShflOp::Xor(lane_mask), value.to_bits() as u64) as u32
+            emu::device::shuffle(mask, emu::device::ShflOp::Xor(lane_mask), value.to_bits() as u64) as u32
         )
     }
 }

@@ -18,7 +18,6 @@
 //!   reported.
 
 use std::collections::BTreeMap;
-use std::vec::Vec;
 
 /// Which memory an access is to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -1,76 +1,27 @@
 //! The emulator's launch, scheduler and the hooks the device-support layer
 //! calls.
 
-use core::cell::{Cell, RefCell};
-use core::fmt;
-use core::panic::Location;
-use std::boxed::Box;
-use std::format;
-use std::string::{String, ToString};
-use std::vec::Vec;
+use std::cell::{Cell, RefCell};
+use std::fmt;
+use std::panic::Location;
 
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
 use super::analysis::{Analysis, Recorder, Space};
-use crate::launch::{Dim3, Kernel};
 
-/// One kernel argument, as the host passes it.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Arg {
-    /// A buffer: its address and size in bytes (the only global memory the
-    /// kernel may touch).
-    Buf {
-        addr: usize,
-        bytes: usize,
-    },
-    U32(u32),
-    U64(u64),
-    F32(f32),
-}
-
-/// Conversion of an [`Arg`] to a kernel parameter type.
-pub trait FromArg {
-    fn from_arg(arg: &Arg) -> Self;
-}
-
-macro_rules! scalar_arg {
-    ($($t:ty => $variant:ident),*) => {$(
-        impl FromArg for $t {
-            fn from_arg(arg: &Arg) -> Self {
-                match arg {
-                    Arg::$variant(v) => *v,
-                    other => std::panic::panic_any(EmuError::BadArgument(format!(
-                        "expected {}, got {other:?}", stringify!($t)
-                    ))),
-                }
-            }
-        }
-    )*};
-}
-scalar_arg!(u32 => U32, u64 => U64, f32 => F32);
-
-/// Address of a buffer argument.
-pub(crate) fn buffer_address(arg: &Arg) -> usize {
-    match arg {
-        Arg::Buf { addr, .. } => *addr,
-        other => std::panic::panic_any(EmuError::BadArgument(format!("expected a buffer, got {other:?}"))),
-    }
-}
-
-/// A kernel as the host build registers it (`kernel!` does this).
-pub struct HostKernel {
-    pub name: &'static str,
-    pub call: fn(&[Arg]),
-}
-
-inventory::collect!(HostKernel);
-
-/// What to launch.
-pub struct LaunchSpec<'a> {
-    pub kernel: &'a Kernel,
-    pub grid: Dim3,
-    pub args: &'a [Arg],
+/// What to launch: the kernel's name (for error messages), its block and
+/// grid, the bytes of launch-sized shared memory per block, and the device
+/// buffers it may touch.
+#[derive(Clone, Debug)]
+pub struct Launch<'a> {
+    pub name: &'a str,
+    pub block: [u32; 3],
+    pub grid: [u32; 3],
+    pub shared_bytes: usize,
+    /// `(address, bytes)` of every buffer passed to the launch: the only
+    /// global memory the kernel may touch.
+    pub buffers: &'a [(usize, usize)],
     /// Record accesses for the bank-conflict and coalescing analysis
     /// (slower); races and bounds are always checked.
     pub analyze: bool,
@@ -79,8 +30,6 @@ pub struct LaunchSpec<'a> {
 /// Why an emulated launch failed.
 #[derive(Clone, Debug, PartialEq)]
 pub enum EmuError {
-    UnknownKernel(String),
-    BadArgument(String),
     BadLaunch(String),
     OutOfBounds { kernel: String, block: [u32; 3], thread: [u32; 3], space: &'static str, detail: String },
     Race { kernel: String, block: [u32; 3], byte_offset: usize, first: u32, second: u32, kind: &'static str },
@@ -92,8 +41,6 @@ pub enum EmuError {
 impl fmt::Display for EmuError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            EmuError::UnknownKernel(name) => write!(f, "the emulator has no kernel named {name}"),
-            EmuError::BadArgument(m) => write!(f, "bad kernel argument: {m}"),
             EmuError::BadLaunch(m) => write!(f, "bad launch: {m}"),
             EmuError::OutOfBounds { kernel, block, thread, space, detail } => {
                 write!(
@@ -123,7 +70,7 @@ impl std::error::Error for EmuError {}
 
 /// The shuffle a lane asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum ShflOp {
+pub enum ShflOp {
     /// Lane `i` gets lane `i + delta` (its own past the warp).
     Down(u32),
     /// Lane `i` gets lane `i ^ mask`.
@@ -197,8 +144,8 @@ struct WordState {
 const NONE: u32 = u32::MAX;
 
 std::thread_local! {
-    static BLOCK: Cell<*const BlockCtx<'static>> = const { Cell::new(core::ptr::null()) };
-    static THREAD: Cell<*const ThreadCtx> = const { Cell::new(core::ptr::null()) };
+    static BLOCK: Cell<*const BlockCtx<'static>> = const { Cell::new(std::ptr::null()) };
+    static THREAD: Cell<*const ThreadCtx> = const { Cell::new(std::ptr::null()) };
 }
 
 fn block() -> &'static BlockCtx<'static> {
@@ -216,7 +163,7 @@ fn thread() -> &'static ThreadCtx {
 }
 
 /// (threadIdx, blockIdx, blockDim, gridDim) of the running thread.
-pub(crate) fn index() -> ([u32; 3], [u32; 3], [u32; 3], [u32; 3]) {
+pub fn index() -> ([u32; 3], [u32; 3], [u32; 3], [u32; 3]) {
     let (b, t) = (block(), thread());
     (t.idx, b.block, b.block_dim, b.grid_dim)
 }
@@ -228,17 +175,17 @@ fn suspend(event: Event) -> u64 {
 }
 
 /// `__syncthreads()`.
-pub(crate) fn barrier(site: &'static Location<'static>) {
+pub fn barrier(site: &'static Location<'static>) {
     suspend(Event::Barrier(site));
 }
 
 /// A shuffle: returns the bits this lane receives.
-pub(crate) fn shuffle(mask: u32, op: ShflOp, bits: u64) -> u64 {
+pub fn shuffle(mask: u32, op: ShflOp, bits: u64) -> u64 {
     suspend(Event::Shuffle { mask, op, bits })
 }
 
 /// The block's launch-sized shared memory.
-pub(crate) fn shared_base() -> *mut u8 {
+pub fn shared_base() -> *mut u8 {
     block().shared
 }
 
@@ -254,7 +201,7 @@ fn fail(space: &'static str, detail: String) -> ! {
 }
 
 /// Checks and records a shared-memory access of `bytes` at `addr`.
-pub(crate) fn shared_access(addr: usize, bytes: usize, write: bool) {
+pub fn shared_access(addr: usize, bytes: usize, write: bool) {
     check_shared(addr, bytes, write);
     let (b, t) = (block(), thread());
     if let Some(r) = &b.recorder {
@@ -267,28 +214,28 @@ pub(crate) fn shared_access(addr: usize, bytes: usize, write: bool) {
 /// `cp.async` of `size` bytes from global `src` (of which `src_bytes` are
 /// read, the rest zero) to shared `dst`: the global read and the bounds,
 /// race and bank checks happen now, the bytes land at [`copy_wait`].
-pub(crate) fn copy_async(dst: usize, src: usize, size: usize, src_bytes: usize) {
+pub fn copy_async(dst: usize, src: usize, size: usize, src_bytes: usize) {
     let mut data = [0u8; 16];
     if src_bytes > 0 {
         global_access(src, src_bytes, false);
         // SAFETY: `global_access` checked that the bytes lie in a buffer of the launch.
-        unsafe { core::ptr::copy_nonoverlapping(src as *const u8, data.as_mut_ptr(), src_bytes.min(size)) };
+        unsafe { std::ptr::copy_nonoverlapping(src as *const u8, data.as_mut_ptr(), src_bytes.min(size)) };
     }
     shared_access(dst, size, true);
     thread().copies.borrow_mut().open.push(PendingCopy { dst, data, len: size });
 }
 
 /// `cp.async.commit_group`.
-pub(crate) fn copy_commit() {
+pub fn copy_commit() {
     let mut copies = thread().copies.borrow_mut();
-    let group = core::mem::take(&mut copies.open);
+    let group = std::mem::take(&mut copies.open);
     copies.groups.push_back(group);
 }
 
 /// `cp.async.wait_group n`: the copies of all but the `n` newest groups
 /// land (and are race-checked again: the write may happen any time from
 /// the copy to the wait).
-pub(crate) fn copy_wait(n: usize) {
+pub fn copy_wait(n: usize) {
     let t = thread();
     loop {
         let group = {
@@ -301,7 +248,7 @@ pub(crate) fn copy_wait(n: usize) {
         for c in group {
             check_shared(c.dst, c.len, true);
             // SAFETY: checked to lie within the block's shared memory.
-            unsafe { core::ptr::copy_nonoverlapping(c.data.as_ptr(), c.dst as *mut u8, c.len) };
+            unsafe { std::ptr::copy_nonoverlapping(c.data.as_ptr(), c.dst as *mut u8, c.len) };
         }
     }
 }
@@ -360,7 +307,7 @@ fn check_shared(addr: usize, bytes: usize, write: bool) {
 }
 
 /// Checks and records a global-memory access of `bytes` at `addr`.
-pub(crate) fn global_access(addr: usize, bytes: usize, write: bool) {
+pub fn global_access(addr: usize, bytes: usize, write: bool) {
     let b = block();
     if !b.buffers.iter().any(|&(base, len)| addr >= base && addr + bytes <= base + len) {
         let nearest = b
@@ -431,29 +378,23 @@ fn quiet_kernel_panics() {
 const STACK_BYTES: usize = 256 * 1024;
 
 /// Runs a kernel on the emulator: every block of `spec.grid`, one after
-/// another. Returns the access analysis (empty unless `spec.analyze`).
-pub fn launch(spec: &LaunchSpec) -> Result<Analysis, EmuError> {
+/// another, each thread running `body`. Returns the access analysis (empty
+/// unless `spec.analyze`).
+pub fn launch(spec: &Launch, body: &dyn Fn()) -> Result<Analysis, EmuError> {
     quiet_kernel_panics();
-    let host = super::kernel(spec.kernel.name)
-        .ok_or_else(|| EmuError::UnknownKernel(spec.kernel.name.to_string()))?;
-    let Dim3 { x: bx, y: by, z: bz } = spec.kernel.block;
-    let threads = (bx * by * bz) as usize;
+    let [bx, by, bz] = spec.block;
+    let threads = bx as usize * by as usize * bz as usize;
     if threads == 0 || threads > 1024 {
-        return Err(EmuError::BadLaunch(format!("{} threads per block", threads)));
+        return Err(EmuError::BadLaunch(format!("{}: {threads} threads per block", spec.name)));
     }
-    let buffers: Vec<(usize, usize)> = spec
-        .args
-        .iter()
-        .filter_map(|a| if let Arg::Buf { addr, bytes } = a { Some((*addr, *bytes)) } else { None })
-        .collect();
     // Launch-sized shared memory, 16-byte aligned like the device's.
-    let mut shared = std::vec![0u128; (spec.kernel.shared_bytes as usize).div_ceil(16).max(1)];
+    let mut shared = std::vec![0u128; spec.shared_bytes.div_ceil(16).max(1)];
     let mut stacks: Vec<DefaultStack> = Vec::new();
     let mut analysis = Analysis::default();
-    let grid = spec.grid;
-    for z in 0..grid.z {
-        for y in 0..grid.y {
-            for x in 0..grid.x {
+    let [gx, gy, gz] = spec.grid;
+    for z in 0..gz {
+        for y in 0..gy {
+            for x in 0..gx {
                 // Fresh shared memory content per block is not guaranteed
                 // on a GPU; fill it with a non-zero pattern so kernels that
                 // read before writing are caught by the comparison.
@@ -461,21 +402,21 @@ pub fn launch(spec: &LaunchSpec) -> Result<Analysis, EmuError> {
                     *w = 0x7fc0_dead_7fc0_dead_7fc0_dead_7fc0_dead;
                 }
                 let ctx = BlockCtx {
-                    kernel: spec.kernel.name,
+                    kernel: spec.name,
                     block: [x, y, z],
-                    block_dim: [bx, by, bz],
-                    grid_dim: [grid.x, grid.y, grid.z],
+                    block_dim: spec.block,
+                    grid_dim: spec.grid,
                     shared: shared.as_mut_ptr() as *mut u8,
-                    shared_len: spec.kernel.shared_bytes as usize,
-                    buffers: buffers.clone(),
+                    shared_len: spec.shared_bytes,
+                    buffers: spec.buffers.to_vec(),
                     epoch: Cell::new(0),
                     words: RefCell::new(std::vec![
                         WordState { epoch: u32::MAX, writer: NONE, reader: NONE, reader2: NONE };
-                        (spec.kernel.shared_bytes as usize).div_ceil(4)
+                        spec.shared_bytes.div_ceil(4)
                     ]),
                     recorder: spec.analyze.then(|| RefCell::new(Recorder::default())),
                 };
-                run_block(&ctx, host, spec.args, &mut stacks)?;
+                run_block(&ctx, body, &mut stacks)?;
                 if let Some(r) = ctx.recorder {
                     analysis.add(&r.into_inner().finish());
                 }
@@ -487,22 +428,17 @@ pub fn launch(spec: &LaunchSpec) -> Result<Analysis, EmuError> {
 
 type Thread = Coroutine<u64, Event, (), DefaultStack>;
 
-fn run_block(
-    ctx: &BlockCtx,
-    host: &'static HostKernel,
-    args: &[Arg],
-    stacks: &mut Vec<DefaultStack>,
-) -> Result<(), EmuError> {
+fn run_block(ctx: &BlockCtx, body: &dyn Fn(), stacks: &mut Vec<DefaultStack>) -> Result<(), EmuError> {
     let [bx, by, _] = ctx.block_dim;
     let n = ctx.block_dim.iter().product::<u32>() as usize;
     // SAFETY: `ctx` outlives every use through BLOCK: it is cleared below
     // before `ctx` goes out of scope, on every path.
-    BLOCK.with(|c| c.set(core::ptr::from_ref(ctx).cast::<BlockCtx<'static>>()));
+    BLOCK.with(|c| c.set(std::ptr::from_ref(ctx).cast::<BlockCtx<'static>>()));
     struct Clear;
     impl Drop for Clear {
         fn drop(&mut self) {
-            BLOCK.with(|c| c.set(core::ptr::null()));
-            THREAD.with(|c| c.set(core::ptr::null()));
+            BLOCK.with(|c| c.set(std::ptr::null()));
+            THREAD.with(|c| c.set(std::ptr::null()));
             IN_KERNEL.with(|c| c.set(false));
         }
     }
@@ -513,25 +449,27 @@ fn run_block(
             Box::new(ThreadCtx {
                 idx: [linear % bx, linear / bx % by, linear / (bx * by)],
                 linear,
-                yielder: Cell::new(core::ptr::null()),
+                yielder: Cell::new(std::ptr::null()),
                 counters: Default::default(),
                 copies: Default::default(),
             })
         })
         .collect();
-    let args_ptr = args as *const [Arg];
+    // The coroutines must be 'static: they get the body as a raw pointer.
+    let body_ptr: *const (dyn Fn() + '_) = body;
+    // SAFETY: only erases the lifetime; see the use below.
+    let body_ptr: *const (dyn Fn() + 'static) = unsafe { std::mem::transmute(body_ptr) };
     let mut coroutines: Vec<Option<Thread>> = threads
         .iter()
         .map(|t| {
             let stack =
                 stacks.pop().unwrap_or_else(|| DefaultStack::new(STACK_BYTES).expect("a coroutine stack"));
             let tp: *const ThreadCtx = &**t;
-            let call = host.call;
             Some(Coroutine::with_stack(stack, move |y: &Yielder<u64, Event>, _: u64| {
-                // SAFETY: `tp` and `args_ptr` outlive the coroutine, which
+                // SAFETY: `tp` and `body_ptr` outlive the coroutine, which
                 // `run_block` drives to completion or drops before returning.
                 unsafe { (*tp).yielder.set(y) };
-                call(unsafe { &*args_ptr });
+                unsafe { (*body_ptr)() };
             }))
         })
         .collect();

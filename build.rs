@@ -21,6 +21,7 @@ const NVPTX: &str = "nvptx64-nvidia-cuda";
 
 fn main() -> ExitCode {
     println!("cargo::rerun-if-changed=gpu");
+    println!("cargo::rerun-if-changed=macros");
     println!("cargo::rerun-if-changed=build/ptx-linker");
     println!("cargo::rerun-if-changed=rust-toolchain.toml");
     match build_ptx() {
@@ -96,32 +97,56 @@ fn build_ptx() -> Result<(), String> {
     Ok(())
 }
 
-/// Writes each kernel's launch bounds (`gpu::launch::Kernel::min_blocks_per_sm`)
-/// into its PTX entry: `.maxntid x, y, z` and `.minnctapersm n` between the
-/// parameter list and the body, where LLVM would put them for CUDA C's
-/// `__launch_bounds__` (Rust has no attribute that reaches them).
+/// The prefix of the data a `#[kernel(min_blocks = ..)]` declaration leaves
+/// in the PTX: `.visible .global .align 4 .b8 __launch_bounds__NAME[16] =
+/// {...};`, four little-endian `u32` (block x, y, z, minimum blocks per SM).
+const BOUNDS_PREFIX: &str = "__launch_bounds__";
+
+/// Moves each kernel's launch bounds from that data into its entry:
+/// `.maxntid x, y, z` and `.minnctapersm n` between the parameter list and
+/// the body, where LLVM puts them for CUDA C's `__launch_bounds__` (Rust has
+/// no attribute that reaches them). The data itself is removed, so the PTX
+/// holds only the kernels.
 fn add_launch_bounds(ptx: &str) -> Result<String, String> {
-    let mut text = ptx.to_string();
-    let mut missing = None;
-    gpu::for_each_kernel(|kernel| {
-        let Some((block, blocks)) = kernel.ptx_directives() else { return };
-        let header = format!(".entry {}(", kernel.name);
-        let Some(start) = text.find(&header) else {
-            missing = Some(kernel.name);
-            return;
+    let mut text = String::with_capacity(ptx.len());
+    let mut bounds = Vec::new();
+    for line in ptx.lines() {
+        let Some(rest) = line
+            .trim_start()
+            .strip_prefix(".visible .global .align 4 .b8 ")
+            .and_then(|r| r.strip_prefix(BOUNDS_PREFIX))
+        else {
+            text.push_str(line);
+            text.push('\n');
+            continue;
         };
-        // The body's opening brace is the first line that is just "{".
-        let Some(brace) = text[start..].find("\n{\n").map(|i| start + i + 1) else {
-            missing = Some(kernel.name);
-            return;
-        };
-        let directives = format!(".maxntid {}, {}, {}\n.minnctapersm {blocks}\n", block.x, block.y, block.z);
-        text.insert_str(brace, &directives);
-    });
-    match missing {
-        Some(name) => Err(format!("kernel {name} has launch bounds but no entry in the PTX")),
-        None => Ok(text),
+        let (name, data) =
+            rest.split_once("[16]").ok_or_else(|| format!("malformed launch bounds: {line}"))?;
+        let bytes: Vec<u32> = data
+            .trim_start_matches([' ', '=', '{'])
+            .trim_end_matches([';', '}'])
+            .split(',')
+            .filter(|b| !b.trim().is_empty())
+            .map(|b| b.trim().parse::<u32>().map_err(|_| format!("malformed launch bounds: {line}")))
+            .collect::<Result<_, _>>()?;
+        // Trailing zero bytes are left out of the initializer.
+        let byte = |i: usize| bytes.get(i).copied().unwrap_or(0);
+        let word = |w: usize| (0..4).map(|i| byte(4 * w + i) << (8 * i)).sum::<u32>();
+        bounds.push((name.to_string(), [word(0), word(1), word(2), word(3)]));
     }
+    for (name, [x, y, z, blocks]) in bounds {
+        let header = format!(".entry {name}(");
+        let start = text
+            .find(&header)
+            .ok_or_else(|| format!("kernel {name} has launch bounds but no entry in the PTX"))?;
+        // The body's opening brace is the first line that is just "{".
+        let brace = text[start..]
+            .find("\n{\n")
+            .map(|i| start + i + 1)
+            .ok_or_else(|| format!("no body found for kernel {name}"))?;
+        text.insert_str(brace, &format!(".maxntid {x}, {y}, {z}\n.minnctapersm {blocks}\n"));
+    }
+    Ok(text)
 }
 
 /// `<target>/<profile>/build/<pkg>-<hash>/out` -> `<target>/nvptx`.

@@ -1,27 +1,22 @@
 //! Host side of the kernel lab: launches the kernels of the `gpu` crate
-//! (cudarc, driver API, dynamic loading), computes the same results on the
-//! CPU, verifies, and measures against the device's own ceilings.
+//! (cudarc, driver API, dynamic loading) or runs them on the CPU emulator,
+//! verifies them against host references, and measures them against the
+//! device's own ceilings. One folder per layer, each importing only those
+//! below it:
 //!
-//! - [`ptx`]: the PTX that `build.rs` compiled from `gpu/`, one per arch;
-//! - [`device`]: [`device::Gpu`], a device with our module loaded;
-//! - [`bench`]: CUDA-event timing (warm-up, median) and the in-run copy
-//!   ceiling;
-//! - one module per kernel family ([`transpose`]): host reference, typed
-//!   launch, verification and the family's benchmark;
-//! - [`report`]: the tables the binaries print.
+//! - [`runtime`]: where kernels run ([`runtime::Gpu`]), the embedded PTX,
+//!   the error type;
+//! - [`measure`]: inputs, verification, timing, records;
+//! - [`families`]: one host file per kernel family, behind one trait;
+//! - [`report`]: the suite, tables, `BENCHMARKS.md`, plots;
+//! - [`cli`]: the command-line skeleton every binary shares.
 
-pub mod bench;
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 pub mod cli;
-pub mod data;
-pub mod device;
-pub mod error;
-pub mod lab;
-pub mod ptx;
-pub mod publish;
-pub mod reduce;
+pub mod families;
+pub mod measure;
 pub mod report;
-pub mod sgemm;
-pub mod suite;
-pub mod transpose;
+pub mod runtime;
 
-pub use error::{Error, Result};
+pub use runtime::{Error, Result};

@@ -1,7 +1,8 @@
 //! The binaries' handling of bad input: one line on stderr naming the
-//! problem and the accepted values, exit code 2, no backtrace; and no GPU:
-//! one line, exit code 1.
+//! problem and the accepted values, exit code 2, no backtrace, and nothing
+//! run or written; and without a GPU, every kernel on the emulator.
 
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn run(bin: &str, args: &[&str]) -> Output {
@@ -17,97 +18,161 @@ fn one_line_error(out: &Output) -> String {
     lines[0].to_string()
 }
 
+/// A bad-input error: exit 2, one line, and nothing printed on stdout
+/// (no work started, not even the device line).
+fn rejected(bin: &str, args: &[&str]) -> String {
+    let out = run(bin, args);
+    assert_eq!(out.status.code(), Some(2), "{bin} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout.is_empty(), "{bin} {args:?} started work:\n{}", String::from_utf8_lossy(&out.stdout));
+    one_line_error(&out)
+}
+
 fn has_gpu() -> bool {
-    kernel_lab::device::Gpu::open(0).is_ok()
+    kernel_lab::runtime::Gpu::open(0).is_ok()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("kernel-lab-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
 
 const MAIN: &str = env!("CARGO_BIN_EXE_kernel-lab");
+const FAMILY_BINS: [&str; 5] = [
+    env!("CARGO_BIN_EXE_transpose"),
+    env!("CARGO_BIN_EXE_reduce"),
+    env!("CARGO_BIN_EXE_sgemm"),
+    env!("CARGO_BIN_EXE_memory-lab"),
+    env!("CARGO_BIN_EXE_scale"),
+];
 
 #[test]
 fn unknown_family_lists_the_accepted_ones() {
-    let out = run(MAIN, &["--only", "transpose,fft"]);
-    assert_eq!(out.status.code(), Some(2));
-    let line = one_line_error(&out);
-    assert!(line.contains("unknown family 'fft'") && line.contains("transpose, reduce, sgemm"), "{line}");
+    let line = rejected(MAIN, &["--only", "transpose,fft"]);
+    assert!(line.contains("unknown family 'fft'") && line.contains("transpose, reduce, sgemm, lab, scale"), "{line}");
 }
 
 #[test]
 fn unknown_kernel_names_in_the_family_binaries() {
-    for (bin, flag, accepted) in [
-        (env!("CARGO_BIN_EXE_transpose"), "--kernels", "naive_row, naive_col, shared, padded, fast"),
-        (env!("CARGO_BIN_EXE_sgemm"), "--kernels", "warp_tiled"),
-        (env!("CARGO_BIN_EXE_reduce"), "--variants", "gmem, smem, unroll, dynamic, shuffle, fast"),
+    for (bin, accepted) in [
+        (FAMILY_BINS[0], "naive_row, naive_col, shared, padded, fast"),
+        (FAMILY_BINS[2], "warp_tiled"),
+        (FAMILY_BINS[1], "gmem, smem, unroll, dynamic, shuffle, fast"),
     ] {
-        let out = run(bin, &[flag, "nonsense"]);
-        assert_eq!(out.status.code(), Some(2), "{bin}");
-        let line = one_line_error(&out);
+        let line = rejected(bin, &["--kernels", "nonsense"]);
         assert!(line.contains("'nonsense'") && line.contains(accepted), "{line}");
     }
+    // In the main job, a name no family knows.
+    let line = rejected(MAIN, &["--kernels", "nonsense"]);
+    assert!(line.contains("'nonsense'"), "{line}");
 }
 
 #[test]
-fn size_zero_is_rejected() {
-    let out = run(MAIN, &["--sizes", "0"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(one_line_error(&out).contains("must be positive"));
-    let out = run(env!("CARGO_BIN_EXE_sgemm"), &["--sizes", "1024,0"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(one_line_error(&out).contains("must be positive"));
+fn unknown_types_list_the_instances() {
+    let line = rejected(FAMILY_BINS[1], &["--types", "f32,f16"]);
+    assert!(line.contains("'f16'") && line.contains("f32, f64, i32"), "{line}");
+    let line = rejected(FAMILY_BINS[0], &["--types", "f32"]);
+    assert!(line.contains("no generic kernels"), "{line}");
 }
 
 #[test]
-fn sizes_beyond_the_kernels_are_rejected_before_the_gpu() {
-    let out = run(MAIN, &["--only", "transpose", "--sizes", "100000000"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(one_line_error(&out).contains("too large"));
-}
-
-#[test]
-fn malformed_numbers_are_usage_errors() {
-    let out = run(MAIN, &["--sizes", "1024,abc"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("invalid value '1024,abc'")
-            || String::from_utf8_lossy(&out.stderr).contains("invalid value 'abc'")
-    );
-}
-
-#[test]
-fn no_gpu_is_one_line_and_exit_1_for_the_measuring_binaries() {
-    if has_gpu() {
-        eprintln!("skipped: this machine has a GPU");
-        return;
+fn bad_sizes_are_rejected_before_the_gpu() {
+    for (bin, args, says) in [
+        (MAIN, &["--sizes", "0"][..], "must be positive"),
+        (FAMILY_BINS[2], &["--sizes", "1024,0"], "must be positive"),
+        (MAIN, &["--sizes", "1024,abc"], "'abc' is not a size"),
+        (MAIN, &["--only", "transpose", "--sizes", "100000000"], "too large"),
+        (FAMILY_BINS[2], &["--sizes", "64x64x64"], "one number"),
+        (FAMILY_BINS[1], &["--sizes", "1000x10"], "one number"),
+        (FAMILY_BINS[3], &["--sizes", "100"], "from 1024"),
+        (MAIN, &["--iters", "0"], "--iters"),
+    ] {
+        let line = rejected(bin, args);
+        assert!(line.contains(says), "{args:?}: {line}");
     }
-    for bin in [env!("CARGO_BIN_EXE_transpose"), env!("CARGO_BIN_EXE_reduce"), env!("CARGO_BIN_EXE_sgemm")] {
-        let out = run(bin, &[]);
-        assert_eq!(out.status.code(), Some(1), "{bin}");
-        assert!(one_line_error(&out).contains("no GPU found"), "{bin}");
-    }
+}
+
+#[test]
+fn unwritable_destinations_are_rejected_before_any_work() {
+    let dir = scratch("destinations");
+    let missing = dir.join("no/such/folder/results.json");
+    let line = rejected(MAIN, &["--json", missing.to_str().unwrap()]);
+    assert!(line.contains("--json") && line.contains("does not exist"), "{line}");
+    let line = rejected(MAIN, &["--json", dir.to_str().unwrap()]);
+    assert!(line.contains("is a folder"), "{line}");
+    // A plots folder that cannot be made (its parent is a file).
+    let file = dir.join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let line = rejected(FAMILY_BINS[4], &["--plots", file.join("plots").to_str().unwrap()]);
+    assert!(line.contains("--plots"), "{line}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "x", "the file was touched");
+}
+
+#[test]
+fn malformed_options_are_usage_errors() {
+    let out = run(MAIN, &["--iters", "many"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("invalid value 'many'"));
 }
 
 /// Without a GPU the main job says so in one line and runs every kernel
-/// on the emulator instead: verified, with the analysis columns.
+/// on the emulator instead: verified, with the analysis columns; the JSON
+/// and the plots (the emulator's bars) are written.
 #[test]
-fn no_gpu_main_job_runs_the_emulator() {
+fn no_gpu_main_job_runs_the_emulator_and_draws_its_analysis() {
     if has_gpu() {
         eprintln!("skipped: this machine has a GPU");
         return;
     }
-    let out = run(MAIN, &["--quiet"]);
+    let dir = scratch("emulated");
+    let (json, plots) = (dir.join("run.json"), dir.join("plots"));
+    let out = run(MAIN, &["--quiet", "--json", json.to_str().unwrap(), "--plots", plots.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(
-        stdout.lines().next().unwrap().contains("no GPU found") && stdout.contains("CPU emulator"),
-        "{stdout}"
-    );
-    for kernel in ["transpose_shared", "reduce_fast_f64", "sgemm_warp_tiled"] {
-        assert!(
-            stdout.lines().any(|l| l.contains(kernel) && l.contains("yes")),
-            "{kernel} not verified:\n{stdout}"
-        );
+    assert!(stdout.lines().next().unwrap().contains("no GPU found") && stdout.contains("CPU emulator"), "{stdout}");
+    for kernel in ["transpose_shared", "reduce_fast_f64", "sgemm_warp_tiled", "lab_bank_column_33", "scale"] {
+        assert!(stdout.lines().any(|l| l.contains(kernel) && l.contains("yes")), "{kernel} not verified:\n{stdout}");
     }
     let shared = stdout.lines().find(|l| l.contains("transpose_shared")).unwrap();
     assert!(shared.contains("32.0/1.0"), "the 32 x 32 tile's column read is 32-way: {shared}");
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["device"], "CPU emulator");
+    for family in ["transpose", "reduce", "sgemm", "lab", "scale"] {
+        let svg = plots.join(format!("{family}_emulator.svg"));
+        let text = std::fs::read_to_string(&svg).unwrap_or_else(|e| panic!("{}: {e}", svg.display()));
+        assert!(text.contains("<svg") && text.contains("rect"), "{}", svg.display());
+        assert!(stdout.contains(&format!("wrote {}", svg.display())), "{stdout}");
+    }
+    // `report` turns that JSON into markdown.
+    let md = dir.join("BENCHMARKS.md");
+    let out = run(MAIN, &["report", json.to_str().unwrap(), "--out", md.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(text.contains("## scale") && text.contains("<a id=\"transpose_fast\"></a>"), "{text}");
+}
+
+/// The family binaries share the skeleton: without a GPU each runs its
+/// family on the emulator, with the chosen kernels only.
+#[test]
+fn no_gpu_family_binaries_run_the_emulator() {
+    if has_gpu() {
+        eprintln!("skipped: this machine has a GPU");
+        return;
+    }
+    for bin in FAMILY_BINS {
+        let out = run(bin, &["--quiet"]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{bin}: {stdout}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(stdout.contains("CPU emulator") && !stdout.contains(" NO "), "{bin}: {stdout}");
+    }
+    let out = run(FAMILY_BINS[0], &["--quiet", "--kernels", "padded"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("transpose_padded") && !stdout.contains("transpose_fast"), "{stdout}");
+    // The lab prints one table per study.
+    let out = run(FAMILY_BINS[3], &["--quiet"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("Alignment") && stdout.contains("Shared-memory banks"), "{stdout}");
 }
 
 #[test]
@@ -127,9 +192,10 @@ fn absent_device_and_too_large_problem_on_a_gpu() {
 
 #[test]
 fn report_rejects_a_file_that_is_not_a_run() {
-    let path = std::env::temp_dir().join(format!("not-a-run-{}.json", std::process::id()));
+    let dir = scratch("report");
+    let path = dir.join("not-a-run.json");
     std::fs::write(&path, "{\"hello\": 1}").unwrap();
-    let out = run(MAIN, &["report", path.to_str().unwrap(), "--out", "/dev/null"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(one_line_error(&out).contains("is not a kernel-lab --json file"));
+    let line = rejected(MAIN, &["report", path.to_str().unwrap(), "--out", dir.join("out.md").to_str().unwrap()]);
+    assert!(line.contains("is not a kernel-lab --json file"), "{line}");
+    assert!(!dir.join("out.md").exists());
 }

@@ -1,45 +1,53 @@
 //! Every kernel on the CPU emulator: random inputs of awkward shapes
-//! against the host references, through the same typed launches as on the
-//! GPU; the emulator's own checks (races, bounds, barriers, shuffles); and
-//! its analysis (bank conflicts, sectors) reproducing the seeds' arithmetic
-//! from our kernels.
+//! against the host references, through the same launches as on the GPU;
+//! the emulator's own checks (races, bounds, barriers, shuffles, `cp.async`)
+//! on kernels declared here, wrong on purpose; and its analysis (bank
+//! conflicts, sectors) reproducing the seeds' arithmetic from our kernels.
 
-use gpu::checks;
 use emu::{Analysis, EmuError};
-use gpu::launch::Arg;
-use gpu::launch::Dim3;
+use gpu::dev::copy::{commit_copies, wait_copies};
+use gpu::dev::warp::{FULL_MASK, shfl_down_f32, shfl_down_i32, shfl_xor_f32};
+use gpu::dev::{In, Out, SharedArray, sync_threads, thread_idx_x};
+use gpu::kernel;
+use gpu::launch::{Kernel, registry};
 use kernel_lab::Error;
-use kernel_lab::device::Gpu;
-use kernel_lab::reduce::{self, Element, Reduce};
-use kernel_lab::sgemm::{self, Problem, Sgemm};
-use kernel_lab::transpose::{self, Transpose, random_input, reference, verify_exact};
+use kernel_lab::families::reduce::{self, Element, Reduction};
+use kernel_lab::families::sgemm::{self, Problem};
+use kernel_lab::families::transpose::{self, reference};
+use kernel_lab::families::{Family, lab, scale};
+use kernel_lab::measure::{Shape, data::uniform_f32, verify};
+use kernel_lab::runtime::{DeviceBuffer, Gpu};
 use proptest::prelude::*;
 
-fn transpose_on(
-    gpu: &Gpu,
-    kernel: gpu::launch::Kernel,
-    nx: usize,
-    ny: usize,
-    seed: u64,
-) -> Result<(), String> {
-    let t = Transpose::load(gpu, kernel).map_err(|e| e.to_string())?;
-    let host = random_input(nx * ny, seed);
-    let input = gpu.upload(&host).map_err(|e| e.to_string())?;
-    let mut output = gpu.alloc::<f32>(nx * ny).map_err(|e| e.to_string())?;
-    gpu.poison(&mut output).map_err(|e| e.to_string())?;
-    t.launch(gpu, &input, &mut output, nx, ny).map_err(|e| e.to_string())?;
-    verify_exact(kernel.name, &gpu.download(&output).map_err(|e| e.to_string())?, &reference(&host, nx, ny))
-        .map_err(|e| e.to_string())
+fn family(name: &str) -> Vec<&'static Kernel> {
+    registry::module(&format!("gpu::{name}"))
+}
+
+fn transpose_on(gpu: &Gpu, kernel: &'static Kernel, nx: usize, ny: usize, seed: u64) -> Result<(), String> {
+    let run = || -> kernel_lab::Result<Result<(), String>> {
+        let host = uniform_f32(nx * ny, seed);
+        let input = gpu.upload(&host)?;
+        let mut output = gpu.alloc::<f32>(nx * ny)?;
+        gpu.poison(&mut output)?;
+        transpose::launch(gpu, transpose::typed(kernel)?, &input, &mut output, nx, ny)?;
+        Ok(verify::exact(kernel.name, &gpu.download(&output)?, &reference(&host, nx, ny)))
+    };
+    run().map_err(|e| e.to_string())?
 }
 
 #[test]
 fn transpose_kernels_on_awkward_shapes() {
     let gpu = Gpu::emulator();
-    for kernel in transpose::KERNELS {
+    for kernel in family("transpose") {
         for (i, &(nx, ny)) in [(1, 1), (0, 5), (5, 0), (33, 31), (70, 129), (64, 64)].iter().enumerate() {
             transpose_on(&gpu, kernel, nx, ny, i as u64).unwrap();
         }
     }
+}
+
+/// The reduction kernels for `T`: every instance for that type.
+fn reductions<T: Element>() -> Vec<&'static Kernel> {
+    family("reduce").into_iter().filter(|k| k.instance == Some(T::NAME)).collect()
 }
 
 proptest! {
@@ -47,28 +55,28 @@ proptest! {
     #[test]
     fn transpose_any_shape(nx in 1usize..150, ny in 1usize..150, which in 0usize..5, seed: u64) {
         let gpu = Gpu::emulator();
-        prop_assert_eq!(transpose_on(&gpu, transpose::KERNELS[which], nx, ny, seed), Ok(()));
+        prop_assert_eq!(transpose_on(&gpu, family("transpose")[which], nx, ny, seed), Ok(()));
     }
 
     #[test]
     fn reduce_any_size(n in 0usize..70_000, which in 0usize..6, seed: u64) {
         let gpu = Gpu::emulator();
-        let variant = reduce::VARIANTS[which];
+        let kernel = reductions::<i32>()[which];
         let host = i32::random(n, seed);
         let mut input = gpu.upload(&host).unwrap();
-        let got = Reduce::<i32>::load(&gpu, variant).unwrap().sum(&gpu, &mut input).unwrap();
-        prop_assert_eq!(reduce::verify(&variant, &host, got), Ok(()));
+        let got = Reduction::<i32>::new(&gpu, kernel).unwrap().sum(&gpu, &mut input).unwrap();
+        prop_assert_eq!(reduce::verify(kernel, &host, got), Ok(()));
     }
 }
 
 fn reduce_sizes<T: Element>(gpu: &Gpu, sizes: &[usize]) {
-    for variant in reduce::VARIANTS.iter().filter(|v| T::kernel(v).is_some()) {
-        let r = Reduce::<T>::load(gpu, *variant).unwrap();
+    for kernel in reductions::<T>() {
+        let r = Reduction::<T>::new(gpu, kernel).unwrap();
         for (i, &n) in sizes.iter().enumerate() {
             let host = T::random(n, 40 + i as u64);
             let mut input = gpu.upload(&host).unwrap();
             let got = r.sum(gpu, &mut input).unwrap();
-            reduce::verify(variant, &host, got).unwrap_or_else(|e| panic!("{e}"));
+            reduce::verify(kernel, &host, got).unwrap_or_else(|e| panic!("{e}"));
         }
     }
 }
@@ -80,6 +88,8 @@ fn reduce_kernels_on_awkward_sizes() {
     reduce_sizes::<i32>(&gpu, &sizes);
     reduce_sizes::<f32>(&gpu, &sizes);
     reduce_sizes::<f64>(&gpu, &sizes);
+    assert_eq!(reductions::<i32>().len(), 6);
+    assert_eq!(reductions::<f64>().len(), 1);
 }
 
 #[test]
@@ -90,7 +100,7 @@ fn reduce_fast_bits_do_not_depend_on_the_grid() {
     let bits: Vec<u64> = [1, 2, 3, 7]
         .iter()
         .map(|&g| {
-            Reduce::<f32>::load(&gpu, gpu::reduce::FAST)
+            Reduction::<f32>::of(&gpu, "reduce_fast")
                 .unwrap()
                 .with_grid(g)
                 .sum(&gpu, &mut input)
@@ -110,76 +120,94 @@ fn reduce_seed_bugs_are_caught() {
     let gpu = Gpu::emulator();
     let n = 256 * 9 + 77;
     let host = i32::random(n, 21);
-    for bug in gpu::reduce::seed_bugs::ALL {
-        let r = Reduce::<i32>::load(&gpu, bug).unwrap();
+    let bugs = registry::module("gpu::reduce::seed_bugs");
+    assert_eq!(bugs.len(), 4);
+    for bug in bugs {
+        let r = Reduction::<i32>::new(&gpu, bug).unwrap();
         let mut input = gpu.upload(&host).unwrap();
         let result = r.sum(&gpu, &mut input);
         assert!(
-            !matches!(result, Ok(got) if reduce::verify(&bug, &host, got).is_ok()),
+            !matches!(result, Ok(got) if reduce::verify(bug, &host, got).is_ok()),
             "{} gave the right sum",
             bug.name
         );
     }
-    let ok = Reduce::<i32>::load(&gpu, gpu::reduce::SMEM).unwrap();
+    let ok = Reduction::<i32>::of(&gpu, "reduce_smem").unwrap();
     let mut input = gpu.upload(&host).unwrap();
-    reduce::verify(&gpu::reduce::SMEM, &host, ok.sum(&gpu, &mut input).unwrap()).unwrap();
+    reduce::verify(ok.kernel, &host, ok.sum(&gpu, &mut input).unwrap()).unwrap();
 }
 
 #[test]
 fn sgemm_kernels_on_awkward_shapes() {
     let gpu = Gpu::emulator();
-    for kernel in sgemm::KERNELS {
-        let s = Sgemm::load(&gpu, kernel).unwrap();
+    for kernel in family("sgemm") {
+        let k = sgemm::typed(kernel).unwrap();
         // The last shape has whole interior block tiles for the 128 x 256
         // kernels too (their unchecked main loop).
         let shapes = [(1, 1, 1), (5, 9, 0), (33, 65, 17), (130, 129, 20), (129, 260, 24)];
-        for (i, &(m, n, k)) in shapes.iter().enumerate() {
+        for (i, &(m, n, k_)) in shapes.iter().enumerate() {
             let (a, b, c0) =
-                (random_input(m * k, i as u64), random_input(k * n, 7 + i as u64), random_input(m * n, 9));
+                (uniform_f32(m * k_, i as u64), uniform_f32(k_ * n, 7 + i as u64), uniform_f32(m * n, 9));
             let rows: Vec<usize> = (0..m).collect();
             let (da, db) = (gpu.upload(&a).unwrap(), gpu.upload(&b).unwrap());
             for (alpha, beta) in [(1.5f32, 0.0f32), (0.75, -0.5)] {
-                let p = Problem { m, n, k, alpha, beta };
+                let p = Problem { m, n, k: k_, alpha, beta };
                 let mut c = gpu.upload(&c0).unwrap();
                 if beta == 0.0 {
                     gpu.poison(&mut c).unwrap();
                 }
-                s.launch(&gpu, &p, &da, &db, &mut c).unwrap();
+                sgemm::launch(&gpu, k, &p, &da, &db, &mut c).unwrap();
                 let r = sgemm::check(
                     &p,
                     &gpu.download(&c).unwrap(),
                     &rows,
                     &sgemm::reference_rows(&p, &a, &b, &c0, &rows),
                 );
-                assert!(r.passed(), "{} {m}x{n}x{k} alpha={alpha} beta={beta}: {r:?}", kernel.name);
+                assert!(r.passed(), "{} {m}x{n}x{k_} alpha={alpha} beta={beta}: {r:?}", kernel.name);
             }
         }
     }
 }
 
+/// The example family, through the suite's own run.
+#[test]
+fn scale_is_verified_on_the_emulator() {
+    let gpu = Gpu::emulator();
+    let family = scale::Scale;
+    for n in [1, 255, 257, 10_007] {
+        let records = family.run(&gpu, &Shape::n(n), &family.kernels(), None, &|_| {}).unwrap();
+        assert_eq!(records.len(), 1);
+        assert!(records[0].verified, "{:?}", records[0].error);
+        // Coalesced: every request touches the fewest sectors its bytes need
+        // (4 for a whole warp).
+        let a = records[0].analysis.unwrap();
+        assert_eq!(a.global_efficiency, Some(1.0), "n={n}: {a:?}");
+    }
+}
+
 /// Runs a transpose kernel at 64 x 64 (whole tiles) with the analysis on.
-fn transpose_analysis(kernel: gpu::launch::Kernel) -> Analysis {
+fn transpose_analysis(name: &str) -> Analysis {
     let gpu = Gpu::emulator();
     gpu.set_analysis(true);
-    transpose_on(&gpu, kernel, 64, 64, 1).unwrap();
+    transpose_on(&gpu, registry::find(name).unwrap(), 64, 64, 1).unwrap();
     gpu.take_analysis()
 }
 
 /// The seeds' arithmetic, measured from our kernels.
 #[test]
 fn transpose_bank_conflicts_and_sectors() {
-    let shared = transpose_analysis(transpose::KERNELS[2]);
+    let shared = transpose_analysis("transpose_shared");
     assert_eq!(shared.shared_loads.per_request(), 32.0, "32 x 32 tile column read: 32-way");
     assert_eq!(shared.shared_stores.per_request(), 1.0, "row writes: conflict-free");
-    let padded = transpose_analysis(transpose::KERNELS[3]);
+    let padded = transpose_analysis("transpose_padded");
     assert_eq!(padded.shared_loads.per_request(), 1.0, "32 x 33 tile: conflict-free");
-    let fast = transpose_analysis(transpose::KERNELS[4]);
+    let fast = transpose_analysis("transpose_fast");
     assert_eq!(fast.shared_loads.per_request(), 1.0);
     assert_eq!(fast.shared_stores.per_request(), 1.0);
-    let row = transpose_analysis(transpose::KERNELS[0]);
+    let row = transpose_analysis("transpose_naive_row");
     assert_eq!((row.global_loads.per_request(), row.global_stores.per_request()), (4.0, 32.0));
     assert_eq!(row.global_stores.efficiency(), 4.0 / 32.0);
-    let col = transpose_analysis(transpose::KERNELS[1]);
+    let col = transpose_analysis("transpose_naive_col");
     assert_eq!((col.global_loads.per_request(), col.global_stores.per_request()), (32.0, 4.0));
     for a in [shared, padded, fast] {
         assert_eq!((a.global_loads.per_request(), a.global_stores.per_request()), (4.0, 4.0));
@@ -191,35 +219,175 @@ fn transpose_bank_conflicts_and_sectors() {
 /// contiguous layout.
 #[test]
 fn sgemm_warp_tiling_removes_fragment_conflicts() {
-    let analysis = |kernel| {
+    let analysis = |name| {
         let gpu = Gpu::emulator();
         let (m, n, k) = (128, 128, 16);
         let (a, b) =
-            (gpu.upload(&random_input(m * k, 1)).unwrap(), gpu.upload(&random_input(k * n, 2)).unwrap());
+            (gpu.upload(&uniform_f32(m * k, 1)).unwrap(), gpu.upload(&uniform_f32(k * n, 2)).unwrap());
         let mut c = gpu.alloc::<f32>(m * n).unwrap();
         gpu.set_analysis(true);
-        Sgemm::load(&gpu, kernel)
-            .unwrap()
-            .launch(&gpu, &Problem { m, n, k, alpha: 1.0, beta: 0.0 }, &a, &b, &mut c)
-            .unwrap();
+        let kernel = sgemm::typed(registry::find(name).unwrap()).unwrap();
+        sgemm::launch(&gpu, kernel, &Problem { m, n, k, alpha: 1.0, beta: 0.0 }, &a, &b, &mut c).unwrap();
         gpu.take_analysis()
     };
-    let contiguous = analysis(gpu::sgemm::DOUBLE_BUFFER);
-    let warp_tiled = analysis(gpu::sgemm::WARP_TILED);
+    let contiguous = analysis("sgemm_double_buffer");
+    let warp_tiled = analysis("sgemm_warp_tiled");
     assert_eq!(warp_tiled.shared_loads.efficiency(), 1.0, "{warp_tiled:?}");
     assert!(contiguous.shared_loads.efficiency() < 0.7, "{contiguous:?}");
     assert!(warp_tiled.shared_loads.cost < contiguous.shared_loads.cost);
 }
 
-/// Launches a check kernel over one block with the given buffers.
-fn run_check(kernel: &gpu::launch::Kernel, buffers: &[usize]) -> (Result<(), Error>, Vec<Vec<f32>>) {
-    let gpu = Gpu::emulator();
-    let mut bufs: Vec<_> = buffers.iter().map(|&n| gpu.upload(&vec![0.0f32; n]).unwrap()).collect();
-    let args: Vec<Arg> = bufs.iter().map(|b| b.arg()).collect();
-    let f = gpu.function(kernel).unwrap();
-    let result = gpu.launch(&f, Dim3::x(1), &args);
-    let out = bufs.iter_mut().map(|b| gpu.download(b).unwrap()).collect();
-    (result, out)
+// ---- kernels wrong on purpose: each plants one fault the emulator must report
+
+/// Thread `t` writes `smem[t]` and reads `smem[t + 1]` with no barrier
+/// between: thread `t + 1` writes that word in the same epoch.
+#[kernel(block = 64, shared = 64 * 4)]
+pub fn check_race(out: Out<f32>) {
+    // SAFETY: 64 words of shared memory, 64 threads; the race is the point.
+    unsafe {
+        let smem = SharedArray::<f32>::launch_sized();
+        let t = thread_idx_x() as usize;
+        smem.set(t, t as f32);
+        let next = smem.get((t + 1) % 64);
+        out.store(t, next);
+    }
+}
+
+/// Reads one word past the launch's shared memory.
+#[kernel(block = 64, shared = 64 * 4)]
+pub fn check_shared_out_of_bounds(out: Out<f32>) {
+    // SAFETY: none: thread 63 reads past the end, which the emulator stops.
+    unsafe {
+        let smem = SharedArray::<f32>::launch_sized();
+        let t = thread_idx_x() as usize;
+        out.store(t, smem.get(t + 1));
+    }
+}
+
+/// Reads one element past the input.
+#[kernel(block = 64)]
+pub fn check_global_out_of_bounds(input: In<f32>, out: Out<f32>) {
+    let t = thread_idx_x() as usize;
+    // SAFETY: none: thread 63 reads past the end, which the emulator stops.
+    unsafe { out.store(t, input.load(t + 1)) };
+}
+
+/// Half the block waits at one barrier, half at another (two call sites on
+/// purpose).
+#[kernel(block = 64)]
+#[allow(clippy::if_same_then_else)]
+pub fn check_divergent_barrier(out: Out<f32>) {
+    let t = thread_idx_x() as usize;
+    if t < 32 {
+        sync_threads();
+    } else {
+        sync_threads();
+    }
+    // SAFETY: 64 outputs, one per thread.
+    unsafe { out.store(t, 1.0) };
+}
+
+/// Lane 0 waits at a barrier while lanes 1..31 wait for it in a shuffle.
+#[kernel(block = 64)]
+pub fn check_shuffle_deadlock(out: Out<f32>) {
+    let t = thread_idx_x() as usize;
+    let v = if t.is_multiple_of(32) {
+        sync_threads();
+        0.0
+    } else {
+        // SAFETY: none: lane 0 never comes, which the emulator reports.
+        unsafe { shfl_down_f32(FULL_MASK, 1.0, 1) }
+    };
+    // SAFETY: 64 outputs, one per thread.
+    unsafe { out.store(t, v) };
+}
+
+/// Threads past the first 16 return before the barrier: CUDA lets the rest
+/// pass it. `out[t] = smem[15 - t]` for the first 16.
+#[kernel(block = 64, shared = 64 * 4)]
+pub fn check_exited_threads(out: Out<f32>) {
+    // SAFETY: 64 words of shared memory.
+    let smem = unsafe { SharedArray::<f32>::launch_sized() };
+    let t = thread_idx_x() as usize;
+    if t >= 16 {
+        return;
+    }
+    // SAFETY: t < 16: in bounds, one writer per word.
+    unsafe { smem.set(t, t as f32) };
+    sync_threads();
+    // SAFETY: in bounds, written before the barrier; one output per thread.
+    unsafe { out.store(t, smem.get(15 - t)) };
+}
+
+/// Warp sums by `shfl_down` (lane 0 gets the sum of 0..32 = 496), an xor
+/// all-reduce, and a half-warp mask: `out[3 t..3 t + 3]` per thread.
+#[kernel(block = 64)]
+pub fn check_shuffles(out: Out<f32>) {
+    let t = thread_idx_x() as usize;
+    let lane = (t % 32) as f32;
+    let mut down = lane;
+    let mut delta = 16;
+    while delta > 0 {
+        // SAFETY: every lane of both full warps takes every step.
+        down += unsafe { shfl_down_f32(FULL_MASK, down, delta) };
+        delta /= 2;
+    }
+    let mut all = lane;
+    let mut m = 16;
+    while m > 0 {
+        // SAFETY: as above.
+        all += unsafe { shfl_xor_f32(FULL_MASK, all, m) };
+        m /= 2;
+    }
+    // Lanes 0..16 only: lane 15's partner 16 is outside the mask.
+    // SAFETY: exactly the 16 lanes of the mask take this shuffle.
+    let half =
+        if t % 32 < 16 { (unsafe { shfl_down_i32(0x0000_ffff, (t % 32) as i32, 1) }) as f32 } else { -1.0 };
+    // SAFETY: 3 outputs per thread.
+    unsafe {
+        out.store(3 * t, down);
+        out.store(3 * t + 1, all);
+        out.store(3 * t + 2, half);
+    }
+}
+
+/// `cp.async` semantics: thread `t` copies `input[t]` into `smem[t]`;
+/// before its wait it still reads the old contents (`out[3 t]`), after it
+/// the copy (`out[3 t + 1]`); a zero-filling copy gives 0.0 (`out[3 t + 2]`).
+#[kernel(block = 64, shared = 64 * 4)]
+pub fn check_async_copies(input: In<f32>, out: Out<f32>) {
+    // SAFETY: 64 words, 64 inputs, 3 outputs per thread, each thread its own
+    // word; reading before the wait is what this kernel shows.
+    unsafe {
+        let smem = SharedArray::<f32>::launch_sized();
+        let t = thread_idx_x() as usize;
+        smem.copy_async(0, t, input, t);
+        commit_copies();
+        out.store(3 * t, smem.get(t));
+        wait_copies::<0>();
+        out.store(3 * t + 1, smem.get(t));
+        smem.copy_async_or_zero(0, t, input, t, false);
+        commit_copies();
+        wait_copies::<0>();
+        out.store(3 * t + 2, smem.get(t));
+    }
+}
+
+/// Exits with a copy in flight.
+#[kernel(block = 64, shared = 64 * 4)]
+pub fn check_async_never_waited(input: In<f32>) {
+    // SAFETY: in bounds; the missing wait is the point.
+    unsafe {
+        let smem = SharedArray::<f32>::launch_sized();
+        let t = thread_idx_x() as usize;
+        smem.copy_async(0, t, input, t);
+    }
+    commit_copies();
+}
+
+/// `n` zeros on the emulator.
+fn zeros(gpu: &Gpu, n: usize) -> DeviceBuffer<f32> {
+    gpu.upload(&vec![0.0f32; n]).unwrap()
 }
 
 fn emu_error(result: Result<(), Error>) -> EmuError {
@@ -230,9 +398,19 @@ fn emu_error(result: Result<(), Error>) -> EmuError {
 }
 
 #[test]
+fn the_test_kernels_are_registered_here() {
+    let here = registry::module("emulator");
+    assert_eq!(here.len(), 9, "{:?}", here.iter().map(|k| k.name).collect::<Vec<_>>());
+    assert_eq!(check_race::KERNEL.launch.shared_bytes, 256);
+    assert!(check_race::KERNEL.unchecked);
+}
+
+#[test]
 fn a_planted_race_is_reported_with_kernel_address_and_threads() {
-    let (result, _) = run_check(&checks::RACE, &[64]);
-    let e = emu_error(result);
+    let gpu = Gpu::emulator();
+    let mut out = zeros(&gpu, 64);
+    // SAFETY: the emulator checks every access (the kernel is wrong on purpose).
+    let e = emu_error(unsafe { check_race::launch(&gpu, 1, &mut out) });
     assert!(matches!(e, EmuError::Race { ref kernel, .. } if kernel == "check_race"), "{e}");
     let text = e.to_string();
     assert!(text.contains("check_race") && text.contains("race") && text.contains("threads"), "{text}");
@@ -240,39 +418,52 @@ fn a_planted_race_is_reported_with_kernel_address_and_threads() {
 
 #[test]
 fn out_of_bounds_accesses_name_kernel_block_and_thread() {
-    let (result, _) = run_check(&checks::SHARED_OUT_OF_BOUNDS, &[64]);
-    let text = emu_error(result).to_string();
+    let gpu = Gpu::emulator();
+    let mut out = zeros(&gpu, 64);
+    // SAFETY: as above.
+    let text = emu_error(unsafe { check_shared_out_of_bounds::launch(&gpu, 1, &mut out) }).to_string();
     assert!(
         text.contains("check_shared_out_of_bounds")
             && text.contains("shared")
             && text.contains("thread [63, 0, 0]"),
         "{text}"
     );
-    let (result, _) = run_check(&checks::GLOBAL_OUT_OF_BOUNDS, &[64, 64]);
-    let text = emu_error(result).to_string();
+    let input = zeros(&gpu, 64);
+    // SAFETY: as above.
+    let text =
+        emu_error(unsafe { check_global_out_of_bounds::launch(&gpu, 1, &input, &mut out) }).to_string();
     assert!(text.contains("global access out of bounds") && text.contains("thread [63, 0, 0]"), "{text}");
 }
 
 #[test]
 fn divergent_barriers_and_deadlocks_are_errors_not_hangs() {
-    let (result, _) = run_check(&checks::DIVERGENT_BARRIER, &[64]);
-    assert!(matches!(emu_error(result), EmuError::DivergentBarrier { .. }));
-    let (result, _) = run_check(&checks::SHUFFLE_DEADLOCK, &[64]);
-    assert!(matches!(emu_error(result), EmuError::Deadlock { .. }));
+    let gpu = Gpu::emulator();
+    let mut out = zeros(&gpu, 64);
+    // SAFETY: as above.
+    let e = emu_error(unsafe { check_divergent_barrier::launch(&gpu, 1, &mut out) });
+    assert!(matches!(e, EmuError::DivergentBarrier { .. }), "{e}");
+    // SAFETY: as above.
+    let e = emu_error(unsafe { check_shuffle_deadlock::launch(&gpu, 1, &mut out) });
+    assert!(matches!(e, EmuError::Deadlock { .. }), "{e}");
 }
 
 #[test]
 fn exited_threads_do_not_hold_the_barrier() {
-    let (result, out) = run_check(&checks::EXITED_THREADS, &[64]);
-    result.unwrap();
+    let gpu = Gpu::emulator();
+    let mut out = zeros(&gpu, 64);
+    // SAFETY: 64 outputs for 64 threads.
+    unsafe { check_exited_threads::launch(&gpu, 1, &mut out) }.unwrap();
     let want: Vec<f32> = (0..64).map(|t| if t < 16 { (15 - t) as f32 } else { 0.0 }).collect();
-    assert_eq!(out[0], want);
+    assert_eq!(gpu.download(&out).unwrap(), want);
 }
 
 #[test]
 fn shuffles_follow_cuda_semantics() {
-    let (result, out) = run_check(&checks::SHUFFLES, &[3 * 64]);
-    result.unwrap();
+    let gpu = Gpu::emulator();
+    let mut out = zeros(&gpu, 3 * 64);
+    // SAFETY: 3 outputs per thread.
+    unsafe { check_shuffles::launch(&gpu, 1, &mut out) }.unwrap();
+    let out = gpu.download(&out).unwrap();
     // shfl_down: lanes whose source is past lane 31 keep their own value.
     let mut down: Vec<f32> = (0..32).map(|l| l as f32).collect();
     for delta in [16, 8, 4, 2, 1] {
@@ -280,8 +471,8 @@ fn shuffles_follow_cuda_semantics() {
     }
     for t in 0..64 {
         let lane = t % 32;
-        assert_eq!(out[0][3 * t], down[lane], "down, thread {t}");
-        assert_eq!(out[0][3 * t + 1], 496.0, "xor all-reduce, thread {t}");
+        assert_eq!(out[3 * t], down[lane], "down, thread {t}");
+        assert_eq!(out[3 * t + 1], 496.0, "xor all-reduce, thread {t}");
         let half = if lane < 15 {
             (lane + 1) as f32
         } else if lane == 15 {
@@ -289,7 +480,7 @@ fn shuffles_follow_cuda_semantics() {
         } else {
             -1.0
         };
-        assert_eq!(out[0][3 * t + 2], half, "half-warp mask, thread {t}");
+        assert_eq!(out[3 * t + 2], half, "half-warp mask, thread {t}");
     }
     assert_eq!(down[0], 496.0);
 }
@@ -299,13 +490,8 @@ fn shuffles_follow_cuda_semantics() {
 #[test]
 fn memory_lab_analysis_matches_the_arithmetic() {
     let gpu = Gpu::emulator();
-    let records = kernel_lab::lab::run(
-        &gpu,
-        kernel_lab::lab::Sizes { n: 4096, strided: 2048, tiles: 2 },
-        None,
-        &|_| {},
-    )
-    .unwrap();
+    let lab = lab::Lab;
+    let records = lab.run(&gpu, &Shape::n(8192), &lab.kernels(), None, &|_| {}).unwrap();
     for r in &records {
         assert!(r.verified, "{}: {:?}", r.kernel, r.error);
     }
@@ -353,16 +539,34 @@ fn async_copies_land_at_the_wait_and_must_be_waited_for() {
     let gpu = Gpu::emulator();
     let input: Vec<f32> = (0..64).map(|t| t as f32 + 0.5).collect();
     let da = gpu.upload(&input).unwrap();
-    let out = gpu.upload(&vec![1.0f32; 3 * 64]).unwrap();
-    let f = gpu.function(&checks::ASYNC_COPIES).unwrap();
-    gpu.launch(&f, Dim3::x(1), &[da.arg(), out.arg()]).unwrap();
+    let mut out = gpu.upload(&vec![1.0f32; 3 * 64]).unwrap();
+    // SAFETY: 64 inputs, 3 outputs per thread.
+    unsafe { check_async_copies::launch(&gpu, 1, &da, &mut out) }.unwrap();
     let out = gpu.download(&out).unwrap();
     for t in 0..64 {
         assert!(out[3 * t].is_nan(), "thread {t} saw its copy before waiting: {}", out[3 * t]);
         assert_eq!(out[3 * t + 1], input[t], "thread {t}: copy after the wait");
         assert_eq!(out[3 * t + 2], 0.0, "thread {t}: zero-filling copy");
     }
-    let (result, _) = run_check(&checks::ASYNC_NEVER_WAITED, &[64]);
-    let text = emu_error(result).to_string();
+    // SAFETY: 64 inputs.
+    let text = emu_error(unsafe { check_async_never_waited::launch(&gpu, 1, &da) }).to_string();
     assert!(text.contains("cp.async") && text.contains("never waited"), "{text}");
+}
+
+/// A safe kernel's launcher is a safe function; the buffers it takes follow
+/// the parameters (`&` for `Slice`, `&mut` for `DisjointSlice`).
+#[test]
+fn the_example_kernel_launches_without_unsafe() {
+    let gpu = Gpu::emulator();
+    let x = gpu.upload(&[1.0f32, -2.0, 3.5]).unwrap();
+    let mut y = gpu.alloc::<f32>(3).unwrap();
+    gpu::scale::scale::launch(&gpu, 1, &x, &mut y, 2.0).unwrap();
+    assert_eq!(gpu.download(&y).unwrap(), vec![2.0, -4.0, 7.0]);
+    assert!(!gpu::scale::scale::KERNEL.unchecked);
+    // A longer y: the threads past x's end write nothing.
+    let mut y = gpu.upload(&[9.0f32; 300]).unwrap();
+    gpu::scale::scale::launch(&gpu, 2, &x, &mut y, 2.0).unwrap();
+    let y = gpu.download(&y).unwrap();
+    assert_eq!(&y[..4], &[2.0, -4.0, 7.0, 9.0]);
+    assert!(y[3..].iter().all(|v| *v == 9.0));
 }

@@ -1,16 +1,23 @@
-//! GPU tests: every transpose kernel on random inputs of awkward shapes,
-//! bit-exact against the host reference, outputs poisoned first. Without a
-//! GPU they print why they are skipped and pass.
+//! GPU tests: every kernel of every family on random inputs of awkward
+//! shapes against its host reference, outputs poisoned first. Without a GPU
+//! they print why they are skipped and pass.
 //!
 //! (`harness = false`: libtest would hide the skip message.)
 
 use std::process::ExitCode;
 
+use gpu::launch::{Kernel, registry};
 use kernel_lab::Error;
-use kernel_lab::device::Gpu;
-use kernel_lab::reduce::{self, Element, Reduce};
-use kernel_lab::sgemm::{self, Sgemm};
-use kernel_lab::transpose::{self, Transpose, random_input, reference, verify_exact};
+use kernel_lab::families::reduce::{self, Element, Reduction};
+use kernel_lab::families::sgemm;
+use kernel_lab::families::transpose::{self, reference};
+use kernel_lab::families::FAMILIES;
+use kernel_lab::measure::{Shape, data::uniform_f32 as random_input, verify};
+use kernel_lab::runtime::Gpu;
+
+fn family(name: &str) -> Vec<&'static Kernel> {
+    registry::module(&format!("gpu::{name}"))
+}
 
 const SHAPES: &[(usize, usize)] = &[
     (1, 1),
@@ -30,9 +37,8 @@ const SHAPES: &[(usize, usize)] = &[
 ];
 
 fn transpose_shapes(gpu: &Gpu) -> Result<(), String> {
-    let kernels = transpose::KERNELS.iter();
-    for kernel in kernels {
-        let t = Transpose::load(gpu, *kernel).map_err(|e| e.to_string())?;
+    for kernel in family("transpose") {
+        let t = transpose::typed(kernel).map_err(|e| e.to_string())?;
         for (i, &(nx, ny)) in SHAPES.iter().enumerate() {
             let host = random_input(nx * ny, i as u64);
             let input = gpu.upload(&host).map_err(|e| e.to_string())?;
@@ -40,21 +46,20 @@ fn transpose_shapes(gpu: &Gpu) -> Result<(), String> {
             if nx * ny > 0 {
                 gpu.poison(&mut output).map_err(|e| e.to_string())?;
             }
-            t.launch(gpu, &input, &mut output, nx, ny).map_err(|e| e.to_string())?;
+            transpose::launch(gpu, t, &input, &mut output, nx, ny).map_err(|e| e.to_string())?;
             gpu.sync().map_err(|e| e.to_string())?;
             let got = gpu.download(&output).map_err(|e| e.to_string())?;
-            verify_exact(&format!("{} {nx}x{ny}", kernel.name), &got, &reference(&host, nx, ny))
-                .map_err(|e| e.to_string())?;
+            verify::exact(&format!("{} {nx}x{ny}", kernel.name), &got, &reference(&host, nx, ny))?;
         }
     }
     Ok(())
 }
 
 fn launch_rejects_wrong_buffers(gpu: &Gpu) -> Result<(), String> {
-    let t = Transpose::load(gpu, transpose::KERNELS[0]).map_err(|e| e.to_string())?;
+    let t = transpose::typed(family("transpose")[0]).map_err(|e| e.to_string())?;
     let input = gpu.upload(&random_input(12, 1)).map_err(|e| e.to_string())?;
     let mut output = gpu.alloc::<f32>(11).map_err(|e| e.to_string())?;
-    match t.launch(gpu, &input, &mut output, 4, 3) {
+    match transpose::launch(gpu, t, &input, &mut output, 4, 3) {
         Err(Error::InvalidInput(m)) if m.contains("needs buffers of 12 elements") => Ok(()),
         other => Err(format!("expected a size error, got {other:?}")),
     }
@@ -86,8 +91,8 @@ const REDUCE_SIZES: &[usize] = &[
 ];
 
 fn reduce_sizes_for<T: Element>(gpu: &Gpu) -> Result<(), String> {
-    for variant in reduce::VARIANTS.iter().filter(|v| T::kernel(v).is_some()) {
-        let r = Reduce::<T>::load(gpu, *variant).map_err(|e| e.to_string())?;
+    for kernel in family("reduce").into_iter().filter(|k| k.instance == Some(T::NAME)) {
+        let r = Reduction::<T>::new(gpu, kernel).map_err(|e| e.to_string())?;
         for (i, &n) in REDUCE_SIZES.iter().enumerate() {
             let host = T::random(n, 100 + i as u64);
             let mut input = gpu.upload(&host).map_err(|e| e.to_string())?;
@@ -95,9 +100,9 @@ fn reduce_sizes_for<T: Element>(gpu: &Gpu) -> Result<(), String> {
             let mut input = gpu.upload(&host).map_err(|e| e.to_string())?;
             let second = r.sum(gpu, &mut input).map_err(|e| e.to_string())?;
             if first.bits() != second.bits() {
-                return Err(format!("{} {} n={n}: two runs differ", variant.name, T::NAME));
+                return Err(format!("{} n={n}: two runs differ", kernel.name));
             }
-            reduce::verify(variant, &host, first)?;
+            reduce::verify(kernel, &host, first)?;
         }
     }
     Ok(())
@@ -116,7 +121,7 @@ fn reduce_fast_same_bits_for_every_grid(gpu: &Gpu) -> Result<(), String> {
         let mut input = gpu.upload(&host).map_err(|e| e.to_string())?;
         let mut bits = Vec::new();
         for grid in [1, 2, 7, 132, 528, 100_000] {
-            let r = Reduce::<T>::load(gpu, gpu::reduce::FAST).map_err(|e| e.to_string())?.with_grid(grid);
+            let r = Reduction::<T>::of(gpu, "reduce_fast").map_err(|e| e.to_string())?.with_grid(grid);
             bits.push((grid, r.sum(gpu, &mut input).map_err(|e| e.to_string())?.bits()));
         }
         if bits.iter().any(|b| b.1 != bits[0].1) {
@@ -134,10 +139,10 @@ fn reduce_past_32_bit_offsets(gpu: &Gpu) -> Result<(), String> {
     let n = (1usize << 30) + 3;
     let host = i32::random(n, 11);
     let mut input = gpu.upload(&host).map_err(|e| e.to_string())?;
-    for variant in [gpu::reduce::FAST, gpu::reduce::SHUFFLE] {
-        let r = Reduce::<i32>::load(gpu, variant).map_err(|e| e.to_string())?;
+    for function in ["reduce_fast", "reduce_shuffle"] {
+        let r = Reduction::<i32>::of(gpu, function).map_err(|e| e.to_string())?;
         let got = r.sum(gpu, &mut input).map_err(|e| e.to_string())?;
-        reduce::verify(&variant, &host, got)?;
+        reduce::verify(r.kernel, &host, got)?;
     }
     Ok(())
 }
@@ -148,14 +153,14 @@ fn reduce_seed_bugs_are_caught(gpu: &Gpu) -> Result<(), String> {
     let host = i32::random(n, 21);
     // Fill every SM's shared memory with something other than zero first,
     // as any earlier kernel would.
-    let warm = Reduce::<i32>::load(gpu, gpu::reduce::SMEM).map_err(|e| e.to_string())?;
+    let warm = Reduction::<i32>::of(gpu, "reduce_smem").map_err(|e| e.to_string())?;
     let mut input = gpu.upload(&host).map_err(|e| e.to_string())?;
-    reduce::verify(&gpu::reduce::SMEM, &host, warm.sum(gpu, &mut input).map_err(|e| e.to_string())?)?;
-    for bug in gpu::reduce::seed_bugs::ALL {
-        let r = Reduce::<i32>::load(gpu, bug).map_err(|e| e.to_string())?;
+    reduce::verify(warm.kernel, &host, warm.sum(gpu, &mut input).map_err(|e| e.to_string())?)?;
+    for bug in registry::module("gpu::reduce::seed_bugs") {
+        let r = Reduction::<i32>::new(gpu, bug).map_err(|e| e.to_string())?;
         let mut input = gpu.upload(&host).map_err(|e| e.to_string())?;
         match r.sum(gpu, &mut input) {
-            Ok(got) if reduce::verify(&bug, &host, got).is_ok() => {
+            Ok(got) if reduce::verify(bug, &host, got).is_ok() => {
                 return Err(format!("{} gave the right sum: the test would not catch it", bug.name));
             }
             _ => {}
@@ -178,8 +183,8 @@ fn sgemm_shapes(gpu: &Gpu) -> Result<(), String> {
         (251, 509, 127),
         (257, 255, 513),
     ];
-    for kernel in sgemm::KERNELS {
-        let s = Sgemm::load(gpu, kernel).map_err(|e| e.to_string())?;
+    for kernel in family("sgemm") {
+        let s = sgemm::typed(kernel).map_err(|e| e.to_string())?;
         for (i, &(m, n, k)) in shapes.iter().enumerate() {
             let (a, b, c0) = (
                 random_input(m * k, 3 * i as u64),
@@ -195,7 +200,7 @@ fn sgemm_shapes(gpu: &Gpu) -> Result<(), String> {
                 if beta == 0.0 {
                     gpu.poison(&mut c).map_err(|e| e.to_string())?;
                 }
-                s.launch(gpu, &p, &da, &db, &mut c).map_err(|e| e.to_string())?;
+                sgemm::launch(gpu, s, &p, &da, &db, &mut c).map_err(|e| e.to_string())?;
                 gpu.sync().map_err(|e| e.to_string())?;
                 let got = gpu.download(&c).map_err(|e| e.to_string())?;
                 let result = sgemm::check(&p, &got, &rows, &sgemm::reference_rows(&p, &a, &b, &c0, &rows));
@@ -208,14 +213,27 @@ fn sgemm_shapes(gpu: &Gpu) -> Result<(), String> {
     Ok(())
 }
 
-/// The memory lab on the GPU: every variant verified.
-fn memory_lab(gpu: &Gpu) -> Result<(), String> {
-    let sizes = kernel_lab::lab::Sizes { n: 100_003, strided: 30_001, tiles: 77 };
-    let records = kernel_lab::lab::run(gpu, sizes, None, &|_| {}).map_err(|e| e.to_string())?;
-    match records.iter().find(|r| !r.verified) {
-        Some(r) => Err(format!("{}: {:?}", r.kernel, r.error)),
-        None => Ok(()),
+/// Every family's own verification (what the suite runs before timing), at
+/// awkward sizes: the lab at 100003 (a partial last block in every study),
+/// the example family at sizes around its block.
+fn families_verify(gpu: &Gpu) -> Result<(), String> {
+    let sizes = |name: &str| -> Vec<Shape> {
+        match name {
+            "lab" => vec![Shape::n(100_003)],
+            "scale" => [1, 255, 257, 1_000_003].map(Shape::n).into(),
+            "transpose" => vec!["8191x8193".parse().unwrap()],
+            _ => vec![],
+        }
+    };
+    for family in FAMILIES {
+        for size in sizes(family.name()) {
+            let records = family.run(gpu, &size, &family.kernels(), None, &|_| {}).map_err(|e| e.to_string())?;
+            if let Some(r) = records.iter().find(|r| !r.verified) {
+                return Err(format!("{} {size}: {:?}", r.kernel, r.error));
+            }
+        }
     }
+    Ok(())
 }
 
 fn main() -> ExitCode {
@@ -232,7 +250,7 @@ fn main() -> ExitCode {
     };
     println!("gpu tests on {}", kernel_lab::cli::device_line(&gpu));
     let tests: [(&str, GpuTest); 8] = [
-        ("memory_lab", memory_lab),
+        ("families_verify", families_verify),
         ("sgemm_shapes", sgemm_shapes),
         ("reduce_sizes", reduce_sizes),
         ("reduce_fast_same_bits_for_every_grid", reduce_fast_same_bits_for_every_grid),

@@ -1,20 +1,22 @@
-//! Checks on the PTX build.rs embeds, without a GPU: every kernel the host
-//! launches is in every PTX, every PTX assembles with ptxas for sm_80 and
-//! sm_90, and the hot kernels have no stack frame, no spills and no calls.
+//! Checks on the PTX build.rs embeds, without a GPU: every declared kernel
+//! is in every PTX, every PTX assembles with ptxas for sm_80 and sm_90, and
+//! the kernels have no stack frame, no spills and no calls, and use the
+//! instructions they were written for.
 
 use std::path::PathBuf;
 use std::process::Command;
 
-use kernel_lab::ptx::{self, ARCHS};
+use gpu::launch::{Kernel, registry};
+use kernel_lab::runtime::ptx::{self, ARCHS};
 
-/// Every kernel the host side launches.
-fn host_kernels() -> Vec<gpu::launch::Kernel> {
-    let mut kernels = kernel_lab::transpose::KERNELS.to_vec();
-    kernels.extend(kernel_lab::sgemm::KERNELS);
-    for v in gpu::reduce::ALL.iter().chain(&gpu::reduce::seed_bugs::ALL) {
-        kernels.extend([v.i32, v.f32, v.f64].into_iter().flatten());
-    }
-    kernels
+/// Every kernel the `gpu` crate declares, from the registry.
+fn declared() -> Vec<&'static Kernel> {
+    registry::all().into_iter().filter(|k| k.path.starts_with("gpu::")).collect()
+}
+
+/// The kernels declared in `gpu::<family>`.
+fn family(name: &str) -> Vec<&'static Kernel> {
+    registry::module(&format!("gpu::{name}"))
 }
 
 /// ptxas from `$PTXAS`, from `scripts/setup`'s `.tools/`, or on `PATH`.
@@ -82,10 +84,10 @@ fn parse_ptxas_log(log: &str) -> Vec<(String, Usage)> {
 }
 
 #[test]
-fn every_host_kernel_is_in_every_ptx() {
+fn every_declared_kernel_is_in_every_ptx() {
     for p in ARCHS {
         let entries = ptx::entries(p.text);
-        for kernel in host_kernels() {
+        for kernel in declared() {
             assert!(
                 entries.contains(&kernel.name),
                 "{} missing from the {} PTX (has {entries:?})",
@@ -109,7 +111,7 @@ fn every_ptx_assembles_for_sm80_and_sm90_without_spills() {
         for arch in ["sm_80", "sm_90"].into_iter().filter(|a| a[3..].parse::<i32>().unwrap() >= p.compute) {
             let usage = assemble(p.text, arch);
             let names: Vec<&str> = usage.iter().map(|(n, _)| n.as_str()).collect();
-            for kernel in host_kernels() {
+            for kernel in declared() {
                 assert!(names.contains(&kernel.name), "ptxas did not compile {} for {arch}", kernel.name);
             }
             for (name, u) in &usage {
@@ -136,11 +138,11 @@ fn entry_body<'a>(text: &'a str, name: &str) -> &'a str {
 #[test]
 fn transpose_kernels_call_nothing_and_use_shared_memory_as_shared() {
     for p in ARCHS {
-        for kernel in kernel_lab::transpose::KERNELS {
+        for kernel in family("transpose") {
             let body = entry_body(p.text, kernel.name);
             // A call would be a bounds-check panic path (or a missed inline).
             assert!(!body.contains("call"), "{} ({}) calls a function:\n{body}", kernel.name, p.arch);
-            if kernel.shared_bytes > 0 {
+            if kernel.launch.shared_bytes > 0 {
                 assert!(
                     body.contains("st.shared") && body.contains("ld.shared"),
                     "{}: no ld/st.shared",
@@ -178,11 +180,11 @@ fn ptx_choice_follows_compute_capability() {
 #[test]
 fn reduction_kernels_call_nothing_and_fast_uses_16_byte_loads() {
     for p in ARCHS {
-        for v in &gpu::reduce::ALL {
-            for kernel in [v.i32, v.f32, v.f64].into_iter().flatten() {
+        for kernel in family("reduce") {
+            {
                 let body = entry_body(p.text, kernel.name);
                 assert!(!body.contains("call"), "{} ({}) calls a function", kernel.name, p.arch);
-                if v.name == "fast" {
+                if kernel.function == "reduce_fast" {
                     assert!(
                         body.contains("ld.global.v4.b32") || body.contains("ld.global.v2.b64"),
                         "{}: no 16-byte loads",
@@ -191,7 +193,7 @@ fn reduction_kernels_call_nothing_and_fast_uses_16_byte_loads() {
                     assert!(body.contains("atom.global.add.u32"), "{}: no ticket atomic", kernel.name);
                     assert!(body.contains("shfl.sync.down"), "{}: no warp shuffles", kernel.name);
                 }
-                if v.name == "shuffle" {
+                if kernel.function == "reduce_shuffle" {
                     assert!(body.contains("shfl.sync.down"), "{}: no warp shuffles", kernel.name);
                     assert_eq!(body.matches("bar.sync").count(), 1, "{}: one barrier expected", kernel.name);
                 }
@@ -203,7 +205,7 @@ fn reduction_kernels_call_nothing_and_fast_uses_16_byte_loads() {
 #[test]
 fn sgemm_block_tiles_use_16_byte_shared_loads_and_never_generic_ones() {
     for p in ARCHS {
-        for kernel in &gpu::sgemm::ALL {
+        for kernel in family("sgemm") {
             let body = entry_body(p.text, kernel.name);
             assert!(!body.contains("call"), "{} ({}) calls a function", kernel.name, p.arch);
             // A generic ld/st (no state space) means a pointer lost its
@@ -263,5 +265,40 @@ fn sgemm_block_tiles_use_16_byte_shared_loads_and_never_generic_ones() {
                 kernel.name
             );
         }
+    }
+}
+
+/// Kernels with checked parameters (`Slice`, `DisjointSlice`) read and
+/// write through `ld.global`/`st.global` like the unchecked ones: the
+/// address and length arrive as two parameters, so LLVM knows the pointer
+/// is global. Their bounds checks return `None`, never a panic: no calls.
+#[test]
+fn checked_kernels_use_global_accesses_and_call_nothing() {
+    let checked: Vec<&Kernel> =
+        declared().into_iter().filter(|k| k.params.iter().any(|p| p.ty.contains("Slice"))).collect();
+    assert!(checked.len() >= 6, "{checked:?}");
+    for p in ARCHS {
+        for kernel in &checked {
+            let body = entry_body(p.text, kernel.name);
+            assert!(!body.contains("call"), "{} ({}) calls a function", kernel.name, p.arch);
+            assert!(
+                body.contains("ld.global") && body.contains("st.global"),
+                "{}: no global accesses",
+                kernel.name
+            );
+            for line in body.lines().map(str::trim) {
+                let op = line.split_whitespace().next().unwrap_or("");
+                if op.starts_with("ld.") || op.starts_with("st.") {
+                    assert!(
+                        [".global", ".shared", ".param"].iter().any(|s| op.contains(s)),
+                        "{} ({}): generic access `{line}`",
+                        kernel.name,
+                        p.arch
+                    );
+                }
+            }
+        }
+        // `Slice::get4` is one 16-byte load.
+        assert!(entry_body(p.text, "lab_len2_aos16").contains("ld.global.v4"), "{}", p.arch);
     }
 }

@@ -1,31 +1,42 @@
 //! The reduction's host side: references, summation depths, error bounds,
 //! and that verification catches a wrong sum.
 
-use gpu::reduce::{ALL, FAST, GMEM, SHUFFLE, SMEM, UNROLLED, fast_add_depth, fast_chunk};
-use kernel_lab::reduce::{Element, add_depth, error_bound, passes, reference_float, reference_i32, verify};
+use gpu::launch::{Kernel, registry};
+use gpu::reduce::{fast_add_depth, fast_chunk};
+use kernel_lab::families::reduce::{Element, add_depth, error_bound, passes, reference_float, reference_i32, verify};
 use proptest::prelude::*;
+
+/// The `f32` instance of reduction kernel `function`.
+fn k(function: &str) -> &'static Kernel {
+    registry::find(&format!("{function}_f32")).unwrap()
+}
 
 #[test]
 fn passes_reduce_to_one_value() {
-    assert_eq!(passes(&SMEM, 0), vec![0]);
-    assert_eq!(passes(&SMEM, 1), vec![1]);
-    assert_eq!(passes(&SMEM, 256), vec![256]);
-    assert_eq!(passes(&SMEM, 257), vec![257, 2]);
-    assert_eq!(passes(&SMEM, 1 << 28), vec![1 << 28, 1 << 20, 1 << 12, 16]);
-    assert_eq!(passes(&UNROLLED, 1 << 28), vec![1 << 28, 1 << 18, 1 << 8]);
+    assert_eq!(passes(k("reduce_smem"), 0), vec![0]);
+    assert_eq!(passes(k("reduce_smem"), 1), vec![1]);
+    assert_eq!(passes(k("reduce_smem"), 256), vec![256]);
+    assert_eq!(passes(k("reduce_smem"), 257), vec![257, 2]);
+    assert_eq!(passes(k("reduce_smem"), 1 << 28), vec![1 << 28, 1 << 20, 1 << 12, 16]);
+    assert_eq!(passes(k("reduce_unroll"), 1 << 28), vec![1 << 28, 1 << 18, 1 << 8]);
 }
 
 #[test]
 fn summation_depths() {
     // 8 tree levels per pass; 3 more for the four strided loads.
-    assert_eq!(add_depth(&SMEM, 1 << 28, 4), 4 * 8);
-    assert_eq!(add_depth(&GMEM, 300, 4), 2 * 8);
-    assert_eq!(add_depth(&UNROLLED, 1 << 28, 4), 3 * (8 + 3));
-    assert_eq!(add_depth(&SHUFFLE, 1 << 28, 4), 3 * (10 + 3));
+    assert_eq!(add_depth(k("reduce_smem"), 1 << 28, 4), Some(4 * 8));
+    assert_eq!(add_depth(k("reduce_gmem"), 300, 4), Some(2 * 8));
+    assert_eq!(add_depth(k("reduce_unroll"), 1 << 28, 4), Some(3 * (8 + 3)));
+    assert_eq!(add_depth(k("reduce_dynamic"), 1 << 28, 4), Some(3 * (8 + 3)));
+    assert_eq!(add_depth(k("reduce_shuffle"), 1 << 28, 4), Some(3 * (10 + 3)));
     // 2^28 f32 = 8192 chunks of 32768: 4 + 29 + 32.
     assert_eq!(fast_chunk(4), 32768);
-    assert_eq!(add_depth(&FAST, 1 << 28, 4), 4 + 29 + 32);
+    assert_eq!(add_depth(k("reduce_fast"), 1 << 28, 4), Some(4 + 29 + 32));
     assert_eq!(fast_add_depth(1, 8), 2 + 29 + 1);
+    // Every reduction kernel's depth is known to the host.
+    for kernel in registry::all().into_iter().filter(|k| k.module().starts_with("gpu::reduce")) {
+        assert!(add_depth(kernel, 1000, 4).is_some(), "{}", kernel.name);
+    }
 }
 
 #[test]
@@ -52,7 +63,7 @@ fn verify_catches_one_missing_element() {
     for n in [1usize, 1000, 100_003] {
         let input = f32::random(n, 3);
         let (exact, _) = reference_float(&input);
-        for v in &ALL {
+        for v in registry::module("gpu::reduce").into_iter().filter(|k| k.instance == Some("f32")) {
             assert!(verify(v, &input, exact as f32).is_ok(), "{} n={n}", v.name);
             // Dropping one element of typical size must fail the check.
             let dropped = (exact - input[n / 2] as f64) as f32;
@@ -62,8 +73,9 @@ fn verify_catches_one_missing_element() {
         }
         let ints = i32::random(n, 3);
         let sum = reference_i32(&ints);
-        assert!(verify(&FAST, &ints, sum).is_ok());
-        assert!(verify(&FAST, &ints, sum.wrapping_add(1)).is_err());
+        let fast = registry::find("reduce_fast_i32").unwrap();
+        assert!(verify(fast, &ints, sum).is_ok());
+        assert!(verify(fast, &ints, sum.wrapping_add(1)).is_err());
     }
 }
 

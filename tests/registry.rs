@@ -1,58 +1,122 @@
-//! The suite's registry against the PTX and the gpu crate: every registered
-//! kernel is in every PTX, and every kernel the gpu crate exports is
-//! registered in a family (which is what gives it a host reference),
-//! except the reduction's test-only seed bugs.
+//! The registry against the PTX and the families: every kernel the `gpu`
+//! crate declares is in every PTX and every PTX entry is a declared kernel;
+//! every kernel belongs to a family (which gives it a host reference) or to
+//! a submodule of one (test-only kernels such as the reduction's seed bugs);
+//! the launch bounds a declaration states are in the PTX, and no others.
 
 use std::collections::BTreeSet;
 
-use kernel_lab::ptx::{ARCHS, entries};
-use kernel_lab::suite::FAMILIES;
+use gpu::launch::{Kernel, registry};
+use kernel_lab::families::FAMILIES;
+use kernel_lab::runtime::ptx::{ARCHS, entries};
 
-fn registered() -> BTreeSet<&'static str> {
-    FAMILIES.iter().flat_map(|f| (f.kernels)()).map(|k| k.name).collect()
+/// The kernels of the `gpu` crate (this test binary declares none).
+fn declared() -> Vec<&'static Kernel> {
+    registry::all().into_iter().filter(|k| k.path.starts_with("gpu::")).collect()
 }
 
 #[test]
-fn every_registered_kernel_is_in_every_ptx() {
+fn every_declared_kernel_is_in_every_ptx_and_nothing_else_is() {
+    let names: BTreeSet<&str> = declared().iter().map(|k| k.name).collect();
+    assert_eq!(names.len(), declared().len(), "two declarations export one name");
+    assert!(names.len() >= 40, "{names:?}");
     for p in ARCHS {
         let in_ptx: BTreeSet<&str> = entries(p.text).into_iter().collect();
-        for name in registered() {
-            assert!(in_ptx.contains(name), "{name} is registered but missing from the {} PTX", p.arch);
-        }
+        assert_eq!(in_ptx, names, "{} PTX entries against the declarations", p.arch);
+        // The launch-bounds data was turned into directives and removed.
+        assert!(!p.text.contains("__launch_bounds__"), "{}", p.arch);
     }
 }
 
 #[test]
-fn every_exported_kernel_is_registered_or_test_only() {
-    let test_only: BTreeSet<&str> = gpu::reduce::seed_bugs::ALL
-        .iter()
-        .flat_map(|v| [v.i32, v.f32, v.f64])
-        .flatten()
-        .map(|k| k.name)
-        .collect();
-    let registered = registered();
-    let mut exported = Vec::new();
-    gpu::for_each_kernel(|k| exported.push(k.name));
-    for name in &exported {
+fn every_kernel_belongs_to_a_family() {
+    let modules: Vec<String> = FAMILIES.iter().map(|f| format!("gpu::{}", f.name())).collect();
+    for k in declared() {
+        let module = k.module();
         assert!(
-            registered.contains(name) || test_only.contains(name),
-            "{name} is exported by gpu/ but no suite family runs it (no host reference)"
+            modules.iter().any(|m| module == m || module.starts_with(&format!("{m}::"))),
+            "{} is declared in {module}, which is no family's module",
+            k.name
         );
     }
-    // And the PTX has nothing beyond what gpu/ describes.
-    for p in ARCHS {
-        for entry in entries(p.text) {
-            assert!(exported.contains(&entry), "{entry} is in the PTX but has no Kernel constant");
-        }
+    for f in FAMILIES {
+        assert!(!f.kernels().is_empty(), "family {} has no kernels", f.name());
     }
 }
 
 #[test]
-fn families_have_distinct_names_and_sizes() {
-    let names: BTreeSet<&str> = FAMILIES.iter().map(|f| f.name).collect();
+fn launch_bounds_in_the_ptx_are_the_declared_ones() {
+    for p in ARCHS {
+        let mut with_bounds = BTreeSet::new();
+        for k in declared() {
+            let start = p.text.find(&format!(".entry {}(", k.name)).unwrap();
+            let header = &p.text[start..start + p.text[start..].find("\n{\n").unwrap()];
+            let l = k.launch;
+            if l.min_blocks_per_sm > 0 {
+                let want = format!(
+                    ".maxntid {}, {}, {}\n.minnctapersm {}",
+                    l.block.x, l.block.y, l.block.z, l.min_blocks_per_sm
+                );
+                assert!(header.ends_with(&want), "{} ({}): {header}", k.name, p.arch);
+                with_bounds.insert(k.name);
+            } else {
+                assert!(!header.contains(".maxntid"), "{} has bounds it did not declare", k.name);
+            }
+        }
+        // The SGEMM block tile kernels are the ones that declare them.
+        assert_eq!(with_bounds.len(), 7, "{with_bounds:?}");
+    }
+}
+
+#[test]
+fn registry_order_is_declaration_order() {
+    let transpose: Vec<&str> = registry::module("gpu::transpose").iter().map(|k| k.name).collect();
+    assert_eq!(
+        transpose,
+        [
+            "transpose_naive_row",
+            "transpose_naive_col",
+            "transpose_shared",
+            "transpose_padded",
+            "transpose_fast"
+        ]
+    );
+    let fast: Vec<&str> = registry::module("gpu::reduce")
+        .iter()
+        .filter(|k| k.function == "reduce_fast")
+        .map(|k| k.name)
+        .collect();
+    assert_eq!(fast, ["reduce_fast_i32", "reduce_fast_f32", "reduce_fast_f64"]);
+}
+
+#[test]
+fn declarations_describe_their_launch() {
+    let k = registry::find("transpose_fast").unwrap();
+    assert_eq!((k.launch.block.x, k.launch.block.y, k.launch.block.z), (32, 8, 1));
+    assert_eq!(k.launch.shared_bytes, 64 * 65 * 4);
+    assert_eq!(k.launch.tile, [64, 64]);
+    assert_eq!(k.signature_name, "(In<f32>, Out<f32>, u32, u32)");
+    assert!(k.unchecked);
+    let k = registry::find("reduce_smem_f32").unwrap();
+    assert_eq!((k.function, k.instance, k.launch.shared_bytes), ("reduce_smem", Some("f32"), 256 * 4));
+    let k = registry::find("reduce_fast_f64").unwrap();
+    assert_eq!(k.launch.shared_bytes, 8 * 8 + 16, "8 warps' partials of 8 bytes, then the flag");
+    assert_eq!(k.launch.tile[0], 256 * 4 * 8 * 2);
+    let k = registry::find("scale").unwrap();
+    assert!(!k.unchecked, "scale needs no unsafe");
+    assert_eq!(k.params.iter().map(|p| p.name).collect::<Vec<_>>(), ["x", "y", "a"]);
+    assert!(k.doc.starts_with("`y[i] = a x[i]`"), "{}", k.doc);
+}
+
+#[test]
+fn families_have_distinct_names_and_valid_default_sizes() {
+    let names: BTreeSet<&str> = FAMILIES.iter().map(|f| f.name()).collect();
     assert_eq!(names.len(), FAMILIES.len());
     for f in FAMILIES {
-        assert!(!f.default_sizes.is_empty() && f.default_sizes.iter().all(|&s| s > 0), "{}", f.name);
-        kernel_lab::suite::check_sizes(f, f.default_sizes).unwrap();
+        let sizes = f.default_sizes();
+        assert!(!sizes.is_empty(), "{}", f.name());
+        for s in sizes.iter().chain([&f.emulator_size()]) {
+            f.check(s).unwrap_or_else(|e| panic!("{} {s}: {e}", f.name()));
+        }
     }
 }

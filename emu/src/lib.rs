@@ -48,8 +48,8 @@ pub use runtime::{EmuError, Launch, launch};
 /// operation, each acting on the emulated thread that is running.
 pub mod device {
     pub use crate::runtime::{
-        ShflOp, barrier, copy_async, copy_commit, copy_wait, global_access, index, shared_access, shared_base,
-        shuffle,
+        ShflOp, barrier, copy_async, copy_commit, copy_wait, global_access, index, shared_access,
+        shared_base, shuffle,
     };
 
     /// `a * b + c` with one rounding (std's `f32::mul_add`), as `fma.rn.f32`.

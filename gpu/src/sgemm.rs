@@ -24,13 +24,15 @@
 // Loops over register arrays index them with constant-bound counters, which
 // LLVM unrolls; iterator chains were not always unrolled (see `load_next`).
 #![allow(clippy::needless_range_loop)]
+// BLAS's signature: A, B, C, m, n, k, alpha, beta.
+#![allow(clippy::too_many_arguments)]
 
 use crate::dev::copy::{commit_copies, wait_copies};
 use crate::dev::shared::tile_bytes;
 use crate::dev::{
     In, Out, SharedTile, block_idx_x, block_idx_y, math::fma, sync_threads, thread_idx_x, thread_idx_y,
 };
-use crate::launch::{Dim3, Kernel};
+use crate::kernel;
 use seq_macro::seq;
 
 /// Tile edge of kernels 1 and 2.
@@ -64,52 +66,11 @@ pub const fn stage_floats(bn: usize) -> usize {
 /// [`stage_floats`] of the 128 x 128 block tile.
 pub const STAGE: usize = stage_floats(BN);
 
-const fn gemm(name: &'static str, block: Dim3, shared_bytes: u32, tile: [u32; 2]) -> Kernel {
-    Kernel::new(name, block, shared_bytes, tile)
-}
-
 /// The block tile kernels ask for 2 resident blocks per SM (16 warps): at
-/// most 128 registers per thread. Without it ptxas used 136-139 and only
-/// one block fit, and the H200 ran them at ~22 TFLOP/s against ~31 for the
-/// 128-register kernel 3b.
+/// most 128 registers per thread. Without it ptxas uses more than 128, only
+/// one block fits, and the kernels run far slower than the 128-register
+/// kernel 3b.
 const BLOCK_TILE_MIN_BLOCKS: u32 = 2;
-
-pub const NAIVE: Kernel = gemm("sgemm_naive", Dim3::xy(32, 32), 0, [32, 32]);
-pub const SHARED: Kernel =
-    gemm("sgemm_shared", Dim3::xy(32, 32), 2 * tile_bytes::<f32>(TILE, TILE), [32, 32]);
-pub const REG_COL: Kernel = gemm(
-    "sgemm_reg_col",
-    Dim3::x((COL_BM / COL_TM * COL_BN) as u32),
-    tile_bytes::<f32>(COL_BM, COL_BK) + tile_bytes::<f32>(COL_BK, COL_BN),
-    [COL_BN as u32, COL_BM as u32],
-);
-pub const REG_2D: Kernel =
-    gemm("sgemm_reg_2d", Dim3::x(THREADS as u32), 4 * STAGE as u32, [BN as u32, BM as u32])
-        .min_blocks(BLOCK_TILE_MIN_BLOCKS);
-pub const VEC4: Kernel =
-    gemm("sgemm_vec4", Dim3::x(THREADS as u32), 4 * STAGE as u32, [BN as u32, BM as u32])
-        .min_blocks(BLOCK_TILE_MIN_BLOCKS);
-pub const DOUBLE_BUFFER: Kernel =
-    gemm("sgemm_double_buffer", Dim3::x(THREADS as u32), 2 * 4 * STAGE as u32, [BN as u32, BM as u32])
-        .min_blocks(BLOCK_TILE_MIN_BLOCKS);
-pub const WARP_TILED: Kernel =
-    gemm("sgemm_warp_tiled", Dim3::x(THREADS as u32), 2 * 4 * STAGE as u32, [BN as u32, BM as u32])
-        .min_blocks(BLOCK_TILE_MIN_BLOCKS);
-pub const TUNED: Kernel = Kernel { name: "sgemm_tuned", ..WARP_TILED };
-/// Kernels 7b and 7c hold 128 accumulators per thread: they get the whole
-/// register file (up to 255 per thread) with one block of 8 warps per SM.
-pub const WIDE: Kernel = gemm(
-    "sgemm_wide",
-    Dim3::x(THREADS as u32),
-    2 * 4 * stage_floats(WIDE_BN) as u32,
-    [WIDE_BN as u32, BM as u32],
-)
-.min_blocks(1);
-pub const WIDE_ASYNC: Kernel = Kernel { name: "sgemm_wide_async", ..WIDE };
-
-/// Every SGEMM kernel, slowest idea first.
-pub const ALL: [Kernel; 10] =
-    [NAIVE, SHARED, REG_COL, REG_2D, VEC4, DOUBLE_BUFFER, WARP_TILED, TUNED, WIDE, WIDE_ASYNC];
 
 /// `alpha * acc + beta * old`, not reading `old` when `beta` is 0.
 #[inline(always)]
@@ -117,106 +78,134 @@ fn epilogue(acc: f32, alpha: f32, beta: f32, old: impl FnOnce() -> f32) -> f32 {
     if beta == 0.0 { alpha * acc } else { fma(beta, old(), alpha * acc) }
 }
 
-kernel! {
-    /// 1. Naive: thread `(tx, ty)` computes `C[row][col]`, `row = 32 by +
-    /// ty`, `col = 32 bx + tx`, as a `k`-long dot product.
-    ///
-    /// A warp (one `ty`, 32 `tx`) reads one `A` element, broadcast, and 32
-    /// consecutive `B` elements (4 sectors) per step: coalesced, but every
-    /// value is fetched from L1/L2 again by every thread that needs it: `2 k`
-    /// loads per 2 `k` FLOPs, 1 FLOP per 4 bytes loaded.
-    pub fn sgemm_naive(a: In<f32>, b: In<f32>, c: Out<f32>, m: u32, n: u32, k: u32, alpha: f32, beta: f32) {
-        let (m, n, k) = (m as usize, n as usize, k as usize);
-        let col = block_idx_x() as usize * TILE + thread_idx_x() as usize;
-        let row = block_idx_y() as usize * TILE + thread_idx_y() as usize;
-        if row < m && col < n {
-            let mut acc = 0.0f32;
-            for p in 0..k {
-                acc = fma(a.load(row * k + p), b.load(p * n + col), acc);
-            }
-            c.store(row * n + col, epilogue(acc, alpha, beta, || c.load(row * n + col)));
+/// 1. Naive: thread `(tx, ty)` computes `C[row][col]`, `row = 32 by +
+/// ty`, `col = 32 bx + tx`, as a `k`-long dot product.
+///
+/// A warp (one `ty`, 32 `tx`) reads one `A` element, broadcast, and 32
+/// consecutive `B` elements (4 sectors) per step: coalesced, but every
+/// value is fetched from L1/L2 again by every thread that needs it: `2 k`
+/// loads per 2 `k` FLOPs, 1 FLOP per 4 bytes loaded.
+///
+/// Launch (all SGEMM kernels): `a`, `b` and `c` hold `m k`, `k n` and `m n`
+/// elements; the grid covers `n` x `m` with the declared tile.
+/// Measured: `BENCHMARKS.md`, rows `sgemm_naive`.
+#[kernel(block = [TILE, TILE])]
+pub fn sgemm_naive(a: In<f32>, b: In<f32>, c: Out<f32>, m: u32, n: u32, k: u32, alpha: f32, beta: f32) {
+    let (m, n, k) = (m as usize, n as usize, k as usize);
+    let col = block_idx_x() as usize * TILE + thread_idx_x() as usize;
+    let row = block_idx_y() as usize * TILE + thread_idx_y() as usize;
+    if row < m && col < n {
+        let mut acc = 0.0f32;
+        for p in 0..k {
+            // SAFETY: row < m, p < k, col < n: inside A (m k) and B (k n).
+            acc = fma(unsafe { a.load(row * k + p) }, unsafe { b.load(p * n + col) }, acc);
         }
+        // SAFETY: inside C (m n); element (row, col) is this thread's alone.
+        unsafe { c.store(row * n + col, epilogue(acc, alpha, beta, || c.load(row * n + col))) };
     }
 }
 
-kernel! {
-    /// 2. Shared-memory tiling: the block stages a 32 x 32 tile of `A` and
-    /// one of `B` (one element per thread, coalesced), then each thread
-    /// runs 32 steps of its dot product from shared memory.
-    ///
-    /// Each global element is now loaded once per block instead of once
-    /// per thread: 32x less global traffic. The inner loop reads
-    /// `As[ty][p]` (one word per warp: broadcast) and `Bs[p][tx]` (32
-    /// consecutive words: 32 banks), conflict-free, but still 2 shared
-    /// loads per FMA.
-    pub fn sgemm_shared(a: In<f32>, b: In<f32>, c: Out<f32>, m: u32, n: u32, k: u32, alpha: f32, beta: f32) {
-        let (m, n, k) = (m as usize, n as usize, k as usize);
-        let a_tile = SharedTile::<f32, TILE>::launch_sized();
-        let b_tile = a_tile.offset(TILE * TILE);
-        let (tx, ty) = (thread_idx_x() as usize, thread_idx_y() as usize);
-        let col = block_idx_x() as usize * TILE + tx;
-        let row = block_idx_y() as usize * TILE + ty;
-        let mut acc = 0.0f32;
-        let mut p0 = 0;
-        while p0 < k {
-            let (ak, bk) = (p0 + tx, p0 + ty);
+/// 2. Shared-memory tiling: the block stages a 32 x 32 tile of `A` and
+/// one of `B` (one element per thread, coalesced), then each thread
+/// runs 32 steps of its dot product from shared memory.
+///
+/// Each global element is now loaded once per block instead of once
+/// per thread: 32x less global traffic. The inner loop reads
+/// `As[ty][p]` (one word per warp: broadcast) and `Bs[p][tx]` (32
+/// consecutive words: 32 banks), conflict-free, but still 2 shared
+/// loads per FMA.
+///
+/// Measured: `BENCHMARKS.md`, rows `sgemm_shared`.
+#[kernel(block = [TILE, TILE], shared = 2 * tile_bytes::<f32>(TILE, TILE))]
+pub fn sgemm_shared(a: In<f32>, b: In<f32>, c: Out<f32>, m: u32, n: u32, k: u32, alpha: f32, beta: f32) {
+    let (m, n, k) = (m as usize, n as usize, k as usize);
+    // SAFETY: the declaration passes two 32 x 32 tiles.
+    let a_tile = unsafe { SharedTile::<f32, TILE>::launch_sized() };
+    // SAFETY: the second tile, within those bytes.
+    let b_tile = unsafe { a_tile.offset(TILE * TILE) };
+    let (tx, ty) = (thread_idx_x() as usize, thread_idx_y() as usize);
+    let col = block_idx_x() as usize * TILE + tx;
+    let row = block_idx_y() as usize * TILE + ty;
+    let mut acc = 0.0f32;
+    let mut p0 = 0;
+    while p0 < k {
+        let (ak, bk) = (p0 + tx, p0 + ty);
+        // SAFETY: the loads are guarded to lie inside A and B; (ty, tx) is
+        // in the tiles and this thread's alone between the barriers.
+        unsafe {
             a_tile.store(ty, tx, if row < m && ak < k { a.load(row * k + ak) } else { 0.0 });
             b_tile.store(ty, tx, if bk < k && col < n { b.load(bk * n + col) } else { 0.0 });
-            sync_threads();
-            for p in 0..TILE {
-                acc = fma(a_tile.load(ty, p), b_tile.load(p, tx), acc);
-            }
-            sync_threads();
-            p0 += TILE;
         }
-        if row < m && col < n {
-            c.store(row * n + col, epilogue(acc, alpha, beta, || c.load(row * n + col)));
+        sync_threads();
+        for p in 0..TILE {
+            // SAFETY: p, tx, ty < 32: inside the tiles, stored before the barrier.
+            acc = fma(unsafe { a_tile.load(ty, p) }, unsafe { b_tile.load(p, tx) }, acc);
         }
+        sync_threads();
+        p0 += TILE;
+    }
+    if row < m && col < n {
+        // SAFETY: inside C; element (row, col) is this thread's alone.
+        unsafe { c.store(row * n + col, epilogue(acc, alpha, beta, || c.load(row * n + col))) };
     }
 }
 
-kernel! {
-    /// 3a. Register blocking along a column: a 64 x 64 block tile, 512
-    /// threads, each computing 8 rows of one column (`TM = 8`).
-    ///
-    /// Per step `p` a thread loads `Bs[p][col]` once into a register and
-    /// reuses it for 8 FMAs with `As[row0 + i][p]` (a broadcast within the
-    /// warp: all its lanes share `row0`): 9 shared loads per 8 FMAs instead
-    /// of 16.
-    pub fn sgemm_reg_col(a: In<f32>, b: In<f32>, c: Out<f32>, m: u32, n: u32, k: u32, alpha: f32, beta: f32) {
-        let (m, n, k) = (m as usize, n as usize, k as usize);
-        let a_tile = SharedTile::<f32, COL_BK>::launch_sized(); // As[64][8]
-        let b_tile = a_tile.offset(COL_BM * COL_BK).restride::<COL_BN>(); // Bs[8][64]
-        let t = thread_idx_x() as usize;
-        let (bm0, bn0) = (block_idx_y() as usize * COL_BM, block_idx_x() as usize * COL_BN);
-        // This thread's column, and its first of 8 rows.
-        let (col, row0) = (t % COL_BN, (t / COL_BN) * COL_TM);
-        // Loading: 512 threads, one A element (64 x 8) and one B element (8 x 64) each.
-        let (a_r, a_c) = (t / COL_BK, t % COL_BK);
-        let (b_r, b_c) = (t / COL_BN, t % COL_BN);
-        let mut acc = [0.0f32; COL_TM];
-        let mut p0 = 0;
-        while p0 < k {
-            let (ar, ac) = (bm0 + a_r, p0 + a_c);
+/// 3a. Register blocking along a column: a 64 x 64 block tile, 512
+/// threads, each computing 8 rows of one column (`TM = 8`).
+///
+/// Per step `p` a thread loads `Bs[p][col]` once into a register and
+/// reuses it for 8 FMAs with `As[row0 + i][p]` (a broadcast within the
+/// warp: all its lanes share `row0`): 9 shared loads per 8 FMAs instead
+/// of 16.
+///
+/// Measured: `BENCHMARKS.md`, rows `sgemm_reg_col`.
+#[kernel(
+    block = COL_BM / COL_TM * COL_BN,
+    shared = tile_bytes::<f32>(COL_BM, COL_BK) + tile_bytes::<f32>(COL_BK, COL_BN),
+    tile = [COL_BN, COL_BM]
+)]
+pub fn sgemm_reg_col(a: In<f32>, b: In<f32>, c: Out<f32>, m: u32, n: u32, k: u32, alpha: f32, beta: f32) {
+    let (m, n, k) = (m as usize, n as usize, k as usize);
+    // SAFETY: the declaration passes As[64][8] then Bs[8][64].
+    let a_tile = unsafe { SharedTile::<f32, COL_BK>::launch_sized() };
+    // SAFETY: Bs follows As within those bytes.
+    let b_tile = unsafe { a_tile.offset(COL_BM * COL_BK) }.restride::<COL_BN>();
+    let t = thread_idx_x() as usize;
+    let (bm0, bn0) = (block_idx_y() as usize * COL_BM, block_idx_x() as usize * COL_BN);
+    // This thread's column, and its first of 8 rows.
+    let (col, row0) = (t % COL_BN, (t / COL_BN) * COL_TM);
+    // Loading: 512 threads, one A element (64 x 8) and one B element (8 x 64) each.
+    let (a_r, a_c) = (t / COL_BK, t % COL_BK);
+    let (b_r, b_c) = (t / COL_BN, t % COL_BN);
+    let mut acc = [0.0f32; COL_TM];
+    let mut p0 = 0;
+    while p0 < k {
+        let (ar, ac) = (bm0 + a_r, p0 + a_c);
+        let (br, bc) = (p0 + b_r, bn0 + b_c);
+        // SAFETY: the loads are guarded to lie inside A and B; each thread
+        // stores one distinct element of each tile between the barriers.
+        unsafe {
             a_tile.store(a_r, a_c, if ar < m && ac < k { a.load(ar * k + ac) } else { 0.0 });
-            let (br, bc) = (p0 + b_r, bn0 + b_c);
             b_tile.store(b_r, b_c, if br < k && bc < n { b.load(br * n + bc) } else { 0.0 });
-            sync_threads();
-            for p in 0..COL_BK {
-                let bv = b_tile.load(p, col);
-                for (i, acc) in acc.iter_mut().enumerate() {
-                    *acc = fma(a_tile.load(row0 + i, p), bv, *acc);
-                }
-            }
-            sync_threads();
-            p0 += COL_BK;
         }
-        let gc = bn0 + col;
-        for (i, acc) in acc.iter().enumerate() {
-            let gr = bm0 + row0 + i;
-            if gr < m && gc < n {
-                c.store(gr * n + gc, epilogue(*acc, alpha, beta, || c.load(gr * n + gc)));
+        sync_threads();
+        for p in 0..COL_BK {
+            // SAFETY: p < 8, col < 64, row0 + i < 64: inside the tiles.
+            let bv = unsafe { b_tile.load(p, col) };
+            for (i, acc) in acc.iter_mut().enumerate() {
+                // SAFETY: as above.
+                *acc = fma(unsafe { a_tile.load(row0 + i, p) }, bv, *acc);
             }
+        }
+        sync_threads();
+        p0 += COL_BK;
+    }
+    let gc = bn0 + col;
+    for (i, acc) in acc.iter().enumerate() {
+        let gr = bm0 + row0 + i;
+        if gr < m && gc < n {
+            // SAFETY: inside C; (gr, gc) is this thread's alone.
+            unsafe { c.store(gr * n + gc, epilogue(*acc, alpha, beta, || c.load(gr * n + gc))) };
         }
     }
 }
@@ -394,6 +383,11 @@ impl<const TBN: usize> TileLoader<TBN> {
     /// the matrices; one `ld.global.v4` per four values where possible.
     /// `CHECKED = false` is for interior block tiles of aligned matrices
     /// (see [`sgemm_block_tile`]): no range checks, no branches.
+    ///
+    /// # Safety
+    /// `CHECKED = false` only for an interior block tile of matrices whose
+    /// k is a multiple of `BK` and, with 16-byte loads, k and n multiples of
+    /// 4 (see [`sgemm_block_tile`]); A and B hold `m k` and `k n` elements.
     #[inline(always)]
     unsafe fn load_next<const CHECKED: bool>(&mut self, k: usize, p0: usize) -> Loaded {
         let (a, b) = (self.a, self.b);
@@ -408,13 +402,18 @@ impl<const TBN: usize> TileLoader<TBN> {
             // so `bv` stays in registers; iterator adapters such as `take`
             // were not, and put it on the stack.)
             if self.vector {
+                // SAFETY: an interior tile (the caller's contract): this k-step's A and B values
+                // exist, and k and n are multiples of 4, so the 16-byte loads are aligned.
                 av = unsafe { a.load4(0) };
                 for v in 0..b_vectors(TBN) {
+                    // SAFETY: as above.
                     bv[v] = unsafe { b.load4(v * self.b_vector_step) };
                 }
             } else {
+                // SAFETY: an interior tile: these elements exist (the caller's contract).
                 av = core::array::from_fn(|i| unsafe { a.load(i) });
                 for v in 0..b_vectors(TBN) {
+                    // SAFETY: as above.
                     bv[v] = core::array::from_fn(|j| unsafe { b.load(v * self.b_vector_step + j) });
                 }
             }
@@ -422,10 +421,12 @@ impl<const TBN: usize> TileLoader<TBN> {
         }
         let ac = p0 + self.a_col;
         if self.a_vector && ac + 4 <= k {
+            // SAFETY: `a_vector`: the row exists and k % 4 == 0 (aligned); ac + 4 <= k.
             av = unsafe { a.load4(0) };
         } else if self.a_row_ok {
             for (i, v) in av.iter_mut().enumerate() {
                 if ac + i < k {
+                    // SAFETY: the row exists (`a_row_ok`) and column ac + i < k.
                     *v = unsafe { a.load(i) };
                 }
             }
@@ -436,10 +437,13 @@ impl<const TBN: usize> TileLoader<TBN> {
             }
             let b = b.wrapping_offset(v * self.b_vector_step);
             if self.b_vector {
+                // SAFETY: `b_vector`: all 4 columns exist and n % 4 == 0 (aligned); the row is
+                // below k (checked above).
                 bv[v] = unsafe { b.load4(0) };
             } else {
                 for j in 0..4 {
                     if j < self.b_cols {
+                        // SAFETY: column j < b_cols exists; the row is below k (checked above).
                         bv[v][j] = unsafe { b.load(j) };
                     }
                 }
@@ -452,6 +456,13 @@ impl<const TBN: usize> TileLoader<TBN> {
     /// at `p0` straight into `stage` (A transposed, 4 bytes per copy; B 16
     /// bytes per copy where whole and aligned) and moves on. Elements
     /// outside the matrices are written as zeros without reading.
+    ///
+    /// # Safety
+    /// `CHECKED = false` only for an interior block tile of matrices whose
+    /// k is a multiple of `BK` and, with 16-byte loads, k and n multiples of
+    /// 4 (see [`sgemm_block_tile`]); A and B hold `m k` and `k n` elements.
+    /// `stage` is a whole stage of shared memory no thread reads until this
+    /// thread has waited for the copies and the block has passed a barrier.
     #[inline(always)]
     unsafe fn copy_next<const CHECKED: bool>(
         &mut self,
@@ -463,28 +474,37 @@ impl<const TBN: usize> TileLoader<TBN> {
         let (a, b) = (self.a, self.b);
         self.a = self.a.wrapping_offset(BK);
         self.b = self.b.wrapping_offset(self.b_step);
+        // SAFETY: a stage holds the A half, then the B half (the caller's contract).
         let (a_tile, b_tile) = (stage, unsafe { stage_b::<TBN>(stage) });
         let (a_r, b_r, b_c) = (4 * (t % 2), t / (TBN / 4), 4 * (t % (TBN / 4)));
         let ac = p0 + self.a_col;
         for i in 0..4 {
             if !CHECKED {
+                // SAFETY: an interior tile: the element exists; its destination in the A half is
+                // this thread's until the wait and the barrier.
                 unsafe { a_tile.copy_async(a_r + i, t / 2, a, i) };
             } else {
                 let (src, ok) = if self.a_row_ok && ac + i < k { (a, true) } else { (self.a_start, false) };
+                // SAFETY: read only when the element exists (`ok`); otherwise zeros, from a
+                // harmless address.
                 unsafe { a_tile.copy_async_or_zero(a_r + i, t / 2, src, i, ok) };
             }
         }
         for v in 0..b_vectors(TBN) {
             let (b, r) = (b.wrapping_offset(v * self.b_vector_step), b_r + v * B_VECTOR_ROWS);
             if !CHECKED {
+                // SAFETY: an interior tile: the 4 elements exist, 16-byte aligned; the destination
+                // is this thread's.
                 unsafe { b_tile.copy_async4(r, b_c, b, 0) };
             } else if self.b_vector {
                 let (src, ok) = if p0 + r < k { (b, true) } else { (self.b_start, false) };
+                // SAFETY: read only when the row exists (`ok`); `b_vector`: whole and aligned.
                 unsafe { b_tile.copy_async4_or_zero(r, b_c, src, 0, ok) };
             } else {
                 for j in 0..4 {
                     let ok = p0 + r < k && j < self.b_cols;
                     let src = if ok { b } else { self.b_start };
+                    // SAFETY: read only when the element exists (`ok`).
                     unsafe { b_tile.copy_async_or_zero(r, b_c + j, src, j, ok) };
                 }
             }
@@ -495,30 +515,48 @@ impl<const TBN: usize> TileLoader<TBN> {
 /// Stores a thread's loaded elements into one stage: `A` transposed into
 /// `As[k][m]` (4 scalar stores; with the 132-word stride a warp's 32
 /// stores land in 32 banks), `B` as is into `Bs[k][n]` (16-byte stores).
+///
+/// # Safety
+/// `stage` is a whole stage of a `TBN`-wide block tile's shared memory, and
+/// no thread reads it until the barrier that follows.
 #[inline(always)]
 unsafe fn store_tiles<const TBN: usize>(stage: SharedTile<f32, AS_STRIDE>, t: usize, (av, bv): Loaded) {
     for (i, v) in av.iter().enumerate() {
+        // SAFETY: (4 (t % 2) + i, t / 2) lies in the 8 x 132 A half; each thread stores its own
+        // elements.
         unsafe { stage.store(4 * (t % 2) + i, t / 2, *v) };
     }
+    // SAFETY: the stage holds both halves (the caller's contract).
     let b_tile = unsafe { stage_b::<TBN>(stage) };
     for v in 0..b_vectors(TBN) {
+        // SAFETY: inside the B half; each thread stores its own 4 words.
         unsafe { b_tile.store4(t / (TBN / 4) + v * B_VECTOR_ROWS, 4 * (t % (TBN / 4)), bv[v]) };
     }
 }
 
 /// The `B` half of a stage, after its `A` half.
+///
+/// # Safety
+/// `stage` is a whole stage of a `TBN`-wide block tile.
 #[inline(always)]
 unsafe fn stage_b<const TBN: usize>(stage: SharedTile<f32, AS_STRIDE>) -> SharedTile<f32, TBN> {
+    // SAFETY: the caller's contract: the stage holds both halves.
     unsafe { stage.offset(BK * AS_STRIDE) }.restride::<TBN>()
 }
 
 /// Four consecutive floats of a shared row: one `ld.shared.v4` when
 /// `vector`, else four `ld.shared.b32`.
+///
+/// # Safety
+/// The four floats lie inside the tile; with `vector`, `r * S + c` is a
+/// multiple of 4.
 #[inline(always)]
 unsafe fn fragment<const S: usize>(tile: SharedTile<f32, S>, r: usize, c: usize, vector: bool) -> [f32; 4] {
     if vector {
+        // SAFETY: the caller's contract.
         unsafe { tile.load4(r, c) }
     } else {
+        // SAFETY: the caller's contract.
         core::array::from_fn(|j| unsafe { tile.load(r, c + j) })
     }
 }
@@ -542,6 +580,9 @@ type Accumulators = [[f32; 16]; 8];
 type Fragments = ([f32; 8], [f32; 16]);
 
 /// Loads this thread's fragments of row `p` of a stage.
+///
+/// # Safety
+/// `stage` is a whole, filled stage of a `TBN`-wide block tile, and `p < BK`.
 #[inline(always)]
 unsafe fn load_fragments<const TBN: usize>(
     stage: SharedTile<f32, AS_STRIDE>,
@@ -549,13 +590,17 @@ unsafe fn load_fragments<const TBN: usize>(
     ThreadTile { r0, c0, r_step, c_step, .. }: ThreadTile,
     vector: bool,
 ) -> Fragments {
+    // SAFETY: the stage holds both halves (the caller's contract).
     let (a_tile, b_tile) = (stage, unsafe { stage_b::<TBN>(stage) });
     let mut af = [0.0f32; 8];
     let mut bf = [0.0f32; 16];
     for h in 0..2 {
+        // SAFETY: row p < BK, and the thread tile's rows and columns lie inside the block tile:
+        // inside the stage.
         af[4 * h..4 * h + 4].copy_from_slice(&unsafe { fragment(a_tile, p, r0 + h * r_step, vector) });
     }
     for g in 0..TBN / 64 {
+        // SAFETY: as above.
         bf[4 * g..4 * g + 4].copy_from_slice(&unsafe { fragment(b_tile, p, c0 + g * c_step, vector) });
     }
     (af, bf)
@@ -576,6 +621,9 @@ fn multiply_fragments<const TBN: usize>(acc: &mut Accumulators, (af, bf): &Fragm
 
 /// One k-step's products: for each of the `BK` values of `p`, the thread
 /// loads its fragments from `stage` and multiplies them into `acc`.
+///
+/// # Safety
+/// As for [`load_fragments`], for every `p`.
 #[inline(always)]
 unsafe fn multiply_stage<const TBN: usize>(
     acc: &mut Accumulators,
@@ -584,6 +632,7 @@ unsafe fn multiply_stage<const TBN: usize>(
     vector: bool,
 ) {
     seq!(P in 0..8 {{
+        // SAFETY: the caller's contract, for each P < BK.
         let fragments = unsafe { load_fragments::<TBN>(stage, P, geometry, vector) };
         multiply_fragments::<TBN>(acc, &fragments);
     }});
@@ -595,6 +644,9 @@ unsafe fn multiply_stage<const TBN: usize>(
 /// publishes everyone's; the same barrier tells that all finished step
 /// `s - 1`, so its stage is refilled with step `s + 1` while `s` is
 /// computed. One barrier per k-step and no staging registers.
+///
+/// # Safety
+/// As for [`main_loop`].
 #[inline(always)]
 unsafe fn main_loop_async<const CHECKED: bool, const TBN: usize>(
     steps: Steps,
@@ -603,11 +655,13 @@ unsafe fn main_loop_async<const CHECKED: bool, const TBN: usize>(
     first: SharedTile<f32, AS_STRIDE>,
     geometry: ThreadTile,
 ) -> Accumulators {
+    // SAFETY: the launch passes two stages (the caller's contract).
     let stage = |i: usize| unsafe { first.offset(i * stage_floats(TBN)) };
     let t = geometry.t;
     let mut acc = [[0.0f32; 16]; 8];
     let steps_k = k.div_ceil(BK);
     if steps_k > 0 {
+        // SAFETY: the caller's contract: interior tiles unchecked, the others checked.
         unsafe { loader.copy_next::<CHECKED>(stage(0), t, k, 0) };
         commit_copies();
     }
@@ -618,15 +672,23 @@ unsafe fn main_loop_async<const CHECKED: bool, const TBN: usize>(
         wait_copies::<0>();
         sync_threads();
         if s + 1 < steps_k {
+            // SAFETY: as above; stage (s + 1) % 2 was last read in step s - 1, before this step's
+            // barrier.
             unsafe { loader.copy_next::<CHECKED>(stage((s + 1) % 2), t, k, (s + 1) * BK) };
             commit_copies();
         }
+        // SAFETY: this thread waited for its copies of step s, and the barrier for everyone's.
         unsafe { multiply_stage::<TBN>(&mut acc, stage(s % 2), geometry, steps.vector) };
     }
     acc
 }
 
 /// The k loop of [`sgemm_block_tile`]: returns the thread tile's sums.
+///
+/// # Safety
+/// As for [`TileLoader::load_next`]; `first` starts the launch's shared
+/// memory, which holds one stage (two with double buffering or `cp.async`),
+/// and every thread of the block calls this.
 #[inline(always)]
 unsafe fn main_loop<const CHECKED: bool, const TBN: usize>(
     steps: Steps,
@@ -640,12 +702,15 @@ unsafe fn main_loop<const CHECKED: bool, const TBN: usize>(
     // picked from an array of two tiles: an array indexed at run time
     // would live on the stack and its pointers would lose the shared
     // address space, turning every `ld.shared` into a generic `ld`.)
+    // SAFETY: the launch passes one stage, or two when double-buffered (the caller's contract).
     let stage = |i: usize| unsafe { first.offset(i * stage_floats(TBN)) };
     let mut acc = [[0.0f32; 16]; 8];
     let steps_k = k.div_ceil(BK);
 
     if steps_k > 0 {
+        // SAFETY: the caller's contract: interior tiles unchecked, the others checked.
         let loaded = unsafe { loader.load_next::<CHECKED>(k, 0) };
+        // SAFETY: stage 0, filled before anyone reads it (the barrier follows).
         unsafe { store_tiles::<TBN>(stage(0), t, loaded) };
         sync_threads();
     }
@@ -656,12 +721,15 @@ unsafe fn main_loop<const CHECKED: bool, const TBN: usize>(
         // are in flight during the FMAs below.
         let mut prefetched = ([0.0f32; 4], [[0.0f32; 4]; 2]);
         if steps.double_buffer && next {
+            // SAFETY: as for the first k-step's loads.
             prefetched = unsafe { loader.load_next::<CHECKED>(k, (s + 1) * BK) };
         }
+        // SAFETY: the stage was filled and published before the last barrier.
         unsafe { multiply_stage::<TBN>(&mut acc, stage(cur), geometry, steps.vector) };
         if steps.double_buffer {
             if next {
                 // The other stage was last read before the previous barrier.
+                // SAFETY: nobody reads the other stage until the barrier below.
                 unsafe { store_tiles::<TBN>(stage(cur ^ 1), t, prefetched) };
             }
             sync_threads();
@@ -669,7 +737,9 @@ unsafe fn main_loop<const CHECKED: bool, const TBN: usize>(
             // Everyone must be done reading the stage before it is refilled.
             sync_threads();
             if next {
+                // SAFETY: as for the first k-step's loads.
                 let loaded = unsafe { loader.load_next::<CHECKED>(k, (s + 1) * BK) };
+                // SAFETY: everyone finished reading stage 0 at the barrier above.
                 unsafe { store_tiles::<TBN>(stage(0), t, loaded) };
                 sync_threads();
             }
@@ -686,6 +756,11 @@ unsafe fn main_loop<const CHECKED: bool, const TBN: usize>(
 /// 64 or 128 FMAs: in the 128-wide tile 16 shared loads (4 with `load4`)
 /// per 64 FMAs, against 2 per FMA in kernel 2.
 #[inline(always)]
+///
+/// # Safety
+/// A, B and C hold `m k`, `k n` and `m n` elements; the launch passes the
+/// shared memory of `steps` (one or two stages of a `TBN`-wide tile) and a
+/// grid of `BM x TBN` block tiles over C.
 #[allow(clippy::too_many_arguments)]
 unsafe fn sgemm_block_tile<const TBN: usize>(
     steps: Steps,
@@ -713,9 +788,13 @@ unsafe fn sgemm_block_tile<const TBN: usize>(
         bm0 + BM <= m && bn0 + TBN <= n && k % BK == 0 && (!steps.vector || (k % 4 == 0 && n % 4 == 0));
     let geometry = ThreadTile { t, r0, c0, r_step, c_step };
     let acc = match (steps.async_copy, interior) {
+        // SAFETY: the caller's contract; the unchecked loops run on interior tiles only.
         (true, true) => unsafe { main_loop_async::<false, TBN>(steps, k, loader, first, geometry) },
+        // SAFETY: as above.
         (true, false) => unsafe { main_loop_async::<true, TBN>(steps, k, loader, first, geometry) },
+        // SAFETY: as above.
         (false, true) => unsafe { main_loop::<false, TBN>(steps, k, loader, first, geometry) },
+        // SAFETY: as above.
         (false, false) => unsafe { main_loop::<true, TBN>(steps, k, loader, first, geometry) },
     };
 
@@ -726,6 +805,8 @@ unsafe fn sgemm_block_tile<const TBN: usize>(
             let v: [f32; 4] = [acc[4 * H + I][4 * G], acc[4 * H + I][4 * G + 1], acc[4 * H + I][4 * G + 2], acc[4 * H + I][4 * G + 3]];
             if steps.vector && n % 4 == 0 && col + 4 <= n {
                 let at = row * n + col;
+                // SAFETY: row < m, col + 4 <= n and n % 4 == 0 (aligned); these 4 elements are this
+                // thread's.
                 let old = if beta == 0.0 { [0.0; 4] } else { unsafe { c.load4(at) } };
                 let out = [
                     epilogue(v[0], alpha, beta, || old[0]),
@@ -733,29 +814,19 @@ unsafe fn sgemm_block_tile<const TBN: usize>(
                     epilogue(v[2], alpha, beta, || old[2]),
                     epilogue(v[3], alpha, beta, || old[3]),
                 ];
+                // SAFETY: as above.
                 unsafe { c.store4(at, out) };
             } else {
                 for (j, v) in v.iter().enumerate() {
                     if col + j < n {
                         let at = row * n + col + j;
+                        // SAFETY: row < m and col + j < n; this element is this thread's.
                         unsafe { c.store(at, epilogue(*v, alpha, beta, || c.load(at))) };
                     }
                 }
             }
         }
     }}); }); });
-}
-
-macro_rules! block_tile_kernel {
-    ($($(#[$doc:meta])* $name:ident = $steps:expr;)*) => {$(
-        kernel! {
-            $(#[$doc])*
-            pub fn $name(a: In<f32>, b: In<f32>, c: Out<f32>, m: u32, n: u32, k: u32, alpha: f32, beta: f32) {
-                const STEPS: Steps = $steps;
-                sgemm_block_tile::<{ STEPS.bn() }>(STEPS, a, b, c, m, n, k, alpha, beta)
-            }
-        }
-    )*};
 }
 
 /// The steps every 128 x 128 block tile kernel starts from.
@@ -768,66 +839,130 @@ const PLAIN: Steps = Steps {
     wide: false,
 };
 
-block_tile_kernel! {
-    /// 3b. Register blocking in 2-D: the 128 x 128 block tile, each thread
-    /// an 8 x 8 thread tile (contiguous), scalar loads in the source. Each
-    /// fragment value is reused 8 times from a register: 16 shared loads
-    /// per 64 FMAs. (LLVM's load-store vectoriser merges each four
-    /// consecutive 4-byte fragment loads into one `ld.shared.v4`, since
-    /// the tile is 16-byte aligned: the SASS has `LDS.128` here too.)
-    sgemm_reg_2d = PLAIN;
-    /// 4. The seed's starting point: 3b with 16-byte loads, `ld.global.v4`
-    /// from A and B, `ld.shared.v4` for the fragments (4 per 64 FMAs).
-    ///
-    /// The fragment reads are no change from 3b, whose `LDS.128` the
-    /// compiler already made (see 3b); what this kernel adds is 16-byte
-    /// global loads. Both pay the same bank conflicts: in the contiguous
-    /// layout a warp's `Bs` fragment read is 16 distinct 16-byte words 32
-    /// bytes apart, which land on 4 bank groups (ncu: 5 wavefronts per
-    /// load instead of 3). Kernel 6 removes that.
-    sgemm_vec4 = Steps { vector: true, ..PLAIN };
-    /// 5. Double buffering: two shared stages; the next k-step's global
-    /// loads go out before this step's FMAs and land in the other stage
-    /// after them. One barrier per k-step instead of two, and the global
-    /// latency hides behind 512 FMAs per thread.
-    sgemm_double_buffer = Steps { vector: true, double_buffer: true, ..PLAIN };
-    /// 6. Warp tiling: kernel 5 with the thread tile split into four 4 x 4
-    /// blocks (see [`thread_tile_origin`]), removing the bank conflicts of
-    /// the `Bs` fragment reads. Its interior k-loop is 582 instructions,
-    /// 512 of them FFMA (88%), at 128 registers and no spills; H100,
-    /// 2026-11-21: 91.6% of cuBLAS at 4096^3, 92.5% at 8192^3.
-    sgemm_warp_tiled = Steps { vector: true, double_buffer: true, warp_tiled: true, ..PLAIN };
-    /// 7. Kernel 6 with the blocks launched in groups of 8 block rows (see
-    /// [`block_origin`]) for L2 reuse of the A and B panels.
-    ///
-    /// What the measurements justified, and what they did not (H100,
-    /// 2026-11-21, % of cuBLAS in the same run, 4096^3 / 8192^3):
-    /// - the swizzled order is neutral here (91.0 / 92.0% against kernel
-    ///   6's 91.6 / 92.5%): with 2 blocks per SM the plain order's working
-    ///   set already stays in the 50 MB L2;
-    /// - cuBLAS's own shape, 128 x 256 with 8 x 16 thread tiles at one
-    ///   block per SM (kernel 7b), is slower (85.5 / 86.7%): its loop is 92%
-    ///   FFMA against 88%, but with 2 warps per scheduler a warp is ready
-    ///   to issue in only 74% of cycles (ncu; 80% here, cuBLAS's kernel
-    ///   90%);
-    /// - `cp.async` (7c) is slower still (81.3 / 82.0%): the transposed `A`
-    ///   tile needs 4-byte copies, four `LDGSTS` per thread per k-step;
-    /// - loading fragments one `p` ahead with the barrier moved before the
-    ///   last `p` (the maxas schedule), and peeling the last k-step so the
-    ///   prefetch is unconditional, both cost registers: at the 128 cap
-    ///   ptxas spilled or added moves, and both measured 85-86%.
-    sgemm_tuned = Steps { vector: true, double_buffer: true, warp_tiled: true, swizzle: true, ..PLAIN };
-    /// 7b. cuBLAS's own shape for this problem (its SGEMM kernel on the
-    /// H100 is `sm80_xmma_gemm_..._tilesize256x128x8_...`, 254 registers,
-    /// one block of 256 threads per SM; its 256 runs along our `n`): kernel
-    /// 7 with a 128 x 256 block tile and 8 x 16 thread tiles, 128
-    /// accumulators per thread, 222 registers. Per k-step and thread: 6
-    /// fragment loads per 128 FMAs instead of 4 per 64. Slower than 7 with
-    /// ptxas's schedule (see 7).
-    sgemm_wide = Steps { vector: true, double_buffer: true, warp_tiled: true, swizzle: true, wide: true, ..PLAIN };
-    /// 7c. Kernel 7b with `cp.async`: the tiles go straight from global to
-    /// shared memory (see [`main_loop_async`]).
-    sgemm_wide_async = Steps {
-        vector: true, double_buffer: true, warp_tiled: true, swizzle: true, wide: true, async_copy: true,
-    };
+/// 3b. Register blocking in 2-D: the 128 x 128 block tile, each thread
+/// an 8 x 8 thread tile (contiguous), scalar loads in the source. Each
+/// fragment value is reused 8 times from a register: 16 shared loads
+/// per 64 FMAs. (LLVM's load-store vectoriser merges each four
+/// consecutive 4-byte fragment loads into one `ld.shared.v4`, since
+/// the tile is 16-byte aligned: the SASS has `LDS.128` here too.)
+///
+/// Measured: `BENCHMARKS.md`, rows `sgemm_reg_2d`.
+#[kernel(block = THREADS, shared = 4 * STAGE, tile = [BN, BM], min_blocks = BLOCK_TILE_MIN_BLOCKS)]
+pub fn sgemm_reg_2d(a: In<f32>, b: In<f32>, c: Out<f32>, m: u32, n: u32, k: u32, alpha: f32, beta: f32) {
+    const STEPS: Steps = PLAIN;
+    // SAFETY: the launch's contract (A, B, C hold m k, k n, m n), and the
+    // declaration passes one stage of shared memory.
+    unsafe { sgemm_block_tile::<{ STEPS.bn() }>(STEPS, a, b, c, m, n, k, alpha, beta) }
+}
+
+/// 4. The seed's starting point: 3b with 16-byte loads, `ld.global.v4`
+/// from A and B, `ld.shared.v4` for the fragments (4 per 64 FMAs).
+///
+/// The fragment reads are no change from 3b, whose `LDS.128` the
+/// compiler already made (see 3b); what this kernel adds is 16-byte
+/// global loads. Both pay the same bank conflicts: in the contiguous
+/// layout a warp's `Bs` fragment read is 16 distinct 16-byte words 32
+/// bytes apart, which land on 4 bank groups (5 wavefronts per load
+/// instead of 3 in ncu's count). Kernel 6 removes that.
+///
+/// Measured: `BENCHMARKS.md`, rows `sgemm_vec4`.
+#[kernel(block = THREADS, shared = 4 * STAGE, tile = [BN, BM], min_blocks = BLOCK_TILE_MIN_BLOCKS)]
+pub fn sgemm_vec4(a: In<f32>, b: In<f32>, c: Out<f32>, m: u32, n: u32, k: u32, alpha: f32, beta: f32) {
+    const STEPS: Steps = Steps { vector: true, ..PLAIN };
+    // SAFETY: as in kernel 3b.
+    unsafe { sgemm_block_tile::<{ STEPS.bn() }>(STEPS, a, b, c, m, n, k, alpha, beta) }
+}
+
+/// 5. Double buffering: two shared stages; the next k-step's global
+/// loads go out before this step's FMAs and land in the other stage
+/// after them. One barrier per k-step instead of two, and the global
+/// latency hides behind 512 FMAs per thread.
+///
+/// Measured: `BENCHMARKS.md`, rows `sgemm_double_buffer`.
+#[kernel(block = THREADS, shared = 2 * 4 * STAGE, tile = [BN, BM], min_blocks = BLOCK_TILE_MIN_BLOCKS)]
+pub fn sgemm_double_buffer(
+    a: In<f32>,
+    b: In<f32>,
+    c: Out<f32>,
+    m: u32,
+    n: u32,
+    k: u32,
+    alpha: f32,
+    beta: f32,
+) {
+    const STEPS: Steps = Steps { vector: true, double_buffer: true, ..PLAIN };
+    // SAFETY: as in kernel 3b, with two stages.
+    unsafe { sgemm_block_tile::<{ STEPS.bn() }>(STEPS, a, b, c, m, n, k, alpha, beta) }
+}
+
+/// 6. Warp tiling: kernel 5 with the thread tile split into four 4 x 4
+/// blocks (see [`thread_tile_origin`]), removing the bank conflicts of
+/// the `Bs` fragment reads. Its interior k-loop should be nearly all
+/// FFMA: 512 per k-step against a few dozen loads and address updates,
+/// at 128 registers and no spills (`tests/ptx.rs` checks the counts).
+///
+/// Measured: `BENCHMARKS.md`, rows `sgemm_warp_tiled`.
+#[kernel(block = THREADS, shared = 2 * 4 * STAGE, tile = [BN, BM], min_blocks = BLOCK_TILE_MIN_BLOCKS)]
+pub fn sgemm_warp_tiled(a: In<f32>, b: In<f32>, c: Out<f32>, m: u32, n: u32, k: u32, alpha: f32, beta: f32) {
+    const STEPS: Steps = Steps { vector: true, double_buffer: true, warp_tiled: true, ..PLAIN };
+    // SAFETY: as in kernel 5.
+    unsafe { sgemm_block_tile::<{ STEPS.bn() }>(STEPS, a, b, c, m, n, k, alpha, beta) }
+}
+
+/// 7. Kernel 6 with the blocks launched in groups of 8 block rows (see
+/// [`block_origin`]) for L2 reuse of the A and B panels. With 2 blocks per
+/// SM the plain order's working set may already stay in the 50 MB L2, in
+/// which case the swizzle is neutral. (`docs/notes.md` lists the other
+/// ideas tried for this step and what they cost.)
+///
+/// Measured: `BENCHMARKS.md`, rows `sgemm_tuned`.
+#[kernel(block = THREADS, shared = 2 * 4 * STAGE, tile = [BN, BM], min_blocks = BLOCK_TILE_MIN_BLOCKS)]
+pub fn sgemm_tuned(a: In<f32>, b: In<f32>, c: Out<f32>, m: u32, n: u32, k: u32, alpha: f32, beta: f32) {
+    const STEPS: Steps =
+        Steps { vector: true, double_buffer: true, warp_tiled: true, swizzle: true, ..PLAIN };
+    // SAFETY: as in kernel 5.
+    unsafe { sgemm_block_tile::<{ STEPS.bn() }>(STEPS, a, b, c, m, n, k, alpha, beta) }
+}
+
+/// The steps of the 128 x 256 block tile kernels.
+const WIDE: Steps =
+    Steps { vector: true, double_buffer: true, warp_tiled: true, swizzle: true, wide: true, ..PLAIN };
+
+/// 7b. cuBLAS's own shape for this problem (its SGEMM kernel on an H100
+/// is `sm80_xmma_gemm_..._tilesize256x128x8_...`, one block of 256 threads
+/// per SM; its 256 runs along our `n`): kernel 7 with a 128 x 256 block
+/// tile and 8 x 16 thread tiles, 128 accumulators per thread. Per k-step
+/// and thread: 6 fragment loads per 128 FMAs instead of 4 per 64. With
+/// one block of 8 warps per SM (2 per scheduler), a stall of one warp is
+/// covered by one other: how well ptxas schedules the loop decides whether
+/// the better ratio pays.
+///
+/// Measured: `BENCHMARKS.md`, rows `sgemm_wide`.
+#[kernel(
+    block = THREADS,
+    shared = 2 * 4 * stage_floats(WIDE_BN),
+    tile = [WIDE_BN, BM],
+    min_blocks = 1
+)]
+pub fn sgemm_wide(a: In<f32>, b: In<f32>, c: Out<f32>, m: u32, n: u32, k: u32, alpha: f32, beta: f32) {
+    // SAFETY: as in kernel 5, with two 256-wide stages.
+    unsafe { sgemm_block_tile::<{ WIDE.bn() }>(WIDE, a, b, c, m, n, k, alpha, beta) }
+}
+
+/// 7c. Kernel 7b with `cp.async`: the tiles go straight from global to
+/// shared memory (see [`main_loop_async`]). The transposed `A` tile needs
+/// 4-byte copies, four `LDGSTS` per thread per k-step, against one 16-byte
+/// load and four shared stores without `cp.async`.
+///
+/// Measured: `BENCHMARKS.md`, rows `sgemm_wide_async`.
+#[kernel(
+    block = THREADS,
+    shared = 2 * 4 * stage_floats(WIDE_BN),
+    tile = [WIDE_BN, BM],
+    min_blocks = 1
+)]
+pub fn sgemm_wide_async(a: In<f32>, b: In<f32>, c: Out<f32>, m: u32, n: u32, k: u32, alpha: f32, beta: f32) {
+    const STEPS: Steps = Steps { async_copy: true, ..WIDE };
+    // SAFETY: as in kernel 7b.
+    unsafe { sgemm_block_tile::<{ STEPS.bn() }>(STEPS, a, b, c, m, n, k, alpha, beta) }
 }

@@ -17,7 +17,7 @@
 
 use crate::dev::shared::tile_bytes;
 use crate::dev::{In, Out, SharedTile, block_idx_x, block_idx_y, sync_threads, thread_idx_x, thread_idx_y};
-use crate::launch::{Dim3, Kernel};
+use crate::kernel;
 
 /// The tile edge of the 32 x 32 variants: one warp spans one tile row.
 pub const TILE: usize = 32;
@@ -30,57 +30,48 @@ pub const FAST_TILE: usize = 64;
 /// Threads per block in y for the fast variant.
 pub const FAST_BLOCK_ROWS: usize = 8;
 
-pub const NAIVE_ROW: Kernel = Kernel::new("transpose_naive_row", Dim3::xy(32, 32), 0, [32, 32]);
-pub const NAIVE_COL: Kernel = Kernel::new("transpose_naive_col", Dim3::xy(32, 32), 0, [32, 32]);
-pub const SHARED: Kernel =
-    Kernel::new("transpose_shared", Dim3::xy(32, 32), tile_bytes::<f32>(TILE, TILE), [32, 32]);
-pub const PADDED: Kernel =
-    Kernel::new("transpose_padded", Dim3::xy(32, 32), tile_bytes::<f32>(TILE, PADDED_STRIDE), [32, 32]);
-pub const FAST: Kernel = Kernel::new(
-    "transpose_fast",
-    Dim3::xy(32, FAST_BLOCK_ROWS as u32),
-    tile_bytes::<f32>(FAST_TILE, FAST_TILE + 1),
-    [FAST_TILE as u32, FAST_TILE as u32],
-);
-
-/// Every transpose kernel, slowest idea first.
-pub const ALL: [Kernel; 5] = [NAIVE_ROW, NAIVE_COL, SHARED, PADDED, FAST];
-
-kernel! {
-    /// 1. Naive, coalesced reads and strided writes.
-    ///
-    /// Thread `(tx, ty)` of block `(bx, by)` moves element `x = 32 bx + tx`,
-    /// `y = 32 by + ty`. A warp is one tile row: its reads
-    /// `input[y * nx + x..+32]` are 128 contiguous bytes (4 sectors), but its
-    /// writes `output[x * ny + y]` are `ny * 4` bytes apart: 32 sectors per
-    /// request, 4 useful bytes in each 32-byte sector.
-    pub fn transpose_naive_row(input: In<f32>, output: Out<f32>, nx: u32, ny: u32) {
-        let (nx, ny) = (nx as usize, ny as usize);
-        let x = block_idx_x() as usize * TILE + thread_idx_x() as usize;
-        let y = block_idx_y() as usize * TILE + thread_idx_y() as usize;
-        if x < nx && y < ny {
-            output.store(x * ny + y, input.load(y * nx + x));
-        }
+/// 1. Naive, coalesced reads and strided writes.
+///
+/// Thread `(tx, ty)` of block `(bx, by)` moves element `x = 32 bx + tx`,
+/// `y = 32 by + ty`. A warp is one tile row: its reads
+/// `input[y * nx + x..+32]` are 128 contiguous bytes (4 sectors), but its
+/// writes `output[x * ny + y]` are `ny * 4` bytes apart: 32 sectors per
+/// request, 4 useful bytes in each 32-byte sector.
+///
+/// Launch: `input` and `output` hold `nx * ny` elements.
+/// Measured: `BENCHMARKS.md`, rows `transpose_naive_row`.
+#[kernel(block = [TILE, TILE])]
+pub fn transpose_naive_row(input: In<f32>, output: Out<f32>, nx: u32, ny: u32) {
+    let (nx, ny) = (nx as usize, ny as usize);
+    let x = block_idx_x() as usize * TILE + thread_idx_x() as usize;
+    let y = block_idx_y() as usize * TILE + thread_idx_y() as usize;
+    if x < nx && y < ny {
+        // SAFETY: x < nx and y < ny, so both indices are below nx * ny, the
+        // buffers' length; (x, y) is this thread's alone.
+        unsafe { output.store(x * ny + y, input.load(y * nx + x)) };
     }
 }
 
-kernel! {
-    /// 2. Naive, strided reads and coalesced writes.
-    ///
-    /// The same tile, with the lanes of a warp running along the output row
-    /// instead: lane `tx` writes `output[x * ny + y]` with `y = 32 by + tx`
-    /// (4 sectors per request) and reads `input[y * nx + x]`, a column of
-    /// the input (32 sectors per request). Strided reads are cheaper than
-    /// strided writes: a partly used sector that was read may still be in L1
-    /// or L2 when a neighbouring warp wants the rest of it, while each
-    /// partial write costs a read-modify-write of its sector in L2.
-    pub fn transpose_naive_col(input: In<f32>, output: Out<f32>, nx: u32, ny: u32) {
-        let (nx, ny) = (nx as usize, ny as usize);
-        let y = block_idx_y() as usize * TILE + thread_idx_x() as usize;
-        let x = block_idx_x() as usize * TILE + thread_idx_y() as usize;
-        if x < nx && y < ny {
-            output.store(x * ny + y, input.load(y * nx + x));
-        }
+/// 2. Naive, strided reads and coalesced writes.
+///
+/// The same tile, with the lanes of a warp running along the output row
+/// instead: lane `tx` writes `output[x * ny + y]` with `y = 32 by + tx`
+/// (4 sectors per request) and reads `input[y * nx + x]`, a column of
+/// the input (32 sectors per request). Strided reads should cost less
+/// than strided writes: a partly used sector that was read may still be in
+/// L1 or L2 when a neighbouring warp wants the rest of it, while each
+/// partial write costs a read-modify-write of its sector in L2.
+///
+/// Launch: as kernel 1.
+/// Measured: `BENCHMARKS.md`, rows `transpose_naive_col`.
+#[kernel(block = [TILE, TILE])]
+pub fn transpose_naive_col(input: In<f32>, output: Out<f32>, nx: u32, ny: u32) {
+    let (nx, ny) = (nx as usize, ny as usize);
+    let y = block_idx_y() as usize * TILE + thread_idx_x() as usize;
+    let x = block_idx_x() as usize * TILE + thread_idx_y() as usize;
+    if x < nx && y < ny {
+        // SAFETY: as in kernel 1.
+        unsafe { output.store(x * ny + y, input.load(y * nx + x)) };
     }
 }
 
@@ -101,6 +92,10 @@ kernel! {
 ///
 /// Every access is guarded (`x < nx && y < ny`), so edge tiles of any shape
 /// are handled in place.
+///
+/// # Safety
+/// `input` and `output` hold `nx * ny` elements, and the launch passes
+/// `tile_bytes::<f32>(TILE, STRIDE)` bytes of shared memory.
 #[inline(always)]
 unsafe fn transpose_tiled<const TILE: usize, const STRIDE: usize, const ROWS: usize>(
     input: In<f32>,
@@ -109,7 +104,7 @@ unsafe fn transpose_tiled<const TILE: usize, const STRIDE: usize, const ROWS: us
     ny: u32,
 ) {
     let (nx, ny) = (nx as usize, ny as usize);
-    // SAFETY: every kernel using this passes `tile_bytes(TILE, STRIDE)`.
+    // SAFETY: the caller's launch passes `tile_bytes(TILE, STRIDE)`.
     let tile = unsafe { SharedTile::<f32, STRIDE>::launch_sized() };
     let (tx, ty) = (thread_idx_x() as usize, thread_idx_y() as usize);
     let (x0, y0) = (block_idx_x() as usize * TILE, block_idx_y() as usize * TILE);
@@ -149,6 +144,9 @@ const MAX_PER_THREAD: usize = 16;
 /// independent requests in flight per thread instead of one. Edge tiles take
 /// the guarded path of [`transpose_tiled`] (the branch is the same for the
 /// whole block, so its barrier is reached by every thread).
+///
+/// # Safety
+/// As for [`transpose_tiled`].
 #[inline(always)]
 unsafe fn transpose_tiled_unguarded<const TILE: usize, const STRIDE: usize, const ROWS: usize>(
     input: In<f32>,
@@ -160,9 +158,10 @@ unsafe fn transpose_tiled_unguarded<const TILE: usize, const STRIDE: usize, cons
     let (nxu, nyu) = (nx as usize, ny as usize);
     let (x0, y0) = (block_idx_x() as usize * TILE, block_idx_y() as usize * TILE);
     if x0 + TILE > nxu || y0 + TILE > nyu {
+        // SAFETY: the caller's contract.
         return unsafe { transpose_tiled::<TILE, STRIDE, ROWS>(input, output, nx, ny) };
     }
-    // SAFETY: every kernel using this passes `tile_bytes(TILE, STRIDE)`.
+    // SAFETY: the caller's launch passes `tile_bytes(TILE, STRIDE)`.
     let tile = unsafe { SharedTile::<f32, STRIDE>::launch_sized() };
     let (tx, ty) = (thread_idx_x() as usize, thread_idx_y() as usize);
     // Registers: only the first TILE * TILE / (32 * ROWS) are used, the
@@ -197,50 +196,60 @@ unsafe fn transpose_tiled_unguarded<const TILE: usize, const STRIDE: usize, cons
     }
 }
 
-kernel! {
-    /// 3. Shared-memory tile, 32 x 32: both global sides coalesced, but the
-    /// column read of phase 2 is a 32-way bank conflict (stride 32 words:
-    /// every lane in the same bank). See [`transpose_tiled`].
-    ///
-    /// The conflict costs enough that this kernel, though it moves 4 sectors
-    /// per request on both sides, is slower than kernel 2 (measured on an
-    /// H200: 1011 vs 1372 GB/s at 8192 x 8192): kernel 2's strided reads are
-    /// partly served by L1/L2, while 32 replays of every shared read stall
-    /// all 1024 threads of the block at the barrier that follows. It beats
-    /// kernel 1 (557 GB/s), the naive version with strided *writes*.
-    pub fn transpose_shared(input: In<f32>, output: Out<f32>, nx: u32, ny: u32) {
-        transpose_tiled::<TILE, TILE, TILE>(input, output, nx, ny)
-    }
+/// 3. Shared-memory tile, 32 x 32: both global sides coalesced, but the
+/// column read of phase 2 is a 32-way bank conflict (stride 32 words:
+/// every lane in the same bank). See [`transpose_tiled`].
+///
+/// The conflict should cost enough to make this kernel, though it moves 4
+/// sectors per request on both sides, slower than kernel 2: kernel 2's
+/// strided reads are partly served by L1/L2, while 32 replays of every
+/// shared read stall all 1024 threads of the block at the barrier that
+/// follows. It should beat kernel 1, the naive version with strided
+/// *writes*.
+///
+/// Launch: as kernel 1.
+/// Measured: `BENCHMARKS.md`, rows `transpose_shared`.
+#[kernel(block = [TILE, TILE], shared = tile_bytes::<f32>(TILE, TILE))]
+pub fn transpose_shared(input: In<f32>, output: Out<f32>, nx: u32, ny: u32) {
+    // SAFETY: the launch's contract (nx * ny elements each), and the
+    // declaration passes the 32 x 32 tile's bytes.
+    unsafe { transpose_tiled::<TILE, TILE, TILE>(input, output, nx, ny) }
 }
 
-kernel! {
-    /// 4. The same tile padded to 32 x 33: the column read becomes
-    /// conflict-free (lane `tx` in bank `(tx + r) % 32`).
-    pub fn transpose_padded(input: In<f32>, output: Out<f32>, nx: u32, ny: u32) {
-        transpose_tiled::<TILE, PADDED_STRIDE, TILE>(input, output, nx, ny)
-    }
+/// 4. The same tile padded to 32 x 33: the column read becomes
+/// conflict-free (lane `tx` in bank `(tx + r) % 32`).
+///
+/// Launch: as kernel 1.
+/// Measured: `BENCHMARKS.md`, rows `transpose_padded`.
+#[kernel(block = [TILE, TILE], shared = tile_bytes::<f32>(TILE, PADDED_STRIDE))]
+pub fn transpose_padded(input: In<f32>, output: Out<f32>, nx: u32, ny: u32) {
+    // SAFETY: as in kernel 3, with the 32 x 33 tile's bytes.
+    unsafe { transpose_tiled::<TILE, PADDED_STRIDE, TILE>(input, output, nx, ny) }
 }
 
-kernel! {
-    /// 5. Fast: a 64 x 64 block tile moved by 32 x 8 threads, 16 elements
-    /// per thread, interior tiles unguarded (see
-    /// [`transpose_tiled_unguarded`]).
-    ///
-    /// A transpose does no arithmetic; its speed is how many bytes are in
-    /// flight. By Little's law, ~4 TB/s x ~1 us of DRAM latency is ~4 MB
-    /// in flight across 132 SMs, ~30 KB per SM. Kernel 4 has one 4-byte
-    /// load per thread in flight before its barrier; here each thread has 16
-    /// (64 bytes), and eight 256-thread blocks per SM keep ~128 KB queued.
-    /// The tile is padded to 65 words per row: lane `tx` reads
-    /// `tile[tx + 32 j][r]`, bank `(tx + 32 j) * 65 + r = tx + r (mod 32)`,
-    /// conflict-free.
-    ///
-    /// Measured on an H200 at 8192 x 8192 (2026-11-21) against the
-    /// in-run copy: a 32 x 32 tile with 32 x 8 threads (4 per thread)
-    /// reached 86%, with or without the guards; 16-byte `ld/st.global.v4`
-    /// accesses on that 32 x 32 tile also 86% (fewer instructions, same
-    /// bytes in flight); this 64 x 64 tile 94%.
-    pub fn transpose_fast(input: In<f32>, output: Out<f32>, nx: u32, ny: u32) {
+/// 5. Fast: a 64 x 64 block tile moved by 32 x 8 threads, 16 elements
+/// per thread, interior tiles unguarded (see
+/// [`transpose_tiled_unguarded`]).
+///
+/// A transpose does no arithmetic; its speed is how many bytes are in
+/// flight. By Little's law, ~4 TB/s x ~1 us of DRAM latency is ~4 MB
+/// in flight across 132 SMs, ~30 KB per SM. Kernel 4 has one 4-byte
+/// load per thread in flight before its barrier; here each thread has 16
+/// (64 bytes), and eight 256-thread blocks per SM keep ~128 KB queued.
+/// The tile is padded to 65 words per row: lane `tx` reads
+/// `tile[tx + 32 j][r]`, bank `(tx + 32 j) * 65 + r = tx + r (mod 32)`,
+/// conflict-free. (`docs/notes.md` lists the variants tried on the way.)
+///
+/// Launch: as kernel 1.
+/// Measured: `BENCHMARKS.md`, rows `transpose_fast`.
+#[kernel(
+    block = [32, FAST_BLOCK_ROWS],
+    shared = tile_bytes::<f32>(FAST_TILE, FAST_TILE + 1),
+    tile = [FAST_TILE, FAST_TILE]
+)]
+pub fn transpose_fast(input: In<f32>, output: Out<f32>, nx: u32, ny: u32) {
+    // SAFETY: as in kernel 3, with the 64 x 65 tile's bytes.
+    unsafe {
         transpose_tiled_unguarded::<FAST_TILE, { FAST_TILE + 1 }, FAST_BLOCK_ROWS>(input, output, nx, ny)
     }
 }

@@ -81,6 +81,7 @@ impl<const STRIDE: usize> SharedTile<f32, STRIDE> {
     /// waited for the copy and the block has passed a barrier.
     #[inline(always)]
     pub unsafe fn copy_async(self, r: usize, c: usize, src: In<f32>, i: usize) {
+        // SAFETY: the caller's contract, which `copy` forwards.
         unsafe { self.copy::<4>(r, c, src.wrapping_offset(i).as_ptr(), None) }
     }
 
@@ -94,6 +95,7 @@ impl<const STRIDE: usize> SharedTile<f32, STRIDE> {
     #[inline(always)]
     pub unsafe fn copy_async_or_zero(self, r: usize, c: usize, src: In<f32>, i: usize, valid: bool) {
         let from = if valid { src.wrapping_offset(i) } else { src };
+        // SAFETY: the caller's contract, which `copy` forwards.
         unsafe { self.copy::<4>(r, c, from.as_ptr(), Some(if valid { 4 } else { 0 })) }
     }
 
@@ -106,6 +108,7 @@ impl<const STRIDE: usize> SharedTile<f32, STRIDE> {
     /// `r * STRIDE + c` are multiples of 4 (16-byte aligned).
     #[inline(always)]
     pub unsafe fn copy_async4(self, r: usize, c: usize, src: In<f32>, i: usize) {
+        // SAFETY: the caller's contract, which `copy` forwards.
         unsafe { self.copy::<16>(r, c, src.wrapping_offset(i).as_ptr(), None) }
     }
 
@@ -117,11 +120,15 @@ impl<const STRIDE: usize> SharedTile<f32, STRIDE> {
     #[inline(always)]
     pub unsafe fn copy_async4_or_zero(self, r: usize, c: usize, src: In<f32>, i: usize, valid: bool) {
         let from = if valid { src.wrapping_offset(i) } else { src };
+        // SAFETY: the caller's contract, which `copy` forwards.
         unsafe { self.copy::<16>(r, c, from.as_ptr(), Some(if valid { 16 } else { 0 })) }
     }
 
     /// `cp.async` of `SIZE` bytes, of which the first `src_bytes` (all when
     /// `None`) are read from `src` and the rest are zero.
+    ///
+    /// # Safety
+    /// As for [`SharedTile::copy_async`], for `SIZE` bytes.
     #[inline(always)]
     unsafe fn copy<const SIZE: u32>(self, r: usize, c: usize, src: *const f32, src_bytes: Option<u32>) {
         let dst = self.element_ptr(r, c);
@@ -153,6 +160,11 @@ impl<const STRIDE: usize> SharedTile<f32, STRIDE> {
             }
         }
         #[cfg(not(target_arch = "nvptx64"))]
-        emu::device::copy_async(dst as usize, src as usize, SIZE as usize, src_bytes.unwrap_or(SIZE) as usize);
+        emu::device::copy_async(
+            dst as usize,
+            src as usize,
+            SIZE as usize,
+            src_bytes.unwrap_or(SIZE) as usize,
+        );
     }
 }

@@ -1,13 +1,19 @@
-//! Typed global-memory pointers, the parameter types of our kernels.
+//! Unchecked global-memory pointers: the parameter types of kernels that
+//! index their buffers themselves, as CUDA C does.
 //!
 //! `In<T>` is read-only device memory, `Out<T>` device memory the kernel
 //! writes. Both are `#[repr(transparent)]` over a raw pointer, so a kernel
 //! parameter of type `In<f32>` is one `.u64` PTX parameter, which the host
-//! fills with a device pointer.
+//! fills with a device pointer. The host passes `&Buffer<T>` for an `In<T>`
+//! and `&mut Buffer<T>` for an `Out<T>`, so one launch cannot pass a buffer
+//! both as an input and as an output, or twice as an output.
 //!
-//! Accesses are `unsafe`: the kernel guards its indices (each kernel's doc
-//! comment says how). They compile to one `ld.global`/`st.global`; the
-//! `*4` methods to one 16-byte `ld.global.v4`/`st.global.v4`.
+//! Accesses are `unsafe`: they are not bounds-checked, and the kernel
+//! guards its indices (each kernel's doc comment says how). They compile
+//! to one `ld.global`/`st.global`; the `*4` methods to one 16-byte
+//! `ld.global.v4`/`st.global.v4`. `Out<T>` is not `Copy`: a kernel holds
+//! one handle to each output. For element-wise kernels, which need no
+//! `unsafe` at all, see [`super::slice`].
 
 /// Four `f32` with the 16-byte alignment that `ld.global.v4.f32` requires.
 #[repr(C, align(16))]
@@ -21,7 +27,6 @@ pub struct In<T>(*const T);
 
 /// Global memory the kernel writes `T`s to.
 #[repr(transparent)]
-#[derive(Clone, Copy)]
 pub struct Out<T>(*mut T);
 
 impl<T: Copy> In<T> {
@@ -33,6 +38,7 @@ impl<T: Copy> In<T> {
     pub unsafe fn load(self, i: usize) -> T {
         let p = self.0.wrapping_add(i);
         host_check(p, size_of::<T>(), false);
+        // SAFETY: the caller's contract (see `# Safety`).
         unsafe { p.read() }
     }
 }
@@ -63,6 +69,7 @@ impl<T: Copy> In<T> {
         const { assert!(N * core::mem::size_of::<T>() == 16, "load16 reads exactly 16 bytes") };
         let p = self.0.wrapping_add(i);
         host_check(p, 16, false);
+        // SAFETY: the caller's contract (see `# Safety`).
         unsafe { (p as *const Align16<[T; N]>).read().0 }
     }
 
@@ -75,13 +82,14 @@ impl<T: Copy> In<T> {
     pub unsafe fn load_volatile(self, i: usize) -> T {
         let p = self.0.wrapping_add(i);
         host_check(p, size_of::<T>(), false);
+        // SAFETY: the caller's contract (see `# Safety`).
         unsafe { p.read_volatile() }
     }
 
-    /// The same memory as a read-only view (for a buffer the kernel writes
-    /// in one phase and reads in the next).
+    /// The same memory as a read-only view, for a buffer the kernel writes
+    /// in one phase and reads in the next: it gives up the output.
     #[inline(always)]
-    pub const fn from_out(out: Out<T>) -> Self {
+    pub fn from_out(out: Out<T>) -> Self {
         In(out.0 as *const T)
     }
 
@@ -105,6 +113,7 @@ impl<T: Copy> In<T> {
     /// The result stays within the buffer.
     #[inline(always)]
     pub unsafe fn offset(self, offset: usize) -> Self {
+        // SAFETY: the caller's contract: the result stays in the buffer.
         In(unsafe { self.0.add(offset) })
     }
 }
@@ -119,6 +128,7 @@ impl In<f32> {
     pub unsafe fn load4(self, i: usize) -> [f32; 4] {
         let p = self.0.wrapping_add(i);
         host_check(p, 16, false);
+        // SAFETY: the caller's contract (see `# Safety`).
         unsafe { (p as *const F32x4).read().0 }
     }
 }
@@ -129,9 +139,10 @@ impl<T: Copy> Out<T> {
     /// # Safety
     /// `i` is within the buffer, and no other thread of the launch writes it.
     #[inline(always)]
-    pub unsafe fn store(self, i: usize, value: T) {
+    pub unsafe fn store(&self, i: usize, value: T) {
         let p = self.0.wrapping_add(i);
         host_check(p, size_of::<T>(), true);
+        // SAFETY: the caller's contract (see `# Safety`).
         unsafe { p.write(value) }
     }
 
@@ -140,9 +151,10 @@ impl<T: Copy> Out<T> {
     /// # Safety
     /// As for [`Out::store`].
     #[inline(always)]
-    pub unsafe fn load(self, i: usize) -> T {
+    pub unsafe fn load(&self, i: usize) -> T {
         let p = self.0.wrapping_add(i);
         host_check(p, size_of::<T>(), false);
+        // SAFETY: the caller's contract (see `# Safety`).
         unsafe { p.read() }
     }
 }
@@ -150,7 +162,7 @@ impl<T: Copy> Out<T> {
 impl<T> Out<T> {
     /// The raw pointer, for atomics.
     #[inline(always)]
-    pub const fn as_ptr(self) -> *mut T {
+    pub const fn as_ptr(&self) -> *mut T {
         self.0
     }
 }
@@ -161,9 +173,10 @@ impl Out<f32> {
     /// # Safety
     /// As for [`In::load4`].
     #[inline(always)]
-    pub unsafe fn load4(self, i: usize) -> [f32; 4] {
+    pub unsafe fn load4(&self, i: usize) -> [f32; 4] {
         let p = self.0.wrapping_add(i);
         host_check(p, 16, false);
+        // SAFETY: the caller's contract (see `# Safety`).
         unsafe { (p as *const F32x4).read().0 }
     }
 
@@ -172,31 +185,48 @@ impl Out<f32> {
     /// # Safety
     /// As for [`In::load4`], and no other thread writes these elements.
     #[inline(always)]
-    pub unsafe fn store4(self, i: usize, value: [f32; 4]) {
+    pub unsafe fn store4(&self, i: usize, value: [f32; 4]) {
         let p = self.0.wrapping_add(i);
         host_check(p, 16, true);
+        // SAFETY: the caller's contract (see `# Safety`).
         unsafe { (p as *mut F32x4).write(F32x4(value)) }
     }
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
-fn buffer_address(arg: &crate::launch::Arg) -> usize {
-    match arg {
-        crate::launch::Arg::Buf { addr, .. } => *addr,
-        other => panic!("expected a buffer, got {other:?}"),
-    }
-}
+mod host {
+    use super::{In, Out};
+    use crate::launch::{Arg, KernelParam, Launcher};
 
-#[cfg(not(target_arch = "nvptx64"))]
-impl<T> crate::launch::FromArg for In<T> {
-    fn from_arg(arg: &crate::launch::Arg) -> Self {
-        In(buffer_address(arg) as *const T)
+    fn pointer<R: Launcher + ?Sized, T: 'static>(buffer: &R::Buffer<T>) -> Arg {
+        let (addr, len) = R::address::<T>(buffer);
+        Arg::Ptr { addr, bytes: len * size_of::<T>() }
     }
-}
 
-#[cfg(not(target_arch = "nvptx64"))]
-impl<T> crate::launch::FromArg for Out<T> {
-    fn from_arg(arg: &crate::launch::Arg) -> Self {
-        Out(buffer_address(arg) as *mut T)
+    fn address(arg: &Arg) -> usize {
+        match arg {
+            Arg::Ptr { addr, .. } => *addr as usize,
+            other => panic!("a pointer parameter got {other:?}"),
+        }
+    }
+
+    impl<T: 'static> KernelParam for In<T> {
+        type Host<'a, R: Launcher + ?Sized> = &'a R::Buffer<T>;
+        fn arg<R: Launcher + ?Sized>(host: &&R::Buffer<T>) -> Arg {
+            pointer::<R, T>(host)
+        }
+        unsafe fn from_arg(arg: &Arg) -> Self {
+            In(address(arg) as *const T)
+        }
+    }
+
+    impl<T: 'static> KernelParam for Out<T> {
+        type Host<'a, R: Launcher + ?Sized> = &'a mut R::Buffer<T>;
+        fn arg<R: Launcher + ?Sized>(host: &&mut R::Buffer<T>) -> Arg {
+            pointer::<R, T>(host)
+        }
+        unsafe fn from_arg(arg: &Arg) -> Self {
+            Out(address(arg) as *mut T)
+        }
     }
 }

@@ -1,23 +1,41 @@
 //! The device-support layer: the small vocabulary every kernel is written in.
 //!
-//! - [`thread`]: thread, block and grid indices, [`thread::sync_threads`];
-//! - [`mem`]: typed global-memory pointers ([`In`], [`Out`]) that kernels
-//!   take as parameters, with scalar and 16-byte vector accesses;
+//! - [`thread`]: thread, block and grid indices, [`thread::sync_threads`],
+//!   and [`thread::index`], a thread's unique index in the launch;
+//! - [`slice`]: checked global memory ([`Slice`], [`DisjointSlice`]), the
+//!   parameters of kernels that need no `unsafe`;
+//! - [`mem`]: unchecked global-memory pointers ([`In`], [`Out`]), with
+//!   scalar and 16-byte vector accesses;
 //! - [`shared`]: typed views over the block's launch-sized shared memory;
 //! - [`warp`]: warp shuffles;
 //! - [`copy`]: asynchronous global-to-shared copies (`cp.async`).
 //!
 //! On `nvptx64` each function is one or two PTX instructions. On the host
-//! only the types exist (for the constants and signatures).
+//! each calls the emulator (the `emu` crate), which checks it and runs it.
+//!
+//! # Safety model
+//!
+//! What the types can promise, they do: a [`DisjointSlice`] hands each
+//! thread its own element, a [`Slice`] checks its bounds, so element-wise
+//! kernels are safe Rust and their typed launchers safe functions. What
+//! they cannot is `unsafe`, with the contract in the function's `# Safety`
+//! section: unchecked loads and stores through [`In`]/[`Out`] and shared
+//! memory (the index is in bounds, no other thread writes the word between
+//! two barriers), and warp shuffles (every lane of the mask takes part).
+//! Each `unsafe` block in a kernel says why its contract holds. A kernel
+//! with any `unsafe` gets an `unsafe` typed launcher, whose caller
+//! promises the buffer lengths the kernel relies on.
 
 pub mod copy;
 pub mod math;
 pub mod mem;
 pub mod shared;
+pub mod slice;
 pub mod thread;
 pub mod warp;
 
 pub use mem::{In, Out};
 pub use shared::{SharedArray, SharedTile};
+pub use slice::{DisjointSlice, Slice, SliceParam};
 #[allow(unused_imports)]
 pub use thread::*;

@@ -102,6 +102,7 @@ impl<T: Copy, const STRIDE: usize> SharedTile<T, STRIDE> {
     pub unsafe fn load(self, r: usize, c: usize) -> T {
         let p = self.base.wrapping_add(r * STRIDE + c);
         host_check(p, size_of::<T>(), false);
+        // SAFETY: the caller's contract (see `# Safety`).
         unsafe { p.read() }
     }
 
@@ -114,6 +115,7 @@ impl<T: Copy, const STRIDE: usize> SharedTile<T, STRIDE> {
     pub unsafe fn store(self, r: usize, c: usize, value: T) {
         let p = self.base.wrapping_add(r * STRIDE + c);
         host_check(p, size_of::<T>(), true);
+        // SAFETY: the caller's contract (see `# Safety`).
         unsafe { p.write(value) }
     }
 }
@@ -129,6 +131,7 @@ impl<const STRIDE: usize> SharedTile<f32, STRIDE> {
     pub unsafe fn load4(self, r: usize, c: usize) -> [f32; 4] {
         let p = self.base.wrapping_add(r * STRIDE + c);
         host_check(p, 16, false);
+        // SAFETY: the caller's contract (see `# Safety`).
         unsafe { (p as *const crate::dev::mem::F32x4).read().0 }
     }
 
@@ -140,6 +143,7 @@ impl<const STRIDE: usize> SharedTile<f32, STRIDE> {
     pub unsafe fn store4(self, r: usize, c: usize, value: [f32; 4]) {
         let p = self.base.wrapping_add(r * STRIDE + c);
         host_check(p, 16, true);
+        // SAFETY: the caller's contract (see `# Safety`).
         unsafe { (p as *mut crate::dev::mem::F32x4).write(crate::dev::mem::F32x4(value)) }
     }
 }
@@ -153,6 +157,7 @@ impl<T: Copy> SharedTile<T, 0> {
     pub unsafe fn get(self, i: usize) -> T {
         let p = self.base.wrapping_add(i);
         host_check(p, size_of::<T>(), false);
+        // SAFETY: the caller's contract (see `# Safety`).
         unsafe { p.read() }
     }
 
@@ -165,6 +170,7 @@ impl<T: Copy> SharedTile<T, 0> {
     pub unsafe fn set(self, i: usize, value: T) {
         let p = self.base.wrapping_add(i);
         host_check(p, size_of::<T>(), true);
+        // SAFETY: the caller's contract (see `# Safety`).
         unsafe { p.write(value) }
     }
 }

@@ -1,6 +1,11 @@
 //! Warp shuffles (`shfl.sync`): lanes of a warp exchange registers directly,
 //! without shared memory or a barrier. On the host the emulator waits until
 //! every lane named in the mask has arrived, then hands out the values.
+//!
+//! Each shuffle is an `unsafe fn`: the PTX ISA leaves `shfl.sync`
+//! undefined unless every lane named in `mask` executes the same shuffle
+//! with the same mask, which no type can promise. The caller says why its
+//! lanes all get there (the emulator reports a lane that does not).
 
 /// All 32 lanes take part.
 pub const FULL_MASK: u32 = 0xffff_ffff;
@@ -17,11 +22,15 @@ unsafe extern "C" {
 
 /// `__shfl_down_sync(mask, value, delta)`: lane `i` gets lane `i + delta`'s
 /// value (its own where `i + delta` > 31).
+///
+/// # Safety
+/// Every lane named in `mask` executes this same shuffle, with this `mask`.
 #[inline(always)]
-pub fn shfl_down_f32(mask: u32, value: f32, delta: u32) -> f32 {
+pub unsafe fn shfl_down_f32(mask: u32, value: f32, delta: u32) -> f32 {
     #[cfg(target_arch = "nvptx64")]
     {
-        // SAFETY: every lane named in `mask` executes this same shuffle.
+        // SAFETY: the caller's contract: every lane named in `mask` executes
+        // this same shuffle.
         unsafe { shfl_sync_down_f32(mask, value, delta, 0x1f) }
     }
     #[cfg(not(target_arch = "nvptx64"))]
@@ -33,8 +42,11 @@ pub fn shfl_down_f32(mask: u32, value: f32, delta: u32) -> f32 {
 }
 
 /// `__shfl_down_sync` for `i32`.
+///
+/// # Safety
+/// As for [`shfl_down_f32`].
 #[inline(always)]
-pub fn shfl_down_i32(mask: u32, value: i32, delta: u32) -> i32 {
+pub unsafe fn shfl_down_i32(mask: u32, value: i32, delta: u32) -> i32 {
     #[cfg(target_arch = "nvptx64")]
     {
         // SAFETY: as for `shfl_down_f32`.
@@ -47,18 +59,29 @@ pub fn shfl_down_i32(mask: u32, value: i32, delta: u32) -> i32 {
 }
 
 /// `__shfl_down_sync` for `f64`: two 32-bit shuffles of its halves.
+///
+/// # Safety
+/// As for [`shfl_down_f32`].
 #[inline(always)]
-pub fn shfl_down_f64(mask: u32, value: f64, delta: u32) -> f64 {
+pub unsafe fn shfl_down_f64(mask: u32, value: f64, delta: u32) -> f64 {
     let bits = value.to_bits();
-    let lo = shfl_down_i32(mask, bits as u32 as i32, delta) as u32 as u64;
-    let hi = shfl_down_i32(mask, (bits >> 32) as u32 as i32, delta) as u32 as u64;
-    f64::from_bits(hi << 32 | lo)
+    // SAFETY: the caller's contract, for both halves.
+    let (lo, hi) = unsafe {
+        (
+            shfl_down_i32(mask, bits as u32 as i32, delta),
+            shfl_down_i32(mask, (bits >> 32) as u32 as i32, delta),
+        )
+    };
+    f64::from_bits((hi as u32 as u64) << 32 | lo as u32 as u64)
 }
 
 /// `__shfl_xor_sync(mask, value, lane_mask)`: lane `i` gets lane
 /// `i ^ lane_mask`'s value (the butterfly step of an all-reduce).
+///
+/// # Safety
+/// As for [`shfl_down_f32`].
 #[inline(always)]
-pub fn shfl_xor_f32(mask: u32, value: f32, lane_mask: u32) -> f32 {
+pub unsafe fn shfl_xor_f32(mask: u32, value: f32, lane_mask: u32) -> f32 {
     #[cfg(target_arch = "nvptx64")]
     {
         // SAFETY: as for `shfl_down_f32`.
@@ -67,7 +90,7 @@ pub fn shfl_xor_f32(mask: u32, value: f32, lane_mask: u32) -> f32 {
     #[cfg(not(target_arch = "nvptx64"))]
     {
         f32::from_bits(
-            emu::device::shuffle(mask, emu::device::ShflOp::Xor(lane_mask), value.to_bits() as u64) as u32
+            emu::device::shuffle(mask, emu::device::ShflOp::Xor(lane_mask), value.to_bits() as u64) as u32,
         )
     }
 }

@@ -1,8 +1,9 @@
 //! Timing with CUDA events: warm-up launches first, then one event pair
 //! around each timed launch, and the median of those.
 
-use crate::device::{DeviceBuffer, Gpu};
-use crate::error::{CudaContext as _, Result};
+use super::{Rate, Record, Shape};
+use crate::runtime::error::CudaContext as _;
+use crate::runtime::{DeviceBuffer, Gpu, Result};
 
 /// How many launches to run untimed and timed.
 #[derive(Clone, Copy, Debug)]
@@ -47,12 +48,15 @@ pub fn median(samples: &[f64]) -> f64 {
     }
 }
 
-/// What [`time_staged`] asks its closure to do.
+/// What a kernel's run asks its closure to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stage {
-    /// Prepare the next run (restore an input the kernel overwrites); not timed.
-    Setup,
-    /// Queue the work to time.
+    /// Before the verification run only: poison the outputs.
+    Prepare,
+    /// Before every timed run, untimed: restore an input the kernel
+    /// overwrites (most kernels do nothing).
+    Restore,
+    /// Queue the work to verify or time.
     Run,
 }
 
@@ -62,11 +66,11 @@ pub fn time(gpu: &Gpu, runs: Runs, mut launch: impl FnMut() -> Result<()>) -> Re
     time_staged(gpu, runs, |stage| if stage == Stage::Run { launch() } else { Ok(()) })
 }
 
-/// [`time`] with an untimed [`Stage::Setup`] before every run (warm-up
+/// [`time`] with an untimed [`Stage::Restore`] before every run (warm-up
 /// runs included): only the [`Stage::Run`] work lies between the events.
 pub fn time_staged(gpu: &Gpu, runs: Runs, mut step: impl FnMut(Stage) -> Result<()>) -> Result<Timing> {
     for _ in 0..runs.warmup {
-        step(Stage::Setup)?;
+        step(Stage::Restore)?;
         step(Stage::Run)?;
     }
     gpu.sync()?;
@@ -74,7 +78,7 @@ pub fn time_staged(gpu: &Gpu, runs: Runs, mut step: impl FnMut(Stage) -> Result<
     let mut events = Vec::with_capacity(timed);
     for _ in 0..timed {
         let (cuda, start, end) = gpu.timing_events()?;
-        step(Stage::Setup)?;
+        step(Stage::Restore)?;
         start.record(&cuda.stream).during("cuEventRecord")?;
         step(Stage::Run)?;
         end.record(&cuda.stream).during("cuEventRecord")?;
@@ -106,4 +110,24 @@ pub fn copy_ceiling<T: cudarc::driver::DeviceRepr + Copy>(
     let timing = time(gpu, runs, || gpu.copy(src, dst))?;
     let moved = 2 * src.len() * size_of::<T>();
     Ok((timing, timing.gb_per_s(moved)))
+}
+
+/// [`copy_ceiling`] as the first record of a memory-bound family's run, and
+/// its GB/s to compare the kernels with: none on the emulator or when no
+/// timing is asked for.
+pub fn copy_record<T: cudarc::driver::DeviceRepr + Copy>(
+    gpu: &Gpu,
+    runs: Option<Runs>,
+    family: &str,
+    element: &str,
+    size: &Shape,
+    src: &DeviceBuffer<T>,
+    dst: &mut DeviceBuffer<T>,
+) -> Result<(Vec<Record>, Option<f64>)> {
+    let Some(runs) = runs.filter(|_| !gpu.is_emulator()) else { return Ok((Vec::new(), None)) };
+    let (timing, gbps) = copy_ceiling(gpu, src, dst, runs)?;
+    let bytes = 2 * src.len() * size_of::<T>();
+    let record = Record::new(family, "copy", element, size)
+        .timed(Some(timing), Rate::Bandwidth { bytes, copy: Some(gbps) });
+    Ok((vec![record], Some(gbps)))
 }

@@ -1,11 +1,12 @@
 //! [`Gpu`]: where kernels run. Either a CUDA device with the embedded PTX
-//! loaded, or the CPU emulator (the `emu` crate) running the same kernels from
-//! the host build of `gpu/`. Every family's typed launch goes through
-//! [`Gpu::launch`], so the back end is a choice made when the `Gpu` is
+//! loaded, or the CPU emulator (the `emu` crate) running the same kernels
+//! from the host build of `gpu/`. `Gpu` is the [`Launcher`] every typed
+//! launcher takes, so the back end is a choice made when the `Gpu` is
 //! opened, not a second API.
 
 use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
@@ -15,11 +16,10 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx as CudarcPtx;
 use emu::Analysis;
-use gpu::launch::Arg;
-use gpu::launch::{Dim3, Kernel};
+use gpu::launch::{Arg, Dim3, Kernel, Launcher};
 
-use crate::error::{CudaContext as _, Error, Result};
-use crate::ptx::{self, Ptx};
+use super::error::{CudaContext as _, Error, Result};
+use super::ptx::{self, Ptx};
 
 /// The bit pattern written over outputs before each run: a quiet NaN with a
 /// recognisable payload, so an element the kernel never wrote cannot pass.
@@ -46,6 +46,8 @@ pub struct Cuda {
     pub stream: Arc<CudaStream>,
     module: Arc<CudaModule>,
     pub ptx: Ptx,
+    /// Each kernel's function, loaded on its first launch.
+    functions: RefCell<HashMap<&'static str, CudaFunction>>,
 }
 
 enum Backend {
@@ -60,18 +62,6 @@ pub struct Gpu {
     /// Emulator: record accesses for the bank/sector analysis.
     analyze: Cell<bool>,
     analysis: RefCell<Analysis>,
-}
-
-/// A kernel ready to launch on a [`Gpu`].
-pub struct Function {
-    pub kernel: Kernel,
-    inner: FunctionInner,
-}
-
-enum FunctionInner {
-    Cuda(CudaFunction),
-    /// Checked to exist when loaded; the emulator finds it by name.
-    Host,
 }
 
 /// Device memory: a CUDA allocation, or 256-byte-aligned host memory for
@@ -100,13 +90,12 @@ impl<T> DeviceBuffer<T> {
         self.len() == 0
     }
 
-    /// This buffer as a kernel argument.
-    pub fn arg(&self) -> Arg {
-        let bytes = self.len() * size_of::<T>();
+    /// The device address (the emulator's host address).
+    fn address(&self) -> u64 {
         match &self.inner {
-            // The device address; cudarc's own stream tracking is off.
-            BufferInner::Cuda(s) => Arg::Buf { addr: s.cu_device_ptr_raw() as usize, bytes },
-            BufferInner::Host { ptr, .. } => Arg::Buf { addr: *ptr as usize, bytes },
+            // cudarc's own stream tracking is off.
+            BufferInner::Cuda(s) => s.cu_device_ptr_raw(),
+            BufferInner::Host { ptr, .. } => *ptr as u64,
         }
     }
 
@@ -221,7 +210,7 @@ impl Gpu {
         };
         let stream = ctx.default_stream();
         Ok(Gpu {
-            backend: Backend::Cuda(Cuda { ctx, stream, module, ptx }),
+            backend: Backend::Cuda(Cuda { ctx, stream, module, ptx, functions: Default::default() }),
             info,
             analyze: Cell::new(false),
             analysis: RefCell::new(Analysis::default()),
@@ -273,85 +262,6 @@ impl Gpu {
     /// The analysis accumulated since the last call.
     pub fn take_analysis(&self) -> Analysis {
         self.analysis.take()
-    }
-
-    /// The kernel's function, with its dynamic shared-memory limit raised
-    /// where it needs more than the default 48 KiB.
-    pub fn function(&self, kernel: &Kernel) -> Result<Function> {
-        let inner = match &self.backend {
-            Backend::Cuda(c) => {
-                let function = c
-                    .module
-                    .load_function(kernel.name)
-                    .map_err(|_| Error::MissingKernel { name: kernel.name, arch: c.ptx.arch })?;
-                if kernel.shared_bytes > 48 * 1024 {
-                    function
-                        .set_attribute(
-                            CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                            kernel.shared_bytes as i32,
-                        )
-                        .during("cuFuncSetAttribute")?;
-                }
-                FunctionInner::Cuda(function)
-            }
-            Backend::Emulator => {
-                gpu::launch::host_kernel(kernel.name)
-                    .ok_or(Error::MissingKernel { name: kernel.name, arch: "emulator" })?;
-                FunctionInner::Host
-            }
-        };
-        Ok(Function { kernel: *kernel, inner })
-    }
-
-    /// Queues `function` over `grid` with `args` (in the kernel's parameter
-    /// order). On the emulator it runs now, and a kernel's out-of-bounds
-    /// access, race or deadlock is an error naming it.
-    pub fn launch(&self, function: &Function, grid: Dim3, args: &[Arg]) -> Result<()> {
-        let kernel = &function.kernel;
-        match (&self.backend, &function.inner) {
-            (Backend::Cuda(c), FunctionInner::Cuda(f)) => {
-                let config = LaunchConfig {
-                    grid_dim: (grid.x, grid.y, grid.z),
-                    block_dim: (kernel.block.x, kernel.block.y, kernel.block.z),
-                    shared_mem_bytes: kernel.shared_bytes,
-                };
-                let mut builder = c.stream.launch_builder(f);
-                for arg in args {
-                    match arg {
-                        // A device address: an 8-byte `.u64` parameter.
-                        Arg::Buf { addr, .. } => builder.arg(addr),
-                        Arg::U32(v) => builder.arg(v),
-                        Arg::U64(v) => builder.arg(v),
-                        Arg::F32(v) => builder.arg(v),
-                    };
-                }
-                // SAFETY: every family's typed launch passes the kernel's
-                // parameters in order, with buffers of the sizes it checked.
-                unsafe { builder.launch(config) }.during(kernel.name)?;
-                Ok(())
-            }
-            (Backend::Emulator, FunctionInner::Host) => {
-                let host = gpu::launch::host_kernel(kernel.name)
-                    .ok_or(Error::MissingKernel { name: kernel.name, arch: "emulator" })?;
-                let buffers: Vec<(usize, usize)> = args
-                    .iter()
-                    .filter_map(|a| if let Arg::Buf { addr, bytes } = a { Some((*addr, *bytes)) } else { None })
-                    .collect();
-                let b = kernel.block;
-                let spec = emu::Launch {
-                    name: kernel.name,
-                    block: [b.x, b.y, b.z],
-                    grid: [grid.x, grid.y, grid.z],
-                    shared_bytes: kernel.shared_bytes as usize,
-                    buffers: &buffers,
-                    analyze: self.analyze.get(),
-                };
-                let analysis = emu::launch(&spec, &|| (host.call)(args)).map_err(Error::Emulator)?;
-                self.analysis.borrow_mut().add(&analysis);
-                Ok(())
-            }
-            _ => unreachable!("a function of another back end"),
-        }
     }
 
     /// Fails with [`Error::OutOfMemory`] unless `bytes` more fit on the device now.
@@ -472,6 +382,26 @@ impl Gpu {
         }
     }
 
+    /// `kernel`'s function, loaded on first use, with its dynamic
+    /// shared-memory limit raised where it needs more than the default 48 KiB.
+    fn function(c: &Cuda, kernel: &'static Kernel) -> Result<CudaFunction> {
+        if let Some(f) = c.functions.borrow().get(kernel.name) {
+            return Ok(f.clone());
+        }
+        let function = c
+            .module
+            .load_function(kernel.name)
+            .map_err(|_| Error::MissingKernel { name: kernel.name, arch: c.ptx.arch })?;
+        let shared = kernel.launch.shared_bytes;
+        if shared > 48 * 1024 {
+            function
+                .set_attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared as i32)
+                .during("cuFuncSetAttribute")?;
+        }
+        c.functions.borrow_mut().insert(kernel.name, function.clone());
+        Ok(function)
+    }
+
     /// Events for timing (CUDA only).
     pub(crate) fn timing_events(
         &self,
@@ -483,5 +413,84 @@ impl Gpu {
             c.ctx.new_event(flags).during("cuEventCreate")?,
             c.ctx.new_event(flags).during("cuEventCreate")?,
         ))
+    }
+}
+
+/// A kernel parameter as the driver takes it: `Arg::Slice` is two.
+enum Word {
+    U32(u32),
+    I32(i32),
+    U64(u64),
+    I64(i64),
+    F32(f32),
+    F64(f64),
+}
+
+impl Launcher for Gpu {
+    type Buffer<T: 'static> = DeviceBuffer<T>;
+    type Error = Error;
+
+    fn address<T: 'static>(buffer: &DeviceBuffer<T>) -> (u64, usize) {
+        (buffer.address(), buffer.len())
+    }
+
+    /// Queues the kernel on the GPU's stream; on the emulator it runs now,
+    /// and an out-of-bounds access, race or deadlock is an error naming it.
+    unsafe fn launch(&self, kernel: &'static Kernel, grid: Dim3, args: &[Arg]) -> Result<()> {
+        let launch = &kernel.launch;
+        match &self.backend {
+            Backend::Cuda(c) => {
+                let function = Gpu::function(c, kernel)?;
+                let config = LaunchConfig {
+                    grid_dim: (grid.x, grid.y, grid.z),
+                    block_dim: (launch.block.x, launch.block.y, launch.block.z),
+                    shared_mem_bytes: launch.shared_bytes,
+                };
+                let words: Vec<Word> = args
+                    .iter()
+                    .flat_map(|arg| match *arg {
+                        Arg::Ptr { addr, .. } => vec![Word::U64(addr)],
+                        Arg::Slice { addr, len, .. } => vec![Word::U64(addr), Word::U64(len)],
+                        Arg::U32(v) => vec![Word::U32(v)],
+                        Arg::I32(v) => vec![Word::I32(v)],
+                        Arg::U64(v) => vec![Word::U64(v)],
+                        Arg::I64(v) => vec![Word::I64(v)],
+                        Arg::F32(v) => vec![Word::F32(v)],
+                        Arg::F64(v) => vec![Word::F64(v)],
+                    })
+                    .collect();
+                let mut builder = c.stream.launch_builder(&function);
+                for word in &words {
+                    match word {
+                        Word::U32(v) => builder.arg(v),
+                        Word::I32(v) => builder.arg(v),
+                        Word::U64(v) => builder.arg(v),
+                        Word::I64(v) => builder.arg(v),
+                        Word::F32(v) => builder.arg(v),
+                        Word::F64(v) => builder.arg(v),
+                    };
+                }
+                // SAFETY: the caller's contract: `args` are the kernel's
+                // parameters in order (a typed launcher packed them), and the
+                // buffers are as long as the kernel needs.
+                unsafe { builder.launch(config) }.during(kernel.name)?;
+                Ok(())
+            }
+            Backend::Emulator => {
+                let buffers: Vec<(usize, usize)> = args.iter().filter_map(Arg::buffer).collect();
+                let b = launch.block;
+                let spec = emu::Launch {
+                    name: kernel.name,
+                    block: [b.x, b.y, b.z],
+                    grid: [grid.x, grid.y, grid.z],
+                    shared_bytes: launch.shared_bytes as usize,
+                    buffers: &buffers,
+                    analyze: self.analyze.get(),
+                };
+                let analysis = emu::launch(&spec, &|| (kernel.run)(args)).map_err(Error::Emulator)?;
+                self.analysis.borrow_mut().add(&analysis);
+                Ok(())
+            }
+        }
     }
 }

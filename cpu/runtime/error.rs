@@ -44,7 +44,7 @@ impl fmt::Display for Error {
             Error::NoPtxFor { major, minor } => write!(
                 f,
                 "no embedded PTX runs on compute capability {major}.{minor} (built for: {})",
-                crate::ptx::ARCHS.iter().map(|p| p.arch).collect::<Vec<_>>().join(", ")
+                super::ptx::ARCHS.iter().map(|p| p.arch).collect::<Vec<_>>().join(", ")
             ),
             Error::MissingKernel { name, arch } => {
                 write!(f, "the {arch} PTX has no kernel named {name}: was gpu/ rebuilt?")
@@ -63,6 +63,19 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+impl Error {
+    /// The exit code a binary ends with for this error: 2 for a user's
+    /// mistake (bad input, a problem that does not fit, an absent device
+    /// index), 1 otherwise.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::InvalidInput(_) | Error::OutOfMemory { .. } => 2,
+            Error::NoDevice { count, .. } if *count > 0 => 2,
+            _ => 1,
+        }
+    }
+}
 
 /// Attaches the name of the failing call to a driver error.
 pub trait CudaContext<T> {

@@ -21,3 +21,9 @@ pub fn random_with<T: Send>(n: usize, seed: u64, draw: impl Fn(&mut SmallRng) ->
         })
         .collect()
 }
+
+/// `n` random `f32` in [-1, 1), from `seed`.
+pub fn uniform_f32(n: usize, seed: u64) -> Vec<f32> {
+    use rand::Rng;
+    random_with(n, seed, |rng| rng.random_range(-1.0f32..1.0))
+}

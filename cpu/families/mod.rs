@@ -1,0 +1,244 @@
+//! The families layer: one host file per kernel family, each behind the
+//! [`Family`] trait. The suite, the JSON, `BENCHMARKS.md`, the plots and
+//! the per-family binaries take any family through it: nothing above this
+//! layer names a family.
+//!
+//! A family's kernels are the `#[kernel]`s declared in the `gpu` module of
+//! its name (`gpu::transpose` for `transpose`), found in the registry; its
+//! host file holds the host reference, the verification and the timing.
+
+use gpu::launch::{Kernel, registry};
+
+use crate::measure::{Record, Runs, Shape};
+use crate::runtime::{Gpu, Result};
+
+pub mod lab;
+pub mod reduce;
+pub mod scale;
+pub mod sgemm;
+pub mod transpose;
+
+/// Every family, in the order the suite runs them.
+pub const FAMILIES: &[&dyn Family] =
+    &[&transpose::Transpose, &reduce::Reduce, &sgemm::Sgemm, &lab::Lab, &scale::Scale];
+
+/// A kernel family: what it measures and how.
+pub trait Family: Sync {
+    /// The name `--only` takes, and the `gpu` module of its kernels.
+    fn name(&self) -> &'static str;
+
+    /// What one size means (`an n x n f32 matrix, or NXxNY`).
+    fn size_meaning(&self) -> &'static str;
+
+    /// Sizes run when none are given; the last is the headline.
+    fn default_sizes(&self) -> Vec<Shape>;
+
+    /// The size the emulator verifies and analyses every kernel at.
+    fn emulator_size(&self) -> Shape;
+
+    /// Checks a size before anything runs (the kernels can take it) and
+    /// returns the bytes of device memory it needs at most.
+    fn check(&self, size: &Shape) -> Result<usize>;
+
+    /// Verifies each of `kernels` at `size` against the host reference
+    /// (outputs poisoned first), then times it against the family's in-run
+    /// ceiling when `runs` is given (a GPU), or takes the emulator's
+    /// analysis of the verification run (the emulator). A kernel that fails
+    /// is a record with `verified: false`, not an error.
+    fn run(
+        &self,
+        gpu: &Gpu,
+        size: &Shape,
+        kernels: &[&'static Kernel],
+        runs: Option<Runs>,
+        progress: &dyn Fn(&str),
+    ) -> Result<Vec<Record>>;
+
+    /// How the family verifies and what its ceiling is, for the report.
+    fn method(&self) -> &'static str;
+
+    /// The family's kernels, in declaration order.
+    fn kernels(&self) -> Vec<&'static Kernel> {
+        registry::module(&format!("gpu::{}", self.name()))
+    }
+
+    /// The targets its issues set, checked against a run's records.
+    fn targets(&self, _records: &[&Record]) -> Vec<Target> {
+        Vec::new()
+    }
+
+    /// What to draw from a run's records: by default the rate of every
+    /// kernel against the size, with the ceiling drawn as a thick line.
+    fn plots(&self, records: &[&Record], title: &str) -> Vec<Plot> {
+        default_plots(self, records, title)
+    }
+
+    /// The tables a family binary prints (title, rows); by default one.
+    fn tables<'a>(&self, records: &'a [&'a Record]) -> Vec<(String, Vec<&'a Record>)> {
+        vec![(self.name().to_string(), records.to_vec())]
+    }
+
+    /// The record a profiler's kernel label (`name#k`, the k-th launch of
+    /// `name` under ncu) stands for; by default the kernel itself.
+    fn profiled_kernel(&self, label: &str) -> String {
+        label.split_once('#').map_or(label, |(name, _)| name).to_string()
+    }
+
+    /// Paragraphs BENCHMARKS.md shows under the family's heading (how to
+    /// read its figures), with its plots.
+    fn notes(&self) -> &'static str {
+        ""
+    }
+}
+
+/// One plot of the rate of every kernel in `records` against the size, the
+/// ceiling drawn as a thick line: what [`Family::plots`] draws by default.
+pub fn default_plots<F: Family + ?Sized>(family: &F, records: &[&Record], title: &str) -> Vec<Plot> {
+    let Some(first) = records.iter().find(|r| r.value.is_some()) else { return Vec::new() };
+    let mut series: Vec<Series> = Vec::new();
+    for r in records {
+        let Some(value) = r.value else { continue };
+        let name =
+            if r.kernel == r.ceiling { format!("{} ({})", r.kernel, r.element) } else { r.kernel.clone() };
+        match series.iter_mut().find(|s| s.name == name) {
+            Some(s) => s.points.push((r.size as f64, value)),
+            None => series.push(Series {
+                name,
+                points: vec![(r.size as f64, value)],
+                ceiling: r.kernel == r.ceiling,
+            }),
+        }
+    }
+    vec![Plot {
+        file: family.name().to_string(),
+        title: format!(
+            "{}: {} against size, with the in-run {} - {title}",
+            family.name(),
+            first.unit,
+            first.ceiling
+        ),
+        x_label: format!("size: {}", family.size_meaning()),
+        y_label: first.unit.clone(),
+        log_x: true,
+        categories: None,
+        series,
+    }]
+}
+
+/// A target an issue states, checked against a run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Target {
+    pub what: String,
+    pub measured: String,
+    pub met: bool,
+}
+
+/// One drawing: lines of points, one per series.
+#[derive(Clone, Debug)]
+pub struct Plot {
+    /// The SVG's file name, without `.svg`.
+    pub file: String,
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub log_x: bool,
+    /// `Some`: groups of bars, one per category, a point's x its index.
+    pub categories: Option<Vec<String>>,
+    pub series: Vec<Series>,
+}
+
+/// One line of a plot.
+#[derive(Clone, Debug)]
+pub struct Series {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+    /// Drawn thick and black: the ceiling the others are measured against.
+    pub ceiling: bool,
+}
+
+/// The best verified kernel's percentage of the ceiling among `records`
+/// at `size` (the `element` ones), as a target of at least `at_least`%.
+pub fn percent_target(
+    records: &[&Record],
+    element: &str,
+    size: usize,
+    label: &str,
+    at_least: f64,
+) -> Option<Target> {
+    let best = records
+        .iter()
+        .filter(|r| r.element == element && r.size == size && r.verified && r.kernel != r.ceiling)
+        .filter(|r| r.percent.is_some())
+        .max_by(|a, b| a.percent.unwrap_or(0.0).total_cmp(&b.percent.unwrap_or(0.0)))?;
+    let p = best.percent.unwrap_or(0.0);
+    let of = if best.ceiling == "copy" { "the in-run copy" } else { "the in-run peer" };
+    Some(Target {
+        what: format!("{label}: at least {at_least}% of {of} ({})", best.ceiling),
+        measured: format!("{} {p:.1}%", best.kernel),
+        met: p >= at_least,
+    })
+}
+
+/// That `kernels` (the `element` records at `size`) each run faster than
+/// the one before.
+pub fn order_target(
+    records: &[&Record],
+    label: &str,
+    kernels: &[&str],
+    element: &str,
+    size: usize,
+) -> Option<Target> {
+    let rates: Vec<(f64, &str)> = kernels
+        .iter()
+        .map(|k| {
+            records
+                .iter()
+                .find(|r| r.kernel == *k && r.size == size && r.element == element)
+                .and_then(|r| r.value.map(|v| (v, r.unit.as_str())))
+        })
+        .collect::<Option<_>>()?;
+    let unit = rates.first().map_or("", |r| r.1);
+    let digits = if unit == "GB/s" { 0 } else { 1 };
+    let shown: Vec<String> = rates.iter().map(|r| format!("{:.digits$}", r.0)).collect();
+    Some(Target {
+        what: label.into(),
+        measured: format!("{} {unit}", shown.join(" < ")),
+        met: rates.windows(2).all(|w| w[0].0 < w[1].0),
+    })
+}
+
+/// The kernels of `family` that `names` select: every kernel whose PTX
+/// name or function is a name given, with or without the family's prefix
+/// (`fast`, `transpose_fast`; `reduce_fast` selects all its instances).
+/// All when `names` is empty; an unknown name is an error listing them.
+pub fn select(family: &dyn Family, names: &[String]) -> Result<Vec<&'static Kernel>> {
+    let all = family.kernels();
+    if names.is_empty() {
+        return Ok(all);
+    }
+    let prefix = format!("{}_", family.name());
+    let short = |s: &'static str| s.strip_prefix(prefix.as_str()).unwrap_or(s);
+    let mut chosen: Vec<&'static Kernel> = Vec::new();
+    for name in names {
+        let matching: Vec<&'static Kernel> = all
+            .iter()
+            .copied()
+            .filter(|k| [k.name, k.function, short(k.name), short(k.function)].contains(&name.as_str()))
+            .collect();
+        if matching.is_empty() {
+            let mut accepted: Vec<&str> = all.iter().map(|k| short(k.function)).collect();
+            accepted.dedup();
+            return Err(crate::runtime::Error::InvalidInput(format!(
+                "unknown {} kernel '{name}'; accepted: {}",
+                family.name(),
+                accepted.join(", ")
+            )));
+        }
+        for k in matching {
+            if !chosen.contains(&k) {
+                chosen.push(k);
+            }
+        }
+    }
+    Ok(chosen)
+}

@@ -1,0 +1,455 @@
+//! The SGEMM family on the host: f64 reference with a derived error bound,
+//! launches, cuBLAS (FP32, TF32 off) as the in-run peer, and the
+//! benchmark. The kernels are in `gpu/src/sgemm.rs`.
+
+use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, sys as cublas_sys};
+use gpu::dev::{In, Out};
+use gpu::launch::{Kernel, Typed};
+use rayon::prelude::*;
+
+use super::{Family, Target, order_target, percent_target};
+use crate::measure::{Rate, Record, Runs, Shape, Stage, bench, data, trial};
+use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
+
+/// What every SGEMM kernel takes: `a`, `b`, `c`, `m`, `n`, `k`, `alpha`, `beta`.
+pub type Signature = (In<f32>, In<f32>, Out<f32>, u32, u32, u32, f32, f32);
+
+/// `m x n x k` with the scalars of `C = alpha A B + beta C`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Problem {
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub alpha: f32,
+    pub beta: f32,
+}
+
+impl Problem {
+    pub fn square(size: usize) -> Self {
+        Problem { m: size, n: size, k: size, alpha: 1.0, beta: 0.0 }
+    }
+
+    /// `2 m n k`: one multiply and one add per term.
+    pub fn flops(&self) -> f64 {
+        2.0 * self.m as f64 * self.n as f64 * self.k as f64
+    }
+
+    /// Checks that the kernels can take this shape.
+    pub fn check(&self) -> Result<()> {
+        let Problem { m, n, k, .. } = *self;
+        let limit = u32::MAX as usize;
+        if m > limit || n > limit || k > limit || m.div_ceil(128) > 65_535 {
+            return Err(Error::InvalidInput(format!(
+                "sgemm shape {m} x {n} x {k} is too large for the kernels"
+            )));
+        }
+        for (what, rows, cols) in [("A", m, k), ("B", k, n), ("C", m, n)] {
+            if rows.checked_mul(cols).and_then(|e| e.checked_mul(4)).is_none() {
+                return Err(Error::InvalidInput(format!("sgemm {what} ({rows} x {cols}) overflows")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `C = alpha A B + beta C0` in `f64` for rows `rows` (all columns), with
+/// the rounding bound of each element: `gamma_{k+2} (|alpha| (|A||B|)_ij +
+/// |beta| |C0_ij|)`, `gamma_h = h u / (1 - h u)`, `u = 2^-24`. A length-k
+/// dot product with fused multiply-adds rounds at most k times in any
+/// order; scaling by alpha and adding beta C0 round twice more (Higham,
+/// Accuracy and Stability of Numerical Algorithms, eq. 3.5).
+pub fn reference_rows(p: &Problem, a: &[f32], b: &[f32], c0: &[f32], rows: &[usize]) -> (Vec<f64>, Vec<f64>) {
+    let Problem { n, k, alpha, beta, .. } = *p;
+    let h = (k + 2) as f64 * (f32::EPSILON as f64 / 2.0);
+    let gamma = h / (1.0 - h);
+    let mut value = vec![0.0f64; rows.len() * n];
+    let mut bound = vec![0.0f64; rows.len() * n];
+    value.par_chunks_mut(n.max(1)).zip(bound.par_chunks_mut(n.max(1))).zip(rows).for_each(
+        |((val, bnd), &i)| {
+            let mut dot = vec![0.0f64; n];
+            let mut mag = vec![0.0f64; n];
+            for q in 0..k {
+                let aiq = a[i * k + q] as f64;
+                let brow = &b[q * n..q * n + n];
+                for j in 0..n {
+                    let t = aiq * brow[j] as f64;
+                    dot[j] += t;
+                    mag[j] += t.abs();
+                }
+            }
+            for j in 0..n {
+                let old = c0[i * n + j] as f64;
+                val[j] = alpha as f64 * dot[j] + if beta == 0.0 { 0.0 } else { beta as f64 * old };
+                bnd[j] = gamma * (alpha.abs() as f64 * mag[j] + beta.abs() as f64 * old.abs());
+            }
+        },
+    );
+    (value, bound)
+}
+
+/// How a computed `C` compares with the reference on the checked rows.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Check {
+    /// `||C - C_ref|| / ||C_ref||` (Frobenius, over the checked rows).
+    pub relative_error: f64,
+    /// `||bound|| / ||C_ref||`: what the relative error may reach.
+    pub relative_bound: f64,
+    /// Elements outside their own bound (0 when correct).
+    pub elements_out_of_bound: usize,
+    /// Elements of the whole `C` that are not finite (unwritten poison).
+    pub not_finite: usize,
+}
+
+impl Check {
+    pub fn passed(&self) -> bool {
+        self.elements_out_of_bound == 0 && self.not_finite == 0 && self.relative_error <= self.relative_bound
+    }
+}
+
+/// The rows to check: all of them up to `full` rows, else one random row
+/// in every 128-row stripe (so every block row of every kernel is seen)
+/// plus the first and the last.
+pub fn rows_to_check(m: usize, full: usize, seed: u64) -> Vec<usize> {
+    if m <= full {
+        return (0..m).collect();
+    }
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+    let mut rows: Vec<usize> = (0..m).step_by(128).map(|s| s + rng.random_range(0..128.min(m - s))).collect();
+    rows.extend([0, m - 1]);
+    rows.sort_unstable();
+    rows.dedup();
+    rows
+}
+
+/// Compares `c` (all `m x n`) with the reference rows.
+pub fn check(p: &Problem, c: &[f32], rows: &[usize], reference: &(Vec<f64>, Vec<f64>)) -> Check {
+    let n = p.n;
+    let not_finite = c.par_iter().filter(|x| !x.is_finite()).count();
+    let (mut err2, mut ref2, mut bound2, mut out) = (0.0f64, 0.0f64, 0.0f64, 0usize);
+    for (r, &i) in rows.iter().enumerate() {
+        for j in 0..n {
+            let (want, bound) = (reference.0[r * n + j], reference.1[r * n + j]);
+            let e = c[i * n + j] as f64 - want;
+            err2 += e * e;
+            ref2 += want * want;
+            bound2 += bound * bound;
+            let within = e.abs() <= bound; // false for NaN
+            out += usize::from(!within);
+        }
+    }
+    let norm = ref2.sqrt().max(f64::MIN_POSITIVE);
+    Check {
+        relative_error: err2.sqrt() / norm,
+        relative_bound: bound2.sqrt() / norm,
+        elements_out_of_bound: out,
+        not_finite,
+    }
+}
+
+/// One verification run of `kernel` on a `size`^3 problem in the timed
+/// configuration (`alpha = 1, beta = 0`, C poisoned, so every element must
+/// be written and C is not read), every row against the reference: `Err`
+/// says why it failed.
+pub fn run_once(
+    gpu: &Gpu,
+    kernel: &'static Kernel,
+    size: usize,
+    seed: u64,
+) -> std::result::Result<(), String> {
+    let p = Problem::square(size);
+    let (a, b, c0) = (
+        data::uniform_f32(size * size, seed),
+        data::uniform_f32(size * size, seed + 1),
+        data::uniform_f32(size * size, seed + 2),
+    );
+    let run = || -> Result<Vec<f32>> {
+        let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
+        let mut c = gpu.upload(&c0)?;
+        gpu.poison(&mut c)?;
+        launch(gpu, typed(kernel)?, &p, &da, &db, &mut c)?;
+        gpu.sync()?;
+        gpu.download(&c)
+    };
+    let c = run().map_err(|e| e.to_string())?;
+    let rows: Vec<usize> = (0..size).collect();
+    let result = check(&p, &c, &rows, &reference_rows(&p, &a, &b, &c0, &rows));
+    if result.passed() { Ok(()) } else { Err(format!("{} {size}^3: {result:?}", kernel.name)) }
+}
+
+/// `kernel` as an SGEMM kernel: an error if it takes other parameters.
+pub fn typed(kernel: &'static Kernel) -> Result<Typed<Signature>> {
+    kernel.typed::<Signature>().map_err(Error::InvalidInput)
+}
+
+/// Queues `C = alpha A B + beta C` with `kernel`, after checking the
+/// problem and that the buffers hold `m k`, `k n` and `m n` elements.
+pub fn launch(
+    gpu: &Gpu,
+    kernel: Typed<Signature>,
+    p: &Problem,
+    a: &DeviceBuffer<f32>,
+    b: &DeviceBuffer<f32>,
+    c: &mut DeviceBuffer<f32>,
+) -> Result<()> {
+    p.check()?;
+    let Problem { m, n, k, alpha, beta } = *p;
+    if a.len() != m * k || b.len() != k * n || c.len() != m * n {
+        return Err(Error::InvalidInput(format!(
+            "sgemm {m} x {n} x {k} needs A {} B {} C {} elements, got {} {} {}",
+            m * k,
+            k * n,
+            m * n,
+            a.len(),
+            b.len(),
+            c.len()
+        )));
+    }
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    let (m32, n32, k32) = (m as u32, n as u32, k as u32);
+    let grid = kernel.kernel().launch.grid(n32, m32);
+    // SAFETY: A, B and C hold m k, k n and m n elements (checked above) and
+    // the grid covers C with the kernel's tile: the kernels' contract.
+    unsafe { kernel.launch(gpu, grid, (a, b, c, m32, n32, k32, alpha, beta)) }
+}
+
+/// cuBLAS SGEMM on the same row-major buffers, FP32 (math mode
+/// `CUBLAS_DEFAULT_MATH`: no TF32 tensor cores).
+pub struct Cublas {
+    blas: CudaBlas,
+}
+
+impl Cublas {
+    pub fn new(gpu: &Gpu) -> Result<Self> {
+        // SAFETY: only tries to dlopen libcublas.
+        if !unsafe { cublas_sys::is_culib_present() } {
+            return Err(Error::InvalidInput(
+                "cuBLAS (libcublas.so.13) not found: add CUDA's lib64 folder to LD_LIBRARY_PATH".into(),
+            ));
+        }
+        let cuda = gpu.cuda().ok_or_else(|| Error::InvalidInput("cuBLAS needs a GPU".into()))?;
+        let blas = CudaBlas::new(cuda.stream.clone())
+            .map_err(|e| Error::InvalidInput(format!("cuBLAS could not start: {e:?}")))?;
+        // SAFETY: a valid handle; the mode is a plain enum.
+        let status = unsafe {
+            cublas_sys::cublasSetMathMode(*blas.handle(), cublas_sys::cublasMath_t::CUBLAS_DEFAULT_MATH)
+        };
+        if status != cublas_sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+            return Err(Error::InvalidInput(format!("cublasSetMathMode failed: {status:?}")));
+        }
+        Ok(Cublas { blas })
+    }
+
+    /// Row-major `C = alpha A B + beta C` is column-major `Cᵀ = alpha Bᵀ Aᵀ
+    /// + beta Cᵀ`: cuBLAS gets (n, m, k) with B first.
+    pub fn launch(
+        &self,
+        p: &Problem,
+        a: &DeviceBuffer<f32>,
+        b: &DeviceBuffer<f32>,
+        c: &mut DeviceBuffer<f32>,
+    ) -> Result<()> {
+        let on_gpu = |what| Error::InvalidInput(format!("cuBLAS needs {what} on the GPU"));
+        let (a, b) = (a.as_cuda().ok_or_else(|| on_gpu("A"))?, b.as_cuda().ok_or_else(|| on_gpu("B"))?);
+        let c = c.as_cuda_mut().ok_or_else(|| on_gpu("C"))?;
+        let op = cublas_sys::cublasOperation_t::CUBLAS_OP_N;
+        let cfg = GemmConfig {
+            transa: op,
+            transb: op,
+            m: p.n as i32,
+            n: p.m as i32,
+            k: p.k as i32,
+            alpha: p.alpha,
+            lda: p.n.max(1) as i32,
+            ldb: p.k.max(1) as i32,
+            beta: p.beta,
+            ldc: p.n.max(1) as i32,
+        };
+        // SAFETY: the buffers hold k n, m k and m n elements.
+        unsafe { self.blas.gemm(cfg, b, a, c) }
+            .map_err(|e| Error::InvalidInput(format!("cublasSgemm failed: {e:?}")))
+    }
+}
+
+/// The buffers of one kernel's trial.
+struct State {
+    c: DeviceBuffer<f32>,
+    /// The worst relative error of the verification cases.
+    worst: Option<Check>,
+}
+
+/// The family: `C = alpha A B + beta C` on square problems.
+pub struct Sgemm;
+
+impl Family for Sgemm {
+    fn name(&self) -> &'static str {
+        "sgemm"
+    }
+
+    fn size_meaning(&self) -> &'static str {
+        "m = n = k"
+    }
+
+    fn default_sizes(&self) -> Vec<Shape> {
+        [1024, 2048, 4096, 8192].map(Shape::n).into()
+    }
+
+    fn emulator_size(&self) -> Shape {
+        Shape::n(128)
+    }
+
+    fn method(&self) -> &'static str {
+        "against an f64 reference within a per-element bound (gamma_{k+2} times |alpha| |A||B| + |beta| |C|), \
+         with C poisoned for beta = 0 (every element written, C not read) and beta != 0 from random C; the \
+         peer is cuBLAS SGEMM in FP32 (TF32 off) in the same run"
+    }
+
+    fn check(&self, size: &Shape) -> Result<usize> {
+        let n = size.one("sgemm")?;
+        Problem::square(n).check()?;
+        Ok(4 * 4 * n * n)
+    }
+
+    /// Verification: C poisoned, `alpha = 1.5, beta = 0` (C must not be
+    /// read, every element must be written); then C = C0, `alpha = 0.75,
+    /// beta = -0.5`; each against the f64 reference on [`rows_to_check`].
+    /// Timing: `alpha = 1, beta = 0`, median of CUDA events, with fewer runs
+    /// for slow kernels (at least 3, about a second's worth).
+    fn run(
+        &self,
+        gpu: &Gpu,
+        size: &Shape,
+        kernels: &[&'static Kernel],
+        runs: Option<Runs>,
+        progress: &dyn Fn(&str),
+    ) -> Result<Vec<Record>> {
+        let size_n = size.one("sgemm")?;
+        let shape = Problem::square(size_n);
+        let seed = 0x5eed;
+        let (a_host, b_host, c0_host) = (
+            data::uniform_f32(size_n * size_n, seed),
+            data::uniform_f32(size_n * size_n, seed + 1),
+            data::uniform_f32(size_n * size_n, seed + 2),
+        );
+        let rows = rows_to_check(size_n, 512, seed);
+        let cases =
+            [Problem { alpha: 1.5, beta: 0.0, ..shape }, Problem { alpha: 0.75, beta: -0.5, ..shape }];
+        let references: Vec<_> =
+            cases.iter().map(|p| reference_rows(p, &a_host, &b_host, &c0_host, &rows)).collect();
+        let (a, b, c0) = (gpu.upload(&a_host)?, gpu.upload(&b_host)?, gpu.upload(&c0_host)?);
+        let mut state = State { c: gpu.alloc::<f32>(size_n * size_n)?, worst: None };
+
+        // One candidate (a kernel or cuBLAS): verified on both cases, then timed.
+        let mut measure = |name: &str,
+                           launch: &dyn Fn(&Problem, &mut DeviceBuffer<f32>) -> Result<()>|
+         -> Result<Record> {
+            progress(&format!("sgemm {size}: {name}"));
+            state.worst = None;
+            let verified = trial(
+                gpu,
+                None,
+                &mut state,
+                |s, stage| match stage {
+                    Stage::Prepare => gpu.poison(&mut s.c),
+                    Stage::Restore => Ok(()),
+                    Stage::Run => launch(&cases[0], &mut s.c),
+                },
+                |s| {
+                    let error = |e: Error| e.to_string();
+                    for (case, (p, reference)) in cases.iter().zip(&references).enumerate() {
+                        if case > 0 {
+                            gpu.copy(&c0, &mut s.c).map_err(error)?;
+                            launch(p, &mut s.c).and_then(|()| gpu.sync()).map_err(error)?;
+                        }
+                        let result = check(p, &gpu.download(&s.c).map_err(error)?, &rows, reference);
+                        if s.worst.is_none_or(|w| result.relative_error > w.relative_error) {
+                            s.worst = Some(result);
+                        }
+                        if !result.passed() {
+                            return Err(format!(
+                                "{name} {size_n}^3 alpha={} beta={}: relative error {:.2e} (bound {:.2e}), \
+                                 {} elements out of bound, {} not finite",
+                                p.alpha,
+                                p.beta,
+                                result.relative_error,
+                                result.relative_bound,
+                                result.elements_out_of_bound,
+                                result.not_finite
+                            ));
+                        }
+                    }
+                    Ok(())
+                },
+            )?;
+            let timing = match runs {
+                Some(runs) if verified.verified.is_ok() && !gpu.is_emulator() => {
+                    // One launch to size the number of runs.
+                    let once =
+                        bench::time(gpu, Runs { warmup: 1, timed: 1 }, || launch(&shape, &mut state.c))?;
+                    let affordable = (1000.0 / once.median_ms.max(1e-3)) as usize;
+                    let runs = Runs {
+                        warmup: runs.warmup.min(affordable.max(1)),
+                        timed: runs.timed.min(affordable).max(3),
+                    };
+                    Some(bench::time(gpu, runs, || launch(&shape, &mut state.c))?)
+                }
+                _ => None,
+            };
+            let measured = crate::measure::Trial { timing, ..verified };
+            let mut record = Record::of_trial(
+                "sgemm",
+                name,
+                "f32",
+                size,
+                &measured,
+                Rate::Flops { flops: shape.flops(), peer: "cublas", peer_tflops: None },
+            );
+            record.relative_error = state.worst.map(|w| w.relative_error);
+            Ok(record)
+        };
+
+        let mut records = Vec::new();
+        if runs.is_some() && !gpu.is_emulator() {
+            let cublas = Cublas::new(gpu)?;
+            records.push(measure("cublas", &|p, c| cublas.launch(p, &a, &b, c))?);
+        }
+        for kernel in kernels {
+            let k = typed(kernel)?;
+            records.push(measure(kernel.name, &|p, c| launch(gpu, k, p, &a, &b, c))?);
+        }
+        // Percentages of cuBLAS in the same run.
+        let peer = records.iter().find(|r| r.kernel == "cublas").and_then(|r| r.value);
+        for r in &mut records {
+            r.percent = r.value.zip(peer).map(|(v, p)| 100.0 * v / p);
+        }
+        Ok(records)
+    }
+
+    fn targets(&self, records: &[&Record]) -> Vec<Target> {
+        let ladder = [
+            "sgemm_naive",
+            "sgemm_shared",
+            "sgemm_reg_col",
+            "sgemm_reg_2d",
+            "sgemm_vec4",
+            "sgemm_double_buffer",
+            "sgemm_warp_tiled",
+        ];
+        [
+            percent_target(records, "f32", 4096, "sgemm 4096^3, best kernel", 90.0),
+            percent_target(records, "f32", 8192, "sgemm 8192^3, best kernel", 90.0),
+            order_target(
+                records,
+                "sgemm 4096^3: each step 1 to 6 faster than the one before",
+                &ladder,
+                "f32",
+                4096,
+            ),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+}

@@ -1,0 +1,186 @@
+//! The transpose family on the host: reference, launch, verification and
+//! benchmark. The kernels are in `gpu/src/transpose.rs`.
+
+use gpu::dev::{In, Out};
+use gpu::launch::{Kernel, Typed};
+use rayon::prelude::*;
+
+use super::{Family, Target, order_target, percent_target};
+use crate::measure::{Rate, Record, Runs, Shape, Stage, bench, data, trial, verify};
+use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
+
+/// What every transpose kernel takes: input, output, `nx`, `ny`.
+pub type Signature = (In<f32>, Out<f32>, u32, u32);
+
+/// The family: `output = inputᵀ` for an `ny` x `nx` row-major `f32` input.
+pub struct Transpose;
+
+/// Host reference: `out[x * ny + y] = input[y * nx + x]` for an `ny` x `nx`
+/// row-major input. Blocked by 32 x 32 so both sides stay in cache, and
+/// parallel over output rows.
+pub fn reference(input: &[f32], nx: usize, ny: usize) -> Vec<f32> {
+    assert_eq!(input.len(), nx * ny, "input must hold nx * ny elements");
+    let mut out = vec![0.0f32; nx * ny];
+    if nx == 0 || ny == 0 {
+        return out;
+    }
+    const B: usize = 32;
+    out.par_chunks_mut(ny * B).enumerate().for_each(|(block, rows)| {
+        let x0 = block * B;
+        for y0 in (0..ny).step_by(B) {
+            for (dx, row) in rows.chunks_mut(ny).enumerate() {
+                let x = x0 + dx;
+                for y in y0..(y0 + B).min(ny) {
+                    row[y] = input[y * nx + x];
+                }
+            }
+        }
+    });
+    out
+}
+
+/// Checks that `nx` x `ny` is a problem the kernels can take, and returns
+/// the element count. Zero-sized problems are valid (and no-ops).
+pub fn check_shape(nx: usize, ny: usize) -> Result<usize> {
+    let max_rows = 65_535 * 32; // grid.y is at most 65535 blocks of 32 rows
+    if nx > u32::MAX as usize || ny > max_rows {
+        return Err(Error::InvalidInput(format!(
+            "transpose size {nx} x {ny} is too large: nx must be at most {} and ny at most {max_rows}",
+            u32::MAX
+        )));
+    }
+    nx.checked_mul(ny)
+        .filter(|n| n.checked_mul(4).is_some())
+        .ok_or_else(|| Error::InvalidInput(format!("transpose size {nx} x {ny} overflows")))
+}
+
+/// Queues `output = inputᵀ` for an `ny` x `nx` input with `kernel`, after
+/// checking the buffers hold `nx * ny` elements (what every transpose
+/// kernel's contract asks). Zero-sized problems launch nothing.
+pub fn launch(
+    gpu: &Gpu,
+    kernel: Typed<Signature>,
+    input: &DeviceBuffer<f32>,
+    output: &mut DeviceBuffer<f32>,
+    nx: usize,
+    ny: usize,
+) -> Result<()> {
+    let n = check_shape(nx, ny)?;
+    if input.len() != n || output.len() != n {
+        return Err(Error::InvalidInput(format!(
+            "transpose of {nx} x {ny} needs buffers of {n} elements, got input {} and output {}",
+            input.len(),
+            output.len()
+        )));
+    }
+    if n == 0 {
+        return Ok(());
+    }
+    let (nx, ny) = (nx as u32, ny as u32);
+    let grid = kernel.kernel().launch.grid(nx, ny);
+    // SAFETY: both buffers hold nx * ny elements (checked above) and the grid
+    // covers the matrix with the kernel's tile: the kernels' contract.
+    unsafe { kernel.launch(gpu, grid, (input, output, nx, ny)) }
+}
+
+/// `kernel` as a transpose kernel: an error if it takes other parameters.
+pub fn typed(kernel: &'static Kernel) -> Result<Typed<Signature>> {
+    kernel.typed::<Signature>().map_err(Error::InvalidInput)
+}
+
+/// One verification run of `kernel` on a random `ny` x `nx` input, output
+/// poisoned first: `Err` says why it failed (a mismatch, or the launch
+/// itself, e.g. an emulator error).
+pub fn run_once(
+    gpu: &Gpu,
+    kernel: &'static Kernel,
+    nx: usize,
+    ny: usize,
+    seed: u64,
+) -> std::result::Result<(), String> {
+    let run = || -> Result<std::result::Result<(), String>> {
+        let host = data::uniform_f32(nx * ny, seed);
+        let input = gpu.upload(&host)?;
+        let mut output = gpu.alloc::<f32>(nx * ny)?;
+        gpu.poison(&mut output)?;
+        launch(gpu, typed(kernel)?, &input, &mut output, nx, ny)?;
+        gpu.sync()?;
+        Ok(verify::exact(kernel.name, &gpu.download(&output)?, &reference(&host, nx, ny)))
+    };
+    run().map_err(|e| e.to_string())?
+}
+
+impl Family for Transpose {
+    fn name(&self) -> &'static str {
+        "transpose"
+    }
+
+    fn size_meaning(&self) -> &'static str {
+        "an n x n f32 matrix (NXxNY: NX columns, NY rows)"
+    }
+
+    fn default_sizes(&self) -> Vec<Shape> {
+        [1024, 2048, 4096, 8192].map(Shape::n).into()
+    }
+
+    fn emulator_size(&self) -> Shape {
+        Shape::n(128)
+    }
+
+    fn method(&self) -> &'static str {
+        "every element bit-exact against the host's transpose; the ceiling is a device-to-device copy, \
+         GB/s counting bytes read and written"
+    }
+
+    fn check(&self, size: &Shape) -> Result<usize> {
+        let (nx, ny) = size.pair("transpose")?;
+        Ok(2 * 4 * check_shape(nx, ny)?)
+    }
+
+    fn run(
+        &self,
+        gpu: &Gpu,
+        size: &Shape,
+        kernels: &[&'static Kernel],
+        runs: Option<Runs>,
+        progress: &dyn Fn(&str),
+    ) -> Result<Vec<Record>> {
+        let (nx, ny) = size.pair("transpose")?;
+        let n = check_shape(nx, ny)?;
+        let host = data::uniform_f32(n, 0x5eed);
+        let want = reference(&host, nx, ny);
+        let input = gpu.upload(&host)?;
+        let mut output = gpu.alloc::<f32>(n)?;
+        let (mut records, copy) =
+            bench::copy_record(gpu, runs, "transpose", "f32", size, &input, &mut output)?;
+        for kernel in kernels {
+            progress(&format!("transpose {size}: {}", kernel.name));
+            let k = typed(kernel)?;
+            let measured = trial(
+                gpu,
+                runs,
+                &mut output,
+                |output, stage| match stage {
+                    Stage::Prepare => gpu.poison(output),
+                    Stage::Restore => Ok(()),
+                    Stage::Run => launch(gpu, k, &input, output, nx, ny),
+                },
+                |output| verify::exact(kernel.name, &gpu.download(output).map_err(|e| e.to_string())?, &want),
+            )?;
+            let rate = Rate::Bandwidth { bytes: 2 * 4 * n, copy };
+            records.push(Record::of_trial("transpose", kernel.name, "f32", size, &measured, rate));
+        }
+        Ok(records)
+    }
+
+    fn targets(&self, records: &[&Record]) -> Vec<Target> {
+        let order = ["transpose_naive_row", "transpose_shared", "transpose_padded"];
+        [
+            percent_target(records, "f32", 8192, "transpose 8192 x 8192, best kernel", 90.0),
+            order_target(records, "transpose 8192 x 8192: naive < shared < padded", &order, "f32", 8192),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+}

@@ -1,0 +1,15 @@
+//! The report layer: what a run measured, written for people.
+//!
+//! - [`suite`]: the families run together, and the [`suite::RunReport`]
+//!   (JSON) of one run;
+//! - [`table`]: plain-text tables;
+//! - [`markdown`], which writes `BENCHMARKS.md`;
+//! - [`plots`], which draws the SVG plots.
+
+pub mod markdown;
+pub mod plots;
+pub mod suite;
+pub mod table;
+
+pub use suite::{Job, Progress, RunReport};
+pub use table::Table;

@@ -1,0 +1,82 @@
+//! How kernels are launched, on the host side (host builds only).
+//!
+//! Each `#[kernel]` declaration registers a [`Kernel`]: its PTX name, its
+//! [`Launch`] description (block shape, shared memory, block tile, launch
+//! bounds), its parameters and the emulator's entry. The registry
+//! ([`registry`]) is what `build.rs`, the tests and the suite read; nothing
+//! keeps a list of kernels by hand.
+//!
+//! A launch goes through a [`Launcher`] (the host crate's `Gpu`: a CUDA
+//! device or the emulator) with the arguments the kernel's typed launcher
+//! packs ([`Arg`], one per parameter, by [`KernelParam`]). [`Typed`] is
+//! the same typed launch for code that picks kernels from the registry by
+//! their [`Signature`].
+
+mod args;
+mod kernel;
+
+pub use args::{Arg, KernelParam, Launcher, Signature, Typed};
+pub use kernel::{Kernel, Param, Registered, registry};
+
+/// A block or grid shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dim3 {
+    pub x: u32,
+    pub y: u32,
+    pub z: u32,
+}
+
+impl Dim3 {
+    pub const fn x(x: u32) -> Self {
+        Dim3 { x, y: 1, z: 1 }
+    }
+    pub const fn xy(x: u32, y: u32) -> Self {
+        Dim3 { x, y, z: 1 }
+    }
+    /// Threads in a block (or blocks in a grid) of this shape.
+    pub const fn count(self) -> u32 {
+        self.x * self.y * self.z
+    }
+}
+
+impl From<u32> for Dim3 {
+    fn from(x: u32) -> Self {
+        Dim3::x(x)
+    }
+}
+
+impl From<[u32; 2]> for Dim3 {
+    fn from([x, y]: [u32; 2]) -> Self {
+        Dim3::xy(x, y)
+    }
+}
+
+impl From<[u32; 3]> for Dim3 {
+    fn from([x, y, z]: [u32; 3]) -> Self {
+        Dim3 { x, y, z }
+    }
+}
+
+/// A kernel's launch description, as its `#[kernel(...)]` states it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Launch {
+    /// Threads per block.
+    pub block: Dim3,
+    /// Bytes of launch-sized (dynamic) shared memory per block.
+    pub shared_bytes: u32,
+    /// Elements of the problem one block covers, in x (columns) and y (rows).
+    pub tile: [u32; 2],
+    /// CUDA's `__launch_bounds__(threads, min_blocks)`: when non-zero,
+    /// `build.rs` writes `.maxntid` (the block shape) and `.minnctapersm`
+    /// into the kernel's PTX, so ptxas keeps registers low enough for that
+    /// many blocks per SM (2 blocks of 256 threads: at most 128 registers a
+    /// thread).
+    pub min_blocks_per_sm: u32,
+}
+
+impl Launch {
+    /// The grid that covers a `cols` x `rows` problem with the block tile.
+    pub const fn grid(&self, cols: u32, rows: u32) -> Dim3 {
+        Dim3::xy(cols.div_ceil(self.tile[0]), rows.div_ceil(self.tile[1]))
+    }
+}

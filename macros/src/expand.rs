@@ -1,0 +1,375 @@
+//! What `#[kernel]` expands to: the function as written, the PTX entry
+//! (nvptx64), and the host module with registry entry, signature, emulator
+//! entry and typed launcher.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{GenericParam, Ident, ItemFn, LitStr, Type};
+
+use crate::args::KernelArgs;
+use crate::params::{Kind, Param, mentions_unsafe, params, type_name};
+
+/// One PTX entry of the kernel: the function itself, or one instance of a
+/// generic one.
+struct Instance {
+    /// The entry's name in the PTX.
+    entry: String,
+    /// `type T = f32;` for an instance of a generic kernel.
+    alias: TokenStream,
+    /// `::<T>` when generic.
+    turbofish: TokenStream,
+    /// The instance's type, as written (`f32`).
+    ty: Option<Type>,
+}
+
+pub fn kernel(args: KernelArgs, mut function: ItemFn) -> syn::Result<TokenStream> {
+    let sig = &function.sig;
+    let name = sig.ident.clone();
+    if !matches!(function.vis, syn::Visibility::Public(_)) {
+        return Err(syn::Error::new(sig.fn_token.span(), "a kernel is a `pub fn`"));
+    }
+    if let Some(token) = sig.unsafety {
+        return Err(syn::Error::new(
+            token.span(),
+            "a kernel is a safe `pub fn`: put its unsafe operations in `unsafe` blocks, each saying why it is sound",
+        ));
+    }
+    if sig.asyncness.is_some() || sig.constness.is_some() || sig.abi.is_some() || sig.variadic.is_some() {
+        return Err(syn::Error::new(sig.span(), "a kernel is a plain `pub fn` (not async, const or extern)"));
+    }
+    if !matches!(sig.output, syn::ReturnType::Default) {
+        return Err(syn::Error::new(sig.output.span(), "a kernel returns nothing"));
+    }
+    let params = params(sig)?;
+    let instances = instances(&args, &function)?;
+
+    let entries = instances.iter().map(|i| entry(&args, &name, &params, i));
+    let host = host_module(&args, &function, &params, &instances);
+
+    // The function itself, unchanged but for inlining into its entries.
+    function.attrs.push(syn::parse_quote!(#[inline(always)]));
+    Ok(quote! {
+        #function
+        #(#entries)*
+        #host
+    })
+}
+
+/// The entries to emit: one for a plain kernel, one per `types` entry for a
+/// kernel generic over one type parameter.
+fn instances(args: &KernelArgs, function: &ItemFn) -> syn::Result<Vec<Instance>> {
+    let name = function.sig.ident.to_string();
+    let generics = &function.sig.generics;
+    let mut type_params = Vec::new();
+    for param in &generics.params {
+        match param {
+            GenericParam::Type(t) => type_params.push(t.ident.clone()),
+            other => {
+                return Err(syn::Error::new(
+                    other.span(),
+                    "a generic kernel has one type parameter (no lifetimes or const parameters)",
+                ));
+            }
+        }
+    }
+    match (type_params.as_slice(), args.types.is_empty()) {
+        ([], true) => Ok(vec![Instance {
+            entry: name,
+            alias: TokenStream::new(),
+            turbofish: TokenStream::new(),
+            ty: None,
+        }]),
+        ([], false) => Err(syn::Error::new(
+            args.types_span.unwrap_or_else(Span::call_site),
+            "`types` instantiates a generic kernel, and this one has no type parameter",
+        )),
+        ([_], true) => Err(syn::Error::new(
+            generics.span(),
+            "a generic kernel names its instances: `#[kernel(..., types = [f32, i32])]`",
+        )),
+        ([param], false) => args
+            .types
+            .iter()
+            .map(|ty| {
+                let suffix = match ty {
+                    Type::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => {
+                        p.path.get_ident().unwrap().to_string()
+                    }
+                    _ => {
+                        return Err(syn::Error::new(
+                            ty.span(),
+                            "instance types are plain names (`f32`): they suffix the entry's name",
+                        ));
+                    }
+                };
+                Ok(Instance {
+                    entry: format!("{name}_{suffix}"),
+                    alias: quote!(#[allow(dead_code)] type #param = #ty;),
+                    turbofish: quote!(::<#param>),
+                    ty: Some(ty.clone()),
+                })
+            })
+            .collect(),
+        _ => Err(syn::Error::new(generics.span(), "a generic kernel has one type parameter")),
+    }
+}
+
+/// The PTX entry of one instance, and its launch bounds (nvptx64 only).
+fn entry(args: &KernelArgs, name: &Ident, params: &[Param], instance: &Instance) -> TokenStream {
+    let Instance { entry, alias, turbofish, .. } = instance;
+    let mut inputs = Vec::new();
+    let mut rebuild = Vec::new();
+    let mut call = Vec::new();
+    for Param { ident, ty, kind } in params {
+        match kind {
+            Kind::Slice => {
+                let (ptr, len) = (format_ident!("{ident}__ptr"), format_ident!("{ident}__len"));
+                inputs.push(quote!(#ptr: *mut <#ty as ::gpu::dev::SliceParam>::Elem, #len: usize));
+                rebuild.push(quote! {
+                    // SAFETY: the typed launcher passed a whole device buffer:
+                    // its address and its length in elements.
+                    let #ident = unsafe { <#ty as ::gpu::dev::SliceParam>::from_raw_parts(#ptr, #len) };
+                });
+            }
+            Kind::Pointer | Kind::Value => inputs.push(quote!(#ident: #ty)),
+        }
+        call.push(ident.clone());
+    }
+    let bounds = args.min_blocks.as_ref().map(|min| {
+        let (x, y, z) = (args.block.get(0), args.block.get(1), args.block.get(2));
+        let symbol = LitStr::new(&format!("__launch_bounds__{entry}"), Span::call_site());
+        quote! {
+            /// `.maxntid x, y, z` and `.minnctapersm` for `build.rs` to write
+            /// into the entry (Rust has no attribute that reaches them).
+            #[unsafe(export_name = #symbol)]
+            #[used]
+            pub static LAUNCH_BOUNDS: [u32; 4] = [(#x) as u32, (#y) as u32, (#z) as u32, (#min) as u32];
+        }
+    });
+    let symbol = LitStr::new(entry, Span::call_site());
+    let (bx, by, bz) = (args.block.get(0), args.block.get(1), args.block.get(2));
+    let shared = args.shared.clone().unwrap_or_else(|| syn::parse_quote!(0));
+    let tile = args.tile.as_ref().map(|t| {
+        let (tx, ty) = (t.get(0), t.get(1));
+        quote!((#tx) as u32, (#ty) as u32,)
+    });
+    quote! {
+        #[cfg(target_arch = "nvptx64")]
+        const _: () = {
+            #alias
+            // The launch description, evaluated here too: the same
+            // constants, type-checked for both targets.
+            const _: &[u32] = &[(#bx) as u32, (#by) as u32, (#bz) as u32, (#shared) as u32, #tile];
+            #[unsafe(export_name = #symbol)]
+            pub unsafe extern "ptx-kernel" fn entry(#(#inputs),*) {
+                #(#rebuild)*
+                #name #turbofish (#(#call),*)
+            }
+            #bounds
+        };
+    }
+}
+
+/// The first paragraph of the function's doc comment, on one line.
+fn summary(function: &ItemFn) -> String {
+    let mut lines = Vec::new();
+    for attr in &function.attrs {
+        if let syn::Meta::NameValue(nv) = &attr.meta
+            && nv.path.is_ident("doc")
+            && let syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) = &nv.value
+        {
+            lines.push(s.value());
+        }
+    }
+    let text = lines.join("\n");
+    let first = text.trim().split("\n\n").next().unwrap_or("");
+    first.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The host module named after the kernel.
+fn host_module(
+    args: &KernelArgs,
+    function: &ItemFn,
+    params: &[Param],
+    instances: &[Instance],
+) -> TokenStream {
+    let name = &function.sig.ident;
+    let name_str = name.to_string();
+    let generic = instances[0].ty.is_some();
+    let tys: Vec<&Type> = params.iter().map(|p| &p.ty).collect();
+    let idents: Vec<&Ident> = params.iter().map(|p| &p.ident).collect();
+    let unchecked = params.iter().any(|p| p.kind == Kind::Pointer) || mentions_unsafe(quote!(#function));
+    let doc = summary(function);
+    let signature_name =
+        format!("({})", params.iter().map(|p| type_name(&p.ty)).collect::<Vec<_>>().join(", "));
+    let param_infos = params.iter().map(|p| {
+        let (n, t) = (p.ident.to_string(), type_name(&p.ty));
+        quote!(::gpu::launch::Param { name: #n, ty: #t })
+    });
+    let param_infos = quote!(&[#(#param_infos),*]);
+
+    let (bx, by, bz) = (args.block.get(0), args.block.get(1), args.block.get(2));
+    let (tx, ty) = match &args.tile {
+        Some(tile) => (tile.get(0), tile.get(1)),
+        None => (bx.clone(), by.clone()),
+    };
+    let shared = args.shared.clone().unwrap_or_else(|| syn::parse_quote!(0));
+    let min_blocks = args.min_blocks.clone().unwrap_or_else(|| syn::parse_quote!(0));
+    let line = quote_spanned!(name.span()=> ::core::line!());
+
+    let mut values = Vec::new();
+    let mut runs = Vec::new();
+    let mut submits = Vec::new();
+    for (index, instance) in instances.iter().enumerate() {
+        let Instance { entry, alias, turbofish, ty: instance_ty } = instance;
+        let run = format_ident!("run_{index}");
+        let instance_name = match instance_ty {
+            Some(t) => {
+                let s = type_name(t);
+                quote!(::core::option::Option::Some(#s))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        values.push(quote! {
+            {
+                #alias
+                ::gpu::launch::Kernel {
+                    name: #entry,
+                    function: #name_str,
+                    instance: #instance_name,
+                    index: #index,
+                    path: ::core::module_path!(),
+                    file: ::core::file!(),
+                    line: #line,
+                    launch: ::gpu::launch::Launch {
+                        block: ::gpu::launch::Dim3 { x: (#bx) as u32, y: (#by) as u32, z: (#bz) as u32 },
+                        shared_bytes: (#shared) as u32,
+                        tile: [(#tx) as u32, (#ty) as u32],
+                        min_blocks_per_sm: (#min_blocks) as u32,
+                    },
+                    params: #param_infos,
+                    doc: #doc,
+                    unchecked: #unchecked,
+                    signature: || ::core::any::TypeId::of::<(#(#tys,)*)>(),
+                    signature_name: #signature_name,
+                    run: #run,
+                }
+            }
+        });
+        runs.push(quote! {
+            /// The emulator's entry: one thread's run of the kernel.
+            #[allow(clippy::too_many_arguments)]
+            fn #run(args: &[::gpu::launch::Arg]) {
+                #alias
+                let mut args = args.iter();
+                let mut next = || args.next().expect("the typed launcher passes every parameter");
+                // SAFETY: the arguments come from this kernel's typed
+                // launcher, one per parameter, in order.
+                unsafe { super::#name #turbofish (#(<#tys as ::gpu::launch::KernelParam>::from_arg(next())),*) }
+            }
+        });
+        let entry_ref = if generic { quote!(&KERNELS[#index]) } else { quote!(&KERNEL) };
+        submits.push(quote! {
+            ::gpu::__private::inventory::submit! { ::gpu::launch::Registered(#entry_ref) }
+        });
+    }
+
+    let unsafety = if unchecked { quote!(unsafe) } else { TokenStream::new() };
+    let safety_doc = if unchecked {
+        quote! {
+            ///
+            /// # Safety
+            ///
+            /// The kernel trusts its launch: it indexes its `In`/`Out`
+            /// parameters (or shared memory) without bounds checks. Every
+            /// buffer must be as long, and the grid shaped, as the kernel's
+            /// documentation requires for the scalars passed. A wrong length
+            /// is an out-of-bounds access on the GPU (the emulator reports it).
+        }
+    } else {
+        TokenStream::new()
+    };
+    let launch_doc = format!(
+        "Launches [`{name_str}`](super::{name_str}) over `grid` blocks of its declared shape, \
+         with its declared shared memory, on `runtime` (a GPU or the emulator)."
+    );
+    let host_args = quote!(#(#idents: <#tys as ::gpu::launch::KernelParam>::Host<'_, R>),*);
+    let pack = quote!([#(<#tys as ::gpu::launch::KernelParam>::arg::<R>(&#idents)),*]);
+    let (registry, launcher) = if generic {
+        let type_param = match &function.sig.generics.params[0] {
+            GenericParam::Type(t) => t.ident.clone(),
+            _ => unreachable!("checked in `instances`"),
+        };
+        let count = instances.len();
+        let impls = instances.iter().enumerate().map(|(index, i)| {
+            let ty = i.ty.as_ref().unwrap();
+            quote!(impl Instance for #ty { const INDEX: usize = #index; })
+        });
+        (
+            quote! {
+                /// The registry entries of the instances, in `types` order.
+                pub static KERNELS: [::gpu::launch::Kernel; #count] = [#(#values),*];
+                /// The kernel's parameter types, in order.
+                pub type Signature<#type_param> = (#(#tys,)*);
+                /// The types this kernel is instantiated for.
+                pub trait Instance: 'static {
+                    #[doc(hidden)]
+                    const INDEX: usize;
+                }
+                #(#impls)*
+            },
+            quote! {
+                #[doc = #launch_doc]
+                #safety_doc
+                #[allow(clippy::too_many_arguments)]
+                pub #unsafety fn launch<#type_param: Instance, R: ::gpu::launch::Launcher + ?Sized>(
+                    runtime: &R,
+                    grid: impl ::core::convert::Into<::gpu::launch::Dim3>,
+                    #host_args
+                ) -> ::core::result::Result<(), R::Error> {
+                    let args = #pack;
+                    unsafe { runtime.launch(&KERNELS[<#type_param as Instance>::INDEX], grid.into(), &args) }
+                }
+            },
+        )
+    } else {
+        let value = &values[0];
+        (
+            quote! {
+                /// The registry entry: PTX name, launch description, signature.
+                pub static KERNEL: ::gpu::launch::Kernel = #value;
+                /// The kernel's parameter types, in order.
+                pub type Signature = (#(#tys,)*);
+            },
+            quote! {
+                #[doc = #launch_doc]
+                #safety_doc
+                #[allow(clippy::too_many_arguments)]
+                pub #unsafety fn launch<R: ::gpu::launch::Launcher + ?Sized>(
+                    runtime: &R,
+                    grid: impl ::core::convert::Into<::gpu::launch::Dim3>,
+                    #host_args
+                ) -> ::core::result::Result<(), R::Error> {
+                    let args = #pack;
+                    unsafe { runtime.launch(&KERNEL, grid.into(), &args) }
+                }
+            },
+        )
+    };
+    let module_doc = format!(
+        "The launch of [`{name_str}`](fn@super::{name_str}): registry entry, signature, typed launcher."
+    );
+    quote! {
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[doc = #module_doc]
+        pub mod #name {
+            #[allow(unused_imports)]
+            use super::*;
+            #registry
+            #(#submits)*
+            #(#runs)*
+            #launcher
+        }
+    }
+}

@@ -41,7 +41,8 @@ pub struct Common {
     /// Default: all.
     #[arg(long, value_delimiter = ',')]
     pub types: Vec<String>,
-    /// Timed runs per kernel at most (slow kernels get fewer, at least 3).
+    /// Timed runs per kernel at most (slow kernels get fewer, at least 3);
+    /// 0 verifies only, one launch per kernel (for a profiler or sanitizer).
     #[arg(long, default_value_t = 20)]
     pub iters: usize,
     /// Untimed runs per kernel before timing.
@@ -151,17 +152,17 @@ pub fn main_with(body: impl FnOnce() -> Result<bool>) -> ExitCode {
 
 /// What a run is to do, every part checked before anything runs.
 fn plan(families: &[&'static dyn Family], common: &Common) -> Result<Vec<Job>> {
-    if common.iters == 0 {
-        return Err(Error::InvalidInput("--iters must be at least 1".into()));
-    }
     if let Some(path) = &common.json {
         check_file_destination("--json", path)?;
     }
     if let Some(dir) = &common.plots {
         check_folder_destination("--plots", dir)?;
     }
-    let given: Vec<Shape> =
-        common.sizes.iter().map(|s| s.parse::<Shape>().map_err(Error::InvalidInput)).collect::<Result<_>>()?;
+    let given: Vec<Shape> = common
+        .sizes
+        .iter()
+        .map(|s| s.parse::<Shape>().map_err(Error::InvalidInput))
+        .collect::<Result<_>>()?;
     let mut jobs = Vec::new();
     for &family in families {
         let mut kernels = if common.kernels.is_empty() {
@@ -227,7 +228,7 @@ fn run(families: &[&'static dyn Family], common: &Common) -> Result<bool> {
     let bar = progress_bar(jobs.iter().map(|j| j.sizes.len() + 1).sum(), common.quiet);
     let (message, tick) = (|what: &str| bar.set_message(what.to_string()), || bar.inc(1));
     let progress = Progress { message: &message, tick: &tick };
-    let runs = Runs { warmup: common.warmup, timed: common.iters };
+    let runs = (common.iters > 0).then_some(Runs { warmup: common.warmup, timed: common.iters });
     let mut records = suite::run(&gpu, &jobs, runs, &progress)?;
     // The emulator's analysis of every kernel, beside the timings.
     let emulated = suite::emulate(&jobs, &progress)?;

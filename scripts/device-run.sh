@@ -31,21 +31,22 @@ for section in "$@"; do
   sanitize)
     step "compute-sanitizer"
     for tool in memcheck racecheck; do
-      sanitize $tool transpose $D/transpose --nx 1000 --ny 333 --warmup 0 --iters 1
-      sanitize $tool reduce $D/reduce --n 1000003 --warmup 0 --iters 1
-      sanitize $tool sgemm $D/sgemm --sizes 300 --iters 3
-      sanitize $tool memory-lab $D/memory-lab --n 100000 --iters 0
+      sanitize $tool transpose $D/transpose --sizes 1000x333 --warmup 0 --iters 1
+      sanitize $tool reduce $D/reduce --sizes 1000003 --warmup 0 --iters 1
+      sanitize $tool sgemm $D/sgemm --sizes 300 --warmup 0 --iters 1
+      sanitize $tool memory-lab $D/memory-lab --sizes 100000 --iters 0
+      sanitize $tool scale $D/scale --sizes 1000003 --warmup 0 --iters 1
     done ;;
   ncu)
     step "ncu --clock-control none: transpose 1024 x 1024" | tee -a "$CHECKS"
     ncu --clock-control none --csv --metrics \
 l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed_op_shared_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum \
-      $D/transpose --nx 1024 --ny 1024 --warmup 0 --iters 1 > "$LOGS/ncu-transpose.csv" 2>"$LOGS/ncu-transpose.err"
+      $D/transpose --sizes 1024 --iters 0 > "$LOGS/ncu-transpose.csv" 2>"$LOGS/ncu-transpose.err"
     python3 scripts/ncu-summary.py "$LOGS/ncu-transpose.csv" | tee -a "$CHECKS"
     step "ncu --clock-control none: sgemm 1024^3" | tee -a "$CHECKS"
     ncu --clock-control none --csv -k regex:sgemm --metrics \
 l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed_op_shared_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum \
-      $D/sgemm --sizes 1024 --iters 3 --kernels reg_2d,vec4,double_buffer,warp_tiled,tuned,wide,wide_async > "$LOGS/ncu-sgemm.csv" 2>"$LOGS/ncu-sgemm.err"
+      $D/sgemm --sizes 1024 --iters 0 --kernels reg_2d,vec4,double_buffer,warp_tiled,tuned,wide,wide_async > "$LOGS/ncu-sgemm.csv" 2>"$LOGS/ncu-sgemm.err"
     python3 scripts/ncu-summary.py "$LOGS/ncu-sgemm.csv" | tee -a "$CHECKS" ;;
   lab)
     step "memory lab"
@@ -54,7 +55,7 @@ l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wa
     echo "(lab_copy_stride#k is stride 1, 2, 4, 8, 16, 32 for k = 1..6)" | tee -a "$CHECKS"
     ncu --clock-control none --csv -k regex:'lab_bank|lab_copy_stride' --metrics \
 l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed_op_shared_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum \
-      $D/memory-lab --n 1048576 --iters 0 > "$LOGS/ncu-lab.csv" 2>"$LOGS/ncu-lab.err"
+      $D/memory-lab --sizes 1048576 --iters 0 > "$LOGS/ncu-lab.csv" 2>"$LOGS/ncu-lab.err"
     python3 scripts/ncu-summary.py "$LOGS/ncu-lab.csv" --all | tee -a "$CHECKS" ;;
   sass)
     step "SASS (ptxas + cuobjdump on the device)" | tee -a "$CHECKS"

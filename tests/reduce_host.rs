@@ -3,7 +3,9 @@
 
 use gpu::launch::{Kernel, registry};
 use gpu::reduce::{fast_add_depth, fast_chunk};
-use kernel_lab::families::reduce::{Element, add_depth, error_bound, passes, reference_float, reference_i32, verify};
+use kernel_lab::families::reduce::{
+    Element, add_depth, error_bound, passes, reference_float, reference_i32, verify,
+};
 use proptest::prelude::*;
 
 /// The `f32` instance of reduction kernel `function`.

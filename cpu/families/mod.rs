@@ -12,15 +12,23 @@ use gpu::launch::{Kernel, registry};
 use crate::measure::{Record, Runs, Shape};
 use crate::runtime::{Gpu, Result};
 
-pub mod lab;
-pub mod reduce;
-pub mod scale;
-pub mod sgemm;
-pub mod transpose;
+/// Declares each family's module and lists the family in [`FAMILIES`]: one
+/// line per family, `module::Type`.
+macro_rules! families {
+    ($($module:ident::$family:ident),* $(,)?) => {
+        $(pub mod $module;)*
+        /// Every family, in the order the suite runs them.
+        pub const FAMILIES: &[&dyn Family] = &[$(&$module::$family),*];
+    };
+}
 
-/// Every family, in the order the suite runs them.
-pub const FAMILIES: &[&dyn Family] =
-    &[&transpose::Transpose, &reduce::Reduce, &sgemm::Sgemm, &lab::Lab, &scale::Scale];
+families! {
+    transpose::Transpose,
+    reduce::Reduce,
+    sgemm::Sgemm,
+    lab::Lab,
+    scale::Scale,
+}
 
 /// A kernel family: what it measures and how.
 pub trait Family: Sync {

@@ -24,12 +24,12 @@ pub struct Progress<'a> {
     pub tick: &'a dyn Fn(),
 }
 
-/// Verifies and times every job at every size on `gpu`.
-pub fn run(gpu: &Gpu, jobs: &[Job], runs: Runs, progress: &Progress) -> Result<Vec<Record>> {
+/// Verifies and times (when `runs` is given) every job at every size on `gpu`.
+pub fn run(gpu: &Gpu, jobs: &[Job], runs: Option<Runs>, progress: &Progress) -> Result<Vec<Record>> {
     let mut records = Vec::new();
     for job in jobs {
         for size in &job.sizes {
-            records.extend(job.family.run(gpu, size, &job.kernels, Some(runs), progress.message)?);
+            records.extend(job.family.run(gpu, size, &job.kernels, runs, progress.message)?);
             (progress.tick)();
         }
     }

@@ -1,5 +1,5 @@
-//! The memory-access lab: one kernel per access pattern, each measured on
-//! the GPU and explained by the emulator's analysis.
+//! The memory-access lab: one kernel per access pattern, each timed on the
+//! GPU and explained by the emulator's analysis.
 //!
 //! Global memory is served in 32-byte sectors; a warp's request costs the
 //! distinct sectors its 32 lanes touch. Shared memory is 32 banks of 4-byte

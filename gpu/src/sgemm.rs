@@ -9,9 +9,9 @@
 //!
 //! Work: `2 m n k` FLOPs. Bytes: at least `4 (m k + k n + 2 m n)`. At
 //! 4096^3 that is 137 GFLOP over 0.2 GB: ~680 FLOP per byte, far beyond
-//! the ~15 at which an H100/H200 stops being memory-bound, so the limit is
-//! the FFMA rate (~67 TFLOP/s) and, before it, how often each loaded value
-//! is reused from registers and shared memory.
+//! the ~15 at which a Hopper GPU stops being memory-bound (~67 TFLOP/s of
+//! FFMA over ~4.5 TB/s), so the limit is the FFMA rate and, before it, how
+//! often each loaded value is reused from registers and shared memory.
 //!
 //! Names follow CUTLASS: the *block tile* is the part of `C` one block
 //! computes (`BM x BN`, stepping through `k` by `BK`), the *warp tile* the
@@ -928,9 +928,9 @@ pub fn sgemm_tuned(a: In<f32>, b: In<f32>, c: Out<f32>, m: u32, n: u32, k: u32, 
 const WIDE: Steps =
     Steps { vector: true, double_buffer: true, warp_tiled: true, swizzle: true, wide: true, ..PLAIN };
 
-/// 7b. cuBLAS's own shape for this problem (its SGEMM kernel on an H100
-/// is `sm80_xmma_gemm_..._tilesize256x128x8_...`, one block of 256 threads
-/// per SM; its 256 runs along our `n`): kernel 7 with a 128 x 256 block
+/// 7b. cuBLAS's own shape for this problem (its FP32 SGEMM kernel for
+/// these sizes is `sm80_xmma_gemm_..._tilesize256x128x8_...`, one block of
+/// 256 threads per SM; its 256 runs along our `n`): kernel 7 with a 128 x 256 block
 /// tile and 8 x 16 thread tiles, 128 accumulators per thread. Per k-step
 /// and thread: 6 fragment loads per 128 FMAs instead of 4 per 64. With
 /// one block of 8 warps per SM (2 per scheduler), a stall of one warp is

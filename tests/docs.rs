@@ -1,0 +1,159 @@
+//! Docs that cannot drift: README.md's example is the repository's own
+//! files; kernel doc comments carry no measured numbers and point at their
+//! rows in BENCHMARKS.md; every `unsafe` block in the kernel crate says why
+//! it is sound.
+
+use std::path::{Path, PathBuf};
+
+use gpu::launch::registry;
+use kernel_lab::families::FAMILIES;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Every `.rs` file under `dir`.
+fn sources(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(sources(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The code blocks README.md marks with `<!-- file: PATH -->`, each equal to
+/// that file, and there are some.
+#[test]
+fn readme_example_is_the_repository_s_code() {
+    let readme = read(&root().join("README.md"));
+    let mut checked = Vec::new();
+    let mut rest = readme.as_str();
+    while let Some(at) = rest.find("<!-- file: ") {
+        let after = &rest[at + "<!-- file: ".len()..];
+        let path = &after[..after.find(" -->").expect("a closed marker")];
+        let block =
+            &after[after.find("```rust\n").expect("a rust block after the marker") + "```rust\n".len()..];
+        let code = &block[..block.find("```\n").expect("a closed block")];
+        assert_eq!(code, read(&root().join(path)), "README.md's block for {path} differs from the file");
+        checked.push(path.to_string());
+        rest = block;
+    }
+    assert_eq!(checked, ["gpu/src/scale.rs", "cpu/families/scale.rs"]);
+    assert!(readme.contains("`scale::Scale,`"), "README.md names the registry line");
+    assert!(read(&root().join("cpu/families/mod.rs")).contains("    scale::Scale,\n"));
+}
+
+/// Doc comments say what an idea predicts; what a run measured (with a
+/// device and a date) belongs in BENCHMARKS.md, which a run regenerates.
+#[test]
+fn kernel_docs_carry_no_measured_numbers() {
+    for file in sources(&root().join("gpu/src")).into_iter().chain(sources(&root().join("macros/src"))) {
+        for (i, line) in read(&file).lines().enumerate() {
+            let doc = line.trim_start();
+            if !(doc.starts_with("///") || doc.starts_with("//!")) {
+                continue;
+            }
+            let dated = doc.as_bytes().windows(10).any(|w| {
+                w.iter()
+                    .enumerate()
+                    .all(|(k, c)| if k == 4 || k == 7 { *c == b'-' } else { c.is_ascii_digit() })
+            });
+            let device = ["H100", "H200", "measured on", "Measured on"].iter().any(|d| doc.contains(d));
+            assert!(!dated && !device, "{}:{}: a measurement in a doc comment: {doc}", file.display(), i + 1);
+        }
+    }
+}
+
+/// Each family kernel's doc comment ends by pointing at its rows:
+/// "Measured: `BENCHMARKS.md`, rows `name`".
+#[test]
+fn kernel_docs_point_at_their_rows() {
+    for family in FAMILIES {
+        for kernel in family.kernels() {
+            let source = read(&root().join(kernel.file));
+            let lines: Vec<&str> = source.lines().collect();
+            // The doc block above the declaration: skip back over the
+            // attribute (which may span lines) to the last doc line.
+            let above = &lines[..kernel.line as usize - 1];
+            let end = above.iter().rposition(|l| l.trim_start().starts_with("///")).unwrap_or(0);
+            assert!(
+                above[end + 1..].iter().all(|l| !l.trim().is_empty() && !l.trim().starts_with('}')),
+                "{}: no doc comment above the declaration",
+                kernel.name
+            );
+            let doc: Vec<&str> = above[..=end]
+                .iter()
+                .rev()
+                .take_while(|l| l.trim_start().starts_with("///"))
+                .copied()
+                .collect();
+            let pointer = format!("/// Measured: `BENCHMARKS.md`, rows `{}", kernel.function);
+            assert!(
+                doc.first().is_some_and(|last| last.trim_start().starts_with(&pointer)),
+                "{} ({}:{}): its doc comment should end with {pointer}",
+                kernel.name,
+                kernel.file,
+                kernel.line
+            );
+        }
+    }
+    assert!(registry::all().len() > 40);
+}
+
+/// Every `unsafe { .. }` in the kernel crate and the emulator's kernels is
+/// preceded, within its statement, by a `// SAFETY:` comment (what clippy's
+/// `undocumented_unsafe_blocks` asks; this keeps CI, which runs no clippy,
+/// to it).
+#[test]
+fn every_unsafe_block_says_why_it_is_sound() {
+    let files = sources(&root().join("gpu/src")).into_iter().chain([root().join("tests/emulator.rs")]);
+    for file in files {
+        let source = read(&file);
+        let lines: Vec<&str> = source.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            let code = line.split("//").next().unwrap();
+            if !code.contains("unsafe {") {
+                continue;
+            }
+            // Walk back over the statement's earlier lines to its comment.
+            let mut j = i;
+            let documented = loop {
+                if lines[j].contains("// SAFETY:") || lines[j].contains("// SAFETY (") {
+                    break true;
+                }
+                if j == 0 {
+                    break false;
+                }
+                j -= 1;
+                let previous = lines[j].trim();
+                if previous.starts_with("//") {
+                    continue;
+                }
+                if previous.is_empty()
+                    || previous.ends_with(';')
+                    || previous.ends_with('}')
+                    || previous.ends_with('{')
+                {
+                    break false;
+                }
+            };
+            assert!(
+                documented,
+                "{}:{}: unsafe block without a SAFETY comment: {}",
+                file.display(),
+                i + 1,
+                line.trim()
+            );
+        }
+    }
+}

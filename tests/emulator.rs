@@ -14,7 +14,7 @@ use kernel_lab::Error;
 use kernel_lab::families::reduce::{self, Element, Reduction};
 use kernel_lab::families::sgemm::{self, Problem};
 use kernel_lab::families::transpose::{self, reference};
-use kernel_lab::families::{Family, lab, scale};
+use kernel_lab::families::{Family, Run, lab, scale};
 use kernel_lab::measure::{Shape, data::uniform_f32, verify};
 use kernel_lab::runtime::{DeviceBuffer, Gpu};
 use proptest::prelude::*;
@@ -175,7 +175,7 @@ fn scale_is_verified_on_the_emulator() {
     let gpu = Gpu::emulator();
     let family = scale::Scale;
     for n in [1, 255, 257, 10_007] {
-        let records = family.run(&gpu, &Shape::n(n), &family.kernels(), None, &|_| {}).unwrap();
+        let records = family.run(&Run::verify(&gpu, &Shape::n(n), &family.kernels())).unwrap();
         assert_eq!(records.len(), 1);
         assert!(records[0].verified, "{:?}", records[0].error);
         // Coalesced: every request touches the fewest sectors its bytes need
@@ -491,7 +491,7 @@ fn shuffles_follow_cuda_semantics() {
 fn memory_lab_analysis_matches_the_arithmetic() {
     let gpu = Gpu::emulator();
     let lab = lab::Lab;
-    let records = lab.run(&gpu, &Shape::n(8192), &lab.kernels(), None, &|_| {}).unwrap();
+    let records = lab.run(&Run::verify(&gpu, &Shape::n(8192), &lab.kernels())).unwrap();
     for r in &records {
         assert!(r.verified, "{}: {:?}", r.kernel, r.error);
     }

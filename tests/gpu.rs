@@ -8,10 +8,10 @@ use std::process::ExitCode;
 
 use gpu::launch::{Kernel, registry};
 use kernel_lab::Error;
-use kernel_lab::families::FAMILIES;
 use kernel_lab::families::reduce::{self, Element, Reduction};
 use kernel_lab::families::sgemm;
 use kernel_lab::families::transpose::{self, reference};
+use kernel_lab::families::{FAMILIES, Run};
 use kernel_lab::measure::{Shape, data::uniform_f32 as random_input, verify};
 use kernel_lab::runtime::Gpu;
 
@@ -228,7 +228,7 @@ fn families_verify(gpu: &Gpu) -> Result<(), String> {
     for family in FAMILIES {
         for size in sizes(family.name()) {
             let records =
-                family.run(gpu, &size, &family.kernels(), None, &|_| {}).map_err(|e| e.to_string())?;
+                family.run(&Run::verify(gpu, &size, &family.kernels())).map_err(|e| e.to_string())?;
             if let Some(r) = records.iter().find(|r| !r.verified) {
                 return Err(format!("{} {size}: {:?}", r.kernel, r.error));
             }

@@ -12,8 +12,8 @@ use gpu::dev::{In, Out};
 use gpu::lab::{self, BANK_READS, BLOCK};
 use gpu::launch::{Dim3, Kernel, Typed};
 
-use super::{Family, Plot, Series};
-use crate::measure::{Rate, Record, Runs, Shape, Stage, bench, data, trial, verify};
+use super::{About, Family, Run, Plot, Series};
+use crate::measure::{Rate, Record, Runs, Shape, bench, data, trial, verify};
 use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
 
 /// Offsets swept by the alignment study (elements).
@@ -62,17 +62,7 @@ fn variant<T: cudarc::driver::DeviceRepr + Copy + Default + Clone>(
     launch: impl Fn(&mut DeviceBuffer<T>) -> Result<()>,
     check: impl Fn(&[T]) -> std::result::Result<(), String>,
 ) -> Result<Record> {
-    let measured = trial(
-        gpu,
-        runs,
-        out,
-        |out, stage| match stage {
-            Stage::Prepare => gpu.poison(out),
-            Stage::Restore => Ok(()),
-            Stage::Run => launch(out),
-        },
-        |out| check(&gpu.download(out).map_err(|e| e.to_string())?),
-    )?;
+    let measured = trial::of_output(gpu, runs, out, launch, check)?;
     let element = if kernel.name.contains("f64") { "f64" } else { "f32" };
     Ok(Record::of_trial("lab", kernel.name, element, size, &measured, rate))
 }
@@ -83,25 +73,15 @@ fn unknown(kernel: &Kernel) -> Error {
 }
 
 impl Family for Lab {
-    fn name(&self) -> &'static str {
-        "lab"
-    }
-
-    fn size_meaning(&self) -> &'static str {
-        "n vectors / elements (stride study n/4, bank study n/1024 tiles)"
-    }
-
-    fn default_sizes(&self) -> Vec<Shape> {
-        vec![Shape::n(1 << 24)]
-    }
-
-    fn emulator_size(&self) -> Shape {
-        Shape::n(4096)
-    }
-
-    fn method(&self) -> &'static str {
-        "every output bit-exact against the host's; GB/s counts the bytes the work needs, equal for every \
-         variant of a study, against a device-to-device copy"
+    fn about(&self) -> &'static About {
+        &About {
+            name: "lab",
+            size_meaning: "n vectors / elements (stride study n/4, bank study n/1024 tiles)",
+            default_sizes: &[1 << 24],
+            emulator_size: 4096,
+            method: "every output bit-exact against the host's; GB/s counts the bytes the work needs, equal for every \
+         variant of a study, against a device-to-device copy",
+        }
     }
 
     fn check(&self, size: &Shape) -> Result<usize> {
@@ -115,14 +95,8 @@ impl Family for Lab {
         Ok(12 * n * 4 + n * 4 * 8)
     }
 
-    fn run(
-        &self,
-        gpu: &Gpu,
-        size: &Shape,
-        kernels: &[&'static Kernel],
-        runs: Option<Runs>,
-        progress: &dyn Fn(&str),
-    ) -> Result<Vec<Record>> {
+    fn run(&self, run: &Run) -> Result<Vec<Record>> {
+        let Run { gpu, size, runs, kernels, progress, .. } = *run;
         let sizes = Sizes::of(size.one("lab")?);
         let n = sizes.n;
         // The copy ceiling, on the layout study's output size.

@@ -30,40 +30,76 @@ families! {
     scale::Scale,
 }
 
+/// One run of a family: where, at what size, which kernels, how often.
+pub struct Run<'a> {
+    pub gpu: &'a Gpu,
+    pub size: &'a Shape,
+    /// The kernels chosen, in declaration order.
+    pub kernels: &'a [&'static Kernel],
+    /// Timed runs after verification; `None` verifies only (and on the
+    /// emulator, analyses).
+    pub runs: Option<Runs>,
+    /// Says what is under way.
+    pub progress: &'a dyn Fn(&str),
+}
+
+impl<'a> Run<'a> {
+    /// A run of every kernel of `family` at `size`, verified only: what the
+    /// tests and the emulator do.
+    pub fn verify(gpu: &'a Gpu, size: &'a Shape, kernels: &'a [&'static Kernel]) -> Self {
+        Run { gpu, size, kernels, runs: None, progress: &|_| {} }
+    }
+}
+
+/// What a family is, in constants.
+pub struct About {
+    /// The name `--only` takes, and the `gpu` module of its kernels.
+    pub name: &'static str,
+    /// What one size means (`an n x n f32 matrix, or NXxNY`).
+    pub size_meaning: &'static str,
+    /// Sizes run when none are given; the last is the headline.
+    pub default_sizes: &'static [usize],
+    /// The size the emulator verifies and analyses every kernel at.
+    pub emulator_size: usize,
+    /// How the family verifies and what its ceiling is, for the report.
+    pub method: &'static str,
+}
+
 /// A kernel family: what it measures and how.
 pub trait Family: Sync {
-    /// The name `--only` takes, and the `gpu` module of its kernels.
-    fn name(&self) -> &'static str;
-
-    /// What one size means (`an n x n f32 matrix, or NXxNY`).
-    fn size_meaning(&self) -> &'static str;
-
-    /// Sizes run when none are given; the last is the headline.
-    fn default_sizes(&self) -> Vec<Shape>;
-
-    /// The size the emulator verifies and analyses every kernel at.
-    fn emulator_size(&self) -> Shape;
+    /// Its name, sizes and method.
+    fn about(&self) -> &'static About;
 
     /// Checks a size before anything runs (the kernels can take it) and
     /// returns the bytes of device memory it needs at most.
     fn check(&self, size: &Shape) -> Result<usize>;
 
-    /// Verifies each of `kernels` at `size` against the host reference
+    /// Verifies each kernel of `run` at its size against the host reference
     /// (outputs poisoned first), then times it against the family's in-run
-    /// ceiling when `runs` is given (a GPU), or takes the emulator's
+    /// ceiling when `run.runs` is given (a GPU), or takes the emulator's
     /// analysis of the verification run (the emulator). A kernel that fails
     /// is a record with `verified: false`, not an error.
-    fn run(
-        &self,
-        gpu: &Gpu,
-        size: &Shape,
-        kernels: &[&'static Kernel],
-        runs: Option<Runs>,
-        progress: &dyn Fn(&str),
-    ) -> Result<Vec<Record>>;
+    fn run(&self, run: &Run) -> Result<Vec<Record>>;
 
-    /// How the family verifies and what its ceiling is, for the report.
-    fn method(&self) -> &'static str;
+    fn name(&self) -> &'static str {
+        self.about().name
+    }
+
+    fn size_meaning(&self) -> &'static str {
+        self.about().size_meaning
+    }
+
+    fn default_sizes(&self) -> Vec<Shape> {
+        self.about().default_sizes.iter().copied().map(Shape::n).collect()
+    }
+
+    fn emulator_size(&self) -> Shape {
+        Shape::n(self.about().emulator_size)
+    }
+
+    fn method(&self) -> &'static str {
+        self.about().method
+    }
 
     /// The family's kernels, in declaration order.
     fn kernels(&self) -> Vec<&'static Kernel> {

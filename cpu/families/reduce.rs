@@ -13,7 +13,7 @@ use gpu::launch::{Kernel, Typed};
 use gpu::reduce::{Sum, fast_add_depth, fast_chunk};
 use rayon::prelude::*;
 
-use super::{Family, Target, percent_target};
+use super::{About, Family, Run, Target, percent_target};
 use crate::measure::{Rate, Record, Runs, Shape, Stage, bench, trial};
 use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
 
@@ -451,26 +451,16 @@ fn run_type<T: Element>(
 pub struct Reduce;
 
 impl Family for Reduce {
-    fn name(&self) -> &'static str {
-        "reduce"
-    }
-
-    fn size_meaning(&self) -> &'static str {
-        "n elements (f32, i32, and f64 for the one-pass kernel)"
-    }
-
-    fn default_sizes(&self) -> Vec<Shape> {
-        [1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28].map(Shape::n).into()
-    }
-
-    fn emulator_size(&self) -> Shape {
-        Shape::n(100_003)
-    }
-
-    fn method(&self) -> &'static str {
-        "exact for i32, within the derived rounding bound (gamma_h times the sum of magnitudes) for floats, \
+    fn about(&self) -> &'static About {
+        &About {
+            name: "reduce",
+            size_meaning: "n elements (f32, i32, and f64 for the one-pass kernel)",
+            default_sizes: &[1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28],
+            emulator_size: 100_003,
+            method: "exact for i32, within the derived rounding bound (gamma_h times the sum of magnitudes) for floats, \
          and bitwise equal over two runs; GB/s counts the bytes read, against a device-to-device copy \
-         counting bytes read and written"
+         counting bytes read and written",
+        }
     }
 
     fn check(&self, size: &Shape) -> Result<usize> {
@@ -482,14 +472,8 @@ impl Family for Reduce {
         Ok(2 * n * 8 + 64 * 1024)
     }
 
-    fn run(
-        &self,
-        gpu: &Gpu,
-        size: &Shape,
-        kernels: &[&'static Kernel],
-        runs: Option<Runs>,
-        progress: &dyn Fn(&str),
-    ) -> Result<Vec<Record>> {
+    fn run(&self, run: &Run) -> Result<Vec<Record>> {
+        let Run { gpu, size, runs, kernels, progress, .. } = *run;
         let mut records = run_type::<f32>(gpu, size, kernels, runs, progress)?;
         records.extend(run_type::<i32>(gpu, size, kernels, runs, progress)?);
         records.extend(run_type::<f64>(gpu, size, kernels, runs, progress)?);

@@ -7,7 +7,7 @@ use gpu::dev::{In, Out};
 use gpu::launch::{Kernel, Typed};
 use rayon::prelude::*;
 
-use super::{Family, Target, order_target, percent_target};
+use super::{About, Family, Run, Target, order_target, percent_target};
 use crate::measure::{Rate, Record, Runs, Shape, Stage, bench, data, trial};
 use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
 
@@ -284,26 +284,16 @@ struct State {
 pub struct Sgemm;
 
 impl Family for Sgemm {
-    fn name(&self) -> &'static str {
-        "sgemm"
-    }
-
-    fn size_meaning(&self) -> &'static str {
-        "m = n = k"
-    }
-
-    fn default_sizes(&self) -> Vec<Shape> {
-        [1024, 2048, 4096, 8192].map(Shape::n).into()
-    }
-
-    fn emulator_size(&self) -> Shape {
-        Shape::n(128)
-    }
-
-    fn method(&self) -> &'static str {
-        "against an f64 reference within a per-element bound (gamma_{k+2} times |alpha| |A||B| + |beta| |C|), \
+    fn about(&self) -> &'static About {
+        &About {
+            name: "sgemm",
+            size_meaning: "m = n = k",
+            default_sizes: &[1024, 2048, 4096, 8192],
+            emulator_size: 128,
+            method: "against an f64 reference within a per-element bound (gamma_{k+2} times |alpha| |A||B| + |beta| |C|), \
          with C poisoned for beta = 0 (every element written, C not read) and beta != 0 from random C; the \
-         peer is cuBLAS SGEMM in FP32 (TF32 off) in the same run"
+         peer is cuBLAS SGEMM in FP32 (TF32 off) in the same run",
+        }
     }
 
     fn check(&self, size: &Shape) -> Result<usize> {
@@ -317,14 +307,8 @@ impl Family for Sgemm {
     /// beta = -0.5`; each against the f64 reference on [`rows_to_check`].
     /// Timing: `alpha = 1, beta = 0`, median of CUDA events, with fewer runs
     /// for slow kernels (at least 3, about a second's worth).
-    fn run(
-        &self,
-        gpu: &Gpu,
-        size: &Shape,
-        kernels: &[&'static Kernel],
-        runs: Option<Runs>,
-        progress: &dyn Fn(&str),
-    ) -> Result<Vec<Record>> {
+    fn run(&self, run: &Run) -> Result<Vec<Record>> {
+        let Run { gpu, size, runs, kernels, progress, .. } = *run;
         let size_n = size.one("sgemm")?;
         let shape = Problem::square(size_n);
         let seed = 0x5eed;

@@ -5,8 +5,8 @@ use gpu::dev::{In, Out};
 use gpu::launch::{Kernel, Typed};
 use rayon::prelude::*;
 
-use super::{Family, Target, order_target, percent_target};
-use crate::measure::{Rate, Record, Runs, Shape, Stage, bench, data, trial, verify};
+use super::{About, Family, Run, Target, order_target, percent_target};
+use crate::measure::{Rate, Record, Shape, bench, data, trial, verify};
 use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
 
 /// What every transpose kernel takes: input, output, `nx`, `ny`.
@@ -111,25 +111,15 @@ pub fn run_once(
 }
 
 impl Family for Transpose {
-    fn name(&self) -> &'static str {
-        "transpose"
-    }
-
-    fn size_meaning(&self) -> &'static str {
-        "an n x n f32 matrix (NXxNY: NX columns, NY rows)"
-    }
-
-    fn default_sizes(&self) -> Vec<Shape> {
-        [1024, 2048, 4096, 8192].map(Shape::n).into()
-    }
-
-    fn emulator_size(&self) -> Shape {
-        Shape::n(128)
-    }
-
-    fn method(&self) -> &'static str {
-        "every element bit-exact against the host's transpose; the ceiling is a device-to-device copy, \
-         GB/s counting bytes read and written"
+    fn about(&self) -> &'static About {
+        &About {
+            name: "transpose",
+            size_meaning: "an n x n f32 matrix (NXxNY: NX columns, NY rows)",
+            default_sizes: &[1024, 2048, 4096, 8192],
+            emulator_size: 128,
+            method: "every element bit-exact against the host's transpose; the ceiling is a device-to-device copy, \
+         GB/s counting bytes read and written",
+        }
     }
 
     fn check(&self, size: &Shape) -> Result<usize> {
@@ -137,14 +127,8 @@ impl Family for Transpose {
         Ok(2 * 4 * check_shape(nx, ny)?)
     }
 
-    fn run(
-        &self,
-        gpu: &Gpu,
-        size: &Shape,
-        kernels: &[&'static Kernel],
-        runs: Option<Runs>,
-        progress: &dyn Fn(&str),
-    ) -> Result<Vec<Record>> {
+    fn run(&self, run: &Run) -> Result<Vec<Record>> {
+        let Run { gpu, size, runs, kernels, progress, .. } = *run;
         let (nx, ny) = size.pair("transpose")?;
         let n = check_shape(nx, ny)?;
         let host = data::uniform_f32(n, 0x5eed);
@@ -156,17 +140,8 @@ impl Family for Transpose {
         for kernel in kernels {
             progress(&format!("transpose {size}: {}", kernel.name));
             let k = typed(kernel)?;
-            let measured = trial(
-                gpu,
-                runs,
-                &mut output,
-                |output, stage| match stage {
-                    Stage::Prepare => gpu.poison(output),
-                    Stage::Restore => Ok(()),
-                    Stage::Run => launch(gpu, k, &input, output, nx, ny),
-                },
-                |output| verify::exact(kernel.name, &gpu.download(output).map_err(|e| e.to_string())?, &want),
-            )?;
+            let run = |output: &mut DeviceBuffer<f32>| launch(gpu, k, &input, output, nx, ny);
+            let measured = trial::of_output(gpu, runs, &mut output, run, |got| verify::exact(kernel.name, got, &want))?;
             let rate = Rate::Bandwidth { bytes: 2 * 4 * n, copy };
             records.push(Record::of_trial("transpose", kernel.name, "f32", size, &measured, rate));
         }

@@ -52,3 +52,25 @@ pub fn trial<S>(
     };
     Ok(Trial { verified, timing, analysis })
 }
+
+/// [`trial`] of a kernel with one output: poisoned before the verification
+/// run, downloaded for `check`, nothing to restore between timed runs.
+pub fn of_output<T: cudarc::driver::DeviceRepr + Default + Clone>(
+    gpu: &Gpu,
+    runs: Option<Runs>,
+    out: &mut crate::runtime::DeviceBuffer<T>,
+    mut launch: impl FnMut(&mut crate::runtime::DeviceBuffer<T>) -> Result<()>,
+    check: impl FnOnce(&[T]) -> std::result::Result<(), String>,
+) -> Result<Trial> {
+    trial(
+        gpu,
+        runs,
+        out,
+        |out, stage| match stage {
+            Stage::Prepare => gpu.poison(out),
+            Stage::Restore => Ok(()),
+            Stage::Run => launch(out),
+        },
+        |out| check(&gpu.download(out).map_err(|e| e.to_string())?),
+    )
+}

@@ -6,7 +6,7 @@ use gpu::launch::Kernel;
 use serde::{Deserialize, Serialize};
 
 use super::table::Table;
-use crate::families::Family;
+use crate::families::{Family, Run};
 use crate::measure::{Record, Runs, Shape};
 use crate::runtime::{Gpu, Result};
 
@@ -29,7 +29,8 @@ pub fn run(gpu: &Gpu, jobs: &[Job], runs: Option<Runs>, progress: &Progress) -> 
     let mut records = Vec::new();
     for job in jobs {
         for size in &job.sizes {
-            records.extend(job.family.run(gpu, size, &job.kernels, runs, progress.message)?);
+            let run = Run { gpu, size, kernels: &job.kernels, runs, progress: progress.message };
+            records.extend(job.family.run(&run)?);
             (progress.tick)();
         }
     }
@@ -44,7 +45,8 @@ pub fn emulate(jobs: &[Job], progress: &Progress) -> Result<Vec<Record>> {
     for job in jobs {
         let size = job.family.emulator_size();
         let message = |what: &str| (progress.message)(&format!("emulator: {what}"));
-        records.extend(job.family.run(&emulator, &size, &job.kernels, None, &message)?);
+        let run = Run { gpu: &emulator, size: &size, kernels: &job.kernels, runs: None, progress: &message };
+        records.extend(job.family.run(&run)?);
         (progress.tick)();
     }
     Ok(records)

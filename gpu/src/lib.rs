@@ -4,8 +4,8 @@
 //! - `nvptx64-nvidia-cuda`: the kernels themselves, compiled to PTX by the
 //!   host package's `build.rs` with rustc's own NVPTX backend;
 //! - the host: the same kernels, run by the CPU emulator (the `emu`
-//!   crate), with each kernel's registry entry and typed launcher
-//!   ([`launch`]).
+//!   crate), with each kernel's registry entry and typed launcher (their
+//!   types are the `gpu-launch` crate's, re-exported as [`launch`]).
 //!
 //! [`dev`] is the device layer (thread indices, barriers, shared memory,
 //! warp shuffles, checked and unchecked global memory, `cp.async`). Each
@@ -42,8 +42,10 @@ extern crate std;
 pub use gpu_macros::kernel;
 
 pub mod dev;
+/// The registry and the types of typed launches (host builds only; the
+/// `gpu-launch` crate).
 #[cfg(not(target_arch = "nvptx64"))]
-pub mod launch;
+pub use gpu_launch as launch;
 
 pub mod lab;
 pub mod reduce;
@@ -55,7 +57,7 @@ pub mod transpose;
 #[doc(hidden)]
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod __private {
-    pub use inventory;
+    pub use gpu_launch::inventory;
 }
 
 /// A panic in a kernel (only a failed bounds check can cause one) traps:

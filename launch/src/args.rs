@@ -2,7 +2,6 @@
 //! runtime that launches.
 
 use std::marker::PhantomData;
-use std::vec::Vec;
 
 use super::{Dim3, Kernel};
 
@@ -110,7 +109,7 @@ macro_rules! signatures {
         impl<$($p: KernelParam),+> Signature for ($($p,)+) {
             type Host<'a, R: Launcher + ?Sized> = ($($p::Host<'a, R>,)+);
             fn args<R: Launcher + ?Sized>(host: &Self::Host<'_, R>) -> Vec<Arg> {
-                std::vec![$($p::arg::<R>(&host.$i)),+]
+                vec![$($p::arg::<R>(&host.$i)),+]
             }
         }
     )*};

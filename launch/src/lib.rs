@@ -1,4 +1,5 @@
-//! How kernels are launched, on the host side (host builds only).
+//! How the `gpu` crate's kernels are launched, on the host side. The
+//! `gpu` crate's host build re-exports this crate as `gpu::launch`.
 //!
 //! Each `#[kernel]` declaration registers a [`Kernel`]: its PTX name, its
 //! [`Launch`] description (block shape, shared memory, block tile, launch
@@ -14,6 +15,10 @@
 
 mod args;
 mod kernel;
+
+/// What generated code needs; not an API.
+#[doc(hidden)]
+pub use inventory;
 
 pub use args::{Arg, KernelParam, Launcher, Signature, Typed};
 pub use kernel::{Kernel, Param, Registered, registry};

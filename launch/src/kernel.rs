@@ -2,7 +2,6 @@
 //! `#[kernel]` declaration.
 
 use std::any::TypeId;
-use std::vec::Vec;
 
 use super::{Arg, Launch, Signature, Typed};
 
@@ -54,11 +53,11 @@ impl Kernel {
 
     /// The same kernel, launched through the signature `S`: `Err` says how
     /// the declared signature differs.
-    pub fn typed<S: Signature>(&'static self) -> Result<Typed<S>, std::string::String> {
+    pub fn typed<S: Signature>(&'static self) -> Result<Typed<S>, String> {
         if (self.signature)() == TypeId::of::<S>() {
             Ok(Typed::new(self))
         } else {
-            Err(std::format!(
+            Err(format!(
                 "kernel {} takes {}, not {}",
                 self.name,
                 self.signature_name,

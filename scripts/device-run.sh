@@ -2,7 +2,8 @@
 # Runs on the GPU machine, which has no Rust: the binaries built here are
 # carried in .device/ (scripts/device-build.sh puts them there).
 #   bash scripts/device-run.sh tests suite sanitize ncu sass
-# Writes under $OUT: results.json and plots/ (the suite), checks.txt (what
+# Writes under $OUT: results.json (the suite; its plots go into the logs, and
+# `kernel-lab report --plots` redraws them from the JSON), checks.txt (what
 # `kernel-lab report --checks` puts into BENCHMARKS.md), logs.tar.gz.
 set -uo pipefail
 D=.device
@@ -27,7 +28,7 @@ for section in "$@"; do
     $D/gpu-tests 2>&1 | tee "$LOGS/gpu-tests.log" | tee -a "$CHECKS" ;;
   suite)
     step "suite"
-    $D/kernel-lab --quiet --json "$OUT/results.json" --plots "$OUT/plots" 2>&1 | tee "$LOGS/suite.log" ;;
+    $D/kernel-lab --quiet --json "$OUT/results.json" --plots "$LOGS/plots" 2>&1 | tee "$LOGS/suite.log" ;;
   sanitize)
     step "compute-sanitizer"
     for tool in memcheck racecheck; do

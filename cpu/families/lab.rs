@@ -200,7 +200,7 @@ fn layout(
     let (d12, d16) = (gpu.upload(&aos12)?, gpu.upload(&aos16)?);
     let (dx, dy, dz) = (gpu.upload(&xs)?, gpu.upload(&ys)?, gpu.upload(&zs)?);
     let mut out = gpu.alloc::<f32>(n)?;
-    let grid = Dim3::x(n.div_ceil(BLOCK) as u32);
+    let grid = n.div_ceil(BLOCK) as u32;
     let rate = Rate::Bandwidth { bytes: 16 * n, copy };
     kernels
         .map(|kernel| {
@@ -241,7 +241,7 @@ fn sweeps(
         let input = data::uniform_f32(m * 32 + 32, 5);
         let dinput = gpu.upload(&input)?;
         let mut out = gpu.alloc::<f32>(m)?;
-        let grid = Dim3::x(m.div_ceil(BLOCK) as u32);
+        let grid = m.div_ceil(BLOCK) as u32;
         let rate = Rate::Bandwidth { bytes: 8 * m, copy };
         for &p in params {
             let check = |got: &[f32]| {

@@ -41,8 +41,8 @@ impl Family for Scale {
         let x = gpu.upload(&x)?;
         let mut y = gpu.alloc::<f32>(n)?;
         let (mut records, copy) = bench::copy_record(gpu, runs, "scale", "f32", size, &x, &mut y)?;
-        let grid = scale::KERNEL.launch.grid(n as u32, 1);
-        let launch = |y: &mut DeviceBuffer<f32>| scale::launch(gpu, grid, &x, y, A);
+        let blocks = scale::KERNEL.launch.blocks(n as u32);
+        let launch = |y: &mut DeviceBuffer<f32>| scale::launch(gpu, blocks, &x, y, A);
         let measured = trial::of_output(gpu, runs, &mut y, launch, |y| verify::exact("scale", y, &want))?;
         let rate = Rate::Bandwidth { bytes: 2 * 4 * n, copy };
         records.push(Record::of_trial("scale", "scale", "f32", size, &measured, rate));

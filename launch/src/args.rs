@@ -54,7 +54,8 @@ pub trait Launcher: 'static {
     ///
     /// # Safety
     /// `args` are the kernel's parameters in order, as its typed launcher
-    /// packs them, and they satisfy the kernel's contract.
+    /// packs them, and they satisfy the kernel's contract; a kernel with a
+    /// `DisjointSlice` parameter gets a 1-D grid.
     unsafe fn launch(&self, kernel: &'static Kernel, grid: Dim3, args: &[Arg]) -> Result<(), Self::Error>;
 }
 
@@ -163,7 +164,9 @@ impl<S: Signature> Typed<S> {
     ///
     /// # Safety
     /// As for the kernel's own typed launcher: when the kernel is
-    /// [`Kernel::unchecked`], its buffers must be as long as it requires.
+    /// [`Kernel::unchecked`], its buffers must be as long as it requires;
+    /// a kernel with a `DisjointSlice` parameter gets a 1-D grid (its typed
+    /// launcher takes the grid as one number for that reason).
     pub unsafe fn launch<R: Launcher + ?Sized>(
         &self,
         runtime: &R,

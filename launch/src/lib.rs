@@ -84,4 +84,9 @@ impl Launch {
     pub const fn grid(&self, cols: u32, rows: u32) -> Dim3 {
         Dim3::xy(cols.div_ceil(self.tile[0]), rows.div_ceil(self.tile[1]))
     }
+
+    /// The blocks of a 1-D grid that covers `n` elements with the tile.
+    pub const fn blocks(&self, n: u32) -> u32 {
+        n.div_ceil(self.tile[0])
+    }
 }

@@ -295,6 +295,32 @@ fn host_module(
          with its declared shared memory, on `runtime` (a GPU or the emulator)."
     );
     let host_args = quote!(#(#idents: <#tys as ::gpu::launch::KernelParam>::Host<'_, R>),*);
+    // A kernel with a `DisjointSlice` hands each thread its own element by
+    // its 1-D index: its block must be 1-D, and its launcher takes the grid
+    // as one number.
+    let disjoint = params.iter().any(|p| {
+        matches!(&p.ty, Type::Path(t) if t.path.segments.last().is_some_and(|s| s.ident == "DisjointSlice"))
+    });
+    let (grid_type, grid_value) = if disjoint {
+        (quote!(u32), quote!(::gpu::launch::Dim3::x(grid)))
+    } else {
+        (quote!(impl ::core::convert::Into<::gpu::launch::Dim3>), quote!(grid.into()))
+    };
+    let one_d = disjoint.then(|| {
+        let checks = instances.iter().map(|i| {
+            let alias = &i.alias;
+            quote! {
+                const _: () = {
+                    #alias
+                    assert!(
+                        (#by) as u32 == 1 && (#bz) as u32 == 1,
+                        "a kernel with a DisjointSlice parameter has a 1-D block: its threads' indices are 1-D"
+                    );
+                };
+            }
+        });
+        quote!(#(#checks)*)
+    });
     let pack = quote!([#(<#tys as ::gpu::launch::KernelParam>::arg::<R>(&#idents)),*]);
     let (registry, launcher) = if generic {
         let type_param = match &function.sig.generics.params[0] {
@@ -325,11 +351,11 @@ fn host_module(
                 #[allow(clippy::too_many_arguments)]
                 pub #unsafety fn launch<#type_param: Instance, R: ::gpu::launch::Launcher + ?Sized>(
                     runtime: &R,
-                    grid: impl ::core::convert::Into<::gpu::launch::Dim3>,
+                    grid: #grid_type,
                     #host_args
                 ) -> ::core::result::Result<(), R::Error> {
                     let args = #pack;
-                    unsafe { runtime.launch(&KERNELS[<#type_param as Instance>::INDEX], grid.into(), &args) }
+                    unsafe { runtime.launch(&KERNELS[<#type_param as Instance>::INDEX], #grid_value, &args) }
                 }
             },
         )
@@ -348,11 +374,11 @@ fn host_module(
                 #[allow(clippy::too_many_arguments)]
                 pub #unsafety fn launch<R: ::gpu::launch::Launcher + ?Sized>(
                     runtime: &R,
-                    grid: impl ::core::convert::Into<::gpu::launch::Dim3>,
+                    grid: #grid_type,
                     #host_args
                 ) -> ::core::result::Result<(), R::Error> {
                     let args = #pack;
-                    unsafe { runtime.launch(&KERNEL, grid.into(), &args) }
+                    unsafe { runtime.launch(&KERNEL, #grid_value, &args) }
                 }
             },
         )
@@ -367,6 +393,7 @@ fn host_module(
             #[allow(unused_imports)]
             use super::*;
             #registry
+            #one_d
             #(#submits)*
             #(#runs)*
             #launcher

@@ -16,8 +16,10 @@
 //! # Safety model
 //!
 //! What the types can promise, they do: a [`DisjointSlice`] hands each
-//! thread its own element, a [`Slice`] checks its bounds, so element-wise
-//! kernels are safe Rust and their typed launchers safe functions. What
+//! thread its own element (by a [`thread::ThreadIndex`], unique in the 1-D
+//! launches such a kernel is limited to), a [`Slice`] checks its bounds, so
+//! element-wise kernels are safe Rust and their typed launchers safe
+//! functions. What
 //! they cannot is `unsafe`, with the contract in the function's `# Safety`
 //! section: unchecked loads and stores through [`In`]/[`Out`] and shared
 //! memory (the index is in bounds, no other thread writes the word between

@@ -5,8 +5,8 @@
 //! returns `None` past the end. A [`DisjointSlice<T>`] is an output each
 //! thread writes only its own element of: [`DisjointSlice::get_mut`] takes
 //! a [`ThreadIndex`], which only [`crate::dev::thread::index`] makes and
-//! which differs for every thread of the launch, so no two threads can get
-//! the same element (the idea of NVIDIA cuda-oxide's `DisjointSlice`). The
+//! which differs for every thread of the (1-D) launch, so no two threads can
+//! get the same element (the idea of NVIDIA cuda-oxide's `DisjointSlice`). The
 //! host passes `&Buffer<T>` for a `Slice<T>` and `&mut Buffer<T>` for a
 //! `DisjointSlice<T>`, so no launch aliases an output.
 //!
@@ -14,6 +14,8 @@
 //! passes slices). A bounds check is one compare and branch; the load or
 //! store is the same `ld.global`/`st.global` as through an unchecked
 //! pointer.
+
+use core::ptr::NonNull;
 
 use super::thread::ThreadIndex;
 
@@ -26,7 +28,9 @@ pub struct Slice<T> {
 
 /// A device buffer each thread writes only its own element of.
 pub struct DisjointSlice<T> {
-    ptr: *mut T,
+    /// Never null (an empty buffer's is dangling), so that LLVM knows an
+    /// element's address is not either: `get_mut`'s `Option` costs no test.
+    ptr: NonNull<T>,
     len: usize,
 }
 
@@ -101,14 +105,18 @@ impl<T> DisjointSlice<T> {
         if i >= self.len {
             return None;
         }
-        let p = self.ptr.wrapping_add(i);
-        host_check(p, size_of::<T>(), true);
         // SAFETY: `i < len` in a buffer of `len` elements that the host
         // lent to this launch alone (`&mut`). No other thread gets element
-        // `i`: `ThreadIndex` values differ between threads. This thread
-        // cannot get it twice at once: the result borrows `self` mutably,
-        // and `DisjointSlice` is neither `Copy` nor `Clone`.
-        Some(unsafe { &mut *p })
+        // `i`: `ThreadIndex` values differ between the threads of a 1-D
+        // launch, and a kernel with a `DisjointSlice` is only launched 1-D
+        // (see `ThreadIndex`). This thread cannot get it twice at once: the
+        // result borrows `self` mutably, and `DisjointSlice` is neither
+        // `Copy` nor `Clone`.
+        unsafe {
+            let p = self.ptr.add(i);
+            host_check(p.as_ptr(), size_of::<T>(), true);
+            Some(&mut *p.as_ptr())
+        }
     }
 }
 
@@ -133,7 +141,7 @@ impl<T> SliceParam for Slice<T> {
 impl<T> SliceParam for DisjointSlice<T> {
     type Elem = T;
     unsafe fn from_raw_parts(ptr: *mut T, len: usize) -> Self {
-        DisjointSlice { ptr, len }
+        DisjointSlice { ptr: NonNull::new(ptr).unwrap_or(NonNull::dangling()), len }
     }
 }
 

@@ -68,10 +68,18 @@ pub fn thread_rank() -> u32 {
     (thread_idx_z() * block_dim_y() + thread_idx_y()) * block_dim_x() + thread_idx_x()
 }
 
-/// A thread's position in the whole launch, different for every thread of
-/// it. Only [`index`] makes one, from the hardware's registers: that is
-/// what lets [`crate::dev::DisjointSlice::get_mut`] give each thread its
-/// own element without `unsafe`.
+/// A thread's index in a 1-D launch, different for every thread of it. Only
+/// [`index`] makes one, from the hardware's registers: that is what lets
+/// [`crate::dev::DisjointSlice::get_mut`] give each thread its own element
+/// without `unsafe`.
+///
+/// Every launch of a kernel that has a `DisjointSlice` parameter is 1-D:
+/// `#[kernel]` rejects a block with `y` or `z` above 1 for it, its typed
+/// launcher takes the grid as one number, and the raw launches
+/// (`Typed::launch`, `Launcher::launch`) are `unsafe` with a 1-D grid in
+/// their contract. A kernel without one can make `ThreadIndex` values but
+/// has nothing to use them on: a `DisjointSlice` exists only as a kernel
+/// parameter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ThreadIndex(usize);
 
@@ -83,17 +91,11 @@ impl ThreadIndex {
     }
 }
 
-/// This thread's [`ThreadIndex`]: its block's linear index in the grid (x
-/// fastest) times the threads per block, plus its [`thread_rank`]. Every
-/// thread of the launch gets a different one, whatever the grid and block
-/// shapes; in a 1-D launch it equals [`index_1d`].
+/// This thread's [`ThreadIndex`]: [`index_1d`], `blockIdx.x * blockDim.x
+/// + threadIdx.x`, three special-register reads and one multiply-add.
 #[inline(always)]
 pub fn index() -> ThreadIndex {
-    let block = (block_idx_z() as usize * grid_dim_y() as usize + block_idx_y() as usize)
-        * grid_dim_x() as usize
-        + block_idx_x() as usize;
-    let threads = block_dim_x() as usize * block_dim_y() as usize * block_dim_z() as usize;
-    ThreadIndex(block * threads + thread_rank() as usize)
+    ThreadIndex(index_1d())
 }
 
 /// `__syncthreads()`: waits until every thread of the block has reached this

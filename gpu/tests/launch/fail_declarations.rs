@@ -1,4 +1,4 @@
-use gpu::dev::{Out, Slice};
+use gpu::dev::{DisjointSlice, Out, Slice};
 use gpu::kernel;
 
 // No block shape.
@@ -26,5 +26,10 @@ pub unsafe fn unsafe_kernel(x: Slice<f32>) {}
 pub fn returns(x: Slice<f32>) -> f32 {
     0.0
 }
+
+// A disjoint output hands out elements by a 1-D index: a 2-D block would
+// give two threads one element.
+#[kernel(block = [32, 8])]
+pub fn two_dimensional(y: DisjointSlice<f32>) {}
 
 fn main() {}

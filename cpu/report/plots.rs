@@ -163,8 +163,9 @@ fn bars(path: &Path, plot: &Plot, kernels: &[String]) -> Result<bool> {
         .x_desc(&plot.y_label)
         .y_labels(kernels.len())
         .y_label_formatter(&|y| {
-            let i = y.round();
-            if (y - i).abs() < 1e-6 && i >= 0.0 {
+            // The first category at the top: it sits at n - 1.
+            let i = (n - 1.0 - y).round();
+            if (n - 1.0 - y - i).abs() < 1e-6 && i >= 0.0 {
                 kernels.get(i as usize).cloned().unwrap_or_default()
             } else {
                 String::new()
@@ -179,7 +180,8 @@ fn bars(path: &Path, plot: &Plot, kernels: &[String]) -> Result<bool> {
         let offset = -0.4 + width * s as f64;
         chart
             .draw_series(series.points.iter().map(|&(i, v)| {
-                Rectangle::new([(0.0, i + offset), (v, i + offset + width * 0.9)], color.filled())
+                let y = n - 1.0 - i;
+                Rectangle::new([(0.0, y - offset), (v, y - offset - width * 0.9)], color.filled())
             }))
             .map_err(|e| fail(path, &e))?
             .label(series.name.clone())

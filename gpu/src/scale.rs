@@ -7,8 +7,11 @@ use crate::kernel;
 /// `y[i] = a x[i]`, one thread per element. A warp reads 32 consecutive
 /// `f32` and writes 32 (128 bytes each way, 4 sectors per request), so the
 /// kernel moves 8 bytes per element and its ceiling is the copy's
-/// bandwidth. No `unsafe`: `get` checks the bound, and `get_mut` gives each
-/// thread its own element of `y`.
+/// bandwidth. With one 4-byte load in flight per thread it keeps fewer
+/// bytes in flight than the copy does, so expect it below the copy
+/// (`transpose_fast` shows the cure: more elements per thread). No
+/// `unsafe`: `get` checks the bound, and `get_mut` gives each thread its
+/// own element of `y`.
 ///
 /// Measured: `BENCHMARKS.md`, rows `scale`.
 #[kernel(block = 256)]

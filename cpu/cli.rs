@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, FromArgMatches, Parser, Subcommand};
-use gpu::launch::Kernel;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::families::{self, FAMILIES, Family};
@@ -164,29 +163,17 @@ fn plan(families: &[&'static dyn Family], common: &Common) -> Result<Vec<Job>> {
         .map(|s| s.parse::<Shape>().map_err(Error::InvalidInput))
         .collect::<Result<_>>()?;
     let mut jobs = Vec::new();
-    for &family in families {
-        let mut kernels = if common.kernels.is_empty() {
-            family.kernels()
-        } else {
-            // With several families, a name need only be one family's.
-            match families::select(family, &common.kernels) {
-                Ok(k) => k,
-                Err(_) if families.len() > 1 => continue,
-                Err(e) => return Err(e),
-            }
-        };
-        kernels.retain(|k: &&'static Kernel| {
+    for (&family, mut kernels) in families.iter().zip(families::select(families, &common.kernels)?) {
+        kernels.retain(|k| {
             common.types.is_empty() || k.instance.is_none_or(|t| common.types.iter().any(|w| w == t))
         });
-        let sizes = if common.sizes.is_empty() { family.default_sizes() } else { given.clone() };
-        for size in &sizes {
-            family.check(size)?;
+        if kernels.is_empty() && !common.kernels.is_empty() {
+            // The names chosen are other families'.
+            continue;
         }
-        jobs.push(Job { family, sizes, kernels });
-    }
-    if !common.kernels.is_empty() && jobs.is_empty() {
-        // No family knows any name: the first family's error lists its own.
-        families::select(families[0], &common.kernels)?;
+        let sizes = if common.sizes.is_empty() { family.default_sizes() } else { given.clone() };
+        let needs = sizes.iter().map(|size| family.check(size)).collect::<Result<Vec<_>>>()?;
+        jobs.push(Job { family, sizes, kernels, needs: needs.into_iter().max().unwrap_or(0) });
     }
     let instances: Vec<&str> =
         jobs.iter().flat_map(|j| j.family.kernels()).filter_map(|k| k.instance).collect();
@@ -220,9 +207,7 @@ fn run(families: &[&'static dyn Family], common: &Common) -> Result<bool> {
         Err(e) => return Err(e),
     };
     for job in &jobs {
-        for size in &job.sizes {
-            gpu.check_fits(job.family.check(size)?)?;
-        }
+        gpu.check_fits(job.needs)?;
     }
     println!("{}", device_line(&gpu));
     let bar = progress_bar(jobs.iter().map(|j| j.sizes.len() + 1).sum(), common.quiet);

@@ -208,3 +208,19 @@ fn report_rejects_a_file_that_is_not_a_run() {
     assert!(line.contains("is not a kernel-lab --json file"), "{line}");
     assert!(!dir.join("out.md").exists());
 }
+
+/// In the main job each family takes the names it knows: `fast` is
+/// transpose's (and the reduction's) and `scale` the example family's.
+#[test]
+fn kernel_names_select_across_families() {
+    if has_gpu() {
+        eprintln!("skipped: this machine has a GPU");
+        return;
+    }
+    let out = run(MAIN, &["--quiet", "--only", "transpose,sgemm,scale", "--kernels", "fast,scale"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let rows: Vec<&str> = stdout.lines().filter(|l| l.contains(" yes ")).collect();
+    assert_eq!(rows.len(), 2, "{stdout}");
+    assert!(rows[0].contains("transpose_fast") && rows[1].contains("scale"), "{stdout}");
+}

@@ -10,7 +10,7 @@
 
 use gpu::dev::{In, Out};
 use gpu::lab::{self, BANK_READS, BLOCK};
-use gpu::launch::{Dim3, Kernel, Typed};
+use gpu::launch::{Kernel, Typed};
 
 use super::{About, Family, Run, Plot, Series};
 use crate::measure::{Rate, Record, Runs, Shape, bench, data, trial, verify};
@@ -286,6 +286,34 @@ fn bank_pattern(name: &str) -> Option<(usize, usize, Pattern)> {
 /// What every bank kernel takes: the tiles' input and one output per lane.
 type BankSignature<T> = (In<T>, Out<T>);
 
+/// An element type of the bank study: the host sums a lane's reads in it,
+/// in the kernel's order, so the sums compare bit for bit.
+trait Lane: verify::Exact + cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits + Default + 'static {
+    const BYTES: usize;
+    fn of(x: f32) -> Self;
+    fn add(self, other: Self) -> Self;
+}
+
+impl Lane for f32 {
+    const BYTES: usize = 4;
+    fn of(x: f32) -> Self {
+        x
+    }
+    fn add(self, other: Self) -> Self {
+        self + other
+    }
+}
+
+impl Lane for f64 {
+    const BYTES: usize = 8;
+    fn of(x: f32) -> Self {
+        x as f64
+    }
+    fn add(self, other: Self) -> Self {
+        self + other
+    }
+}
+
 /// The bank study: each kernel's per-lane sums against the host's, in the
 /// kernel's order and type.
 fn banks(
@@ -296,53 +324,47 @@ fn banks(
     runs: Option<Runs>,
     copy: Option<f64>,
 ) -> Result<Vec<Record>> {
-    let grid = Dim3::x(tiles as u32);
-    let reads = 32 * BANK_READS * tiles;
-    let mut records = Vec::new();
-    for kernel in kernels {
+    kernels
+        .map(|kernel| {
+            let study = Bank { gpu, size, tiles, kernel, runs, copy };
+            if kernel.name.contains("f64") { study.run::<f64>() } else { study.run::<f32>() }
+        })
+        .collect()
+}
+
+/// One kernel of the bank study.
+struct Bank<'a> {
+    gpu: &'a Gpu,
+    size: &'a Shape,
+    tiles: usize,
+    kernel: &'static Kernel,
+    runs: Option<Runs>,
+    copy: Option<f64>,
+}
+
+impl Bank<'_> {
+    fn run<T: Lane>(&self) -> Result<Record> {
+        let Bank { gpu, size, tiles, kernel, runs, copy } = *self;
         let (rows, lanes, at) = bank_pattern(kernel.name).ok_or_else(|| unknown(kernel))?;
         let input = data::uniform_f32(tiles * rows * rows, 8);
         // What lane `l` of tile `t` sums: its reads, in the kernel's order.
-        let value = |t: usize, l: usize, r: usize| {
-            let (row, col) = at(l, r);
-            input[t * rows * rows + row * rows + col]
-        };
-        let lane_sums = |sum: &dyn Fn(usize, usize) -> f64| -> Vec<f64> {
-            (0..tiles)
-                .flat_map(|t| (0..32).map(move |l| (t, l)))
-                .map(|(t, l)| if l < lanes { sum(t, l) } else { 0.0 })
-                .collect()
-        };
-        let record = if kernel.name.contains("f64") {
-            let k: Typed<BankSignature<f64>> = kernel.typed().map_err(Error::InvalidInput)?;
-            let din = gpu.upload(&input.iter().map(|&x| x as f64).collect::<Vec<_>>())?;
-            let want = lane_sums(&|t, l| (0..BANK_READS).fold(0.0f64, |acc, r| acc + value(t, l, r) as f64));
-            let mut out = gpu.alloc::<f64>(32 * tiles)?;
-            // SAFETY: `din` holds rows x rows elements per tile and `out` 32
-            // per tile, for a grid of `tiles` blocks: the bank kernels' contract.
-            let launch = |out: &mut DeviceBuffer<f64>| unsafe { k.launch(gpu, grid, (&din, out)) };
-            let rate = Rate::Bandwidth { bytes: 8 * reads, copy };
-            variant(gpu, runs, kernel, size, rate, &mut out, launch, |got| {
-                verify::exact_f64(kernel.name, got, &want)
-            })?
-        } else {
-            let k: Typed<BankSignature<f32>> = kernel.typed().map_err(Error::InvalidInput)?;
-            let din = gpu.upload(&input)?;
-            let want: Vec<f32> =
-                lane_sums(&|t, l| (0..BANK_READS).fold(0.0f32, |acc, r| acc + value(t, l, r)) as f64)
-                    .into_iter()
-                    .map(|x| x as f32)
-                    .collect();
-            let mut out = gpu.alloc::<f32>(32 * tiles)?;
-            // SAFETY: `din` holds rows x rows elements per tile and `out` 32
-            // per tile, for a grid of `tiles` blocks: the bank kernels' contract.
-            let launch = |out: &mut DeviceBuffer<f32>| unsafe { k.launch(gpu, grid, (&din, out)) };
-            let rate = Rate::Bandwidth { bytes: 4 * reads, copy };
-            variant(gpu, runs, kernel, size, rate, &mut out, launch, |got| {
-                verify::exact(kernel.name, got, &want)
-            })?
-        };
-        records.push(record);
+        let want: Vec<T> = (0..tiles)
+            .flat_map(|t| (0..32).map(move |l| (t, l)))
+            .map(|(t, l)| {
+                let read = |r| {
+                    let (row, col) = at(l, r);
+                    T::of(input[t * rows * rows + row * rows + col])
+                };
+                if l < lanes { (0..BANK_READS).fold(T::default(), |acc, r| acc.add(read(r))) } else { T::default() }
+            })
+            .collect();
+        let k: Typed<BankSignature<T>> = kernel.typed().map_err(Error::InvalidInput)?;
+        let din = gpu.upload(&input.iter().map(|&x| T::of(x)).collect::<Vec<_>>())?;
+        let mut out = gpu.alloc::<T>(32 * tiles)?;
+        // SAFETY: `din` holds rows x rows elements per tile and `out` 32 per
+        // tile, for a grid of `tiles` blocks: the bank kernels' contract.
+        let launch = |out: &mut DeviceBuffer<T>| unsafe { k.launch(gpu, tiles as u32, (&din, out)) };
+        let rate = Rate::Bandwidth { bytes: T::BYTES * 32 * BANK_READS * tiles, copy };
+        variant(gpu, runs, kernel, size, rate, &mut out, launch, |got| verify::exact(kernel.name, got, &want))
     }
-    Ok(records)
 }

@@ -255,38 +255,54 @@ pub fn order_target(
     })
 }
 
-/// The kernels of `family` that `names` select: every kernel whose PTX
-/// name or function is a name given, with or without the family's prefix
-/// (`fast`, `transpose_fast`; `reduce_fast` selects all its instances).
-/// All when `names` is empty; an unknown name is an error listing them.
-pub fn select(family: &dyn Family, names: &[String]) -> Result<Vec<&'static Kernel>> {
-    let all = family.kernels();
-    if names.is_empty() {
-        return Ok(all);
-    }
-    let prefix = format!("{}_", family.name());
-    let short = |s: &'static str| s.strip_prefix(prefix.as_str()).unwrap_or(s);
-    let mut chosen: Vec<&'static Kernel> = Vec::new();
-    for name in names {
-        let matching: Vec<&'static Kernel> = all
-            .iter()
-            .copied()
-            .filter(|k| [k.name, k.function, short(k.name), short(k.function)].contains(&name.as_str()))
-            .collect();
-        if matching.is_empty() {
-            let mut accepted: Vec<&str> = all.iter().map(|k| short(k.function)).collect();
-            accepted.dedup();
-            return Err(crate::runtime::Error::InvalidInput(format!(
-                "unknown {} kernel '{name}'; accepted: {}",
-                family.name(),
-                accepted.join(", ")
-            )));
+/// The kernels of each of `families` that `names` select: every kernel
+/// whose PTX name or function is a name given, with or without its
+/// family's prefix (`fast`, `transpose_fast`; `reduce_fast` selects all its
+/// instances). All of a family's kernels when `names` is empty. Every name
+/// must select a kernel of some family; an unknown one is an error listing
+/// the names each family accepts.
+pub fn select(families: &[&dyn Family], names: &[String]) -> Result<Vec<Vec<&'static Kernel>>> {
+    // A family's kernel names without its prefix (`fast` for `transpose_fast`).
+    let short = |family: &dyn Family, name: &'static str| -> &'static str {
+        name.strip_prefix(family.name()).and_then(|rest| rest.strip_prefix('_')).unwrap_or(name)
+    };
+    let mut used = vec![false; names.len()];
+    let mut chosen = Vec::new();
+    for &family in families {
+        let all = family.kernels();
+        if names.is_empty() {
+            chosen.push(all);
+            continue;
         }
-        for k in matching {
-            if !chosen.contains(&k) {
-                chosen.push(k);
+        // In the order the names are given, each kernel once.
+        let mut kernels: Vec<&'static Kernel> = Vec::new();
+        for (i, name) in names.iter().enumerate() {
+            for k in &all {
+                let forms = [k.name, k.function, short(family, k.name), short(family, k.function)];
+                if forms.contains(&name.as_str()) {
+                    used[i] = true;
+                    if !kernels.contains(k) {
+                        kernels.push(k);
+                    }
+                }
             }
         }
+        chosen.push(kernels);
     }
-    Ok(chosen)
+    let Some(unknown) = names.iter().zip(&used).find(|(_, used)| !**used).map(|(n, _)| n) else {
+        return Ok(chosen);
+    };
+    let accepted = |family: &dyn Family| {
+        let mut functions: Vec<&str> = family.kernels().iter().map(|k| short(family, k.function)).collect();
+        functions.dedup();
+        functions.join(", ")
+    };
+    let message = match families {
+        [family] => format!("unknown {} kernel '{unknown}'; accepted: {}", family.name(), accepted(*family)),
+        _ => format!(
+            "unknown kernel '{unknown}'; accepted: {}",
+            families.iter().map(|f| format!("{}: {}", f.name(), accepted(*f))).collect::<Vec<_>>().join("; ")
+        ),
+    };
+    Err(crate::runtime::Error::InvalidInput(message))
 }

@@ -3,35 +3,39 @@
 
 use rayon::prelude::*;
 
-/// Bit-exact comparison of two `f32` arrays.
-pub fn exact(name: &str, got: &[f32], want: &[f32]) -> Result<(), String> {
-    exact_by(name, got, want, |x| x.to_bits() as u64)
+/// An element type compared bit for bit (`-0.0` is not `0.0`, and a NaN
+/// left by the poison is never a result).
+pub trait Exact: Copy + Sync + std::fmt::Display {
+    fn bits(self) -> u64;
 }
 
-/// Bit-exact comparison of two `f64` arrays.
-pub fn exact_f64(name: &str, got: &[f64], want: &[f64]) -> Result<(), String> {
-    exact_by(name, got, want, f64::to_bits)
+impl Exact for f32 {
+    fn bits(self) -> u64 {
+        self.to_bits() as u64
+    }
 }
 
-fn exact_by<T: Copy + Sync + std::fmt::Display>(
-    name: &str,
-    got: &[T],
-    want: &[T],
-    bits: impl Fn(T) -> u64 + Sync,
-) -> Result<(), String> {
+impl Exact for f64 {
+    fn bits(self) -> u64 {
+        self.to_bits()
+    }
+}
+
+/// Bit-exact comparison of two arrays.
+pub fn exact<T: Exact>(name: &str, got: &[T], want: &[T]) -> Result<(), String> {
     if got.len() != want.len() {
         return Err(format!("{name}: {} elements, expected {}", got.len(), want.len()));
     }
-    let bad = got.par_iter().zip(want).filter(|(g, w)| bits(**g) != bits(**w)).count();
+    let bad = got.par_iter().zip(want).filter(|(g, w)| g.bits() != w.bits()).count();
     if bad == 0 {
         return Ok(());
     }
-    let first = got.iter().zip(want).position(|(g, w)| bits(*g) != bits(*w)).unwrap();
+    let first = got.iter().zip(want).position(|(g, w)| g.bits() != w.bits()).unwrap();
     Err(format!(
         "{name}: {bad} of {} elements differ, first at {first}: got {} (bits {:#x}), expected {}",
         got.len(),
         got[first],
-        bits(got[first]),
+        got[first].bits(),
         want[first]
     ))
 }

@@ -15,6 +15,8 @@ pub struct Job {
     pub family: &'static dyn Family,
     pub sizes: Vec<Shape>,
     pub kernels: Vec<&'static Kernel>,
+    /// Bytes of device memory its largest size needs.
+    pub needs: usize,
 }
 
 /// How the suite reports progress: a message for the step under way, and

@@ -416,16 +416,6 @@ impl Gpu {
     }
 }
 
-/// A kernel parameter as the driver takes it: `Arg::Slice` is two.
-enum Word {
-    U32(u32),
-    I32(i32),
-    U64(u64),
-    I64(i64),
-    F32(f32),
-    F64(f64),
-}
-
 impl Launcher for Gpu {
     type Buffer<T: 'static> = DeviceBuffer<T>;
     type Error = Error;
@@ -446,28 +436,27 @@ impl Launcher for Gpu {
                     block_dim: (launch.block.x, launch.block.y, launch.block.z),
                     shared_mem_bytes: launch.shared_bytes,
                 };
-                let words: Vec<Word> = args
-                    .iter()
-                    .flat_map(|arg| match *arg {
-                        Arg::Ptr { addr, .. } => vec![Word::U64(addr)],
-                        Arg::Slice { addr, len, .. } => vec![Word::U64(addr), Word::U64(len)],
-                        Arg::U32(v) => vec![Word::U32(v)],
-                        Arg::I32(v) => vec![Word::I32(v)],
-                        Arg::U64(v) => vec![Word::U64(v)],
-                        Arg::I64(v) => vec![Word::I64(v)],
-                        Arg::F32(v) => vec![Word::F32(v)],
-                        Arg::F64(v) => vec![Word::F64(v)],
-                    })
-                    .collect();
+                // The parameters as the driver takes them: a buffer is its
+                // address, a slice its address and then its length. (One
+                // allocation: `builder` keeps references into it.)
+                let mut words: Vec<Arg> = Vec::with_capacity(2 * args.len());
+                for arg in args {
+                    match *arg {
+                        Arg::Ptr { addr, .. } => words.push(Arg::U64(addr)),
+                        Arg::Slice { addr, len, .. } => words.extend([Arg::U64(addr), Arg::U64(len)]),
+                        scalar => words.push(scalar),
+                    }
+                }
                 let mut builder = c.stream.launch_builder(&function);
                 for word in &words {
                     match word {
-                        Word::U32(v) => builder.arg(v),
-                        Word::I32(v) => builder.arg(v),
-                        Word::U64(v) => builder.arg(v),
-                        Word::I64(v) => builder.arg(v),
-                        Word::F32(v) => builder.arg(v),
-                        Word::F64(v) => builder.arg(v),
+                        Arg::U32(v) => builder.arg(v),
+                        Arg::I32(v) => builder.arg(v),
+                        Arg::U64(v) => builder.arg(v),
+                        Arg::I64(v) => builder.arg(v),
+                        Arg::F32(v) => builder.arg(v),
+                        Arg::F64(v) => builder.arg(v),
+                        Arg::Ptr { .. } | Arg::Slice { .. } => unreachable!("expanded above"),
                     };
                 }
                 // SAFETY: the caller's contract: `args` are the kernel's

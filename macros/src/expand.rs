@@ -123,7 +123,7 @@ fn entry(args: &KernelArgs, name: &Ident, params: &[Param], instance: &Instance)
     let mut call = Vec::new();
     for Param { ident, ty, kind } in params {
         match kind {
-            Kind::Slice => {
+            Kind::Slice { .. } => {
                 let (ptr, len) = (format_ident!("{ident}__ptr"), format_ident!("{ident}__len"));
                 inputs.push(quote!(#ptr: *mut <#ty as ::gpu::dev::SliceParam>::Elem, #len: usize));
                 rebuild.push(quote! {
@@ -298,9 +298,7 @@ fn host_module(
     // A kernel with a `DisjointSlice` hands each thread its own element by
     // its 1-D index: its block must be 1-D, and its launcher takes the grid
     // as one number.
-    let disjoint = params.iter().any(|p| {
-        matches!(&p.ty, Type::Path(t) if t.path.segments.last().is_some_and(|s| s.ident == "DisjointSlice"))
-    });
+    let disjoint = params.iter().any(|p| p.kind == Kind::Slice { disjoint: true });
     let (grid_type, grid_value) = if disjoint {
         (quote!(u32), quote!(::gpu::launch::Dim3::x(grid)))
     } else {
@@ -322,7 +320,9 @@ fn host_module(
         quote!(#(#checks)*)
     });
     let pack = quote!([#(<#tys as ::gpu::launch::KernelParam>::arg::<R>(&#idents)),*]);
-    let (registry, launcher) = if generic {
+    // A generic kernel's launcher picks the instance from its type
+    // parameter; a plain one launches its one entry.
+    let (registry, generics, entry_ref) = if generic {
         let type_param = match &function.sig.generics.params[0] {
             GenericParam::Type(t) => t.ident.clone(),
             _ => unreachable!("checked in `instances`"),
@@ -345,19 +345,8 @@ fn host_module(
                 }
                 #(#impls)*
             },
-            quote! {
-                #[doc = #launch_doc]
-                #safety_doc
-                #[allow(clippy::too_many_arguments)]
-                pub #unsafety fn launch<#type_param: Instance, R: ::gpu::launch::Launcher + ?Sized>(
-                    runtime: &R,
-                    grid: #grid_type,
-                    #host_args
-                ) -> ::core::result::Result<(), R::Error> {
-                    let args = #pack;
-                    unsafe { runtime.launch(&KERNELS[<#type_param as Instance>::INDEX], #grid_value, &args) }
-                }
-            },
+            quote!(#type_param: Instance,),
+            quote!(&KERNELS[<#type_param as Instance>::INDEX]),
         )
     } else {
         let value = &values[0];
@@ -368,20 +357,22 @@ fn host_module(
                 /// The kernel's parameter types, in order.
                 pub type Signature = (#(#tys,)*);
             },
-            quote! {
-                #[doc = #launch_doc]
-                #safety_doc
-                #[allow(clippy::too_many_arguments)]
-                pub #unsafety fn launch<R: ::gpu::launch::Launcher + ?Sized>(
-                    runtime: &R,
-                    grid: #grid_type,
-                    #host_args
-                ) -> ::core::result::Result<(), R::Error> {
-                    let args = #pack;
-                    unsafe { runtime.launch(&KERNEL, #grid_value, &args) }
-                }
-            },
+            TokenStream::new(),
+            quote!(&KERNEL),
         )
+    };
+    let launcher = quote! {
+        #[doc = #launch_doc]
+        #safety_doc
+        #[allow(clippy::too_many_arguments)]
+        pub #unsafety fn launch<#generics R: ::gpu::launch::Launcher + ?Sized>(
+            runtime: &R,
+            grid: #grid_type,
+            #host_args
+        ) -> ::core::result::Result<(), R::Error> {
+            let args = #pack;
+            unsafe { runtime.launch(#entry_ref, #grid_value, &args) }
+        }
     };
     let module_doc = format!(
         "The launch of [`{name_str}`](fn@super::{name_str}): registry entry, signature, typed launcher."

@@ -12,7 +12,8 @@ pub enum Kind {
     Pointer,
     /// `Slice<T>`, `DisjointSlice<T>`: address and length, two PTX
     /// parameters (as rust-cuda passes slices); accesses are checked.
-    Slice,
+    /// `disjoint`: each thread writes its own element, by a 1-D index.
+    Slice { disjoint: bool },
     /// Anything else: passed by value (the `KernelParam` bound says which
     /// types may be).
     Value,
@@ -46,7 +47,8 @@ pub fn params(sig: &Signature) -> syn::Result<Vec<Param>> {
                 Type::Path(path) if path.qself.is_none() => {
                     match path.path.segments.last().map(|s| s.ident.to_string()).as_deref() {
                         Some("In" | "Out") => Kind::Pointer,
-                        Some("Slice" | "DisjointSlice") => Kind::Slice,
+                        Some("Slice") => Kind::Slice { disjoint: false },
+                        Some("DisjointSlice") => Kind::Slice { disjoint: true },
                         _ => Kind::Value,
                     }
                 }

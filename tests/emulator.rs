@@ -302,8 +302,8 @@ pub fn check_shuffle_deadlock(out: Out<f32>) {
     unsafe { out.store(t, v) };
 }
 
-/// Threads past the first 16 return before the barrier: CUDA lets the rest
-/// pass it. `out[t] = smem[15 - t]` for the first 16.
+/// Threads past the first 16 return before the barrier the first 16 wait
+/// at: a divergent barrier (GPUVerify's barrier under `tid < 16`).
 #[kernel(block = 64, shared = 64 * 4)]
 pub fn check_exited_threads(out: Out<f32>) {
     // SAFETY: 64 words of shared memory.
@@ -352,7 +352,8 @@ pub fn check_shuffles(out: Out<f32>) {
 }
 
 /// `cp.async` semantics: thread `t` copies `input[t]` into `smem[t]`;
-/// before its wait it still reads the old contents (`out[3 t]`), after it
+/// before its wait it still reads the old contents (`out[3 t]`: nothing
+/// the block wrote, read through the opt-out on purpose), after it
 /// the copy (`out[3 t + 1]`); a zero-filling copy gives 0.0 (`out[3 t + 2]`).
 #[kernel(block = 64, shared = 64 * 4)]
 pub fn check_async_copies(input: In<f32>, out: Out<f32>) {
@@ -363,7 +364,7 @@ pub fn check_async_copies(input: In<f32>, out: Out<f32>) {
         let t = thread_idx_x() as usize;
         smem.copy_async(0, t, input, t);
         commit_copies();
-        out.store(3 * t, smem.get(t));
+        out.store(3 * t, smem.get_maybe_uninit(t));
         wait_copies::<0>();
         out.store(3 * t + 1, smem.get(t));
         smem.copy_async_or_zero(0, t, input, t, false);
@@ -411,9 +412,19 @@ fn a_planted_race_is_reported_with_kernel_address_and_threads() {
     let mut out = zeros(&gpu, 64);
     // SAFETY: the emulator checks every access (the kernel is wrong on purpose).
     let e = emu_error(unsafe { check_race::launch(&gpu, 1, &mut out) });
-    assert!(matches!(e, EmuError::Race { ref kernel, .. } if kernel == "check_race"), "{e}");
+    let EmuError::Race(ref r) = e else { panic!("expected a race, got {e}") };
+    // Thread 0 runs first: it reads word 1 before thread 1 writes it.
+    assert_eq!((r.kernel.as_str(), r.space, r.hazard), ("check_race", "shared", "write after read"), "{e}");
+    assert_eq!(r.word, "the word at byte 4 of shared memory");
+    assert_eq!((r.first.thread, r.first.access), ([0, 0, 0], "read"));
+    assert_eq!((r.second.thread, r.second.access), ([1, 0, 0], "write"));
+    assert_eq!(r.first.site, format!("tests/emulator.rs:{}:25", line_of("        let next = smem.get(")));
+    assert_eq!(r.second.site, format!("tests/emulator.rs:{}:14", line_of("        smem.set(t, t as f32);")));
     let text = e.to_string();
-    assert!(text.contains("check_race") && text.contains("race") && text.contains("threads"), "{text}");
+    assert!(
+        text.contains(&r.first.site) && text.contains("no sync_threads or sync_warp orders them"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -447,14 +458,31 @@ fn divergent_barriers_and_deadlocks_are_errors_not_hangs() {
     assert!(matches!(e, EmuError::Deadlock { .. }), "{e}");
 }
 
+/// The CUDA programming guide: a barrier in conditional code must be
+/// reached by every thread of the block or by none. Threads that return
+/// first skip it; the report names the barrier and who skipped it.
 #[test]
-fn exited_threads_do_not_hold_the_barrier() {
+fn threads_that_exit_before_a_barrier_make_it_divergent() {
     let gpu = Gpu::emulator();
     let mut out = zeros(&gpu, 64);
     // SAFETY: 64 outputs for 64 threads.
-    unsafe { check_exited_threads::launch(&gpu, 1, &mut out) }.unwrap();
-    let want: Vec<f32> = (0..64).map(|t| if t < 16 { (15 - t) as f32 } else { 0.0 }).collect();
-    assert_eq!(gpu.download(&out).unwrap(), want);
+    let e = emu_error(unsafe { check_exited_threads::launch(&gpu, 1, &mut out) });
+    let text = e.to_string();
+    assert!(matches!(e, EmuError::DivergentBarrier { .. }), "{text}");
+    assert!(text.contains("threads 0..=15 wait") && text.contains("threads 16..=63 skipped"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "tests/emulator.rs:{}",
+            line_of("    sync_threads();\n    // SAFETY: in bounds, written")
+        )),
+        "{text}"
+    );
+}
+
+/// The line of this file where `needle` starts.
+fn line_of(needle: &str) -> usize {
+    let source = include_str!("emulator.rs");
+    source[..source.find(needle).expect("the needle is in this file")].lines().count() + 1
 }
 
 #[test]

@@ -466,7 +466,13 @@ impl Launcher for Gpu {
                 Ok(())
             }
             Backend::Emulator => {
-                let buffers: Vec<(usize, usize)> = args.iter().filter_map(Arg::buffer).collect();
+                let buffers: Vec<emu::Buffer> = args
+                    .iter()
+                    .zip(kernel.params)
+                    .filter_map(|(arg, param)| {
+                        arg.buffer().map(|(addr, bytes)| emu::Buffer { name: param.name, addr, bytes })
+                    })
+                    .collect();
                 let b = launch.block;
                 let spec = emu::Launch {
                     name: kernel.name,

@@ -19,12 +19,7 @@
 
 use std::collections::BTreeMap;
 
-/// Which memory an access is to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Space {
-    Shared,
-    Global,
-}
+use crate::runtime::Space;
 
 /// Totals for one kind of access (say, shared loads) over a launch.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -2,13 +2,17 @@
 //! calls.
 
 use std::cell::{Cell, RefCell};
-use std::fmt;
 use std::panic::Location;
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
 
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
-use super::analysis::{Analysis, Recorder, Space};
+use super::analysis::{Analysis, Recorder};
+use super::memory::{GlobalWords, Hazard, SharedWord, word_value};
+use super::order::{Access, Kind, Knowledge, Observer, Release, WarpSyncs};
+use super::report::{Actor, EmuError, Race, ranges};
 
 /// What to launch: the kernel's name (for error messages), its block and
 /// grid, the bytes of launch-sized shared memory per block, and the device
@@ -19,67 +23,75 @@ pub struct Launch<'a> {
     pub block: [u32; 3],
     pub grid: [u32; 3],
     pub shared_bytes: usize,
-    /// `(address, bytes)` of every buffer passed to the launch: the only
-    /// global memory the kernel may touch.
-    pub buffers: &'a [(usize, usize)],
+    /// Every buffer passed to the launch: the only global memory the
+    /// kernel may touch.
+    pub buffers: &'a [Buffer<'a>],
     /// Record accesses for the bank-conflict and coalescing analysis
-    /// (slower); races and bounds are always checked.
+    /// (slower); races, bounds and barriers are always checked.
     pub analyze: bool,
 }
 
-/// Why an emulated launch failed.
-#[derive(Clone, Debug, PartialEq)]
-pub enum EmuError {
-    BadLaunch(String),
-    OutOfBounds { kernel: String, block: [u32; 3], thread: [u32; 3], space: &'static str, detail: String },
-    Race { kernel: String, block: [u32; 3], byte_offset: usize, first: u32, second: u32, kind: &'static str },
-    DivergentBarrier { kernel: String, block: [u32; 3], sites: String },
-    Deadlock { kernel: String, block: [u32; 3], detail: String },
-    Panic { kernel: String, block: [u32; 3], thread: [u32; 3], message: String },
+/// A device buffer passed to a launch, named as the kernel's parameter.
+#[derive(Clone, Copy, Debug)]
+pub struct Buffer<'a> {
+    pub name: &'a str,
+    pub addr: usize,
+    pub bytes: usize,
 }
 
-impl fmt::Display for EmuError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+/// Which memory an access is to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Space {
+    Shared,
+    Global,
+}
+
+impl Space {
+    fn name(self) -> &'static str {
         match self {
-            EmuError::BadLaunch(m) => write!(f, "bad launch: {m}"),
-            EmuError::OutOfBounds { kernel, block, thread, space, detail } => {
-                write!(
-                    f,
-                    "{kernel}: block {block:?} thread {thread:?}: {space} access out of bounds: {detail}"
-                )
-            }
-            EmuError::Race { kernel, block, byte_offset, first, second, kind } => write!(
-                f,
-                "{kernel}: block {block:?}: shared-memory race ({kind}) on the word at byte {byte_offset} \
-                 between threads {first} and {second} with no barrier between"
-            ),
-            EmuError::DivergentBarrier { kernel, block, sites } => {
-                write!(f, "{kernel}: block {block:?}: threads wait at different barriers: {sites}")
-            }
-            EmuError::Deadlock { kernel, block, detail } => {
-                write!(f, "{kernel}: block {block:?}: deadlock: {detail}")
-            }
-            EmuError::Panic { kernel, block, thread, message } => {
-                write!(f, "{kernel}: block {block:?} thread {thread:?} panicked: {message}")
-            }
+            Space::Shared => "shared",
+            Space::Global => "global",
         }
     }
 }
 
-impl std::error::Error for EmuError {}
+/// What an access does.
+#[derive(Clone, Copy, Debug)]
+pub enum Op<'a> {
+    Read,
+    /// A read the kernel declares may see a word nobody wrote (no
+    /// uninitialized-read report).
+    ReadMaybeUninit,
+    /// A write of these bytes.
+    Write(&'a [u8]),
+    /// A write whose bytes the hook does not see (through a `&mut`).
+    WriteUnknown,
+    /// An atomic load (`write: false`), store or read-modify-write.
+    Atomic {
+        write: bool,
+        order: Ordering,
+    },
+}
 
 /// The shuffle a lane asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ShflOp {
     /// Lane `i` gets lane `i + delta` (its own past the warp).
     Down(u32),
+    /// Lane `i` gets lane `i - delta` (its own below lane 0).
+    Up(u32),
     /// Lane `i` gets lane `i ^ mask`.
     Xor(u32),
+    /// Every lane gets lane `src`.
+    Idx(u32),
 }
+
+type Site = &'static Location<'static>;
 
 /// Why a thread's coroutine handed control back.
 enum Event {
-    Barrier(&'static Location<'static>),
+    Barrier(Site),
+    WarpSync { mask: u32, site: Site },
     Shuffle { mask: u32, op: ShflOp, bits: u64 },
 }
 
@@ -94,6 +106,15 @@ struct ThreadCtx {
     /// `cp.async` copies issued and not yet landed: those since the last
     /// commit, then the committed groups, oldest first.
     copies: RefCell<AsyncCopies>,
+    /// Fences and atomics so far ([`Access::seq`]).
+    seq: Cell<u32>,
+    /// The release point of this thread's last fence.
+    last_fence: Cell<Option<Release>>,
+    /// What this thread has acquired (shared with its block after a
+    /// barrier).
+    knowledge: RefCell<Rc<Knowledge>>,
+    /// Learned by relaxed atomics, acquired at the next fence.
+    pending: RefCell<Knowledge>,
 }
 
 /// One `cp.async`: `len` bytes (source bytes, then zeros) for shared
@@ -102,6 +123,7 @@ struct PendingCopy {
     dst: usize,
     data: [u8; 16],
     len: usize,
+    site: Site,
 }
 
 #[derive(Default)]
@@ -116,32 +138,64 @@ impl AsyncCopies {
     }
 }
 
+/// What a launch remembers across its blocks.
+struct LaunchState {
+    global: RefCell<GlobalWords>,
+    /// What releases through each atomic word have published.
+    published: RefCell<std::collections::HashMap<usize, Knowledge>>,
+}
+
 /// One block being run.
 struct BlockCtx<'a> {
     kernel: &'a str,
     block: [u32; 3],
+    linear: u32,
     block_dim: [u32; 3],
     grid_dim: [u32; 3],
     shared: *mut u8,
     shared_len: usize,
-    buffers: Vec<(usize, usize)>,
-    /// Barrier epochs passed: accesses in different epochs never race.
+    buffers: &'a [Buffer<'a>],
+    /// Barriers passed: accesses in different epochs never race.
     epoch: Cell<u32>,
-    words: RefCell<Vec<WordState>>,
+    words: RefCell<Vec<SharedWord>>,
+    warps: RefCell<Vec<Option<Box<WarpSyncs>>>>,
+    /// The first read of a shared word nothing wrote, in this epoch.
+    uninitialized: RefCell<Option<EmuError>>,
+    launch: &'a LaunchState,
     recorder: Option<RefCell<Recorder>>,
 }
 
-/// Who touched a shared word in the current epoch.
-#[derive(Clone, Copy)]
-struct WordState {
-    epoch: u32,
-    writer: u32,
-    /// The first two different readers (enough to name a conflicting one).
-    reader: u32,
-    reader2: u32,
-}
+impl BlockCtx<'_> {
+    fn thread_index(&self, linear: u32) -> [u32; 3] {
+        let [bx, by, _] = self.block_dim;
+        [linear % bx, linear / bx % by, linear / (bx * by)]
+    }
 
-const NONE: u32 = u32::MAX;
+    fn block_index(&self, linear: u32) -> [u32; 3] {
+        let [gx, gy, _] = self.grid_dim;
+        [linear % gx, linear / gx % gy, linear / (gx * gy)]
+    }
+
+    fn actor(&self, a: &Access) -> Actor {
+        Actor {
+            block: self.block_index(a.block),
+            thread: self.thread_index(a.thread),
+            access: a.kind.name(),
+            site: a.site.to_string(),
+        }
+    }
+
+    /// The word at `addr`, named for a report.
+    fn word_name(&self, space: Space, addr: usize) -> String {
+        match space {
+            Space::Shared => format!("the word at byte {} of shared memory", addr - self.shared as usize),
+            Space::Global => match self.buffers.iter().find(|b| addr >= b.addr && addr < b.addr + b.bytes) {
+                Some(b) => format!("the word at byte {} of `{}`", addr - b.addr, b.name),
+                None => format!("the word at {addr:#x}"),
+            },
+        }
+    }
+}
 
 std::thread_local! {
     static BLOCK: Cell<*const BlockCtx<'static>> = const { Cell::new(std::ptr::null()) };
@@ -175,8 +229,13 @@ fn suspend(event: Event) -> u64 {
 }
 
 /// `__syncthreads()`.
-pub fn barrier(site: &'static Location<'static>) {
+pub fn barrier(site: Site) {
     suspend(Event::Barrier(site));
+}
+
+/// `__syncwarp(mask)`.
+pub fn warp_sync(mask: u32, site: Site) {
+    suspend(Event::WarpSync { mask, site });
 }
 
 /// A shuffle: returns the bits this lane receives.
@@ -189,40 +248,212 @@ pub fn shared_base() -> *mut u8 {
     block().shared
 }
 
-fn fail(space: &'static str, detail: String) -> ! {
+fn out_of_bounds(space: Space, detail: String, site: Site) -> ! {
     let (b, t) = (block(), thread());
     std::panic::panic_any(EmuError::OutOfBounds {
         kernel: b.kernel.to_string(),
         block: b.block,
         thread: t.idx,
-        space,
+        space: space.name(),
         detail,
+        site: site.to_string(),
     })
 }
 
-/// Checks and records a shared-memory access of `bytes` at `addr`.
-pub fn shared_access(addr: usize, bytes: usize, write: bool) {
-    check_shared(addr, bytes, write);
+fn check_bounds(space: Space, addr: usize, bytes: usize, site: Site) {
+    let b = block();
+    match space {
+        Space::Shared => {
+            let base = b.shared as usize;
+            if addr < base || addr + bytes > base + b.shared_len {
+                let start = addr as isize - base as isize;
+                out_of_bounds(
+                    space,
+                    format!(
+                        "bytes {start}..{} of a {}-byte launch-sized shared memory",
+                        start + bytes as isize,
+                        b.shared_len
+                    ),
+                    site,
+                );
+            }
+        }
+        Space::Global => {
+            if !b.buffers.iter().any(|x| addr >= x.addr && addr + bytes <= x.addr + x.bytes) {
+                let buffers = b
+                    .buffers
+                    .iter()
+                    .map(|x| format!("`{}` {:#x}..{:#x}", x.name, x.addr, x.addr + x.bytes))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                out_of_bounds(
+                    space,
+                    format!(
+                        "bytes {addr:#x}..{:#x} are in no buffer passed to the launch ({buffers})",
+                        addr + bytes
+                    ),
+                    site,
+                );
+            }
+        }
+    }
+}
+
+/// Checks, records and orders one access of `bytes` at `addr`: bounds,
+/// uninitialized shared reads, races; for atomics, the release and
+/// acquire they make.
+pub fn access(space: Space, addr: usize, bytes: usize, op: Op, site: Site) {
+    let kind = checked_access(space, addr, bytes, op, site);
+    if space == Space::Shared && kind.writes() {
+        mark_written(addr, bytes);
+    }
+    if let Op::Atomic { order, .. } = op {
+        atomic_order(addr, order);
+    }
+}
+
+/// [`access`] without its effects: bounds, analysis and word checks.
+fn checked_access(space: Space, addr: usize, bytes: usize, op: Op, site: Site) -> Kind {
+    check_bounds(space, addr, bytes, site);
     let (b, t) = (block(), thread());
-    if let Some(r) = &b.recorder {
-        let k = &t.counters[usize::from(write)];
-        r.borrow_mut().record(Space::Shared, write, t.linear, k.get(), addr, bytes);
+    let (kind, data) = match op {
+        Op::Read | Op::ReadMaybeUninit => (Kind::Read, None),
+        Op::Write(d) => (Kind::Write, Some(d)),
+        Op::WriteUnknown => (Kind::Write, None),
+        Op::Atomic { write, .. } => (Kind::Atomic { write }, None),
+    };
+    if let (Some(r), Kind::Read | Kind::Write) = (&b.recorder, kind) {
+        let write = kind == Kind::Write;
+        let k = &t.counters[2 * usize::from(space == Space::Global) + usize::from(write)];
+        r.borrow_mut().record(space, write, t.linear, k.get(), addr, bytes);
         k.set(k.get() + 1);
+    }
+    check_words(space, addr, bytes, kind, data, !matches!(op, Op::Read), site);
+    kind
+}
+
+/// Race (and, for shared reads, initialization) checks of every word an
+/// access touches.
+fn check_words(
+    space: Space,
+    addr: usize,
+    bytes: usize,
+    kind: Kind,
+    data: Option<&[u8]>,
+    may_be_uninit: bool,
+    site: Site,
+) {
+    let (b, t) = (block(), thread());
+    let me = Access {
+        block: b.linear,
+        thread: t.linear,
+        epoch: b.epoch.get(),
+        warp_gen: warp_generation(b, t.linear),
+        seq: t.seq.get(),
+        kind,
+        site,
+    };
+    let warps = b.warps.borrow();
+    let knowledge = t.knowledge.borrow();
+    let order = Observer { warps: &warps, knowledge: &knowledge };
+    for word in (addr & !3..addr + bytes).step_by(4) {
+        let value = data.and_then(|d| word_value(addr, d, word));
+        let result = match space {
+            Space::Shared => {
+                let mut words = b.words.borrow_mut();
+                let w = &mut words[(word - b.shared as usize) / 4];
+                // Reported when the epoch ends, unless a race on the word
+                // (a write the schedule ran later) is found first.
+                if kind == Kind::Read && !w.written && !may_be_uninit && b.uninitialized.borrow().is_none() {
+                    *b.uninitialized.borrow_mut() = Some(EmuError::Uninitialized {
+                        kernel: b.kernel.to_string(),
+                        block: b.block,
+                        thread: t.idx,
+                        word: b.word_name(space, word),
+                        site: site.to_string(),
+                    });
+                }
+                // A cp.async marks its words written when it lands.
+                w.log_at(me.epoch).access(me, value, &order)
+            }
+            Space::Global => b.launch.global.borrow_mut().entry(word).or_default().access(me, value, &order),
+        };
+        if let Err(Hazard { earlier, name }) = result {
+            std::panic::panic_any(EmuError::Race(Box::new(Race {
+                kernel: b.kernel.to_string(),
+                space: space.name(),
+                word: b.word_name(space, word),
+                hazard: name,
+                first: b.actor(&earlier),
+                second: b.actor(&me),
+            })));
+        }
+    }
+}
+
+/// Marks shared words written (a store, or a `cp.async` landing).
+fn mark_written(addr: usize, bytes: usize) {
+    let b = block();
+    let mut words = b.words.borrow_mut();
+    let base = b.shared as usize;
+    for word in (addr & !3..addr + bytes).step_by(4) {
+        words[(word - base) / 4].written = true;
+    }
+}
+
+fn warp_generation(b: &BlockCtx, thread: u32) -> u32 {
+    b.warps.borrow().get((thread / 32) as usize).and_then(Option::as_ref).map_or(0, |w| w.generation)
+}
+
+/// The release and acquire an atomic on `addr` makes.
+fn atomic_order(addr: usize, order: Ordering) {
+    let (b, t) = (block(), thread());
+    let releases = matches!(order, Ordering::Release | Ordering::AcqRel | Ordering::SeqCst);
+    let acquires = matches!(order, Ordering::Acquire | Ordering::AcqRel | Ordering::SeqCst);
+    let release =
+        if releases { Some(Release { epoch: b.epoch.get(), seq: t.seq.get() }) } else { t.last_fence.get() };
+    let mut published = b.launch.published.borrow_mut();
+    let slot = published.entry(addr).or_default();
+    if let Some(r) = release {
+        slot.insert(b.linear, t.linear, r);
+        slot.merge(&t.knowledge.borrow());
+    }
+    if !slot.is_empty() {
+        if acquires {
+            Rc::make_mut(&mut t.knowledge.borrow_mut()).merge(slot);
+        } else {
+            t.pending.borrow_mut().merge(slot);
+        }
+    }
+    t.seq.set(t.seq.get() + 1);
+}
+
+/// A fence (`__threadfence`): releases what came before it to this
+/// thread's later atomics, and acquires what its earlier relaxed atomics
+/// learned.
+pub fn fence() {
+    let (b, t) = (block(), thread());
+    t.last_fence.set(Some(Release { epoch: b.epoch.get(), seq: t.seq.get() }));
+    t.seq.set(t.seq.get() + 1);
+    let pending = std::mem::take(&mut *t.pending.borrow_mut());
+    if !pending.is_empty() {
+        Rc::make_mut(&mut t.knowledge.borrow_mut()).merge(&pending);
     }
 }
 
 /// `cp.async` of `size` bytes from global `src` (of which `src_bytes` are
 /// read, the rest zero) to shared `dst`: the global read and the bounds,
 /// race and bank checks happen now, the bytes land at [`copy_wait`].
-pub fn copy_async(dst: usize, src: usize, size: usize, src_bytes: usize) {
+pub fn copy_async(dst: usize, src: usize, size: usize, src_bytes: usize, site: Site) {
     let mut data = [0u8; 16];
     if src_bytes > 0 {
-        global_access(src, src_bytes, false);
-        // SAFETY: `global_access` checked that the bytes lie in a buffer of the launch.
+        checked_access(Space::Global, src, src_bytes, Op::Read, site);
+        // SAFETY: `access` checked that the bytes lie in a buffer of the launch.
         unsafe { std::ptr::copy_nonoverlapping(src as *const u8, data.as_mut_ptr(), src_bytes.min(size)) };
     }
-    shared_access(dst, size, true);
-    thread().copies.borrow_mut().open.push(PendingCopy { dst, data, len: size });
+    // Race-checked now; the words count as written when the copy lands.
+    checked_access(Space::Shared, dst, size, Op::Write(&data[..size]), site);
+    thread().copies.borrow_mut().open.push(PendingCopy { dst, data, len: size, site });
 }
 
 /// `cp.async.commit_group`.
@@ -246,90 +477,12 @@ pub fn copy_wait(n: usize) {
             copies.groups.pop_front().unwrap()
         };
         for c in group {
-            check_shared(c.dst, c.len, true);
+            check_bounds(Space::Shared, c.dst, c.len, c.site);
+            check_words(Space::Shared, c.dst, c.len, Kind::Write, Some(&c.data[..c.len]), true, c.site);
+            mark_written(c.dst, c.len);
             // SAFETY: checked to lie within the block's shared memory.
             unsafe { std::ptr::copy_nonoverlapping(c.data.as_ptr(), c.dst as *mut u8, c.len) };
         }
-    }
-}
-
-/// Bounds and race checks of a shared-memory access.
-fn check_shared(addr: usize, bytes: usize, write: bool) {
-    let b = block();
-    let base = b.shared as usize;
-    if addr < base || addr + bytes > base + b.shared_len {
-        fail(
-            "shared",
-            format!(
-                "bytes {}..{} of a {}-byte launch-sized shared memory",
-                addr as isize - base as isize,
-                addr as isize - base as isize + bytes as isize,
-                b.shared_len
-            ),
-        );
-    }
-    let offset = addr - base;
-    let t = thread();
-    let epoch = b.epoch.get();
-    let mut words = b.words.borrow_mut();
-    for w in offset / 4..(offset + bytes).div_ceil(4) {
-        let s = &mut words[w];
-        if s.epoch != epoch {
-            *s = WordState { epoch, writer: NONE, reader: NONE, reader2: NONE };
-        }
-        let me = t.linear;
-        let race = |other: u32, kind: &'static str| -> ! {
-            std::panic::panic_any(EmuError::Race {
-                kernel: b.kernel.to_string(),
-                block: b.block,
-                byte_offset: w * 4,
-                first: other,
-                second: me,
-                kind,
-            })
-        };
-        if s.writer != NONE && s.writer != me {
-            race(s.writer, if write { "write after write" } else { "read after write" });
-        }
-        if write {
-            for other in [s.reader, s.reader2] {
-                if other != NONE && other != me {
-                    race(other, "write after read");
-                }
-            }
-            s.writer = me;
-        } else if s.reader == NONE {
-            s.reader = me;
-        } else if s.reader != me && s.reader2 == NONE {
-            s.reader2 = me;
-        }
-    }
-}
-
-/// Checks and records a global-memory access of `bytes` at `addr`.
-pub fn global_access(addr: usize, bytes: usize, write: bool) {
-    let b = block();
-    if !b.buffers.iter().any(|&(base, len)| addr >= base && addr + bytes <= base + len) {
-        let nearest = b
-            .buffers
-            .iter()
-            .map(|&(base, len)| format!("{:#x}..{:#x}", base, base + len))
-            .collect::<Vec<_>>()
-            .join(", ");
-        fail(
-            "global",
-            format!(
-                "bytes {:#x}..{:#x} are in no buffer passed to the launch ({nearest})",
-                addr,
-                addr + bytes
-            ),
-        );
-    }
-    if let Some(r) = &b.recorder {
-        let t = thread();
-        let k = &t.counters[2 + usize::from(write)];
-        r.borrow_mut().record(Space::Global, write, t.linear, k.get(), addr, bytes);
-        k.set(k.get() + 1);
     }
 }
 
@@ -337,7 +490,8 @@ pub fn global_access(addr: usize, bytes: usize, write: bool) {
 #[derive(Clone, Copy, PartialEq)]
 enum State {
     Runnable,
-    Barrier(&'static Location<'static>),
+    Barrier(Site),
+    WarpSync { mask: u32, site: Site },
     Shuffle { mask: u32, op: ShflOp, bits: u64 },
     Exited,
 }
@@ -391,29 +545,34 @@ pub fn launch(spec: &Launch, body: &dyn Fn()) -> Result<Analysis, EmuError> {
     let mut shared = std::vec![0u128; spec.shared_bytes.div_ceil(16).max(1)];
     let mut stacks: Vec<DefaultStack> = Vec::new();
     let mut analysis = Analysis::default();
+    let state = LaunchState { global: Default::default(), published: Default::default() };
     let [gx, gy, gz] = spec.grid;
     for z in 0..gz {
         for y in 0..gy {
             for x in 0..gx {
                 // Fresh shared memory content per block is not guaranteed
-                // on a GPU; fill it with a non-zero pattern so kernels that
-                // read before writing are caught by the comparison.
+                // on a GPU; fill it with a NaN pattern, so that a read the
+                // kernel opted out of checking still shows in its output.
                 for w in shared.iter_mut() {
                     *w = 0x7fc0_dead_7fc0_dead_7fc0_dead_7fc0_dead;
                 }
                 let ctx = BlockCtx {
                     kernel: spec.name,
                     block: [x, y, z],
+                    linear: (z * gy + y) * gx + x,
                     block_dim: spec.block,
                     grid_dim: spec.grid,
                     shared: shared.as_mut_ptr() as *mut u8,
                     shared_len: spec.shared_bytes,
-                    buffers: spec.buffers.to_vec(),
+                    buffers: spec.buffers,
                     epoch: Cell::new(0),
                     words: RefCell::new(std::vec![
-                        WordState { epoch: u32::MAX, writer: NONE, reader: NONE, reader2: NONE };
+                        SharedWord { epoch: u32::MAX, ..Default::default() };
                         spec.shared_bytes.div_ceil(4)
                     ]),
+                    warps: RefCell::new(Vec::new()),
+                    uninitialized: RefCell::new(None),
+                    launch: &state,
                     recorder: spec.analyze.then(|| RefCell::new(Recorder::default())),
                 };
                 run_block(&ctx, body, &mut stacks)?;
@@ -429,7 +588,6 @@ pub fn launch(spec: &Launch, body: &dyn Fn()) -> Result<Analysis, EmuError> {
 type Thread = Coroutine<u64, Event, (), DefaultStack>;
 
 fn run_block(ctx: &BlockCtx, body: &dyn Fn(), stacks: &mut Vec<DefaultStack>) -> Result<(), EmuError> {
-    let [bx, by, _] = ctx.block_dim;
     let n = ctx.block_dim.iter().product::<u32>() as usize;
     // SAFETY: `ctx` outlives every use through BLOCK: it is cleared below
     // before `ctx` goes out of scope, on every path.
@@ -447,11 +605,15 @@ fn run_block(ctx: &BlockCtx, body: &dyn Fn(), stacks: &mut Vec<DefaultStack>) ->
     let threads: Vec<Box<ThreadCtx>> = (0..n as u32)
         .map(|linear| {
             Box::new(ThreadCtx {
-                idx: [linear % bx, linear / bx % by, linear / (bx * by)],
+                idx: ctx.thread_index(linear),
                 linear,
                 yielder: Cell::new(std::ptr::null()),
                 counters: Default::default(),
                 copies: Default::default(),
+                seq: Cell::new(0),
+                last_fence: Cell::new(None),
+                knowledge: Default::default(),
+                pending: Default::default(),
             })
         })
         .collect();
@@ -490,6 +652,9 @@ fn run_block(ctx: &BlockCtx, body: &dyn Fn(), stacks: &mut Vec<DefaultStack>) ->
             IN_KERNEL.with(|c| c.set(false));
             match result {
                 Ok(CoroutineResult::Yield(Event::Barrier(site))) => state[i] = State::Barrier(site),
+                Ok(CoroutineResult::Yield(Event::WarpSync { mask, site })) => {
+                    state[i] = State::WarpSync { mask, site }
+                }
                 Ok(CoroutineResult::Yield(Event::Shuffle { mask, op, bits })) => {
                     state[i] = State::Shuffle { mask, op, bits }
                 }
@@ -517,41 +682,140 @@ fn run_block(ctx: &BlockCtx, body: &dyn Fn(), stacks: &mut Vec<DefaultStack>) ->
             }
         }
         if state.iter().all(|s| *s == State::Exited) {
-            return Ok(());
+            return ctx.uninitialized.take().map_or(Ok(()), Err);
         }
-        if resolve_shuffles(ctx, &mut state, &mut input)? || ran {
+        let shuffled = resolve_shuffles(ctx, &mut state, &mut input)?;
+        let synced = resolve_warp_syncs(ctx, &mut state)?;
+        if shuffled || synced || ran {
             continue;
         }
-        // Nobody can run and no shuffle completes: a barrier must.
-        let at_barrier: Vec<(usize, &'static Location<'static>)> = state
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| if let State::Barrier(l) = s { Some((i, *l)) } else { None })
-            .collect();
-        let shuffling = state.iter().filter(|s| matches!(s, State::Shuffle { .. })).count();
-        if shuffling > 0 || at_barrier.is_empty() {
-            return Err(EmuError::Deadlock {
-                kernel: ctx.kernel.to_string(),
-                block: ctx.block,
-                detail: format!(
-                    "{} threads wait at a barrier while {shuffling} wait in shuffles whose lanes will not arrive",
-                    at_barrier.len()
-                ),
-            });
-        }
-        let first = at_barrier[0].1;
-        if let Some(&(j, other)) = at_barrier.iter().find(|(_, l)| *l != first) {
-            return Err(EmuError::DivergentBarrier {
-                kernel: ctx.kernel.to_string(),
-                block: ctx.block,
-                sites: format!("thread {} at {first}, thread {j} at {other}", at_barrier[0].0),
-            });
-        }
-        for (i, _) in at_barrier {
-            state[i] = State::Runnable;
-        }
-        ctx.epoch.set(ctx.epoch.get() + 1);
+        release_barrier(ctx, &threads, &mut state)?;
     }
+}
+
+/// Nobody can run and no shuffle or `sync_warp` completes: a barrier must
+/// release, with every thread of the block at it.
+fn release_barrier(ctx: &BlockCtx, threads: &[Box<ThreadCtx>], state: &mut [State]) -> Result<(), EmuError> {
+    if let Some(e) = ctx.uninitialized.take() {
+        return Err(e);
+    }
+    let of = |pick: &dyn Fn(&State) -> bool| -> Vec<u32> {
+        state.iter().enumerate().filter(|(_, s)| pick(s)).map(|(i, _)| i as u32).collect()
+    };
+    let at_barrier = of(&|s| matches!(s, State::Barrier(_)));
+    let elsewhere = of(&|s| matches!(s, State::Shuffle { .. } | State::WarpSync { .. }));
+    let error =
+        |detail: String| EmuError::Deadlock { kernel: ctx.kernel.to_string(), block: ctx.block, detail };
+    if !elsewhere.is_empty() || at_barrier.is_empty() {
+        return Err(error(format!(
+            "threads {} wait at a barrier while threads {} wait in shuffles or sync_warps whose lanes will not \
+             arrive",
+            ranges(&at_barrier),
+            ranges(&elsewhere)
+        )));
+    }
+    let State::Barrier(first) = state[at_barrier[0] as usize] else { unreachable!() };
+    let divergent =
+        |detail| EmuError::DivergentBarrier { kernel: ctx.kernel.to_string(), block: ctx.block, detail };
+    if at_barrier.iter().any(|&i| state[i as usize] != State::Barrier(first)) {
+        let mut sites: Vec<(Site, Vec<u32>)> = Vec::new();
+        for &i in &at_barrier {
+            let State::Barrier(site) = state[i as usize] else { unreachable!() };
+            match sites.iter_mut().find(|(s, _)| *s == site) {
+                Some((_, ids)) => ids.push(i),
+                None => sites.push((site, vec![i])),
+            }
+        }
+        let detail = sites
+            .iter()
+            .map(|(site, ids)| format!("threads {} wait at {site}", ranges(ids)))
+            .collect::<Vec<_>>()
+            .join("; ");
+        return Err(divergent(detail));
+    }
+    let exited = of(&|s| *s == State::Exited);
+    if !exited.is_empty() {
+        return Err(divergent(format!(
+            "threads {} wait at the barrier at {first}, which threads {} skipped by exiting (a barrier must be \
+             reached by every thread of the block, or by none)",
+            ranges(&at_barrier),
+            ranges(&exited)
+        )));
+    }
+    // Every thread learns what any thread of the block acquired.
+    if threads.iter().any(|t| !t.knowledge.borrow().is_empty()) {
+        let mut all = Knowledge::default();
+        for t in threads {
+            all.merge(&t.knowledge.borrow());
+        }
+        let all = Rc::new(all);
+        for t in threads {
+            *t.knowledge.borrow_mut() = Rc::clone(&all);
+        }
+    }
+    for s in state.iter_mut() {
+        *s = State::Runnable;
+    }
+    ctx.epoch.set(ctx.epoch.get() + 1);
+    Ok(())
+}
+
+/// Completes every `sync_warp` whose mask lanes have all arrived. Returns
+/// whether any did.
+fn resolve_warp_syncs(ctx: &BlockCtx, state: &mut [State]) -> Result<bool, EmuError> {
+    let n = state.len();
+    let mut progressed = false;
+    let error =
+        |detail| EmuError::IllegalWarpSync { kernel: ctx.kernel.to_string(), block: ctx.block, detail };
+    for warp in 0..n.div_ceil(32) {
+        let lanes = warp * 32..(warp * 32 + 32).min(n);
+        let Some((first, mask, site)) = lanes.clone().find_map(|i| match state[i] {
+            State::WarpSync { mask, site } => Some((i, mask, site)),
+            _ => None,
+        }) else {
+            continue;
+        };
+        let lane = (first - warp * 32) as u32;
+        if mask & (1 << lane) == 0 {
+            return Err(error(format!(
+                "thread {first} (lane {lane} of warp {warp}) calls sync_warp({mask:#010x}) at {site}, a mask \
+                 that does not name it"
+            )));
+        }
+        let mut members = Vec::new();
+        for l in (0..32).filter(|l| mask & (1 << l) != 0) {
+            let i = warp * 32 + l;
+            if i >= n || state[i] == State::Exited {
+                let why = if i >= n { "does not exist" } else { "has exited" };
+                return Err(error(format!(
+                    "sync_warp({mask:#010x}) at {site} names lane {l} of warp {warp}, which {why}"
+                )));
+            }
+            members.push(i);
+        }
+        if let Some(&j) =
+            members.iter().find(|&&j| matches!(state[j], State::WarpSync { mask: m, .. } if m != mask))
+        {
+            let State::WarpSync { mask: other, site: other_site } = state[j] else { unreachable!() };
+            return Err(error(format!(
+                "threads {first} and {j} of warp {warp} wait in sync_warp with different masks: {mask:#010x} at \
+                 {site}, {other:#010x} at {other_site}"
+            )));
+        }
+        if !members.iter().all(|&j| matches!(state[j], State::WarpSync { .. })) {
+            continue;
+        }
+        let mut warps = ctx.warps.borrow_mut();
+        if warps.len() <= warp {
+            warps.resize_with(warp + 1, || None);
+        }
+        warps[warp].get_or_insert_with(WarpSyncs::new).sync(mask);
+        for j in members {
+            state[j] = State::Runnable;
+        }
+        progressed = true;
+    }
+    Ok(progressed)
 }
 
 /// Completes every shuffle whose mask lanes have all arrived. Returns
@@ -588,7 +852,9 @@ fn resolve_shuffles(ctx: &BlockCtx, state: &mut [State], input: &mut [u64]) -> R
             let lane = (i - warp * 32) as u32;
             let src = match op {
                 ShflOp::Down(d) => lane + d,
+                ShflOp::Up(d) => lane.checked_sub(d).unwrap_or(u32::MAX),
                 ShflOp::Xor(m) => lane ^ m,
+                ShflOp::Idx(s) => s % 32,
             };
             let src_in_mask = src < 32 && mask & (1 << src) != 0 && (warp * 32 + src as usize) < n;
             input[i] = if src_in_mask { bits[src as usize] } else { own };

@@ -420,7 +420,7 @@ pub fn reduce_shuffle<T: Sum>(input: In<T>, partials: Out<T>, n: u64) {
     types = [i32, f32, f64]
 )]
 pub fn reduce_fast<T: Sum>(input: In<T>, partials: Out<T>, ticket: Out<u32>, out: Out<T>, n: u64) {
-    use core::sync::atomic::{AtomicU32, Ordering, fence};
+    use crate::dev::atomic::{Ordering, fence};
     let n = n as usize;
     let chunk = FAST_BLOCK * FAST_LOADS * FAST_STEPS * T::LANES;
     let chunks = n.div_ceil(chunk);
@@ -474,11 +474,11 @@ pub fn reduce_fast<T: Sum>(input: In<T>, partials: Out<T>, ticket: Out<u32>, out
     if tid == 0 {
         // Make this block's partials visible device-wide before taking a
         // ticket; the block that draws the last ticket sees all of them.
-        fence(Ordering::SeqCst);
+        fence();
         // SAFETY: `ticket` is one u32, zero at launch, touched only
         // atomically by thread 0 of each block until the last block resets
         // it after every ticket is drawn.
-        let drawn = unsafe { AtomicU32::from_ptr(ticket.as_ptr()) }.fetch_add(1, Ordering::AcqRel);
+        let drawn = unsafe { ticket.atomic_add(0, 1, Ordering::AcqRel) };
         // SAFETY: the flag word lies after the FAST_WARPS elements; thread
         // 0 alone writes it, before the barrier.
         unsafe { last_block.set(0, (drawn + 1 == grid_dim_x()) as u32) };
@@ -486,7 +486,7 @@ pub fn reduce_fast<T: Sum>(input: In<T>, partials: Out<T>, ticket: Out<u32>, out
     sync_threads();
     // SAFETY: written by thread 0 before the barrier.
     if unsafe { last_block.get(0) } == 1 {
-        fence(Ordering::SeqCst);
+        fence();
         let partials = In::from_out(partials);
         let mut s = T::ZERO;
         let mut i = tid;

@@ -80,6 +80,7 @@ impl<const STRIDE: usize> SharedTile<f32, STRIDE> {
     /// shared memory, and nobody reads or writes it until this thread has
     /// waited for the copy and the block has passed a barrier.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn copy_async(self, r: usize, c: usize, src: In<f32>, i: usize) {
         // SAFETY: the caller's contract, which `copy` forwards.
         unsafe { self.copy::<4>(r, c, src.wrapping_offset(i).as_ptr(), None) }
@@ -93,6 +94,7 @@ impl<const STRIDE: usize> SharedTile<f32, STRIDE> {
     /// # Safety
     /// `src[i]` is within the buffer when `valid`; as for `copy_async`.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn copy_async_or_zero(self, r: usize, c: usize, src: In<f32>, i: usize, valid: bool) {
         let from = if valid { src.wrapping_offset(i) } else { src };
         // SAFETY: the caller's contract, which `copy` forwards.
@@ -107,6 +109,7 @@ impl<const STRIDE: usize> SharedTile<f32, STRIDE> {
     /// As for [`SharedTile::copy_async`], for all four elements; `i` and
     /// `r * STRIDE + c` are multiples of 4 (16-byte aligned).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn copy_async4(self, r: usize, c: usize, src: In<f32>, i: usize) {
         // SAFETY: the caller's contract, which `copy` forwards.
         unsafe { self.copy::<16>(r, c, src.wrapping_offset(i).as_ptr(), None) }
@@ -118,6 +121,7 @@ impl<const STRIDE: usize> SharedTile<f32, STRIDE> {
     /// # Safety
     /// As for `copy_async4` when `valid`; `r * STRIDE + c` a multiple of 4.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn copy_async4_or_zero(self, r: usize, c: usize, src: In<f32>, i: usize, valid: bool) {
         let from = if valid { src.wrapping_offset(i) } else { src };
         // SAFETY: the caller's contract, which `copy` forwards.
@@ -130,6 +134,7 @@ impl<const STRIDE: usize> SharedTile<f32, STRIDE> {
     /// # Safety
     /// As for [`SharedTile::copy_async`], for `SIZE` bytes.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn copy<const SIZE: u32>(self, r: usize, c: usize, src: *const f32, src_bytes: Option<u32>) {
         let dst = self.element_ptr(r, c);
         #[cfg(target_arch = "nvptx64")]
@@ -165,6 +170,7 @@ impl<const STRIDE: usize> SharedTile<f32, STRIDE> {
             src as usize,
             SIZE as usize,
             src_bytes.unwrap_or(SIZE) as usize,
+            core::panic::Location::caller(),
         );
     }
 }

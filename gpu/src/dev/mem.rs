@@ -15,6 +15,8 @@
 //! one handle to each output. For element-wise kernels, which need no
 //! `unsafe` at all, see [`super::slice`].
 
+use super::check::{self, Mem};
+
 /// Four `f32` with the 16-byte alignment that `ld.global.v4.f32` requires.
 #[repr(C, align(16))]
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -35,20 +37,13 @@ impl<T: Copy> In<T> {
     /// # Safety
     /// `i` is within the buffer the host passed.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn load(self, i: usize) -> T {
         let p = self.0.wrapping_add(i);
-        host_check(p, size_of::<T>(), false);
+        check::load(Mem::Global, p, size_of::<T>());
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { p.read() }
     }
-}
-
-/// On the host, every access goes through the emulator first: bounds
-/// against the launch's buffers, and the coalescing analysis.
-#[inline(always)]
-fn host_check<T>(_p: *const T, _bytes: usize, _write: bool) {
-    #[cfg(not(target_arch = "nvptx64"))]
-    emu::device::global_access(_p as usize, _bytes, _write);
 }
 
 /// `N` elements of 16 bytes in all, with the 16-byte alignment that
@@ -65,10 +60,11 @@ impl<T: Copy> In<T> {
     /// `i + N` is within the buffer and `i` is a multiple of `N` (the host's
     /// buffers start 256-byte aligned).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn load16<const N: usize>(self, i: usize) -> [T; N] {
         const { assert!(N * core::mem::size_of::<T>() == 16, "load16 reads exactly 16 bytes") };
         let p = self.0.wrapping_add(i);
-        host_check(p, 16, false);
+        check::load(Mem::Global, p, 16);
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { (p as *const Align16<[T; N]>).read().0 }
     }
@@ -79,9 +75,10 @@ impl<T: Copy> In<T> {
     /// # Safety
     /// As for [`In::load`].
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn load_volatile(self, i: usize) -> T {
         let p = self.0.wrapping_add(i);
-        host_check(p, size_of::<T>(), false);
+        check::load(Mem::Global, p, size_of::<T>());
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { p.read_volatile() }
     }
@@ -125,9 +122,10 @@ impl In<f32> {
     /// `i + 4` is within the buffer and `i` is a multiple of 4 (the host's
     /// buffers start 256-byte aligned).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn load4(self, i: usize) -> [f32; 4] {
         let p = self.0.wrapping_add(i);
-        host_check(p, 16, false);
+        check::load(Mem::Global, p, 16);
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { (p as *const F32x4).read().0 }
     }
@@ -139,9 +137,10 @@ impl<T: Copy> Out<T> {
     /// # Safety
     /// `i` is within the buffer, and no other thread of the launch writes it.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn store(&self, i: usize, value: T) {
         let p = self.0.wrapping_add(i);
-        host_check(p, size_of::<T>(), true);
+        check::store(Mem::Global, p, &value);
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { p.write(value) }
     }
@@ -151,9 +150,10 @@ impl<T: Copy> Out<T> {
     /// # Safety
     /// As for [`Out::store`].
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn load(&self, i: usize) -> T {
         let p = self.0.wrapping_add(i);
-        host_check(p, size_of::<T>(), false);
+        check::load(Mem::Global, p, size_of::<T>());
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { p.read() }
     }
@@ -173,9 +173,10 @@ impl Out<f32> {
     /// # Safety
     /// As for [`In::load4`].
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn load4(&self, i: usize) -> [f32; 4] {
         let p = self.0.wrapping_add(i);
-        host_check(p, 16, false);
+        check::load(Mem::Global, p, 16);
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { (p as *const F32x4).read().0 }
     }
@@ -185,9 +186,10 @@ impl Out<f32> {
     /// # Safety
     /// As for [`In::load4`], and no other thread writes these elements.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn store4(&self, i: usize, value: [f32; 4]) {
         let p = self.0.wrapping_add(i);
-        host_check(p, 16, true);
+        check::store(Mem::Global, p, &value);
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { (p as *mut F32x4).write(F32x4(value)) }
     }

@@ -28,6 +28,8 @@
 //! with any `unsafe` gets an `unsafe` typed launcher, whose caller
 //! promises the buffer lengths the kernel relies on.
 
+pub mod atomic;
+mod check;
 pub mod copy;
 pub mod math;
 pub mod mem;

@@ -11,6 +11,8 @@
 //! constant. On the host it is the emulator's per-block buffer, and every
 //! access is bounds-checked, race-checked and counted for bank conflicts.
 
+use super::check::{self, Mem};
+
 /// A row-major 2-D tile of `T` in shared memory, `STRIDE` elements per row.
 ///
 /// A `STRIDE` larger than the columns used is padding: it shifts each row by
@@ -41,13 +43,6 @@ fn launch_sized_base() -> *mut u8 {
     {
         emu::device::shared_base()
     }
-}
-
-/// Every shared access of the host build goes through the emulator.
-#[inline(always)]
-fn host_check<T>(_p: *const T, _bytes: usize, _write: bool) {
-    #[cfg(not(target_arch = "nvptx64"))]
-    emu::device::shared_access(_p as usize, _bytes, _write);
 }
 
 impl<T: Copy, const STRIDE: usize> SharedTile<T, STRIDE> {
@@ -99,9 +94,10 @@ impl<T: Copy, const STRIDE: usize> SharedTile<T, STRIDE> {
     /// # Safety
     /// The element lies within the launch's shared memory.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn load(self, r: usize, c: usize) -> T {
         let p = self.base.wrapping_add(r * STRIDE + c);
-        host_check(p, size_of::<T>(), false);
+        check::load(Mem::Shared, p, size_of::<T>());
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { p.read() }
     }
@@ -112,9 +108,10 @@ impl<T: Copy, const STRIDE: usize> SharedTile<T, STRIDE> {
     /// As for [`SharedTile::load`]; no other thread touches the element
     /// between the same two barriers.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn store(self, r: usize, c: usize, value: T) {
         let p = self.base.wrapping_add(r * STRIDE + c);
-        host_check(p, size_of::<T>(), true);
+        check::store(Mem::Shared, p, &value);
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { p.write(value) }
     }
@@ -128,9 +125,10 @@ impl<const STRIDE: usize> SharedTile<f32, STRIDE> {
     /// # Safety
     /// As for [`SharedTile::load`], and `r * STRIDE + c` is a multiple of 4.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn load4(self, r: usize, c: usize) -> [f32; 4] {
         let p = self.base.wrapping_add(r * STRIDE + c);
-        host_check(p, 16, false);
+        check::load(Mem::Shared, p, 16);
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { (p as *const crate::dev::mem::F32x4).read().0 }
     }
@@ -140,9 +138,10 @@ impl<const STRIDE: usize> SharedTile<f32, STRIDE> {
     /// # Safety
     /// As for [`SharedTile::store`], and `r * STRIDE + c` is a multiple of 4.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn store4(self, r: usize, c: usize, value: [f32; 4]) {
         let p = self.base.wrapping_add(r * STRIDE + c);
-        host_check(p, 16, true);
+        check::store(Mem::Shared, p, &value);
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { (p as *mut crate::dev::mem::F32x4).write(crate::dev::mem::F32x4(value)) }
     }
@@ -154,9 +153,26 @@ impl<T: Copy> SharedTile<T, 0> {
     /// # Safety
     /// `i` lies within the launch's shared memory.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn get(self, i: usize) -> T {
         let p = self.base.wrapping_add(i);
-        host_check(p, size_of::<T>(), false);
+        check::load(Mem::Shared, p, size_of::<T>());
+        // SAFETY: the caller's contract (see `# Safety`).
+        unsafe { p.read() }
+    }
+
+    /// [`SharedTile::get`] of a word that may hold nothing the block
+    /// wrote, on purpose: the emulator reports every other read of such a
+    /// word. No kernel of ours needs it; a test kernel that shows what a
+    /// `cp.async` destination holds before its wait does.
+    ///
+    /// # Safety
+    /// As for [`SharedTile::get`].
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn get_maybe_uninit(self, i: usize) -> T {
+        let p = self.base.wrapping_add(i);
+        check::load_maybe_uninit(Mem::Shared, p, size_of::<T>());
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { p.read() }
     }
@@ -167,9 +183,10 @@ impl<T: Copy> SharedTile<T, 0> {
     /// As for [`SharedTile::get`]; no other thread touches it between the
     /// same two barriers.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn set(self, i: usize, value: T) {
         let p = self.base.wrapping_add(i);
-        host_check(p, size_of::<T>(), true);
+        check::store(Mem::Shared, p, &value);
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { p.write(value) }
     }

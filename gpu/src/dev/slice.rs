@@ -15,6 +15,8 @@
 //! store is the same `ld.global`/`st.global` as through an unchecked
 //! pointer.
 
+use super::check::{self, Mem};
+
 use core::ptr::NonNull;
 
 use super::thread::ThreadIndex;
@@ -34,13 +36,6 @@ pub struct DisjointSlice<T> {
     len: usize,
 }
 
-/// Every access of the host build goes through the emulator.
-#[inline(always)]
-fn host_check<T>(_p: *const T, _bytes: usize, _write: bool) {
-    #[cfg(not(target_arch = "nvptx64"))]
-    emu::device::global_access(_p as usize, _bytes, _write);
-}
-
 impl<T: Copy> Slice<T> {
     /// Elements in the buffer.
     #[inline(always)]
@@ -55,12 +50,13 @@ impl<T: Copy> Slice<T> {
 
     /// Element `i`, or `None` past the end.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn get(&self, i: usize) -> Option<T> {
         if i >= self.len {
             return None;
         }
         let p = self.ptr.wrapping_add(i);
-        host_check(p, size_of::<T>(), false);
+        check::load(Mem::Global, p, size_of::<T>());
         // SAFETY: `i < len`, and the launch passed a whole buffer of `len`
         // elements that no thread writes during the launch (it is borrowed
         // shared by the host for the launch).
@@ -72,12 +68,13 @@ impl Slice<f32> {
     /// Elements `i..i + 4` with one 16-byte load (`ld.global.v4.f32`), or
     /// `None` when `i` is not a multiple of 4 or `i + 4` is past the end.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn get4(&self, i: usize) -> Option<[f32; 4]> {
         if !i.is_multiple_of(4) || i.checked_add(4).is_none_or(|end| end > self.len) {
             return None;
         }
         let p = self.ptr.wrapping_add(i);
-        host_check(p, 16, false);
+        check::load(Mem::Global, p, 16);
         // SAFETY: in bounds as above; 16-byte aligned because a buffer
         // starts 256-byte aligned (cuMemAlloc's, and the emulator's,
         // alignment) and `i` is a multiple of 4 `f32`.
@@ -100,6 +97,7 @@ impl<T> DisjointSlice<T> {
     /// This thread's element `i`, or `None` past the end. The emulator
     /// counts the call as one write of the element.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn get_mut(&mut self, i: ThreadIndex) -> Option<&mut T> {
         let i = i.get();
         if i >= self.len {
@@ -114,7 +112,7 @@ impl<T> DisjointSlice<T> {
         // `Copy` nor `Clone`.
         unsafe {
             let p = self.ptr.add(i);
-            host_check(p.as_ptr(), size_of::<T>(), true);
+            check::store_unknown(Mem::Global, p.as_ptr(), size_of::<T>());
             Some(&mut *p.as_ptr())
         }
     }

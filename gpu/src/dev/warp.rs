@@ -94,3 +94,33 @@ pub unsafe fn shfl_xor_f32(mask: u32, value: f32, lane_mask: u32) -> f32 {
         )
     }
 }
+
+#[cfg(target_arch = "nvptx64")]
+unsafe extern "C" {
+    #[link_name = "llvm.nvvm.bar.warp.sync"]
+    fn bar_warp_sync(mask: u32);
+}
+
+/// `__syncwarp(mask)`: the lanes named in `mask` wait for each other, and
+/// their shared- and global-memory accesses before it are ordered before
+/// their accesses after it (`bar.warp.sync`).
+///
+/// Since Volta the lanes of a warp are not promised to run in lock step:
+/// warp-synchronous code (a scan in shared memory within a warp) needs
+/// this between its steps. The calling lane must be in `mask`, and every
+/// lane of `mask` must reach a `sync_warp` with the same mask; the
+/// emulator reports a mask that breaks either rule, or names a lane that
+/// has exited.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn sync_warp(mask: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        // SAFETY: a warp barrier has no memory-safety preconditions (a bad
+        // mask is a hang or undefined behaviour of the warp, which the
+        // emulator reports).
+        unsafe { bar_warp_sync(mask) }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    emu::device::warp_sync(mask, core::panic::Location::caller());
+}

@@ -1,0 +1,100 @@
+//! What the emulator remembers of each 4-byte word, to find races and
+//! reads of shared memory nothing wrote.
+//!
+//! A word keeps its last write and up to two reads since then. A read
+//! ordered after a kept read replaces it (a write unordered with the old
+//! read is unordered with the new one too); when both slots hold reads
+//! unordered with each other and with a third, the third is not kept, so a
+//! race with it alone can go unreported. A write that is checked clean
+//! against the kept accesses replaces them all.
+//!
+//! Two accesses race when they come from different threads, touch one
+//! word, at least one writes, they are not both atomic, and nothing orders
+//! them ([`crate::order`]). One exception, the same policy as GPUVerify's
+//! default: two plain writes of the *same value* are a benign race and
+//! are not reported (a flag many threads set to 1, say).
+
+use std::collections::HashMap;
+
+use super::order::{Access, Kind, Observer};
+
+/// The accesses a word remembers.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct WordLog {
+    write: Option<Access>,
+    /// The word's bits after `write`, when known.
+    value: Option<u32>,
+    reads: [Option<Access>; 2],
+}
+
+/// A race found: the earlier access and the hazard's name.
+pub(crate) struct Hazard {
+    pub earlier: Access,
+    pub name: &'static str,
+}
+
+impl WordLog {
+    /// Checks `me` (which writes `value`, when it writes a known value)
+    /// against the accesses kept, then records it.
+    pub(crate) fn access(&mut self, me: Access, value: Option<u32>, order: &Observer) -> Result<(), Hazard> {
+        let races = |prev: &Access| {
+            !matches!((prev.kind, me.kind), (Kind::Atomic { .. }, Kind::Atomic { .. }))
+                && !order.ordered(prev, &me)
+        };
+        if let Some(w) = self.write
+            && races(&w)
+        {
+            let benign =
+                w.kind == Kind::Write && me.kind == Kind::Write && value.is_some() && value == self.value;
+            if !benign {
+                let name = if me.kind.writes() { "write after write" } else { "read after write" };
+                return Err(Hazard { earlier: w, name });
+            }
+        }
+        if me.kind.writes() {
+            if let Some(r) = self.reads.iter().flatten().find(|r| races(r)) {
+                return Err(Hazard { earlier: *r, name: "write after read" });
+            }
+            *self = WordLog { write: Some(me), value, reads: [None, None] };
+        } else {
+            let slot = self.reads.iter_mut().find(|r| {
+                r.is_none_or(|r| r.block == me.block && r.thread == me.thread || order.ordered(&r, &me))
+            });
+            if let Some(slot) = slot {
+                *slot = Some(me);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A word of a block's shared memory: its log for the current epoch (older
+/// epochs are all ordered before it) and whether the block wrote it.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct SharedWord {
+    pub epoch: u32,
+    pub written: bool,
+    pub log: WordLog,
+}
+
+impl SharedWord {
+    /// The log, emptied first if it is from an earlier epoch.
+    pub(crate) fn log_at(&mut self, epoch: u32) -> &mut WordLog {
+        if self.epoch != epoch {
+            self.epoch = epoch;
+            self.log = WordLog::default();
+        }
+        &mut self.log
+    }
+}
+
+/// The global words a launch touched, by address.
+pub(crate) type GlobalWords = HashMap<usize, WordLog>;
+
+/// The bits of the 4-byte word at `word` that a write of `bytes` at `addr`
+/// leaves, when the write covers the whole word.
+pub(crate) fn word_value(addr: usize, bytes: &[u8], word: usize) -> Option<u32> {
+    let start = word.checked_sub(addr)?;
+    let b = bytes.get(start..start + 4)?;
+    Some(u32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
+}

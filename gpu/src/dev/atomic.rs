@@ -1,0 +1,214 @@
+//! Atomics and fences: the operations that let threads of different
+//! blocks hand each other data within one launch.
+//!
+//! An atomic read-modify-write (`atom.add`, `atom.exch`, `atom.cas`) on
+//! one word never races with another atomic on it. Plain accesses still
+//! need ordering: a block that writes results and then takes a ticket
+//! with an atomic must *release* them (an atomic with `Release`/`AcqRel`
+//! ordering, or [`fence`] first), and the block that reads them must
+//! *acquire* (an atomic with `Acquire`/`AcqRel`, or a fence after it).
+//! The one-pass reduction's ticket is the pattern.
+//!
+//! On the GPU these are Rust's `core::sync::atomic` operations, which the
+//! NVPTX backend lowers to `atom` with the ordering's semantics; on the
+//! host the emulator records each with its ordering, so its race checks
+//! follow the same rules (see `emu::order`).
+
+pub use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicI32, AtomicU32, AtomicU64};
+
+use super::{Out, SharedArray};
+
+/// A word the hardware updates atomically: `u32`, `i32` or `u64`.
+pub trait AtomicWord: Copy {
+    #[doc(hidden)]
+    type Cell;
+    #[doc(hidden)]
+    /// # Safety
+    /// `p` is valid and aligned for atomic access.
+    unsafe fn cell<'a>(p: *mut Self) -> &'a Self::Cell;
+    #[doc(hidden)]
+    fn add(cell: &Self::Cell, v: Self, order: Ordering) -> Self;
+    #[doc(hidden)]
+    fn max(cell: &Self::Cell, v: Self, order: Ordering) -> Self;
+    #[doc(hidden)]
+    fn swap(cell: &Self::Cell, v: Self, order: Ordering) -> Self;
+    #[doc(hidden)]
+    fn cas(cell: &Self::Cell, current: Self, new: Self, order: Ordering) -> Self;
+    #[doc(hidden)]
+    fn load(cell: &Self::Cell, order: Ordering) -> Self;
+    #[doc(hidden)]
+    fn store(cell: &Self::Cell, v: Self, order: Ordering);
+}
+
+macro_rules! atomic_words {
+    ($($t:ty => $cell:ty),*) => {$(
+        impl AtomicWord for $t {
+            type Cell = $cell;
+            #[inline(always)]
+            unsafe fn cell<'a>(p: *mut Self) -> &'a $cell {
+                // SAFETY: the caller's contract.
+                unsafe { <$cell>::from_ptr(p) }
+            }
+            #[inline(always)]
+            fn add(cell: &$cell, v: Self, order: Ordering) -> Self {
+                cell.fetch_add(v, order)
+            }
+            #[inline(always)]
+            fn max(cell: &$cell, v: Self, order: Ordering) -> Self {
+                cell.fetch_max(v, order)
+            }
+            #[inline(always)]
+            fn swap(cell: &$cell, v: Self, order: Ordering) -> Self {
+                cell.swap(v, order)
+            }
+            #[inline(always)]
+            fn cas(cell: &$cell, current: Self, new: Self, order: Ordering) -> Self {
+                let failure = match order {
+                    Ordering::Release | Ordering::Relaxed => Ordering::Relaxed,
+                    Ordering::AcqRel | Ordering::Acquire => Ordering::Acquire,
+                    _ => Ordering::SeqCst,
+                };
+                match cell.compare_exchange(current, new, order, failure) {
+                    Ok(v) | Err(v) => v,
+                }
+            }
+            #[inline(always)]
+            fn load(cell: &$cell, order: Ordering) -> Self {
+                cell.load(order)
+            }
+            #[inline(always)]
+            fn store(cell: &$cell, v: Self, order: Ordering) {
+                cell.store(v, order)
+            }
+        }
+    )*};
+}
+
+atomic_words!(u32 => AtomicU32, i32 => AtomicI32, u64 => AtomicU64);
+
+/// Tells the emulator of an atomic access to `p`.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+fn hook<T>(_shared: bool, _p: *const T, _write: bool, _order: Ordering) {
+    #[cfg(not(target_arch = "nvptx64"))]
+    emu::device::access(
+        if _shared { emu::device::Space::Shared } else { emu::device::Space::Global },
+        _p as usize,
+        size_of::<T>(),
+        emu::device::Op::Atomic { write: _write, order: _order },
+        core::panic::Location::caller(),
+    );
+}
+
+macro_rules! atomic_methods {
+    ($shared:expr) => {
+        /// `atomicAdd(&self[i], v)`: adds `v`, returns the old value.
+        ///
+        /// # Safety
+        /// `i` is within the buffer.
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub unsafe fn atomic_add(&self, i: usize, v: T, order: Ordering) -> T {
+            let p = self.element(i);
+            hook($shared, p, true, order);
+            // SAFETY: the caller's contract; the layer's buffers are aligned.
+            T::add(unsafe { T::cell(p) }, v, order)
+        }
+
+        /// `atomicMax(&self[i], v)`: returns the old value.
+        ///
+        /// # Safety
+        /// As for `atomic_add`.
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub unsafe fn atomic_max(&self, i: usize, v: T, order: Ordering) -> T {
+            let p = self.element(i);
+            hook($shared, p, true, order);
+            // SAFETY: as for `atomic_add`.
+            T::max(unsafe { T::cell(p) }, v, order)
+        }
+
+        /// `atomicExch(&self[i], v)`: returns the old value.
+        ///
+        /// # Safety
+        /// As for `atomic_add`.
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub unsafe fn atomic_exchange(&self, i: usize, v: T, order: Ordering) -> T {
+            let p = self.element(i);
+            hook($shared, p, true, order);
+            // SAFETY: as for `atomic_add`.
+            T::swap(unsafe { T::cell(p) }, v, order)
+        }
+
+        /// `atomicCAS(&self[i], current, new)`: stores `new` if the word
+        /// holds `current`; returns the old value either way.
+        ///
+        /// # Safety
+        /// As for `atomic_add`.
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub unsafe fn atomic_cas(&self, i: usize, current: T, new: T, order: Ordering) -> T {
+            let p = self.element(i);
+            hook($shared, p, true, order);
+            // SAFETY: as for `atomic_add`.
+            T::cas(unsafe { T::cell(p) }, current, new, order)
+        }
+
+        /// An atomic load (`ld.acquire` with `Acquire`).
+        ///
+        /// # Safety
+        /// As for `atomic_add`.
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub unsafe fn atomic_load(&self, i: usize, order: Ordering) -> T {
+            let p = self.element(i);
+            hook($shared, p, false, order);
+            // SAFETY: as for `atomic_add`.
+            T::load(unsafe { T::cell(p) }, order)
+        }
+
+        /// An atomic store (`st.release` with `Release`).
+        ///
+        /// # Safety
+        /// As for `atomic_add`.
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub unsafe fn atomic_store(&self, i: usize, v: T, order: Ordering) {
+            let p = self.element(i);
+            hook($shared, p, true, order);
+            // SAFETY: as for `atomic_add`.
+            T::store(unsafe { T::cell(p) }, v, order)
+        }
+    };
+}
+
+impl<T: AtomicWord> Out<T> {
+    #[inline(always)]
+    fn element(&self, i: usize) -> *mut T {
+        self.as_ptr().wrapping_add(i)
+    }
+
+    atomic_methods!(false);
+}
+
+impl<T: AtomicWord> SharedArray<T> {
+    #[inline(always)]
+    fn element(&self, i: usize) -> *mut T {
+        self.element_ptr(0, i)
+    }
+
+    atomic_methods!(true);
+}
+
+/// `__threadfence()`: this thread's memory accesses before the fence are
+/// seen by every thread of the device before its accesses after it. Put
+/// one between writing results and an atomic that publishes them (and
+/// after the atomic that acquires them, if that atomic is relaxed).
+#[inline(always)]
+pub fn fence() {
+    core::sync::atomic::fence(Ordering::SeqCst);
+    #[cfg(not(target_arch = "nvptx64"))]
+    emu::device::fence();
+}

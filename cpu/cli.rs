@@ -310,14 +310,14 @@ fn write_report(json: &Path, out: &Path, checks: Option<&PathBuf>, plots: Option
     Ok(true)
 }
 
-fn read_file(path: &Path) -> Result<String> {
+pub fn read_file(path: &Path) -> Result<String> {
     std::fs::read_to_string(path)
         .map_err(|e| Error::InvalidInput(format!("cannot read {}: {e}", path.display())))
 }
 
 /// Writes `text` to `path` through a temporary file beside it, so that a
 /// failed write leaves the old file as it was.
-fn write_file(path: &Path, text: &str) -> Result<()> {
+pub fn write_file(path: &Path, text: &str) -> Result<()> {
     let error = |e: std::io::Error| Error::InvalidInput(format!("cannot write {}: {e}", path.display()));
     let temporary = sibling(path, "tmp");
     std::fs::write(&temporary, text).map_err(error)?;
@@ -337,7 +337,7 @@ fn folder_of(path: &Path) -> &Path {
 /// That a file can be written at `path` when the run ends: its folder
 /// exists and takes a new file, and `path` is not a folder. Checked before
 /// any work, so that a run's results are never lost at the end.
-fn check_file_destination(flag: &str, path: &Path) -> Result<()> {
+pub fn check_file_destination(flag: &str, path: &Path) -> Result<()> {
     if path.is_dir() {
         return Err(Error::InvalidInput(format!("{flag} {}: is a folder, not a file", path.display())));
     }

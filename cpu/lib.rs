@@ -18,5 +18,6 @@ pub mod families;
 pub mod measure;
 pub mod report;
 pub mod runtime;
+pub mod sanitize;
 
 pub use runtime::{Error, Result};

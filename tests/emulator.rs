@@ -469,7 +469,7 @@ fn threads_that_exit_before_a_barrier_make_it_divergent() {
     let e = emu_error(unsafe { check_exited_threads::launch(&gpu, 1, &mut out) });
     let text = e.to_string();
     assert!(matches!(e, EmuError::DivergentBarrier { .. }), "{text}");
-    assert!(text.contains("threads 0..=15 wait") && text.contains("threads 16..=63 skipped"), "{text}");
+    assert!(text.contains("threads 0..=15 waited") && text.contains("threads 16..=63 skipped"), "{text}");
     assert!(
         text.contains(&format!(
             "tests/emulator.rs:{}",

@@ -98,3 +98,45 @@ pub(crate) fn word_value(addr: usize, bytes: &[u8], word: usize) -> Option<u32> 
     let b = bytes.get(start..start + 4)?;
     Some(u32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::order::Knowledge;
+    use std::panic::Location;
+
+    fn at(thread: u32, kind: Kind) -> Access {
+        Access { block: 0, thread, epoch: 0, warp_gen: 0, seq: 0, kind, site: Location::caller() }
+    }
+
+    #[test]
+    fn same_value_writes_are_benign_and_different_ones_race() {
+        let (warps, knowledge) = (Vec::new(), Knowledge::default());
+        let o = Observer { warps: &warps, knowledge: &knowledge };
+        let mut w = WordLog::default();
+        w.access(at(0, Kind::Write), Some(1), &o).ok().unwrap();
+        w.access(at(1, Kind::Write), Some(1), &o).ok().unwrap();
+        assert_eq!(w.access(at(2, Kind::Write), Some(2), &o).err().unwrap().name, "write after write");
+        let mut w = WordLog::default();
+        w.access(at(0, Kind::Write), None, &o).ok().unwrap();
+        assert!(w.access(at(1, Kind::Write), None, &o).is_err(), "unknown values are not benign");
+    }
+
+    #[test]
+    fn atomics_do_not_race_with_atomics_but_do_with_plain_accesses() {
+        let (warps, knowledge) = (Vec::new(), Knowledge::default());
+        let o = Observer { warps: &warps, knowledge: &knowledge };
+        let mut w = WordLog::default();
+        for t in 0..4 {
+            w.access(at(t, Kind::Atomic { write: true }), None, &o).ok().unwrap();
+        }
+        assert_eq!(w.access(at(9, Kind::Read), None, &o).err().unwrap().name, "read after write");
+    }
+
+    #[test]
+    fn word_value_needs_the_whole_word() {
+        let bytes = 0x1122_3344u32.to_ne_bytes();
+        assert_eq!(word_value(100, &bytes, 100), Some(0x1122_3344));
+        assert_eq!(word_value(102, &bytes[..2], 100), None);
+    }
+}

@@ -165,3 +165,41 @@ impl Observer<'_> {
         self.knowledge.covers(prev)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn access(block: u32, thread: u32, epoch: u32, seq: u32) -> Access {
+        Access { block, thread, epoch, warp_gen: 0, seq, kind: Kind::Write, site: Location::caller() }
+    }
+
+    #[test]
+    fn a_release_covers_its_thread_up_to_it_and_its_block_before_its_epoch() {
+        let mut k = Knowledge::default();
+        k.insert(3, 0, Release { epoch: 2, seq: 5 });
+        assert!(k.covers(&access(3, 0, 2, 5)), "the releasing thread's own access at the release");
+        assert!(!k.covers(&access(3, 0, 2, 6)), "after the release");
+        assert!(k.covers(&access(3, 9, 1, 40)), "another thread, before the barrier preceding the release");
+        assert!(!k.covers(&access(3, 9, 2, 0)), "another thread, in the release's epoch");
+        assert!(!k.covers(&access(4, 0, 0, 0)), "another block");
+        // The later release of a thread replaces its earlier one.
+        k.insert(3, 0, Release { epoch: 3, seq: 9 });
+        k.insert(3, 0, Release { epoch: 1, seq: 2 });
+        assert!(k.covers(&access(3, 0, 3, 9)) && k.covers(&access(3, 9, 2, 0)));
+    }
+
+    #[test]
+    fn sync_warp_orders_only_the_lanes_it_names() {
+        let mut warps = vec![Some(WarpSyncs::new())];
+        let before = Access { warp_gen: 0, ..access(0, 1, 0, 0) };
+        warps[0].as_mut().unwrap().sync(0b0111);
+        let knowledge = Knowledge::default();
+        let o = Observer { warps: &warps, knowledge: &knowledge };
+        assert!(o.ordered(&before, &access(0, 2, 0, 0)), "lanes 1 and 2 synced after the access");
+        assert!(!o.ordered(&before, &access(0, 3, 0, 0)), "lane 3 was not in the mask");
+        let after = Access { warp_gen: 1, ..access(0, 1, 0, 0) };
+        assert!(!o.ordered(&after, &access(0, 2, 0, 0)), "an access after the last sync_warp");
+        assert!(o.ordered(&after, &access(0, 2, 1, 0)), "a later epoch");
+    }
+}

@@ -138,6 +138,16 @@ impl fmt::Display for EmuError {
 
 impl std::error::Error for EmuError {}
 
+/// Threads by linear index, for a report: `thread 3`, `threads 0..=47, 50`,
+/// `no thread`.
+pub(crate) fn who(ids: &[u32]) -> String {
+    match ids {
+        [] => "no thread".into(),
+        [one] => format!("thread {one}"),
+        _ => format!("threads {}", ranges(ids)),
+    }
+}
+
 /// Linear thread indices as ranges: `0..=47, 50`.
 pub(crate) fn ranges(ids: &[u32]) -> String {
     let mut out: Vec<String> = Vec::new();

@@ -12,7 +12,7 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 use super::analysis::{Analysis, Recorder};
 use super::memory::{GlobalWords, Hazard, SharedWord, word_value};
 use super::order::{Access, Kind, Knowledge, Observer, Release, WarpSyncs};
-use super::report::{Actor, EmuError, Race, ranges};
+use super::report::{Actor, EmuError, Race, who};
 
 /// What to launch: the kernel's name (for error messages), its block and
 /// grid, the bytes of launch-sized shared memory per block, and the device
@@ -708,10 +708,9 @@ fn release_barrier(ctx: &BlockCtx, threads: &[Box<ThreadCtx>], state: &mut [Stat
         |detail: String| EmuError::Deadlock { kernel: ctx.kernel.to_string(), block: ctx.block, detail };
     if !elsewhere.is_empty() || at_barrier.is_empty() {
         return Err(error(format!(
-            "threads {} wait at a barrier while threads {} wait in shuffles or sync_warps whose lanes will not \
-             arrive",
-            ranges(&at_barrier),
-            ranges(&elsewhere)
+            "{} waited at a barrier while {} waited in shuffles or sync_warps whose lanes will not arrive",
+            who(&at_barrier),
+            who(&elsewhere)
         )));
     }
     let State::Barrier(first) = state[at_barrier[0] as usize] else { unreachable!() };
@@ -728,7 +727,7 @@ fn release_barrier(ctx: &BlockCtx, threads: &[Box<ThreadCtx>], state: &mut [Stat
         }
         let detail = sites
             .iter()
-            .map(|(site, ids)| format!("threads {} wait at {site}", ranges(ids)))
+            .map(|(site, ids)| format!("{} waited at {site}", who(ids)))
             .collect::<Vec<_>>()
             .join("; ");
         return Err(divergent(detail));
@@ -736,10 +735,10 @@ fn release_barrier(ctx: &BlockCtx, threads: &[Box<ThreadCtx>], state: &mut [Stat
     let exited = of(&|s| *s == State::Exited);
     if !exited.is_empty() {
         return Err(divergent(format!(
-            "threads {} wait at the barrier at {first}, which threads {} skipped by exiting (a barrier must be \
-             reached by every thread of the block, or by none)",
-            ranges(&at_barrier),
-            ranges(&exited)
+            "{} waited at the barrier at {first}, which {} skipped by exiting (a barrier must be reached by \
+             every thread of the block, or by none)",
+            who(&at_barrier),
+            who(&exited)
         )));
     }
     // Every thread learns what any thread of the block acquired.

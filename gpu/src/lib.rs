@@ -42,6 +42,7 @@ extern crate std;
 pub use gpu_macros::kernel;
 
 pub mod dev;
+pub mod hazards;
 /// The registry and the types of typed launches (host builds only; the
 /// `gpu-launch` crate).
 #[cfg(not(target_arch = "nvptx64"))]

@@ -1,0 +1,126 @@
+//! `cargo run --release --bin hazards`: the labelled hazard suite
+//! (`gpu/src/hazards/`) on the emulator, every verdict against its label.
+//!
+//! - `hazards list`: the suite's kernels, one per line;
+//! - `hazards run NAME`: launches one on the GPU (what the device run
+//!   puts under each compute-sanitizer tool);
+//! - `hazards device`: the GPU's description line;
+//! - `hazards report RESULTS --out docs/sanitizers.md`: the comparison
+//!   table from a GPU run's results, with the emulator's speed;
+//! - `hazards speed`: the emulator's speed by block size.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use kernel_lab::cli::{device_line, main_with, today};
+use kernel_lab::runtime::Gpu;
+use kernel_lab::sanitize::{self, speed, table};
+
+#[derive(Parser)]
+#[command(
+    version,
+    about = "The labelled race/barrier/uninitialized-read suite, on the emulator and under compute-sanitizer"
+)]
+struct Args {
+    /// Print every report, not only those of kernels whose verdict differs
+    /// from their label.
+    #[arg(long)]
+    reports: bool,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// The suite's kernel names, one per line.
+    List,
+    /// Launch one kernel on the GPU once (no checks of its own).
+    Run {
+        name: String,
+        #[arg(long, default_value_t = 0)]
+        device: usize,
+    },
+    /// The GPU's description line.
+    Device {
+        #[arg(long, default_value_t = 0)]
+        device: usize,
+    },
+    /// Write the comparison with compute-sanitizer from a GPU run's results.
+    Report {
+        results: PathBuf,
+        #[arg(long, default_value = "docs/sanitizers.md")]
+        out: PathBuf,
+    },
+    /// The emulator's speed by block size.
+    Speed,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    main_with(|| match args.command {
+        None => {
+            let mut all_right = true;
+            println!("{:<44} {:<20} {:<20}", "kernel", "label", "emulator");
+            for h in sanitize::suite() {
+                let (verdict, report) = sanitize::emulate(&h);
+                let right = verdict == h.label;
+                all_right &= right;
+                println!(
+                    "{:<44} {:<20} {:<20} {}",
+                    h.kernel.name,
+                    h.label.name(),
+                    verdict.name(),
+                    if right { "ok" } else { "MISMATCH" }
+                );
+                if let (true, Some(r)) = (args.reports || !right, report) {
+                    println!("    {}", r.replace('\n', "\n    "));
+                }
+            }
+            Ok(all_right)
+        }
+        Some(Command::List) => {
+            for h in sanitize::suite() {
+                println!("{}", h.kernel.name);
+            }
+            Ok(true)
+        }
+        Some(Command::Run { name, device }) => {
+            let hazard = sanitize::find(&name)?;
+            sanitize::launch(&Gpu::open(device)?, &hazard)?;
+            Ok(true)
+        }
+        Some(Command::Device { device }) => {
+            println!("{}", device_line(&Gpu::open(device)?));
+            Ok(true)
+        }
+        Some(Command::Report { results, out }) => {
+            kernel_lab::cli::check_file_destination("--out", &out)?;
+            let text = kernel_lab::cli::read_file(&results)?;
+            let suite = sanitize::suite();
+            let gpu = table::GpuResults::parse(&text, &suite)?;
+            let speeds = speed::sweep(1 << 16, 3);
+            let md = table::markdown(&suite, &gpu, &speeds, &machine());
+            kernel_lab::cli::write_file(&out, &md)?;
+            println!("wrote {}", out.display());
+            Ok(true)
+        }
+        Some(Command::Speed) => {
+            print!("{}", speed::markdown(&speed::sweep(1 << 16, 3), &machine()));
+            Ok(true)
+        }
+    })
+}
+
+/// This machine, for the speed table: CPU model, cores, date.
+fn machine() -> String {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("model name").map(|m| m.trim_start_matches([' ', '\t', ':']).to_string())
+        })
+        .unwrap_or_else(|| "an unknown CPU".into());
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    format!("{model} ({cores} cores available), {}", today())
+}

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, which has no Rust: the binaries built here are
 # carried in .device/ (scripts/device-build.sh puts them there).
-#   bash scripts/device-run.sh tests suite sanitize ncu sass
+#   bash scripts/device-run.sh tests suite sanitize ncu sass lab hazards
 # Writes under $OUT: results.json (the suite; its plots go into the logs, and
 # `kernel-lab report --plots` redraws them from the JSON), checks.txt (what
-# `kernel-lab report --checks` puts into BENCHMARKS.md), logs.tar.gz.
+# `kernel-lab report --checks` puts into BENCHMARKS.md), sanitizers.txt (the
+# labelled hazard suite under each compute-sanitizer tool, for `hazards
+# report`), logs.tar.gz.
 set -uo pipefail
 D=.device
 OUT=${OUT:-/tmp/out}
@@ -31,7 +33,7 @@ for section in "$@"; do
     $D/kernel-lab --quiet --json "$OUT/results.json" --plots "$LOGS/plots" 2>&1 | tee "$LOGS/suite.log" ;;
   sanitize)
     step "compute-sanitizer"
-    for tool in memcheck racecheck; do
+    for tool in memcheck racecheck synccheck initcheck; do
       sanitize $tool transpose $D/transpose --sizes 1000x333 --warmup 0 --iters 1
       sanitize $tool reduce $D/reduce --sizes 1000003 --warmup 0 --iters 1
       sanitize $tool sgemm $D/sgemm --sizes 300 --warmup 0 --iters 1
@@ -58,6 +60,27 @@ l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wa
 l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed_op_shared_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum \
       $D/memory-lab --sizes 1048576 --iters 0 > "$LOGS/ncu-lab.csv" 2>"$LOGS/ncu-lab.err"
     python3 scripts/ncu-summary.py "$LOGS/ncu-lab.csv" --all | tee -a "$CHECKS" ;;
+  hazards)
+    step "the labelled hazard suite under compute-sanitizer (one process per kernel and tool)"
+    H=$OUT/sanitizers.txt
+    echo "device: $($D/hazards device)" > "$H"
+    for tool in memcheck racecheck synccheck initcheck; do
+      (for k in $($D/hazards list); do
+        log=$LOGS/hazard-$tool-$k.log
+        timeout 60 compute-sanitizer --tool $tool --error-exitcode 9 $D/hazards run $k > "$log" 2>&1
+        rc=$?
+        case $rc in
+          0) if grep -qE 'SUMMARY: [1-9][0-9]* (hazard|error)|[1-9][0-9]* warning' "$log"; then o=reported; else o=silent; fi ;;
+          9) o=reported ;;
+          124|137) o=hang ;;
+          *) o=failed ;;
+        esac
+        echo "$tool $k $o"
+      done > "$OUT/hazards-$tool.txt") &
+    done
+    wait
+    cat "$OUT"/hazards-*.txt >> "$H" && rm "$OUT"/hazards-*.txt
+    grep -c . "$H" ;;
   sass)
     step "SASS (ptxas + cuobjdump on the device)" | tee -a "$CHECKS"
     ptxas -arch=sm_90 $D/gpu_sm_90.ptx -o /tmp/gpu.cubin && cuobjdump -sass /tmp/gpu.cubin > "$LOGS/sass.txt"

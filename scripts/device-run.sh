@@ -63,7 +63,7 @@ l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wa
   hazards)
     step "the labelled hazard suite under compute-sanitizer (one process per kernel and tool)"
     H=$OUT/sanitizers.txt
-    echo "device: $($D/hazards device)" > "$H"
+    echo "device: $($D/hazards device), git $KERNEL_LAB_GIT_REV" > "$H"
     for tool in memcheck racecheck synccheck initcheck; do
       (for k in $($D/hazards list); do
         log=$LOGS/hazard-$tool-$k.log

@@ -224,3 +224,43 @@ fn kernel_names_select_across_families() {
     assert_eq!(rows.len(), 2, "{stdout}");
     assert!(rows[0].contains("transpose_fast") && rows[1].contains("scale"), "{stdout}");
 }
+
+const HAZARDS: &str = env!("CARGO_BIN_EXE_hazards");
+
+#[test]
+fn hazards_checks_every_label_and_rejects_bad_input() {
+    let out = run(HAZARDS, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.lines().filter(|l| l.ends_with(" ok")).count() >= 25, "{stdout}");
+    assert!(!stdout.contains("MISMATCH"), "{stdout}");
+
+    let e = rejected(HAZARDS, &["run", "nope"]);
+    assert!(e.contains("unknown hazard kernel 'nope'; accepted:") && e.contains("neighbour_read"), "{e}");
+    let e = rejected(HAZARDS, &["report", "/nonexistent/sanitizers.txt"]);
+    assert!(e.contains("cannot read /nonexistent/sanitizers.txt"), "{e}");
+
+    let dir = scratch("hazards");
+    let results = dir.join("sanitizers.txt");
+    std::fs::write(&results, "device: test\nracecheck neighbour_read maybe\n").unwrap();
+    let out_md = dir.join("sanitizers.md");
+    let e = rejected(HAZARDS, &["report", results.to_str().unwrap(), "--out", out_md.to_str().unwrap()]);
+    assert!(e.contains("malformed line 'racecheck neighbour_read maybe'"), "{e}");
+    assert!(!out_md.exists());
+    let e = rejected(HAZARDS, &["report", results.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
+    assert!(e.contains("is a folder"), "{e}");
+
+    // A well-formed file: the table is written, with what was given.
+    std::fs::write(
+        &results,
+        "device: a test device\nracecheck neighbour_read reported\nsynccheck neighbour_read silent\n",
+    )
+    .unwrap();
+    let out = run(HAZARDS, &["report", results.to_str().unwrap(), "--out", out_md.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let md = std::fs::read_to_string(&out_md).unwrap();
+    assert!(md.contains("GPU run on a test device"), "{md}");
+    assert!(md.contains("| [`neighbour_read`](../gpu/src/hazards/race_shared.rs#L"), "{md}");
+    assert!(md.contains("✔ shared race | not run | reported | — | not run |"), "{md}");
+    assert!(md.contains("## Emulator speed") && md.contains("| 1024 |"), "{md}");
+}

@@ -51,6 +51,10 @@ enum Command {
         results: PathBuf,
         #[arg(long, default_value = "docs/sanitizers.md")]
         out: PathBuf,
+        /// The device run's checks.txt: its compute-sanitizer lines on our
+        /// own binaries go into the report too.
+        #[arg(long, value_name = "FILE")]
+        checks: Option<PathBuf>,
     },
     /// The emulator's speed by block size.
     Speed,
@@ -94,13 +98,14 @@ fn main() -> ExitCode {
             println!("{}", device_line(&Gpu::open(device)?));
             Ok(true)
         }
-        Some(Command::Report { results, out }) => {
+        Some(Command::Report { results, out, checks }) => {
             kernel_lab::cli::check_file_destination("--out", &out)?;
             let text = kernel_lab::cli::read_file(&results)?;
+            let checks = checks.map(|c| kernel_lab::cli::read_file(&c)).transpose()?.unwrap_or_default();
             let suite = sanitize::suite();
             let gpu = table::GpuResults::parse(&text, &suite)?;
             let speeds = speed::sweep(1 << 16, 3);
-            let md = table::markdown(&suite, &gpu, &speeds, &machine());
+            let md = table::markdown(&suite, &gpu, &checks, &speeds, &machine());
             kernel_lab::cli::write_file(&out, &md)?;
             println!("wrote {}", out.display());
             Ok(true)

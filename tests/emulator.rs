@@ -7,7 +7,7 @@
 use emu::{Analysis, EmuError};
 use gpu::dev::copy::{commit_copies, wait_copies};
 use gpu::dev::warp::{FULL_MASK, shfl_down_f32, shfl_down_i32, shfl_xor_f32};
-use gpu::dev::{In, Out, SharedArray, sync_threads, thread_idx_x};
+use gpu::dev::{DisjointSlice, In, Out, SharedArray, Slice, sync_threads, thread, thread_idx_x};
 use gpu::kernel;
 use gpu::launch::{Kernel, registry};
 use kernel_lab::Error;
@@ -386,6 +386,16 @@ pub fn check_async_never_waited(input: In<f32>) {
     commit_copies();
 }
 
+/// Thread 40 reads `x[64]` of a 64-element slice: `get` says `None`, and
+/// the kernel's `expect` panics.
+#[kernel(block = 64)]
+pub fn check_panic(x: Slice<f32>, mut y: DisjointSlice<f32>) {
+    let i = thread::index();
+    if let Some(out) = y.get_mut(i) {
+        *out = x.get(i.get() + 24).expect("an element 24 further on");
+    }
+}
+
 /// `n` zeros on the emulator.
 fn zeros(gpu: &Gpu, n: usize) -> DeviceBuffer<f32> {
     gpu.upload(&vec![0.0f32; n]).unwrap()
@@ -401,7 +411,7 @@ fn emu_error(result: Result<(), Error>) -> EmuError {
 #[test]
 fn the_test_kernels_are_registered_here() {
     let here = registry::module("emulator");
-    assert_eq!(here.len(), 9, "{:?}", here.iter().map(|k| k.name).collect::<Vec<_>>());
+    assert_eq!(here.len(), 10, "{:?}", here.iter().map(|k| k.name).collect::<Vec<_>>());
     assert_eq!(check_race::KERNEL.launch.shared_bytes, 256);
     assert!(check_race::KERNEL.unchecked);
 }
@@ -578,7 +588,25 @@ fn async_copies_land_at_the_wait_and_must_be_waited_for() {
     }
     // SAFETY: 64 inputs.
     let text = emu_error(unsafe { check_async_never_waited::launch(&gpu, 1, &da) }).to_string();
-    assert!(text.contains("cp.async") && text.contains("never waited"), "{text}");
+    let site = format!(
+        "tests/emulator.rs:{}:",
+        line_of("        smem.copy_async(0, t, input, t);\n    }\n    commit_copies();")
+    );
+    assert!(text.contains("cp.async") && text.contains("never waited") && text.contains(&site), "{text}");
+}
+
+/// A panic in a kernel is an error naming the kernel, block, thread and
+/// the line that panicked.
+#[test]
+fn a_panic_names_its_thread_and_line() {
+    let gpu = Gpu::emulator();
+    let x = zeros(&gpu, 64);
+    let mut y = zeros(&gpu, 64);
+    let e = emu_error(check_panic::launch(&gpu, 1, &x, &mut y));
+    let EmuError::Panic { ref kernel, thread, ref message, .. } = e else { panic!("{e}") };
+    assert_eq!((kernel.as_str(), thread), ("check_panic", [40, 0, 0]));
+    let site = format!("tests/emulator.rs:{}:", line_of("        *out = x.get(i.get() + 24).expect("));
+    assert!(message.contains("an element 24 further on") && message.contains(&site), "{message}");
 }
 
 /// A safe kernel's launcher is a safe function; the buffers it takes follow

@@ -501,11 +501,14 @@ fn panic_error(payload: Box<dyn std::any::Any + Send>, b: &BlockCtx, t: [u32; 3]
     match payload.downcast::<EmuError>() {
         Ok(e) => *e,
         Err(payload) => {
-            let message = payload
+            let mut message = payload
                 .downcast_ref::<&str>()
                 .map(|s| s.to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "panic".into());
+            if let Some(site) = PANIC_SITE.with(|s| s.borrow_mut().take()) {
+                message = format!("{message} (at {site})");
+            }
             EmuError::Panic { kernel: b.kernel.to_string(), block: b.block, thread: t, message }
         }
     }
@@ -513,6 +516,8 @@ fn panic_error(payload: Box<dyn std::any::Any + Send>, b: &BlockCtx, t: [u32; 3]
 
 std::thread_local! {
     static IN_KERNEL: Cell<bool> = const { Cell::new(false) };
+    /// Where the last panic inside a kernel was raised.
+    static PANIC_SITE: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
 /// Panics inside emulated kernels are errors the launch returns; keep the
@@ -522,7 +527,9 @@ fn quiet_kernel_panics() {
     ONCE.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            if !IN_KERNEL.with(Cell::get) {
+            if IN_KERNEL.with(Cell::get) {
+                PANIC_SITE.with(|s| *s.borrow_mut() = info.location().map(|l| l.to_string()));
+            } else {
                 previous(info);
             }
         }));
@@ -659,15 +666,20 @@ fn run_block(ctx: &BlockCtx, body: &dyn Fn(), stacks: &mut Vec<DefaultStack>) ->
                     state[i] = State::Shuffle { mask, op, bits }
                 }
                 Ok(CoroutineResult::Return(())) => {
-                    let in_flight = threads[i].copies.borrow().in_flight();
-                    if in_flight > 0 {
+                    let copies = threads[i].copies.borrow();
+                    if let Some(first) = copies.groups.iter().flatten().chain(&copies.open).next() {
                         return Err(EmuError::Panic {
                             kernel: ctx.kernel.to_string(),
                             block: ctx.block,
                             thread: threads[i].idx,
-                            message: format!("exited with {in_flight} cp.async copies never waited for"),
+                            message: format!(
+                                "exited with {} cp.async copies never waited for, the first issued at {}",
+                                copies.in_flight(),
+                                first.site
+                            ),
                         });
                     }
+                    drop(copies);
                     state[i] = State::Exited;
                     if let Some(co) = coroutines[i].take() {
                         stacks.push(co.into_stack());

@@ -21,6 +21,7 @@ const NVPTX: &str = "nvptx64-nvidia-cuda";
 
 fn main() -> ExitCode {
     println!("cargo::rerun-if-changed=gpu");
+    println!("cargo::rerun-if-changed=dev");
     println!("cargo::rerun-if-changed=macros");
     println!("cargo::rerun-if-changed=build/ptx-linker");
     println!("cargo::rerun-if-changed=rust-toolchain.toml");

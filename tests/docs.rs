@@ -57,7 +57,7 @@ fn readme_example_is_the_repository_s_code() {
 /// device and a date) belongs in BENCHMARKS.md, which a run regenerates.
 #[test]
 fn kernel_docs_carry_no_measured_numbers() {
-    for file in sources(&root().join("gpu/src")).into_iter().chain(sources(&root().join("macros/src"))) {
+    for file in ["gpu/src", "dev/src", "macros/src"].iter().flat_map(|d| sources(&root().join(d))) {
         for (i, line) in read(&file).lines().enumerate() {
             let doc = line.trim_start();
             if !(doc.starts_with("///") || doc.starts_with("//!")) {
@@ -116,7 +116,10 @@ fn kernel_docs_point_at_their_rows() {
 /// to it).
 #[test]
 fn every_unsafe_block_says_why_it_is_sound() {
-    let files = sources(&root().join("gpu/src")).into_iter().chain([root().join("tests/emulator.rs")]);
+    let files = ["gpu/src", "dev/src"]
+        .iter()
+        .flat_map(|d| sources(&root().join(d)))
+        .chain([root().join("tests/emulator.rs"), root().join("tests/hazards.rs")]);
     for file in files {
         let source = read(&file);
         let lines: Vec<&str> = source.lines().collect();

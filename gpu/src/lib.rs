@@ -41,7 +41,8 @@ extern crate std;
 
 pub use gpu_macros::kernel;
 
-pub mod dev;
+/// The device layer (the `gpu-dev` crate).
+pub use gpu_dev as dev;
 pub mod hazards;
 /// The registry and the types of typed launches (host builds only; the
 /// `gpu-launch` crate).

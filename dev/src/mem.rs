@@ -198,7 +198,7 @@ impl Out<f32> {
 #[cfg(not(target_arch = "nvptx64"))]
 mod host {
     use super::{In, Out};
-    use crate::launch::{Arg, KernelParam, Launcher};
+    use gpu_launch::{Arg, KernelParam, Launcher};
 
     fn pointer<R: Launcher + ?Sized, T: 'static>(buffer: &R::Buffer<T>) -> Arg {
         let (addr, len) = R::address::<T>(buffer);

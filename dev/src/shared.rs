@@ -7,7 +7,7 @@
 //!
 //! On the GPU the memory comes from `gpu_launch_sized_workgroup_mem`, so
 //! LLVM knows it is shared (`ld.shared`/`st.shared`, SASS `LDS`/`STS`).
-//! Its size is the `shared_bytes` of the kernel's [`crate::launch::Kernel`]
+//! Its size is the `shared_bytes` of the kernel's `gpu_launch::Kernel`
 //! constant. On the host it is the emulator's per-block buffer, and every
 //! access is bounds-checked, race-checked and counted for bank conflicts.
 
@@ -37,7 +37,7 @@ fn launch_sized_base() -> *mut u8 {
     {
         // Asked for as 16-byte units so that the symbol is declared
         // `.align 16`, which `load4`/`store4` rely on.
-        core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<crate::dev::mem::F32x4>() as *mut u8
+        core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<crate::mem::F32x4>() as *mut u8
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
@@ -130,7 +130,7 @@ impl<const STRIDE: usize> SharedTile<f32, STRIDE> {
         let p = self.base.wrapping_add(r * STRIDE + c);
         check::load(Mem::Shared, p, 16);
         // SAFETY: the caller's contract (see `# Safety`).
-        unsafe { (p as *const crate::dev::mem::F32x4).read().0 }
+        unsafe { (p as *const crate::mem::F32x4).read().0 }
     }
 
     /// Writes row `r`, columns `c..c + 4` with one 16-byte `st.shared.v4`.
@@ -143,7 +143,7 @@ impl<const STRIDE: usize> SharedTile<f32, STRIDE> {
         let p = self.base.wrapping_add(r * STRIDE + c);
         check::store(Mem::Shared, p, &value);
         // SAFETY: the caller's contract (see `# Safety`).
-        unsafe { (p as *mut crate::dev::mem::F32x4).write(crate::dev::mem::F32x4(value)) }
+        unsafe { (p as *mut crate::mem::F32x4).write(crate::mem::F32x4(value)) }
     }
 }
 

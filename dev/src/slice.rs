@@ -4,7 +4,7 @@
 //! A [`Slice<T>`] is a read-only buffer with its length: [`Slice::get`]
 //! returns `None` past the end. A [`DisjointSlice<T>`] is an output each
 //! thread writes only its own element of: [`DisjointSlice::get_mut`] takes
-//! a [`ThreadIndex`], which only [`crate::dev::thread::index`] makes and
+//! a [`ThreadIndex`], which only [`crate::thread::index`] makes and
 //! which differs for every thread of the (1-D) launch, so no two threads can
 //! get the same element (the idea of NVIDIA cuda-oxide's `DisjointSlice`). The
 //! host passes `&Buffer<T>` for a `Slice<T>` and `&mut Buffer<T>` for a
@@ -146,7 +146,7 @@ impl<T> SliceParam for DisjointSlice<T> {
 #[cfg(not(target_arch = "nvptx64"))]
 mod host {
     use super::{DisjointSlice, Slice, SliceParam};
-    use crate::launch::{Arg, KernelParam, Launcher};
+    use gpu_launch::{Arg, KernelParam, Launcher};
 
     fn slice<R: Launcher + ?Sized, T: 'static>(buffer: &R::Buffer<T>) -> Arg {
         let (addr, len) = R::address::<T>(buffer);

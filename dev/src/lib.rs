@@ -27,6 +27,26 @@
 //! Each `unsafe` block in a kernel says why its contract holds. A kernel
 //! with any `unsafe` gets an `unsafe` typed launcher, whose caller
 //! promises the buffer lengths the kernel relies on.
+#![no_std]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(
+        stdarch_nvptx,
+        core_intrinsics,
+        gpu_intrinsics,
+        gpu_launch_sized_workgroup_mem,
+        link_llvm_intrinsics,
+        asm_experimental_arch
+    )
+)]
+#![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
+// The host build calls the emulator, which uses std.
+#[cfg(not(target_arch = "nvptx64"))]
+extern crate std;
+
 
 pub mod atomic;
 mod check;

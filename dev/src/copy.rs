@@ -39,7 +39,7 @@ pub fn commit_copies() {
 
 /// Waits until at most `N` of this thread's committed groups are still in
 /// flight (`cp.async.wait_group N`): with `N = 0`, every committed copy
-/// has landed. Follow it with [`crate::dev::sync_threads`] before other
+/// has landed. Follow it with [`crate::sync_threads`] before other
 /// threads read what this one copied.
 #[inline(always)]
 pub fn wait_copies<const N: u32>() {

@@ -70,7 +70,7 @@ pub fn thread_rank() -> u32 {
 
 /// A thread's index in a 1-D launch, different for every thread of it. Only
 /// [`index`] makes one, from the hardware's registers: that is what lets
-/// [`crate::dev::DisjointSlice::get_mut`] give each thread its own element
+/// [`crate::DisjointSlice::get_mut`] give each thread its own element
 /// without `unsafe`.
 ///
 /// Every launch of a kernel that has a `DisjointSlice` parameter is 1-D:

@@ -192,7 +192,7 @@ fn plan(families: &[&'static dyn Family], common: &Common) -> Result<Vec<Job>> {
 /// The run every binary makes.
 fn run(families: &[&'static dyn Family], common: &Common) -> Result<bool> {
     let jobs = plan(families, common)?;
-    let gpu = match Gpu::open(common.device) {
+    let gpu = match crate::runtime::open(common.device) {
         Ok(gpu) => gpu,
         Err(e @ (Error::NoDriver | Error::NoDevice { count: 0, .. })) => {
             println!(

@@ -28,7 +28,7 @@ fn rejected(bin: &str, args: &[&str]) -> String {
 }
 
 fn has_gpu() -> bool {
-    kernel_lab::runtime::Gpu::open(0).is_ok()
+    kernel_lab::runtime::open(0).is_ok()
 }
 
 fn scratch(name: &str) -> PathBuf {

@@ -238,7 +238,7 @@ fn families_verify(gpu: &Gpu) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    let gpu = match Gpu::open(0) {
+    let gpu = match kernel_lab::runtime::open(0) {
         Ok(gpu) => gpu,
         Err(e @ (Error::NoDriver | Error::NoDevice { .. })) => {
             println!("gpu tests: SKIPPED, {e}");

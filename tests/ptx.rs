@@ -170,11 +170,11 @@ fn ptxas_log_parser_reads_usage() {
 
 #[test]
 fn ptx_choice_follows_compute_capability() {
-    assert_eq!(ptx::for_device(7, 5).map(|p| p.arch), None);
-    assert_eq!(ptx::for_device(8, 0).unwrap().arch, "sm_80");
-    assert_eq!(ptx::for_device(8, 9).unwrap().arch, "sm_80");
-    assert_eq!(ptx::for_device(9, 0).unwrap().arch, "sm_90");
-    assert_eq!(ptx::for_device(10, 0).unwrap().arch, "sm_90");
+    assert_eq!(lab_runtime::ptx::for_device(ptx::ARCHS, 7, 5).map(|p| p.arch), None);
+    assert_eq!(lab_runtime::ptx::for_device(ptx::ARCHS, 8, 0).unwrap().arch, "sm_80");
+    assert_eq!(lab_runtime::ptx::for_device(ptx::ARCHS, 8, 9).unwrap().arch, "sm_80");
+    assert_eq!(lab_runtime::ptx::for_device(ptx::ARCHS, 9, 0).unwrap().arch, "sm_90");
+    assert_eq!(lab_runtime::ptx::for_device(ptx::ARCHS, 10, 0).unwrap().arch, "sm_90");
 }
 
 #[test]

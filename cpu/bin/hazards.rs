@@ -14,7 +14,6 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use kernel_lab::cli::{device_line, main_with, today};
-use kernel_lab::runtime::Gpu;
 use kernel_lab::sanitize::{self, speed, table};
 
 #[derive(Parser)]
@@ -91,11 +90,11 @@ fn main() -> ExitCode {
         }
         Some(Command::Run { name, device }) => {
             let hazard = sanitize::find(&name)?;
-            sanitize::launch(&Gpu::open(device)?, &hazard)?;
+            sanitize::launch(&kernel_lab::runtime::open(device)?, &hazard)?;
             Ok(true)
         }
         Some(Command::Device { device }) => {
-            println!("{}", device_line(&Gpu::open(device)?));
+            println!("{}", device_line(&kernel_lab::runtime::open(device)?));
             Ok(true)
         }
         Some(Command::Report { results, out, checks }) => {

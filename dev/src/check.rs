@@ -8,7 +8,7 @@
 
 /// Which memory an access is to.
 #[derive(Clone, Copy)]
-pub(crate) enum Mem {
+pub enum Mem {
     Shared,
     Global,
 }
@@ -30,7 +30,7 @@ fn hook(mem: Mem, p: *const u8, bytes: usize, op: emu::device::Op) {
 /// A load of `bytes` at `p`.
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub(crate) fn load<T>(_mem: Mem, _p: *const T, _bytes: usize) {
+pub fn load<T>(_mem: Mem, _p: *const T, _bytes: usize) {
     #[cfg(not(target_arch = "nvptx64"))]
     hook(_mem, _p.cast(), _bytes, emu::device::Op::Read);
 }
@@ -38,7 +38,7 @@ pub(crate) fn load<T>(_mem: Mem, _p: *const T, _bytes: usize) {
 /// A load that may see a shared word nobody wrote, on purpose.
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub(crate) fn load_maybe_uninit<T>(_mem: Mem, _p: *const T, _bytes: usize) {
+pub fn load_maybe_uninit<T>(_mem: Mem, _p: *const T, _bytes: usize) {
     #[cfg(not(target_arch = "nvptx64"))]
     hook(_mem, _p.cast(), _bytes, emu::device::Op::ReadMaybeUninit);
 }
@@ -47,7 +47,7 @@ pub(crate) fn load_maybe_uninit<T>(_mem: Mem, _p: *const T, _bytes: usize) {
 /// same-value races).
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub(crate) fn store<T, V>(_mem: Mem, _p: *const T, _value: &V) {
+pub fn store<T, V>(_mem: Mem, _p: *const T, _value: &V) {
     #[cfg(not(target_arch = "nvptx64"))]
     {
         // SAFETY: the bytes of a value on the stack; the device layer's
@@ -62,7 +62,7 @@ pub(crate) fn store<T, V>(_mem: Mem, _p: *const T, _value: &V) {
 /// handed to the kernel).
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub(crate) fn store_unknown<T>(_mem: Mem, _p: *const T, _bytes: usize) {
+pub fn store_unknown<T>(_mem: Mem, _p: *const T, _bytes: usize) {
     #[cfg(not(target_arch = "nvptx64"))]
     hook(_mem, _p.cast(), _bytes, emu::device::Op::WriteUnknown);
 }

@@ -47,9 +47,9 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
-
 pub mod atomic;
-mod check;
+#[doc(hidden)]
+pub mod check;
 pub mod copy;
 pub mod math;
 pub mod mem;

@@ -31,8 +31,9 @@ pub const fn tile_bytes<T>(rows: usize, stride: usize) -> u32 {
 }
 
 /// The start of the block's launch-sized shared memory, 16-byte aligned.
+#[doc(hidden)]
 #[inline(always)]
-fn launch_sized_base() -> *mut u8 {
+pub fn launch_sized_base() -> *mut u8 {
     #[cfg(target_arch = "nvptx64")]
     {
         // Asked for as 16-byte units so that the symbol is declared

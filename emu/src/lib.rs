@@ -59,8 +59,8 @@ pub use runtime::{Buffer, Launch, launch};
 /// operation, each acting on the emulated thread that is running.
 pub mod device {
     pub use crate::runtime::{
-        Op, ShflOp, Space, access, barrier, copy_async, copy_commit, copy_wait, fence, index, shared_base,
-        shuffle, warp_sync,
+        Op, ShflOp, Space, access, active_mask, barrier, copy_async, copy_commit, copy_wait, fence, index,
+        shared_base, shared_len, shuffle, warp_sync,
     };
     pub use std::sync::atomic::Ordering;
 

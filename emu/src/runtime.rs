@@ -84,6 +84,14 @@ pub enum ShflOp {
     Xor(u32),
     /// Every lane gets lane `src`.
     Idx(u32),
+    /// `shfl.sync.{mode}.b32 d|p, a, b, c, mask` exactly as the PTX ISA
+    /// defines it (`mode`: 0 up, 1 down, 2 bfly, 3 idx; `c` packs the
+    /// clamp and the segment mask): the lane receives the 32-bit value
+    /// with the predicate in bit 32.
+    Sync { mode: u32, b: u32, c: u32 },
+    /// `vote.sync.ballot.b32`: every lane receives the mask of lanes whose
+    /// value (bit 0) is 1.
+    Ballot,
 }
 
 type Site = &'static Location<'static>;
@@ -159,6 +167,8 @@ struct BlockCtx<'a> {
     epoch: Cell<u32>,
     words: RefCell<Vec<SharedWord>>,
     warps: RefCell<Vec<Option<Box<WarpSyncs>>>>,
+    /// Per warp, the lanes that have exited.
+    exited: RefCell<Vec<u32>>,
     /// The first read of a shared word nothing wrote, in this epoch.
     uninitialized: RefCell<Option<EmuError>>,
     launch: &'a LaunchState,
@@ -246,6 +256,23 @@ pub fn shuffle(mask: u32, op: ShflOp, bits: u64) -> u64 {
 /// The block's launch-sized shared memory.
 pub fn shared_base() -> *mut u8 {
     block().shared
+}
+
+/// Its size in bytes (`%dynamic_smem_size`).
+pub fn shared_len() -> usize {
+    block().shared_len
+}
+
+/// The lanes of the running thread's warp that have not exited
+/// (`activemask`: lanes run one at a time here, so "active" means "still
+/// running").
+pub fn active_mask() -> u32 {
+    let (b, t) = (block(), thread());
+    let n = b.block_dim.iter().product::<u32>();
+    let warp = t.linear / 32;
+    let lanes = (n - warp * 32).min(32);
+    let all = if lanes == 32 { u32::MAX } else { (1u32 << lanes) - 1 };
+    all & !b.exited.borrow()[warp as usize]
 }
 
 fn out_of_bounds(space: Space, detail: String, site: Site) -> ! {
@@ -579,6 +606,7 @@ pub fn launch(spec: &Launch, body: &dyn Fn()) -> Result<Analysis, EmuError> {
                     ]),
                     warps: RefCell::new(Vec::new()),
                     uninitialized: RefCell::new(None),
+                    exited: RefCell::new(std::vec![0; threads.div_ceil(32)]),
                     launch: &state,
                     recorder: spec.analyze.then(|| RefCell::new(Recorder::default())),
                 };
@@ -681,6 +709,7 @@ fn run_block(ctx: &BlockCtx, body: &dyn Fn(), stacks: &mut Vec<DefaultStack>) ->
                     }
                     drop(copies);
                     state[i] = State::Exited;
+                    ctx.exited.borrow_mut()[i / 32] |= 1 << (i % 32);
                     if let Some(co) = coroutines[i].take() {
                         stacks.push(co.into_stack());
                     }
@@ -829,6 +858,35 @@ fn resolve_warp_syncs(ctx: &BlockCtx, state: &mut [State]) -> Result<bool, EmuEr
     Ok(progressed)
 }
 
+/// The lane `shfl.sync` reads for `lane`, and its predicate, by the PTX
+/// ISA's pseudocode: `c[4:0]` is the clamp, `c[12:8]` the segment mask; a
+/// source outside the lane's segment gives the lane its own value and a
+/// false predicate.
+pub(crate) fn ptx_shuffle_source(lane: u32, mode: u32, b: u32, c: u32) -> (u32, bool) {
+    let (bval, cval, segmask) = (b & 31, c & 31, (c >> 8) & 31);
+    let max_lane = (lane & segmask) | (cval & !segmask);
+    let min_lane = lane & segmask;
+    let (j, ok) = match mode {
+        0 => {
+            let j = lane as i64 - bval as i64;
+            (j, j >= max_lane as i64)
+        }
+        1 => {
+            let j = (lane + bval) as i64;
+            (j, j <= max_lane as i64)
+        }
+        2 => {
+            let j = (lane ^ bval) as i64;
+            (j, j <= max_lane as i64)
+        }
+        _ => {
+            let j = (min_lane | (bval & !segmask)) as i64;
+            (j, j <= max_lane as i64)
+        }
+    };
+    if ok { (j as u32, true) } else { (lane, false) }
+}
+
 /// Completes every shuffle whose mask lanes have all arrived. Returns
 /// whether any did.
 fn resolve_shuffles(ctx: &BlockCtx, state: &mut [State], input: &mut [u64]) -> Result<bool, EmuError> {
@@ -858,14 +916,41 @@ fn resolve_shuffles(ctx: &BlockCtx, state: &mut [State], input: &mut [u64]) -> R
             .clone()
             .map(|i| if let State::Shuffle { bits, .. } = state[i] { bits } else { 0 })
             .collect();
+        let ballot = members
+            .iter()
+            .filter(|&&i| bits[i - warp * 32] & 1 == 1)
+            .fold(0u64, |m, &i| m | 1 << (i - warp * 32));
         for &i in &members {
             let State::Shuffle { op, bits: own, .. } = state[i] else { unreachable!() };
             let lane = (i - warp * 32) as u32;
+            if op == ShflOp::Ballot {
+                input[i] = ballot;
+                state[i] = State::Runnable;
+                continue;
+            }
+            if let ShflOp::Sync { mode, b, c } = op {
+                let (j, ok) = ptx_shuffle_source(lane, mode, b, c);
+                let from = warp * 32 + j as usize;
+                if from >= n || mask & (1 << j) == 0 {
+                    return Err(EmuError::Deadlock {
+                        kernel: ctx.kernel.to_string(),
+                        block: ctx.block,
+                        detail: format!(
+                            "lane {lane} of warp {warp} shuffles from lane {j}, which is not in the mask \
+                             {mask:#010x} (the PTX ISA leaves the value undefined)"
+                        ),
+                    });
+                }
+                input[i] = (bits[j as usize] & 0xffff_ffff) | (u64::from(ok) << 32);
+                state[i] = State::Runnable;
+                continue;
+            }
             let src = match op {
                 ShflOp::Down(d) => lane + d,
                 ShflOp::Up(d) => lane.checked_sub(d).unwrap_or(u32::MAX),
                 ShflOp::Xor(m) => lane ^ m,
                 ShflOp::Idx(s) => s % 32,
+                ShflOp::Sync { .. } | ShflOp::Ballot => unreachable!("handled above"),
             };
             let src_in_mask = src < 32 && mask & (1 << src) != 0 && (warp * 32 + src as usize) < n;
             input[i] = if src_in_mask { bits[src as usize] } else { own };

@@ -56,7 +56,33 @@ pub trait Launcher: 'static {
     /// `args` are the kernel's parameters in order, as its typed launcher
     /// packs them, and they satisfy the kernel's contract; a kernel with a
     /// `DisjointSlice` parameter gets a 1-D grid.
-    unsafe fn launch(&self, kernel: &'static Kernel, grid: Dim3, args: &[Arg]) -> Result<(), Self::Error>;
+    unsafe fn launch(&self, kernel: &'static Kernel, grid: Dim3, args: &[Arg]) -> Result<(), Self::Error> {
+        // SAFETY: the caller's contract.
+        unsafe { self.launch_with(kernel, grid, kernel.launch.block, 0, args) }
+    }
+
+    /// Launches `kernel` over `grid` blocks of `block` threads, with
+    /// `dynamic_shared` bytes of dynamic shared memory on top of the
+    /// kernel's own (`kernel.launch.shared_bytes`: a rust-cuda kernel's
+    /// shared statics, placed after the dynamic bytes rounded up to 16).
+    ///
+    /// # Safety
+    /// As for [`Launcher::launch`], and `block` is a shape the kernel runs
+    /// correctly with.
+    unsafe fn launch_with(
+        &self,
+        kernel: &'static Kernel,
+        grid: Dim3,
+        block: Dim3,
+        dynamic_shared: u32,
+        args: &[Arg],
+    ) -> Result<(), Self::Error>;
+}
+
+/// The bytes of shared memory a launch asks for: the dynamic bytes rounded
+/// up to 16, then the kernel's own.
+pub fn shared_bytes(kernel: &Kernel, dynamic_shared: u32) -> u32 {
+    dynamic_shared.next_multiple_of(16) + kernel.launch.shared_bytes
 }
 
 /// A type a kernel parameter may have, and what the host passes for it.
@@ -96,6 +122,20 @@ macro_rules! scalar_params {
 }
 
 scalar_params!(u32 => U32, i32 => I32, u64 => U64, i64 => I64, f32 => F32, f64 => F64);
+
+// `usize` and `isize` are 64-bit on nvptx64 and on the hosts we run on.
+impl KernelParam for usize {
+    type Host<'a, R: Launcher + ?Sized> = usize;
+    fn arg<R: Launcher + ?Sized>(host: &usize) -> Arg {
+        Arg::U64(*host as u64)
+    }
+    unsafe fn from_arg(arg: &Arg) -> Self {
+        match arg {
+            Arg::U64(v) => *v as usize,
+            other => panic!("a usize parameter got {other:?}"),
+        }
+    }
+}
 
 /// A kernel's parameter types as a tuple, `(In<f32>, Out<f32>, u32)`: what
 /// a family asks the registry's kernels to take.

@@ -20,7 +20,7 @@ mod kernel;
 #[doc(hidden)]
 pub use inventory;
 
-pub use args::{Arg, KernelParam, Launcher, Signature, Typed};
+pub use args::{Arg, KernelParam, Launcher, Signature, Typed, shared_bytes};
 pub use kernel::{Kernel, Param, Registered, registry};
 
 /// A block or grid shape.

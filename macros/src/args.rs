@@ -1,7 +1,8 @@
 //! The attribute's arguments: `block = .., shared = .., tile = ..,
 //! min_blocks = .., types = [..]`.
 
-use proc_macro2::Span;
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
 use syn::{Expr, Ident, Token, Type};
@@ -40,6 +41,13 @@ pub struct KernelArgs {
     pub types: Vec<Type>,
     /// Where `types` was given (for errors about the generics).
     pub types_span: Option<Span>,
+    /// The path generated code reaches `dev`, `launch` and
+    /// `__private::inventory` through: `::gpu`, or for a rust-cuda style
+    /// kernel `::cuda_std::__private::gpu`.
+    pub root: TokenStream,
+    /// A rust-cuda style kernel (`cuda_std::kernel`): an `unsafe fn` whose
+    /// launch gives the block and the dynamic shared memory.
+    pub cuda: bool,
 }
 
 const KEYS: &str = "block, shared, tile, min_blocks or types";
@@ -88,6 +96,15 @@ impl Parse for KernelArgs {
             Some((types, span)) => (types, Some(span)),
             None => (Vec::new(), None),
         };
-        Ok(KernelArgs { block, shared, tile, min_blocks, types, types_span })
+        Ok(KernelArgs {
+            block,
+            shared,
+            tile,
+            min_blocks,
+            types,
+            types_span,
+            root: quote!(::gpu),
+            cuda: false,
+        })
     }
 }

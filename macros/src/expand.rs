@@ -29,7 +29,7 @@ pub fn kernel(args: KernelArgs, mut function: ItemFn) -> syn::Result<TokenStream
     if !matches!(function.vis, syn::Visibility::Public(_)) {
         return Err(syn::Error::new(sig.fn_token.span(), "a kernel is a `pub fn`"));
     }
-    if let Some(token) = sig.unsafety {
+    if let (Some(token), false) = (sig.unsafety, args.cuda) {
         return Err(syn::Error::new(
             token.span(),
             "a kernel is a safe `pub fn`: put its unsafe operations in `unsafe` blocks, each saying why it is sound",
@@ -117,6 +117,7 @@ fn instances(args: &KernelArgs, function: &ItemFn) -> syn::Result<Vec<Instance>>
 
 /// The PTX entry of one instance, and its launch bounds (nvptx64 only).
 fn entry(args: &KernelArgs, name: &Ident, params: &[Param], instance: &Instance) -> TokenStream {
+    let root = &args.root;
     let Instance { entry, alias, turbofish, .. } = instance;
     let mut inputs = Vec::new();
     let mut rebuild = Vec::new();
@@ -125,11 +126,11 @@ fn entry(args: &KernelArgs, name: &Ident, params: &[Param], instance: &Instance)
         match kind {
             Kind::Slice { .. } => {
                 let (ptr, len) = (format_ident!("{ident}__ptr"), format_ident!("{ident}__len"));
-                inputs.push(quote!(#ptr: *mut <#ty as ::gpu::dev::SliceParam>::Elem, #len: usize));
+                inputs.push(quote!(#ptr: *mut <#ty as #root::dev::SliceParam>::Elem, #len: usize));
                 rebuild.push(quote! {
                     // SAFETY: the typed launcher passed a whole device buffer:
                     // its address and its length in elements.
-                    let #ident = unsafe { <#ty as ::gpu::dev::SliceParam>::from_raw_parts(#ptr, #len) };
+                    let #ident = unsafe { <#ty as #root::dev::SliceParam>::from_raw_parts(#ptr, #len) };
                 });
             }
             Kind::Pointer | Kind::Value => inputs.push(quote!(#ident: #ty)),
@@ -148,6 +149,12 @@ fn entry(args: &KernelArgs, name: &Ident, params: &[Param], instance: &Instance)
         }
     });
     let symbol = LitStr::new(entry, Span::call_site());
+    // A rust-cuda kernel is an `unsafe fn`: its entry calls it in `unsafe`.
+    let call_kernel = if args.cuda {
+        quote!(unsafe { #name #turbofish (#(#call),*) })
+    } else {
+        quote!(#name #turbofish (#(#call),*))
+    };
     let (bx, by, bz) = (args.block.get(0), args.block.get(1), args.block.get(2));
     let shared = args.shared.clone().unwrap_or_else(|| syn::parse_quote!(0));
     let tile = args.tile.as_ref().map(|t| {
@@ -164,7 +171,7 @@ fn entry(args: &KernelArgs, name: &Ident, params: &[Param], instance: &Instance)
             #[unsafe(export_name = #symbol)]
             pub unsafe extern "ptx-kernel" fn entry(#(#inputs),*) {
                 #(#rebuild)*
-                #name #turbofish (#(#call),*)
+                #call_kernel
             }
             #bounds
         };
@@ -194,6 +201,7 @@ fn host_module(
     params: &[Param],
     instances: &[Instance],
 ) -> TokenStream {
+    let root = &args.root;
     let name = &function.sig.ident;
     let name_str = name.to_string();
     let generic = instances[0].ty.is_some();
@@ -205,7 +213,7 @@ fn host_module(
         format!("({})", params.iter().map(|p| type_name(&p.ty)).collect::<Vec<_>>().join(", "));
     let param_infos = params.iter().map(|p| {
         let (n, t) = (p.ident.to_string(), type_name(&p.ty));
-        quote!(::gpu::launch::Param { name: #n, ty: #t })
+        quote!(#root::launch::Param { name: #n, ty: #t })
     });
     let param_infos = quote!(&[#(#param_infos),*]);
 
@@ -234,7 +242,7 @@ fn host_module(
         values.push(quote! {
             {
                 #alias
-                ::gpu::launch::Kernel {
+                #root::launch::Kernel {
                     name: #entry,
                     function: #name_str,
                     instance: #instance_name,
@@ -242,8 +250,8 @@ fn host_module(
                     path: ::core::module_path!(),
                     file: ::core::file!(),
                     line: #line,
-                    launch: ::gpu::launch::Launch {
-                        block: ::gpu::launch::Dim3 { x: (#bx) as u32, y: (#by) as u32, z: (#bz) as u32 },
+                    launch: #root::launch::Launch {
+                        block: #root::launch::Dim3 { x: (#bx) as u32, y: (#by) as u32, z: (#bz) as u32 },
                         shared_bytes: (#shared) as u32,
                         tile: [(#tx) as u32, (#ty) as u32],
                         min_blocks_per_sm: (#min_blocks) as u32,
@@ -260,18 +268,18 @@ fn host_module(
         runs.push(quote! {
             /// The emulator's entry: one thread's run of the kernel.
             #[allow(clippy::too_many_arguments)]
-            fn #run(args: &[::gpu::launch::Arg]) {
+            fn #run(args: &[#root::launch::Arg]) {
                 #alias
                 let mut args = args.iter();
                 let mut next = || args.next().expect("the typed launcher passes every parameter");
                 // SAFETY: the arguments come from this kernel's typed
                 // launcher, one per parameter, in order.
-                unsafe { super::#name #turbofish (#(<#tys as ::gpu::launch::KernelParam>::from_arg(next())),*) }
+                unsafe { super::#name #turbofish (#(<#tys as #root::launch::KernelParam>::from_arg(next())),*) }
             }
         });
         let entry_ref = if generic { quote!(&KERNELS[#index]) } else { quote!(&KERNEL) };
         submits.push(quote! {
-            ::gpu::__private::inventory::submit! { ::gpu::launch::Registered(#entry_ref) }
+            #root::__private::inventory::submit! { #root::launch::Registered(#entry_ref) }
         });
     }
 
@@ -294,15 +302,15 @@ fn host_module(
         "Launches [`{name_str}`](super::{name_str}) over `grid` blocks of its declared shape, \
          with its declared shared memory, on `runtime` (a GPU or the emulator)."
     );
-    let host_args = quote!(#(#idents: <#tys as ::gpu::launch::KernelParam>::Host<'_, R>),*);
+    let host_args = quote!(#(#idents: <#tys as #root::launch::KernelParam>::Host<'_, R>),*);
     // A kernel with a `DisjointSlice` hands each thread its own element by
     // its 1-D index: its block must be 1-D, and its launcher takes the grid
     // as one number.
     let disjoint = params.iter().any(|p| p.kind == Kind::Slice { disjoint: true });
     let (grid_type, grid_value) = if disjoint {
-        (quote!(u32), quote!(::gpu::launch::Dim3::x(grid)))
+        (quote!(u32), quote!(#root::launch::Dim3::x(grid)))
     } else {
-        (quote!(impl ::core::convert::Into<::gpu::launch::Dim3>), quote!(grid.into()))
+        (quote!(impl ::core::convert::Into<#root::launch::Dim3>), quote!(grid.into()))
     };
     let one_d = disjoint.then(|| {
         let checks = instances.iter().map(|i| {
@@ -319,7 +327,7 @@ fn host_module(
         });
         quote!(#(#checks)*)
     });
-    let pack = quote!([#(<#tys as ::gpu::launch::KernelParam>::arg::<R>(&#idents)),*]);
+    let pack = quote!([#(<#tys as #root::launch::KernelParam>::arg::<R>(&#idents)),*]);
     // A generic kernel's launcher picks the instance from its type
     // parameter; a plain one launches its one entry.
     let (registry, generics, entry_ref) = if generic {
@@ -335,7 +343,7 @@ fn host_module(
         (
             quote! {
                 /// The registry entries of the instances, in `types` order.
-                pub static KERNELS: [::gpu::launch::Kernel; #count] = [#(#values),*];
+                pub static KERNELS: [#root::launch::Kernel; #count] = [#(#values),*];
                 /// The kernel's parameter types, in order.
                 pub type Signature<#type_param> = (#(#tys,)*);
                 /// The types this kernel is instantiated for.
@@ -353,7 +361,7 @@ fn host_module(
         (
             quote! {
                 /// The registry entry: PTX name, launch description, signature.
-                pub static KERNEL: ::gpu::launch::Kernel = #value;
+                pub static KERNEL: #root::launch::Kernel = #value;
                 /// The kernel's parameter types, in order.
                 pub type Signature = (#(#tys,)*);
             },
@@ -361,17 +369,44 @@ fn host_module(
             quote!(&KERNEL),
         )
     };
-    let launcher = quote! {
+    let launcher = if args.cuda {
+        let launch_doc = format!(
+            "Launches [`{name_str}`](super::{name_str}) over `grid` blocks of `block` threads with \
+             `dynamic_shared` bytes of dynamic shared memory (its shared statics come on top), on `runtime` \
+             (a GPU or the emulator)."
+        );
+        quote! {
+            #[doc = #launch_doc]
+            ///
+            /// # Safety
+            ///
+            /// As for calling the kernel (an `unsafe fn`): the buffers and
+            /// scalars satisfy its contract for this grid and block.
+            #[allow(clippy::too_many_arguments)]
+            pub unsafe fn launch<R: #root::launch::Launcher + ?Sized>(
+                runtime: &R,
+                grid: impl ::core::convert::Into<#root::launch::Dim3>,
+                block: impl ::core::convert::Into<#root::launch::Dim3>,
+                dynamic_shared: u32,
+                #host_args
+            ) -> ::core::result::Result<(), R::Error> {
+                let args = #pack;
+                unsafe { runtime.launch_with(&KERNEL, grid.into(), block.into(), dynamic_shared, &args) }
+            }
+        }
+    } else {
+        quote! {
         #[doc = #launch_doc]
         #safety_doc
         #[allow(clippy::too_many_arguments)]
-        pub #unsafety fn launch<#generics R: ::gpu::launch::Launcher + ?Sized>(
+        pub #unsafety fn launch<#generics R: #root::launch::Launcher + ?Sized>(
             runtime: &R,
             grid: #grid_type,
             #host_args
         ) -> ::core::result::Result<(), R::Error> {
             let args = #pack;
             unsafe { runtime.launch(#entry_ref, #grid_value, &args) }
+        }
         }
     };
     let module_doc = format!(

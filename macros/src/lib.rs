@@ -44,6 +44,7 @@
 use proc_macro::TokenStream;
 
 mod args;
+mod cuda;
 mod expand;
 mod params;
 
@@ -53,4 +54,27 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     let args = syn::parse_macro_input!(attr as args::KernelArgs);
     let function = syn::parse_macro_input!(item as syn::ItemFn);
     expand::kernel(args, function).unwrap_or_else(syn::Error::into_compile_error).into()
+}
+
+/// `cuda_std::kernel`: a kernel written for rust-cuda (`pub unsafe fn`,
+/// `&[T]`/`*mut T`/`*const T`/scalar parameters, shared statics and
+/// `shared_array!`). See `macros/src/cuda.rs`.
+#[proc_macro_attribute]
+pub fn cuda_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let function = syn::parse_macro_input!(item as syn::ItemFn);
+    cuda::kernel(attr.into(), function).unwrap_or_else(syn::Error::into_compile_error).into()
+}
+
+/// `cuda_std::address_space`: only meaningful on a `static` at the top of a
+/// `#[kernel]` body, which the kernel attribute rewrites before this runs.
+/// Anywhere else it is an error naming why.
+#[proc_macro_attribute]
+pub fn address_space(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let attr = proc_macro2::TokenStream::from(attr);
+    let message = format!(
+        "`#[address_space({attr})]` is supported only on a `static` at the top of a `#[kernel]` body: stock \
+         rustc has no address spaces, so the kernel attribute moves such statics into the block's shared memory"
+    );
+    let item = proc_macro2::TokenStream::from(item);
+    quote::quote!(::core::compile_error!(#message); #item).into()
 }

@@ -46,8 +46,8 @@ pub fn params(sig: &Signature) -> syn::Result<Vec<Param>> {
             let kind = match &ty {
                 Type::Path(path) if path.qself.is_none() => {
                     match path.path.segments.last().map(|s| s.ident.to_string()).as_deref() {
-                        Some("In" | "Out") => Kind::Pointer,
-                        Some("Slice") => Kind::Slice { disjoint: false },
+                        Some("In" | "Out" | "DevicePtr" | "DeviceConstPtr") => Kind::Pointer,
+                        Some("Slice" | "GlobalSlice") => Kind::Slice { disjoint: false },
                         Some("DisjointSlice") => Kind::Slice { disjoint: true },
                         _ => Kind::Value,
                     }

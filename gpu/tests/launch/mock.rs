@@ -11,10 +11,12 @@ impl gpu::launch::Launcher for Mock {
         (buffer.0.as_ptr() as u64, buffer.0.len())
     }
 
-    unsafe fn launch(
+    unsafe fn launch_with(
         &self,
         _: &'static gpu::launch::Kernel,
         _: gpu::launch::Dim3,
+        _: gpu::launch::Dim3,
+        _: u32,
         _: &[gpu::launch::Arg],
     ) -> Result<(), String> {
         Ok(())

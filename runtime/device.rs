@@ -1,6 +1,6 @@
-//! [`Gpu`]: where kernels run. Either a CUDA device with the embedded PTX
+//! [`Gpu`]: where kernels run. Either a CUDA device with a crate's PTX
 //! loaded, or the CPU emulator (the `emu` crate) running the same kernels
-//! from the host build of `gpu/`. `Gpu` is the [`Launcher`] every typed
+//! from their host build. `Gpu` is the [`Launcher`] every typed
 //! launcher takes, so the back end is a choice made when the `Gpu` is
 //! opened, not a second API.
 
@@ -16,7 +16,7 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx as CudarcPtx;
 use emu::Analysis;
-use gpu::launch::{Arg, Dim3, Kernel, Launcher};
+use gpu_launch::{Arg, Dim3, Kernel, Launcher};
 
 use super::error::{CudaContext as _, Error, Result};
 use super::ptx::{self, Ptx};
@@ -170,10 +170,10 @@ impl<T> RawPtr for CudaSlice<T> {
 }
 
 impl Gpu {
-    /// Opens CUDA device `index` and loads the PTX that suits it. Without a
-    /// driver or device this is an [`Error::NoDriver`] / [`Error::NoDevice`],
-    /// never a panic.
-    pub fn open(index: usize) -> Result<Gpu> {
+    /// Opens CUDA device `index` and loads the one of `archs` that suits it
+    /// (a crate's `include_ptx!`). Without a driver or device this is an
+    /// [`Error::NoDriver`] / [`Error::NoDevice`], never a panic.
+    pub fn open(index: usize, archs: &'static [Ptx]) -> Result<Gpu> {
         // SAFETY: only tries to dlopen libcuda; cudarc would panic instead.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
             return Err(Error::NoDriver);
@@ -191,7 +191,11 @@ impl Gpu {
         // SAFETY: every buffer is used on `stream` only.
         unsafe { ctx.disable_event_tracking() };
         let (major, minor) = ctx.compute_capability().during("cuDeviceGetAttribute")?;
-        let ptx = ptx::for_device(major, minor).ok_or(Error::NoPtxFor { major, minor })?;
+        let ptx = ptx::for_device(archs, major, minor).ok_or_else(|| Error::NoPtxFor {
+            major,
+            minor,
+            built: archs.iter().map(|p| p.arch).collect::<Vec<_>>().join(", "),
+        })?;
         let module = ctx.load_module(CudarcPtx::from_src(ptx.text)).during("cuModuleLoadData")?;
         let mut driver_version = 0;
         // SAFETY: writes one int.
@@ -217,7 +221,7 @@ impl Gpu {
         })
     }
 
-    /// The CPU emulator: the same kernels, from the host build of `gpu/`.
+    /// The CPU emulator: the same kernels, from their host build.
     pub fn emulator() -> Gpu {
         Gpu {
             backend: Backend::Emulator,
@@ -383,29 +387,32 @@ impl Gpu {
     }
 
     /// `kernel`'s function, loaded on first use, with its dynamic
-    /// shared-memory limit raised where it needs more than the default 48 KiB.
-    fn function(c: &Cuda, kernel: &'static Kernel) -> Result<CudaFunction> {
-        if let Some(f) = c.functions.borrow().get(kernel.name) {
-            return Ok(f.clone());
-        }
-        let function = c
-            .module
-            .load_function(kernel.name)
-            .map_err(|_| Error::MissingKernel { name: kernel.name, arch: c.ptx.arch })?;
-        let shared = kernel.launch.shared_bytes;
+    /// shared-memory limit raised where a launch needs more than the
+    /// default 48 KiB.
+    fn function(c: &Cuda, kernel: &'static Kernel, shared: u32) -> Result<CudaFunction> {
+        let cached = c.functions.borrow().get(kernel.name).cloned();
+        let function = match cached {
+            Some(f) => f,
+            None => {
+                let f = c
+                    .module
+                    .load_function(kernel.name)
+                    .map_err(|_| Error::MissingKernel { name: kernel.name, arch: c.ptx.arch })?;
+                c.functions.borrow_mut().insert(kernel.name, f.clone());
+                f
+            }
+        };
         if shared > 48 * 1024 {
             function
                 .set_attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared as i32)
                 .during("cuFuncSetAttribute")?;
         }
-        c.functions.borrow_mut().insert(kernel.name, function.clone());
         Ok(function)
     }
 
     /// Events for timing (CUDA only).
-    pub(crate) fn timing_events(
-        &self,
-    ) -> Result<(&Cuda, cudarc::driver::CudaEvent, cudarc::driver::CudaEvent)> {
+    #[doc(hidden)]
+    pub fn timing_events(&self) -> Result<(&Cuda, cudarc::driver::CudaEvent, cudarc::driver::CudaEvent)> {
         let c = self.need_cuda("timing")?;
         let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         Ok((
@@ -426,15 +433,22 @@ impl Launcher for Gpu {
 
     /// Queues the kernel on the GPU's stream; on the emulator it runs now,
     /// and an out-of-bounds access, race or deadlock is an error naming it.
-    unsafe fn launch(&self, kernel: &'static Kernel, grid: Dim3, args: &[Arg]) -> Result<()> {
-        let launch = &kernel.launch;
+    unsafe fn launch_with(
+        &self,
+        kernel: &'static Kernel,
+        grid: Dim3,
+        block: Dim3,
+        dynamic_shared: u32,
+        args: &[Arg],
+    ) -> Result<()> {
+        let shared_bytes = gpu_launch::shared_bytes(kernel, dynamic_shared);
         match &self.backend {
             Backend::Cuda(c) => {
-                let function = Gpu::function(c, kernel)?;
+                let function = Gpu::function(c, kernel, shared_bytes)?;
                 let config = LaunchConfig {
                     grid_dim: (grid.x, grid.y, grid.z),
-                    block_dim: (launch.block.x, launch.block.y, launch.block.z),
-                    shared_mem_bytes: launch.shared_bytes,
+                    block_dim: (block.x, block.y, block.z),
+                    shared_mem_bytes: shared_bytes,
                 };
                 // The parameters as the driver takes them: a buffer is its
                 // address, a slice its address and then its length. (One
@@ -473,12 +487,11 @@ impl Launcher for Gpu {
                         arg.buffer().map(|(addr, bytes)| emu::Buffer { name: param.name, addr, bytes })
                     })
                     .collect();
-                let b = launch.block;
                 let spec = emu::Launch {
                     name: kernel.name,
-                    block: [b.x, b.y, b.z],
+                    block: [block.x, block.y, block.z],
                     grid: [grid.x, grid.y, grid.z],
-                    shared_bytes: launch.shared_bytes as usize,
+                    shared_bytes: shared_bytes as usize,
                     buffers: &buffers,
                     analyze: self.analyze.get(),
                 };

@@ -13,7 +13,7 @@ pub enum Error {
     /// A CUDA call failed.
     Cuda { call: &'static str, error: cudarc::driver::DriverError },
     /// No embedded PTX suits the device.
-    NoPtxFor { major: i32, minor: i32 },
+    NoPtxFor { major: i32, minor: i32, built: String },
     /// The PTX lacks a kernel the host expects.
     MissingKernel { name: &'static str, arch: &'static str },
     /// A problem size or argument the kernels cannot take.
@@ -41,13 +41,11 @@ impl fmt::Display for Error {
                 count - 1
             ),
             Error::Cuda { call, error } => write!(f, "CUDA error in {call}: {error:?}"),
-            Error::NoPtxFor { major, minor } => write!(
-                f,
-                "no embedded PTX runs on compute capability {major}.{minor} (built for: {})",
-                super::ptx::ARCHS.iter().map(|p| p.arch).collect::<Vec<_>>().join(", ")
-            ),
+            Error::NoPtxFor { major, minor, built } => {
+                write!(f, "no embedded PTX runs on compute capability {major}.{minor} (built for: {built})")
+            }
             Error::MissingKernel { name, arch } => {
-                write!(f, "the {arch} PTX has no kernel named {name}: was gpu/ rebuilt?")
+                write!(f, "the {arch} PTX has no kernel named {name}: was the kernel crate rebuilt?")
             }
             Error::InvalidInput(message) => f.write_str(message),
             Error::OutOfMemory { needed, free } => write!(

@@ -1,0 +1,223 @@
+//! Shared memory, in rust-cuda's two styles: `#[address_space(shared)]
+//! static mut` arrays and `shared_array![T; N]` in a kernel's body, plus
+//! the launch's dynamic bytes (`dynamic_shared_mem`).
+//!
+//! Stock rustc cannot place a static in the shared address space, so the
+//! kernel attribute lays the statics and arrays out in the block's
+//! launch-sized shared memory: `[dynamic bytes, rounded up to 16][region
+//! 0][region 1]...`, each region 16-byte aligned. The launch asks for the
+//! dynamic bytes plus the regions' total (the registry entry's
+//! `shared_bytes`); in the kernel the regions start `%dynamic_smem_size`
+//! minus that total into the memory. On the emulator each block has its
+//! own copy, and every access is checked like any other shared access.
+
+use core::ops::{Deref, DerefMut, Index, IndexMut};
+
+use gpu_dev::check::{self, Mem};
+
+/// `shared_array![T; N]`: `N` `T`s of shared memory, as a [`SharedPtr`].
+///
+/// Supported directly in a `#[kernel]` body, which rewrites each use into
+/// its own region; anywhere else it is this compile error.
+#[macro_export]
+macro_rules! shared_array {
+    ($($t:tt)*) => {
+        ::core::compile_error!(
+            "shared_array! is supported directly in a #[kernel] body: stock rustc has no address spaces, so the \
+             kernel attribute places each array in the block's shared memory"
+        )
+    };
+}
+
+/// The size of the launch's shared memory (`%dynamic_smem_size`).
+#[inline(always)]
+fn dynamic_smem_size() -> usize {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let size: u32;
+        // SAFETY: reading a special register.
+        unsafe {
+            core::arch::asm!("mov.u32 {s}, %dynamic_smem_size;", s = out(reg32) size, options(pure, nomem, nostack))
+        };
+        size as usize
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        emu::device::shared_len()
+    }
+}
+
+/// Where a kernel's shared regions start: `static_total` bytes before the
+/// end of the launch's shared memory.
+#[doc(hidden)]
+#[inline(always)]
+pub fn static_shared_base(static_total: usize) -> usize {
+    gpu_dev::shared::launch_sized_base() as usize + dynamic_smem_size() - static_total
+}
+
+/// The launch's dynamic shared memory (the bytes its launch asked for on
+/// top of the kernel's own), 16-byte aligned. Every call gives the same
+/// address, as in rust-cuda.
+#[inline(always)]
+pub fn dynamic_shared_mem<T>() -> SharedPtr<T> {
+    SharedPtr(gpu_dev::shared::launch_sized_base() as *mut T)
+}
+
+/// A shared `static mut` array in a kernel's body: `S[i]` and `S[i] = v`,
+/// each access seen by the emulator (a compound `S[i] += v` counts as a
+/// write).
+#[derive(Clone, Copy)]
+pub struct SharedStatic<A> {
+    base: *mut A,
+}
+
+impl<A> SharedStatic<A> {
+    /// The region at byte address `addr`.
+    ///
+    /// # Safety
+    /// `addr` is a region of the launch's shared memory at least `A` long.
+    #[doc(hidden)]
+    #[inline(always)]
+    pub unsafe fn at(addr: usize) -> Self {
+        SharedStatic { base: addr as *mut A }
+    }
+}
+
+impl<T, const N: usize> Index<usize> for SharedStatic<[T; N]> {
+    type Output = T;
+
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    fn index(&self, i: usize) -> &T {
+        assert!(i < N, "index out of bounds: the len is {N} but the index is {i}");
+        let p = (self.base as *mut T).wrapping_add(i);
+        check::load(Mem::Shared, p, size_of::<T>());
+        // SAFETY: `i < N` in the region `at` was given.
+        unsafe { &*p }
+    }
+}
+
+impl<T, const N: usize> IndexMut<usize> for SharedStatic<[T; N]> {
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    fn index_mut(&mut self, i: usize) -> &mut T {
+        assert!(i < N, "index out of bounds: the len is {N} but the index is {i}");
+        let p = (self.base as *mut T).wrapping_add(i);
+        check::store_unknown(Mem::Shared, p, size_of::<T>());
+        // SAFETY: as for `index`.
+        unsafe { &mut *p }
+    }
+}
+
+impl<A> Deref for SharedStatic<A> {
+    type Target = A;
+
+    /// The whole array (`S.len()`, `S.iter()`): not seen by the emulator.
+    #[inline(always)]
+    fn deref(&self) -> &A {
+        // SAFETY: the region `at` was given.
+        unsafe { &*self.base }
+    }
+}
+
+/// A pointer into shared memory, used like rust-cuda's `*mut T`:
+/// `*p.add(i) = v`, `p.read()`, each access seen by the emulator.
+#[repr(transparent)]
+#[derive(Clone, Copy)]
+pub struct SharedPtr<T>(*mut T);
+
+impl<T> SharedPtr<T> {
+    /// The region at byte address `addr`.
+    ///
+    /// # Safety
+    /// `addr` is a region of the launch's shared memory.
+    #[doc(hidden)]
+    #[inline(always)]
+    pub unsafe fn at(addr: usize) -> Self {
+        SharedPtr(addr as *mut T)
+    }
+
+    /// `ptr.add(count)`.
+    ///
+    /// # Safety
+    /// As for `pointer::add`.
+    #[inline(always)]
+    pub unsafe fn add(self, count: usize) -> Self {
+        // SAFETY: the caller's contract.
+        SharedPtr(unsafe { self.0.add(count) })
+    }
+
+    /// `ptr.offset(count)`.
+    ///
+    /// # Safety
+    /// As for `pointer::offset`.
+    #[inline(always)]
+    pub unsafe fn offset(self, count: isize) -> Self {
+        // SAFETY: the caller's contract.
+        SharedPtr(unsafe { self.0.offset(count) })
+    }
+
+    #[inline(always)]
+    pub fn wrapping_add(self, count: usize) -> Self {
+        SharedPtr(self.0.wrapping_add(count))
+    }
+
+    #[inline(always)]
+    pub fn cast<U>(self) -> SharedPtr<U> {
+        SharedPtr(self.0 as *mut U)
+    }
+
+    /// The raw pointer (unchecked from here on).
+    #[inline(always)]
+    pub fn as_ptr(self) -> *mut T {
+        self.0
+    }
+
+    /// `ptr.read()`, checked.
+    ///
+    /// # Safety
+    /// As for `pointer::read`.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn read(self) -> T {
+        check::load(Mem::Shared, self.0, size_of::<T>());
+        // SAFETY: the caller's contract.
+        unsafe { self.0.read() }
+    }
+
+    /// `ptr.write(value)`, checked.
+    ///
+    /// # Safety
+    /// As for `pointer::write`.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn write(self, value: T) {
+        check::store(Mem::Shared, self.0, &value);
+        // SAFETY: the caller's contract.
+        unsafe { self.0.write(value) }
+    }
+}
+
+impl<T> Deref for SharedPtr<T> {
+    type Target = T;
+
+    /// `*p`, read, checked by the emulator.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    fn deref(&self) -> &T {
+        check::load(Mem::Shared, self.0, size_of::<T>());
+        // SAFETY: the kernel's own address, as with rust-cuda's `*mut T`.
+        unsafe { &*self.0 }
+    }
+}
+
+impl<T> DerefMut for SharedPtr<T> {
+    /// `*p = v`: a write, checked by the emulator.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    fn deref_mut(&mut self) -> &mut T {
+        check::store_unknown(Mem::Shared, self.0, size_of::<T>());
+        // SAFETY: as for `deref`.
+        unsafe { &mut *self.0 }
+    }
+}

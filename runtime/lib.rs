@@ -1,0 +1,24 @@
+//! Where kernels run: [`Gpu`], a CUDA device (through cudarc) with a
+//! crate's PTX loaded, or the CPU emulator running the same kernels from
+//! their host build; its [`DeviceBuffer`]s; the one [`Error`] type, whose
+//! message is one line.
+//!
+//! `Gpu` is the [`gpu_launch::Launcher`] every typed launcher takes, and
+//! [`launch!`] launches by name, so a host crate of any kernel crate
+//! verifies its kernels on the emulator where no GPU is:
+//!
+//! ```ignore
+//! static PTX: &[Ptx] = lab_runtime::include_ptx!("kernels");
+//! let gpu = Gpu::open(0, PTX).unwrap_or_else(|_| Gpu::emulator());
+//! ```
+
+mod by_name;
+pub mod device;
+pub mod error;
+pub mod ptx;
+
+pub use by_name::{LaunchArg, launch_by_name};
+pub use device::{DeviceBuffer, Gpu, POISON_BITS};
+pub use error::{Error, Result};
+pub use gpu_launch::Dim3;
+pub use ptx::Ptx;

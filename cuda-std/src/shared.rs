@@ -21,6 +21,9 @@ use gpu_dev::check::{self, Mem};
 /// its own region; anywhere else it is this compile error.
 #[macro_export]
 macro_rules! shared_array {
+    // The kernel attribute's use of the user's import, after it rewrote
+    // the arrays.
+    (@used) => {};
     ($($t:tt)*) => {
         ::core::compile_error!(
             "shared_array! is supported directly in a #[kernel] body: stock rustc has no address spaces, so the \
@@ -51,8 +54,10 @@ fn dynamic_smem_size() -> usize {
 /// end of the launch's shared memory.
 #[doc(hidden)]
 #[inline(always)]
-pub fn static_shared_base(static_total: usize) -> usize {
-    gpu_dev::shared::launch_sized_base() as usize + dynamic_smem_size() - static_total
+pub fn static_shared_base(static_total: usize) -> *mut u8 {
+    // Pointer arithmetic from the shared symbol (no integer round trip),
+    // so that LLVM still knows the regions are shared: `ld.shared`.
+    gpu_dev::shared::launch_sized_base().wrapping_add(dynamic_smem_size() - static_total)
 }
 
 /// The launch's dynamic shared memory (the bytes its launch asked for on
@@ -72,14 +77,14 @@ pub struct SharedStatic<A> {
 }
 
 impl<A> SharedStatic<A> {
-    /// The region at byte address `addr`.
+    /// The region at `at`.
     ///
     /// # Safety
-    /// `addr` is a region of the launch's shared memory at least `A` long.
+    /// `at` is a region of the launch's shared memory at least `A` long.
     #[doc(hidden)]
     #[inline(always)]
-    pub unsafe fn at(addr: usize) -> Self {
-        SharedStatic { base: addr as *mut A }
+    pub unsafe fn at(at: *mut u8) -> Self {
+        SharedStatic { base: at as *mut A }
     }
 }
 
@@ -127,14 +132,14 @@ impl<A> Deref for SharedStatic<A> {
 pub struct SharedPtr<T>(*mut T);
 
 impl<T> SharedPtr<T> {
-    /// The region at byte address `addr`.
+    /// The region at `at`.
     ///
     /// # Safety
-    /// `addr` is a region of the launch's shared memory.
+    /// `at` is a region of the launch's shared memory.
     #[doc(hidden)]
     #[inline(always)]
-    pub unsafe fn at(addr: usize) -> Self {
-        SharedPtr(addr as *mut T)
+    pub unsafe fn at(at: *mut u8) -> Self {
+        SharedPtr(at as *mut T)
     }
 
     /// `ptr.add(count)`.

@@ -65,7 +65,7 @@ fn shfl32<const MODE: u32>(mask: u32, value: u32, b: u32, c: u32) -> (u32, bool)
                 // executes this shuffle); registers only.
                 unsafe {
                     core::arch::asm!(
-                        concat!("{ .reg .pred p; shfl.sync.", $mode, ".b32 {d}|p, {a}, {b}, {c}, {m}; selp.u32 {ok}, 1, 0, p; }"),
+                        concat!("{{ .reg .pred p; shfl.sync.", $mode, ".b32 {d}|p, {a}, {b}, {c}, {m}; selp.u32 {ok}, 1, 0, p; }}"),
                         d = out(reg32) out, ok = out(reg32) ok, a = in(reg32) value, b = in(reg32) b,
                         c = in(reg32) c, m = in(reg32) mask, options(nostack)
                     )
@@ -213,7 +213,7 @@ pub unsafe fn warp_vote_ballot(mask: u32, predicate: bool) -> u32 {
         // SAFETY: the caller's contract; registers only.
         unsafe {
             core::arch::asm!(
-                "{ .reg .pred p; setp.ne.u32 p, {v}, 0; vote.sync.ballot.b32 {b}, p, {m}; }",
+                "{{ .reg .pred p; setp.ne.u32 p, {v}, 0; vote.sync.ballot.b32 {b}, p, {m}; }}",
                 b = out(reg32) ballot, v = in(reg32) u32::from(predicate), m = in(reg32) mask, options(nostack)
             )
         };

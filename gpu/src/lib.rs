@@ -12,19 +12,7 @@
 //! kernel family is one module; each kernel in it is one `#[kernel]`
 //! function that teaches one idea and says so in its doc comment.
 #![no_std]
-#![cfg_attr(
-    target_arch = "nvptx64",
-    feature(
-        abi_ptx,
-        stdarch_nvptx,
-        core_intrinsics,
-        gpu_intrinsics,
-        gpu_launch_sized_workgroup_mem,
-        link_llvm_intrinsics,
-        asm_experimental_arch
-    )
-)]
-#![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, stdarch_nvptx))]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 // Kernel docs start with their step number ("3. Each thread ..."), which

@@ -50,6 +50,20 @@ impl From<u32> for Dim3 {
     }
 }
 
+/// `(x, y)`, as `cust`'s grid and block sizes take it.
+impl From<(u32, u32)> for Dim3 {
+    fn from((x, y): (u32, u32)) -> Self {
+        Dim3::xy(x, y)
+    }
+}
+
+/// `(x, y, z)`, as `cust`'s grid and block sizes take it.
+impl From<(u32, u32, u32)> for Dim3 {
+    fn from((x, y, z): (u32, u32, u32)) -> Self {
+        Dim3 { x, y, z }
+    }
+}
+
 impl From<[u32; 2]> for Dim3 {
     fn from([x, y]: [u32; 2]) -> Self {
         Dim3::xy(x, y)

@@ -85,6 +85,13 @@ pub fn kernel(attr: TokenStream, mut function: ItemFn) -> syn::Result<TokenStrea
         if let Some(ty) = replacement {
             *typed.ty = ty;
         }
+        // `*p = v` on a handle needs a mutable binding, where rust-cuda's
+        // raw pointer did not.
+        if let syn::Pat::Ident(pat) = &mut *typed.pat
+            && pat.by_ref.is_none()
+        {
+            pat.mutability = Some(Default::default());
+        }
     }
 
     // Shared memory: the statics at the top of the body, then every
@@ -94,15 +101,23 @@ pub fn kernel(attr: TokenStream, mut function: ItemFn) -> syn::Result<TokenStrea
     let mut consts: Vec<Item> = Vec::new();
     let mut handles: Vec<Stmt> = Vec::new();
     let mut kept: Vec<Stmt> = Vec::new();
+    let mut static_paths: Vec<syn::Path> = Vec::new();
     for stmt in std::mem::take(&mut function.block.stmts) {
         match stmt {
             Stmt::Item(Item::Static(st)) if is_shared(&st.attrs)? => {
+                for attr in &st.attrs {
+                    if attr.path().segments.last().is_some_and(|s| s.ident == "address_space")
+                        && !static_paths.iter().any(|p| same(p, attr.path()))
+                    {
+                        static_paths.push(attr.path().clone());
+                    }
+                }
                 let (ident, ty, k) = (&st.ident, &*st.ty, regions.len());
                 handles.push(syn::parse_quote! {
                     #[allow(non_snake_case, unused_mut)]
                     // SAFETY: region `k` of the kernel's shared layout, which
                     // its launch provides (the registry entry's shared bytes).
-                    let mut #ident = unsafe { #private::SharedStatic::<#ty>::at(__cuda_std_shared + #layout[#k]) };
+                    let mut #ident = unsafe { #private::SharedStatic::<#ty>::at(__cuda_std_shared.wrapping_add(#layout[#k])) };
                 });
                 regions.push(ty.clone());
             }
@@ -113,13 +128,28 @@ pub fn kernel(attr: TokenStream, mut function: ItemFn) -> syn::Result<TokenStrea
             other => kept.push(other),
         }
     }
-    let mut arrays = SharedArrays { layout: layout.clone(), regions: &mut regions, error: None };
+    let mut arrays =
+        SharedArrays { layout: layout.clone(), regions: &mut regions, error: None, paths: Vec::new() };
     for stmt in &mut kept {
         arrays.visit_stmt_mut(stmt);
     }
     if let Some(e) = arrays.error {
         return Err(e);
     }
+    // The paths the user wrote for what the rewrite consumed, used once so
+    // that their imports are not reported unused.
+    let mut uses: Vec<Stmt> = arrays.paths.iter().map(|path| syn::parse_quote!(#path!(@used);)).collect();
+    for path in &static_paths {
+        uses.push(syn::parse_quote! {
+            #[#path(@used)]
+            const _: () = ();
+        });
+    }
+    let mut lets = MutableLets;
+    for stmt in &mut kept {
+        lets.visit_stmt_mut(stmt);
+    }
+    kept.splice(0..0, uses);
     let count = regions.len();
     let (layout_item, shared) = if count == 0 {
         (TokenStream::new(), quote!(0))
@@ -141,7 +171,7 @@ pub fn kernel(attr: TokenStream, mut function: ItemFn) -> syn::Result<TokenStrea
             };
         };
         let mut body: Vec<Stmt> = vec![syn::parse_quote! {
-            let __cuda_std_shared: usize = #private::static_shared_base(#layout[#count]);
+            let __cuda_std_shared: *mut u8 = #private::static_shared_base(#layout[#count]);
         }];
         body.extend(handles);
         body.append(&mut kept);
@@ -149,6 +179,10 @@ pub fn kernel(attr: TokenStream, mut function: ItemFn) -> syn::Result<TokenStrea
         (item, quote!(#layout[#count]))
     };
     function.block.stmts = kept;
+    // What the rewrite leaves behind in code that was right for rust-cuda:
+    // `unsafe` around accesses that are now checked calls, `mut` bindings
+    // that are never mutated, upper-case statics that are now locals.
+    function.attrs.push(syn::parse_quote!(#[allow(unused_unsafe, unused_mut, non_snake_case)]));
 
     let args = KernelArgs {
         block: Dims(vec![syn::parse_quote!(0)]),
@@ -191,6 +225,37 @@ struct SharedArrays<'a> {
     layout: syn::Ident,
     regions: &'a mut Vec<Type>,
     error: Option<syn::Error>,
+    /// The paths `shared_array!` was invoked by.
+    paths: Vec<syn::Path>,
+}
+
+/// Makes every `let` binding in the body mutable: `let p = c.add(i); *p =
+/// v;` writes through a handle, which needs `&mut`.
+struct MutableLets;
+
+impl VisitMut for MutableLets {
+    fn visit_pat_ident_mut(&mut self, pat: &mut syn::PatIdent) {
+        if pat.by_ref.is_none() {
+            pat.mutability = Some(Default::default());
+        }
+        syn::visit_mut::visit_pat_ident_mut(self, pat);
+    }
+
+    fn visit_expr_closure_mut(&mut self, _: &mut syn::ExprClosure) {}
+
+    fn visit_arm_mut(&mut self, arm: &mut syn::Arm) {
+        // Match patterns may name constants and unit variants.
+        self.visit_expr_mut(&mut arm.body);
+    }
+
+    fn visit_expr_let_mut(&mut self, e: &mut syn::ExprLet) {
+        self.visit_expr_mut(&mut e.expr);
+    }
+
+    fn visit_expr_for_loop_mut(&mut self, e: &mut syn::ExprForLoop) {
+        self.visit_expr_mut(&mut e.expr);
+        self.visit_block_mut(&mut e.body);
+    }
 }
 
 struct ArrayArgs {
@@ -214,11 +279,14 @@ impl VisitMut for SharedArrays<'_> {
         {
             match m.mac.parse_body::<ArrayArgs>() {
                 Ok(ArrayArgs { ty, len }) => {
+                    if !self.paths.iter().any(|p| same(p, &m.mac.path)) {
+                        self.paths.push(m.mac.path.clone());
+                    }
                     let (k, layout, private) = (self.regions.len(), &self.layout, facade());
                     self.regions.push(syn::parse_quote!([#ty; #len]));
                     *expr = syn::parse_quote! {
                         // SAFETY: region `k` of the kernel's shared layout.
-                        unsafe { #private::SharedPtr::<#ty>::at(__cuda_std_shared + #layout[#k]) }
+                        unsafe { #private::SharedPtr::<#ty>::at(__cuda_std_shared.wrapping_add(#layout[#k])) }
                     };
                 }
                 Err(e) => self.error = Some(e),
@@ -236,4 +304,9 @@ impl VisitMut for SharedArrays<'_> {
             ));
         }
     }
+}
+
+/// Whether two paths are written the same.
+fn same(a: &syn::Path, b: &syn::Path) -> bool {
+    quote!(#a).to_string() == quote!(#b).to_string()
 }

@@ -71,6 +71,11 @@ pub fn cuda_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn address_space(attr: TokenStream, item: TokenStream) -> TokenStream {
     let attr = proc_macro2::TokenStream::from(attr);
+    // `#[address_space(@used)] const _: () = ();`: the kernel attribute's
+    // use of the user's import, after it consumed the statics.
+    if attr.to_string().replace(' ', "") == "@used" {
+        return TokenStream::new();
+    }
     let message = format!(
         "`#[address_space({attr})]` is supported only on a `static` at the top of a `#[kernel]` body: stock \
          rustc has no address spaces, so the kernel attribute moves such statics into the block's shared memory"

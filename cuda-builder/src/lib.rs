@@ -1,0 +1,366 @@
+//! Compiles a kernel crate to PTX from a build script, in the role of
+//! rust-cuda's `cuda_builder`, with stock nightly rustc's own NVPTX backend:
+//! no CUDA toolkit, no LLVM 7.
+//!
+//! ```ignore
+//! // build.rs
+//! fn main() {
+//!     lab_cuda_builder::CudaBuilder::new("kernels").run();
+//! }
+//! ```
+//!
+//! leaves `kernels_sm_80.ptx`, `kernels_sm_90.ptx` and `kernels_sm_90a.ptx`
+//! in `OUT_DIR`, which `lab_runtime::include_ptx!("kernels")` embeds; the
+//! host picks the one that suits the device (`sm_90a` on Hopper).
+//!
+//! How: a nested `cargo rustc` per architecture, for `nvptx64-nvidia-cuda`
+//! with `-Zbuild-std=core` (rustup ships no `rust-std` for that target),
+//! fat LTO and one codegen unit (a `ptx` profile given on the command
+//! line), `no_std` and the `abi_ptx` feature added to the crate from the
+//! command line (so a rust-cuda kernel crate needs no attribute of ours),
+//! and `ptx-linker` in place of rustc's `llvm-bitcode-linker` (not shipped
+//! either): it runs `llc` from the `llvm-tools` component on the one LTO
+//! module. Kernels declared with `#[kernel(min_blocks = ..)]` leave launch
+//! bounds as data, which becomes `.maxntid`/`.minnctapersm` here.
+//!
+//! Errors are rustc's own, printed as the nested build reports them; a
+//! missing toolchain component is one line saying which and how to get it.
+
+use std::env;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const NVPTX: &str = "nvptx64-nvidia-cuda";
+const LINKER: &str = include_str!("../ptx-linker");
+
+/// The architectures built unless [`CudaBuilder::archs`] says otherwise:
+/// Ampere and later (`sm_80`), Hopper and later (`sm_90`), and Hopper's
+/// architecture-specific features (`sm_90a`: `wgmma`, `setmaxnreg`).
+pub const DEFAULT_ARCHS: &[&str] = &["sm_80", "sm_90", "sm_90a"];
+
+/// Why a build failed, in one line (rustc's own errors are printed above).
+#[derive(Debug)]
+pub enum BuildError {
+    CrateNotFound(PathBuf),
+    /// The toolchain lacks something the nvptx build needs.
+    Toolchain(String),
+    /// The nested build failed for this architecture (rustc's errors are
+    /// above).
+    Failed {
+        krate: String,
+        arch: String,
+    },
+    Io(String),
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::CrateNotFound(p) => {
+                write!(f, "no kernel crate at {} (no Cargo.toml there)", p.display())
+            }
+            BuildError::Toolchain(m) | BuildError::Io(m) => f.write_str(m),
+            BuildError::Failed { krate, arch } => {
+                write!(f, "compiling {krate} to PTX for {arch} failed (rustc's errors are above)")
+            }
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// A kernel crate to compile to PTX.
+pub struct CudaBuilder {
+    krate: PathBuf,
+    archs: Vec<String>,
+    copy_to: Option<PathBuf>,
+    watch: Vec<PathBuf>,
+}
+
+impl CudaBuilder {
+    /// The kernel crate at `path` (relative to the calling package's
+    /// manifest directory).
+    pub fn new(path: impl AsRef<Path>) -> Self {
+        let base = env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from).unwrap_or_default();
+        CudaBuilder {
+            krate: base.join(path),
+            archs: DEFAULT_ARCHS.iter().map(|a| a.to_string()).collect(),
+            copy_to: None,
+            watch: Vec::new(),
+        }
+    }
+
+    /// The architectures to build (`sm_80`, `sm_90`, `sm_90a`, ...).
+    pub fn archs(mut self, archs: &[&str]) -> Self {
+        self.archs = archs.iter().map(|a| a.to_string()).collect();
+        self
+    }
+
+    /// Also copy the first architecture's PTX to `path` (rust-cuda's
+    /// `copy_to`, for a host that embeds one file).
+    pub fn copy_to(mut self, path: impl AsRef<Path>) -> Self {
+        self.copy_to = Some(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// Rebuild when this path changes too (besides the crate and every
+    /// path dependency its manifests name).
+    pub fn watch(mut self, path: impl AsRef<Path>) -> Self {
+        self.watch.push(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// Builds, or fails the build script: rustc's errors from the nested
+    /// build, then one line saying what failed, on the script's stderr,
+    /// which cargo shows.
+    pub fn run(self) {
+        if let Err(e) = self.build() {
+            eprintln!("error: {e}");
+            std::process::exit(1);
+        }
+    }
+
+    /// Builds every architecture; returns the PTX files written.
+    pub fn build(self) -> Result<Vec<PathBuf>, BuildError> {
+        let manifest = self.krate.join("Cargo.toml");
+        if !manifest.exists() {
+            return Err(BuildError::CrateNotFound(self.krate.clone()));
+        }
+        let (package, lib) = names(&manifest)?;
+        for path in watched(&self.krate).into_iter().chain(self.watch.iter().cloned()) {
+            println!("cargo::rerun-if-changed={}", path.display());
+        }
+        let out_dir = PathBuf::from(
+            env::var("OUT_DIR").map_err(|_| io("OUT_DIR is not set: run from a build script"))?,
+        );
+        let toolchain = Toolchain::find()?;
+        let linker = out_dir.join("ptx-linker");
+        write_executable(&linker, LINKER)?;
+        let target_dir = nvptx_target_dir(&out_dir);
+        let mut written = Vec::new();
+        for arch in &self.archs {
+            let output = Command::new(&toolchain.cargo)
+                .current_dir(&self.krate)
+                .env_remove("CARGO_ENCODED_RUSTFLAGS")
+                .env_remove("RUSTFLAGS")
+                .env_remove("CARGO_BUILD_RUSTFLAGS")
+                .env_remove("CARGO_TARGET_DIR")
+                .env_remove("CARGO_BUILD_TARGET")
+                .env_remove("RUSTC_WRAPPER")
+                .env_remove("RUSTC_WORKSPACE_WRAPPER")
+                .env("PTX_LLC", &toolchain.llc)
+                .args(["rustc", "--manifest-path"])
+                .arg(&manifest)
+                .args(["--package", &package, "--lib", "--crate-type", "cdylib"])
+                .args(["--target", NVPTX, "-Zbuild-std=core", "--profile", "ptx"])
+                .args(PTX_PROFILE.iter().flat_map(|c| ["--config", c]))
+                .arg("--target-dir")
+                .arg(&target_dir)
+                // A crate that says these itself would see them twice.
+                .args(["--", "-Zcrate-attr=no_std", "-Zcrate-attr=feature(abi_ptx)"])
+                .args(["-A", "duplicate-features", "-A", "unused-attributes", "-C"])
+                .arg(format!("target-cpu={arch}"))
+                .arg("-C")
+                .arg(format!("linker={}", linker.display()))
+                .output()
+                .map_err(|e| io(&format!("could not run cargo for the nvptx build: {e}")))?;
+            if !output.status.success() {
+                eprintln!("{}", String::from_utf8_lossy(&output.stderr));
+                return Err(BuildError::Failed { krate: package, arch: arch.clone() });
+            }
+            let ptx = target_dir.join(NVPTX).join("ptx").join(format!("{lib}.ptx"));
+            let text = std::fs::read_to_string(&ptx)
+                .map_err(|e| io(&format!("the nvptx build left no {}: {e}", ptx.display())))?;
+            let dest = out_dir.join(format!("{lib}_{arch}.ptx"));
+            std::fs::write(&dest, add_launch_bounds(&text)?)
+                .map_err(|e| io(&format!("could not write {}: {e}", dest.display())))?;
+            written.push(dest);
+        }
+        if let (Some(to), Some(first)) = (&self.copy_to, written.first()) {
+            std::fs::copy(first, to)
+                .map_err(|e| io(&format!("could not copy the PTX to {}: {e}", to.display())))?;
+        }
+        Ok(written)
+    }
+}
+
+/// The `ptx` profile: fat LTO into one module for `ptx-linker`, abort on
+/// panic (a trap), no debug info.
+const PTX_PROFILE: &[&str] = &[
+    "profile.ptx.inherits=\"release\"",
+    "profile.ptx.opt-level=3",
+    "profile.ptx.panic=\"abort\"",
+    "profile.ptx.lto=\"fat\"",
+    "profile.ptx.codegen-units=1",
+    "profile.ptx.debug=false",
+    "profile.ptx.debug-assertions=false",
+    "profile.ptx.overflow-checks=false",
+];
+
+fn io(message: &str) -> BuildError {
+    BuildError::Io(message.to_string())
+}
+
+/// The tools the nvptx build needs, or which is missing.
+struct Toolchain {
+    cargo: String,
+    llc: PathBuf,
+}
+
+impl Toolchain {
+    fn find() -> Result<Toolchain, BuildError> {
+        let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+        let host = env::var("HOST").map_err(|_| io("HOST is not set: run from a build script"))?;
+        let missing = |what: &str| {
+            BuildError::Toolchain(format!(
+                "the nvptx build needs {what}: use a nightly toolchain with the rust-src and llvm-tools components \
+                 (rustup component add rust-src llvm-tools)"
+            ))
+        };
+        let version = Command::new(&rustc).arg("--version").output().ok().filter(|o| o.status.success());
+        if !version.is_some_and(|o| String::from_utf8_lossy(&o.stdout).contains("nightly")) {
+            return Err(missing("a nightly rustc (-Zbuild-std)"));
+        }
+        let sysroot = Command::new(&rustc)
+            .args(["--print", "sysroot"])
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
+            .ok_or_else(|| missing("rustc --print sysroot to work"))?;
+        if !sysroot.join("lib/rustlib/src/rust/library/core/Cargo.toml").exists() {
+            return Err(missing("the rust-src component"));
+        }
+        let llc = sysroot.join(format!("lib/rustlib/{host}/bin/llc"));
+        if !llc.exists() {
+            return Err(missing("the llvm-tools component"));
+        }
+        Ok(Toolchain { cargo, llc })
+    }
+}
+
+/// The package's name and its library's (`kernels`, `my_kernels`).
+fn names(manifest: &Path) -> Result<(String, String), BuildError> {
+    let text = std::fs::read_to_string(manifest)
+        .map_err(|e| io(&format!("cannot read {}: {e}", manifest.display())))?;
+    let mut section = String::new();
+    let (mut package, mut lib) = (None, None);
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            section = line.to_string();
+        } else if let Some(value) =
+            line.strip_prefix("name").map(str::trim_start).and_then(|r| r.strip_prefix('='))
+        {
+            let value = value.trim().trim_matches('"').to_string();
+            match section.as_str() {
+                "[package]" => package = Some(value),
+                "[lib]" => lib = Some(value),
+                _ => {}
+            }
+        }
+    }
+    let package = package.ok_or_else(|| io(&format!("{} names no [package]", manifest.display())))?;
+    let lib = lib.unwrap_or_else(|| package.replace('-', "_"));
+    Ok((package, lib))
+}
+
+/// The crate and every path dependency its manifests name, recursively.
+fn watched(krate: &Path) -> Vec<PathBuf> {
+    let mut seen: Vec<PathBuf> = Vec::new();
+    let mut todo = vec![krate.to_path_buf()];
+    while let Some(dir) = todo.pop() {
+        let Ok(dir) = dir.canonicalize() else { continue };
+        if seen.contains(&dir) {
+            continue;
+        }
+        if let Ok(text) = std::fs::read_to_string(dir.join("Cargo.toml")) {
+            for part in text.split("path").skip(1) {
+                let value = part.trim_start().strip_prefix('=').map(str::trim_start);
+                if let Some(rest) = value.and_then(|v| v.strip_prefix('"'))
+                    && let Some(end) = rest.find('"')
+                {
+                    todo.push(dir.join(&rest[..end]));
+                }
+            }
+        }
+        seen.push(dir);
+    }
+    seen
+}
+
+fn write_executable(path: &Path, text: &str) -> Result<(), BuildError> {
+    std::fs::write(path, text).map_err(|e| io(&format!("could not write {}: {e}", path.display())))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| io(&format!("could not make {} executable: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
+/// The prefix of the data a `#[kernel(min_blocks = ..)]` declaration leaves
+/// in the PTX: `.visible .global .align 4 .b8 __launch_bounds__NAME[16] =
+/// {...};`, four little-endian `u32` (block x, y, z, minimum blocks per SM).
+const BOUNDS_PREFIX: &str = "__launch_bounds__";
+
+/// Moves each kernel's launch bounds from that data into its entry:
+/// `.maxntid x, y, z` and `.minnctapersm n` between the parameter list and
+/// the body, where LLVM puts them for CUDA C's `__launch_bounds__` (Rust has
+/// no attribute that reaches them). The data itself is removed, so the PTX
+/// holds only the kernels.
+pub fn add_launch_bounds(ptx: &str) -> Result<String, BuildError> {
+    let malformed = |line: &str| io(&format!("malformed launch bounds: {line}"));
+    let mut text = String::with_capacity(ptx.len());
+    let mut bounds = Vec::new();
+    for line in ptx.lines() {
+        let Some(rest) = line
+            .trim_start()
+            .strip_prefix(".visible .global .align 4 .b8 ")
+            .and_then(|r| r.strip_prefix(BOUNDS_PREFIX))
+        else {
+            text.push_str(line);
+            text.push('\n');
+            continue;
+        };
+        let (name, data) = rest.split_once("[16]").ok_or_else(|| malformed(line))?;
+        let bytes: Vec<u32> = data
+            .trim_start_matches([' ', '=', '{'])
+            .trim_end_matches([';', '}'])
+            .split(',')
+            .filter(|b| !b.trim().is_empty())
+            .map(|b| b.trim().parse::<u32>().map_err(|_| malformed(line)))
+            .collect::<Result<_, _>>()?;
+        // Trailing zero bytes are left out of the initializer.
+        let byte = |i: usize| bytes.get(i).copied().unwrap_or(0);
+        let word = |w: usize| (0..4).map(|i| byte(4 * w + i) << (8 * i)).sum::<u32>();
+        bounds.push((name.to_string(), [word(0), word(1), word(2), word(3)]));
+    }
+    for (name, [x, y, z, blocks]) in bounds {
+        let header = format!(".entry {name}(");
+        let start = text
+            .find(&header)
+            .ok_or_else(|| io(&format!("kernel {name} has launch bounds but no entry in the PTX")))?;
+        // The body's opening brace is the first line that is just "{".
+        let brace = text[start..]
+            .find("\n{\n")
+            .map(|i| start + i + 1)
+            .ok_or_else(|| io(&format!("no body found for kernel {name}")))?;
+        text.insert_str(brace, &format!(".maxntid {x}, {y}, {z}\n.minnctapersm {blocks}\n"));
+    }
+    Ok(text)
+}
+
+/// `<target>/<profile>/build/<pkg>-<hash>/out` -> `<target>/nvptx`: one
+/// nvptx target dir for every host profile (so `core` is built once).
+fn nvptx_target_dir(out_dir: &Path) -> PathBuf {
+    out_dir
+        .ancestors()
+        .find(|p| p.file_name().is_some_and(|n| n == "build"))
+        .and_then(|build| build.parent())
+        .and_then(|profile| profile.parent())
+        .map(|target| target.join("nvptx"))
+        .unwrap_or_else(|| out_dir.join("nvptx"))
+}

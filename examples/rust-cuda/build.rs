@@ -1,0 +1,3 @@
+fn main() {
+    lab_cuda_builder::CudaBuilder::new("kernels").run();
+}

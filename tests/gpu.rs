@@ -237,6 +237,17 @@ fn families_verify(gpu: &Gpu) -> Result<(), String> {
     Ok(())
 }
 
+/// The `cuda_std` conformance kernels on the GPU, from their own PTX (the
+/// one for this device: `sm_90a` on Hopper).
+fn cuda_std_conformance(_: &Gpu) -> Result<(), String> {
+    static PTX: &[lab_runtime::Ptx] = lab_runtime::include_ptx!("cuda_std_conformance");
+    let gpu = Gpu::open(0, PTX).map_err(|e| e.to_string())?;
+    for (area, outcome) in cuda_std_conformance::check::all(&gpu).map_err(|e| e.to_string())? {
+        outcome.map_err(|e| format!("{area} ({}): {e}", gpu.info.ptx_arch))?;
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let gpu = match kernel_lab::runtime::open(0) {
         Ok(gpu) => gpu,
@@ -250,7 +261,7 @@ fn main() -> ExitCode {
         }
     };
     println!("gpu tests on {}", kernel_lab::cli::device_line(&gpu));
-    let tests: [(&str, GpuTest); 8] = [
+    let tests: [(&str, GpuTest); 9] = [
         ("families_verify", families_verify),
         ("sgemm_shapes", sgemm_shapes),
         ("reduce_sizes", reduce_sizes),
@@ -259,6 +270,7 @@ fn main() -> ExitCode {
         ("reduce_seed_bugs_are_caught", reduce_seed_bugs_are_caught),
         ("transpose_shapes", transpose_shapes),
         ("launch_rejects_wrong_buffers", launch_rejects_wrong_buffers),
+        ("cuda_std_conformance", cuda_std_conformance),
     ];
     let mut failed = 0;
     for (name, test) in tests {

@@ -302,3 +302,35 @@ fn checked_kernels_use_global_accesses_and_call_nothing() {
         assert!(entry_body(p.text, "lab_len2_aos16").contains("ld.global.v4"), "{}", p.arch);
     }
 }
+
+/// The `cuda_std` conformance kernels, built by the same builder a user's
+/// `build.rs` runs: every architecture it emits (`sm_90a` included)
+/// assembles, no kernel spills, and shared memory is addressed as shared.
+#[test]
+fn cuda_std_kernels_assemble_for_every_arch_without_spills() {
+    let archs: &[lab_runtime::Ptx] = lab_runtime::include_ptx!("cuda_std_conformance");
+    assert_eq!(archs.iter().map(|p| p.arch).collect::<Vec<_>>(), ["sm_80", "sm_90", "sm_90a"]);
+    for p in archs {
+        assert!(p.text.contains(&format!(".target {}", p.arch)), "{} PTX has the wrong .target", p.arch);
+        let usage = assemble(p.text, p.arch);
+        let names: Vec<&str> = usage.iter().map(|(n, _)| n.as_str()).collect();
+        for kernel in registry::module("cuda_std_conformance") {
+            assert!(names.contains(&kernel.name), "ptxas did not compile {} for {}", kernel.name, p.arch);
+        }
+        for (name, u) in &usage {
+            assert_eq!(
+                (u.stack_bytes, u.spill_stores, u.spill_loads),
+                (0, 0, 0),
+                "{name} on {}: {u:?}",
+                p.arch
+            );
+        }
+        let body = entry_body(p.text, "shared_styles");
+        assert!(
+            body.contains("st.shared") && body.contains("ld.shared") && body.contains("%dynamic_smem_size")
+        );
+        assert!(entry_body(p.text, "shuffles").contains("shfl.sync.idx.b32"));
+        assert!(entry_body(p.text, "votes").contains("vote.sync.ballot.b32"));
+        assert!(entry_body(p.text, "warp_scan").contains("bar.warp.sync"));
+    }
+}

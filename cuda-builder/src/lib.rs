@@ -213,17 +213,22 @@ impl Toolchain {
         let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
         let host = env::var("HOST").map_err(|_| io("HOST is not set: run from a build script"))?;
+        Toolchain::check(cargo, &rustc, &host)
+    }
+
+    /// What `rustc` (for `host`) lacks, if anything.
+    fn check(cargo: String, rustc: &str, host: &str) -> Result<Toolchain, BuildError> {
         let missing = |what: &str| {
             BuildError::Toolchain(format!(
                 "the nvptx build needs {what}: use a nightly toolchain with the rust-src and llvm-tools components \
                  (rustup component add rust-src llvm-tools)"
             ))
         };
-        let version = Command::new(&rustc).arg("--version").output().ok().filter(|o| o.status.success());
+        let version = Command::new(rustc).arg("--version").output().ok().filter(|o| o.status.success());
         if !version.is_some_and(|o| String::from_utf8_lossy(&o.stdout).contains("nightly")) {
             return Err(missing("a nightly rustc (-Zbuild-std)"));
         }
-        let sysroot = Command::new(&rustc)
+        let sysroot = Command::new(rustc)
             .args(["--print", "sysroot"])
             .output()
             .ok()
@@ -363,4 +368,66 @@ fn nvptx_target_dir(out_dir: &Path) -> PathBuf {
         .and_then(|profile| profile.parent())
         .map(|target| target.join("nvptx"))
         .unwrap_or_else(|| out_dir.join("nvptx"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fake `rustc` printing `version` and using `sysroot`.
+    fn fake_rustc(dir: &Path, version: &str, sysroot: &Path) -> PathBuf {
+        let path = dir.join("rustc");
+        let script = format!(
+            "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '{version}'; else echo '{}'; fi\n",
+            sysroot.display()
+        );
+        write_executable(&path, &script).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_missing_toolchain_piece_is_one_line_naming_it() {
+        let dir = env::temp_dir().join(format!("cuda-builder-test-{}", std::process::id()));
+        let sysroot = dir.join("sysroot");
+        std::fs::create_dir_all(&sysroot).unwrap();
+        let message = |version: &str| {
+            let rustc = fake_rustc(&dir, version, &sysroot);
+            match Toolchain::check("cargo".into(), rustc.to_str().unwrap(), "x86_64-unknown-linux-gnu") {
+                Err(e) => e.to_string(),
+                Ok(_) => panic!("a toolchain without {version} passed"),
+            }
+        };
+        assert!(message("rustc 1.95.0 (59807616e 2026-04-14)").contains("needs a nightly rustc"));
+        assert!(
+            message("rustc 1.97.0-nightly (e50aa6fba 2026-05-19)").contains("needs the rust-src component")
+        );
+        let core = sysroot.join("lib/rustlib/src/rust/library/core");
+        std::fs::create_dir_all(&core).unwrap();
+        std::fs::write(core.join("Cargo.toml"), "").unwrap();
+        let text = message("rustc 1.97.0-nightly (e50aa6fba 2026-05-19)");
+        assert!(text.contains("needs the llvm-tools component") && !text.contains('\n'), "{text}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn launch_bounds_become_directives() {
+        let ptx = ".visible .global .align 4 .b8 __launch_bounds__k[16] = {0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 2};\n\
+                   .visible .entry k(\n.param .u64 p\n)\n{\nret;\n}\n";
+        let out = add_launch_bounds(ptx).unwrap();
+        assert!(out.contains(")\n.maxntid 256, 1, 1\n.minnctapersm 2\n{"), "{out}");
+        assert!(!out.contains("__launch_bounds__"));
+    }
+
+    #[test]
+    fn manifest_names_give_the_library_file() {
+        let dir = env::temp_dir().join(format!("cuda-builder-names-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let manifest = dir.join("Cargo.toml");
+        std::fs::write(&manifest, "[package]\nname = \"my-kernels\"\n[dependencies]\nname = \"x\"\n")
+            .unwrap();
+        assert_eq!(names(&manifest).unwrap(), ("my-kernels".into(), "my_kernels".into()));
+        std::fs::write(&manifest, "[package]\nname = \"a\"\n[lib]\nname = \"b\"\n").unwrap();
+        assert_eq!(names(&manifest).unwrap(), ("a".into(), "b".into()));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -123,6 +123,10 @@ struct ThreadCtx {
     knowledge: RefCell<Rc<Knowledge>>,
     /// Learned by relaxed atomics, acquired at the next fence.
     pending: RefCell<Knowledge>,
+    /// The lanes of its warp that had exited when this thread last
+    /// converged with the others (a barrier, `sync_warp` or shuffle it took
+    /// part in): what `activemask` leaves out.
+    exited_at_sync: Cell<u32>,
 }
 
 /// One `cp.async`: `len` bytes (source bytes, then zeros) for shared
@@ -272,7 +276,7 @@ pub fn active_mask() -> u32 {
     let warp = t.linear / 32;
     let lanes = (n - warp * 32).min(32);
     let all = if lanes == 32 { u32::MAX } else { (1u32 << lanes) - 1 };
-    all & !b.exited.borrow()[warp as usize]
+    all & !t.exited_at_sync.get()
 }
 
 fn out_of_bounds(space: Space, detail: String, site: Site) -> ! {
@@ -649,6 +653,7 @@ fn run_block(ctx: &BlockCtx, body: &dyn Fn(), stacks: &mut Vec<DefaultStack>) ->
                 last_fence: Cell::new(None),
                 knowledge: Default::default(),
                 pending: Default::default(),
+                exited_at_sync: Cell::new(0),
             })
         })
         .collect();
@@ -725,12 +730,18 @@ fn run_block(ctx: &BlockCtx, body: &dyn Fn(), stacks: &mut Vec<DefaultStack>) ->
         if state.iter().all(|s| *s == State::Exited) {
             return ctx.uninitialized.take().map_or(Ok(()), Err);
         }
+        let waiting: Vec<bool> = state.iter().map(|s| *s != State::Runnable && *s != State::Exited).collect();
         let shuffled = resolve_shuffles(ctx, &mut state, &mut input)?;
         let synced = resolve_warp_syncs(ctx, &mut state)?;
-        if shuffled || synced || ran {
-            continue;
+        if !(shuffled || synced || ran) {
+            release_barrier(ctx, &threads, &mut state)?;
         }
-        release_barrier(ctx, &threads, &mut state)?;
+        // The threads just released converged with their warp now.
+        for (i, t) in threads.iter().enumerate() {
+            if waiting[i] && state[i] == State::Runnable {
+                t.exited_at_sync.set(ctx.exited.borrow()[i / 32]);
+            }
+        }
     }
 }
 

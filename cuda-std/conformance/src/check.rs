@@ -1,0 +1,197 @@
+//! The host side: each kernel run on a [`Gpu`] (a device or the emulator),
+//! outputs poisoned first, every value compared with CUDA's semantics as
+//! computed here. Each check returns `Err` naming the first wrong value.
+
+use lab_runtime::{Gpu, Result};
+
+use super::*;
+
+/// One area's outcome: its name and `Err(first wrong value)`.
+pub type Outcome = (&'static str, std::result::Result<(), String>);
+
+fn compare<T: PartialEq + std::fmt::Debug>(
+    area: &str,
+    got: &[T],
+    want: &[T],
+) -> std::result::Result<(), String> {
+    match got.iter().zip(want).position(|(g, w)| g != w) {
+        None if got.len() == want.len() => Ok(()),
+        None => Err(format!("{area}: {} values, {} expected", got.len(), want.len())),
+        Some(i) => Err(format!("{area}: value {i} is {:?}, expected {:?}", got[i], want[i])),
+    }
+}
+
+/// Every index function over a 3-D grid of 3-D blocks.
+pub fn check_indices(gpu: &Gpu) -> Result<Outcome> {
+    let (block, grid) = ((4u32, 2u32, 2u32), (2u32, 3u32, 1u32));
+    let threads = 16 * 6;
+    let mut out = gpu.alloc::<u32>(threads * INDEX_VALUES)?;
+    gpu.poison(&mut out)?;
+    // SAFETY: INDEX_VALUES outputs per thread of the launch.
+    unsafe { indices::launch(gpu, grid, block, 0, &mut out) }?;
+    let got = gpu.download(&out)?;
+    let mut want = vec![0u32; threads * INDEX_VALUES];
+    for (bz, by, bx) in (0..1).flat_map(|z| (0..3).flat_map(move |y| (0..2).map(move |x| (z, y, x)))) {
+        for (tz, ty, tx) in (0..2).flat_map(|z| (0..2).flat_map(move |y| (0..4).map(move |x| (z, y, x)))) {
+            let block_linear = (bz * 3 + by) * 2 + bx;
+            let rank = (tz * 2 + ty) * 4 + tx;
+            let index = block_linear * 16 + rank;
+            let values = [
+                tx,
+                ty,
+                tz,
+                bx,
+                by,
+                bz,
+                4,
+                2,
+                2,
+                2,
+                3,
+                1,
+                tx + bx * 4,
+                (tx + bx * 4) * 1000 + ty + by * 2,
+                tz + bz * 2,
+                (index == 0) as u32,
+                32,
+                rank % 32,
+                tx + ty + tz + bx + by + bz,
+                16 + 6,
+            ];
+            want[index as usize * INDEX_VALUES..][..INDEX_VALUES].copy_from_slice(&values);
+        }
+    }
+    Ok(("thread:: indices", compare("indices", &got, &want)))
+}
+
+/// `shfl.sync`'s source lane and predicate for `lane`, as CUDA's
+/// `__shfl_*_sync(mask, v, b, width)` define them: within the lane's
+/// segment of `width` lanes; outside it, the lane's own value and false.
+fn source(mode: usize, lane: u32, b: u32, width: u32) -> (u32, bool) {
+    let start = lane / width * width;
+    let j = match mode {
+        0 => lane as i64 + b as i64,     // down
+        1 => lane as i64 - b as i64,     // up
+        2 => (lane ^ b) as i64,          // xor
+        _ => (start + b % width) as i64, // idx
+    };
+    if j >= start as i64 && j < (start + width) as i64 { (j as u32, true) } else { (lane, false) }
+}
+
+/// Every shuffle, width and value size.
+pub fn check_shuffles(gpu: &Gpu) -> Result<Outcome> {
+    let threads = 64usize;
+    let mut out = gpu.alloc::<u32>(threads * SHUFFLE_VALUES)?;
+    gpu.poison(&mut out)?;
+    // SAFETY: SHUFFLE_VALUES outputs per thread, one block of 64.
+    unsafe { shuffles::launch(gpu, 1u32, threads as u32, 0, &mut out) }?;
+    let got = gpu.download(&out)?;
+    let mut want = Vec::with_capacity(got.len());
+    for t in 0..threads as u32 {
+        let (lane, warp) = (t % 32, t / 32 * 32);
+        let value = |l: u32| (warp + l) * 7 + 1;
+        for w in WIDTHS {
+            for (mode, b) in [(0, 1), (1, 1), (2, 1), (3, 3)] {
+                let (j, ok) = source(mode, lane, b, w);
+                want.extend([value(j), ok as u32]);
+            }
+        }
+        let (j, ok) = source(0, lane, 2, 32);
+        let f = ((warp + j) as f64 + 0.25).to_bits();
+        let (x, _) = source(2, lane, 3, 32);
+        let (u, _) = source(1, lane, 4, 8);
+        want.extend([f as u32, (f >> 32) as u32, ok as u32, warp + x, 5, warp + u]);
+    }
+    Ok(("warp:: shuffles", compare("shuffles", &got, &want)))
+}
+
+/// Ballot, all, any, a half-warp ballot, activemask and lane ids.
+pub fn check_votes(gpu: &Gpu) -> Result<Outcome> {
+    let threads = 64usize;
+    let mut out = gpu.alloc::<u32>(threads * VOTE_VALUES)?;
+    gpu.poison(&mut out)?;
+    // SAFETY: VOTE_VALUES outputs per thread, one block of 64.
+    unsafe { votes::launch(gpu, 1u32, threads as u32, 0, &mut out) }?;
+    let got = gpu.download(&out)?;
+    let ballot = (0..32).filter(|l| l % 3 == 0).fold(0u32, |m, l| m | 1 << l);
+    let odd_half = (0..16).filter(|l| l % 2 == 1).fold(0u32, |m, l| m | 1 << l);
+    let mut want = Vec::new();
+    for t in 0..threads as u32 {
+        let (lane, warp) = (t % 32, t / 32);
+        want.extend([
+            ballot,
+            (warp == 0) as u32,
+            (warp == 1) as u32,
+            if lane < 16 { odd_half } else { 7 },
+            u32::MAX,
+            lane,
+        ]);
+    }
+    Ok(("warp:: votes, activemask, lane_id", compare("votes", &got, &want)))
+}
+
+/// A warp scan through `shared_array!` with `sync_warp`.
+pub fn check_warp_scan(gpu: &Gpu) -> Result<Outcome> {
+    let x: Vec<u32> = (0..128).map(|i| i * 3 % 11).collect();
+    let dx = gpu.upload(&x)?;
+    let mut out = gpu.alloc::<u32>(128)?;
+    gpu.poison(&mut out)?;
+    // SAFETY: 64 threads per block, 2 blocks, 128 inputs and outputs.
+    unsafe { warp_scan::launch(gpu, 2u32, 64u32, 0, &dx, &mut out) }?;
+    let got = gpu.download(&out)?;
+    let want: Vec<u32> = (0..128).map(|i| x[i / 32 * 32..=i].iter().sum()).collect();
+    Ok(("warp:: sync_warp, shared_array!", compare("warp scan", &got, &want)))
+}
+
+/// A static, an array and dynamic shared memory, each block its own.
+pub fn check_shared_styles(gpu: &Gpu) -> Result<Outcome> {
+    let blocks = 3;
+    let n = blocks * STYLES_BLOCK;
+    let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.5 - 7.0).collect();
+    let dx = gpu.upload(&x)?;
+    let mut out = gpu.alloc::<f32>(n)?;
+    gpu.poison(&mut out)?;
+    let dynamic = (STYLES_BLOCK * 4) as u32;
+    // SAFETY: one element per thread; the dynamic bytes hold STYLES_BLOCK f32.
+    unsafe { shared_styles::launch(gpu, blocks as u32, STYLES_BLOCK as u32, dynamic, &dx, &mut out) }?;
+    let got = gpu.download(&out)?;
+    let want: Vec<f32> = (0..n)
+        .map(|i| {
+            let r = i / STYLES_BLOCK * STYLES_BLOCK + STYLES_BLOCK - 1 - i % STYLES_BLOCK;
+            x[r] + 2.0 * x[r] + 3.0 * x[r]
+        })
+        .collect();
+    Ok(("shared: static, shared_array!, dynamic_shared_mem", compare("shared styles", &got, &want)))
+}
+
+/// `*const`, `&[T]`, `*mut`, and scalars of three types.
+pub fn check_parameters(gpu: &Gpu) -> Result<Outcome> {
+    let n = 1000usize;
+    let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.25).collect();
+    let b: Vec<f32> = (0..n).map(|i| 3.0 - i as f32).collect();
+    let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
+    let mut out = gpu.alloc::<f64>(n + 24)?;
+    gpu.poison(&mut out)?;
+    // SAFETY: n elements in a and b, n + 24 outputs; the kernel guards i < n.
+    unsafe { parameters::launch(gpu, 4u32, 256u32, 0, &da, &db, &mut out, n, -3, 1.5) }?;
+    let got = gpu.download(&out)?;
+    let want: Vec<u64> = (0..n).map(|i| (a[i] as f64 * 1.5 + b[i] as f64 - 3.0).to_bits()).collect();
+    let got_bits: Vec<u64> = got[..n].iter().map(|v| v.to_bits()).collect();
+    let poison = u64::from(lab_runtime::POISON_BITS) << 32 | u64::from(lab_runtime::POISON_BITS);
+    let untouched = got[n..].iter().all(|v| v.to_bits() == poison);
+    let result = compare("parameters", &got_bits, &want)
+        .and_then(|()| if untouched { Ok(()) } else { Err("parameters: wrote past n".into()) });
+    Ok(("parameters: *const, &[T], *mut, scalars; fences", result))
+}
+
+/// Every area.
+pub fn all(gpu: &Gpu) -> Result<Vec<Outcome>> {
+    Ok(vec![
+        check_indices(gpu)?,
+        check_shuffles(gpu)?,
+        check_votes(gpu)?,
+        check_warp_scan(gpu)?,
+        check_shared_styles(gpu)?,
+        check_parameters(gpu)?,
+    ])
+}

@@ -1,0 +1,30 @@
+//! `cuda_std`'s API on the emulator: the conformance kernels
+//! (`cuda-std/conformance/`), every output against CUDA's semantics, and
+//! the emulator's checks on rust-cuda style kernels.
+
+use lab_runtime::Gpu;
+
+#[test]
+fn every_cuda_std_area_matches_cuda_semantics_on_the_emulator() {
+    let gpu = Gpu::emulator();
+    let outcomes = cuda_std_conformance::check::all(&gpu).unwrap();
+    assert_eq!(outcomes.len(), 6);
+    let failed: Vec<String> =
+        outcomes.iter().filter_map(|(area, r)| r.as_ref().err().map(|e| format!("{area}: {e}"))).collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+}
+
+/// The kernels' launch descriptions: the block and dynamic shared memory
+/// come from the launch; the shared statics' bytes from the kernel.
+#[test]
+fn rust_cuda_kernels_declare_their_shared_statics() {
+    use cuda_std_conformance::*;
+    assert_eq!(shared_styles::KERNEL.launch.shared_bytes as usize, 2 * STYLES_BLOCK * 4);
+    assert_eq!(warp_scan::KERNEL.launch.shared_bytes, 64 * 4);
+    assert_eq!(indices::KERNEL.launch.shared_bytes, 0);
+    assert!(shuffles::KERNEL.unchecked);
+    let p: Vec<(&str, &str)> = parameters::KERNEL.params.iter().map(|p| (p.name, p.ty)).collect();
+    assert_eq!(p[0].0, "a");
+    assert!(p[0].1.ends_with("DeviceConstPtr<f32>") && p[1].1.ends_with("GlobalSlice<f32>"), "{p:?}");
+    assert_eq!(&p[3..], &[("n", "usize"), ("k", "i32"), ("s", "f64")]);
+}

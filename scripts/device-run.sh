@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, which has no Rust: the binaries built here are
 # carried in .device/ (scripts/device-build.sh puts them there).
-#   bash scripts/device-run.sh tests suite sanitize ncu sass lab hazards
+#   bash scripts/device-run.sh tests suite sanitize ncu sass lab hazards rustcuda
 # Writes under $OUT: results.json (the suite; its plots go into the logs, and
 # `kernel-lab report --plots` redraws them from the JSON), checks.txt (what
 # `kernel-lab report --checks` puts into BENCHMARKS.md), sanitizers.txt (the
@@ -60,6 +60,12 @@ l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wa
 l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed_op_shared_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum \
       $D/memory-lab --sizes 1048576 --iters 0 > "$LOGS/ncu-lab.csv" 2>"$LOGS/ncu-lab.err"
     python3 scripts/ncu-summary.py "$LOGS/ncu-lab.csv" --all | tee -a "$CHECKS" ;;
+  rustcuda)
+    step "the rust-cuda example on the GPU, and under memcheck and racecheck" | tee -a "$CHECKS"
+    $D/rust-cuda-example 2>&1 | tee "$LOGS/rust-cuda-example.log" | tee -a "$CHECKS"
+    for tool in memcheck racecheck synccheck; do
+      sanitize $tool rust-cuda-example $D/rust-cuda-example
+    done ;;
   hazards)
     step "the labelled hazard suite under compute-sanitizer (one process per kernel and tool)"
     H=$OUT/sanitizers.txt

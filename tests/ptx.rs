@@ -47,11 +47,18 @@ struct Usage {
 fn assemble(text: &str, arch: &str) -> Vec<(String, Usage)> {
     let dir = std::env::temp_dir().join(format!("kernel-lab-ptx-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let source = dir.join(format!("gpu_{arch}.ptx"));
+    // Tests run in parallel: one file per text, not per architecture.
+    let tag = {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        text.hash(&mut h);
+        format!("{arch}_{:016x}", h.finish())
+    };
+    let source = dir.join(format!("{tag}.ptx"));
     std::fs::write(&source, text).unwrap();
     let output = Command::new(ptxas())
         .args(["-v", &format!("-arch={arch}"), "-o"])
-        .arg(dir.join(format!("gpu_{arch}.cubin")))
+        .arg(dir.join(format!("{tag}.cubin")))
         .arg(&source)
         .output()
         .expect("running ptxas");

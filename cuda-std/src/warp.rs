@@ -93,17 +93,17 @@ fn shuffle<T: WarpShuffleValue, const MODE: u32>(mask: u32, value: T, b: u32, wi
     assert!(width.is_power_of_two() && width <= 32, "a shuffle's width is a power of two up to 32");
     let clamp = if MODE == 0 { 0 } else { 31 };
     let c = ((32 - width) << 8) | clamp;
-    let words = value.to_words();
-    let mut out = [0u32; 4];
-    let mut first = false;
-    for (i, word) in words.iter().enumerate().take(T::WORDS) {
-        let (w, ok) = shfl32::<MODE>(mask, *word, b, c);
-        out[i] = w;
-        if i == 0 {
-            first = ok;
-        }
-    }
-    (T::from_words(out), first)
+    // Straight-line words (`WORDS` is a constant): no loop over a local
+    // array, so the words stay in registers.
+    let w = value.to_words();
+    let (w0, ok) = shfl32::<MODE>(mask, w[0], b, c);
+    let w1 = if T::WORDS > 1 { shfl32::<MODE>(mask, w[1], b, c).0 } else { 0 };
+    let (w2, w3) = if T::WORDS > 2 {
+        (shfl32::<MODE>(mask, w[2], b, c).0, shfl32::<MODE>(mask, w[3], b, c).0)
+    } else {
+        (0, 0)
+    };
+    (T::from_words([w0, w1, w2, w3]), ok)
 }
 
 /// `__shfl_down_sync(mask, value, delta, width)`: lane `i` gets lane

@@ -60,8 +60,8 @@ pub unsafe fn shuffles(out: *mut u32) {
     let t = thread::thread_idx_x();
     let base = t as usize * SHUFFLE_VALUES;
     let v = t * 7 + 1;
-    let mut k = base;
-    for w in WIDTHS {
+    // One width's four shuffles, written at `out[k..k + 8]`.
+    let four = |w: u32, k: usize| {
         let results = unsafe {
             [
                 warp::warp_shuffle_down(u32::MAX, v, 1, w),
@@ -70,22 +70,34 @@ pub unsafe fn shuffles(out: *mut u32) {
                 warp::warp_shuffle_idx(u32::MAX, v, 3, w),
             ]
         };
-        for (value, ok) in results {
-            unsafe {
-                *out.add(k) = value;
-                *out.add(k + 1) = ok as u32;
-            }
-            k += 2;
+        unsafe {
+            *out.add(k) = results[0].0;
+            *out.add(k + 1) = results[0].1 as u32;
+            *out.add(k + 2) = results[1].0;
+            *out.add(k + 3) = results[1].1 as u32;
+            *out.add(k + 4) = results[2].0;
+            *out.add(k + 5) = results[2].1 as u32;
+            *out.add(k + 6) = results[3].0;
+            *out.add(k + 7) = results[3].1 as u32;
         }
-    }
+    };
+    four(WIDTHS[0], base);
+    four(WIDTHS[1], base + 8);
+    four(WIDTHS[2], base + 16);
+    four(WIDTHS[3], base + 24);
+    four(WIDTHS[4], base + 32);
+    let k = base + WIDTHS.len() * 8;
     let (f, fok) = unsafe { warp::warp_shuffle_down(u32::MAX, t as f64 + 0.25, 2, 32) };
     let (wide, _) = unsafe { warp::warp_shuffle_xor(u32::MAX, (t as i128) << 70 | 5, 3, 32) };
     let (small, _) = unsafe { warp::warp_shuffle_up(u32::MAX, t as u8, 4, 8) };
     let f_bits = f.to_bits();
-    let outputs =
-        [f_bits as u32, (f_bits >> 32) as u32, fok as u32, (wide >> 70) as u32, wide as u32, small as u32];
-    for (j, o) in outputs.iter().enumerate() {
-        unsafe { *out.add(k + j) = *o };
+    unsafe {
+        *out.add(k) = f_bits as u32;
+        *out.add(k + 1) = (f_bits >> 32) as u32;
+        *out.add(k + 2) = fok as u32;
+        *out.add(k + 3) = (wide >> 70) as u32;
+        *out.add(k + 4) = wide as u32;
+        *out.add(k + 5) = small as u32;
     }
 }
 

@@ -46,6 +46,7 @@
 extern crate std;
 
 mod params;
+mod ptr;
 pub mod shared;
 pub mod thread;
 pub mod warp;
@@ -97,8 +98,9 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 /// What `#[kernel]`'s expansion names; not an API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::params::{DeviceConstPtr, DevicePtr, GlobalSlice};
-    pub use crate::shared::{SharedPtr, SharedStatic, static_shared_base};
+    pub use crate::params::GlobalSlice;
+    pub use crate::ptr::{DeviceConstPtr, DevicePtr, SharedPtr};
+    pub use crate::shared::{SharedStatic, static_shared_base};
 
     /// The paths the common `#[kernel]` expansion takes.
     pub mod gpu {

@@ -4,12 +4,9 @@
 //! emulator's checks on the host. On the GPU each compiles to the plain
 //! load or store.
 //!
-//! Like the raw pointers they replace, [`DevicePtr`] and
-//! [`DeviceConstPtr`] trust the kernel: dereferencing one is only as
-//! valid as the address the kernel computed (`add` is `unsafe` for that
-//! reason). They exist only as parameters of `#[kernel]` functions.
+//! The pointers are in [`crate::ptr`].
 
-use core::ops::{Deref, DerefMut, Index};
+use core::ops::{Deref, Index};
 
 use gpu_dev::check::{self, Mem};
 
@@ -83,118 +80,10 @@ impl<T> gpu_dev::SliceParam for GlobalSlice<T> {
     }
 }
 
-macro_rules! pointer {
-    ($(#[$doc:meta])* $name:ident, $raw:ty) => {
-        $(#[$doc])*
-        #[repr(transparent)]
-        #[derive(Clone, Copy)]
-        pub struct $name<T>($raw);
-
-        impl<T> $name<T> {
-            /// `ptr.add(count)`.
-            ///
-            /// # Safety
-            /// As for `pointer::add`: the result stays in the buffer.
-            #[inline(always)]
-            pub unsafe fn add(self, count: usize) -> Self {
-                // SAFETY: the caller's contract.
-                Self(unsafe { self.0.add(count) })
-            }
-
-            /// `ptr.offset(count)`.
-            ///
-            /// # Safety
-            /// As for `pointer::offset`.
-            #[inline(always)]
-            pub unsafe fn offset(self, count: isize) -> Self {
-                // SAFETY: the caller's contract.
-                Self(unsafe { self.0.offset(count) })
-            }
-
-            #[inline(always)]
-            pub fn wrapping_add(self, count: usize) -> Self {
-                Self(self.0.wrapping_add(count))
-            }
-
-            #[inline(always)]
-            pub fn is_null(self) -> bool {
-                self.0.is_null()
-            }
-
-            /// The raw pointer (unchecked from here on).
-            #[inline(always)]
-            pub fn as_ptr(self) -> $raw {
-                self.0
-            }
-
-            /// `ptr.read()`, checked.
-            ///
-            /// # Safety
-            /// As for `pointer::read`.
-            #[inline(always)]
-            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-            pub unsafe fn read(self) -> T {
-                check::load(Mem::Global, self.0, size_of::<T>());
-                // SAFETY: the caller's contract.
-                unsafe { self.0.read() }
-            }
-        }
-
-        impl<T> Deref for $name<T> {
-            type Target = T;
-
-            /// `*p`, read, checked by the emulator.
-            #[inline(always)]
-            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-            fn deref(&self) -> &T {
-                check::load(Mem::Global, self.0, size_of::<T>());
-                // SAFETY: the kernel's own address, as with rust-cuda's raw
-                // pointer (see the module documentation).
-                unsafe { &*self.0 }
-            }
-        }
-    };
-}
-
-pointer!(
-    /// `*mut T`: a buffer the kernel writes. `*p.add(i) = v`, `p.write(v)`.
-    DevicePtr,
-    *mut T
-);
-pointer!(
-    /// `*const T`: a buffer the kernel reads.
-    DeviceConstPtr,
-    *const T
-);
-
-impl<T> DevicePtr<T> {
-    /// `ptr.write(value)`, checked.
-    ///
-    /// # Safety
-    /// As for `pointer::write`.
-    #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub unsafe fn write(self, value: T) {
-        check::store(Mem::Global, self.0, &value);
-        // SAFETY: the caller's contract.
-        unsafe { self.0.write(value) }
-    }
-}
-
-impl<T> DerefMut for DevicePtr<T> {
-    /// `*p = v` (and `&mut *p`): a write, checked by the emulator.
-    #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    fn deref_mut(&mut self) -> &mut T {
-        check::store_unknown(Mem::Global, self.0, size_of::<T>());
-        // SAFETY: as for `deref`.
-        unsafe { &mut *self.0 }
-    }
-}
-
 #[cfg(not(target_arch = "nvptx64"))]
 mod host {
-    use super::{DeviceConstPtr, DevicePtr, GlobalSlice};
+    use super::GlobalSlice;
+    use crate::ptr::{DeviceConstPtr, DevicePtr};
     use gpu_launch::{Arg, KernelParam, Launcher};
 
     fn address(arg: &Arg) -> (u64, u64) {

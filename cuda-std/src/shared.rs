@@ -11,9 +11,11 @@
 //! minus that total into the memory. On the emulator each block has its
 //! own copy, and every access is checked like any other shared access.
 
-use core::ops::{Deref, DerefMut, Index, IndexMut};
+use core::ops::{Deref, Index, IndexMut};
 
 use gpu_dev::check::{self, Mem};
+
+pub use crate::ptr::SharedPtr;
 
 /// `shared_array![T; N]`: `N` `T`s of shared memory, as a [`SharedPtr`].
 ///
@@ -122,107 +124,5 @@ impl<A> Deref for SharedStatic<A> {
     fn deref(&self) -> &A {
         // SAFETY: the region `at` was given.
         unsafe { &*self.base }
-    }
-}
-
-/// A pointer into shared memory, used like rust-cuda's `*mut T`:
-/// `*p.add(i) = v`, `p.read()`, each access seen by the emulator.
-#[repr(transparent)]
-#[derive(Clone, Copy)]
-pub struct SharedPtr<T>(*mut T);
-
-impl<T> SharedPtr<T> {
-    /// The region at `at`.
-    ///
-    /// # Safety
-    /// `at` is a region of the launch's shared memory.
-    #[doc(hidden)]
-    #[inline(always)]
-    pub unsafe fn at(at: *mut u8) -> Self {
-        SharedPtr(at as *mut T)
-    }
-
-    /// `ptr.add(count)`.
-    ///
-    /// # Safety
-    /// As for `pointer::add`.
-    #[inline(always)]
-    pub unsafe fn add(self, count: usize) -> Self {
-        // SAFETY: the caller's contract.
-        SharedPtr(unsafe { self.0.add(count) })
-    }
-
-    /// `ptr.offset(count)`.
-    ///
-    /// # Safety
-    /// As for `pointer::offset`.
-    #[inline(always)]
-    pub unsafe fn offset(self, count: isize) -> Self {
-        // SAFETY: the caller's contract.
-        SharedPtr(unsafe { self.0.offset(count) })
-    }
-
-    #[inline(always)]
-    pub fn wrapping_add(self, count: usize) -> Self {
-        SharedPtr(self.0.wrapping_add(count))
-    }
-
-    #[inline(always)]
-    pub fn cast<U>(self) -> SharedPtr<U> {
-        SharedPtr(self.0 as *mut U)
-    }
-
-    /// The raw pointer (unchecked from here on).
-    #[inline(always)]
-    pub fn as_ptr(self) -> *mut T {
-        self.0
-    }
-
-    /// `ptr.read()`, checked.
-    ///
-    /// # Safety
-    /// As for `pointer::read`.
-    #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub unsafe fn read(self) -> T {
-        check::load(Mem::Shared, self.0, size_of::<T>());
-        // SAFETY: the caller's contract.
-        unsafe { self.0.read() }
-    }
-
-    /// `ptr.write(value)`, checked.
-    ///
-    /// # Safety
-    /// As for `pointer::write`.
-    #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub unsafe fn write(self, value: T) {
-        check::store(Mem::Shared, self.0, &value);
-        // SAFETY: the caller's contract.
-        unsafe { self.0.write(value) }
-    }
-}
-
-impl<T> Deref for SharedPtr<T> {
-    type Target = T;
-
-    /// `*p`, read, checked by the emulator.
-    #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    fn deref(&self) -> &T {
-        check::load(Mem::Shared, self.0, size_of::<T>());
-        // SAFETY: the kernel's own address, as with rust-cuda's `*mut T`.
-        unsafe { &*self.0 }
-    }
-}
-
-impl<T> DerefMut for SharedPtr<T> {
-    /// `*p = v`: a write, checked by the emulator.
-    #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    fn deref_mut(&mut self) -> &mut T {
-        check::store_unknown(Mem::Shared, self.0, size_of::<T>());
-        // SAFETY: as for `deref`.
-        unsafe { &mut *self.0 }
     }
 }

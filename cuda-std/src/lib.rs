@@ -19,7 +19,7 @@
 //! `lane_id`, `activemask`, `sync_warp`, votes), [`shared`]
 //! (`shared_array!`, `dynamic_shared_mem`) and
 //! [`address_space`]`(shared)` statics. What is not (`println!`, the
-//! allocator, `glam`, `half`, float intrinsics, OptiX, `cuda_std::atomic`)
+//! allocator, `glam`, float intrinsics, OptiX, `cuda_std::atomic`)
 //! is a compile error naming it: an unresolved item, or for the macros a
 //! message saying so.
 //!
@@ -54,13 +54,17 @@ pub mod warp;
 /// `#[address_space(shared)]` on a `static mut` array at the top of a
 /// kernel's body.
 pub use gpu_macros::address_space;
+/// The `half` crate and its 16-bit floats, as rust-cuda re-exports them.
+pub use half::{self, bf16, f16};
+
 /// `#[kernel]` on a `pub unsafe fn`: the PTX entry, the registry entry, the
 /// emulator's entry and a typed launcher (see `gpu-macros`).
 pub use gpu_macros::cuda_kernel as kernel;
 
-/// What `use cuda_std::prelude::*` brings, as in rust-cuda, less what is
-/// not supported here (`alloc` types, `f16`).
+/// What `use cuda_std::prelude::*` brings, as in rust-cuda, less the
+/// `alloc` types (no allocator here).
 pub mod prelude {
+    pub use crate::f16;
     pub use crate::kernel;
     pub use crate::thread;
     pub use crate::{print, println};

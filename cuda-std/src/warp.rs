@@ -9,7 +9,8 @@
 //! and gets `false`. On the emulator every lane of `mask` must arrive, and
 //! a source lane outside `mask` is reported.
 
-/// A value `warp_shuffle_*` moves: the integers, `f32` and `f64`.
+/// A value `warp_shuffle_*` moves: the integers, `f16`, `bf16`, `f32` and
+/// `f64`.
 pub trait WarpShuffleValue: Copy {
     #[doc(hidden)]
     const WORDS: usize;
@@ -51,6 +52,8 @@ shuffle_values! {
     i128 => u128, 4, |v: i128| v as u128, |b: u128| b as i128;
     f32 => u32, 1, f32::to_bits, f32::from_bits;
     f64 => u64, 2, f64::to_bits, f64::from_bits;
+    half::f16 => u16, 1, half::f16::to_bits, half::f16::from_bits;
+    half::bf16 => u16, 1, half::bf16::to_bits, half::bf16::from_bits;
 }
 
 /// One `shfl.sync` of a 32-bit word: the word received and the predicate.

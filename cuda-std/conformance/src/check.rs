@@ -100,7 +100,18 @@ pub fn check_shuffles(gpu: &Gpu) -> Result<Outcome> {
         let f = ((warp + j) as f64 + 0.25).to_bits();
         let (x, _) = source(2, lane, 3, 32);
         let (u, _) = source(1, lane, 4, 8);
-        want.extend([f as u32, (f >> 32) as u32, ok as u32, warp + x, 5, warp + u]);
+        let (h, _) = source(2, lane, 1, 32);
+        let (g, _) = source(3, lane, 5, 16);
+        want.extend([
+            f as u32,
+            (f >> 32) as u32,
+            ok as u32,
+            warp + x,
+            5,
+            warp + u,
+            u32::from(cuda_std::f16::from_f32((warp + h) as f32 * 0.5).to_bits()),
+            u32::from(cuda_std::bf16::from_f32((warp + g) as f32 + 0.5).to_bits()),
+        ]);
     }
     Ok(("warp:: shuffles", compare("shuffles", &got, &want)))
 }

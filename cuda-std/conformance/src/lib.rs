@@ -49,12 +49,12 @@ pub unsafe fn indices(out: *mut u32) {
 /// Widths the shuffle kernels take.
 pub const WIDTHS: [u32; 5] = [32, 16, 8, 4, 2];
 /// Outputs per thread of [`shuffles`]: per width, 4 modes x (value,
-/// predicate), then an `f64`, an `i128` and a `u8` shuffle.
-pub const SHUFFLE_VALUES: usize = WIDTHS.len() * 8 + 6;
+/// predicate), then `f64`, `i128`, `u8`, `f16` and `bf16` shuffles.
+pub const SHUFFLE_VALUES: usize = WIDTHS.len() * 8 + 8;
 
 /// `warp_shuffle_{down,up,xor,idx}` at every width, with the predicate,
-/// on `u32`; then `f64`, `i128` and `u8` values (two, four and one
-/// 32-bit shuffles).
+/// on `u32`; then `f64`, `i128`, `u8`, `f16` and `bf16` values (two,
+/// four, one, one and one 32-bit shuffles).
 #[kernel]
 pub unsafe fn shuffles(out: *mut u32) {
     let t = thread::thread_idx_x();
@@ -90,6 +90,10 @@ pub unsafe fn shuffles(out: *mut u32) {
     let (f, fok) = unsafe { warp::warp_shuffle_down(u32::MAX, t as f64 + 0.25, 2, 32) };
     let (wide, _) = unsafe { warp::warp_shuffle_xor(u32::MAX, (t as i128) << 70 | 5, 3, 32) };
     let (small, _) = unsafe { warp::warp_shuffle_up(u32::MAX, t as u8, 4, 8) };
+    let (half, _) =
+        unsafe { warp::warp_shuffle_xor(u32::MAX, cuda_std::f16::from_f32(t as f32 * 0.5), 1, 32) };
+    let (brain, _) =
+        unsafe { warp::warp_shuffle_idx(u32::MAX, cuda_std::bf16::from_f32(t as f32 + 0.5), 5, 16) };
     let f_bits = f.to_bits();
     unsafe {
         *out.add(k) = f_bits as u32;
@@ -98,6 +102,8 @@ pub unsafe fn shuffles(out: *mut u32) {
         *out.add(k + 3) = (wide >> 70) as u32;
         *out.add(k + 4) = wide as u32;
         *out.add(k + 5) = small as u32;
+        *out.add(k + 6) = half.to_bits() as u32;
+        *out.add(k + 7) = brain.to_bits() as u32;
     }
 }
 

@@ -121,9 +121,11 @@ pub fn kernel(attr: TokenStream, mut function: ItemFn) -> syn::Result<TokenStrea
                 });
                 regions.push(ty.clone());
             }
-            Stmt::Item(Item::Const(c)) => {
-                consts.push(Item::Const(c.clone()));
-                kept.push(Stmt::Item(Item::Const(c)));
+            // The body's items (constants, type aliases, imports) may be
+            // named in the regions' types: the layout sees them too.
+            Stmt::Item(item @ (Item::Const(_) | Item::Type(_) | Item::Use(_) | Item::Struct(_) | Item::Enum(_))) => {
+                consts.push(item.clone());
+                kept.push(Stmt::Item(item));
             }
             other => kept.push(other),
         }

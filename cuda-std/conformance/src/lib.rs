@@ -164,9 +164,12 @@ pub const STYLES_BLOCK: usize = 64;
 /// thread `63 - t`'s three: `out[i] = s[63-t] + a[63-t] + d[63-t]`.
 #[kernel]
 pub unsafe fn shared_styles(x: &[f32], out: *mut f32) {
+    // Items of the body may size the shared statics and arrays.
+    type Elem = f32;
+    const HALF: usize = STYLES_BLOCK / 2;
     #[address_space(shared)]
-    static mut STATIC: [f32; STYLES_BLOCK] = [0.0; STYLES_BLOCK];
-    let array = shared_array![f32; STYLES_BLOCK];
+    static mut STATIC: [Elem; STYLES_BLOCK] = [0.0; STYLES_BLOCK];
+    let array = shared_array![Elem; 2 * HALF];
     let dynamic = shared::dynamic_shared_mem::<f32>();
     let t = thread::thread_idx_x() as usize;
     let i = thread::index_1d() as usize;

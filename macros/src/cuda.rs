@@ -183,8 +183,9 @@ pub fn kernel(attr: TokenStream, mut function: ItemFn) -> syn::Result<TokenStrea
     function.block.stmts = kept;
     // What the rewrite leaves behind in code that was right for rust-cuda:
     // `unsafe` around accesses that are now checked calls, `mut` bindings
-    // that are never mutated, upper-case statics that are now locals.
-    function.attrs.push(syn::parse_quote!(#[allow(unused_unsafe, unused_mut, non_snake_case)]));
+    // that are never mutated, upper-case statics that are now locals, and
+    // constants only the (moved) shared regions named.
+    function.attrs.push(syn::parse_quote!(#[allow(unused_unsafe, unused_mut, non_snake_case, dead_code)]));
 
     let args = KernelArgs {
         block: Dims(vec![syn::parse_quote!(0)]),

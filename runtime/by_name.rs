@@ -95,6 +95,23 @@ pub unsafe fn launch_by_name(
         let names: Vec<&str> = registry::all().into_iter().filter(in_module).map(|k| k.name).collect();
         Error::InvalidInput(format!("no kernel `{name}` in `{module}`; it declares: {}", names.join(", ")))
     })?;
+    // SAFETY: the caller's contract.
+    unsafe { launch_kernel(gpu, kernel, grid, block, dynamic_shared, args) }
+}
+
+/// Launches `kernel` (a kernel's `KERNEL` entry) with its arguments
+/// checked against its declaration: what `launch!` expands to.
+///
+/// # Safety
+/// As for [`launch_by_name`].
+pub unsafe fn launch_kernel(
+    gpu: &Gpu,
+    kernel: &'static Kernel,
+    grid: impl Into<Dim3>,
+    block: impl Into<Dim3>,
+    dynamic_shared: u32,
+    args: &[LaunchArg],
+) -> Result<()> {
     let packed = check(kernel, args)?;
     // SAFETY: the caller's contract; the arguments match the declaration.
     unsafe { gpu.launch_with(kernel, grid.into(), block.into(), dynamic_shared, &packed) }
@@ -174,9 +191,11 @@ fn describe(arg: &LaunchArg) -> String {
 /// launch!(kernels.vecadd<<<grid, block, 0, gpu>>>(&a, &b, &mut c))?;
 /// ```
 ///
-/// `kernels` is the kernel crate (its module path), `vecadd` the kernel's
-/// name, `gpu` a variable holding a `Gpu` (a device or the emulator: the
-/// same call runs on both). Buffers go as `&buffer` for `&[T]`/`*const T` parameters and
+/// `kernels` is the kernel crate (or a module path in it), `vecadd` the
+/// kernel: `kernels::vecadd::KERNEL` is what launches, so a kernel that
+/// does not exist is a compile error, and naming it links the kernel
+/// crate's host build (its emulator entry). `gpu` is a variable holding a
+/// `Gpu` (a device or the emulator: the same call runs on both). Buffers go as `&buffer` for `&[T]`/`*const T` parameters and
 /// `&mut buffer` for `*mut T` ones (one argument per parameter, not
 /// rust-cuda's address and length), scalars by value. Arguments that do
 /// not match the kernel are an error, checked before the launch. Unsafe,
@@ -184,10 +203,9 @@ fn describe(arg: &LaunchArg) -> String {
 #[macro_export]
 macro_rules! launch {
     ($module:ident $(:: $rest:ident)* . $function:ident <<<$grid:expr, $block:expr, $shared:expr, $gpu:ident>>>( $($arg:expr),* $(,)? )) => {
-        $crate::launch_by_name(
+        $crate::launch_kernel(
             &$gpu,
-            concat!(stringify!($module) $(, "::", stringify!($rest))*),
-            stringify!($function),
+            &$module $(:: $rest)* :: $function :: KERNEL,
             $grid,
             $block,
             $shared,

@@ -9,7 +9,10 @@
 //!
 //! ```ignore
 //! static PTX: &[Ptx] = lab_runtime::include_ptx!("kernels");
-//! let gpu = Gpu::open(0, PTX).unwrap_or_else(|_| Gpu::emulator());
+//! let gpu = match Gpu::open(0, PTX) {
+//!     Err(Error::NoDriver | Error::NoDevice { .. }) => Gpu::emulator(),
+//!     other => other?,
+//! };
 //! ```
 
 mod by_name;
@@ -17,7 +20,7 @@ pub mod device;
 pub mod error;
 pub mod ptx;
 
-pub use by_name::{LaunchArg, launch_by_name};
+pub use by_name::{LaunchArg, launch_by_name, launch_kernel};
 pub use device::{DeviceBuffer, Gpu, POISON_BITS};
 pub use error::{Error, Result};
 pub use gpu_launch::Dim3;

@@ -16,12 +16,17 @@ pub struct Ptx {
 }
 
 impl Ptx {
-    /// The architecture's PTX, for `sm_XY` or `sm_XYa`.
+    /// The architecture's PTX, for `sm_XY`, `sm_XYZ` or either with a
+    /// suffix letter (`sm_90a`).
     pub const fn new(arch: &'static str, text: &'static str) -> Ptx {
         let b = arch.as_bytes();
-        // "sm_" then two digits, then an optional 'a'.
-        let compute = ((b[3] - b'0') as i32) * 10 + (b[4] - b'0') as i32;
-        Ptx { arch, compute, specific: b.len() > 5, text }
+        // "sm_", digits, then an optional letter.
+        let (mut compute, mut i) = (0i32, 3);
+        while i < b.len() && b[i].is_ascii_digit() {
+            compute = compute * 10 + (b[i] - b'0') as i32;
+            i += 1;
+        }
+        Ptx { arch, compute, specific: i < b.len(), text }
     }
 }
 
@@ -74,5 +79,8 @@ mod tests {
         assert_eq!(for_device(&archs, 8, 9).unwrap().arch, "sm_80");
         assert_eq!(for_device(&archs, 10, 0).unwrap().arch, "sm_90");
         assert!(for_device(&archs, 7, 5).is_none());
+        let blackwell = [Ptx::new("sm_90", ""), Ptx::new("sm_100a", "")];
+        assert_eq!((blackwell[1].compute, blackwell[1].specific), (100, true));
+        assert_eq!(for_device(&blackwell, 10, 0).unwrap().arch, "sm_100a");
     }
 }

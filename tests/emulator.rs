@@ -396,6 +396,17 @@ pub fn check_panic(x: Slice<f32>, mut y: DisjointSlice<f32>) {
     }
 }
 
+/// Half a warp shuffles down, the other half xor: not the same shuffle.
+#[kernel(block = 32)]
+pub fn check_mismatched_shuffles(out: Out<f32>) {
+    let t = thread_idx_x() as usize;
+    // SAFETY: none: the lanes disagree on purpose, which the emulator reports.
+    let v =
+        unsafe { if t < 16 { shfl_down_f32(FULL_MASK, 1.0, 1) } else { shfl_xor_f32(FULL_MASK, 1.0, 1) } };
+    // SAFETY: 32 outputs, one per thread.
+    unsafe { out.store(t, v) };
+}
+
 /// `n` zeros on the emulator.
 fn zeros(gpu: &Gpu, n: usize) -> DeviceBuffer<f32> {
     gpu.upload(&vec![0.0f32; n]).unwrap()
@@ -411,7 +422,7 @@ fn emu_error(result: Result<(), Error>) -> EmuError {
 #[test]
 fn the_test_kernels_are_registered_here() {
     let here = registry::module("emulator");
-    assert_eq!(here.len(), 10, "{:?}", here.iter().map(|k| k.name).collect::<Vec<_>>());
+    assert_eq!(here.len(), 11, "{:?}", here.iter().map(|k| k.name).collect::<Vec<_>>());
     assert_eq!(check_race::KERNEL.launch.shared_bytes, 256);
     assert!(check_race::KERNEL.unchecked);
 }
@@ -466,6 +477,9 @@ fn divergent_barriers_and_deadlocks_are_errors_not_hangs() {
     // SAFETY: as above.
     let e = emu_error(unsafe { check_shuffle_deadlock::launch(&gpu, 1, &mut out) });
     assert!(matches!(e, EmuError::Deadlock { .. }), "{e}");
+    // SAFETY: as above.
+    let e = emu_error(unsafe { check_mismatched_shuffles::launch(&gpu, 1, &mut out) }).to_string();
+    assert!(e.contains("different warp operations") && e.contains("Down(1)") && e.contains("Xor(1)"), "{e}");
 }
 
 /// The CUDA programming guide: a barrier in conditional code must be

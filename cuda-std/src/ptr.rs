@@ -3,10 +3,15 @@
 //! `p.write(v)`), each access seen by the emulator on the host and a plain
 //! load or store on the GPU.
 //!
-//! Like the raw pointers they replace, they trust the kernel: dereferencing
-//! one is only as valid as the address the kernel computed (`add` is
-//! `unsafe` for that reason). They exist only as kernel parameters and as
-//! shared memory handed out by the kernel attribute.
+//! Like the raw pointers they replace, they trust the kernel. Every way to
+//! make a new address (`add`, `offset`, `wrapping_add`) is `unsafe`, and
+//! the handles exist only as kernel parameters and as shared memory the
+//! kernel attribute hands out; but `*p` and `*p = v` go through `Deref` and
+//! `DerefMut`, which are safe functions: a kernel that copies a handle and
+//! holds two `&mut *p` at once is wrong as it would be with rust-cuda's raw
+//! pointers, and the compiler does not stop it. That is the price of
+//! compiling rust-cuda's `*p = v` unchanged; our own device layer (`In`,
+//! `Out`, `Slice`) has no such hole.
 
 use core::ops::{Deref, DerefMut};
 
@@ -40,8 +45,13 @@ macro_rules! pointer {
                 Self(unsafe { self.0.offset(count) })
             }
 
+            /// `ptr.wrapping_add(count)`.
+            ///
+            /// # Safety
+            /// The result is only dereferenced where it is in the buffer
+            /// (the handle's `Deref` cannot check that).
             #[inline(always)]
-            pub fn wrapping_add(self, count: usize) -> Self {
+            pub unsafe fn wrapping_add(self, count: usize) -> Self {
                 Self(self.0.wrapping_add(count))
             }
 
@@ -96,7 +106,9 @@ macro_rules! writable {
             #[inline(always)]
             #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             pub unsafe fn write(self, value: T) {
-                check::store($mem, self.0, &value);
+                // Not `check::store`: `T` may have padding, whose bytes
+                // must not be read.
+                check::store_unknown($mem, self.0, size_of::<T>());
                 // SAFETY: the caller's contract.
                 unsafe { self.0.write(value) }
             }

@@ -72,7 +72,8 @@ pub fn dynamic_shared_mem<T>() -> SharedPtr<T> {
 
 /// A shared `static mut` array in a kernel's body: `S[i]` and `S[i] = v`,
 /// each access seen by the emulator (a compound `S[i] += v` counts as a
-/// write).
+/// write). In a nested array (`S[i][j]`) the inner index is Rust's own,
+/// bounds-checked but not seen by the emulator.
 #[derive(Clone, Copy)]
 pub struct SharedStatic<A> {
     base: *mut A,
@@ -90,6 +91,12 @@ impl<A> SharedStatic<A> {
     }
 }
 
+/// Elements larger than 16 bytes are rows of a nested array (`S[i][j]`):
+/// the row is not an access, and its elements are indexed without checks.
+const fn checked<T>() -> bool {
+    size_of::<T>() <= 16
+}
+
 impl<T, const N: usize> Index<usize> for SharedStatic<[T; N]> {
     type Output = T;
 
@@ -98,7 +105,9 @@ impl<T, const N: usize> Index<usize> for SharedStatic<[T; N]> {
     fn index(&self, i: usize) -> &T {
         assert!(i < N, "index out of bounds: the len is {N} but the index is {i}");
         let p = (self.base as *mut T).wrapping_add(i);
-        check::load(Mem::Shared, p, size_of::<T>());
+        if checked::<T>() {
+            check::load(Mem::Shared, p, size_of::<T>());
+        }
         // SAFETY: `i < N` in the region `at` was given.
         unsafe { &*p }
     }
@@ -110,7 +119,9 @@ impl<T, const N: usize> IndexMut<usize> for SharedStatic<[T; N]> {
     fn index_mut(&mut self, i: usize) -> &mut T {
         assert!(i < N, "index out of bounds: the len is {N} but the index is {i}");
         let p = (self.base as *mut T).wrapping_add(i);
-        check::store_unknown(Mem::Shared, p, size_of::<T>());
+        if checked::<T>() {
+            check::store_unknown(Mem::Shared, p, size_of::<T>());
+        }
         // SAFETY: as for `index`.
         unsafe { &mut *p }
     }

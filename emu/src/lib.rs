@@ -28,18 +28,23 @@
 //! - bounds: shared memory against the launch's size, global memory
 //!   against the buffers passed to the launch;
 //! - races, in shared *and* global memory, within a block and across
-//!   blocks, with happens-before from barriers, `sync_warp`, and fences
-//!   with atomics ([`order`](crate::order) says what is modelled);
+//!   blocks, per byte, with happens-before from barriers, `sync_warp`, and
+//!   fences with atomics ([`order`](crate::order) says what is modelled);
 //! - reads of shared-memory words no thread of the block has written
 //!   (a kernel opts out per read, where it means to read garbage).
 //!
 //! What it measures (see [`Analysis`]): bank conflicts per warp request,
 //! and global sectors per warp request.
 //!
-//! What it does not model: timing, caches, byte-granular races (words are
-//! 4 bytes), and lock-step warps (lanes run one at a time, so code that
-//! relies on implicit warp synchrony shows up as a race: CUDA has not
-//! promised it since Volta).
+//! What it does not model: timing, caches, and lock-step warps (lanes run
+//! one at a time, so code that relies on implicit warp synchrony shows up
+//! as a race: CUDA has not promised it since Volta). Known gaps, each a
+//! missed report rather than a false one: a word remembers one write and
+//! two reads (`memory`); `sync_warp` ordering is not transitive through a
+//! third lane; a `cp.async` destination is checked at the issue and at the
+//! wait, not in between; an atomic on a shared word nobody wrote is not an
+//! uninitialized read; shared atomics order nothing (release and acquire
+//! are modelled through global atomics).
 //!
 //! This crate knows nothing of kernels' parameters or of the `gpu` crate:
 //! the caller hands [`launch`] the body one thread runs and the buffers the

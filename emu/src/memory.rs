@@ -1,7 +1,10 @@
 //! What the emulator remembers of each 4-byte word, to find races and
 //! reads of shared memory nothing wrote.
 //!
-//! A word keeps its last write and up to two reads since then. A read
+//! A word keeps its last write and up to two reads since then; an access
+//! records which of the word's bytes it touches, and accesses to disjoint
+//! bytes never race (a write then replaces the last write even so, so a
+//! race with the bytes of the replaced one can go unseen). A read
 //! ordered after a kept read replaces it (a write unordered with the old
 //! read is unordered with the new one too); when both slots hold reads
 //! unordered with each other and with a third, the third is not kept, so a
@@ -38,7 +41,8 @@ impl WordLog {
     /// against the accesses kept, then records it.
     pub(crate) fn access(&mut self, me: Access, value: Option<u32>, order: &Observer) -> Result<(), Hazard> {
         let races = |prev: &Access| {
-            !matches!((prev.kind, me.kind), (Kind::Atomic { .. }, Kind::Atomic { .. }))
+            prev.bytes & me.bytes != 0
+                && !matches!((prev.kind, me.kind), (Kind::Atomic { .. }, Kind::Atomic { .. }))
                 && !order.ordered(prev, &me)
         };
         if let Some(w) = self.write
@@ -106,7 +110,7 @@ mod tests {
     use std::panic::Location;
 
     fn at(thread: u32, kind: Kind) -> Access {
-        Access { block: 0, thread, epoch: 0, warp_gen: 0, seq: 0, kind, site: Location::caller() }
+        Access { block: 0, thread, epoch: 0, warp_gen: 0, seq: 0, kind, bytes: 0xf, site: Location::caller() }
     }
 
     #[test]
@@ -131,6 +135,17 @@ mod tests {
             w.access(at(t, Kind::Atomic { write: true }), None, &o).ok().unwrap();
         }
         assert_eq!(w.access(at(9, Kind::Read), None, &o).err().unwrap().name, "read after write");
+    }
+
+    #[test]
+    fn different_bytes_of_one_word_do_not_race() {
+        let (warps, knowledge) = (Vec::new(), Knowledge::default());
+        let o = Observer { warps: &warps, knowledge: &knowledge };
+        let half = |thread, bytes| Access { bytes, ..at(thread, Kind::Write) };
+        let mut w = WordLog::default();
+        w.access(half(0, 0b0011), None, &o).ok().unwrap();
+        w.access(half(1, 0b1100), None, &o).ok().unwrap();
+        assert!(w.access(half(2, 0b0100), None, &o).is_err(), "overlapping bytes race");
     }
 
     #[test]

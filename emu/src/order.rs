@@ -73,6 +73,9 @@ pub(crate) struct Access {
     /// The thread's count of fences and atomics before the access.
     pub seq: u32,
     pub kind: Kind,
+    /// The bytes of the word it touches (bit `i`: byte `i`): accesses to
+    /// different bytes of one word (two `f16`, four `u8`) never race.
+    pub bytes: u8,
     pub site: &'static Location<'static>,
 }
 
@@ -171,7 +174,16 @@ mod tests {
     use super::*;
 
     fn access(block: u32, thread: u32, epoch: u32, seq: u32) -> Access {
-        Access { block, thread, epoch, warp_gen: 0, seq, kind: Kind::Write, site: Location::caller() }
+        Access {
+            block,
+            thread,
+            epoch,
+            warp_gen: 0,
+            seq,
+            kind: Kind::Write,
+            bytes: 0xf,
+            site: Location::caller(),
+        }
     }
 
     #[test]

@@ -338,7 +338,10 @@ pub fn access(space: Space, addr: usize, bytes: usize, op: Op, site: Site) {
     if space == Space::Shared && kind.writes() {
         mark_written(addr, bytes);
     }
-    if let Op::Atomic { order, .. } = op {
+    // Release and acquire are modelled through global atomics only: the
+    // emulator reuses one shared buffer for every block, and a shared word
+    // orders nothing between blocks.
+    if let (Op::Atomic { order, .. }, Space::Global) = (op, space) {
         atomic_order(addr, order);
     }
 }
@@ -382,6 +385,7 @@ fn check_words(
         warp_gen: warp_generation(b, t.linear),
         seq: t.seq.get(),
         kind,
+        bytes: 0xf,
         site,
     };
     let warps = b.warps.borrow();
@@ -389,6 +393,8 @@ fn check_words(
     let order = Observer { warps: &warps, knowledge: &knowledge };
     for word in (addr & !3..addr + bytes).step_by(4) {
         let value = data.and_then(|d| word_value(addr, d, word));
+        let (first, last) = (addr.max(word) - word, (addr + bytes).min(word + 4) - word);
+        let me = Access { bytes: ((1u16 << last) - (1u16 << first)) as u8, ..me };
         let result = match space {
             Space::Shared => {
                 let mut words = b.words.borrow_mut();
@@ -922,6 +928,31 @@ fn resolve_shuffles(ctx: &BlockCtx, state: &mut [State], input: &mut [u64]) -> R
         }
         if !members.iter().all(|&i| matches!(state[i], State::Shuffle { .. })) {
             continue;
+        }
+        // Every lane of the mask must execute the same shuffle with the same
+        // mask (the PTX ISA leaves anything else undefined).
+        let kind = |op: ShflOp| match op {
+            ShflOp::Sync { mode, .. } => mode,
+            ShflOp::Ballot => 10,
+            ShflOp::Down(_) => 11,
+            ShflOp::Up(_) => 12,
+            ShflOp::Xor(_) => 13,
+            ShflOp::Idx(_) => 14,
+        };
+        let State::Shuffle { op: first_op, .. } = state[members[0]] else { unreachable!() };
+        if let Some(&j) = members.iter().find(|&&j| {
+            matches!(state[j], State::Shuffle { mask: m, op, .. } if m != mask || kind(op) != kind(first_op))
+        }) {
+            let State::Shuffle { mask: other, op, .. } = state[j] else { unreachable!() };
+            return Err(EmuError::Deadlock {
+                kernel: ctx.kernel.to_string(),
+                block: ctx.block,
+                detail: format!(
+                    "lanes of warp {warp} wait in different warp operations: thread {} in {first_op:?} with mask \
+                     {mask:#010x}, thread {j} in {op:?} with mask {other:#010x}",
+                    members[0]
+                ),
+            });
         }
         let bits: Vec<u64> = lanes
             .clone()

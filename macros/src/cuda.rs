@@ -123,7 +123,9 @@ pub fn kernel(attr: TokenStream, mut function: ItemFn) -> syn::Result<TokenStrea
             }
             // The body's items (constants, type aliases, imports) may be
             // named in the regions' types: the layout sees them too.
-            Stmt::Item(item @ (Item::Const(_) | Item::Type(_) | Item::Use(_) | Item::Struct(_) | Item::Enum(_))) => {
+            Stmt::Item(
+                item @ (Item::Const(_) | Item::Type(_) | Item::Use(_) | Item::Struct(_) | Item::Enum(_)),
+            ) => {
                 consts.push(item.clone());
                 kept.push(Stmt::Item(item));
             }

@@ -4,7 +4,13 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let gpu = rust_cuda_example::open();
+    let gpu = match rust_cuda_example::open() {
+        Ok(gpu) => gpu,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(e.exit_code());
+        }
+    };
     println!("running on: {} ({})", gpu.info.name, gpu.info.ptx_arch);
     let (vector, shape) =
         if gpu.is_emulator() { (100_003, (77, 65, 33)) } else { (10_000_019, (1000, 777, 513)) };

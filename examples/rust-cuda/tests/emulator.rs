@@ -57,6 +57,8 @@ fn mismatched_launches_are_clear_errors() {
     assert!(m.contains("a buffer of `f32`") && m.contains("got `&mut` a buffer of `i32`"), "{m}");
     let m = message(unsafe { launch!(kernels.vecadd<<<1u32, 8u32, 0, gpu>>>(&a, 3.0f32, &mut c)) });
     assert!(m.contains("parameter `b") && m.contains("takes a buffer, got a `f32`"), "{m}");
-    let m = message(unsafe { launch!(kernels.vecad<<<1u32, 8u32, 0, gpu>>>(&a, &a, &mut c)) });
+    // A kernel named at run time (a misspelt `launch!` is a compile error).
+    let args = [(&a).into(), (&a).into(), (&mut c).into()];
+    let m = message(unsafe { lab_runtime::launch_by_name(&gpu, "kernels", "vecad", 1u32, 8u32, 0, &args) });
     assert!(m.contains("no kernel `vecad` in `kernels`") && m.contains("vecadd"), "{m}");
 }

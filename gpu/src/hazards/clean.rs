@@ -204,3 +204,17 @@ pub fn everyone_reads_one_word(a: Out<u32>, b: Out<u32>) {
     // SAFETY: i < 128.
     unsafe { b.store(i, a.load(7)) };
 }
+
+/// Threads write neighbouring 16-bit halves of shared words (two threads
+/// per 4-byte word): different bytes, no race.
+#[kernel(block = 64, shared = 64 * 2)]
+pub fn neighbouring_halfwords(a: Out<u32>, _b: Out<u32>) {
+    let t = thread_idx_x() as usize;
+    // SAFETY: 64 halfwords, one per thread, read back after the barrier.
+    unsafe {
+        let s = SharedArray::<u16>::launch_sized();
+        s.set(t, t as u16);
+        sync_threads();
+        a.store(block_idx_x() as usize * 64 + t, u32::from(s.get(63 - t)));
+    }
+}

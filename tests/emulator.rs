@@ -480,6 +480,19 @@ fn divergent_barriers_and_deadlocks_are_errors_not_hangs() {
     // SAFETY: as above.
     let e = emu_error(unsafe { check_mismatched_shuffles::launch(&gpu, 1, &mut out) }).to_string();
     assert!(e.contains("different warp operations") && e.contains("Down(1)") && e.contains("Xor(1)"), "{e}");
+    // Both shuffles' lines, and the lines of a deadlock's shuffle and barrier.
+    let line = line_of("        unsafe { if t < 16 { shfl_down_f32(");
+    assert_eq!(e.matches(&format!("tests/emulator.rs:{line}:")).count(), 2, "{e}");
+    // SAFETY: as above.
+    let e = emu_error(unsafe { check_shuffle_deadlock::launch(&gpu, 1, &mut out) }).to_string();
+    let (barrier, shuffle) = (
+        line_of("        sync_threads();\n        0.0"),
+        line_of("        unsafe { shfl_down_f32(FULL_MASK, 1.0, 1) }"),
+    );
+    assert!(
+        e.contains(&format!("emulator.rs:{barrier}:")) && e.contains(&format!("emulator.rs:{shuffle}:")),
+        "{e}"
+    );
 }
 
 /// The CUDA programming guide: a barrier in conditional code must be

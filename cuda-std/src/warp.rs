@@ -58,6 +58,7 @@ shuffle_values! {
 
 /// One `shfl.sync` of a 32-bit word: the word received and the predicate.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 fn shfl32<const MODE: u32>(mask: u32, value: u32, b: u32, c: u32) -> (u32, bool) {
     #[cfg(target_arch = "nvptx64")]
     {
@@ -92,6 +93,7 @@ fn shfl32<const MODE: u32>(mask: u32, value: u32, b: u32, c: u32) -> (u32, bool)
 }
 
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 fn shuffle<T: WarpShuffleValue, const MODE: u32>(mask: u32, value: T, b: u32, width: u32) -> (T, bool) {
     assert!(width.is_power_of_two() && width <= 32, "a shuffle's width is a power of two up to 32");
     let clamp = if MODE == 0 { 0 } else { 31 };
@@ -116,6 +118,7 @@ fn shuffle<T: WarpShuffleValue, const MODE: u32>(mask: u32, value: T, b: u32, wi
 /// # Safety
 /// Every lane named in `mask` executes this shuffle with this `mask`.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn warp_shuffle_down<T: WarpShuffleValue>(
     mask: u32,
     value: T,
@@ -130,6 +133,7 @@ pub unsafe fn warp_shuffle_down<T: WarpShuffleValue>(
 /// # Safety
 /// As for [`warp_shuffle_down`].
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn warp_shuffle_up<T: WarpShuffleValue>(mask: u32, value: T, delta: u32, width: u32) -> (T, bool) {
     shuffle::<T, 0>(mask, value, delta, width)
 }
@@ -139,6 +143,7 @@ pub unsafe fn warp_shuffle_up<T: WarpShuffleValue>(mask: u32, value: T, delta: u
 /// # Safety
 /// As for [`warp_shuffle_down`].
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn warp_shuffle_xor<T: WarpShuffleValue>(
     mask: u32,
     value: T,
@@ -153,6 +158,7 @@ pub unsafe fn warp_shuffle_xor<T: WarpShuffleValue>(
 /// # Safety
 /// As for [`warp_shuffle_down`].
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn warp_shuffle_idx<T: WarpShuffleValue>(mask: u32, value: T, idx: u32, width: u32) -> (T, bool) {
     shuffle::<T, 3>(mask, value, idx, width)
 }
@@ -209,6 +215,7 @@ pub unsafe fn sync_warp(mask: u32) {
 /// # Safety
 /// Every lane named in `mask` executes this vote with this `mask`.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn warp_vote_ballot(mask: u32, predicate: bool) -> u32 {
     #[cfg(target_arch = "nvptx64")]
     {
@@ -233,6 +240,7 @@ pub unsafe fn warp_vote_ballot(mask: u32, predicate: bool) -> u32 {
 /// # Safety
 /// As for [`warp_vote_ballot`].
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn warp_vote_all(mask: u32, predicate: bool) -> bool {
     // SAFETY: the caller's contract.
     unsafe { warp_vote_ballot(mask, predicate) & mask == mask }
@@ -243,6 +251,7 @@ pub unsafe fn warp_vote_all(mask: u32, predicate: bool) -> bool {
 /// # Safety
 /// As for [`warp_vote_ballot`].
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn warp_vote_any(mask: u32, predicate: bool) -> bool {
     // SAFETY: the caller's contract.
     unsafe { warp_vote_ballot(mask, predicate) & mask != 0 }

@@ -26,6 +26,7 @@ unsafe extern "C" {
 /// # Safety
 /// Every lane named in `mask` executes this same shuffle, with this `mask`.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn shfl_down_f32(mask: u32, value: f32, delta: u32) -> f32 {
     #[cfg(target_arch = "nvptx64")]
     {
@@ -46,6 +47,7 @@ pub unsafe fn shfl_down_f32(mask: u32, value: f32, delta: u32) -> f32 {
 /// # Safety
 /// As for [`shfl_down_f32`].
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn shfl_down_i32(mask: u32, value: i32, delta: u32) -> i32 {
     #[cfg(target_arch = "nvptx64")]
     {
@@ -63,6 +65,7 @@ pub unsafe fn shfl_down_i32(mask: u32, value: i32, delta: u32) -> i32 {
 /// # Safety
 /// As for [`shfl_down_f32`].
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn shfl_down_f64(mask: u32, value: f64, delta: u32) -> f64 {
     let bits = value.to_bits();
     // SAFETY: the caller's contract, for both halves.
@@ -81,6 +84,7 @@ pub unsafe fn shfl_down_f64(mask: u32, value: f64, delta: u32) -> f64 {
 /// # Safety
 /// As for [`shfl_down_f32`].
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn shfl_xor_f32(mask: u32, value: f32, lane_mask: u32) -> f32 {
     #[cfg(target_arch = "nvptx64")]
     {

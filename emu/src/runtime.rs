@@ -100,7 +100,7 @@ type Site = &'static Location<'static>;
 enum Event {
     Barrier(Site),
     WarpSync { mask: u32, site: Site },
-    Shuffle { mask: u32, op: ShflOp, bits: u64 },
+    Shuffle { mask: u32, op: ShflOp, bits: u64, site: Site },
 }
 
 /// One CUDA thread.
@@ -253,8 +253,9 @@ pub fn warp_sync(mask: u32, site: Site) {
 }
 
 /// A shuffle: returns the bits this lane receives.
+#[track_caller]
 pub fn shuffle(mask: u32, op: ShflOp, bits: u64) -> u64 {
-    suspend(Event::Shuffle { mask, op, bits })
+    suspend(Event::Shuffle { mask, op, bits, site: Location::caller() })
 }
 
 /// The block's launch-sized shared memory.
@@ -529,7 +530,7 @@ enum State {
     Runnable,
     Barrier(Site),
     WarpSync { mask: u32, site: Site },
-    Shuffle { mask: u32, op: ShflOp, bits: u64 },
+    Shuffle { mask: u32, op: ShflOp, bits: u64, site: Site },
     Exited,
 }
 
@@ -701,8 +702,8 @@ fn run_block(ctx: &BlockCtx, body: &dyn Fn(), stacks: &mut Vec<DefaultStack>) ->
                 Ok(CoroutineResult::Yield(Event::WarpSync { mask, site })) => {
                     state[i] = State::WarpSync { mask, site }
                 }
-                Ok(CoroutineResult::Yield(Event::Shuffle { mask, op, bits })) => {
-                    state[i] = State::Shuffle { mask, op, bits }
+                Ok(CoroutineResult::Yield(Event::Shuffle { mask, op, bits, site })) => {
+                    state[i] = State::Shuffle { mask, op, bits, site }
                 }
                 Ok(CoroutineResult::Return(())) => {
                     let copies = threads[i].copies.borrow();
@@ -765,10 +766,26 @@ fn release_barrier(ctx: &BlockCtx, threads: &[Box<ThreadCtx>], state: &mut [Stat
     let error =
         |detail: String| EmuError::Deadlock { kernel: ctx.kernel.to_string(), block: ctx.block, detail };
     if !elsewhere.is_empty() || at_barrier.is_empty() {
+        let mut sites: Vec<String> = elsewhere
+            .iter()
+            .filter_map(|&i| match state[i as usize] {
+                State::Shuffle { site, .. } | State::WarpSync { site, .. } => Some(site.to_string()),
+                _ => None,
+            })
+            .collect();
+        sites.dedup();
+        let barrier = at_barrier
+            .first()
+            .and_then(|&i| {
+                if let State::Barrier(site) = state[i as usize] { Some(format!(" at {site}")) } else { None }
+            })
+            .unwrap_or_default();
         return Err(error(format!(
-            "{} waited at a barrier while {} waited in shuffles or sync_warps whose lanes will not arrive",
+            "{} waited at a barrier{barrier} while {} waited in shuffles or sync_warps (at {}) whose lanes will not \
+             arrive",
             who(&at_barrier),
-            who(&elsewhere)
+            who(&elsewhere),
+            sites.join(", ")
         )));
     }
     let State::Barrier(first) = state[at_barrier[0] as usize] else { unreachable!() };
@@ -911,7 +928,7 @@ fn resolve_shuffles(ctx: &BlockCtx, state: &mut [State], input: &mut [u64]) -> R
     let mut progressed = false;
     for warp in 0..n.div_ceil(32) {
         let lanes = warp * 32..(warp * 32 + 32).min(n);
-        let Some(State::Shuffle { mask, .. }) =
+        let Some(State::Shuffle { mask, site, .. }) =
             lanes.clone().map(|i| state[i]).find(|s| matches!(s, State::Shuffle { .. }))
         else {
             continue;
@@ -922,7 +939,7 @@ fn resolve_shuffles(ctx: &BlockCtx, state: &mut [State], input: &mut [u64]) -> R
                 kernel: ctx.kernel.to_string(),
                 block: ctx.block,
                 detail: format!(
-                    "a shuffle with mask {mask:#010x} names a lane of warp {warp} that has exited"
+                    "a shuffle at {site} with mask {mask:#010x} names a lane of warp {warp} that has exited"
                 ),
             });
         }
@@ -939,17 +956,17 @@ fn resolve_shuffles(ctx: &BlockCtx, state: &mut [State], input: &mut [u64]) -> R
             ShflOp::Xor(_) => 13,
             ShflOp::Idx(_) => 14,
         };
-        let State::Shuffle { op: first_op, .. } = state[members[0]] else { unreachable!() };
+        let State::Shuffle { op: first_op, site: first_site, .. } = state[members[0]] else { unreachable!() };
         if let Some(&j) = members.iter().find(|&&j| {
             matches!(state[j], State::Shuffle { mask: m, op, .. } if m != mask || kind(op) != kind(first_op))
         }) {
-            let State::Shuffle { mask: other, op, .. } = state[j] else { unreachable!() };
+            let State::Shuffle { mask: other, op, site: other_site, .. } = state[j] else { unreachable!() };
             return Err(EmuError::Deadlock {
                 kernel: ctx.kernel.to_string(),
                 block: ctx.block,
                 detail: format!(
                     "lanes of warp {warp} wait in different warp operations: thread {} in {first_op:?} with mask \
-                     {mask:#010x}, thread {j} in {op:?} with mask {other:#010x}",
+                     {mask:#010x} at {first_site}, thread {j} in {op:?} with mask {other:#010x} at {other_site}",
                     members[0]
                 ),
             });

@@ -481,7 +481,7 @@ fn divergent_barriers_and_deadlocks_are_errors_not_hangs() {
     let e = emu_error(unsafe { check_mismatched_shuffles::launch(&gpu, 1, &mut out) }).to_string();
     assert!(e.contains("different warp operations") && e.contains("Down(1)") && e.contains("Xor(1)"), "{e}");
     // Both shuffles' lines, and the lines of a deadlock's shuffle and barrier.
-    let line = line_of("        unsafe { if t < 16 { shfl_down_f32(");
+    let line = line_of("{ shfl_down_f32(FULL_MASK, 1.0, 1) } else { shfl_xor");
     assert_eq!(e.matches(&format!("tests/emulator.rs:{line}:")).count(), 2, "{e}");
     // SAFETY: as above.
     let e = emu_error(unsafe { check_shuffle_deadlock::launch(&gpu, 1, &mut out) }).to_string();

@@ -8,67 +8,65 @@
 
 use core::ops::{Deref, Index};
 
+use gpu_dev::Slice;
 use gpu_dev::check::{self, Mem};
 
-/// `&[T]`: an input buffer and its length. `a[i]` is bounds-checked and
-/// seen by the emulator; `Deref` gives the `&[T]` itself.
+/// `&[T]`: an input buffer and its length, the device layer's checked
+/// [`Slice`] with what rust-cuda code does with a slice: `a[i]` (bounds-
+/// checked, seen by the emulator) and `Deref` to the `&[T]` itself.
 #[derive(Clone, Copy)]
-pub struct GlobalSlice<T> {
-    ptr: *const T,
-    len: usize,
-}
+pub struct GlobalSlice<T>(Slice<T>);
 
-impl<T> GlobalSlice<T> {
+impl<T: Copy> GlobalSlice<T> {
     #[inline(always)]
     pub fn len(&self) -> usize {
-        self.len
+        self.0.len()
     }
 
     #[inline(always)]
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.0.is_empty()
     }
 
     #[inline(always)]
     pub fn as_ptr(&self) -> *const T {
-        self.ptr
+        self.0.as_ptr()
     }
-}
 
-impl<T: Copy> GlobalSlice<T> {
     /// Element `i`, or `None` past the end.
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn get(&self, i: usize) -> Option<T> {
-        (i < self.len).then(|| self[i])
+        self.0.get(i)
     }
 }
 
-impl<T> Index<usize> for GlobalSlice<T> {
+impl<T: Copy> Index<usize> for GlobalSlice<T> {
     type Output = T;
 
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     fn index(&self, i: usize) -> &T {
-        assert!(i < self.len, "index out of bounds: the len is {} but the index is {i}", self.len);
-        let p = self.ptr.wrapping_add(i);
+        let len = self.len();
+        assert!(i < len, "index out of bounds: the len is {len} but the index is {i}");
+        let p = self.as_ptr().wrapping_add(i);
         check::load(Mem::Global, p, size_of::<T>());
-        // SAFETY: the launch passed `len` elements at `ptr` (the kernel ABI);
-        // `i < len`.
+        // SAFETY: the launch passed `len` elements at the slice's address
+        // (the kernel ABI); `i < len`.
         unsafe { &*p }
     }
 }
 
-impl<T> Deref for GlobalSlice<T> {
+impl<T: Copy> Deref for GlobalSlice<T> {
     type Target = [T];
 
     #[inline(always)]
     fn deref(&self) -> &[T] {
-        if self.len == 0 {
+        if self.is_empty() {
             return &[];
         }
-        // SAFETY: as for `index`: `len` elements at `ptr`.
-        unsafe { core::slice::from_raw_parts(self.ptr, self.len) }
+        // SAFETY: as for `index`: `len` elements at the slice's address.
+        unsafe { core::slice::from_raw_parts(self.as_ptr(), self.len()) }
     }
 }
 
@@ -76,55 +74,51 @@ impl<T> gpu_dev::SliceParam for GlobalSlice<T> {
     type Elem = T;
 
     unsafe fn from_raw_parts(ptr: *mut T, len: usize) -> Self {
-        GlobalSlice { ptr, len }
+        // SAFETY: the caller's contract, forwarded.
+        GlobalSlice(unsafe { Slice::from_raw_parts(ptr, len) })
     }
 }
 
+/// On the host each handle launches as the device layer's parameter of the
+/// same kind: `&[T]` as a `Slice<T>`, `*mut T` as an `Out<T>`, `*const T`
+/// as an `In<T>`.
 #[cfg(not(target_arch = "nvptx64"))]
 mod host {
     use super::GlobalSlice;
     use crate::ptr::{DeviceConstPtr, DevicePtr};
+    use gpu_dev::{In, Out, Slice};
     use gpu_launch::{Arg, KernelParam, Launcher};
 
-    fn address(arg: &Arg) -> (u64, u64) {
-        match *arg {
-            Arg::Ptr { addr, bytes } => (addr, bytes as u64),
-            Arg::Slice { addr, len, .. } => (addr, len),
-            ref other => panic!("a pointer parameter got {other:?}"),
-        }
-    }
-
-    impl<T: 'static> KernelParam for GlobalSlice<T> {
-        type Host<'a, R: Launcher + ?Sized> = &'a R::Buffer<T>;
-        fn arg<R: Launcher + ?Sized>(host: &&R::Buffer<T>) -> Arg {
-            let (addr, len) = R::address::<T>(host);
-            Arg::Slice { addr, len: len as u64, bytes: len * size_of::<T>() }
+    impl<T: Copy + 'static> KernelParam for GlobalSlice<T> {
+        type Host<'a, R: Launcher + ?Sized> = <Slice<T> as KernelParam>::Host<'a, R>;
+        fn arg<R: Launcher + ?Sized>(host: &Self::Host<'_, R>) -> Arg {
+            <Slice<T> as KernelParam>::arg::<R>(host)
         }
         unsafe fn from_arg(arg: &Arg) -> Self {
-            let (addr, len) = address(arg);
-            GlobalSlice { ptr: addr as usize as *const T, len: len as usize }
+            // SAFETY: the caller's contract, forwarded.
+            GlobalSlice(unsafe { Slice::from_arg(arg) })
         }
     }
 
     impl<T: 'static> KernelParam for DevicePtr<T> {
-        type Host<'a, R: Launcher + ?Sized> = &'a mut R::Buffer<T>;
-        fn arg<R: Launcher + ?Sized>(host: &&mut R::Buffer<T>) -> Arg {
-            let (addr, len) = R::address::<T>(host);
-            Arg::Ptr { addr, bytes: len * size_of::<T>() }
+        type Host<'a, R: Launcher + ?Sized> = <Out<T> as KernelParam>::Host<'a, R>;
+        fn arg<R: Launcher + ?Sized>(host: &Self::Host<'_, R>) -> Arg {
+            <Out<T> as KernelParam>::arg::<R>(host)
         }
         unsafe fn from_arg(arg: &Arg) -> Self {
-            DevicePtr(address(arg).0 as usize as *mut T)
+            // SAFETY: the caller's contract, forwarded.
+            DevicePtr(unsafe { Out::<T>::from_arg(arg) }.as_ptr())
         }
     }
 
-    impl<T: 'static> KernelParam for DeviceConstPtr<T> {
-        type Host<'a, R: Launcher + ?Sized> = &'a R::Buffer<T>;
-        fn arg<R: Launcher + ?Sized>(host: &&R::Buffer<T>) -> Arg {
-            let (addr, len) = R::address::<T>(host);
-            Arg::Ptr { addr, bytes: len * size_of::<T>() }
+    impl<T: Copy + 'static> KernelParam for DeviceConstPtr<T> {
+        type Host<'a, R: Launcher + ?Sized> = <In<T> as KernelParam>::Host<'a, R>;
+        fn arg<R: Launcher + ?Sized>(host: &Self::Host<'_, R>) -> Arg {
+            <In<T> as KernelParam>::arg::<R>(host)
         }
         unsafe fn from_arg(arg: &Arg) -> Self {
-            DeviceConstPtr(address(arg).0 as usize as *const T)
+            // SAFETY: the caller's contract, forwarded.
+            DeviceConstPtr(unsafe { In::<T>::from_arg(arg) }.as_ptr())
         }
     }
 }

@@ -48,6 +48,12 @@ impl<T: Copy> Slice<T> {
         self.len == 0
     }
 
+    /// The buffer's address (unchecked from here on).
+    #[inline(always)]
+    pub fn as_ptr(&self) -> *const T {
+        self.ptr
+    }
+
     /// Element `i`, or `None` past the end.
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]

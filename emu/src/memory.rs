@@ -61,9 +61,7 @@ impl WordLog {
             }
             *self = WordLog { write: Some(me), value, reads: [None, None] };
         } else {
-            let slot = self.reads.iter_mut().find(|r| {
-                r.is_none_or(|r| r.block == me.block && r.thread == me.thread || order.ordered(&r, &me))
-            });
+            let slot = self.reads.iter_mut().find(|r| r.is_none_or(|r| order.ordered(&r, &me)));
             if let Some(slot) = slot {
                 *slot = Some(me);
             }

@@ -59,7 +59,8 @@ pub fn vecadd(gpu: &Gpu, n: usize, seed: u64) -> Result<Check> {
     let c = gpu.download(&dc)?;
     // Exact: no tolerance at all (approx's `ulps_eq!` would still accept
     // differences up to its default epsilon).
-    let passed = c.iter().zip(a.iter().zip(&b)).all(|(&got, (&x, &y))| abs_diff_eq!(got, x + y, epsilon = 0.0));
+    let passed =
+        c.iter().zip(a.iter().zip(&b)).all(|(&got, (&x, &y))| abs_diff_eq!(got, x + y, epsilon = 0.0));
     let worst = c
         .iter()
         .zip(a.iter().zip(&b))

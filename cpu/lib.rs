@@ -7,12 +7,14 @@
 //! - [`runtime`]: where kernels run ([`runtime::Gpu`]), the embedded PTX,
 //!   the error type;
 //! - [`measure`]: inputs, verification, timing, records;
+//! - [`blas`]: `sgemm` with BLAS semantics and its dispatcher;
 //! - [`families`]: one host file per kernel family, behind one trait;
 //! - [`report`]: the suite, tables, `BENCHMARKS.md`, plots;
 //! - [`cli`]: the command-line skeleton every binary shares.
 
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod blas;
 pub mod cli;
 pub mod families;
 pub mod measure;

@@ -74,7 +74,7 @@ const BLOCK_TILE_MIN_BLOCKS: u32 = 2;
 
 /// `alpha * acc + beta * old`, not reading `old` when `beta` is 0.
 #[inline(always)]
-fn epilogue(acc: f32, alpha: f32, beta: f32, old: impl FnOnce() -> f32) -> f32 {
+pub(crate) fn epilogue(acc: f32, alpha: f32, beta: f32, old: impl FnOnce() -> f32) -> f32 {
     if beta == 0.0 { alpha * acc } else { fma(beta, old(), alpha * acc) }
 }
 
@@ -254,10 +254,19 @@ pub const SWIZZLE_GROUP: usize = 8;
 /// a wave then touches 8 panels of A and ~33 of B, which stay in L2.
 #[inline(always)]
 fn block_origin(swizzle: bool, bn: usize) -> (usize, usize) {
-    let (bx, by) = (block_idx_x(), block_idx_y());
     if !swizzle {
-        return (by as usize * BM, bx as usize * bn);
+        return (block_idx_y() as usize * BM, block_idx_x() as usize * bn);
     }
+    grouped_block_origin(BM, bn)
+}
+
+/// [`block_origin`]'s grouped order for `bm x bn` block tiles: block
+/// `(x, y)` of the grid, taken in launch order, computes the tile at
+/// `(first row, first column)` walking down groups of [`SWIZZLE_GROUP`]
+/// block rows.
+#[inline(always)]
+pub(crate) fn grouped_block_origin(bm: usize, bn: usize) -> (usize, usize) {
+    let (bx, by) = (block_idx_x(), block_idx_y());
     // In u32 (block counts fit): fewer 64-bit registers at the 128 cap.
     let (gx, gy) = (crate::dev::grid_dim_x(), crate::dev::grid_dim_y());
     let group = SWIZZLE_GROUP as u32;
@@ -268,7 +277,7 @@ fn block_origin(swizzle: bool, bn: usize) -> (usize, usize) {
     let first_row = id / per_group * group;
     let rows = gy.saturating_sub(first_row).clamp(1, group);
     let within = id % per_group;
-    ((first_row + within % rows) as usize * BM, (within / rows) as usize * bn)
+    ((first_row + within % rows) as usize * bm, (within / rows) as usize * bn)
 }
 
 /// Where this thread's thread tile lies in the block tile: rows

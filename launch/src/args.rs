@@ -174,6 +174,10 @@ signatures! {
     (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
     (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8)
     (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12, N 13)
 }
 
 /// A registered kernel whose signature was checked to be `S`

@@ -1,0 +1,95 @@
+//! The in-run peer: cuBLAS SGEMM in FP32 (math mode `CUBLAS_DEFAULT_MATH`:
+//! no TF32 tensor cores), on the same buffers and the same layout.
+
+use cudarc::cublas::{CudaBlas, Gemm as _, GemmConfig, sys as cublas_sys};
+
+use super::gemm::{Gemm, Layout, Op};
+use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
+
+pub struct Cublas {
+    blas: CudaBlas,
+}
+
+impl Cublas {
+    pub fn new(gpu: &Gpu) -> Result<Self> {
+        // SAFETY: only tries to dlopen libcublas.
+        if !unsafe { cublas_sys::is_culib_present() } {
+            return Err(Error::InvalidInput(
+                "cuBLAS (libcublas.so.13) not found: add CUDA's lib64 folder to LD_LIBRARY_PATH".into(),
+            ));
+        }
+        let cuda = gpu.cuda().ok_or_else(|| Error::InvalidInput("cuBLAS needs a GPU".into()))?;
+        let blas = CudaBlas::new(cuda.stream.clone())
+            .map_err(|e| Error::InvalidInput(format!("cuBLAS could not start: {e:?}")))?;
+        // SAFETY: a valid handle; the mode is a plain enum.
+        let status = unsafe {
+            cublas_sys::cublasSetMathMode(*blas.handle(), cublas_sys::cublasMath_t::CUBLAS_DEFAULT_MATH)
+        };
+        if status != cublas_sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+            return Err(Error::InvalidInput(format!("cublasSetMathMode failed: {status:?}")));
+        }
+        Ok(Cublas { blas })
+    }
+
+    /// `g` through `cublasSgemm`. cuBLAS is column-major: a column-major
+    /// call goes as it is; a row-major one as `Cᵀ = op(B)ᵀ op(A)ᵀ`, B first
+    /// with `m` and `n` swapped (the same reduction the kernels' host side
+    /// makes, in the other direction).
+    pub fn run(
+        &self,
+        g: &Gemm,
+        a: &DeviceBuffer<f32>,
+        b: &DeviceBuffer<f32>,
+        c: &mut DeviceBuffer<f32>,
+    ) -> Result<()> {
+        g.check_buffers(a.len(), b.len(), c.len())?;
+        let on_gpu = |what| Error::InvalidInput(format!("cuBLAS needs {what} on the GPU"));
+        let (a, b) = (a.as_cuda().ok_or_else(|| on_gpu("A"))?, b.as_cuda().ok_or_else(|| on_gpu("B"))?);
+        let c = c.as_cuda_mut().ok_or_else(|| on_gpu("C"))?;
+        let op = |o: Op| match o {
+            Op::N => cublas_sys::cublasOperation_t::CUBLAS_OP_N,
+            Op::T => cublas_sys::cublasOperation_t::CUBLAS_OP_T,
+        };
+        let int = |x: usize| x as i32;
+        let (first, second, cfg) = match g.layout {
+            Layout::Col => (
+                a,
+                b,
+                GemmConfig {
+                    transa: op(g.op_a),
+                    transb: op(g.op_b),
+                    m: int(g.m),
+                    n: int(g.n),
+                    k: int(g.k),
+                    alpha: g.alpha,
+                    lda: int(g.lda),
+                    ldb: int(g.ldb),
+                    beta: g.beta,
+                    ldc: int(g.ldc),
+                },
+            ),
+            Layout::Row => (
+                b,
+                a,
+                GemmConfig {
+                    transa: op(g.op_b),
+                    transb: op(g.op_a),
+                    m: int(g.n),
+                    n: int(g.m),
+                    k: int(g.k),
+                    alpha: g.alpha,
+                    lda: int(g.ldb),
+                    ldb: int(g.lda),
+                    beta: g.beta,
+                    ldc: int(g.ldc),
+                },
+            ),
+        };
+        if [g.m, g.n, g.k, g.lda, g.ldb, g.ldc].iter().any(|&x| x > i32::MAX as usize) {
+            return Err(Error::InvalidInput(format!("cuBLAS takes 32-bit dimensions, not {g}")));
+        }
+        // SAFETY: the buffers hold the matrices at their leading dimensions (checked above).
+        unsafe { self.blas.gemm(cfg, first, second, c) }
+            .map_err(|e| Error::InvalidInput(format!("cublasSgemm failed: {e:?}")))
+    }
+}

@@ -1,0 +1,162 @@
+//! The dispatcher: which block tile and how many k-splits a shape gets.
+//!
+//! A GEMM of `m x n x k` on `sms` SMs is `ceil(m / BM) ceil(n / BN)` block
+//! tiles. At 4096^2 with 128 x 128 tiles that is 1024 blocks, 3.9 waves of
+//! 264 (2 resident per SM on 132 SMs): every SM busy. At 1024^2 it is 64
+//! blocks: half the SMs idle, the other half at one block each; at
+//! 256 x 256 x 16384 it is 4 blocks for 2 GFLOP. Two levers fix that:
+//!
+//! - **Smaller tiles** (128 x 64, 64 x 128, 64 x 64): more blocks, at the
+//!   cost of more global/L2 traffic per FMA (`4 (BM + BN) / (BM BN)` bytes:
+//!   1/16 at 128 x 128, 1/8 at 64 x 64) and fewer warps per block.
+//! - **Split-K**: `S` blocks per tile, each over `k / S` of k, writing raw
+//!   sums to a workspace that `gemm_split_reduce` adds in a fixed order:
+//!   `S` times the blocks, at the cost of `(2 S + 1) m n` words of extra
+//!   traffic (`S` slices written, read back, C written; C read too when
+//!   `beta != 0`) and a second launch.
+//!
+//! [`choose`] estimates each (tile, `S`) with a small model of the machine
+//! and takes the cheapest:
+//!
+//! - Blocks go round-robin to SMs, `resident` at a time (the kernel's
+//!   declared `min_blocks`); a round of `b` blocks of `w` warps each runs
+//!   at `min(1, sqrt(b w / 16))` of the SM's FFMA rate (16 warps hide the
+//!   pipeline and shared-memory latencies; fewer hide less), times the
+//!   tile's own efficiency `1 / (1 + (64 / BM + 64 / BN - 1) / 2)` (1 for
+//!   128 x 128, 0.8 for 128 x 64, 2/3 for 64 x 64: the extra traffic).
+//!   The busiest SM's time is the kernel's: this is where wave quantization
+//!   shows (1025 blocks on 1024 slots cost two rounds).
+//! - Each block also pays about 4 k-steps of fixed cost (the first panel's
+//!   load, the epilogue).
+//! - The reduction's words move at ~1700 bytes per cycle (3 TB/s at 1.75
+//!   GHz, scaled by the SM count), plus ~3500 cycles (2 µs) for its launch.
+//!
+//! `S` runs over 1 to 32 with at least 64 k-values per split; chunks are
+//! multiples of 8 (the kernels' k-step), so the last one may be shorter.
+
+use super::gemm::RowMajor;
+use gpu::launch::{Kernel, registry};
+
+/// The kernels' k-step.
+const BK: usize = 8;
+
+/// What the dispatcher decided for one call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Plan {
+    pub bm: usize,
+    pub bn: usize,
+    /// k-splits: 1 without split-K.
+    pub splits: usize,
+    /// k-values per split (a multiple of 8 when `splits > 1`).
+    pub k_chunk: usize,
+}
+
+impl Plan {
+    /// The plan for `tile` with `splits` splits of `k` (made consistent:
+    /// chunks rounded up to the k-step, splits then as many as needed).
+    pub fn new((bm, bn): (usize, usize), splits: usize, k: usize) -> Plan {
+        let splits = splits.clamp(1, k.max(1));
+        if splits == 1 {
+            return Plan { bm, bn, splits: 1, k_chunk: k };
+        }
+        let k_chunk = k.div_ceil(splits).next_multiple_of(BK);
+        Plan { bm, bn, splits: k.div_ceil(k_chunk), k_chunk }
+    }
+
+    /// `128x128`, `128x64 split 4`.
+    pub fn label(&self) -> String {
+        if self.splits == 1 {
+            format!("{}x{}", self.bm, self.bn)
+        } else {
+            format!("{}x{} split {}", self.bm, self.bn, self.splits)
+        }
+    }
+}
+
+/// One block tile the `gpu::gemm` kernels offer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tile {
+    pub bm: usize,
+    pub bn: usize,
+    pub threads: usize,
+    /// Blocks per SM the kernel is compiled to allow.
+    pub resident: usize,
+}
+
+/// The block tile kernels, from the registry: `gemm_<BM>x<BN>_<ops>`.
+pub fn block_tile_kernels() -> Vec<&'static Kernel> {
+    registry::module("gpu::gemm").into_iter().filter(|k| tile_of(k).is_some()).collect()
+}
+
+/// `(BM, BN)` and the ops (`"nt"`) of a block tile kernel.
+pub fn tile_of(kernel: &Kernel) -> Option<((usize, usize), &'static str)> {
+    let rest = kernel.name.strip_prefix("gemm_")?;
+    let (tile, ops) = rest.split_once('_')?;
+    let (bm, bn) = tile.split_once('x')?;
+    Some(((bm.parse().ok()?, bn.parse().ok()?), ops))
+}
+
+/// Every block tile the kernels offer, largest first.
+pub fn tiles() -> Vec<Tile> {
+    let mut tiles: Vec<Tile> = block_tile_kernels()
+        .iter()
+        .filter_map(|k| {
+            let ((bm, bn), _) = tile_of(k)?;
+            let launch = k.launch;
+            let threads = (launch.block.x * launch.block.y * launch.block.z) as usize;
+            Some(Tile { bm, bn, threads, resident: launch.min_blocks_per_sm.max(1) as usize })
+        })
+        .collect();
+    tiles.sort_by_key(|t| (std::cmp::Reverse(t.bm * t.bn), std::cmp::Reverse(t.bm)));
+    tiles.dedup();
+    tiles
+}
+
+/// The model's cost of `plan` for `r` on `sms` SMs, in SM cycles (see the
+/// module documentation).
+pub fn estimate(r: &RowMajor, tile: &Tile, plan: &Plan, sms: usize) -> f64 {
+    const FFMA_PER_CYCLE: f64 = 128.0;
+    const FIXED_K: f64 = 4.0 * BK as f64;
+    const BYTES_PER_CYCLE_132: f64 = 1700.0;
+    const LAUNCH_CYCLES: f64 = 3500.0;
+    let sms = sms.max(1);
+    let blocks = r.m.div_ceil(tile.bm) * r.n.div_ceil(tile.bn) * plan.splits;
+    let per_block = (tile.bm * tile.bn) as f64 * (plan.k_chunk.min(r.k) as f64 + FIXED_K);
+    let efficiency = 1.0 / (1.0 + (64.0 / tile.bm as f64 + 64.0 / tile.bn as f64 - 1.0) / 2.0);
+    let warps = tile.threads.div_ceil(32);
+    // The busiest SM: ceil(blocks / sms) blocks, in rounds of `resident`.
+    let mut left = blocks.div_ceil(sms);
+    let mut cycles = 0.0;
+    while left > 0 {
+        let round = left.min(tile.resident);
+        let rate = FFMA_PER_CYCLE * efficiency * ((round * warps) as f64 / 16.0).sqrt().min(1.0);
+        cycles += round as f64 * per_block / rate;
+        left -= round;
+    }
+    if plan.splits > 1 {
+        let words = (2 * plan.splits + 2) as f64 * (r.m * r.n) as f64;
+        cycles += 4.0 * words / (BYTES_PER_CYCLE_132 * sms as f64 / 132.0) + LAUNCH_CYCLES;
+    }
+    cycles
+}
+
+/// The cheapest plan for `r` on `sms` SMs by [`estimate`].
+pub fn choose(r: &RowMajor, sms: usize) -> Plan {
+    let tiles = tiles();
+    let mut best: Option<(f64, Plan)> = None;
+    let max_splits = (r.k / 64).clamp(1, 32);
+    for tile in &tiles {
+        for splits in 1..=max_splits {
+            let plan = Plan::new((tile.bm, tile.bn), splits, r.k);
+            if plan.splits != splits {
+                continue;
+            }
+            let cost = estimate(r, tile, &plan, sms);
+            // Strictly cheaper: ties keep the larger tile and fewer splits.
+            if best.is_none_or(|(c, _)| cost < c * 0.999) {
+                best = Some((cost, plan));
+            }
+        }
+    }
+    best.map_or(Plan::new((128, 128), 1, r.k), |(_, p)| p)
+}

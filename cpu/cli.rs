@@ -136,6 +136,24 @@ pub fn family_main(family: &'static dyn Family, about: &'static str) -> ExitCode
     main_with(|| run(&[family], &common))
 }
 
+/// A family's binary with options of its own (`X`), which `build` turns
+/// into the family, and may turn into sizes (`--shape`), before the run;
+/// its errors are bad input (exit 2), reported before anything runs.
+pub fn family_main_with<X: Args + FromArgMatches>(
+    name: &'static str,
+    about: &'static str,
+    build: impl FnOnce(X, &mut Common) -> Result<Box<dyn Family>>,
+) -> ExitCode {
+    let command = clap::Command::new(name).version(env!("CARGO_PKG_VERSION")).about(about);
+    let matches = Common::augment_args(X::augment_args(command)).get_matches();
+    let mut common = Common::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let own = X::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    main_with(|| {
+        let family: &'static dyn Family = Box::leak(build(own, &mut common)?);
+        run(&[family], &common)
+    })
+}
+
 /// Runs a binary's body: `Ok(true)` when everything verified, `Ok(false)`
 /// when something did not (exit 1), `Err` printed as one line.
 pub fn main_with(body: impl FnOnce() -> Result<bool>) -> ExitCode {

@@ -213,6 +213,39 @@ fn sgemm_shapes(gpu: &Gpu) -> Result<(), String> {
     Ok(())
 }
 
+/// The reference BLAS's whole sgemm sweep: every (m, n, k) of its 11 sizes,
+/// every alpha and beta, both layouts and every pair of ops (95,832 calls),
+/// through the dispatcher (which picks split-K for the long-k shapes).
+fn sgemm_netlib(gpu: &Gpu) -> Result<(), String> {
+    use kernel_lab::blas::reference::{NETLIB_SIZES, netlib_scalars, netlib_sweep};
+    let forms = kernel_lab::families::sgemm::shapes::all_forms();
+    let (calls, worst) = netlib_sweep(gpu, &NETLIB_SIZES, &forms, &netlib_scalars(), 11)?;
+    println!("sgemm_netlib: {calls} calls, worst test ratio {worst:.3} (threshold 16)");
+    Ok(())
+}
+
+/// Split-K is deterministic: the same call twice gives the same bits.
+fn sgemm_split_k_same_bits(gpu: &Gpu) -> Result<(), String> {
+    use kernel_lab::blas::reference::Operands;
+    use kernel_lab::blas::{Gemm, Plan, Sgemm};
+    let g = Gemm::row(300, 200, 20_000).scaled(0.7, 1.3);
+    let x = Operands::random(&g, 9);
+    let e = |e: Error| e.to_string();
+    let (a, b) = (gpu.upload(&x.a).map_err(e)?, gpu.upload(&x.b).map_err(e)?);
+    let mut sgemm = Sgemm::new();
+    let mut results = Vec::new();
+    for _ in 0..3 {
+        let mut c = gpu.upload(&x.c).map_err(e)?;
+        sgemm.run_with(gpu, &g, Some(Plan::new((64, 64), 16, g.k)), &a, &b, &mut c).map_err(e)?;
+        results.push(gpu.download(&c).map_err(e)?);
+    }
+    let bits = |v: &Vec<f32>| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    if results.iter().any(|r| bits(r) != bits(&results[0])) {
+        return Err("split-K results differ between runs".into());
+    }
+    Ok(())
+}
+
 /// Every family's own verification (what the suite runs before timing), at
 /// awkward sizes: the lab at 100003 (a partial last block in every study),
 /// the example family at sizes around its block.
@@ -261,7 +294,9 @@ fn main() -> ExitCode {
         }
     };
     println!("gpu tests on {}", kernel_lab::cli::device_line(&gpu));
-    let tests: [(&str, GpuTest); 9] = [
+    let tests: [(&str, GpuTest); 11] = [
+        ("sgemm_netlib", sgemm_netlib),
+        ("sgemm_split_k_same_bits", sgemm_split_k_same_bits),
         ("families_verify", families_verify),
         ("sgemm_shapes", sgemm_shapes),
         ("reduce_sizes", reduce_sizes),

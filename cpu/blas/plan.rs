@@ -22,19 +22,22 @@
 //!   declared `min_blocks`); a round of `b` blocks of `w` warps each runs
 //!   at `min(1, sqrt(b w / 16))` of the SM's FFMA rate (16 warps hide the
 //!   pipeline and shared-memory latencies; fewer hide less), times the
-//!   tile's own efficiency `1 / (1 + (64 / BM + 64 / BN - 1) / 2)` (1 for
-//!   128 x 128, 0.8 for 128 x 64, 2/3 for 64 x 64: the extra traffic).
+//!   tile's own efficiency `1 / (1 + 0.08 (64 / BM + 64 / BN - 1))` (1 for
+//!   128 x 128, 0.96 for 128 x 64, 0.93 for 64 x 64: the extra traffic).
 //!   The busiest SM's time is the kernel's: this is where wave quantization
 //!   shows (1025 blocks on 1024 slots cost two rounds).
 //! - Each block also pays about 4 k-steps of fixed cost (the first panel's
 //!   load, the epilogue).
-//! - The reduction's words move at ~1700 bytes per cycle (3 TB/s at 1.75
-//!   GHz, scaled by the SM count), plus ~3500 cycles (2 µs) for its launch.
+//! - The reduction's words move at ~2500 bytes per cycle (4.4 TB/s at 1.75
+//!   GHz, partly from L2; scaled by the SM count), plus ~3500 cycles (2 µs)
+//!   for its launch.
 //!
 //! `S` runs over 1 to 32 with at least 64 k-values per split; chunks are
 //! multiples of 8 (the kernels' k-step), so the last one may be shorter.
 
 use super::gemm::RowMajor;
+use std::sync::OnceLock;
+
 use gpu::launch::{Kernel, registry};
 
 /// The kernels' k-step.
@@ -83,9 +86,13 @@ pub struct Tile {
     pub resident: usize,
 }
 
-/// The block tile kernels, from the registry: `gemm_<BM>x<BN>_<ops>`.
-pub fn block_tile_kernels() -> Vec<&'static Kernel> {
-    registry::module("gpu::gemm").into_iter().filter(|k| tile_of(k).is_some()).collect()
+/// The block tile kernels, from the registry: `gemm_<BM>x<BN>_<ops>`
+/// (looked up once: a call's host work is on the timed path of small
+/// problems).
+pub fn block_tile_kernels() -> &'static [&'static Kernel] {
+    static KERNELS: OnceLock<Vec<&'static Kernel>> = OnceLock::new();
+    KERNELS
+        .get_or_init(|| registry::module("gpu::gemm").into_iter().filter(|k| tile_of(k).is_some()).collect())
 }
 
 /// `(BM, BN)` and the ops (`"nt"`) of a block tile kernel.
@@ -97,7 +104,12 @@ pub fn tile_of(kernel: &Kernel) -> Option<((usize, usize), &'static str)> {
 }
 
 /// Every block tile the kernels offer, largest first.
-pub fn tiles() -> Vec<Tile> {
+pub fn tiles() -> &'static [Tile] {
+    static TILES: OnceLock<Vec<Tile>> = OnceLock::new();
+    TILES.get_or_init(offered_tiles)
+}
+
+fn offered_tiles() -> Vec<Tile> {
     let mut tiles: Vec<Tile> = block_tile_kernels()
         .iter()
         .filter_map(|k| {
@@ -117,21 +129,22 @@ pub fn tiles() -> Vec<Tile> {
 pub fn estimate(r: &RowMajor, tile: &Tile, plan: &Plan, sms: usize) -> f64 {
     const FFMA_PER_CYCLE: f64 = 128.0;
     const FIXED_K: f64 = 4.0 * BK as f64;
-    const BYTES_PER_CYCLE_132: f64 = 1700.0;
+    const BYTES_PER_CYCLE_132: f64 = 2500.0;
+    const SMALL_TILE_COST: f64 = 0.08;
     const LAUNCH_CYCLES: f64 = 3500.0;
     let sms = sms.max(1);
     let blocks = r.m.div_ceil(tile.bm) * r.n.div_ceil(tile.bn) * plan.splits;
     let per_block = (tile.bm * tile.bn) as f64 * (plan.k_chunk.min(r.k) as f64 + FIXED_K);
-    let efficiency = 1.0 / (1.0 + (64.0 / tile.bm as f64 + 64.0 / tile.bn as f64 - 1.0) / 2.0);
+    let efficiency = 1.0 / (1.0 + (64.0 / tile.bm as f64 + 64.0 / tile.bn as f64 - 1.0) * SMALL_TILE_COST);
     let warps = tile.threads.div_ceil(32);
-    // The busiest SM: ceil(blocks / sms) blocks, in rounds of `resident`.
-    let mut left = blocks.div_ceil(sms);
-    let mut cycles = 0.0;
-    while left > 0 {
-        let round = left.min(tile.resident);
-        let rate = FFMA_PER_CYCLE * efficiency * ((round * warps) as f64 / 16.0).sqrt().min(1.0);
-        cycles += round as f64 * per_block / rate;
-        left -= round;
+    // The busiest SM: ceil(blocks / sms) blocks, in rounds of `resident`
+    // (full rounds, then what is left).
+    let rate = |round: usize| FFMA_PER_CYCLE * efficiency * ((round * warps) as f64 / 16.0).sqrt().min(1.0);
+    let on_busiest = blocks.div_ceil(sms);
+    let (full, rest) = (on_busiest / tile.resident, on_busiest % tile.resident);
+    let mut cycles = full as f64 * tile.resident as f64 * per_block / rate(tile.resident);
+    if rest > 0 {
+        cycles += rest as f64 * per_block / rate(rest);
     }
     if plan.splits > 1 {
         let words = (2 * plan.splits + 2) as f64 * (r.m * r.n) as f64;
@@ -145,7 +158,7 @@ pub fn choose(r: &RowMajor, sms: usize) -> Plan {
     let tiles = tiles();
     let mut best: Option<(f64, Plan)> = None;
     let max_splits = (r.k / 64).clamp(1, 32);
-    for tile in &tiles {
+    for tile in tiles {
         for splits in 1..=max_splits {
             let plan = Plan::new((tile.bm, tile.bn), splits, r.k);
             if plan.splits != splits {

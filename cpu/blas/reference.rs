@@ -45,6 +45,27 @@ impl Operands {
     }
 }
 
+impl Operands {
+    /// Random operands in [-1, 1) from `seed` (filled in parallel, for
+    /// large problems), the padding and tails [`PAD_BITS`].
+    pub fn random(g: &Gemm, seed: u64) -> Operands {
+        let make = |x: Operand, seed: u64| {
+            let mut v = crate::measure::data::uniform_f32(g.elements(x) + TAIL, seed);
+            let (lines, length) = g.stored(x);
+            let ld = g.ld(x);
+            for line in 0..lines {
+                let end = if line + 1 == lines { v.len() } else { (line + 1) * ld };
+                v[line * ld + length..end].fill(f32::from_bits(PAD_BITS));
+            }
+            if lines == 0 || length == 0 {
+                v.fill(f32::from_bits(PAD_BITS));
+            }
+            v
+        };
+        Operands { a: make(Operand::A, seed), b: make(Operand::B, seed + 1), c: make(Operand::C, seed + 2) }
+    }
+}
+
 /// `(rows, columns)` of `op(A)` (`m x k`), `op(B)` (`k x n`) or C.
 fn logical(g: &Gemm, x: Operand) -> (usize, usize) {
     match x {
@@ -54,20 +75,29 @@ fn logical(g: &Gemm, x: Operand) -> (usize, usize) {
     }
 }
 
-/// `alpha op(A) op(B) + beta C0` in `f64`, row by row of the `m x n`
+/// `alpha op(A) op(B) + beta C0` in `f64` on some rows of the `m x n`
 /// result, with each element's gauge. `beta = 0` ignores C0 (it may be NaN).
 pub struct Reference {
+    /// The rows computed, in order.
+    pub rows: Vec<usize>,
+    /// `rows.len() x n`.
     pub value: Vec<f64>,
     pub gauge: Vec<f64>,
 }
 
+/// The reference on every row.
 pub fn reference(g: &Gemm, x: &Operands) -> Reference {
-    let (m, n, k) = (g.m, g.n, g.k);
-    let mut value = vec![0.0f64; m * n];
-    let mut gauge = vec![0.0f64; m * n];
+    reference_rows(g, x, (0..g.m).collect())
+}
+
+/// The reference on `rows` (for large problems, a sample).
+pub fn reference_rows(g: &Gemm, x: &Operands, rows: Vec<usize>) -> Reference {
+    let (n, k) = (g.n, g.k);
+    let mut value = vec![0.0f64; rows.len() * n];
+    let mut gauge = vec![0.0f64; rows.len() * n];
     let (alpha, beta) = (g.alpha as f64, g.beta as f64);
-    value.par_chunks_mut(n.max(1)).zip(gauge.par_chunks_mut(n.max(1))).enumerate().for_each(
-        |(i, (value, gauge))| {
+    value.par_chunks_mut(n.max(1)).zip(gauge.par_chunks_mut(n.max(1))).zip(&rows).for_each(
+        |((value, gauge), &i)| {
             for j in 0..n {
                 let (mut dot, mut mag) = (0.0f64, 0.0f64);
                 for p in 0..k {
@@ -81,7 +111,7 @@ pub fn reference(g: &Gemm, x: &Operands) -> Reference {
             }
         },
     );
-    Reference { value, gauge }
+    Reference { rows, value, gauge }
 }
 
 /// The largest test ratio over C (`f64::INFINITY` for a non-finite
@@ -89,10 +119,10 @@ pub fn reference(g: &Gemm, x: &Operands) -> Reference {
 pub fn test_ratio(g: &Gemm, r: &Reference, c: &[f32]) -> f64 {
     let eps = f32::EPSILON as f64;
     let mut worst = 0.0f64;
-    for i in 0..g.m {
+    for (at, &i) in r.rows.iter().enumerate() {
         for j in 0..g.n {
             let got = c[g.index(Operand::C, i, j)] as f64;
-            let (want, gauge) = (r.value[i * g.n + j], r.gauge[i * g.n + j]);
+            let (want, gauge) = (r.value[at * g.n + j], r.gauge[at * g.n + j]);
             let err = (got - want).abs();
             let ratio = if !got.is_finite() {
                 f64::INFINITY
@@ -110,10 +140,10 @@ pub fn test_ratio(g: &Gemm, r: &Reference, c: &[f32]) -> f64 {
 /// Every element of C equal to the reference (for inputs whose products and
 /// sums f32 represents exactly): `Err` names the first that is not.
 pub fn exact(g: &Gemm, r: &Reference, c: &[f32]) -> Result<(), String> {
-    for i in 0..g.m {
+    for (at, &i) in r.rows.iter().enumerate() {
         for j in 0..g.n {
             let got = c[g.index(Operand::C, i, j)];
-            let want = r.value[i * g.n + j];
+            let want = r.value[at * g.n + j];
             if got as f64 != want {
                 return Err(format!("{g}: C[{i}][{j}] = {got}, exactly {want} expected"));
             }
@@ -184,4 +214,84 @@ pub fn verify(
             g.alpha, g.beta
         ))
     }
+}
+
+/// The reference BLAS's sweep: every `(m, n, k)` from `sizes`, in each of
+/// `forms`, with every `alpha` and `beta` of `scalars`, on random inputs in
+/// [-1, 1) with every leading dimension padded by 1 to 3 elements of
+/// poison. The product `op(A) op(B)` is computed once per shape and form
+/// (in f64, parallel over rows); each `(alpha, beta)` is then a launch and
+/// a check of the test ratio, of C's padding, and (once per shape) of A
+/// and B. Returns the number of calls and the worst ratio; `Err` names the
+/// first failing call.
+pub fn netlib_sweep(
+    gpu: &crate::runtime::Gpu,
+    sizes: &[usize],
+    forms: &[(super::Layout, super::Op, super::Op)],
+    scalars: &[(f32, f32)],
+    seed: u64,
+) -> Result<(usize, f64), String> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+    let mut sgemm = super::Sgemm::new();
+    let (mut calls, mut worst) = (0, 0.0f64);
+    fn error(g: &Gemm) -> impl Fn(crate::runtime::Error) -> String + '_ {
+        move |e| format!("{g}: {e}")
+    }
+    for &(layout, op_a, op_b) in forms {
+        for (&m, &n, &k) in
+            sizes.iter().flat_map(|m| sizes.iter().flat_map(move |n| sizes.iter().map(move |k| (m, n, k))))
+        {
+            let mut g = Gemm::new(layout, op_a, op_b, m, n, k);
+            g.lda += 1 + (m + k) % 3;
+            g.ldb += 1 + (n + k) % 3;
+            g.ldc += 1 + (m + n) % 3;
+            let x = Operands::new(&g, |_| rng.random_range(-1.0..1.0));
+            // alpha = 1, beta = 0: the product and its magnitude.
+            let product = reference(&g, &x);
+            let (a, b) = (gpu.upload(&x.a).map_err(error(&g))?, gpu.upload(&x.b).map_err(error(&g))?);
+            for &(alpha, beta) in scalars {
+                let call = g.scaled(alpha, beta);
+                let mut c = gpu.upload(&x.c).map_err(error(&call))?;
+                sgemm.run(gpu, &call, &a, &b, &mut c).and_then(|()| gpu.sync()).map_err(error(&call))?;
+                let after = gpu.download(&c).map_err(error(&call))?;
+                untouched(&call, Operand::C, &x.c, &after, false)?;
+                let mut r = Reference {
+                    rows: product.rows.clone(),
+                    value: product.value.clone(),
+                    gauge: product.gauge.clone(),
+                };
+                for i in 0..m {
+                    for j in 0..n {
+                        let c0 = if beta == 0.0 { 0.0 } else { x.c[g.index(Operand::C, i, j)] as f64 };
+                        let at = i * n + j;
+                        r.value[at] = alpha as f64 * product.value[at] + beta as f64 * c0;
+                        r.gauge[at] =
+                            (alpha as f64).abs() * product.gauge[at] + (beta as f64).abs() * c0.abs();
+                    }
+                }
+                let ratio = test_ratio(&call, &r, &after);
+                if ratio >= THRESHOLD {
+                    return Err(format!(
+                        "{call} alpha={alpha} beta={beta}: test ratio {ratio:.2} (must be below {THRESHOLD})"
+                    ));
+                }
+                worst = worst.max(ratio);
+                calls += 1;
+            }
+            untouched(&g, Operand::A, &x.a, &gpu.download(&a).map_err(error(&g))?, true)?;
+            untouched(&g, Operand::B, &x.b, &gpu.download(&b).map_err(error(&g))?, true)?;
+        }
+    }
+    Ok((calls, worst))
+}
+
+/// The reference BLAS's sizes and scalars for `sgemm`.
+pub const NETLIB_SIZES: [usize; 11] = [0, 1, 2, 3, 5, 9, 31, 33, 127, 129, 509];
+pub const NETLIB_ALPHAS: [f32; 3] = [0.0, 1.0, 0.7];
+pub const NETLIB_BETAS: [f32; 3] = [0.0, 1.0, 1.3];
+
+/// Every `(alpha, beta)` of the reference BLAS's values.
+pub fn netlib_scalars() -> Vec<(f32, f32)> {
+    NETLIB_ALPHAS.iter().flat_map(|&a| NETLIB_BETAS.iter().map(move |&b| (a, b))).collect()
 }

@@ -16,6 +16,8 @@ use crate::runtime::{Gpu, Result};
 /// line per family, `module::Type`.
 macro_rules! families {
     ($($module:ident::$family:ident),* $(,)?) => {
+        // `$module::$family` is a unit struct or a constant: the family as
+        // the suite runs it.
         $(pub mod $module;)*
         /// Every family, in the order the suite runs them.
         pub const FAMILIES: &[&dyn Family] = &[$(&$module::$family),*];
@@ -25,7 +27,7 @@ macro_rules! families {
 families! {
     transpose::Transpose,
     reduce::Reduce,
-    sgemm::Sgemm,
+    sgemm::SUITE,
     lab::Lab,
     scale::Scale,
 }

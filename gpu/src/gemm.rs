@@ -122,20 +122,27 @@ impl<const E: usize, const T: usize, const KMAJOR: bool> Panel<E, T, KMAJOR> {
     #[inline(always)]
     fn new(x: In<f32>, ld: usize, extent: usize, e0: usize, k0: usize, t: usize) -> Self {
         let (line, offset) = Self::origin(t);
+        // Rows and columns past the matrix are clamped to its last ones: the
+        // unchecked loop then reads real elements there, whose products land
+        // only in accumulators the epilogue does not store. (The checked
+        // loop reads only existing elements, which clamping leaves alone.)
         if KMAJOR {
             let row = e0 + line;
             let whole = if row >= extent { 0 } else { (extent - row).div_ceil(Self::GROUP_STRIDE) as u32 };
+            let last = extent.max(1) - 1;
+            let (first, second) = (row.min(last), (row + Self::GROUP_STRIDE).min(last));
             Panel {
-                at: x.wrapping_offset(row * ld + k0 + offset),
+                at: x.wrapping_offset(first * ld + k0 + offset),
                 step: BK as u32,
-                between: (Self::GROUP_STRIDE * ld) as u32,
+                between: ((second - first) * ld) as u32,
                 whole,
                 aligned: ld % 4 == 0,
             }
         } else {
             let col = e0 + offset;
+            let clamped = if extent % 4 == 0 && extent >= 4 { col.min(extent - 4) } else { col };
             Panel {
-                at: x.wrapping_offset((k0 + line) * ld + col),
+                at: x.wrapping_offset((k0 + line) * ld + clamped),
                 step: (BK * ld) as u32,
                 between: (Self::GROUP_STRIDE * ld) as u32,
                 whole: extent.saturating_sub(col).min(4) as u32,
@@ -294,16 +301,21 @@ unsafe fn block_tile<
     let b_panel = Panel::<BN, THREADS, B_KMAJOR>::new(b, p.ldb, p.n, bn0, k0, t);
     // SAFETY: the launch passes two stages (the caller's contract).
     let first = unsafe { SharedTile::<f32, SA>::launch_sized() };
-    let interior = bm0 + BM <= p.m
-        && bn0 + BN <= p.n
-        && p.k % BK == 0
-        && p.k_chunk % BK == 0
-        && p.lda % 4 == 0
-        && p.ldb % 4 == 0;
-    let steps = k_end.saturating_sub(k0).div_ceil(BK) as u32;
+    // The unchecked loop needs 16-byte loads everywhere (leading dimensions
+    // multiples of 4) and, for an operand contiguous along m or n, whole
+    // groups of 4 columns (that extent a multiple of 4) so that clamping
+    // keeps them aligned. It runs every whole k-step; a last partial one
+    // is checked.
+    let interior = p.lda % 4 == 0
+        && p.ldb % 4 == 0
+        && (A_KMAJOR || p.m % 4 == 0)
+        && (B_KMAJOR || p.n % 4 == 0)
+        && (p.k_chunk % BK == 0 || p.k_chunk >= p.k);
+    let length = k_end.saturating_sub(k0);
+    let steps = if interior { length / BK } else { length.div_ceil(BK) } as u32;
     let (k0, k_end) = (k0 as u32, k_end as u32);
     let acc = if interior {
-        // SAFETY: an interior tile of aligned operands; the caller's contract otherwise.
+        // SAFETY: aligned operands (checked above), clamped rows and columns; the caller's contract.
         unsafe {
             main_loop::<false, A_KMAJOR, B_KMAJOR, BM, BN, SA, SB, THREADS>(
                 a_panel, b_panel, first, steps, k0, k_end, t, r0, c0,
@@ -388,60 +400,93 @@ unsafe fn main_loop<
     // SAFETY: the B panel follows the A panel within a stage.
     let b_stage = |s: usize| unsafe { a_stage(s).offset(BK * SA) }.restride::<SB>();
     let mut acc = [[0.0f32; 8]; 8];
-    if steps == 0 {
-        return acc;
-    }
-    // SAFETY: the caller's contract.
-    let (av, bv) = unsafe { (a_panel.load::<CHECKED>(k0, k_end, t), b_panel.load::<CHECKED>(k0, k_end, t)) };
-    // SAFETY: stage 0, read by nobody before the barrier below.
-    unsafe {
-        Panel::<BM, THREADS, A_KMAJOR>::store(a_stage(0), t, av);
-        Panel::<BN, THREADS, B_KMAJOR>::store(b_stage(0), t, bv);
-    }
-    sync_threads();
-    for s in 0..steps {
-        let cur = (s % 2) as usize;
-        let next = s + 1 < steps;
-        let p0 = k0 + (s + 1) * BK as u32;
-        let mut prefetched = ([[0.0f32; 4]; 2], [[0.0f32; 4]; 2]);
-        // Interior tiles load the next panels before the FMAs, so their
-        // latency hides behind them; edge tiles load after, which keeps the
-        // prefetched registers out of the FMA block (the checks use more
-        // registers, and at the 128-register cap both would spill).
-        if next && !CHECKED {
-            // SAFETY: the caller's contract.
-            prefetched =
-                unsafe { (a_panel.load::<CHECKED>(p0, k_end, t), b_panel.load::<CHECKED>(p0, k_end, t)) };
+    if steps > 0 {
+        // SAFETY: the caller's contract.
+        let (av, bv) =
+            unsafe { (a_panel.load::<CHECKED>(k0, k_end, t), b_panel.load::<CHECKED>(k0, k_end, t)) };
+        // SAFETY: stage 0, read by nobody before the barrier below.
+        unsafe {
+            Panel::<BM, THREADS, A_KMAJOR>::store(a_stage(0), t, av);
+            Panel::<BN, THREADS, B_KMAJOR>::store(b_stage(0), t, bv);
         }
-        let (a_tile, b_tile) = (a_stage(cur), b_stage(cur));
-        seq!(P in 0..8 {{
-            // SAFETY: row P < BK of filled panels; r0 + 32 + 4 <= BM and c0 + 16 + 4 <= BN,
-            // 16-byte aligned (SA, SB, r0, c0 multiples of 4).
-            let (a_lo, a_hi, b_lo, b_hi) = unsafe {
-                (a_tile.load4(P, r0), a_tile.load4(P, r0 + 32), b_tile.load4(P, c0), b_tile.load4(P, c0 + 16))
-            };
-            let af = [a_lo[0], a_lo[1], a_lo[2], a_lo[3], a_hi[0], a_hi[1], a_hi[2], a_hi[3]];
-            let bf = [b_lo[0], b_lo[1], b_lo[2], b_lo[3], b_hi[0], b_hi[1], b_hi[2], b_hi[3]];
-            seq!(I in 0..8 { seq!(J in 0..8 {
-                acc[I][J] = fma(af[I], bf[J], acc[I][J]);
-            }); });
-        }});
-        if next {
-            if CHECKED {
+        sync_threads();
+        for s in 0..steps {
+            let cur = (s % 2) as usize;
+            let next = s + 1 < steps;
+            let p0 = k0 + (s + 1) * BK as u32;
+            let mut prefetched = ([[0.0f32; 4]; 2], [[0.0f32; 4]; 2]);
+            // Interior tiles load the next panels before the FMAs, so their
+            // latency hides behind them; edge tiles load after, which keeps the
+            // prefetched registers out of the FMA block (the checks use more
+            // registers, and at the 128-register cap both would spill).
+            if next && !CHECKED {
                 // SAFETY: the caller's contract.
                 prefetched =
                     unsafe { (a_panel.load::<CHECKED>(p0, k_end, t), b_panel.load::<CHECKED>(p0, k_end, t)) };
             }
-            // SAFETY: the other stage was last read before the previous barrier; nobody reads it
-            // before the barrier below.
-            unsafe {
-                Panel::<BM, THREADS, A_KMAJOR>::store(a_stage(cur ^ 1), t, prefetched.0);
-                Panel::<BN, THREADS, B_KMAJOR>::store(b_stage(cur ^ 1), t, prefetched.1);
+            // SAFETY: the stage was filled and published before the last barrier.
+            unsafe { multiply_stage::<SA, SB>(&mut acc, a_stage(cur), b_stage(cur), r0, c0) };
+            if next {
+                if CHECKED {
+                    // SAFETY: the caller's contract.
+                    prefetched = unsafe {
+                        (a_panel.load::<CHECKED>(p0, k_end, t), b_panel.load::<CHECKED>(p0, k_end, t))
+                    };
+                }
+                // SAFETY: the other stage was last read before the previous barrier; nobody reads it
+                // before the barrier below.
+                unsafe {
+                    Panel::<BM, THREADS, A_KMAJOR>::store(a_stage(cur ^ 1), t, prefetched.0);
+                    Panel::<BN, THREADS, B_KMAJOR>::store(b_stage(cur ^ 1), t, prefetched.1);
+                }
             }
+            sync_threads();
+        }
+    }
+    // The unchecked loop ran the whole k-steps; a partial last one (k not a
+    // multiple of 8) is loaded with checks into stage 0, free since the
+    // loop's last barrier.
+    let p0 = k0 + steps * BK as u32;
+    if !CHECKED && p0 < k_end {
+        // SAFETY: checked loads; the caller's contract otherwise.
+        let (av, bv) = unsafe { (a_panel.load::<true>(p0, k_end, t), b_panel.load::<true>(p0, k_end, t)) };
+        // SAFETY: nobody reads stage 0 after the loop's last barrier until the one below.
+        unsafe {
+            Panel::<BM, THREADS, A_KMAJOR>::store(a_stage(0), t, av);
+            Panel::<BN, THREADS, B_KMAJOR>::store(b_stage(0), t, bv);
         }
         sync_threads();
+        // SAFETY: filled and published by the barrier above.
+        unsafe { multiply_stage::<SA, SB>(&mut acc, a_stage(0), b_stage(0), r0, c0) };
     }
     acc
+}
+
+/// One k-step's products: for each `p` < 8, this thread's 8 `As` and 8
+/// `Bs` values (four 16-byte loads) and their 64 FMAs.
+///
+/// # Safety
+/// Both panels are filled; `r0 + 36 <= BM`, `c0 + 20 <= BN`, multiples of 4.
+#[inline(always)]
+unsafe fn multiply_stage<const SA: usize, const SB: usize>(
+    acc: &mut Accumulators,
+    a_tile: SharedTile<f32, SA>,
+    b_tile: SharedTile<f32, SB>,
+    r0: usize,
+    c0: usize,
+) {
+    seq!(P in 0..8 {{
+        // SAFETY: row P < BK of filled panels; the columns lie inside them, 16-byte aligned
+        // (SA, SB, r0, c0 multiples of 4): the caller's contract.
+        let (a_lo, a_hi, b_lo, b_hi) = unsafe {
+            (a_tile.load4(P, r0), a_tile.load4(P, r0 + 32), b_tile.load4(P, c0), b_tile.load4(P, c0 + 16))
+        };
+        let af = [a_lo[0], a_lo[1], a_lo[2], a_lo[3], a_hi[0], a_hi[1], a_hi[2], a_hi[3]];
+        let bf = [b_lo[0], b_lo[1], b_lo[2], b_lo[3], b_hi[0], b_hi[1], b_hi[2], b_hi[3]];
+        seq!(I in 0..8 { seq!(J in 0..8 {
+            acc[I][J] = fma(af[I], bf[J], acc[I][J]);
+        }); });
+    }});
 }
 
 /// Declares one block tile kernel per line: name, tile, storage ops, and the

@@ -1,13 +1,18 @@
 //! The SGEMM family on the host: f64 reference with a derived error bound,
 //! launches, cuBLAS (FP32, TF32 off) as the in-run peer, and the
-//! benchmark. The kernels are in `gpu/src/sgemm.rs`.
+//! benchmark. The ladder's kernels are in `gpu/src/sgemm.rs`; at `MxNxK`
+//! sizes the family measures the BLAS-semantics `sgemm` and its dispatcher
+//! (`cpu/blas/`, kernels in `gpu/src/gemm.rs`) instead ([`shapes`]).
 
-use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, sys as cublas_sys};
+pub mod shapes;
+
 use gpu::dev::{In, Out};
 use gpu::launch::{Kernel, Typed};
 use rayon::prelude::*;
 
-use super::{About, Family, Run, Target, order_target, percent_target};
+use super::{About, Family, Plot, Run, Target, order_target, percent_target};
+use crate::blas::Gemm;
+use crate::blas::cublas::Cublas;
 use crate::measure::{Rate, Record, Runs, Shape, Stage, bench, data, trial};
 use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
 
@@ -215,64 +220,6 @@ pub fn launch(
     unsafe { kernel.launch(gpu, grid, (a, b, c, m32, n32, k32, alpha, beta)) }
 }
 
-/// cuBLAS SGEMM on the same row-major buffers, FP32 (math mode
-/// `CUBLAS_DEFAULT_MATH`: no TF32 tensor cores).
-pub struct Cublas {
-    blas: CudaBlas,
-}
-
-impl Cublas {
-    pub fn new(gpu: &Gpu) -> Result<Self> {
-        // SAFETY: only tries to dlopen libcublas.
-        if !unsafe { cublas_sys::is_culib_present() } {
-            return Err(Error::InvalidInput(
-                "cuBLAS (libcublas.so.13) not found: add CUDA's lib64 folder to LD_LIBRARY_PATH".into(),
-            ));
-        }
-        let cuda = gpu.cuda().ok_or_else(|| Error::InvalidInput("cuBLAS needs a GPU".into()))?;
-        let blas = CudaBlas::new(cuda.stream.clone())
-            .map_err(|e| Error::InvalidInput(format!("cuBLAS could not start: {e:?}")))?;
-        // SAFETY: a valid handle; the mode is a plain enum.
-        let status = unsafe {
-            cublas_sys::cublasSetMathMode(*blas.handle(), cublas_sys::cublasMath_t::CUBLAS_DEFAULT_MATH)
-        };
-        if status != cublas_sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
-            return Err(Error::InvalidInput(format!("cublasSetMathMode failed: {status:?}")));
-        }
-        Ok(Cublas { blas })
-    }
-
-    /// Row-major `C = alpha A B + beta C` is column-major `Cᵀ = alpha Bᵀ Aᵀ
-    /// + beta Cᵀ`: cuBLAS gets (n, m, k) with B first.
-    pub fn launch(
-        &self,
-        p: &Problem,
-        a: &DeviceBuffer<f32>,
-        b: &DeviceBuffer<f32>,
-        c: &mut DeviceBuffer<f32>,
-    ) -> Result<()> {
-        let on_gpu = |what| Error::InvalidInput(format!("cuBLAS needs {what} on the GPU"));
-        let (a, b) = (a.as_cuda().ok_or_else(|| on_gpu("A"))?, b.as_cuda().ok_or_else(|| on_gpu("B"))?);
-        let c = c.as_cuda_mut().ok_or_else(|| on_gpu("C"))?;
-        let op = cublas_sys::cublasOperation_t::CUBLAS_OP_N;
-        let cfg = GemmConfig {
-            transa: op,
-            transb: op,
-            m: p.n as i32,
-            n: p.m as i32,
-            k: p.k as i32,
-            alpha: p.alpha,
-            lda: p.n.max(1) as i32,
-            ldb: p.k.max(1) as i32,
-            beta: p.beta,
-            ldc: p.n.max(1) as i32,
-        };
-        // SAFETY: the buffers hold k n, m k and m n elements.
-        unsafe { self.blas.gemm(cfg, b, a, c) }
-            .map_err(|e| Error::InvalidInput(format!("cublasSgemm failed: {e:?}")))
-    }
-}
-
 /// The buffers of one kernel's trial.
 struct State {
     c: DeviceBuffer<f32>,
@@ -280,14 +227,25 @@ struct State {
     worst: Option<Check>,
 }
 
-/// The family: `C = alpha A B + beta C` on square problems.
-pub struct Sgemm;
+/// The family: the ladder's kernels on square problems (`--sizes N`), and
+/// the BLAS-semantics `sgemm` against cuBLAS at `MxNxK` sizes.
+pub struct Sgemm {
+    /// The layouts and ops `MxNxK` sizes run in; `None`: row NN at every
+    /// shape and every form at [`shapes::FORM_SHAPES`].
+    pub forms: Option<Vec<shapes::Form>>,
+    /// Plans timed beside the dispatcher's at `MxNxK` sizes: `(BM, BN,
+    /// splits)` (`sgemm --tile --splits`).
+    pub plans: Vec<(usize, usize, usize)>,
+}
+
+/// The family as the suite runs it.
+pub const SUITE: Sgemm = Sgemm { forms: None, plans: Vec::new() };
 
 impl Family for Sgemm {
     fn about(&self) -> &'static About {
         &About {
             name: "sgemm",
-            size_meaning: "m = n = k",
+            size_meaning: "m = n = k (the ladder), or MxNxK (sgemm with its dispatcher)",
             default_sizes: &[1024, 2048, 4096, 8192],
             emulator_size: 128,
             method: "against an f64 reference within a per-element bound (gamma_{k+2} times |alpha| |A||B| + |beta| |C|), \
@@ -297,9 +255,19 @@ impl Family for Sgemm {
     }
 
     fn check(&self, size: &Shape) -> Result<usize> {
-        let n = size.one("sgemm")?;
+        if let [m, n, k] = size.dims()[..] {
+            return shapes::check(self, (m, n, k));
+        }
+        let n = size.one("sgemm").map_err(|_| {
+            Error::InvalidInput(format!("sgemm sizes are N (a square, the ladder) or MxNxK, not {size}"))
+        })?;
         Problem::square(n).check()?;
         Ok(4 * 4 * n * n)
+    }
+
+    fn default_sizes(&self) -> Vec<Shape> {
+        let squares = self.about().default_sizes.iter().copied().map(Shape::n);
+        squares.chain(shapes::SWEEP.iter().map(|s| s.parse().expect("a valid shape"))).collect()
     }
 
     /// Verification: C poisoned, `alpha = 1.5, beta = 0` (C must not be
@@ -308,6 +276,9 @@ impl Family for Sgemm {
     /// Timing: `alpha = 1, beta = 0`, median of CUDA events, with fewer runs
     /// for slow kernels (at least 3, about a second's worth).
     fn run(&self, run: &Run) -> Result<Vec<Record>> {
+        if let [m, n, k] = run.size.dims()[..] {
+            return shapes::run(self, run, (m, n, k));
+        }
         let Run { gpu, size, runs, kernels, progress, .. } = *run;
         let size_n = size.one("sgemm")?;
         let shape = Problem::square(size_n);
@@ -397,7 +368,8 @@ impl Family for Sgemm {
         let mut records = Vec::new();
         if runs.is_some() && !gpu.is_emulator() {
             let cublas = Cublas::new(gpu)?;
-            records.push(measure("cublas", &|p, c| cublas.launch(p, &a, &b, c))?);
+            let call = |p: &Problem| Gemm::row(p.m, p.n, p.k).scaled(p.alpha, p.beta);
+            records.push(measure("cublas", &|p, c| cublas.run(&call(p), &a, &b, c))?);
         }
         for kernel in kernels {
             let k = typed(kernel)?;
@@ -434,6 +406,25 @@ impl Family for Sgemm {
         ]
         .into_iter()
         .flatten()
+        .chain(shapes::targets(records))
         .collect()
+    }
+
+    fn plots(&self, records: &[&Record], title: &str) -> Vec<Plot> {
+        let (shaped, squares): (Vec<&Record>, Vec<&Record>) =
+            records.iter().partition(|r| shapes::is_shaped(r));
+        let mut plots = super::default_plots(self, &squares, title);
+        plots.extend(shapes::plots(&shaped, title));
+        plots
+    }
+
+    fn tables<'a>(&self, records: &'a [&'a Record]) -> Vec<(String, Vec<&'a Record>)> {
+        let (shaped, squares): (Vec<&Record>, Vec<&Record>) =
+            records.iter().partition(|r| shapes::is_shaped(r));
+        let mut tables = vec![("sgemm: the ladder".to_string(), squares)];
+        if !shaped.is_empty() {
+            tables.push(("sgemm: BLAS sgemm (dispatcher) against cuBLAS, by shape and layout".to_string(), shaped));
+        }
+        tables
     }
 }

@@ -86,7 +86,10 @@ fn bad_sizes_are_rejected_before_the_gpu() {
         (FAMILY_BINS[2], &["--sizes", "1024,0"], "must be positive"),
         (MAIN, &["--sizes", "1024,abc"], "'abc' is not a size"),
         (MAIN, &["--only", "transpose", "--sizes", "100000000"], "too large"),
-        (FAMILY_BINS[2], &["--sizes", "64x64x64"], "one number"),
+        (FAMILY_BINS[2], &["--sizes", "64x64"], "N (a square, the ladder) or MxNxK"),
+        (FAMILY_BINS[2], &["--shape", "64x64"], "is not a shape: MxNxK"),
+        (FAMILY_BINS[2], &["--shape", "8x8x8", "--layout", "diag"], "--layout is row, col or all"),
+        (FAMILY_BINS[2], &["--shape", "8x8x8", "--tile", "32x32"], "no 32x32 block tile"),
         (FAMILY_BINS[1], &["--sizes", "1000x10"], "one number"),
         (FAMILY_BINS[3], &["--sizes", "100"], "from 1024"),
     ] {

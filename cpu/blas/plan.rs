@@ -116,7 +116,9 @@ fn offered_tiles() -> Vec<Tile> {
             let ((bm, bn), _) = tile_of(k)?;
             let launch = k.launch;
             let threads = (launch.block.x * launch.block.y * launch.block.z) as usize;
-            Some(Tile { bm, bn, threads, resident: launch.min_blocks_per_sm.max(1) as usize })
+            // At most 128 registers a thread: what the kernels are written for.
+            let resident = (65_536 / (threads * 128)).max(launch.min_blocks_per_sm as usize).max(1);
+            Some(Tile { bm, bn, threads, resident })
         })
         .collect();
     tiles.sort_by_key(|t| (std::cmp::Reverse(t.bm * t.bn), std::cmp::Reverse(t.bm)));

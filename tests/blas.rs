@@ -171,32 +171,6 @@ fn the_dispatcher_splits_k_and_shrinks_tiles_where_blocks_are_few() {
     }
 }
 
-#[test]
-#[ignore = "prints the dispatcher's choices; run with --ignored --nocapture"]
-fn print_choices() {
-    for s in [
-        "512x512x512",
-        "1024x1024x1024",
-        "1536x1536x1536",
-        "2048x2048x2048",
-        "3072x3072x3072",
-        "4000x4000x4000",
-        "4096x4096x4096",
-        "6144x6144x6144",
-        "8192x8192x8192",
-        "1024x1024x8192",
-        "256x256x16384",
-        "128x8192x8192",
-        "8192x128x8192",
-        "8192x8192x256",
-        "1000x9000x1000",
-        "2000x3000x1500",
-    ] {
-        let (m, n, k) = kernel_lab::blas::gemm::parse_shape(s).unwrap();
-        println!("{s}: {}", plan::choose(&Gemm::row(m, n, k).row_major(), 132).label());
-    }
-}
-
 /// The reference BLAS's sweep itself (as `tests/gpu.rs` runs it in full),
 /// on a subset of its sizes: every alpha and beta in every form.
 #[test]

@@ -68,8 +68,12 @@ fn launch_bounds_in_the_ptx_are_the_declared_ones() {
                 assert!(!header.contains(".maxntid"), "{} has bounds it did not declare", k.name);
             }
         }
-        // The SGEMM block tile kernels are the ones that declare them.
-        assert_eq!(with_bounds.len(), 7, "{with_bounds:?}");
+        // The SGEMM ladder's 7 block tile kernels and the BLAS sgemm's block
+        // tile kernels are the ones that declare them.
+        let blas = kernel_lab::blas::plan::block_tile_kernels();
+        assert_eq!(blas.len(), 16);
+        assert!(blas.iter().all(|k| with_bounds.contains(k.kernel.name)));
+        assert_eq!(with_bounds.len(), 7 + blas.len(), "{with_bounds:?}");
     }
 }
 

@@ -55,9 +55,17 @@ fn build(o: Options, common: &mut kernel_lab::cli::Common) -> Result<Box<dyn Fam
     for tile in &o.tile {
         let parsed = tile.split_once('x').and_then(|(m, n)| Some((m.parse().ok()?, n.parse().ok()?)));
         let (bm, bn) = parsed.ok_or_else(|| bad(format!("--tile '{tile}' is not BMxBN, e.g. 128x64")))?;
+        let offered = kernel_lab::blas::plan::tiles();
+        if !offered.iter().any(|t| (t.bm, t.bn) == (bm, bn)) {
+            let names: Vec<String> = offered.iter().map(|t| format!("{}x{}", t.bm, t.bn)).collect();
+            return Err(bad(format!("no {bm}x{bn} block tile; the kernels offer {}", names.join(", "))));
+        }
         for &splits in if o.splits.is_empty() { &[1][..] } else { &o.splits } {
             plans.push((bm, bn, splits));
         }
+    }
+    if o.splits.contains(&0) {
+        return Err(bad("--splits must be at least 1".into()));
     }
     if o.tile.is_empty() && !o.splits.is_empty() {
         return Err(bad("--splits needs --tile".into()));

@@ -43,6 +43,9 @@ use gpu::launch::{Kernel, registry};
 /// The kernels' k-step.
 const BK: usize = 8;
 
+/// The most k-splits the dispatcher considers.
+pub const MAX_SPLITS: usize = 32;
+
 /// What the dispatcher decided for one call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Plan {
@@ -76,7 +79,7 @@ impl Plan {
     }
 }
 
-/// One block tile the `gpu::gemm` kernels offer.
+/// One block tile the `gpu::sgemm::blas` kernels offer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Tile {
     pub bm: usize,
@@ -86,21 +89,39 @@ pub struct Tile {
     pub resident: usize,
 }
 
-/// The block tile kernels, from the registry: `gemm_<BM>x<BN>_<ops>`
-/// (looked up once: a call's host work is on the timed path of small
-/// problems).
-pub fn block_tile_kernels() -> &'static [&'static Kernel] {
-    static KERNELS: OnceLock<Vec<&'static Kernel>> = OnceLock::new();
-    KERNELS
-        .get_or_init(|| registry::module("gpu::gemm").into_iter().filter(|k| tile_of(k).is_some()).collect())
+/// A block tile kernel of the registry (`gemm_<BM>x<BN>_<ops>`): its tile
+/// and the ops it takes as stored row-major (`true`: T).
+#[derive(Clone, Copy, Debug)]
+pub struct BlockTileKernel {
+    pub tile: (usize, usize),
+    pub a_t: bool,
+    pub b_t: bool,
+    pub kernel: &'static Kernel,
 }
 
-/// `(BM, BN)` and the ops (`"nt"`) of a block tile kernel.
-pub fn tile_of(kernel: &Kernel) -> Option<((usize, usize), &'static str)> {
+/// Every block tile kernel, read from the registry once (a call's host
+/// work is on the timed path of small problems).
+pub fn block_tile_kernels() -> &'static [BlockTileKernel] {
+    static KERNELS: OnceLock<Vec<BlockTileKernel>> = OnceLock::new();
+    KERNELS.get_or_init(|| registry::module("gpu::sgemm::blas").into_iter().filter_map(parse).collect())
+}
+
+/// The kernel for `tile` and the ops, if there is one.
+pub fn kernel_for(tile: (usize, usize), a_t: bool, b_t: bool) -> Option<&'static Kernel> {
+    block_tile_kernels().iter().find(|k| (k.tile, k.a_t, k.b_t) == (tile, a_t, b_t)).map(|k| k.kernel)
+}
+
+fn parse(kernel: &'static Kernel) -> Option<BlockTileKernel> {
     let rest = kernel.name.strip_prefix("gemm_")?;
     let (tile, ops) = rest.split_once('_')?;
     let (bm, bn) = tile.split_once('x')?;
-    Some(((bm.parse().ok()?, bn.parse().ok()?), ops))
+    let op = |c: u8| match c {
+        b'n' => Some(false),
+        b't' => Some(true),
+        _ => None,
+    };
+    let &[a, b] = ops.as_bytes() else { return None };
+    Some(BlockTileKernel { tile: (bm.parse().ok()?, bn.parse().ok()?), a_t: op(a)?, b_t: op(b)?, kernel })
 }
 
 /// Every block tile the kernels offer, largest first.
@@ -112,13 +133,12 @@ pub fn tiles() -> &'static [Tile] {
 fn offered_tiles() -> Vec<Tile> {
     let mut tiles: Vec<Tile> = block_tile_kernels()
         .iter()
-        .filter_map(|k| {
-            let ((bm, bn), _) = tile_of(k)?;
-            let launch = k.launch;
+        .map(|k| {
+            let (bm, bn) = k.tile;
+            let launch = k.kernel.launch;
             let threads = (launch.block.x * launch.block.y * launch.block.z) as usize;
-            // At most 128 registers a thread: what the kernels are written for.
-            let resident = (65_536 / (threads * 128)).max(launch.min_blocks_per_sm as usize).max(1);
-            Some(Tile { bm, bn, threads, resident })
+            let resident = launch.min_blocks_per_sm.max(1) as usize;
+            Tile { bm, bn, threads, resident }
         })
         .collect();
     tiles.sort_by_key(|t| (std::cmp::Reverse(t.bm * t.bn), std::cmp::Reverse(t.bm)));
@@ -159,7 +179,7 @@ pub fn estimate(r: &RowMajor, tile: &Tile, plan: &Plan, sms: usize) -> f64 {
 pub fn choose(r: &RowMajor, sms: usize) -> Plan {
     let tiles = tiles();
     let mut best: Option<(f64, Plan)> = None;
-    let max_splits = (r.k / 64).clamp(1, 32);
+    let max_splits = (r.k / 64).clamp(1, MAX_SPLITS);
     for tile in tiles {
         for splits in 1..=max_splits {
             let plan = Plan::new((tile.bm, tile.bn), splits, r.k);

@@ -25,7 +25,7 @@ pub struct Operands {
 }
 
 /// Elements every buffer has after its matrix (more poison to keep).
-const TAIL: usize = 5;
+pub const TAIL: usize = 5;
 
 impl Operands {
     /// Buffers for `g`, each element of each matrix `fill(operand)`, the rest
@@ -256,20 +256,18 @@ pub fn netlib_sweep(
                 sgemm.run(gpu, &call, &a, &b, &mut c).and_then(|()| gpu.sync()).map_err(error(&call))?;
                 let after = gpu.download(&c).map_err(error(&call))?;
                 untouched(&call, Operand::C, &x.c, &after, false)?;
-                let mut r = Reference {
-                    rows: product.rows.clone(),
-                    value: product.value.clone(),
-                    gauge: product.gauge.clone(),
+                // The call's reference from the product: alpha P + beta C0.
+                let (a64, b64) = (alpha as f64, beta as f64);
+                let c0 = |at: usize| {
+                    if beta == 0.0 { 0.0 } else { x.c[g.index(Operand::C, at / n, at % n)] as f64 }
                 };
-                for i in 0..m {
-                    for j in 0..n {
-                        let c0 = if beta == 0.0 { 0.0 } else { x.c[g.index(Operand::C, i, j)] as f64 };
-                        let at = i * n + j;
-                        r.value[at] = alpha as f64 * product.value[at] + beta as f64 * c0;
-                        r.gauge[at] =
-                            (alpha as f64).abs() * product.gauge[at] + (beta as f64).abs() * c0.abs();
-                    }
-                }
+                let r = Reference {
+                    rows: product.rows.clone(),
+                    value: (0..m * n).map(|at| a64 * product.value[at] + b64 * c0(at)).collect(),
+                    gauge: (0..m * n)
+                        .map(|at| a64.abs() * product.gauge[at] + b64.abs() * c0(at).abs())
+                        .collect(),
+                };
                 let ratio = test_ratio(&call, &r, &after);
                 if ratio >= THRESHOLD {
                     return Err(format!(

@@ -23,12 +23,9 @@ pub struct Sgemm {
 
 /// The block tile kernel for a tile and the ops as stored row-major.
 fn block_tile_kernel(tile: (usize, usize), a_t: bool, b_t: bool) -> Result<Typed<BlockTile>> {
-    let ops = format!("{}{}", if a_t { 't' } else { 'n' }, if b_t { 't' } else { 'n' });
-    let kernel = plan::block_tile_kernels()
-        .iter()
-        .find(|k| plan::tile_of(k) == Some((tile, ops.as_str())))
-        .ok_or_else(|| {
-        Error::InvalidInput(format!("no {}x{} {ops} block tile kernel", tile.0, tile.1))
+    let kernel = plan::kernel_for(tile, a_t, b_t).ok_or_else(|| {
+        let op = |t: bool| if t { 'T' } else { 'N' };
+        Error::InvalidInput(format!("no {}x{} {}{} block tile kernel", tile.0, tile.1, op(a_t), op(b_t)))
     })?;
     kernel.typed::<BlockTile>().map_err(Error::InvalidInput)
 }
@@ -86,10 +83,12 @@ impl Sgemm {
         }
         let (m, n) = (r.m as u32, r.n as u32);
         if g.alpha == 0.0 || g.k == 0 {
-            let scale = &gpu::gemm::gemm_scale::KERNEL;
+            let scale = &gpu::sgemm::blas::gemm_scale::KERNEL;
             let blocks = (r.m * r.n).div_ceil(scale.launch.tile[0] as usize) as u32;
             // SAFETY: C holds the m x n matrix at ldc (checked above); one thread per element.
-            return unsafe { gpu::gemm::gemm_scale::launch(gpu, blocks, c, m, n, r.ldc as u32, g.beta) };
+            return unsafe {
+                gpu::sgemm::blas::gemm_scale::launch(gpu, blocks, c, m, n, r.ldc as u32, g.beta)
+            };
         }
         let (a, b) = if r.swapped { (b, a) } else { (a, b) };
         let grid = |splits: usize| (n.div_ceil(plan.bn as u32), m.div_ceil(plan.bm as u32), splits as u32);
@@ -120,12 +119,12 @@ impl Sgemm {
                 (a, b, w, m32, n32, k32, lda, ldb, n32, 1.0, 0.0, plan.k_chunk as u32, (r.m * r.n) as u64),
             )?
         };
-        let reduce = &gpu::gemm::gemm_split_reduce::KERNEL;
+        let reduce = &gpu::sgemm::blas::gemm_split_reduce::KERNEL;
         let blocks = (r.m * r.n).div_ceil(reduce.launch.tile[0] as usize) as u32;
         let w = self.workspace.as_ref().expect("allocated above");
         // SAFETY: the workspace holds `splits` slices of m n; C the m x n matrix at ldc.
         unsafe {
-            gpu::gemm::gemm_split_reduce::launch(
+            gpu::sgemm::blas::gemm_split_reduce::launch(
                 gpu,
                 blocks,
                 w,

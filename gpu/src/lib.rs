@@ -31,7 +31,6 @@ pub use gpu_macros::kernel;
 
 /// The device layer (the `gpu-dev` crate).
 pub use gpu_dev as dev;
-pub mod gemm;
 pub mod hazards;
 /// The registry and the types of typed launches (host builds only; the
 /// `gpu-launch` crate).

@@ -35,6 +35,8 @@ use crate::dev::{
 use crate::kernel;
 use seq_macro::seq;
 
+pub mod blas;
+
 /// Tile edge of kernels 1 and 2.
 pub const TILE: usize = 32;
 
@@ -76,6 +78,26 @@ const BLOCK_TILE_MIN_BLOCKS: u32 = 2;
 #[inline(always)]
 pub(crate) fn epilogue(acc: f32, alpha: f32, beta: f32, old: impl FnOnce() -> f32) -> f32 {
     if beta == 0.0 { alpha * acc } else { fma(beta, old(), alpha * acc) }
+}
+
+/// [`epilogue`] on the 4 elements of C at `at..at + 4`: one 16-byte load
+/// (none when `beta` is 0) and one 16-byte store.
+///
+/// # Safety
+/// The 4 elements lie inside C, `at` is a multiple of 4, and they are this
+/// thread's alone.
+#[inline(always)]
+pub(crate) unsafe fn epilogue4(c: &Out<f32>, at: usize, v: [f32; 4], alpha: f32, beta: f32) {
+    // SAFETY: the caller's contract.
+    let old = if beta == 0.0 { [0.0; 4] } else { unsafe { c.load4(at) } };
+    let out = [
+        epilogue(v[0], alpha, beta, || old[0]),
+        epilogue(v[1], alpha, beta, || old[1]),
+        epilogue(v[2], alpha, beta, || old[2]),
+        epilogue(v[3], alpha, beta, || old[3]),
+    ];
+    // SAFETY: as above.
+    unsafe { c.store4(at, out) };
 }
 
 /// 1. Naive: thread `(tx, ty)` computes `C[row][col]`, `row = 32 by +
@@ -814,17 +836,8 @@ unsafe fn sgemm_block_tile<const TBN: usize>(
             let v: [f32; 4] = [acc[4 * H + I][4 * G], acc[4 * H + I][4 * G + 1], acc[4 * H + I][4 * G + 2], acc[4 * H + I][4 * G + 3]];
             if steps.vector && n % 4 == 0 && col + 4 <= n {
                 let at = row * n + col;
-                // SAFETY: row < m, col + 4 <= n and n % 4 == 0 (aligned); these 4 elements are this
-                // thread's.
-                let old = if beta == 0.0 { [0.0; 4] } else { unsafe { c.load4(at) } };
-                let out = [
-                    epilogue(v[0], alpha, beta, || old[0]),
-                    epilogue(v[1], alpha, beta, || old[1]),
-                    epilogue(v[2], alpha, beta, || old[2]),
-                    epilogue(v[3], alpha, beta, || old[3]),
-                ];
-                // SAFETY: as above.
-                unsafe { c.store4(at, out) };
+                // SAFETY: row < m, col + 4 <= n and n % 4 == 0 (aligned): these 4 elements are this thread's.
+                unsafe { epilogue4(&c, at, v, alpha, beta) };
             } else {
                 for (j, v) in v.iter().enumerate() {
                     if col + j < n {

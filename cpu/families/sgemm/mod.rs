@@ -2,7 +2,7 @@
 //! launches, cuBLAS (FP32, TF32 off) as the in-run peer, and the
 //! benchmark. The ladder's kernels are in `gpu/src/sgemm.rs`; at `MxNxK`
 //! sizes the family measures the BLAS-semantics `sgemm` and its dispatcher
-//! (`cpu/blas/`, kernels in `gpu/src/gemm.rs`) instead ([`shapes`]).
+//! (`cpu/blas/`, kernels in `gpu/src/sgemm/blas.rs`) instead ([`shapes`]).
 
 pub mod shapes;
 
@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use super::{About, Family, Plot, Run, Target, order_target, percent_target};
 use crate::blas::Gemm;
 use crate::blas::cublas::Cublas;
-use crate::measure::{Rate, Record, Runs, Shape, Stage, bench, data, trial};
+use crate::measure::{Rate, Record, Runs, Shape, Stage, Trial, bench, data, trial};
 use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
 
 /// What every SGEMM kernel takes: `a`, `b`, `c`, `m`, `n`, `k`, `alpha`, `beta`.
@@ -220,11 +220,77 @@ pub fn launch(
     unsafe { kernel.launch(gpu, grid, (a, b, c, m32, n32, k32, alpha, beta)) }
 }
 
-/// The buffers of one kernel's trial.
-struct State {
-    c: DeviceBuffer<f32>,
-    /// The worst relative error of the verification cases.
-    worst: Option<Check>,
+/// Launches of a candidate kernel, dispatcher or peer: `C = alpha op(A)
+/// op(B) + beta C` for a call `P` on the given C.
+type Launch<'a, P> = &'a dyn Fn(&P, &mut DeviceBuffer<f32>) -> Result<()>;
+
+/// How every candidate at one size is verified and timed (the ladder's at
+/// squares, the dispatcher's and cuBLAS at `MxNxK`).
+struct Candidates<'a, P> {
+    gpu: &'a Gpu,
+    runs: Option<Runs>,
+    /// The verification calls: the first on poisoned C (every element
+    /// must be written, C not read), the others on a copy of `c0`.
+    cases: &'a [P],
+    c0: &'a DeviceBuffer<f32>,
+    /// The timed call.
+    timed: &'a P,
+    /// Case `i`'s error measure on the C it gave (the record keeps the
+    /// worst), or why it failed.
+    judge: &'a dyn Fn(&str, usize, &[f32]) -> std::result::Result<f64, String>,
+}
+
+/// Timed runs of one candidate last about this long (at least 3 runs).
+const TIMING_BUDGET_MS: f64 = 500.0;
+
+impl<P> Candidates<'_, P> {
+    /// Verifies `name` on every case on `c`, then, on a GPU and when asked,
+    /// times it: the trial and the worst error measure.
+    fn measure(&self, c: &mut DeviceBuffer<f32>, name: &str, launch: Launch<P>) -> Result<(Trial, f64)> {
+        let gpu = self.gpu;
+        let mut worst = 0.0f64;
+        let verified = trial(
+            gpu,
+            None,
+            c,
+            |c, stage| match stage {
+                Stage::Prepare => gpu.poison(c),
+                Stage::Restore => Ok(()),
+                Stage::Run => launch(&self.cases[0], c),
+            },
+            |c| {
+                let error = |e: Error| e.to_string();
+                for (i, case) in self.cases.iter().enumerate() {
+                    if i > 0 {
+                        gpu.copy(self.c0, c).map_err(error)?;
+                        launch(case, c).and_then(|()| gpu.sync()).map_err(error)?;
+                    }
+                    worst = worst.max((self.judge)(name, i, &gpu.download(c).map_err(error)?)?);
+                }
+                Ok(())
+            },
+        )?;
+        let timing = match self.runs {
+            Some(runs) if verified.verified.is_ok() && !gpu.is_emulator() => {
+                // One launch to size the number of runs.
+                let once = bench::time(gpu, Runs { warmup: 1, timed: 1 }, || launch(self.timed, c))?;
+                let affordable = (TIMING_BUDGET_MS / once.median_ms.max(1e-3)) as usize;
+                let runs =
+                    Runs { warmup: runs.warmup.min(affordable.max(1)), timed: runs.timed.min(affordable).max(3) };
+                Some(bench::time(gpu, runs, || launch(self.timed, c))?)
+            }
+            _ => None,
+        };
+        Ok((Trial { timing, ..verified }, worst))
+    }
+}
+
+/// Each record's percentage of the `cublas` record among them.
+fn percent_of_cublas(records: &mut [Record]) {
+    let peer = records.iter().find(|r| r.kernel == "cublas").and_then(|r| r.value);
+    for r in records {
+        r.percent = r.value.zip(peer).map(|(v, p)| 100.0 * v / p);
+    }
 }
 
 /// The family: the ladder's kernels on square problems (`--sizes N`), and
@@ -274,7 +340,7 @@ impl Family for Sgemm {
     /// read, every element must be written); then C = C0, `alpha = 0.75,
     /// beta = -0.5`; each against the f64 reference on [`rows_to_check`].
     /// Timing: `alpha = 1, beta = 0`, median of CUDA events, with fewer runs
-    /// for slow kernels (at least 3, about a second's worth).
+    /// for slow kernels (at least 3, about half a second's worth).
     fn run(&self, run: &Run) -> Result<Vec<Record>> {
         if let [m, n, k] = run.size.dims()[..] {
             return shapes::run(self, run, (m, n, k));
@@ -294,74 +360,32 @@ impl Family for Sgemm {
         let references: Vec<_> =
             cases.iter().map(|p| reference_rows(p, &a_host, &b_host, &c0_host, &rows)).collect();
         let (a, b, c0) = (gpu.upload(&a_host)?, gpu.upload(&b_host)?, gpu.upload(&c0_host)?);
-        let mut state = State { c: gpu.alloc::<f32>(size_n * size_n)?, worst: None };
-
+        let mut c = gpu.alloc::<f32>(size_n * size_n)?;
+        let judge = |name: &str, i: usize, c: &[f32]| {
+            let p = &cases[i];
+            let result = check(p, c, &rows, &references[i]);
+            if result.passed() {
+                return Ok(result.relative_error);
+            }
+            Err(format!(
+                "{name} {size_n}^3 alpha={} beta={}: relative error {:.2e} (bound {:.2e}), \
+                 {} elements out of bound, {} not finite",
+                p.alpha,
+                p.beta,
+                result.relative_error,
+                result.relative_bound,
+                result.elements_out_of_bound,
+                result.not_finite
+            ))
+        };
+        let candidates = Candidates { gpu, runs, cases: &cases, c0: &c0, timed: &shape, judge: &judge };
         // One candidate (a kernel or cuBLAS): verified on both cases, then timed.
-        let mut measure = |name: &str,
-                           launch: &dyn Fn(&Problem, &mut DeviceBuffer<f32>) -> Result<()>|
-         -> Result<Record> {
+        let mut measure = |name: &str, launch: Launch<Problem>| -> Result<Record> {
             progress(&format!("sgemm {size}: {name}"));
-            state.worst = None;
-            let verified = trial(
-                gpu,
-                None,
-                &mut state,
-                |s, stage| match stage {
-                    Stage::Prepare => gpu.poison(&mut s.c),
-                    Stage::Restore => Ok(()),
-                    Stage::Run => launch(&cases[0], &mut s.c),
-                },
-                |s| {
-                    let error = |e: Error| e.to_string();
-                    for (case, (p, reference)) in cases.iter().zip(&references).enumerate() {
-                        if case > 0 {
-                            gpu.copy(&c0, &mut s.c).map_err(error)?;
-                            launch(p, &mut s.c).and_then(|()| gpu.sync()).map_err(error)?;
-                        }
-                        let result = check(p, &gpu.download(&s.c).map_err(error)?, &rows, reference);
-                        if s.worst.is_none_or(|w| result.relative_error > w.relative_error) {
-                            s.worst = Some(result);
-                        }
-                        if !result.passed() {
-                            return Err(format!(
-                                "{name} {size_n}^3 alpha={} beta={}: relative error {:.2e} (bound {:.2e}), \
-                                 {} elements out of bound, {} not finite",
-                                p.alpha,
-                                p.beta,
-                                result.relative_error,
-                                result.relative_bound,
-                                result.elements_out_of_bound,
-                                result.not_finite
-                            ));
-                        }
-                    }
-                    Ok(())
-                },
-            )?;
-            let timing = match runs {
-                Some(runs) if verified.verified.is_ok() && !gpu.is_emulator() => {
-                    // One launch to size the number of runs.
-                    let once =
-                        bench::time(gpu, Runs { warmup: 1, timed: 1 }, || launch(&shape, &mut state.c))?;
-                    let affordable = (1000.0 / once.median_ms.max(1e-3)) as usize;
-                    let runs = Runs {
-                        warmup: runs.warmup.min(affordable.max(1)),
-                        timed: runs.timed.min(affordable).max(3),
-                    };
-                    Some(bench::time(gpu, runs, || launch(&shape, &mut state.c))?)
-                }
-                _ => None,
-            };
-            let measured = crate::measure::Trial { timing, ..verified };
-            let mut record = Record::of_trial(
-                "sgemm",
-                name,
-                "f32",
-                size,
-                &measured,
-                Rate::Flops { flops: shape.flops(), peer: "cublas", peer_tflops: None },
-            );
-            record.relative_error = state.worst.map(|w| w.relative_error);
+            let (measured, worst) = candidates.measure(&mut c, name, launch)?;
+            let rate = Rate::Flops { flops: shape.flops(), peer: "cublas", peer_tflops: None };
+            let mut record = Record::of_trial("sgemm", name, "f32", size, &measured, rate);
+            record.relative_error = Some(worst);
             Ok(record)
         };
 
@@ -376,10 +400,7 @@ impl Family for Sgemm {
             records.push(measure(kernel.name, &|p, c| launch(gpu, k, p, &a, &b, c))?);
         }
         // Percentages of cuBLAS in the same run.
-        let peer = records.iter().find(|r| r.kernel == "cublas").and_then(|r| r.value);
-        for r in &mut records {
-            r.percent = r.value.zip(peer).map(|(v, p)| 100.0 * v / p);
-        }
+        percent_of_cublas(&mut records);
         Ok(records)
     }
 

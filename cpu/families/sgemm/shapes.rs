@@ -4,13 +4,13 @@
 
 use std::cell::RefCell;
 
-use super::{Sgemm, rows_to_check};
+use super::{Candidates, Launch, Sgemm, percent_of_cublas, rows_to_check};
 use crate::blas::cublas::Cublas;
 use crate::blas::reference::{self, Operands, THRESHOLD};
 use crate::blas::{self, Gemm, Layout, Op, Plan};
 use crate::families::{Plot, Run, Series, Target};
-use crate::measure::{Rate, Record, Runs, Shape, Stage, bench, trial};
-use crate::runtime::{DeviceBuffer, Error, Result};
+use crate::measure::{Rate, Record, Shape};
+use crate::runtime::{Error, Result};
 
 /// A layout and the ops of A and B.
 pub type Form = (Layout, Op, Op);
@@ -63,20 +63,9 @@ pub fn check(family: &Sgemm, (m, n, k): (usize, usize, usize)) -> Result<usize> 
     for (layout, op_a, op_b) in forms_at(family, (m, n, k)) {
         let g = Gemm::new(layout, op_a, op_b, m, n, k);
         g.check()?;
-        for &(bm, bn, splits) in &family.plans {
-            if !blas::plan::tiles().iter().any(|t| (t.bm, t.bn) == (bm, bn)) {
-                let offered: Vec<String> = blas::plan::tiles().iter().map(|t| format!("{}x{}", t.bm, t.bn)).collect();
-                return Err(Error::InvalidInput(format!(
-                    "no {bm}x{bn} block tile; the kernels offer {}",
-                    offered.join(", ")
-                )));
-            }
-            if splits == 0 {
-                return Err(Error::InvalidInput("--splits must be at least 1".into()));
-            }
-        }
-        let most_splits = family.plans.iter().map(|p| p.2).max().unwrap_or(1).max(32);
-        let elements = [blas::Operand::A, blas::Operand::B, blas::Operand::C].map(|x| g.elements(x) + 8);
+        // The operands with their tails, a copy of C, and a split-K workspace.
+        let most_splits = family.plans.iter().map(|p| p.2).max().unwrap_or(1).max(blas::plan::MAX_SPLITS);
+        let elements = [blas::Operand::A, blas::Operand::B, blas::Operand::C].map(|x| g.elements(x) + reference::TAIL);
         bytes = bytes.max(4 * (elements.iter().sum::<usize>() + elements[2] + most_splits * m * n));
     }
     Ok(bytes)
@@ -90,12 +79,6 @@ fn shape_label(g: &Gemm) -> String {
 /// Records of `MxNxK` sizes have a shape with three dimensions.
 pub fn is_shaped(r: &Record) -> bool {
     r.shape.split(' ').next().is_some_and(|dims| dims.matches('x').count() == 2)
-}
-
-/// The buffers of one candidate's trial, and its worst test ratio.
-struct State {
-    c: DeviceBuffer<f32>,
-    worst: f64,
 }
 
 pub fn run(family: &Sgemm, run: &Run, (m, n, k): (usize, usize, usize)) -> Result<Vec<Record>> {
@@ -114,77 +97,44 @@ pub fn run(family: &Sgemm, run: &Run, (m, n, k): (usize, usize, usize)) -> Resul
         let cases = [g.scaled(1.5, 0.0), g.scaled(0.75, -0.5)];
         let references: Vec<_> = cases.iter().map(|c| reference::reference_rows(c, &x, rows.clone())).collect();
         let (a, b, c0) = (gpu.upload(&x.a)?, gpu.upload(&x.b)?, gpu.upload(&x.c)?);
-        let mut state = State { c: gpu.alloc::<f32>(x.c.len())?, worst: 0.0 };
-
-        let mut measure = |name: &str, launch: &dyn Fn(&Gemm, &mut DeviceBuffer<f32>) -> Result<()>| -> Result<Record> {
+        let mut c = gpu.alloc::<f32>(x.c.len())?;
+        let judge = |name: &str, i: usize, c: &[f32]| {
+            let call = &cases[i];
+            let ratio = reference::test_ratio(call, &references[i], c);
+            if ratio < THRESHOLD {
+                return Ok(ratio);
+            }
+            Err(format!(
+                "{name} {label} alpha={} beta={}: test ratio {ratio:.2} (must be below {THRESHOLD})",
+                call.alpha, call.beta
+            ))
+        };
+        let candidates = Candidates { gpu, runs: runs.filter(|_| timed), cases: &cases, c0: &c0, timed: &g, judge: &judge };
+        let mut measure = |name: &str, launch: Launch<Gemm>| -> Result<Record> {
             progress(&format!("sgemm {label}: {name}"));
-            state.worst = 0.0;
-            let verified = trial(
-                gpu,
-                None,
-                &mut state,
-                |s, stage| match stage {
-                    Stage::Prepare => gpu.poison(&mut s.c),
-                    Stage::Restore => Ok(()),
-                    Stage::Run => launch(&cases[0], &mut s.c),
-                },
-                |s| {
-                    let error = |e: Error| e.to_string();
-                    for (i, (call, r)) in cases.iter().zip(&references).enumerate() {
-                        if i > 0 {
-                            gpu.copy(&c0, &mut s.c).map_err(error)?;
-                            launch(call, &mut s.c).and_then(|()| gpu.sync()).map_err(error)?;
-                        }
-                        let ratio = reference::test_ratio(call, r, &gpu.download(&s.c).map_err(error)?);
-                        s.worst = s.worst.max(ratio);
-                        if ratio >= THRESHOLD {
-                            return Err(format!(
-                                "{name} {label} alpha={} beta={}: test ratio {ratio:.2} (must be below {THRESHOLD})",
-                                call.alpha, call.beta
-                            ));
-                        }
-                    }
-                    Ok(())
-                },
-            )?;
-            let timing = match runs {
-                Some(runs) if timed && verified.verified.is_ok() => {
-                    let once = bench::time(gpu, Runs { warmup: 1, timed: 1 }, || launch(&g, &mut state.c))?;
-                    let affordable = (500.0 / once.median_ms.max(1e-3)) as usize;
-                    let runs = Runs {
-                        warmup: runs.warmup.min(affordable.max(1)),
-                        timed: runs.timed.min(affordable).max(3),
-                    };
-                    Some(bench::time(gpu, runs, || launch(&g, &mut state.c))?)
-                }
-                _ => None,
-            };
-            let measured = crate::measure::Trial { timing, ..verified };
+            let (measured, worst) = candidates.measure(&mut c, name, launch)?;
             let rate = Rate::Flops { flops: g.flops(), peer: "cublas", peer_tflops: None };
             let mut record = Record::of_trial("sgemm", name, "f32", size, &measured, rate);
             record.shape = label.clone();
-            record.relative_error = Some(state.worst * f32::EPSILON as f64);
+            record.relative_error = Some(worst * f32::EPSILON as f64);
             Ok(record)
         };
 
-        let mut candidates = Vec::new();
+        let mut records_here = Vec::new();
         if let Some(cublas) = &cublas {
-            candidates.push(measure("cublas", &|g, c| cublas.run(g, &a, &b, c))?);
+            records_here.push(measure("cublas", &|g, c| cublas.run(g, &a, &b, c))?);
         }
         let sgemm = RefCell::new(blas::Sgemm::new());
         let chosen = blas::Sgemm::plan(gpu, &g);
         let name = format!("sgemm ({})", chosen.label());
-        candidates.push(measure(&name, &|g, c| sgemm.borrow_mut().run(gpu, g, &a, &b, c))?);
+        records_here.push(measure(&name, &|g, c| sgemm.borrow_mut().run(gpu, g, &a, &b, c))?);
         for &(bm, bn, splits) in &family.plans {
             let plan = Plan::new((bm, bn), splits, k);
             let name = format!("plan {}", plan.label());
-            candidates.push(measure(&name, &|g, c| sgemm.borrow_mut().run_with(gpu, g, Some(plan), &a, &b, c))?);
+            records_here.push(measure(&name, &|g, c| sgemm.borrow_mut().run_with(gpu, g, Some(plan), &a, &b, c))?);
         }
-        let peer = candidates.iter().find(|r| r.kernel == "cublas").and_then(|r| r.value);
-        for r in &mut candidates {
-            r.percent = r.value.zip(peer).map(|(v, p)| 100.0 * v / p);
-        }
-        records.extend(candidates);
+        percent_of_cublas(&mut records_here);
+        records.extend(records_here);
     }
     Ok(records)
 }

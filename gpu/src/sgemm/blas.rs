@@ -38,11 +38,14 @@
 //!   applies `alpha` and `beta`. The order is fixed, so the result is the
 //!   same bits run after run, unlike atomics.
 //!
-//! Interior block tiles of aligned operands (`lda`, `ldb` multiples of 4,
-//! `k` and `k_chunk` multiples of 8) run a main loop with no range checks;
-//! the others run the checked one, which reads zeros outside the matrices
-//! and uses 16-byte loads only where the four elements exist and are
-//! aligned. Which tile and how many splits a shape gets is the host's
+//! Aligned operands (`lda`, `ldb` multiples of 4, and m or n too for an
+//! operand contiguous along it) run a main loop with no range checks at
+//! all: rows and columns past the matrix are clamped to its last ones,
+//! whose products land only in sums the epilogue does not store, and a
+//! partial last k-step (k not a multiple of 8) is done first, with checks.
+//! Other operands run the checked loop, which reads zeros outside the
+//! matrices and uses 16-byte loads only where the four elements exist and
+//! are aligned. Which tile and how many splits a shape gets is the host's
 //! choice (`cpu/blas/plan.rs` explains the arithmetic).
 
 // `seq!` unrolls loops by substituting 0, 1, ... into index arithmetic.
@@ -55,7 +58,7 @@
 
 use crate::dev::{In, Out, SharedTile, block_idx_z, math::fma, sync_threads, thread_idx_x};
 use crate::kernel;
-use crate::sgemm::{epilogue, grouped_block_origin};
+use crate::sgemm::{epilogue, epilogue4, grouped_block_origin};
 use seq_macro::seq;
 
 /// k-values per k-step.
@@ -158,14 +161,21 @@ impl<const E: usize, const T: usize, const KMAJOR: bool> Panel<E, T, KMAJOR> {
         if KMAJOR { (t / 2, 4 * (t % 2)) } else { (t / (E / 4), 4 * (t % (E / 4))) }
     }
 
+    /// The same panel `steps` k-steps further on.
+    #[inline(always)]
+    fn ahead(&self, steps: u32) -> Self {
+        Panel { at: self.at.wrapping_offset(steps as usize * self.step as usize), ..*self }
+    }
+
     /// This k-step's groups (the one `at` points to, whose k-values start at
     /// `p0`; the range ends at `k_end`), then moves on. Zeros outside the
-    /// matrix; `CHECKED = false` is for interior tiles (no checks at all).
+    /// matrix; `CHECKED = false` is for aligned operands (no checks at all; rows and
+    /// columns past the matrix are clamped in [`Panel::new`]).
     ///
     /// # Safety
     /// The matrix holds every element of its stored extent that a check
-    /// admits; with `CHECKED = false` every element of this panel exists and
-    /// `aligned` holds.
+    /// admits; with `CHECKED = false` every element of this panel (clamped)
+    /// exists and `aligned` holds.
     #[inline(always)]
     unsafe fn load<const CHECKED: bool>(&mut self, p0: u32, k_end: u32, t: usize) -> [[f32; 4]; 2] {
         let x = self.at;
@@ -176,7 +186,7 @@ impl<const E: usize, const T: usize, const KMAJOR: bool> Panel<E, T, KMAJOR> {
         for v in 0..Self::V {
             let g = x.wrapping_offset(v * self.between as usize);
             if !CHECKED {
-                // SAFETY: an interior tile of aligned operands (the caller's contract).
+                // SAFETY: aligned operands, whole k-steps, clamped rows and columns (the caller's contract).
                 out[v] = unsafe { g.load4(0) };
                 continue;
             }
@@ -306,15 +316,15 @@ unsafe fn block_tile<
     // groups of 4 columns (that extent a multiple of 4) so that clamping
     // keeps them aligned. It runs every whole k-step; a last partial one
     // is checked.
-    let interior = p.lda % 4 == 0
+    let unchecked = p.lda % 4 == 0
         && p.ldb % 4 == 0
         && (A_KMAJOR || p.m % 4 == 0)
         && (B_KMAJOR || p.n % 4 == 0)
         && (p.k_chunk % BK == 0 || p.k_chunk >= p.k);
     let length = k_end.saturating_sub(k0);
-    let steps = if interior { length / BK } else { length.div_ceil(BK) } as u32;
+    let steps = if unchecked { length / BK } else { length.div_ceil(BK) } as u32;
     let (k0, k_end) = (k0 as u32, k_end as u32);
-    let acc = if interior {
+    let acc = if unchecked {
         // SAFETY: aligned operands (checked above), clamped rows and columns; the caller's contract.
         unsafe {
             main_loop::<false, A_KMAJOR, B_KMAJOR, BM, BN, SA, SB, THREADS>(
@@ -341,17 +351,8 @@ unsafe fn block_tile<
             let v = [acc[4 * H + I][4 * G], acc[4 * H + I][4 * G + 1], acc[4 * H + I][4 * G + 2], acc[4 * H + I][4 * G + 3]];
             let at = c_z + row * p.ldc + col;
             if vector && col + 4 <= p.n {
-                // SAFETY: row < m, col + 4 <= n, aligned (ldc, c_split, col multiples of 4): these
-                // 4 elements are this thread's.
-                let old = if p.beta == 0.0 { [0.0; 4] } else { unsafe { c.load4(at) } };
-                let out = [
-                    epilogue(v[0], p.alpha, p.beta, || old[0]),
-                    epilogue(v[1], p.alpha, p.beta, || old[1]),
-                    epilogue(v[2], p.alpha, p.beta, || old[2]),
-                    epilogue(v[3], p.alpha, p.beta, || old[3]),
-                ];
-                // SAFETY: as above.
-                unsafe { c.store4(at, out) };
+                // SAFETY: row < m, col + 4 <= n, aligned (ldc, c_split, col multiples of 4): these 4 elements are this thread's.
+                unsafe { epilogue4(&c, at, v, p.alpha, p.beta) };
             } else {
                 for j in 0..4 {
                     if col + j < p.n {
@@ -372,8 +373,8 @@ type Accumulators = [[f32; 8]; 8];
 /// prefetched panels into the other stage, and passes one barrier.
 ///
 /// # Safety
-/// As for [`block_tile`]; `CHECKED = false` only for interior tiles of
-/// aligned operands.
+/// As for [`block_tile`]; `CHECKED = false` only for aligned operands (see
+/// its `unchecked`), with `steps` the whole k-steps.
 #[inline(always)]
 unsafe fn main_loop<
     const CHECKED: bool,
@@ -400,6 +401,25 @@ unsafe fn main_loop<
     // SAFETY: the B panel follows the A panel within a stage.
     let b_stage = |s: usize| unsafe { a_stage(s).offset(BK * SA) }.restride::<SB>();
     let mut acc = [[0.0f32; 8]; 8];
+    // The unchecked loop runs the whole k-steps. A partial last one (k not
+    // a multiple of 8) is done first, with checks, in stage 1: what the
+    // checks need is then dead before the loop, which keeps the loop at
+    // the 128-register cap without spilling.
+    let tail = k0 + steps * BK as u32;
+    if !CHECKED && tail < k_end {
+        let (mut a_tail, mut b_tail) = (a_panel.ahead(steps), b_panel.ahead(steps));
+        // SAFETY: checked loads; the caller's contract otherwise.
+        let (av, bv) = unsafe { (a_tail.load::<true>(tail, k_end, t), b_tail.load::<true>(tail, k_end, t)) };
+        // SAFETY: nobody reads stage 1 before the barrier below.
+        unsafe {
+            Panel::<BM, THREADS, A_KMAJOR>::store(a_stage(1), t, av);
+            Panel::<BN, THREADS, B_KMAJOR>::store(b_stage(1), t, bv);
+        }
+        sync_threads();
+        // SAFETY: filled and published by the barrier above. The loop writes stage 1 again only
+        // after its first barrier, which every thread passes after these reads.
+        unsafe { multiply_stage::<SA, SB>(&mut acc, a_stage(1), b_stage(1), r0, c0) };
+    }
     if steps > 0 {
         // SAFETY: the caller's contract.
         let (av, bv) =
@@ -443,22 +463,6 @@ unsafe fn main_loop<
             sync_threads();
         }
     }
-    // The unchecked loop ran the whole k-steps; a partial last one (k not a
-    // multiple of 8) is loaded with checks into stage 0, free since the
-    // loop's last barrier.
-    let p0 = k0 + steps * BK as u32;
-    if !CHECKED && p0 < k_end {
-        // SAFETY: checked loads; the caller's contract otherwise.
-        let (av, bv) = unsafe { (a_panel.load::<true>(p0, k_end, t), b_panel.load::<true>(p0, k_end, t)) };
-        // SAFETY: nobody reads stage 0 after the loop's last barrier until the one below.
-        unsafe {
-            Panel::<BM, THREADS, A_KMAJOR>::store(a_stage(0), t, av);
-            Panel::<BN, THREADS, B_KMAJOR>::store(b_stage(0), t, bv);
-        }
-        sync_threads();
-        // SAFETY: filled and published by the barrier above.
-        unsafe { multiply_stage::<SA, SB>(&mut acc, a_stage(0), b_stage(0), r0, c0) };
-    }
     acc
 }
 
@@ -490,10 +494,9 @@ unsafe fn multiply_stage<const SA: usize, const SB: usize>(
 }
 
 /// Declares one block tile kernel per line: name, tile, storage ops, and the
-/// resident blocks per SM asked of ptxas (at most `65536 / (threads * 128)`;
-/// 128 x 128 tiles ask for 1 (sm_80 PTX spilled at the cap; unmeasured since): at the 128-register cap its checked last k-step
-/// spilled,
-/// so that each thread may keep 128 registers).
+/// resident blocks per SM asked of ptxas: 2 for 256 threads (at most 128
+/// registers a thread, 16 warps per SM), 3 for 128 and 6 for 64 (up to
+/// ~170 registers, where the 128 cap spilled).
 macro_rules! block_tile_kernels {
     ($($name:ident: $bm:literal x $bn:literal, $ta:literal $tb:literal, min_blocks $min:literal;)*) => {$(
         #[doc = concat!(
@@ -543,10 +546,10 @@ macro_rules! block_tile_kernels {
 }
 
 block_tile_kernels! {
-    gemm_128x128_nn: 128 x 128, false false, min_blocks 1;
-    gemm_128x128_nt: 128 x 128, false true, min_blocks 1;
-    gemm_128x128_tn: 128 x 128, true false, min_blocks 1;
-    gemm_128x128_tt: 128 x 128, true true, min_blocks 1;
+    gemm_128x128_nn: 128 x 128, false false, min_blocks 2;
+    gemm_128x128_nt: 128 x 128, false true, min_blocks 2;
+    gemm_128x128_tn: 128 x 128, true false, min_blocks 2;
+    gemm_128x128_tt: 128 x 128, true true, min_blocks 2;
     gemm_128x64_nn: 128 x 64, false false, min_blocks 3;
     gemm_128x64_nt: 128 x 64, false true, min_blocks 3;
     gemm_128x64_tn: 128 x 64, true false, min_blocks 3;

@@ -181,3 +181,26 @@ fn netlib_sweep_subset_with_every_scalar() {
     assert_eq!(calls, 4 * 4 * 4 * 8 * 9);
     assert!(worst < reference::THRESHOLD);
 }
+
+/// The ladder's targets read its squares only: an `MxNxK` record's size is
+/// its m, and 8192x8192x256 is not 8192^3.
+#[test]
+fn ladder_targets_ignore_shaped_records() {
+    use kernel_lab::families::{Family, sgemm::SUITE};
+    use kernel_lab::measure::{Record, Shape};
+    let record = |kernel: &str, size: &str, shape: &str, percent: f64| {
+        let mut r = Record::new("sgemm", kernel, "f32", &size.parse::<Shape>().unwrap());
+        r.shape = shape.into();
+        r.percent = Some(percent);
+        r.ceiling = "cublas".into();
+        r
+    };
+    let records = [
+        record("sgemm_warp_tiled", "8192", "8192", 92.0),
+        record("sgemm (128x128)", "8192x8192x256", "8192x8192x256 row NN", 109.0),
+    ];
+    let refs: Vec<&Record> = records.iter().collect();
+    let targets = SUITE.targets(&refs);
+    let t = targets.iter().find(|t| t.what.starts_with("sgemm 8192^3, best kernel")).unwrap();
+    assert_eq!(t.measured, "sgemm_warp_tiled 92.0%");
+}

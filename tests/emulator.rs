@@ -39,7 +39,9 @@ fn transpose_on(gpu: &Gpu, kernel: &'static Kernel, nx: usize, ny: usize, seed: 
 fn transpose_kernels_on_awkward_shapes() {
     let gpu = Gpu::emulator();
     for kernel in family("transpose") {
-        for (i, &(nx, ny)) in [(1, 1), (0, 5), (5, 0), (33, 31), (70, 129), (64, 64)].iter().enumerate() {
+        for (i, &(nx, ny)) in
+            [(1, 1), (0, 5), (5, 0), (33, 31), (70, 129), (64, 64), (200, 301)].iter().enumerate()
+        {
             transpose_on(&gpu, kernel, nx, ny, i as u64).unwrap();
         }
     }
@@ -187,10 +189,30 @@ fn scale_is_verified_on_the_emulator() {
 
 /// Runs a transpose kernel at 64 x 64 (whole tiles) with the analysis on.
 fn transpose_analysis(name: &str) -> Analysis {
+    transpose_analysis_at(name, 64, 64)
+}
+
+fn transpose_analysis_at(name: &str, nx: usize, ny: usize) -> Analysis {
     let gpu = Gpu::emulator();
     gpu.set_analysis(true);
-    transpose_on(&gpu, registry::find(name).unwrap(), 64, 64, 1).unwrap();
+    transpose_on(&gpu, registry::find(name).unwrap(), nx, ny, 1).unwrap();
     gpu.take_analysis()
+}
+
+/// With `ny` odd, output rows start inside sectors. Kernel 4's 32-word
+/// row segments then cover 5 sectors in 7 rows of 8 (4.875 per request);
+/// kernel 5 moves each row's window back to a sector boundary, so only the
+/// first and last sector of each output row are partial: 2 in the
+/// `ceil((s + ny) / 8)` sectors a row spans, 263 words here.
+#[test]
+fn transpose_fast_stores_whole_sectors_at_odd_shapes() {
+    let (nx, ny) = (64, 263);
+    let padded = transpose_analysis_at("transpose_padded", nx, ny);
+    let fast = transpose_analysis_at("transpose_fast", nx, ny);
+    let (p, f) = (padded.global_stores.efficiency(), fast.global_stores.efficiency());
+    assert!(p < 0.85, "padded: {p}");
+    // Per row: 263 useful words in at most ceil((7 + 263) / 8) = 34 sectors.
+    assert!(f >= 263.0 / (34.0 * 8.0), "fast: {f}");
 }
 
 /// The seeds' arithmetic, measured from our kernels.

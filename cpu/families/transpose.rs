@@ -5,7 +5,7 @@ use gpu::dev::{In, Out};
 use gpu::launch::{Kernel, Typed};
 use rayon::prelude::*;
 
-use super::{About, Family, Run, Target, order_target, percent_target};
+use super::{About, Family, Plot, Run, Series, Target, default_plots, order_target, percent_target};
 use crate::measure::{Rate, Record, Shape, bench, data, trial, verify};
 use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
 
@@ -14,6 +14,15 @@ pub type Signature = (In<f32>, Out<f32>, u32, u32);
 
 /// The family: `output = inputᵀ` for an `ny` x `nx` row-major `f32` input.
 pub struct Transpose;
+
+/// Odd shapes (`NXxNY`) the suite runs beside the squares: rows that start
+/// inside sectors on one side, the other, or both, and long and flat ones.
+pub const ODD_SHAPES: [&str; 6] = ["8191x8193", "8192x8191", "8191x8192", "4097x4095", "1000x9000", "9000x1000"];
+
+/// A record of a non-square run (`8191x8193`).
+fn is_odd(r: &Record) -> bool {
+    r.shape.contains('x')
+}
 
 /// Host reference: `out[x * ny + y] = input[y * nx + x]` for an `ny` x `nx`
 /// row-major input. Blocked by 32 x 32 so both sides stay in cache, and
@@ -122,6 +131,11 @@ impl Family for Transpose {
         }
     }
 
+    fn default_sizes(&self) -> Vec<Shape> {
+        let squares = self.about().default_sizes.iter().copied().map(Shape::n);
+        squares.chain(ODD_SHAPES.iter().map(|s| s.parse().expect("a valid shape"))).collect()
+    }
+
     fn check(&self, size: &Shape) -> Result<usize> {
         let (nx, ny) = size.pair("transpose")?;
         Ok(2 * 4 * check_shape(nx, ny)?)
@@ -150,12 +164,76 @@ impl Family for Transpose {
 
     fn targets(&self, records: &[&Record]) -> Vec<Target> {
         let order = ["transpose_naive_row", "transpose_shared", "transpose_padded"];
+        // A non-square record's size is its nx: 8192x8191 is not 8192^2.
+        let (odd, squares): (Vec<&Record>, Vec<&Record>) = records.iter().partition(|r| is_odd(r));
+        let fast: Vec<&Record> = odd
+            .iter()
+            .copied()
+            .filter(|r| r.kernel == "transpose_fast" && r.percent.is_some())
+            .filter(|r| size_of_shape(&r.shape).is_some_and(|(nx, ny)| nx * ny >= 1024 * 1024))
+            .collect();
+        let worst = fast.iter().min_by(|a, b| a.percent.unwrap_or(0.0).total_cmp(&b.percent.unwrap_or(0.0)));
+        let odd_target = worst.map(|w| {
+            let p = w.percent.unwrap_or(0.0);
+            Target {
+                what: "transpose_fast at every odd shape of at least 1024^2 elements: at least 90% of the in-run copy"
+                    .into(),
+                measured: format!("lowest {p:.1}% at {} (of {} shapes)", w.shape, fast.len()),
+                met: p >= 90.0 && fast.iter().all(|r| r.verified),
+            }
+        });
         [
-            percent_target(records, "f32", 8192, "transpose 8192 x 8192, best kernel", 90.0),
-            order_target(records, "transpose 8192 x 8192: naive < shared < padded", &order, "f32", 8192),
+            percent_target(&squares, "f32", 8192, "transpose 8192 x 8192, best kernel", 90.0),
+            order_target(&squares, "transpose 8192 x 8192: naive < shared < padded", &order, "f32", 8192),
+            odd_target,
         ]
         .into_iter()
         .flatten()
         .collect()
     }
+
+    /// The squares' rates against the size, and a bar per odd shape of each
+    /// tiled kernel's percentage of the in-run copy.
+    fn plots(&self, records: &[&Record], title: &str) -> Vec<Plot> {
+        let (odd, squares): (Vec<&Record>, Vec<&Record>) = records.iter().partition(|r| is_odd(r));
+        let mut plots = default_plots(self, &squares, title);
+        let mut shapes: Vec<String> = Vec::new();
+        for r in &odd {
+            if !shapes.contains(&r.shape) {
+                shapes.push(r.shape.clone());
+            }
+        }
+        let mut series: Vec<Series> = Vec::new();
+        for r in odd.iter().filter(|r| r.percent.is_some() && r.kernel != r.ceiling) {
+            let x = shapes.iter().position(|s| *s == r.shape).unwrap_or(0) as f64;
+            let point = (x, r.percent.unwrap_or(0.0));
+            match series.iter_mut().find(|s| s.name == r.kernel) {
+                Some(s) => s.points.push(point),
+                None => series.push(Series { name: r.kernel.clone(), points: vec![point], ceiling: false }),
+            }
+        }
+        if !series.is_empty() {
+            series.push(Series {
+                name: "copy".into(),
+                points: (0..shapes.len()).map(|i| (i as f64, 100.0)).collect(),
+                ceiling: true,
+            });
+            plots.push(Plot {
+                file: "transpose_odd".into(),
+                title: format!("transpose at odd shapes as % of the in-run copy - {title}"),
+                x_label: "shape (nx x ny)".into(),
+                y_label: "% of the copy".into(),
+                log_x: false,
+                categories: Some(shapes),
+                series,
+            });
+        }
+        plots
+    }
+}
+
+/// `(nx, ny)` of a record's `NXxNY` shape.
+fn size_of_shape(shape: &str) -> Option<(usize, usize)> {
+    let (nx, ny) = shape.split_once('x')?;
+    Some((nx.parse().ok()?, ny.parse().ok()?))
 }

@@ -237,8 +237,11 @@ struct Candidates<'a, P> {
     timed: &'a P,
     /// Case `i`'s error measure on the C it gave (the record keeps the
     /// worst), or why it failed.
-    judge: &'a dyn Fn(&str, usize, &[f32]) -> std::result::Result<f64, String>,
+    judge: &'a Judge<'a>,
 }
+
+/// Case `i`'s error measure for a kernel's C, or why it failed.
+type Judge<'a> = dyn Fn(&str, usize, &[f32]) -> std::result::Result<f64, String> + 'a;
 
 /// Timed runs of one candidate last about this long (at least 3 runs).
 const TIMING_BUDGET_MS: f64 = 500.0;

@@ -139,17 +139,17 @@ impl<const E: usize, const T: usize, const KMAJOR: bool> Panel<E, T, KMAJOR> {
                 step: BK as u32,
                 between: ((second - first) * ld) as u32,
                 whole,
-                aligned: ld % 4 == 0,
+                aligned: ld.is_multiple_of(4),
             }
         } else {
             let col = e0 + offset;
-            let clamped = if extent % 4 == 0 && extent >= 4 { col.min(extent - 4) } else { col };
+            let clamped = if extent.is_multiple_of(4) && extent >= 4 { col.min(extent - 4) } else { col };
             Panel {
                 at: x.wrapping_offset((k0 + line) * ld + clamped),
                 step: (BK * ld) as u32,
                 between: (Self::GROUP_STRIDE * ld) as u32,
                 whole: extent.saturating_sub(col).min(4) as u32,
-                aligned: ld % 4 == 0,
+                aligned: ld.is_multiple_of(4),
             }
         }
     }
@@ -316,11 +316,11 @@ unsafe fn block_tile<
     // groups of 4 columns (that extent a multiple of 4) so that clamping
     // keeps them aligned. It runs every whole k-step; a last partial one
     // is checked.
-    let unchecked = p.lda % 4 == 0
-        && p.ldb % 4 == 0
-        && (A_KMAJOR || p.m % 4 == 0)
-        && (B_KMAJOR || p.n % 4 == 0)
-        && (p.k_chunk % BK == 0 || p.k_chunk >= p.k);
+    let unchecked = p.lda.is_multiple_of(4)
+        && p.ldb.is_multiple_of(4)
+        && (A_KMAJOR || p.m.is_multiple_of(4))
+        && (B_KMAJOR || p.n.is_multiple_of(4))
+        && (p.k_chunk.is_multiple_of(BK) || p.k_chunk >= p.k);
     let length = k_end.saturating_sub(k0);
     let steps = if unchecked { length / BK } else { length.div_ceil(BK) } as u32;
     let (k0, k_end) = (k0 as u32, k_end as u32);
@@ -343,7 +343,7 @@ unsafe fn block_tile<
     // Recomputed after the loop rather than kept live through it.
     let z = block_idx_z() as usize;
     let c_z = z * p.c_split;
-    let vector = p.ldc % 4 == 0 && p.c_split % 4 == 0;
+    let vector = p.ldc.is_multiple_of(4) && p.c_split.is_multiple_of(4);
     seq!(H in 0..2 { seq!(I in 0..4 { seq!(G in 0..2 {{
         let row = bm0 + r0 + H * 32 + I;
         let col = bn0 + c0 + G * 16;

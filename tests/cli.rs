@@ -184,6 +184,18 @@ fn no_gpu_family_binaries_run_the_emulator() {
     let out = run(FAMILY_BINS[3], &["--quiet"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("Alignment") && stdout.contains("Shared-memory banks"), "{stdout}");
+    // sgemm's shapes: small ones are verified on the emulator (in the
+    // form asked for), large ones left to a GPU.
+    let sgemm = env!("CARGO_BIN_EXE_sgemm");
+    let out = run(
+        sgemm,
+        &["--quiet", "--shape", "70x33x21", "--shape", "4000x4000x4000", "--trans-b", "--layout", "col"],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let rows: Vec<&str> = stdout.lines().filter(|l| l.contains("70x33x21 col NT")).collect();
+    assert!(!rows.is_empty() && rows.iter().all(|l| l.contains(" yes ")), "{stdout}");
+    assert!(!stdout.contains("4000x4000x4000"), "{stdout}");
 }
 
 #[test]

@@ -20,20 +20,27 @@
 //!
 //! - Blocks go round-robin to SMs, `resident` at a time (the kernel's
 //!   declared `min_blocks`); a round of `b` blocks of `w` warps each runs
-//!   at `min(1, sqrt(b w / 16))` of the SM's FFMA rate (16 warps hide the
-//!   pipeline and shared-memory latencies; fewer hide less), times the
-//!   tile's own efficiency `1 / (1 + 0.08 (64 / BM + 64 / BN - 1))` (1 for
-//!   128 x 128, 0.96 for 128 x 64, 0.93 for 64 x 64: the extra traffic).
-//!   The busiest SM's time is the kernel's: this is where wave quantization
-//!   shows (1025 blocks on 1024 slots cost two rounds).
-//! - Each block also pays about 4 k-steps of fixed cost (the first panel's
-//!   load, the epilogue).
-//! - The reduction's words move at ~2500 bytes per cycle (4.4 TB/s at 1.75
-//!   GHz, partly from L2; scaled by the SM count), plus ~3500 cycles (2 µs)
-//!   for its launch.
+//!   at `min(1, b w / 12)^0.56` of the SM's FFMA rate (about 12 warps hide
+//!   the pipeline and shared-memory latencies of these 8 x 8 thread tiles;
+//!   fewer hide less), times the tile's own efficiency `1 / (1 + 0.08 (64
+//!   / BM + 64 / BN - 1))` (1 for 128 x 128, 0.93 for 64 x 64: twice the
+//!   global traffic per FMA). The busiest SM's time is the kernel's: this
+//!   is where wave quantization shows (1025 blocks on 1024 slots cost two
+//!   rounds).
+//! - The reduction's `4 (2 S + 2) m n` bytes move at ~1350 bytes per SM
+//!   cycle on 132 SMs (2.1 TB/s at the H100's ~1.57 GHz under FFMA load,
+//!   mostly L2; scaled by the SM count), plus ~8500 cycles (5 µs) for the
+//!   second launch and its ramp.
 //!
-//! `S` runs over 1 to 32 with at least 64 k-values per split; chunks are
-//! multiples of 8 (the kernels' k-step), so the last one may be shorter.
+//! The constants were fitted to H100 timings of every tile with `S` in 1,
+//! 2, 4, ..., 64 at 12 shapes (least squares on log time, then checked
+//! that the choice is the fastest measured plan, or within 5% of it, at
+//! each; `docs/notes.md` has the table). `S` runs over the powers of two up
+//! to 64 with at least 64 k-values per split; chunks are multiples of 8 (the
+//! kernels' k-step), so the last one may be shorter. Only the square tiles
+//! are candidates: 128 x 64 and 64 x 128 never beat the better square by
+//! more than 4% there, and were 45% slower at 2000 x 3000 x 1500; they stay
+//! available to `sgemm --tile`.
 
 use super::gemm::RowMajor;
 use std::sync::OnceLock;
@@ -44,7 +51,7 @@ use gpu::launch::{Kernel, registry};
 const BK: usize = 8;
 
 /// The most k-splits the dispatcher considers.
-pub const MAX_SPLITS: usize = 32;
+pub const MAX_SPLITS: usize = 64;
 
 /// What the dispatcher decided for one call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -150,18 +157,22 @@ fn offered_tiles() -> Vec<Tile> {
 /// module documentation).
 pub fn estimate(r: &RowMajor, tile: &Tile, plan: &Plan, sms: usize) -> f64 {
     const FFMA_PER_CYCLE: f64 = 128.0;
-    const FIXED_K: f64 = 4.0 * BK as f64;
-    const BYTES_PER_CYCLE_132: f64 = 2500.0;
+    const SATURATING_WARPS: f64 = 12.0;
+    const OCCUPANCY_EXPONENT: f64 = 0.56;
+    const BYTES_PER_CYCLE_132: f64 = 1350.0;
     const SMALL_TILE_COST: f64 = 0.08;
-    const LAUNCH_CYCLES: f64 = 3500.0;
+    const LAUNCH_CYCLES: f64 = 8500.0;
     let sms = sms.max(1);
     let blocks = r.m.div_ceil(tile.bm) * r.n.div_ceil(tile.bn) * plan.splits;
-    let per_block = (tile.bm * tile.bn) as f64 * (plan.k_chunk.min(r.k) as f64 + FIXED_K);
+    let per_block = (tile.bm * tile.bn) as f64 * plan.k_chunk.min(r.k) as f64;
     let efficiency = 1.0 / (1.0 + (64.0 / tile.bm as f64 + 64.0 / tile.bn as f64 - 1.0) * SMALL_TILE_COST);
     let warps = tile.threads.div_ceil(32);
     // The busiest SM: ceil(blocks / sms) blocks, in rounds of `resident`
     // (full rounds, then what is left).
-    let rate = |round: usize| FFMA_PER_CYCLE * efficiency * ((round * warps) as f64 / 16.0).sqrt().min(1.0);
+    let rate = |round: usize| {
+        let occupancy = ((round * warps) as f64 / SATURATING_WARPS).min(1.0).powf(OCCUPANCY_EXPONENT);
+        FFMA_PER_CYCLE * efficiency * occupancy
+    };
     let on_busiest = blocks.div_ceil(sms);
     let (full, rest) = (on_busiest / tile.resident, on_busiest % tile.resident);
     let mut cycles = full as f64 * tile.resident as f64 * per_block / rate(tile.resident);
@@ -169,19 +180,18 @@ pub fn estimate(r: &RowMajor, tile: &Tile, plan: &Plan, sms: usize) -> f64 {
         cycles += rest as f64 * per_block / rate(rest);
     }
     if plan.splits > 1 {
-        let words = (2 * plan.splits + 2) as f64 * (r.m * r.n) as f64;
-        cycles += 4.0 * words / (BYTES_PER_CYCLE_132 * sms as f64 / 132.0) + LAUNCH_CYCLES;
+        let bytes = 4.0 * (2 * plan.splits + 2) as f64 * (r.m * r.n) as f64;
+        cycles += bytes / (BYTES_PER_CYCLE_132 * sms as f64 / 132.0) + LAUNCH_CYCLES;
     }
     cycles
 }
 
 /// The cheapest plan for `r` on `sms` SMs by [`estimate`].
 pub fn choose(r: &RowMajor, sms: usize) -> Plan {
-    let tiles = tiles();
     let mut best: Option<(f64, Plan)> = None;
     let max_splits = (r.k / 64).clamp(1, MAX_SPLITS);
-    for tile in tiles {
-        for splits in 1..=max_splits {
+    for tile in tiles().iter().filter(|t| t.bm == t.bn) {
+        for splits in (0..=MAX_SPLITS.ilog2()).map(|e| 1 << e).take_while(|&s| s <= max_splits) {
             let plan = Plan::new((tile.bm, tile.bn), splits, r.k);
             if plan.splits != splits {
                 continue;

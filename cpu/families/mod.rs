@@ -99,6 +99,12 @@ pub trait Family: Sync {
         Shape::n(self.about().emulator_size)
     }
 
+    /// The sizes the emulator verifies, given the run's `sizes`: by
+    /// default the family's emulator size alone (the run's are GPU-sized).
+    fn emulator_sizes(&self, _sizes: &[Shape]) -> Vec<Shape> {
+        vec![self.emulator_size()]
+    }
+
     fn method(&self) -> &'static str {
         self.about().method
     }

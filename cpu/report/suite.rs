@@ -40,15 +40,17 @@ pub fn run(gpu: &Gpu, jobs: &[Job], runs: Option<Runs>, progress: &Progress) -> 
 }
 
 /// Verifies every job's kernels on the emulator at the family's emulator
-/// size, with the analysis: one record per kernel, no timing.
+/// sizes, with the analysis: one record per kernel and size, no timing.
 pub fn emulate(jobs: &[Job], progress: &Progress) -> Result<Vec<Record>> {
     let emulator = Gpu::emulator();
     let mut records = Vec::new();
     for job in jobs {
-        let size = job.family.emulator_size();
-        let message = |what: &str| (progress.message)(&format!("emulator: {what}"));
-        let run = Run { gpu: &emulator, size: &size, kernels: &job.kernels, runs: None, progress: &message };
-        records.extend(job.family.run(&run)?);
+        for size in job.family.emulator_sizes(&job.sizes) {
+            let message = |what: &str| (progress.message)(&format!("emulator: {what}"));
+            let run =
+                Run { gpu: &emulator, size: &size, kernels: &job.kernels, runs: None, progress: &message };
+            records.extend(job.family.run(&run)?);
+        }
         (progress.tick)();
     }
     Ok(records)

@@ -248,7 +248,15 @@ unsafe fn transpose_aligned<const TX: usize, const TY: usize, const STRIDE: usiz
     nx: u32,
     ny: u32,
 ) {
-    const { assert!(STRIDE == TX + 1 && TX.is_multiple_of(32) && TY.is_multiple_of(32) && TY.is_multiple_of(ROWS) && TX.is_multiple_of(ROWS)) };
+    const {
+        assert!(
+            STRIDE == TX + 1
+                && TX.is_multiple_of(32)
+                && TY.is_multiple_of(32)
+                && TY.is_multiple_of(ROWS)
+                && TX.is_multiple_of(ROWS)
+        )
+    };
     const { assert!(HALO <= ROWS && (TY / ROWS + 1) * (TX / 32) <= MAX_PER_THREAD) };
     let (nx, ny) = (nx as usize, ny as usize);
     // ny a multiple of 8 makes every shift 0 and the halo unused.

@@ -334,6 +334,13 @@ impl Family for Sgemm {
         Ok(4 * 4 * n * n)
     }
 
+    /// The ladder at the emulator size, and the run's `MxNxK` shapes small
+    /// enough to emulate (`m n k` at most [`shapes::EMULATED_WORK`]).
+    fn emulator_sizes(&self, sizes: &[Shape]) -> Vec<Shape> {
+        let small = sizes.iter().filter(|s| matches!(s.dims()[..], [m, n, k] if m * n * k <= shapes::EMULATED_WORK));
+        std::iter::once(self.emulator_size()).chain(small.cloned()).collect()
+    }
+
     fn default_sizes(&self) -> Vec<Shape> {
         let squares = self.about().default_sizes.iter().copied().map(Shape::n);
         squares.chain(shapes::SWEEP.iter().map(|s| s.parse().expect("a valid shape"))).collect()

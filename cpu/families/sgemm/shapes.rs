@@ -63,13 +63,20 @@ pub fn check(family: &Sgemm, (m, n, k): (usize, usize, usize)) -> Result<usize> 
     for (layout, op_a, op_b) in forms_at(family, (m, n, k)) {
         let g = Gemm::new(layout, op_a, op_b, m, n, k);
         g.check()?;
-        // The operands with their tails, a copy of C, and a split-K workspace.
-        let most_splits = family.plans.iter().map(|p| p.2).max().unwrap_or(1).max(blas::plan::MAX_SPLITS);
+        // The operands with their tails, a copy of C, and a split-K workspace
+        // for the plans asked for and the dispatcher's (on 132 SMs, the
+        // H100's and H200's count: a larger GPU may split more).
+        let chosen = blas::plan::choose(&g.row_major(), 132).splits;
+        let most_splits = family.plans.iter().map(|p| p.2).max().unwrap_or(1).max(chosen);
         let elements = [blas::Operand::A, blas::Operand::B, blas::Operand::C].map(|x| g.elements(x) + reference::TAIL);
         bytes = bytes.max(4 * (elements.iter().sum::<usize>() + elements[2] + most_splits * m * n));
     }
     Ok(bytes)
 }
+
+/// The most multiply-adds (`m n k`) of a shape the emulator runs when
+/// there is no GPU (a few seconds per plan); larger ones are left to the GPU.
+pub const EMULATED_WORK: usize = 1 << 22;
 
 /// `"MxNxK row NN"`: the record's shape.
 fn shape_label(g: &Gemm) -> String {

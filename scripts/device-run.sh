@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, which has no Rust: the binaries built here are
 # carried in .device/ (scripts/device-build.sh puts them there).
-#   bash scripts/device-run.sh tests suite sanitize ncu sass lab hazards rustcuda
+#   bash scripts/device-run.sh tests suite sanitize ncu limits sass lab hazards rustcuda
 # Writes under $OUT: results.json (the suite; its plots go into the logs, and
 # `kernel-lab report --plots` redraws them from the JSON), checks.txt (what
 # `kernel-lab report --checks` puts into BENCHMARKS.md), sanitizers.txt (the
@@ -37,6 +37,7 @@ for section in "$@"; do
       sanitize $tool transpose $D/transpose --sizes 1000x333 --warmup 0 --iters 1
       sanitize $tool reduce $D/reduce --sizes 1000003 --warmup 0 --iters 1
       sanitize $tool sgemm $D/sgemm --sizes 300 --warmup 0 --iters 1
+      sanitize $tool sgemm-shapes $D/sgemm --shape 130x68x203 --shape 67x301x1000 --tile 64x64,128x128 --splits 1,3 --warmup 0 --iters 1
       sanitize $tool memory-lab $D/memory-lab --sizes 100000 --iters 0
       sanitize $tool scale $D/scale --sizes 1000003 --warmup 0 --iters 1
     done ;;
@@ -46,11 +47,24 @@ for section in "$@"; do
 l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed_op_shared_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum \
       $D/transpose --sizes 1024 --iters 0 > "$LOGS/ncu-transpose.csv" 2>"$LOGS/ncu-transpose.err"
     python3 scripts/ncu-summary.py "$LOGS/ncu-transpose.csv" | tee -a "$CHECKS"
+    step "ncu --clock-control none: transpose 8191 x 8193 (output rows start inside sectors)" | tee -a "$CHECKS"
+    ncu --clock-control none --csv -k regex:'transpose_(padded|fast)' --metrics \
+l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed_op_shared_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum \
+      $D/transpose --sizes 8191x8193 --iters 0 --kernels padded,fast > "$LOGS/ncu-transpose-odd.csv" 2>"$LOGS/ncu-transpose-odd.err"
+    python3 scripts/ncu-summary.py "$LOGS/ncu-transpose-odd.csv" | tee -a "$CHECKS"
     step "ncu --clock-control none: sgemm 1024^3" | tee -a "$CHECKS"
     ncu --clock-control none --csv -k regex:sgemm --metrics \
 l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed_op_shared_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum \
       $D/sgemm --sizes 1024 --iters 0 --kernels reg_2d,vec4,double_buffer,warp_tiled,tuned,wide,wide_async > "$LOGS/ncu-sgemm.csv" 2>"$LOGS/ncu-sgemm.err"
     python3 scripts/ncu-summary.py "$LOGS/ncu-sgemm.csv" | tee -a "$CHECKS" ;;
+  limits)
+    # What separates the dispatcher's 128 x 128 tile from cuBLAS at 4096^3
+    # (the stretch target): the first launch of each kernel.
+    step "ncu --clock-control none: sgemm 4096^3 row NN, the dispatcher's kernel and cuBLAS's" | tee -a "$CHECKS"
+    ncu --clock-control none -k regex:gemm --launch-count 6 --metrics \
+gpu__time_duration.sum,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.per_cycle_active,launch__registers_per_thread,launch__block_size,launch__grid_size,smsp__inst_executed.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,smsp__warp_issue_stalled_barrier_per_warp_active.pct,smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct,smsp__warp_issue_stalled_short_scoreboard_per_warp_active.pct,smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct,smsp__warp_issue_stalled_math_pipe_throttle_per_warp_active.pct,smsp__warp_issue_stalled_not_selected_per_warp_active.pct,smsp__warp_issue_stalled_wait_per_warp_active.pct,smsp__warp_issue_stalled_dispatch_stall_per_warp_active.pct,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum \
+      $D/sgemm --shape 4096x4096x4096 --warmup 0 --iters 1 > "$LOGS/ncu-limits.txt" 2>&1
+    grep -E '^  [a-zA-Z_0-9]+.*\(|^    (gpu__|sm__|smsp__|launch__|l1tex__)' "$LOGS/ncu-limits.txt" | tee -a "$CHECKS" ;;
   lab)
     step "memory lab"
     $D/memory-lab 2>&1 | tee "$LOGS/memory-lab.log"

@@ -113,6 +113,9 @@ fn rows(md: &mut String, records: &[&Record]) {
 /// the emulator's figures for the same kernels.
 fn profiler_comparison(report: &RunReport, checks: &str) -> String {
     let mut rows = Vec::new();
+    // A kernel's first table is the one at a size like the emulator's;
+    // later ones (an odd shape) stay in the checks text below.
+    let mut seen: Vec<String> = Vec::new();
     for line in checks.lines() {
         let cells: Vec<&str> = line.split_whitespace().collect();
         let [label, wavefronts, _conflicts, gld, gst] = cells[..] else { continue };
@@ -125,6 +128,10 @@ fn profiler_comparison(report: &RunReport, checks: &str) -> String {
             continue;
         };
         let kernel = family.profiled_kernel(label);
+        if seen.contains(&label.to_string()) {
+            continue;
+        }
+        seen.push(label.to_string());
         let Some(a) = report.records.iter().find(|r| r.kernel == kernel).and_then(|r| r.analysis) else {
             continue;
         };

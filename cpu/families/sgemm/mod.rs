@@ -452,6 +452,20 @@ impl Family for Sgemm {
         plots
     }
 
+    fn notes(&self) -> &'static str {
+        "The dispatcher's label names its plan: the block tile, and `split S` when S blocks share each \
+         tile's k range (their slices added in a fixed order by a second kernel). Its choice comes from a \
+         model of the machine fitted to calibration sweeps (`cpu/blas/plan.rs`, `docs/notes.md`).\n\n\
+         What limits it at 4096^3 and 8192^3 (the stretch target of 100% of cuBLAS): the ncu section of \
+         the device checks below profiles the dispatcher's 128 x 128 kernel and cuBLAS's at 4096^3. Both \
+         execute the same number of instructions and of FFMAs; the difference is the share of cycles in \
+         which a warp issues. cuBLAS's kernel (a 256 x 128 tile, 3 shared-memory stages, 254 registers, \
+         one block of 8 warps per SM, twice our FMAs per barrier) stalls less on barriers and on \
+         shared-memory latency than ours (a 128 x 128 tile, 2 stages with the next panel held in \
+         registers, 127 registers, two blocks of 8 warps): its FMA pipe is busier for the same work. The \
+         next steps are the larger tile with a 16 x 8 thread tile, and a third stage filled by `cp.async`."
+    }
+
     fn tables<'a>(&self, records: &'a [&'a Record]) -> Vec<(String, Vec<&'a Record>)> {
         let (shaped, squares): (Vec<&Record>, Vec<&Record>) =
             records.iter().partition(|r| shapes::is_shaped(r));

@@ -51,7 +51,8 @@ const FAMILY_BINS: [&str; 5] = [
 fn unknown_family_lists_the_accepted_ones() {
     let line = rejected(MAIN, &["--only", "transpose,fft"]);
     assert!(
-        line.contains("unknown family 'fft'") && line.contains("transpose, reduce, sgemm, lab, scale"),
+        line.contains("unknown family 'fft'")
+            && line.contains("transpose, reduce, sgemm, tensor, lab, scale"),
         "{line}"
     );
 }
@@ -149,7 +150,7 @@ fn no_gpu_main_job_runs_the_emulator_and_draws_its_analysis() {
     assert!(shared.contains("32.0/1.0"), "the 32 x 32 tile's column read is 32-way: {shared}");
     let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(report["device"], "CPU emulator");
-    for family in ["transpose", "reduce", "sgemm", "lab", "scale"] {
+    for family in ["transpose", "reduce", "sgemm", "tensor", "lab", "scale"] {
         let svg = plots.join(format!("{family}_emulator.svg"));
         let text = std::fs::read_to_string(&svg).unwrap_or_else(|e| panic!("{}: {e}", svg.display()));
         assert!(text.contains("<svg") && text.contains("rect"), "{}", svg.display());

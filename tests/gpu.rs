@@ -255,6 +255,7 @@ fn families_verify(gpu: &Gpu) -> Result<(), String> {
             "lab" => vec![Shape::n(100_003)],
             "scale" => [1, 255, 257, 1_000_003].map(Shape::n).into(),
             "transpose" => vec!["8191x8193".parse().unwrap()],
+            "tensor" => vec!["1000x999x1001".parse().unwrap(), Shape::n(129)],
             _ => vec![],
         }
     };

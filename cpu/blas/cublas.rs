@@ -8,6 +8,8 @@ use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
 
 pub struct Cublas {
     blas: CudaBlas,
+    /// The stream the handle runs on (for raw pointers' guards).
+    stream: std::sync::Arc<cudarc::driver::CudaStream>,
 }
 
 impl Cublas {
@@ -28,7 +30,7 @@ impl Cublas {
         if status != cublas_sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
             return Err(Error::InvalidInput(format!("cublasSetMathMode failed: {status:?}")));
         }
-        Ok(Cublas { blas })
+        Ok(Cublas { blas, stream: cuda.stream.clone() })
     }
 
     /// `g` through `cublasSgemm`. cuBLAS is column-major: a column-major
@@ -91,5 +93,65 @@ impl Cublas {
         // SAFETY: the buffers hold the matrices at their leading dimensions (checked above).
         unsafe { self.blas.gemm(cfg, first, second, c) }
             .map_err(|e| Error::InvalidInput(format!("cublasSgemm failed: {e:?}")))
+    }
+
+    /// `C = A B` for row-major bf16 `A` (`m x k`) and `B` (`k x n`), `f32`
+    /// `C`, accumulating in `f32` (`cublasGemmEx`, `CUBLAS_COMPUTE_32F`:
+    /// tensor cores), as the column-major `Cᵀ = Bᵀ Aᵀ`.
+    pub fn gemm_bf16_rows(
+        &self,
+        (m, n, k): (usize, usize, usize),
+        a: &DeviceBuffer<u16>,
+        b: &DeviceBuffer<u16>,
+        c: &mut DeviceBuffer<f32>,
+    ) -> Result<()> {
+        use cudarc::driver::{DevicePtr, DevicePtrMut};
+        if a.len() < m * k || b.len() < k * n || c.len() < m * n {
+            return Err(Error::InvalidInput(format!("bf16 GEMM {m}x{n}x{k}: buffers too small")));
+        }
+        if [m, n, k].iter().any(|&x| x > i32::MAX as usize) {
+            return Err(Error::InvalidInput(format!("cuBLAS takes 32-bit dimensions, not {m}x{n}x{k}")));
+        }
+        let on_gpu = |what| Error::InvalidInput(format!("cuBLAS needs {what} on the GPU"));
+        let (a, b) = (a.as_cuda().ok_or_else(|| on_gpu("A"))?, b.as_cuda().ok_or_else(|| on_gpu("B"))?);
+        let c = c.as_cuda_mut().ok_or_else(|| on_gpu("C"))?;
+        let stream = &self.stream;
+        let (a_ptr, _ga) = a.device_ptr(stream);
+        let (b_ptr, _gb) = b.device_ptr(stream);
+        let (c_ptr, _gc) = c.device_ptr_mut(stream);
+        let (alpha, beta) = (1.0f32, 0.0f32);
+        let n_op = cublas_sys::cublasOperation_t::CUBLAS_OP_N;
+        let bf16 = cublas_sys::cudaDataType_t::CUDA_R_16BF;
+        let f32_ = cublas_sys::cudaDataType_t::CUDA_R_32F;
+        let int = |x: usize| x as i32;
+        // SAFETY: the buffers hold the matrices (checked above); the pointers
+        // stay valid while the guards live; alpha and beta are host f32s.
+        let status = unsafe {
+            cublas_sys::cublasGemmEx(
+                *self.blas.handle(),
+                n_op,
+                n_op,
+                int(n),
+                int(m),
+                int(k),
+                (&alpha as *const f32).cast(),
+                b_ptr as *const std::ffi::c_void,
+                bf16,
+                int(n),
+                a_ptr as *const std::ffi::c_void,
+                bf16,
+                int(k),
+                (&beta as *const f32).cast(),
+                c_ptr as *mut std::ffi::c_void,
+                f32_,
+                int(n),
+                cublas_sys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                cublas_sys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+            )
+        };
+        if status != cublas_sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+            return Err(Error::InvalidInput(format!("cublasGemmEx (bf16) failed: {status:?}")));
+        }
+        Ok(())
     }
 }

@@ -28,6 +28,7 @@ families! {
     transpose::Transpose,
     reduce::Reduce,
     sgemm::SUITE,
+    tensor::Tensor,
     lab::Lab,
     scale::Scale,
 }

@@ -53,6 +53,7 @@ pub mod check;
 pub mod copy;
 pub mod math;
 pub mod mem;
+pub mod mma;
 pub mod shared;
 pub mod slice;
 pub mod thread;

@@ -41,6 +41,7 @@ pub mod lab;
 pub mod reduce;
 pub mod scale;
 pub mod sgemm;
+pub mod tensor;
 pub mod transpose;
 
 /// What generated code needs; not an API.

@@ -289,7 +289,7 @@ impl<P> Candidates<'_, P> {
 }
 
 /// Each record's percentage of the `cublas` record among them.
-fn percent_of_cublas(records: &mut [Record]) {
+pub(crate) fn percent_of_cublas(records: &mut [Record]) {
     let peer = records.iter().find(|r| r.kernel == "cublas").and_then(|r| r.value);
     for r in records {
         r.percent = r.value.zip(peer).map(|(v, p)| 100.0 * v / p);

@@ -38,6 +38,7 @@ for section in "$@"; do
       sanitize $tool reduce $D/reduce --sizes 1000003 --warmup 0 --iters 1
       sanitize $tool sgemm $D/sgemm --sizes 300 --warmup 0 --iters 1
       sanitize $tool sgemm-shapes $D/sgemm --shape 130x68x203 --shape 67x301x1000 --tile 64x64,128x128 --splits 1,3 --warmup 0 --iters 1
+      sanitize $tool tensor $D/kernel-lab --only tensor --sizes 70x45x37,300 --warmup 0 --iters 1
       sanitize $tool memory-lab $D/memory-lab --sizes 100000 --iters 0
       sanitize $tool scale $D/scale --sizes 1000003 --warmup 0 --iters 1
     done ;;
@@ -64,7 +65,14 @@ l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wa
     ncu --clock-control none -k regex:gemm --launch-count 6 --metrics \
 gpu__time_duration.sum,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.per_cycle_active,launch__registers_per_thread,launch__block_size,launch__grid_size,smsp__inst_executed.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,smsp__warp_issue_stalled_barrier_per_warp_active.pct,smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct,smsp__warp_issue_stalled_short_scoreboard_per_warp_active.pct,smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct,smsp__warp_issue_stalled_math_pipe_throttle_per_warp_active.pct,smsp__warp_issue_stalled_not_selected_per_warp_active.pct,smsp__warp_issue_stalled_wait_per_warp_active.pct,smsp__warp_issue_stalled_dispatch_stall_per_warp_active.pct,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum \
       $D/sgemm --shape 4096x4096x4096 --warmup 0 --iters 1 > "$LOGS/ncu-limits.txt" 2>&1
-    grep -E '^  [a-zA-Z_0-9]+.*\(|^    (gpu__|sm__|smsp__|launch__|l1tex__)' "$LOGS/ncu-limits.txt" | tee -a "$CHECKS" ;;
+    grep -E '^  [a-zA-Z_0-9]+.*\(|^    (gpu__|sm__|smsp__|launch__|l1tex__)' "$LOGS/ncu-limits.txt" | tee -a "$CHECKS"
+    # The first tensor-core step at 4096^3: how busy the tensor pipe is,
+    # and what its warps wait for.
+    step "ncu --clock-control none: tensor 4096^3, tc_mma_bf16" | tee -a "$CHECKS"
+    ncu --clock-control none -k regex:tc_mma --launch-count 1 --metrics \
+gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.per_cycle_active,launch__registers_per_thread,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,smsp__warp_issue_stalled_barrier_per_warp_active.pct,smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct,smsp__warp_issue_stalled_short_scoreboard_per_warp_active.pct,smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct,smsp__warp_issue_stalled_math_pipe_throttle_per_warp_active.pct,smsp__warp_issue_stalled_not_selected_per_warp_active.pct,dram__throughput.avg.pct_of_peak_sustained_elapsed \
+      $D/kernel-lab --only tensor --sizes 4096 --warmup 0 --iters 1 > "$LOGS/ncu-tensor.txt" 2>&1
+    grep -E '^  [a-zA-Z_0-9]+.*\(|^    (gpu__|sm__|smsp__|launch__|l1tex__|dram__)' "$LOGS/ncu-tensor.txt" | tee -a "$CHECKS" ;;
   lab)
     step "memory lab"
     $D/memory-lab 2>&1 | tee "$LOGS/memory-lab.log"

@@ -62,10 +62,12 @@ l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wa
     # What separates the dispatcher's 128 x 128 tile from cuBLAS at 4096^3
     # (the stretch target): the first launch of each kernel.
     step "ncu --clock-control none: sgemm 4096^3 row NN, the dispatcher's kernel and cuBLAS's" | tee -a "$CHECKS"
-    ncu --clock-control none -k regex:gemm --launch-count 6 --metrics \
+    for kernels in '^gemm_' 'xmma|cutlass|sgemm'; do
+      ncu --clock-control none -k regex:"$kernels" --launch-count 1 --metrics \
 gpu__time_duration.sum,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.per_cycle_active,launch__registers_per_thread,launch__block_size,launch__grid_size,smsp__inst_executed.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,smsp__warp_issue_stalled_barrier_per_warp_active.pct,smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct,smsp__warp_issue_stalled_short_scoreboard_per_warp_active.pct,smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct,smsp__warp_issue_stalled_math_pipe_throttle_per_warp_active.pct,smsp__warp_issue_stalled_not_selected_per_warp_active.pct,smsp__warp_issue_stalled_wait_per_warp_active.pct,smsp__warp_issue_stalled_dispatch_stall_per_warp_active.pct,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum \
-      $D/sgemm --shape 4096x4096x4096 --warmup 0 --iters 1 > "$LOGS/ncu-limits.txt" 2>&1
-    grep -E '^  [a-zA-Z_0-9]+.*\(|^    (gpu__|sm__|smsp__|launch__|l1tex__)' "$LOGS/ncu-limits.txt" | tee -a "$CHECKS"
+        $D/sgemm --shape 4096x4096x4096 --warmup 0 --iters 1 > "$LOGS/ncu-limits.txt" 2>&1
+      grep -E '^  [a-zA-Z_0-9]+.*\(|^    (gpu__|sm__|smsp__|launch__|l1tex__)' "$LOGS/ncu-limits.txt" | tee -a "$CHECKS"
+    done
     # The first tensor-core step at 4096^3: how busy the tensor pipe is,
     # and what its warps wait for.
     step "ncu --clock-control none: tensor 4096^3, tc_mma_bf16" | tee -a "$CHECKS"

@@ -196,6 +196,16 @@ impl Family for Tensor {
         Ok(records)
     }
 
+    fn notes(&self) -> &'static str {
+        "The ladder's first step so far: `mma.sync` on fragments assembled from shared memory, fed by a \
+         two-stage register prefetch. What limits it: the ncu section of the device checks below profiles it \
+         at 4096^3. Its warps spend most of their time waiting on global loads (long scoreboard) while the \
+         tensor pipe is idle most cycles: one block of 8 warps per SM (161 registers) has too few bytes in \
+         flight, and each k-step's loads are waited on after only 64 `mma` per warp. The next steps are \
+         the issue's: `ldmatrix` fragments from a swizzled layout, a 3-4 stage `cp.async` pipeline that \
+         keeps several k-steps of loads in flight, then TMA and `wgmma` on Hopper."
+    }
+
     fn targets(&self, records: &[&Record]) -> Vec<Target> {
         let first = |size| {
             let chosen: Vec<&Record> =

@@ -124,6 +124,26 @@ pub fn to_tf32(x: f32) -> u32 {
     }
 }
 
+/// `mma.sync.aligned.<shape and types> d, a, b, c` on four A registers,
+/// two B registers and four `f32` accumulators: the D fragment.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! mma_sync {
+    ($form:literal, $a:expr, $b:expr, $c:expr) => {{
+        let (a, b, c): ([u32; 4], [u32; 2], [f32; 4]) = ($a, $b, $c);
+        let (d0, d1, d2, d3): (f32, f32, f32, f32);
+        core::arch::asm!(
+            concat!("mma.sync.aligned.", $form, " {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, \
+                     {{{b0}, {b1}}}, {{{c0}, {c1}, {c2}, {c3}}};"),
+            d0 = out(reg32) d0, d1 = out(reg32) d1, d2 = out(reg32) d2, d3 = out(reg32) d3,
+            a0 = in(reg32) a[0], a1 = in(reg32) a[1], a2 = in(reg32) a[2], a3 = in(reg32) a[3],
+            b0 = in(reg32) b[0], b1 = in(reg32) b[1],
+            c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3],
+            options(pure, nomem, nostack)
+        );
+        [d0, d1, d2, d3]
+    }};
+}
+
 /// `D = A B + C` for one `m16n8k16` tile with bf16 A and B and `f32` C and
 /// D: `a`, `b`, `c` are this lane's fragments (see the module documentation
 /// for which elements they are), the result is this lane's D fragment.
@@ -135,23 +155,9 @@ pub fn to_tf32(x: f32) -> u32 {
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn mma_bf16_m16n8k16(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
     #[cfg(target_arch = "nvptx64")]
-    {
-        let d: [f32; 4];
-        let (d0, d1, d2, d3): (f32, f32, f32, f32);
-        // SAFETY: the caller's contract (a converged warp).
-        unsafe {
-            core::arch::asm!(
-                "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {{{d0}, {d1}, {d2}, {d3}}}, \
-                 {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{c0}, {c1}, {c2}, {c3}}};",
-                d0 = out(reg32) d0, d1 = out(reg32) d1, d2 = out(reg32) d2, d3 = out(reg32) d3,
-                a0 = in(reg32) a[0], a1 = in(reg32) a[1], a2 = in(reg32) a[2], a3 = in(reg32) a[3],
-                b0 = in(reg32) b[0], b1 = in(reg32) b[1],
-                c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3],
-                options(pure, nomem, nostack)
-            )
-        };
-        d = [d0, d1, d2, d3];
-        d
+    // SAFETY: the caller's contract (a converged warp).
+    unsafe {
+        mma_sync!("m16n8k16.row.col.f32.bf16.bf16.f32", a, b, c)
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
@@ -185,23 +191,9 @@ pub unsafe fn mma_bf16_m16n8k16(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn mma_tf32_m16n8k8(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
     #[cfg(target_arch = "nvptx64")]
-    {
-        let d: [f32; 4];
-        let (d0, d1, d2, d3): (f32, f32, f32, f32);
-        // SAFETY: the caller's contract (a converged warp).
-        unsafe {
-            core::arch::asm!(
-                "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {{{d0}, {d1}, {d2}, {d3}}}, \
-                 {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{c0}, {c1}, {c2}, {c3}}};",
-                d0 = out(reg32) d0, d1 = out(reg32) d1, d2 = out(reg32) d2, d3 = out(reg32) d3,
-                a0 = in(reg32) a[0], a1 = in(reg32) a[1], a2 = in(reg32) a[2], a3 = in(reg32) a[3],
-                b0 = in(reg32) b[0], b1 = in(reg32) b[1],
-                c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3],
-                options(pure, nomem, nostack)
-            )
-        };
-        d = [d0, d1, d2, d3];
-        d
+    // SAFETY: the caller's contract (a converged warp).
+    unsafe {
+        mma_sync!("m16n8k8.row.col.f32.tf32.tf32.f32", a, b, c)
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {

@@ -115,6 +115,17 @@ impl<T: Copy> In<T> {
     }
 }
 
+impl In<u16> {
+    /// The same bytes as 32-bit words (two 16-bit elements each, the lower
+    /// index in the low half), as `f32` bit patterns: for 16-byte copies of
+    /// bf16 data (`cp.async`), which move bytes whatever their type.
+    /// Element `2 i` and `2 i + 1` are word `i`.
+    #[inline(always)]
+    pub fn words(self) -> In<f32> {
+        In(self.0 as *const f32)
+    }
+}
+
 impl In<f32> {
     /// Reads elements `i..i + 4` with one 16-byte load.
     ///

@@ -14,6 +14,7 @@
 // `seq!` substitutes 0, 1, ... into index arithmetic.
 #![allow(clippy::erasing_op, clippy::identity_op)]
 
+use crate::dev::copy::{commit_copies, wait_copies};
 use crate::dev::mma::{a_bf16, b_bf16, c_f32, mma_bf16_m16n8k16, pack_bf16};
 use crate::dev::{In, Out, SharedTile, block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 use crate::kernel;
@@ -61,13 +62,7 @@ fn words(v: [u16; 8]) -> [f32; 4] {
 /// the other stage after them, so their global latency overlaps the
 /// tensor cores' work (the SGEMM ladder's double buffer).
 ///
-/// Fragments come from shared memory register by register, at the
-/// places the PTX ISA's lane map names: an A register is two neighbours
-/// along k of one row, one 32-bit load (lanes of a quad read consecutive
-/// words, the 8 groups rows 20 words apart: banks `20 g + q mod 32`, all 32
-/// different); a B register is two neighbours along k of one column, two
-/// 16-bit loads from two rows. The next step's `ldmatrix` (with `.trans`
-/// for B) loads four registers in one instruction.
+/// Fragments: see [`multiply_stage`].
 ///
 /// Launch: `a` holds `m k`, `b` `k n`, `c` `m n` elements; the grid covers
 /// C with 128 x 128 tiles (`tile`), 256 threads.
@@ -106,20 +101,8 @@ pub fn tc_mma_bf16(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) 
         }});
         out
     };
-    // Stage s's word views of As and Bs, and the 16-bit view of Bs.
-    let views = |s: usize| {
-        let at = s * STAGE_BYTES;
-        // SAFETY: the declaration passes two stages; each view lies in
-        // stage s (As first, Bs after), and the views of Bs are the same
-        // bytes.
-        unsafe {
-            (
-                SharedTile::<f32, A_WORDS>::launch_sized_at(at),
-                SharedTile::<f32, B_WORDS>::launch_sized_at(at + 2 * BM * (BK + PAD)),
-                SharedTile::<u16, { BN + PAD }>::launch_sized_at(at + 2 * BM * (BK + PAD)),
-            )
-        }
-    };
+    // SAFETY: the declaration passes two stages.
+    let views = |s: usize| unsafe { stage_views(s) };
     let store = |s: usize, tiles: [[u16; 8]; 4]| {
         let (a_w, b_w, _) = views(s);
         seq!(H in 0..2 {{
@@ -140,37 +123,190 @@ pub fn tc_mma_bf16(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) 
     while k0 < k {
         let next = load(k0 + BK);
         let (a_w, _, b_h) = views(stage);
-        seq!(KS in 0..2 {{
-            // Straight-line code (`seq!`): the fragments and sums stay in
-            // registers only when every index is a constant.
-            let mut fa = [[0u32; 4]; 4];
-            seq!(MI in 0..4 { seq!(REG in 0..4 {{
-                let (r, col) = a_bf16(lane, 2 * REG);
-                // SAFETY: row < BM; the word of columns col, col + 1 < BK.
-                fa[MI][REG] = unsafe { a_w.load(wm + 16 * MI + r as usize, (16 * KS + col as usize) / 2) }.to_bits();
-            }}); });
-            let mut fb = [[0u32; 2]; 4];
-            seq!(NI in 0..4 { seq!(REG in 0..2 {{
-                let (kk, col) = b_bf16(lane, 2 * REG);
-                let (kk, col) = (16 * KS + kk as usize, wn + 8 * NI + col as usize);
-                // SAFETY: kk + 1 < BK, col < BN.
-                fb[NI][REG] = unsafe { pack_bf16(b_h.load(kk, col), b_h.load(kk + 1, col)) };
-            }}); });
-            seq!(MI in 0..4 { seq!(NI in 0..4 {
-                // SAFETY: every lane of every warp runs this straight-line
-                // code alike (no lane-dependent control flow around it).
-                acc[MI][NI] = unsafe { mma_bf16_m16n8k16(fa[MI], fb[NI], acc[MI][NI]) };
-            }); });
-        }});
+        // SAFETY: the whole block runs this alike; the stage is filled.
+        unsafe { multiply_stage(a_w, b_h, lane, (wm, wn), &mut acc) };
         // The other stage was last read before the previous barrier.
         store(stage ^ 1, next);
         sync_threads();
         (k0, stage) = (k0 + BK, stage ^ 1);
     }
 
+    // SAFETY: the launch's contract: c holds m n elements.
+    unsafe { store_c(c, &acc, lane, (m0 + wm, n0 + wn), (m, n)) };
+}
+
+/// Stage `s`'s word views of `As` and `Bs`, and the 16-bit view of `Bs`
+/// (the same bytes).
+///
+/// # Safety
+/// The launch passes at least `s + 1` stages of [`STAGE_BYTES`].
+#[inline(always)]
+unsafe fn stage_views(
+    s: usize,
+) -> (SharedTile<f32, A_WORDS>, SharedTile<f32, B_WORDS>, SharedTile<u16, { BN + PAD }>) {
+    let at = s * STAGE_BYTES;
+    // SAFETY: the caller's contract; As first, Bs after, in stage s.
+    unsafe {
+        (
+            SharedTile::<f32, A_WORDS>::launch_sized_at(at),
+            SharedTile::<f32, B_WORDS>::launch_sized_at(at + 2 * BM * (BK + PAD)),
+            SharedTile::<u16, { BN + PAD }>::launch_sized_at(at + 2 * BM * (BK + PAD)),
+        )
+    }
+}
+
+/// Stages in flight of [`tc_mma_bf16_async`].
+pub const STAGES: usize = 3;
+
+/// 3. A 3-stage `cp.async` pipeline. (Step 2, `ldmatrix` from a swizzled
+/// layout, is still to come; this step keeps step 1's fragment loads.)
+///
+/// Step 1 holds the next k-step's tiles in registers (32 of its 161) and
+/// waits for them after one k-step of multiplies: too little work to hide
+/// the loads' latency with one block of 8 warps per SM. Here each thread
+/// issues `cp.async.cg` copies of 16 bytes straight from global into a
+/// stage of shared memory (no register holds them) for the k-step two
+/// ahead, while the tensor cores work on the current one: `STAGES - 1` =
+/// 2 k-steps of loads, 32 KB per block, in flight at all times. Per
+/// k-step: wait for the oldest group (`cp.async.wait_group 1`), one
+/// barrier (after which the stage read in the previous k-step is free),
+/// issue and commit the next group, multiply.
+///
+/// Rows that do not start on 16 bytes (`k` or `n` not a multiple of 8)
+/// cannot be copied 16 bytes at a time: such launches fill each stage with
+/// ordinary guarded loads and stores instead, through the same pipeline.
+///
+/// Launch: as [`tc_mma_bf16`], with [`STAGES`] stages of shared memory.
+/// Measured: `BENCHMARKS.md`, rows `tc_mma_bf16_async`.
+#[kernel(block = THREADS, shared = STAGES * STAGE_BYTES, tile = [BN, BM])]
+pub fn tc_mma_bf16_async(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
+    let (m, n, k) = (m as usize, n as usize, k as usize);
+    let t = thread_idx_x() as usize;
+    let (lane, warp) = ((t % 32) as u32, t / 32);
+    let (wm, wn) = (warp / 4 * 64, warp % 4 * 32);
+    let (m0, n0) = (block_idx_y() as usize * BM, block_idx_x() as usize * BN);
+    let vector = k.is_multiple_of(8) && n.is_multiple_of(8);
+    let (a_words, b_words) = (a.words(), b.words());
+    // Fills stage s with the k-step at k0 (zeros past the matrices), and
+    // commits it as one group (empty when there is nothing to load).
+    let fill = |s: usize, k0: usize| {
+        // SAFETY: the declaration passes STAGES stages; s < STAGES.
+        let (a_w, b_w, _) = unsafe { stage_views(s) };
+        if k0 < k {
+            seq!(H in 0..2 {{
+                let v = t + H * THREADS;
+                let (ra, ca, rb, cb) = (v / 4, 8 * (v % 4), v / 16, 8 * (v % 16));
+                let (row, kk) = (m0 + ra, k0 + ca);
+                let (kb, nn) = (k0 + rb, n0 + cb);
+                if vector {
+                    // With k and n multiples of 8, a vector is wholly in or
+                    // out. SAFETY: inside A and B when valid (word index
+                    // = element / 2, a multiple of 4); the stage is not
+                    // read until this group is waited for and a barrier
+                    // passed.
+                    unsafe {
+                        a_w.copy_async4_or_zero(ra, ca / 2, a_words, (row * k + kk) / 2, row < m && kk < k);
+                        b_w.copy_async4_or_zero(rb, cb / 2, b_words, (kb * n + nn) / 2, kb < k && nn < n);
+                    }
+                } else {
+                    // SAFETY: each element guarded: inside A or B, or a zero.
+                    let va: [u16; 8] = core::array::from_fn(|e| {
+                        if row < m && kk + e < k { unsafe { a.load(row * k + kk + e) } } else { 0 }
+                    });
+                    let vb: [u16; 8] = core::array::from_fn(|e| {
+                        if kb < k && nn + e < n { unsafe { b.load(kb * n + nn + e) } } else { 0 }
+                    });
+                    // SAFETY: inside the stage, as above.
+                    unsafe {
+                        a_w.store4(ra, ca / 2, words(va));
+                        b_w.store4(rb, cb / 2, words(vb));
+                    }
+                }
+            }});
+        }
+        commit_copies();
+    };
+    let mut acc = [[[0.0f32; 4]; 4]; 4];
+    for s in 0..STAGES - 1 {
+        fill(s, s * BK);
+    }
+    let steps = k.div_ceil(BK);
+    for step in 0..steps {
+        // This k-step's group has landed (at most the newer one in flight);
+        // after the barrier every thread's copies are visible, and every
+        // warp is done with the stage the previous k-step read.
+        wait_copies::<{ STAGES as u32 - 2 }>();
+        sync_threads();
+        fill((step + STAGES - 1) % STAGES, (step + STAGES - 1) * BK);
+        // SAFETY: the whole block runs this alike; the stage is filled.
+        let (a_w, _, b_h) = unsafe { stage_views(step % STAGES) };
+        // SAFETY: as above.
+        unsafe { multiply_stage(a_w, b_h, lane, (wm, wn), &mut acc) };
+    }
+    // Nothing left in flight: the last groups were empty.
+    wait_copies::<0>();
+    // SAFETY: the launch's contract: c holds m n elements.
+    unsafe { store_c(c, &acc, lane, (m0 + wm, n0 + wn), (m, n)) };
+}
+
+/// One warp's sums: its 64 x 32 piece of C as 4 x 4 `m16n8` fragments.
+type Sums = [[[f32; 4]; 4]; 4];
+
+/// One shared stage's k-step of 32 (two `k16` halves) for a warp: its A
+/// and B fragments from the stage (`a_w` the words of `As`, `b_h` the
+/// 16-bit view of `Bs`), then 4 x 4 `mma.sync` per half.
+///
+/// Fragments come from shared memory register by register, at the places
+/// the PTX ISA's lane map names: an A register is two neighbours along k
+/// of one row, one 32-bit load (lanes of a quad read consecutive words, the
+/// 8 groups rows 20 words apart: banks `20 g + q mod 32`, all 32
+/// different); a B register is two neighbours along k of one column, two
+/// 16-bit loads from two rows. (`ldmatrix`, with `.trans` for B, loads four
+/// registers in one instruction.)
+///
+/// # Safety
+/// Every lane of the warp calls it alike (no lane-dependent control flow
+/// around it); the stage holds the k-step's tiles (after the barrier).
+#[inline(always)]
+unsafe fn multiply_stage(
+    a_w: SharedTile<f32, A_WORDS>,
+    b_h: SharedTile<u16, { BN + PAD }>,
+    lane: u32,
+    (wm, wn): (usize, usize),
+    acc: &mut Sums,
+) {
+    seq!(KS in 0..2 {{
+        // Straight-line code (`seq!`): the fragments and sums stay in
+        // registers only when every index is a constant.
+        let mut fa = [[0u32; 4]; 4];
+        seq!(MI in 0..4 { seq!(REG in 0..4 {{
+            let (r, col) = a_bf16(lane, 2 * REG);
+            // SAFETY: row < BM; the word of columns col, col + 1 < BK.
+            fa[MI][REG] = unsafe { a_w.load(wm + 16 * MI + r as usize, (16 * KS + col as usize) / 2) }.to_bits();
+        }}); });
+        let mut fb = [[0u32; 2]; 4];
+        seq!(NI in 0..4 { seq!(REG in 0..2 {{
+            let (kk, col) = b_bf16(lane, 2 * REG);
+            let (kk, col) = (16 * KS + kk as usize, wn + 8 * NI + col as usize);
+            // SAFETY: kk + 1 < BK, col < BN.
+            fb[NI][REG] = unsafe { pack_bf16(b_h.load(kk, col), b_h.load(kk + 1, col)) };
+        }}); });
+        seq!(MI in 0..4 { seq!(NI in 0..4 {
+            // SAFETY: the caller's contract (a converged warp).
+            acc[MI][NI] = unsafe { mma_bf16_m16n8k16(fa[MI], fb[NI], acc[MI][NI]) };
+        }); });
+    }});
+}
+
+/// A warp's sums into C (`m x n`, row-major) at `(r0, c0)`, inside C only.
+///
+/// # Safety
+/// `c` holds `m n` elements; no other thread writes this warp's piece.
+#[inline(always)]
+unsafe fn store_c(c: Out<f32>, acc: &Sums, lane: u32, (r0, c0): (usize, usize), (m, n): (usize, usize)) {
     seq!(MI in 0..4 { seq!(NI in 0..4 { seq!(I in 0..4 {{
         let (r, col) = c_f32(lane, I);
-        let (row, col) = (m0 + wm + 16 * MI + r as usize, n0 + wn + 8 * NI + col as usize);
+        let (row, col) = (r0 + 16 * MI + r as usize, c0 + 8 * NI + col as usize);
         if row < m && col < n {
             // SAFETY: inside C; this lane's element alone.
             unsafe { c.store(row * n + col, acc[MI][NI][I]) };

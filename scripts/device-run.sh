@@ -70,11 +70,13 @@ gpu__time_duration.sum,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_acti
     done
     # The first tensor-core step at 4096^3: how busy the tensor pipe is,
     # and what its warps wait for.
-    step "ncu --clock-control none: tensor 4096^3, tc_mma_bf16" | tee -a "$CHECKS"
-    ncu --clock-control none -k regex:tc_mma --launch-count 1 --metrics \
+    step "ncu --clock-control none: tensor 4096^3, each tensor-core kernel" | tee -a "$CHECKS"
+    for kernel in tc_mma_bf16 tc_mma_bf16_async; do
+      ncu --clock-control none -k regex:"^$kernel\$" --launch-count 1 --metrics \
 gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.per_cycle_active,launch__registers_per_thread,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,smsp__warp_issue_stalled_barrier_per_warp_active.pct,smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct,smsp__warp_issue_stalled_short_scoreboard_per_warp_active.pct,smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct,smsp__warp_issue_stalled_math_pipe_throttle_per_warp_active.pct,smsp__warp_issue_stalled_not_selected_per_warp_active.pct,dram__throughput.avg.pct_of_peak_sustained_elapsed \
-      $D/kernel-lab --only tensor --sizes 4096 --warmup 0 --iters 1 > "$LOGS/ncu-tensor.txt" 2>&1
-    grep -E '^  [a-zA-Z_0-9]+.*\(|^    (gpu__|sm__|smsp__|launch__|l1tex__|dram__)' "$LOGS/ncu-tensor.txt" | tee -a "$CHECKS" ;;
+        $D/kernel-lab --only tensor --sizes 4096 --warmup 0 --iters 1 > "$LOGS/ncu-tensor.txt" 2>&1
+      grep -E '^  [a-zA-Z_0-9]+.*\(|^    (gpu__|sm__|smsp__|launch__|l1tex__|dram__)' "$LOGS/ncu-tensor.txt" | tee -a "$CHECKS"
+    done ;;
   lab)
     step "memory lab"
     $D/memory-lab 2>&1 | tee "$LOGS/memory-lab.log"

@@ -200,20 +200,21 @@ pub fn tc_mma_bf16_async(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k:
                 let (kb, nn) = (k0 + rb, n0 + cb);
                 if vector {
                     // With k and n multiples of 8, a vector is wholly in or
-                    // out. SAFETY: inside A and B when valid (word index
-                    // = element / 2, a multiple of 4); the stage is not
-                    // read until this group is waited for and a barrier
-                    // passed.
+                    // out.
+                    // SAFETY: inside A and B when valid (word index =
+                    // element / 2, a multiple of 4); the stage is not read
+                    // until this group is waited for and a barrier passed.
                     unsafe {
                         a_w.copy_async4_or_zero(ra, ca / 2, a_words, (row * k + kk) / 2, row < m && kk < k);
                         b_w.copy_async4_or_zero(rb, cb / 2, b_words, (kb * n + nn) / 2, kb < k && nn < n);
                     }
                 } else {
-                    // SAFETY: each element guarded: inside A or B, or a zero.
                     let va: [u16; 8] = core::array::from_fn(|e| {
+                        // SAFETY: guarded: inside A, or a zero.
                         if row < m && kk + e < k { unsafe { a.load(row * k + kk + e) } } else { 0 }
                     });
                     let vb: [u16; 8] = core::array::from_fn(|e| {
+                        // SAFETY: guarded: inside B, or a zero.
                         if kb < k && nn + e < n { unsafe { b.load(kb * n + nn + e) } } else { 0 }
                     });
                     // SAFETY: inside the stage, as above.

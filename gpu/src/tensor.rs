@@ -70,10 +70,7 @@ fn words(v: [u16; 8]) -> [f32; 4] {
 #[kernel(block = THREADS, shared = shared_bytes(), tile = [BN, BM])]
 pub fn tc_mma_bf16(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
     let (m, n, k) = (m as usize, n as usize, k as usize);
-    let t = thread_idx_x() as usize;
-    let (lane, warp) = ((t % 32) as u32, t / 32);
-    let (wm, wn) = (warp / 4 * 64, warp % 4 * 32);
-    let (m0, n0) = (block_idx_y() as usize * BM, block_idx_x() as usize * BN);
+    let Place { t, lane, warp: (wm, wn), block: (m0, n0) } = Place::here();
     // 16-byte global loads need every row to start on 16 bytes.
     let vector = k.is_multiple_of(8) && n.is_multiple_of(8);
     // Vector v of each tile: A row v / 4, columns 8 (v % 4)..+8; B row
@@ -135,6 +132,29 @@ pub fn tc_mma_bf16(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) 
     unsafe { store_c(c, &acc, lane, (m0 + wm, n0 + wn), (m, n)) };
 }
 
+/// Where a thread works: its index `t` and lane, its warp's 64 x 32 piece
+/// of the block tile (8 warps as 2 x 4), and the block tile's origin in C.
+struct Place {
+    t: usize,
+    lane: u32,
+    warp: (usize, usize),
+    block: (usize, usize),
+}
+
+impl Place {
+    #[inline(always)]
+    fn here() -> Place {
+        let t = thread_idx_x() as usize;
+        let warp = t / 32;
+        Place {
+            t,
+            lane: (t % 32) as u32,
+            warp: (warp / 4 * 64, warp % 4 * 32),
+            block: (block_idx_y() as usize * BM, block_idx_x() as usize * BN),
+        }
+    }
+}
+
 /// Stage `s`'s word views of `As` and `Bs`, and the 16-bit view of `Bs`
 /// (the same bytes).
 ///
@@ -181,10 +201,8 @@ pub const STAGES: usize = 3;
 #[kernel(block = THREADS, shared = STAGES * STAGE_BYTES, tile = [BN, BM])]
 pub fn tc_mma_bf16_async(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
     let (m, n, k) = (m as usize, n as usize, k as usize);
-    let t = thread_idx_x() as usize;
-    let (lane, warp) = ((t % 32) as u32, t / 32);
-    let (wm, wn) = (warp / 4 * 64, warp % 4 * 32);
-    let (m0, n0) = (block_idx_y() as usize * BM, block_idx_x() as usize * BN);
+    let Place { t, lane, warp: (wm, wn), block: (m0, n0) } = Place::here();
+    // 16-byte global loads need every row to start on 16 bytes.
     let vector = k.is_multiple_of(8) && n.is_multiple_of(8);
     let (a_words, b_words) = (a.words(), b.words());
     // Fills stage s with the k-step at k0 (zeros past the matrices), and

@@ -34,7 +34,7 @@
 //!
 //! The constants were fitted to H100 timings of every tile with `S` in 1,
 //! 2, 4, ..., 64 at 12 shapes (least squares on log time, then checked
-//! that the choice is the fastest measured plan, or within 5% of it, at
+//! that the choice is the fastest measured plan, or within 7% of it, at
 //! each; `docs/notes.md` has the table). `S` runs over the powers of two up
 //! to 64 with at least 64 k-values per split; chunks are multiples of 8 (the
 //! kernels' k-step), so the last one may be shorter. Only the square tiles

@@ -153,9 +153,9 @@ impl Family for Tensor {
         check(dims(size)?)
     }
 
-    fn emulator_sizes(&self, sizes: &[Shape]) -> Vec<Shape> {
-        // Edges in every direction (not multiples of the 64 x 64 x 16 tile).
-        let _ = sizes;
+    /// The emulator size, and a shape with edges in every direction (not
+    /// multiples of the 128 x 128 x 32 tile, nor of 8: the unaligned path).
+    fn emulator_sizes(&self, _sizes: &[Shape]) -> Vec<Shape> {
         vec![self.emulator_size(), "70x45x37".parse().expect("a valid shape")]
     }
 

@@ -69,56 +69,20 @@ fn words(v: [u16; 8]) -> [f32; 4] {
 /// Measured: `BENCHMARKS.md`, rows `tc_mma_bf16`.
 #[kernel(block = THREADS, shared = shared_bytes(), tile = [BN, BM])]
 pub fn tc_mma_bf16(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
-    let (m, n, k) = (m as usize, n as usize, k as usize);
-    let Place { t, lane, warp: (wm, wn), block: (m0, n0) } = Place::here();
-    // 16-byte global loads need every row to start on 16 bytes.
-    let vector = k.is_multiple_of(8) && n.is_multiple_of(8);
-    // Vector v of each tile: A row v / 4, columns 8 (v % 4)..+8; B row
-    // v / 16, columns 8 (v % 16)..+8; v = t and t + 256. Zeros past k.
-    let load = |k0: usize| -> [[u16; 8]; 4] {
-        let mut out = [[0u16; 8]; 4];
-        seq!(H in 0..2 {{
-            let v = t + H * THREADS;
-            let (row, kk) = (m0 + v / 4, k0 + 8 * (v % 4));
-            out[H] = if vector && row < m && kk + 8 <= k {
-                // SAFETY: inside A; row * k + kk is a multiple of 8.
-                unsafe { a.load16::<8>(row * k + kk) }
-            } else {
-                // SAFETY: each element guarded: inside A, or a zero.
-                core::array::from_fn(|e| if row < m && kk + e < k { unsafe { a.load(row * k + kk + e) } } else { 0 })
-            };
-            let (kk, nn) = (k0 + v / 16, n0 + 8 * (v % 16));
-            out[2 + H] = if vector && kk < k && nn + 8 <= n {
-                // SAFETY: inside B; kk * n + nn is a multiple of 8.
-                unsafe { b.load16::<8>(kk * n + nn) }
-            } else {
-                // SAFETY: each element guarded: inside B, or a zero.
-                core::array::from_fn(|e| if kk < k && nn + e < n { unsafe { b.load(kk * n + nn + e) } } else { 0 })
-            };
-        }});
-        out
-    };
+    let ops = Operands::new(a, b, (m, n, k));
+    let Place { lane, warp: (wm, wn), block: (m0, n0), .. } = ops.place;
     // SAFETY: the declaration passes two stages.
     let views = |s: usize| unsafe { stage_views(s) };
-    let store = |s: usize, tiles: [[u16; 8]; 4]| {
-        let (a_w, b_w, _) = views(s);
-        seq!(H in 0..2 {{
-            let v = t + H * THREADS;
-            // SAFETY: A row v / 4 < BM, words 4 (v % 4)..+4 of BK / 2; B
-            // row v / 16 < BK, words 4 (v % 16)..+4 of BN / 2.
-            unsafe {
-                a_w.store4(v / 4, 4 * (v % 4), words(tiles[H]));
-                b_w.store4(v / 16, 4 * (v % 16), words(tiles[2 + H]));
-            }
-        }});
-    };
+    // SAFETY: s < 2 stages (the declaration's), each read only after the
+    // barrier that follows its store.
+    let store = |s: usize, tiles: [[u16; 8]; 4]| unsafe { ops.store(s, tiles) };
     let mut acc = [[[0.0f32; 4]; 4]; 4];
 
-    store(0, load(0));
+    store(0, ops.load(0));
     sync_threads();
     let (mut k0, mut stage) = (0, 0);
-    while k0 < k {
-        let next = load(k0 + BK);
+    while k0 < ops.k {
+        let next = ops.load(k0 + BK);
         let (a_w, _, b_h) = views(stage);
         // SAFETY: the whole block runs this alike; the stage is filled.
         unsafe { multiply_stage(a_w, b_h, lane, (wm, wn), &mut acc) };
@@ -129,11 +93,12 @@ pub fn tc_mma_bf16(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) 
     }
 
     // SAFETY: the launch's contract: c holds m n elements.
-    unsafe { store_c(c, &acc, lane, (m0 + wm, n0 + wn), (m, n)) };
+    unsafe { store_c(c, &acc, lane, (m0 + wm, n0 + wn), (ops.m, ops.n)) };
 }
 
 /// Where a thread works: its index `t` and lane, its warp's 64 x 32 piece
 /// of the block tile (8 warps as 2 x 4), and the block tile's origin in C.
+#[derive(Clone, Copy)]
 struct Place {
     t: usize,
     lane: u32,
@@ -152,6 +117,116 @@ impl Place {
             warp: (warp / 4 * 64, warp % 4 * 32),
             block: (block_idx_y() as usize * BM, block_idx_x() as usize * BN),
         }
+    }
+}
+
+/// The operands as a block stages them: A and B, the problem, this
+/// thread's place, and whether every row starts on 16 bytes (`k` and `n`
+/// multiples of 8, so a vector of 8 is wholly in or out of its matrix).
+///
+/// Thread `t` moves vectors `v = t` and `t + 256` of each tile: A row
+/// `v / 4`, columns `8 (v % 4)..+8` of 32; B row `v / 16`, columns
+/// `8 (v % 16)..+8` of 128.
+#[derive(Clone, Copy)]
+struct Operands {
+    a: In<u16>,
+    b: In<u16>,
+    m: usize,
+    n: usize,
+    k: usize,
+    place: Place,
+    vector: bool,
+}
+
+impl Operands {
+    #[inline(always)]
+    fn new(a: In<u16>, b: In<u16>, (m, n, k): (u32, u32, u32)) -> Operands {
+        let (m, n, k) = (m as usize, n as usize, k as usize);
+        Operands { a, b, m, n, k, place: Place::here(), vector: k.is_multiple_of(8) && n.is_multiple_of(8) }
+    }
+
+    /// Vector `h` (0 or 1) of this thread: its A spot `(row, column)` and
+    /// its B spot in the tiles.
+    #[inline(always)]
+    fn spots(&self, h: usize) -> ((usize, usize), (usize, usize)) {
+        let v = self.place.t + h * THREADS;
+        ((v / 4, 8 * (v % 4)), (v / 16, 8 * (v % 16)))
+    }
+
+    /// This thread's vectors of the k-step at `k0` (A's two, then B's):
+    /// 16-byte loads where the vector lies in its matrix and rows start on
+    /// 16 bytes, element by element otherwise, zeros outside.
+    #[inline(always)]
+    fn load(&self, k0: usize) -> [[u16; 8]; 4] {
+        let Operands { a, b, m, n, k, vector, .. } = *self;
+        let (m0, n0) = self.place.block;
+        let mut out = [[0u16; 8]; 4];
+        seq!(H in 0..2 {{
+            let ((ra, ca), (rb, cb)) = self.spots(H);
+            let (row, kk) = (m0 + ra, k0 + ca);
+            out[H] = if vector && row < m && kk + 8 <= k {
+                // SAFETY: inside A; row * k + kk is a multiple of 8.
+                unsafe { a.load16::<8>(row * k + kk) }
+            } else {
+                // SAFETY: each element guarded: inside A, or a zero.
+                core::array::from_fn(|e| if row < m && kk + e < k { unsafe { a.load(row * k + kk + e) } } else { 0 })
+            };
+            let (kk, nn) = (k0 + rb, n0 + cb);
+            out[2 + H] = if vector && kk < k && nn + 8 <= n {
+                // SAFETY: inside B; kk * n + nn is a multiple of 8.
+                unsafe { b.load16::<8>(kk * n + nn) }
+            } else {
+                // SAFETY: each element guarded: inside B, or a zero.
+                core::array::from_fn(|e| if kk < k && nn + e < n { unsafe { b.load(kk * n + nn + e) } } else { 0 })
+            };
+        }});
+        out
+    }
+
+    /// Stores this thread's vectors (from [`Operands::load`]) into stage
+    /// `s`, one 16-byte store each.
+    ///
+    /// # Safety
+    /// The launch passes at least `s + 1` stages; nobody reads them until
+    /// a barrier.
+    #[inline(always)]
+    unsafe fn store(&self, s: usize, tiles: [[u16; 8]; 4]) {
+        // SAFETY: the caller's contract.
+        let (a_w, b_w, _) = unsafe { stage_views(s) };
+        seq!(H in 0..2 {{
+            let ((ra, ca), (rb, cb)) = self.spots(H);
+            // SAFETY: A row < BM, words ca / 2..+4 of BK / 2; B row < BK,
+            // words cb / 2..+4 of BN / 2.
+            unsafe {
+                a_w.store4(ra, ca / 2, words(tiles[H]));
+                b_w.store4(rb, cb / 2, words(tiles[2 + H]));
+            }
+        }});
+    }
+
+    /// Copies this thread's vectors of the k-step at `k0` into stage `s`
+    /// with 16-byte `cp.async` (zeros outside the matrices), uncommitted.
+    ///
+    /// # Safety
+    /// `self.vector`; as for [`Operands::store`], and nobody reads the
+    /// stage until the copies are waited for.
+    #[inline(always)]
+    unsafe fn copy_async(&self, s: usize, k0: usize) {
+        let Operands { a, b, m, n, k, .. } = *self;
+        let (m0, n0) = self.place.block;
+        // SAFETY: the caller's contract.
+        let (a_w, b_w, _) = unsafe { stage_views(s) };
+        seq!(H in 0..2 {{
+            let ((ra, ca), (rb, cb)) = self.spots(H);
+            let (row, kk, kb, nn) = (m0 + ra, k0 + ca, k0 + rb, n0 + cb);
+            // SAFETY: inside A and B when valid (word index = element / 2, a
+            // multiple of 4, as rows start on 16 bytes); the caller's
+            // contract for the stage.
+            unsafe {
+                a_w.copy_async4_or_zero(ra, ca / 2, a.words(), (row * k + kk) / 2, row < m && kk < k);
+                b_w.copy_async4_or_zero(rb, cb / 2, b.words(), (kb * n + nn) / 2, kb < k && nn < n);
+            }
+        }});
     }
 }
 
@@ -200,48 +275,22 @@ pub const STAGES: usize = 3;
 /// Measured: `BENCHMARKS.md`, rows `tc_mma_bf16_async`.
 #[kernel(block = THREADS, shared = STAGES * STAGE_BYTES, tile = [BN, BM])]
 pub fn tc_mma_bf16_async(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
-    let (m, n, k) = (m as usize, n as usize, k as usize);
-    let Place { t, lane, warp: (wm, wn), block: (m0, n0) } = Place::here();
-    // 16-byte global loads need every row to start on 16 bytes.
-    let vector = k.is_multiple_of(8) && n.is_multiple_of(8);
-    let (a_words, b_words) = (a.words(), b.words());
-    // Fills stage s with the k-step at k0 (zeros past the matrices), and
+    let ops = Operands::new(a, b, (m, n, k));
+    let Place { lane, warp: (wm, wn), block: (m0, n0), .. } = ops.place;
+    // Fills stage s with the k-step at k0 (zeros past the matrices): 16-byte
+    // copies when every row starts on 16 bytes, else loads and stores; and
     // commits it as one group (empty when there is nothing to load).
     let fill = |s: usize, k0: usize| {
-        // SAFETY: the declaration passes STAGES stages; s < STAGES.
-        let (a_w, b_w, _) = unsafe { stage_views(s) };
-        if k0 < k {
-            seq!(H in 0..2 {{
-                let v = t + H * THREADS;
-                let (ra, ca, rb, cb) = (v / 4, 8 * (v % 4), v / 16, 8 * (v % 16));
-                let (row, kk) = (m0 + ra, k0 + ca);
-                let (kb, nn) = (k0 + rb, n0 + cb);
-                if vector {
-                    // With k and n multiples of 8, a vector is wholly in or
-                    // out.
-                    // SAFETY: inside A and B when valid (word index =
-                    // element / 2, a multiple of 4); the stage is not read
-                    // until this group is waited for and a barrier passed.
-                    unsafe {
-                        a_w.copy_async4_or_zero(ra, ca / 2, a_words, (row * k + kk) / 2, row < m && kk < k);
-                        b_w.copy_async4_or_zero(rb, cb / 2, b_words, (kb * n + nn) / 2, kb < k && nn < n);
-                    }
+        if k0 < ops.k {
+            // SAFETY: s < STAGES, the declaration's stages; the stage is
+            // not read until this group is waited for and a barrier passed.
+            unsafe {
+                if ops.vector {
+                    ops.copy_async(s, k0);
                 } else {
-                    let va: [u16; 8] = core::array::from_fn(|e| {
-                        // SAFETY: guarded: inside A, or a zero.
-                        if row < m && kk + e < k { unsafe { a.load(row * k + kk + e) } } else { 0 }
-                    });
-                    let vb: [u16; 8] = core::array::from_fn(|e| {
-                        // SAFETY: guarded: inside B, or a zero.
-                        if kb < k && nn + e < n { unsafe { b.load(kb * n + nn + e) } } else { 0 }
-                    });
-                    // SAFETY: inside the stage, as above.
-                    unsafe {
-                        a_w.store4(ra, ca / 2, words(va));
-                        b_w.store4(rb, cb / 2, words(vb));
-                    }
+                    ops.store(s, ops.load(k0));
                 }
-            }});
+            }
         }
         commit_copies();
     };
@@ -249,7 +298,7 @@ pub fn tc_mma_bf16_async(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k:
     for s in 0..STAGES - 1 {
         fill(s, s * BK);
     }
-    let steps = k.div_ceil(BK);
+    let steps = ops.k.div_ceil(BK);
     for step in 0..steps {
         // This k-step's group has landed (at most the newer one in flight);
         // after the barrier every thread's copies are visible, and every
@@ -265,7 +314,7 @@ pub fn tc_mma_bf16_async(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k:
     // Nothing left in flight: the last groups were empty.
     wait_copies::<0>();
     // SAFETY: the launch's contract: c holds m n elements.
-    unsafe { store_c(c, &acc, lane, (m0 + wm, n0 + wn), (m, n)) };
+    unsafe { store_c(c, &acc, lane, (m0 + wm, n0 + wn), (ops.m, ops.n)) };
 }
 
 /// One warp's sums: its 64 x 32 piece of C as 4 x 4 `m16n8` fragments.

@@ -3,7 +3,8 @@
 //! tf32 rounding, and the kernels on integer inputs, where every product and
 //! sum is exact and the result must be bit-exact.
 
-use gpu::dev::mma;
+use gpu::dev::{In, Out, SharedTile, mma, sync_threads, thread_idx_x};
+use gpu::kernel;
 use kernel_lab::families::tensor::{self, bf16, f32_of};
 use kernel_lab::runtime::Gpu;
 use rand::{Rng, SeedableRng, rngs::SmallRng};
@@ -74,7 +75,7 @@ fn integer_inputs_give_exact_results() {
     let gpu = Gpu::emulator();
     let mut rng = SmallRng::seed_from_u64(11);
     for kernel in gpu::launch::registry::module("gpu::tensor") {
-        for (m, n, k) in [(1, 1, 1), (16, 8, 16), (65, 63, 33), (17, 130, 70)] {
+        for (m, n, k) in [(1, 1, 1), (16, 8, 16), (65, 63, 33), (17, 130, 70), (130, 136, 72)] {
             let a: Vec<i32> = (0..m * k).map(|_| rng.random_range(-8..=8)).collect();
             let b: Vec<i32> = (0..k * n).map(|_| rng.random_range(-8..=8)).collect();
             let (ah, bh): (Vec<u16>, Vec<u16>) =
@@ -92,6 +93,108 @@ fn integer_inputs_give_exact_results() {
                     assert_eq!(c[i * n + j], want as f32, "{} {m}x{n}x{k}: C[{i}][{j}]", kernel.name);
                 }
             }
+        }
+    }
+}
+
+/// The shared-memory analysis of one 128 x 128 x 64 launch of `name` (two
+/// k-steps, every access on the 16-byte path).
+fn tensor_analysis(name: &str) -> emu::Analysis {
+    let gpu = Gpu::emulator();
+    let kernel = gpu::launch::registry::module("gpu::tensor").into_iter().find(|k| k.name == name).unwrap();
+    let (m, n, k) = (128, 128, 64);
+    let mut rng = SmallRng::seed_from_u64(5);
+    let a: Vec<u16> = (0..m * k).map(|_| bf16(rng.random_range(-1.0..1.0))).collect();
+    let b: Vec<u16> = (0..k * n).map(|_| bf16(rng.random_range(-1.0..1.0))).collect();
+    let (da, db) = (gpu.upload(&a).unwrap(), gpu.upload(&b).unwrap());
+    let mut dc = gpu.alloc::<f32>(m * n).unwrap();
+    gpu.set_analysis(true);
+    tensor::launch(&gpu, tensor::typed(kernel).unwrap(), (m, n, k), &da, &db, &mut dc).unwrap();
+    gpu.sync().unwrap();
+    gpu.take_analysis()
+}
+
+/// `ldmatrix` on the swizzled layout serves each 8 x 8 matrix in one pass
+/// and every 16-byte store in one pass per 8 lanes: no bank conflict in
+/// steps 2 and 3. Step 1's padded layout reads B as 16-bit halves, two
+/// lanes of a pair in one word, which the analysis also counts exactly.
+#[test]
+fn ldmatrix_on_the_swizzled_layout_is_conflict_free() {
+    for name in ["tc_ldmatrix_bf16", "tc_mma_bf16_async"] {
+        let a = tensor_analysis(name);
+        // Per warp and k16: 4 A and 2 B `ldmatrix.x4`, 4 passes each.
+        assert_eq!(a.shared_loads.per_request(), 4.0, "{name}: {:?}", a.shared_loads);
+        assert_eq!(a.shared_loads.efficiency(), 1.0, "{name}: {:?}", a.shared_loads);
+        if name == "tc_ldmatrix_bf16" {
+            assert_eq!(a.shared_stores.efficiency(), 1.0, "{name}: {:?}", a.shared_stores);
+        }
+    }
+    let padded = tensor_analysis("tc_mma_bf16");
+    assert_eq!(padded.shared_loads.efficiency(), 1.0, "{:?}", padded.shared_loads);
+    // 16 word loads of A and 16 half-word loads of B per k16, against 6
+    // `ldmatrix` carrying the same bytes.
+    let swizzled = tensor_analysis("tc_ldmatrix_bf16");
+    assert_eq!(padded.shared_loads.requests, 32 * swizzled.shared_loads.requests / 6);
+}
+
+/// Lane `t` copies elements `8 t..+8` (row `t % 8` of 8 x 8 matrix `t /
+/// 8`) into shared memory, the warp loads the four matrices with
+/// `ldmatrix` (`.trans` when `trans` is 1), writes each lane's registers to
+/// `regs` and stores them back with `stmatrix` to a second tile, which goes
+/// to `out`.
+#[kernel(block = 32, shared = 2 * 32 * 16)]
+pub fn matrix_round_trip(input: In<u16>, regs: Out<u32>, out: Out<u16>, trans: u32) {
+    let t = thread_idx_x() as usize;
+    // SAFETY: 32 rows of 8 u16 twice (the declaration's 1 KB), each lane
+    // its own row; 32 x 8 elements in and out, 32 x 4 registers.
+    unsafe {
+        let (from, to) = (SharedTile::<u16, 8>::launch_sized(), SharedTile::<u16, 8>::launch_sized_at(512));
+        for e in 0..8 {
+            from.store(t, e, input.load(8 * t + e));
+        }
+        sync_threads();
+        let r = if trans == 1 { from.ldmatrix_x4_trans(t, 0) } else { from.ldmatrix_x4(t, 0) };
+        for (j, &x) in r.iter().enumerate() {
+            regs.store(4 * t + j, x);
+        }
+        to.stmatrix_x4(t, 0, r);
+        sync_threads();
+        for e in 0..8 {
+            out.store(8 * t + e, to.load(t, e));
+        }
+    }
+}
+
+/// `ldmatrix` gives each lane the elements the PTX ISA's figure names
+/// (plain: row `lane / 4`, columns `2 (lane % 4)`, `+1` of matrix `j` in
+/// register `j`; `.trans`: the same of the transposed matrix), and
+/// `stmatrix` writes them back where they came from: the round trip is the
+/// identity, or each matrix transposed.
+#[test]
+fn ldmatrix_and_stmatrix_follow_the_isa() {
+    let gpu = Gpu::emulator();
+    let input: Vec<u16> = (0..256u16).map(|i| i * 3 + 1).collect();
+    let d_in = gpu.upload(&input).unwrap();
+    for trans in [0u32, 1] {
+        let mut regs = gpu.alloc::<u32>(128).unwrap();
+        let mut out = gpu.alloc::<u16>(256).unwrap();
+        // SAFETY: the buffers hold what the kernel's doc says.
+        unsafe { matrix_round_trip::launch(&gpu, 1, &d_in, &mut regs, &mut out, trans) }.unwrap();
+        gpu.sync().unwrap();
+        let (regs, out) = (gpu.download(&regs).unwrap(), gpu.download(&out).unwrap());
+        let at = |matrix: usize, row: usize, col: usize| {
+            let (row, col) = if trans == 1 { (col, row) } else { (row, col) };
+            input[64 * matrix + 8 * row + col]
+        };
+        for lane in 0..32 {
+            for j in 0..4 {
+                let (g, q) = (lane / 4, lane % 4);
+                let want = at(j, g, 2 * q) as u32 | (at(j, g, 2 * q + 1) as u32) << 16;
+                assert_eq!(regs[4 * lane + j], want, "trans {trans}: lane {lane} register {j}");
+            }
+        }
+        for (i, &x) in out.iter().enumerate() {
+            assert_eq!(x, at(i / 64, i % 64 / 8, i % 8), "trans {trans}: element {i}");
         }
     }
 }

@@ -53,24 +53,6 @@ pub fn wait_copies<const N: u32>() {
     emu::device::copy_wait(N as usize);
 }
 
-/// The address of `p` in the shared-memory window (`cvta.to.shared`), as
-/// the 32-bit operand `cp.async` takes.
-#[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-fn shared_window_address<T>(p: *mut T) -> u32 {
-    let address: u32;
-    // SAFETY: pure address arithmetic, `p` points into shared memory.
-    unsafe {
-        core::arch::asm!(
-            "{{ .reg .u64 t; cvta.to.shared.u64 t, {p}; cvt.u32.u64 {a}, t; }}",
-            p = in(reg64) p,
-            a = out(reg32) address,
-            options(pure, nomem, nostack)
-        )
-    };
-    address
-}
-
 impl<const STRIDE: usize> SharedTile<f32, STRIDE> {
     /// Copies `src[i]` into row `r`, column `c` without passing through a
     /// register (`cp.async.ca`, 4 bytes, cached in L1).
@@ -139,7 +121,7 @@ impl<const STRIDE: usize> SharedTile<f32, STRIDE> {
         let dst = self.element_ptr(r, c);
         #[cfg(target_arch = "nvptx64")]
         {
-            let dst = shared_window_address(dst);
+            let dst = crate::shared::window_address(dst);
             // SAFETY: the caller's contract. 16-byte copies bypass L1
             // (`.cg`); smaller ones must go through it (`.ca`).
             unsafe {

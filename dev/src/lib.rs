@@ -52,6 +52,7 @@ pub mod atomic;
 pub mod check;
 pub mod copy;
 pub mod math;
+pub mod matrix;
 pub mod mem;
 pub mod mma;
 pub mod shared;

@@ -215,30 +215,14 @@ pub unsafe fn mma_tf32_m16n8k8(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4
 #[cfg(not(target_arch = "nvptx64"))]
 mod emulated {
     use super::c_f32;
-    use crate::warp::FULL_MASK;
 
-    /// This lane's index, and every lane's A and B registers, exchanged
-    /// through the emulator's warp shuffles (so a lane that does not take
-    /// part is reported, as for any warp-collective operation).
+    /// This lane's index, and every lane's A and B registers (see
+    /// `warp::gather`).
     #[track_caller]
     pub fn gather(a: [u32; 4], b: [u32; 2]) -> (u32, [[u32; 4]; 32], [[u32; 2]; 32]) {
-        let (t, _, dim, _) = emu::device::index();
-        let lane = (t[0] + dim[0] * (t[1] + dim[1] * t[2])) % 32;
-        let mut warp_a = [[0u32; 4]; 32];
-        let mut warp_b = [[0u32; 2]; 32];
-        let pairs = [(a[0], a[1]), (a[2], a[3]), (b[0], b[1])];
-        for (p, &(lo, hi)) in pairs.iter().enumerate() {
-            let mine = lo as u64 | (hi as u64) << 32;
-            for j in 0..32u32 {
-                let got = emu::device::shuffle(FULL_MASK, emu::device::ShflOp::Idx(j), mine);
-                let (lo, hi) = (got as u32, (got >> 32) as u32);
-                match p {
-                    0 => warp_a[j as usize][..2].copy_from_slice(&[lo, hi]),
-                    1 => warp_a[j as usize][2..].copy_from_slice(&[lo, hi]),
-                    _ => warp_b[j as usize] = [lo, hi],
-                }
-            }
-        }
+        let (lane, all) = crate::warp::gather([a[0], a[1], a[2], a[3], b[0], b[1]]);
+        let warp_a = all.map(|r| [r[0], r[1], r[2], r[3]]);
+        let warp_b = all.map(|r| [r[4], r[5]]);
         (lane, warp_a, warp_b)
     }
 

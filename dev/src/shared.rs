@@ -46,6 +46,24 @@ pub fn launch_sized_base() -> *mut u8 {
     }
 }
 
+/// The address of `p` in the shared-memory window (`cvta.to.shared`), as
+/// the 32-bit operand `cp.async`, `ldmatrix` and `mbarrier` take.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub(crate) fn window_address<T>(p: *const T) -> u32 {
+    let address: u32;
+    // SAFETY: pure address arithmetic, `p` points into shared memory.
+    unsafe {
+        core::arch::asm!(
+            "{{ .reg .u64 t; cvta.to.shared.u64 t, {p}; cvt.u32.u64 {a}, t; }}",
+            p = in(reg64) p,
+            a = out(reg32) address,
+            options(pure, nomem, nostack)
+        )
+    };
+    address
+}
+
 impl<T: Copy, const STRIDE: usize> SharedTile<T, STRIDE> {
     /// The tile at the start of the block's launch-sized shared memory.
     ///

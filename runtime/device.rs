@@ -46,6 +46,8 @@ pub struct Cuda {
     pub stream: Arc<CudaStream>,
     module: Arc<CudaModule>,
     pub ptx: Ptx,
+    /// Every embedded PTX (to say where a missing kernel is).
+    archs: &'static [Ptx],
     /// Each kernel's function, loaded on its first launch.
     functions: RefCell<HashMap<&'static str, CudaFunction>>,
 }
@@ -91,7 +93,7 @@ impl<T> DeviceBuffer<T> {
     }
 
     /// The device address (the emulator's host address).
-    fn address(&self) -> u64 {
+    pub(crate) fn address(&self) -> u64 {
         match &self.inner {
             // cudarc's own stream tracking is off.
             BufferInner::Cuda(s) => s.cu_device_ptr_raw(),
@@ -214,7 +216,7 @@ impl Gpu {
         };
         let stream = ctx.default_stream();
         Ok(Gpu {
-            backend: Backend::Cuda(Cuda { ctx, stream, module, ptx, functions: Default::default() }),
+            backend: Backend::Cuda(Cuda { ctx, stream, module, ptx, archs, functions: Default::default() }),
             info,
             analyze: Cell::new(false),
             analysis: RefCell::new(Analysis::default()),
@@ -389,15 +391,12 @@ impl Gpu {
     /// `kernel`'s function, loaded on first use, with its dynamic
     /// shared-memory limit raised where a launch needs more than the
     /// default 48 KiB.
-    fn function(c: &Cuda, kernel: &'static Kernel, shared: u32) -> Result<CudaFunction> {
+    fn function(&self, c: &Cuda, kernel: &'static Kernel, shared: u32) -> Result<CudaFunction> {
         let cached = c.functions.borrow().get(kernel.name).cloned();
         let function = match cached {
             Some(f) => f,
             None => {
-                let f = c
-                    .module
-                    .load_function(kernel.name)
-                    .map_err(|_| Error::MissingKernel { name: kernel.name, arch: c.ptx.arch })?;
+                let f = c.module.load_function(kernel.name).map_err(|_| self.missing(c, kernel))?;
                 c.functions.borrow_mut().insert(kernel.name, f.clone());
                 f
             }
@@ -408,6 +407,32 @@ impl Gpu {
                 .during("cuFuncSetAttribute")?;
         }
         Ok(function)
+    }
+
+    /// The error for `kernel` missing from the device's PTX.
+    fn missing(&self, c: &Cuda, kernel: &'static Kernel) -> Error {
+        let elsewhere: Vec<&str> = c
+            .archs
+            .iter()
+            .filter(|p| ptx::entries(p.text).contains(&kernel.name))
+            .map(|p| p.arch)
+            .collect();
+        Error::MissingKernel {
+            name: kernel.name,
+            arch: c.ptx.arch,
+            device: format!("{} (compute {}.{})", self.info.name, self.info.major, self.info.minor),
+            elsewhere: elsewhere.join(" or "),
+        }
+    }
+
+    /// Whether the device can run `kernel`: `Err` says why not (its PTX
+    /// lacks it; an sm_90a kernel on another device). Always `Ok` on the
+    /// emulator, which runs every kernel.
+    pub fn has_kernel(&self, kernel: &'static Kernel) -> Result<()> {
+        match &self.backend {
+            Backend::Cuda(c) if !ptx::entries(c.ptx.text).contains(&kernel.name) => Err(self.missing(c, kernel)),
+            _ => Ok(()),
+        }
     }
 
     /// Events for timing (CUDA only).
@@ -444,7 +469,7 @@ impl Launcher for Gpu {
         let shared_bytes = gpu_launch::shared_bytes(kernel, dynamic_shared);
         match &self.backend {
             Backend::Cuda(c) => {
-                let function = Gpu::function(c, kernel, shared_bytes)?;
+                let function = self.function(c, kernel, shared_bytes)?;
                 let config = LaunchConfig {
                     grid_dim: (grid.x, grid.y, grid.z),
                     block_dim: (block.x, block.y, block.z),

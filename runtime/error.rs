@@ -14,8 +14,9 @@ pub enum Error {
     Cuda { call: &'static str, error: cudarc::driver::DriverError },
     /// No embedded PTX suits the device.
     NoPtxFor { major: i32, minor: i32, built: String },
-    /// The PTX lacks a kernel the host expects.
-    MissingKernel { name: &'static str, arch: &'static str },
+    /// The PTX the device runs lacks a kernel the host expects: `elsewhere`
+    /// names the embedded architectures that have it (empty: none does).
+    MissingKernel { name: &'static str, arch: &'static str, device: String, elsewhere: String },
     /// A problem size or argument the kernels cannot take.
     InvalidInput(String),
     /// The problem does not fit in device memory.
@@ -44,9 +45,14 @@ impl fmt::Display for Error {
             Error::NoPtxFor { major, minor, built } => {
                 write!(f, "no embedded PTX runs on compute capability {major}.{minor} (built for: {built})")
             }
-            Error::MissingKernel { name, arch } => {
-                write!(f, "the {arch} PTX has no kernel named {name}: was the kernel crate rebuilt?")
-            }
+            Error::MissingKernel { name, arch, device, elsewhere } if elsewhere.is_empty() => write!(
+                f,
+                "the {arch} PTX {device} runs has no kernel named {name}: was the kernel crate rebuilt?"
+            ),
+            Error::MissingKernel { name, arch, device, elsewhere } => write!(
+                f,
+                "{name} needs {elsewhere} (it is compiled for that only); {device} runs the {arch} PTX"
+            ),
             Error::InvalidInput(message) => f.write_str(message),
             Error::OutOfMemory { needed, free } => write!(
                 f,

@@ -19,6 +19,7 @@ mod by_name;
 pub mod device;
 pub mod error;
 pub mod ptx;
+mod tma;
 
 pub use by_name::{LaunchArg, launch_by_name, launch_kernel};
 pub use device::{DeviceBuffer, Gpu, POISON_BITS};

@@ -109,31 +109,129 @@ pub fn verify(
     Ok(worst)
 }
 
-/// `kernel` as a tensor GEMM kernel: an error if it takes other parameters.
-pub fn typed(kernel: &'static Kernel) -> Result<Typed<Signature>> {
-    kernel.typed::<Signature>().map_err(Error::InvalidInput)
+/// What the TMA kernels take (`gpu::tensor::hopper`): the tensor maps of
+/// A and B (16 words each), A, B, C, m, n, k.
+pub type TmaSignature = (In<u64>, In<u16>, In<u16>, Out<f32>, u32, u32, u32);
+
+/// A tensor GEMM kernel, as whichever signature it declares.
+#[derive(Clone, Copy)]
+pub enum Launchable {
+    Plain(Typed<Signature>),
+    Tma(Typed<TmaSignature>),
 }
 
-/// Queues `C = A B` with `kernel` after checking the buffers.
+/// `kernel` as a tensor GEMM kernel: an error if it takes other parameters.
+pub fn typed(kernel: &'static Kernel) -> Result<Launchable> {
+    kernel
+        .typed::<Signature>()
+        .map(Launchable::Plain)
+        .or_else(|_| kernel.typed::<TmaSignature>().map(Launchable::Tma))
+        .map_err(Error::InvalidInput)
+}
+
+/// One problem's operands on the device: A, B and, for the TMA kernels,
+/// their tensor maps (encoded once, outside any timing).
+pub struct Operands<'a> {
+    pub a: &'a DeviceBuffer<u16>,
+    pub b: &'a DeviceBuffer<u16>,
+    maps: Option<DeviceBuffer<u64>>,
+}
+
+impl<'a> Operands<'a> {
+    /// Checks the problem and the buffers: A holds `m k`, B `k n`
+    /// elements.
+    pub fn new(
+        gpu: &Gpu,
+        (m, n, k): (usize, usize, usize),
+        a: &'a DeviceBuffer<u16>,
+        b: &'a DeviceBuffer<u16>,
+    ) -> Result<Operands<'a>> {
+        check((m, n, k))?;
+        if a.len() < m * k || b.len() < k * n {
+            return Err(Error::InvalidInput(format!("tensor GEMM {m}x{n}x{k}: buffers too small")));
+        }
+        let _ = gpu;
+        Ok(Operands { a, b, maps: None })
+    }
+
+    /// The tensor maps the TMA kernels read: A in 128 x 64 boxes, B in 64
+    /// x 64, both 128-byte swizzled (`gpu::tensor::hopper`). Errors if a
+    /// row does not start on 16 bytes (`k` or `n` not a multiple of 8).
+    fn maps(&mut self, gpu: &Gpu, (m, n, k): (usize, usize, usize)) -> Result<&DeviceBuffer<u64>> {
+        use gpu::tensor::hopper::{B_BOX_COLS, BK, BM};
+        if self.maps.is_none() {
+            let words = if m == 0 || n == 0 || k == 0 {
+                // Nothing to copy: the kernel reads no map.
+                vec![0u64; 32]
+            } else {
+                let of = |what: &str, r: Result<[u64; 16]>| {
+                    r.map_err(|e| Error::InvalidInput(format!("tensor GEMM {m}x{n}x{k}, {what}: {e}")))
+                };
+                let a = of("A", gpu.tensor_map_bf16(self.a, (m, k), (BM, BK)))?;
+                let b = of("B", gpu.tensor_map_bf16(self.b, (k, n), (BK, B_BOX_COLS)))?;
+                [a, b].concat()
+            };
+            self.maps = Some(gpu.upload(&words)?);
+        }
+        Ok(self.maps.as_ref().expect("just set"))
+    }
+
+    /// Readies what `kernel` needs beyond A and B (the tensor maps).
+    pub fn prepare(&mut self, gpu: &Gpu, kernel: Launchable, dims: (usize, usize, usize)) -> Result<()> {
+        if let Launchable::Tma(_) = kernel {
+            self.maps(gpu, dims)?;
+        }
+        Ok(())
+    }
+}
+
+/// Queues `C = A B` with `kernel` after checking C (A and B were checked
+/// by [`Operands::new`]; [`Operands::prepare`] readied them for `kernel`).
 pub fn launch(
     gpu: &Gpu,
-    kernel: Typed<Signature>,
+    kernel: Launchable,
     (m, n, k): (usize, usize, usize),
-    a: &DeviceBuffer<u16>,
-    b: &DeviceBuffer<u16>,
+    ops: &Operands,
     c: &mut DeviceBuffer<f32>,
 ) -> Result<()> {
-    check((m, n, k))?;
-    if a.len() < m * k || b.len() < k * n || c.len() < m * n {
-        return Err(Error::InvalidInput(format!("tensor GEMM {m}x{n}x{k}: buffers too small")));
+    if c.len() < m * n {
+        return Err(Error::InvalidInput(format!("tensor GEMM {m}x{n}x{k}: C too small")));
     }
     if m == 0 || n == 0 {
         return Ok(());
     }
-    let grid = kernel.kernel().launch.grid(n as u32, m as u32);
-    // SAFETY: the buffers hold A, B and C (checked above); the grid covers
-    // C with the kernel's tile.
-    unsafe { kernel.launch(gpu, grid, (a, b, c, m as u32, n as u32, k as u32)) }
+    let (a, b) = (ops.a, ops.b);
+    let dims = (m as u32, n as u32, k as u32);
+    match kernel {
+        Launchable::Plain(kt) => {
+            let grid = kt.kernel().launch.grid(n as u32, m as u32);
+            // SAFETY: the buffers hold A, B and C (checked); the grid covers
+            // C with the kernel's tile.
+            unsafe { kt.launch(gpu, grid, (a, b, c, dims.0, dims.1, dims.2)) }
+        }
+        Launchable::Tma(kt) => {
+            let maps = ops.maps.as_ref().ok_or_else(|| {
+                Error::InvalidInput(format!("{}: its tensor maps were not prepared", kt.kernel().name))
+            })?;
+            let grid = kt.kernel().launch.grid(n as u32, m as u32);
+            // SAFETY: as above, and the maps describe A and B (prepared for
+            // this problem).
+            unsafe { kt.launch(gpu, grid, (maps, a, b, c, dims.0, dims.1, dims.2)) }
+        }
+    }
+}
+
+/// Runs `kernel` once on `ops` into `c` (for tests): prepares, launches.
+pub fn run_once(
+    gpu: &Gpu,
+    kernel: &'static Kernel,
+    dims: (usize, usize, usize),
+    ops: &mut Operands,
+    c: &mut DeviceBuffer<f32>,
+) -> Result<()> {
+    let kt = typed(kernel)?;
+    ops.prepare(gpu, kt, dims)?;
+    launch(gpu, kt, dims, ops, c)
 }
 
 impl Family for Tensor {
@@ -157,6 +255,11 @@ impl Family for Tensor {
     /// multiples of the 128 x 128 x 32 tile, nor of 8: the unaligned path).
     fn emulator_sizes(&self, _sizes: &[Shape]) -> Vec<Shape> {
         vec![self.emulator_size(), "70x45x37".parse().expect("a valid shape")]
+    }
+
+    /// The kernels of `gpu::tensor` and its `hopper` module.
+    fn kernels(&self) -> Vec<&'static Kernel> {
+        gpu::launch::registry::tree("gpu::tensor")
     }
 
     fn run(&self, run: &Run) -> Result<Vec<Record>> {
@@ -188,9 +291,16 @@ impl Family for Tensor {
             let cublas = Cublas::new(gpu)?;
             records.push(measure("cublas", &|c| cublas.gemm_bf16_rows((m, n, k), &a, &b, c))?);
         }
+        let mut ops = Operands::new(gpu, (m, n, k), &a, &b)?;
         for kernel in kernels {
             let kt = typed(kernel)?;
-            records.push(measure(kernel.name, &|c| launch(gpu, kt, (m, n, k), &a, &b, c))?);
+            // A kernel this device's PTX lacks (sm_90a kernels elsewhere),
+            // or a shape its TMA cannot take, is left out of the table.
+            if let Err(e) = ops.prepare(gpu, kt, (m, n, k)).and_then(|()| gpu.has_kernel(kernel)) {
+                progress(&format!("tensor {size}: {} left out: {e}", kernel.name));
+                continue;
+            }
+            records.push(measure(kernel.name, &|c| launch(gpu, kt, (m, n, k), &ops, c))?);
         }
         percent_of_cublas(&mut records);
         Ok(records)

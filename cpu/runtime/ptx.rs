@@ -7,4 +7,5 @@ pub use lab_runtime::ptx::{Ptx, entries};
 pub const ARCHS: &[Ptx] = &[
     Ptx::new("sm_80", include_str!(concat!(env!("OUT_DIR"), "/gpu_sm_80.ptx"))),
     Ptx::new("sm_90", include_str!(concat!(env!("OUT_DIR"), "/gpu_sm_90.ptx"))),
+    Ptx::new("sm_90a", include_str!(concat!(env!("OUT_DIR"), "/gpu_sm_90a.ptx"))),
 ];

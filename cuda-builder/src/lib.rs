@@ -161,6 +161,7 @@ impl CudaBuilder {
                 .args(["--", "-Zcrate-attr=no_std", "-Zcrate-attr=feature(abi_ptx)"])
                 .args(["-A", "duplicate-features", "-A", "unused-attributes", "-C"])
                 .arg(format!("target-cpu={arch}"))
+                .args(ptx_isa(arch))
                 .arg("-C")
                 .arg(format!("linker={}", linker.display()))
                 .output()
@@ -182,6 +183,18 @@ impl CudaBuilder {
                 .map_err(|e| io(&format!("could not copy the PTX to {}: {e}", to.display())))?;
         }
         Ok(written)
+    }
+}
+
+/// The PTX ISA version beyond LLVM's default for `arch`: 8.3 for Hopper's
+/// architecture-specific PTX, whose kernels fence tensor maps the host
+/// wrote (`fence.proxy.tensormap`, new in 8.3; drivers from CUDA 12.3 on
+/// take it). `llc` sets the module's `.version` from its own `-mattr`, not
+/// from the functions' features, so `ptx-linker` gets it too.
+fn ptx_isa(arch: &str) -> Vec<String> {
+    match arch {
+        "sm_90a" => ["-C", "target-feature=+ptx83", "-C", "link-arg=-mattr=+ptx83"].map(String::from).to_vec(),
+        _ => Vec::new(),
     }
 }
 

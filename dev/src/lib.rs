@@ -48,6 +48,7 @@
 extern crate std;
 
 pub mod atomic;
+pub mod barrier;
 #[doc(hidden)]
 pub mod check;
 pub mod copy;
@@ -58,7 +59,9 @@ pub mod mma;
 pub mod shared;
 pub mod slice;
 pub mod thread;
+pub mod tma;
 pub mod warp;
+pub mod wgmma;
 
 pub use mem::{In, Out};
 pub use shared::{SharedArray, SharedTile};

@@ -54,6 +54,16 @@ pub enum EmuError {
         thread: [u32; 3],
         message: String,
     },
+    /// A misuse of the asynchronous proxy: an mbarrier used uninitialized
+    /// or arrived at beyond its count, a TMA copy's bytes read before a
+    /// wait observed it land, a copy never waited for.
+    Async {
+        kernel: String,
+        block: [u32; 3],
+        thread: [u32; 3],
+        detail: String,
+        site: String,
+    },
 }
 
 /// A data race: two accesses to one word, the earlier first.
@@ -131,6 +141,9 @@ impl fmt::Display for EmuError {
             }
             EmuError::Panic { kernel, block, thread, message } => {
                 write!(f, "{kernel}: block {block:?} thread {thread:?} panicked: {message}")
+            }
+            EmuError::Async { kernel, block, thread, detail, site } => {
+                write!(f, "{kernel}: block {block:?} thread {thread:?} at {site}: {detail}")
             }
         }
     }

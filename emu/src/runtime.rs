@@ -12,6 +12,7 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 use super::analysis::{Analysis, Recorder};
 use super::memory::{GlobalWords, Hazard, SharedWord, word_value};
 use super::order::{Access, Kind, Knowledge, Observer, Release, WarpSyncs};
+use super::proxy::{self, Proxy};
 use super::report::{Actor, EmuError, Race, who};
 
 /// What to launch: the kernel's name (for error messages), its block and
@@ -101,6 +102,9 @@ enum Event {
     Barrier(Site),
     WarpSync { mask: u32, site: Site },
     Shuffle { mask: u32, op: ShflOp, bits: u64, site: Site },
+    /// Waiting on the mbarrier at this shared offset for the phase of this
+    /// parity to complete.
+    MbarrierWait { addr: usize, parity: u32, site: Site },
 }
 
 /// One CUDA thread.
@@ -177,6 +181,8 @@ struct BlockCtx<'a> {
     uninitialized: RefCell<Option<EmuError>>,
     launch: &'a LaunchState,
     recorder: Option<RefCell<Recorder>>,
+    /// mbarriers and TMA copies.
+    proxy: RefCell<Proxy>,
 }
 
 impl BlockCtx<'_> {
@@ -350,6 +356,12 @@ pub fn access(space: Space, addr: usize, bytes: usize, op: Op, site: Site) {
 /// [`access`] without its effects: bounds, analysis and word checks.
 fn checked_access(space: Space, addr: usize, bytes: usize, op: Op, site: Site) -> Kind {
     check_bounds(space, addr, bytes, site);
+    if space == Space::Shared {
+        let offset = addr - block().shared as usize;
+        if let Some(why) = block().proxy.borrow().read_before_landing(offset, bytes) {
+            async_misuse(why, site);
+        }
+    }
     let (b, t) = (block(), thread());
     let (kind, data) = match op {
         Op::Read | Op::ReadMaybeUninit => (Kind::Read, None),
@@ -524,6 +536,80 @@ pub fn copy_wait(n: usize) {
     }
 }
 
+/// A misuse of the asynchronous proxy by the running thread, raised.
+fn async_misuse(detail: proxy::Misuse, site: Site) -> ! {
+    let (b, t) = (block(), thread());
+    std::panic::panic_any(proxy::error(b.kernel, b.block, t.idx, detail, site))
+}
+
+/// The offset in the block's shared memory of an mbarrier at `addr`,
+/// checked in bounds and 8-byte aligned.
+fn mbarrier_offset(addr: usize, site: Site) -> usize {
+    check_bounds(Space::Shared, addr, 8, site);
+    let offset = addr - block().shared as usize;
+    if !offset.is_multiple_of(8) {
+        async_misuse(format!("uses an mbarrier at shared byte {offset}, not on 8 bytes"), site);
+    }
+    offset
+}
+
+/// `mbarrier.init.shared::cta.b64 [addr], count`.
+pub fn mbarrier_init(addr: usize, count: u32, site: Site) {
+    let offset = mbarrier_offset(addr, site);
+    block().proxy.borrow_mut().init(offset, count).unwrap_or_else(|e| async_misuse(e, site));
+}
+
+/// `mbarrier.arrive` on the barrier at `addr`, after `expect_tx` of `tx`
+/// bytes (0: a plain arrive).
+pub fn mbarrier_arrive(addr: usize, tx: u32, site: Site) {
+    let offset = mbarrier_offset(addr, site);
+    block().proxy.borrow_mut().arrive(offset, tx).unwrap_or_else(|e| async_misuse(e, site));
+}
+
+/// Waits until the phase of parity `parity` of the mbarrier at `addr` has
+/// completed (`mbarrier.try_wait.parity` in a loop); the copies it counted
+/// land now.
+pub fn mbarrier_wait(addr: usize, parity: u32, site: Site) {
+    let offset = mbarrier_offset(addr, site);
+    let done = |p: &mut Proxy| p.completed(offset, parity).unwrap_or_else(|e| async_misuse(e, site));
+    if !done(&mut block().proxy.borrow_mut()) {
+        suspend(Event::MbarrierWait { addr: offset, parity, site });
+    }
+    let landed = block().proxy.borrow_mut().land(offset).unwrap_or_else(|e| async_misuse(e, site));
+    let base = block().shared as usize;
+    for (dst, data) in landed {
+        mark_written(base + dst, data.len());
+        // SAFETY: checked to lie within the block's shared memory when the
+        // copy was issued.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), (base + dst) as *mut u8, data.len()) };
+    }
+}
+
+/// A TMA copy of `data` (read from global memory by the caller, through
+/// [`async_read`]) to shared `dst`, completing `data.len()`
+/// transaction bytes on the mbarrier at `bar`.
+pub fn tma_copy(bar: usize, dst: usize, data: Vec<u8>, site: Site) {
+    let offset = mbarrier_offset(bar, site);
+    check_bounds(Space::Shared, dst, data.len(), site);
+    let dst = dst - block().shared as usize;
+    block().proxy.borrow_mut().copy(offset, dst, data, site).unwrap_or_else(|e| async_misuse(e, site));
+}
+
+/// A read by the asynchronous proxy (a TMA copy's source in global memory,
+/// a `wgmma` operand in shared memory): bounds, races with the block's
+/// writes, and for shared memory, bytes a copy has not landed in and
+/// words nothing wrote; not counted in the access analysis.
+pub fn async_read(space: Space, addr: usize, bytes: usize, site: Site) {
+    check_bounds(space, addr, bytes, site);
+    if space == Space::Shared {
+        let offset = addr - block().shared as usize;
+        if let Some(why) = block().proxy.borrow().read_before_landing(offset, bytes) {
+            async_misuse(why, site);
+        }
+    }
+    check_words(space, addr, bytes, Kind::Read, None, false, site);
+}
+
 /// Where a thread is.
 #[derive(Clone, Copy, PartialEq)]
 enum State {
@@ -531,6 +617,7 @@ enum State {
     Barrier(Site),
     WarpSync { mask: u32, site: Site },
     Shuffle { mask: u32, op: ShflOp, bits: u64, site: Site },
+    MbarrierWait { addr: usize, parity: u32, site: Site },
     Exited,
 }
 
@@ -620,6 +707,7 @@ pub fn launch(spec: &Launch, body: &dyn Fn()) -> Result<Analysis, EmuError> {
                     exited: RefCell::new(std::vec![0; threads.div_ceil(32)]),
                     launch: &state,
                     recorder: spec.analyze.then(|| RefCell::new(Recorder::default())),
+                    proxy: Default::default(),
                 };
                 run_block(&ctx, body, &mut stacks)?;
                 if let Some(r) = ctx.recorder {
@@ -705,6 +793,9 @@ fn run_block(ctx: &BlockCtx, body: &dyn Fn(), stacks: &mut Vec<DefaultStack>) ->
                 Ok(CoroutineResult::Yield(Event::Shuffle { mask, op, bits, site })) => {
                     state[i] = State::Shuffle { mask, op, bits, site }
                 }
+                Ok(CoroutineResult::Yield(Event::MbarrierWait { addr, parity, site })) => {
+                    state[i] = State::MbarrierWait { addr, parity, site }
+                }
                 Ok(CoroutineResult::Return(())) => {
                     let copies = threads[i].copies.borrow();
                     if let Some(first) = copies.groups.iter().flatten().chain(&copies.open).next() {
@@ -735,12 +826,17 @@ fn run_block(ctx: &BlockCtx, body: &dyn Fn(), stacks: &mut Vec<DefaultStack>) ->
             }
         }
         if state.iter().all(|s| *s == State::Exited) {
+            if let Some(detail) = ctx.proxy.borrow().unfinished() {
+                let site = Location::caller();
+                return Err(proxy::error(ctx.kernel, ctx.block, [0, 0, 0], detail, site));
+            }
             return ctx.uninitialized.take().map_or(Ok(()), Err);
         }
         let waiting: Vec<bool> = state.iter().map(|s| *s != State::Runnable && *s != State::Exited).collect();
         let shuffled = resolve_shuffles(ctx, &mut state, &mut input)?;
         let synced = resolve_warp_syncs(ctx, &mut state)?;
-        if !(shuffled || synced || ran) {
+        let observed = resolve_mbarrier_waits(ctx, &mut state);
+        if !(shuffled || synced || observed || ran) {
             release_barrier(ctx, &threads, &mut state)?;
         }
         // The threads just released converged with their warp now.
@@ -762,7 +858,7 @@ fn release_barrier(ctx: &BlockCtx, threads: &[Box<ThreadCtx>], state: &mut [Stat
         state.iter().enumerate().filter(|(_, s)| pick(s)).map(|(i, _)| i as u32).collect()
     };
     let at_barrier = of(&|s| matches!(s, State::Barrier(_)));
-    let elsewhere = of(&|s| matches!(s, State::Shuffle { .. } | State::WarpSync { .. }));
+    let elsewhere = of(&|s| matches!(s, State::Shuffle { .. } | State::WarpSync { .. } | State::MbarrierWait { .. }));
     let error =
         |detail: String| EmuError::Deadlock { kernel: ctx.kernel.to_string(), block: ctx.block, detail };
     if !elsewhere.is_empty() || at_barrier.is_empty() {
@@ -770,6 +866,9 @@ fn release_barrier(ctx: &BlockCtx, threads: &[Box<ThreadCtx>], state: &mut [Stat
             .iter()
             .filter_map(|&i| match state[i as usize] {
                 State::Shuffle { site, .. } | State::WarpSync { site, .. } => Some(site.to_string()),
+                State::MbarrierWait { addr, parity, site } => {
+                    Some(format!("{site}, which {}", ctx.proxy.borrow().stuck(addr, parity)))
+                }
                 _ => None,
             })
             .collect();
@@ -781,8 +880,8 @@ fn release_barrier(ctx: &BlockCtx, threads: &[Box<ThreadCtx>], state: &mut [Stat
             })
             .unwrap_or_default();
         return Err(error(format!(
-            "{} waited at a barrier{barrier} while {} waited in shuffles or sync_warps (at {}) whose lanes will not \
-             arrive",
+            "{} waited at a barrier{barrier} while {} waited in shuffles, sync_warps or mbarrier waits (at {}) that \
+             cannot complete",
             who(&at_barrier),
             who(&elsewhere),
             sites.join(", ")
@@ -832,6 +931,21 @@ fn release_barrier(ctx: &BlockCtx, threads: &[Box<ThreadCtx>], state: &mut [Stat
     }
     ctx.epoch.set(ctx.epoch.get() + 1);
     Ok(())
+}
+
+/// Lets every thread whose mbarrier phase has completed go on. Returns
+/// whether any did.
+fn resolve_mbarrier_waits(ctx: &BlockCtx, state: &mut [State]) -> bool {
+    let mut progressed = false;
+    for s in state.iter_mut() {
+        if let State::MbarrierWait { addr, parity, .. } = *s
+            && ctx.proxy.borrow_mut().completed(addr, parity).unwrap_or(false)
+        {
+            *s = State::Runnable;
+            progressed = true;
+        }
+    }
+    progressed
 }
 
 /// Completes every `sync_warp` whose mask lanes have all arrived. Returns

@@ -14,6 +14,10 @@
 // `seq!` substitutes 0, 1, ... into index arithmetic.
 #![allow(clippy::erasing_op, clippy::identity_op)]
 
+/// Steps 4 and on: `wgmma`, TMA and mbarriers, in the sm_90a PTX only.
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod hopper;
+
 use crate::dev::copy::{commit_copies, wait_copies};
 use crate::dev::mma::{a_bf16, b_bf16, c_f32, mma_bf16_m16n8k16, pack_bf16};
 use crate::dev::{In, Out, SharedArray, block_idx_x, block_idx_y, sync_threads, thread_idx_x};

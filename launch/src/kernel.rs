@@ -100,4 +100,15 @@ pub mod registry {
     pub fn module(module: &str) -> Vec<&'static Kernel> {
         all().into_iter().filter(|k| k.module() == module).collect()
     }
+
+    /// The kernels declared in `module` and its submodules, each module's
+    /// in declaration order, `module`'s first.
+    pub fn tree(module: &str) -> Vec<&'static Kernel> {
+        let inside = |k: &&'static Kernel| {
+            k.module().strip_prefix(module).is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
+        };
+        let mut kernels: Vec<&'static Kernel> = all().into_iter().filter(inside).collect();
+        kernels.sort_by_key(|k| k.module() != module);
+        kernels
+    }
 }

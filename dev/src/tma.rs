@@ -1,0 +1,98 @@
+//! The tensor-memory accelerator (TMA): one thread asks for a whole 2-D
+//! box of a matrix, and the copy engine moves it from global to shared
+//! memory (`cp.async.bulk.tensor`), zero-filling what lies outside the
+//! matrix, optionally swizzled, and counts its bytes on an [`Mbarrier`].
+//!
+//! What to copy is described by a tensor map the host encodes
+//! (`cuTensorMapEncodeTiled`: the matrix's address, sizes and row stride,
+//! the box, the swizzle) into 128 bytes the kernel reads from global
+//! memory. The row stride must be a multiple of 16 bytes and the address
+//! 16-byte aligned; with the 128-byte swizzle the box's rows are 128 bytes
+//! and its shared destination 1024-byte aligned, and the bytes land at
+//! [`swizzle_128`] of their unswizzled offsets — the layout `wgmma`'s
+//! 128-byte-swizzle descriptors read (`wgmma` module).
+//!
+//! PTX ISA, "cp.async.bulk.tensor" (sm_90). On the host the emulator
+//! decodes its own encoding of the map (`emu::tma::Map2d`) and copies the
+//! box, landing it when a wait on the mbarrier observes the phase.
+
+use super::In;
+use super::barrier::Mbarrier;
+
+pub use emu_tma::swizzle_128;
+
+#[cfg(not(target_arch = "nvptx64"))]
+use emu::tma as emu_tma;
+
+/// The swizzle, for the device build too (the same function).
+#[cfg(target_arch = "nvptx64")]
+mod emu_tma {
+    /// See `emu::tma::swizzle_128`: the 16-byte unit `a / 16 mod 8` XORed
+    /// with the 128-byte row `a / 128 mod 8`.
+    #[inline(always)]
+    pub const fn swizzle_128(a: usize) -> usize {
+        a ^ (((a >> 7) & 7) << 4)
+    }
+}
+
+/// Words of one tensor map in global memory (128 bytes, 64-byte aligned).
+pub const MAP_WORDS: usize = 16;
+
+/// `fence.proxy.tensormap::generic.acquire.sys`: makes map `i` of `maps`,
+/// written by the host (`cudaMemcpy`) before the launch, visible to this
+/// thread's TMA copies. Once per block, before the first copy.
+///
+/// # Safety
+/// `maps` holds at least `i + 1` maps.
+#[inline(always)]
+pub unsafe fn acquire_map(maps: In<u64>, i: usize) {
+    let _map = maps.as_ptr().wrapping_add(i * MAP_WORDS);
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller's contract; a fence.
+    unsafe {
+        core::arch::asm!("fence.proxy.tensormap::generic.acquire.sys [{m}], 128;", m = in(reg64) _map, options(nostack))
+    };
+}
+
+/// `cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes`:
+/// copies the box of map `i` of `maps` whose first element is column `x`,
+/// row `y` into shared memory at `dst`, and completes its bytes on `bar`.
+///
+/// # Safety
+/// `maps` holds at least `i + 1` maps encoded for this launch's buffers
+/// (64-byte aligned); `dst` lies in the launch's shared memory with room
+/// for the box, aligned as the map's swizzle needs (1024 bytes for 128);
+/// `bar` is initialized and its phase expects the bytes; nothing touches
+/// the box's bytes until a wait on `bar` has observed the phase.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn copy_2d(dst: *mut u8, maps: In<u64>, i: usize, (x, y): (i32, i32), bar: Mbarrier) {
+    let map = maps.as_ptr().wrapping_add(i * MAP_WORDS);
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller's contract.
+    unsafe {
+        core::arch::asm!(
+            "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{m}, {{{x}, {y}}}], [{b}];",
+            d = in(reg32) crate::shared::window_address(dst), m = in(reg64) map,
+            x = in(reg32) x, y = in(reg32) y, b = in(reg32) crate::shared::window_address(bar.ptr()),
+            options(nostack)
+        )
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let site = core::panic::Location::caller();
+        emu::device::async_read(emu::device::Space::Global, map as usize, 8 * MAP_WORDS, site);
+        // SAFETY: checked above to lie in a buffer of the launch.
+        let words = unsafe { (map as *const [u64; MAP_WORDS]).read_unaligned() };
+        let Some(m) = emu_tma::Map2d::decode(&words) else {
+            panic!("copy_2d: map {i} is not a tensor map encoded for the emulator");
+        };
+        let base = emu::device::shared_base() as usize;
+        let data = m.copy_box((x as i64, y as i64), dst as usize - base, |addr, bytes| {
+            emu::device::async_read(emu::device::Space::Global, addr, bytes.len(), site);
+            // SAFETY: checked above to lie in a buffer of the launch.
+            unsafe { core::ptr::copy_nonoverlapping(addr as *const u8, bytes.as_mut_ptr(), bytes.len()) };
+        });
+        emu::device::tma_copy(bar.ptr() as usize, dst as usize, data, site);
+    }
+}

@@ -1,0 +1,278 @@
+//! `wgmma`: Hopper's warpgroup-level tensor-core multiply (sm_90a). The
+//! four warps of a warpgroup (128 consecutive threads, the first a
+//! multiple of 128) together compute `D = A B + D` for a 64 x N x 16 tile
+//! (bf16), reading A and B straight from shared memory through 64-bit
+//! matrix descriptors; D stays in registers, spread over the 128 threads.
+//!
+//! **Accumulators** (`m64nNk16`, `f32`): thread `t` of the warpgroup holds
+//! `N / 2` values; value `i` is row `16 (t / 32) + g + 8 (i / 2 mod 2)`,
+//! column `8 (i / 4) + 2 q + i mod 2`, with `g = (t mod 32) / 4` and `q = t
+//! mod 4` ([`d_f32`]): each warp owns 16 rows, laid out as `mma.sync`'s
+//! `m16n8` C fragment repeated along N.
+//!
+//! **Descriptors** ([`Descriptor`]): bits 0-13 the shared address / 16,
+//! 16-29 the leading-dimension byte offset / 16 (LBO), 32-45 the
+//! stride-dimension byte offset / 16 (SBO), 62-63 the swizzle (1: 128
+//! bytes). With the 128-byte swizzle the operand is made of 1024-byte
+//! atoms of 8 rows of 128 bytes, each row's 16-byte units permuted by
+//! [`swizzle_128`] of the address (what a TMA copy with that swizzle
+//! writes). For bf16 ([`element_offset`]):
+//!
+//! - **K-major** (A as a row-major `m x k` tile, 64 k per 128-byte row):
+//!   element `(r, k)` is at `start + 128 (r mod 8) + SBO (r / 8) + 2 k`; the
+//!   next k16 of the same rows starts 32 bytes further.
+//! - **MN-major** (B as a row-major `k x n` tile, 64 n per row; the
+//!   instruction's `tnspB` = 1): element `(k, n)` is at `start + 2 (n mod
+//!   64) + 128 (k mod 8) + SBO (k / 8) + LBO (n / 64)`.
+//!
+//! Each then goes through [`swizzle_128`]. The instruction is asynchronous:
+//! `fence` before the first `wgmma` that touches registers written by
+//! other code, `commit` to close a group, `wait::<N>` until at most `N`
+//! groups are in flight before reading D or reusing the shared tiles.
+//!
+//! PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate". On
+//! the host the emulator computes each thread's D from the shared tiles at
+//! the instruction, through the same descriptor arithmetic, in `f64`
+//! rounded once per k16 (as for `mma`), and checks every byte it reads:
+//! in bounds, written, not awaiting a TMA copy.
+
+pub use super::tma::swizzle_128;
+
+/// A shared-memory matrix descriptor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Descriptor(pub u64);
+
+impl Descriptor {
+    /// The descriptor of a 128-byte-swizzled operand at shared address
+    /// `start` (see [`shared_address`]) with byte offsets `lbo` and `sbo`.
+    #[inline(always)]
+    pub const fn swizzled_128(start: u32, lbo: u32, sbo: u32) -> Descriptor {
+        Descriptor(field(start) | field(lbo) << 16 | field(sbo) << 32 | 1 << 62)
+    }
+
+    /// The same operand `bytes` further on (the next k16 of a K-major
+    /// tile: 32 bytes).
+    #[inline(always)]
+    pub const fn advanced(self, bytes: u32) -> Descriptor {
+        Descriptor(self.0 + (bytes >> 4) as u64)
+    }
+
+    /// `(start, lbo, sbo)` in bytes.
+    pub const fn fields(self) -> (usize, usize, usize) {
+        let d = self.0;
+        (((d & 0x3fff) << 4) as usize, ((d >> 16 & 0x3fff) << 4) as usize, ((d >> 32 & 0x3fff) << 4) as usize)
+    }
+}
+
+/// A byte count as a 14-bit descriptor field (in 16-byte units).
+#[inline(always)]
+const fn field(bytes: u32) -> u64 {
+    ((bytes >> 4) & 0x3fff) as u64
+}
+
+/// The address `wgmma` descriptors and the emulator use for a pointer into
+/// the launch's shared memory: its shared-window address on the GPU, its
+/// offset in the block's shared memory on the host.
+#[inline(always)]
+pub fn shared_address<T>(p: *const T) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        crate::shared::window_address(p)
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        (p as usize - emu::device::shared_base() as usize) as u32
+    }
+}
+
+/// The byte address, before the swizzle, of bf16 element `(row, col)` of
+/// the operand `desc` describes: K-major (`row` in M or N, `col` in K) or
+/// MN-major (`row` in K, `col` in M or N). See the module documentation.
+pub const fn element_offset(desc: Descriptor, mn_major: bool, row: usize, col: usize) -> usize {
+    let (start, lbo, sbo) = desc.fields();
+    if mn_major {
+        start + 2 * (col % 64) + 128 * (row % 8) + sbo * (row / 8) + lbo * (col / 64)
+    } else {
+        start + 128 * (row % 8) + sbo * (row / 8) + 2 * col
+    }
+}
+
+/// `(row, column)` of accumulator `i` of warpgroup thread `t`.
+#[inline(always)]
+pub const fn d_f32(t: u32, i: u32) -> (u32, u32) {
+    let (warp, lane) = (t / 32 % 4, t % 32);
+    (16 * warp + lane / 4 + 8 * (i / 2 % 2), 8 * (i / 4) + 2 * (lane % 4) + i % 2)
+}
+
+/// 128 zero accumulators, each set by its own instruction: `[0.0; 128]`
+/// (or any array the compiler can see is all zeros) compiles to a loop
+/// over the array, whose variable index keeps the whole array in local
+/// memory (a stack frame) instead of registers.
+#[inline(always)]
+pub fn zeros() -> [f32; 128] {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        seq_macro::seq!(I in 0..128 {{
+            #(let d~I: f32;)*
+            // SAFETY: register moves only.
+            unsafe {
+                core::arch::asm!(
+                    concat!(#("mov.b32 {d", I, "}, 0; ",)*),
+                    #(d~I = out(reg32) d~I,)*
+                    options(pure, nomem, nostack)
+                )
+            };
+            [#(d~I,)*]
+        }})
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    [0.0; 128]
+}
+
+/// `wgmma.fence.sync.aligned`: orders this thread's earlier register
+/// accesses to the accumulators before the next `wgmma`.
+#[inline(always)]
+pub fn fence() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: a fence.
+    unsafe {
+        core::arch::asm!("wgmma.fence.sync.aligned;", options(nostack))
+    };
+}
+
+/// `wgmma.commit_group.sync.aligned`: the `wgmma`s issued since the last
+/// commit form one group.
+#[inline(always)]
+pub fn commit() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: no operands.
+    unsafe {
+        core::arch::asm!("wgmma.commit_group.sync.aligned;", options(nostack))
+    };
+}
+
+/// `wgmma.wait_group.sync.aligned N`: waits until at most `N` groups are
+/// in flight; their accumulators and shared operands are then free.
+///
+/// The accumulators of the groups waited for must not be read before
+/// this: each of `acc`'s registers passes through an empty `asm` after the
+/// wait, so the compiler cannot move a use of it above.
+#[inline(always)]
+pub fn wait<const N: u32>(acc: [f32; 128]) -> [f32; 128] {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        // SAFETY: a wait.
+        unsafe { core::arch::asm!("wgmma.wait_group.sync.aligned {n};", n = const N, options(nostack)) };
+        seq_macro::seq!(I in 0..128 {{
+            #(let mut d~I = acc[I];)*
+            // SAFETY: an empty asm that "changes" the registers after the
+            // wait (and keeps its place: not `pure`).
+            unsafe { core::arch::asm!(concat!("// ", operands!(#(I)*)), #(d~I = inout(reg32) d~I,)* options(nomem, nostack)) };
+            [#(d~I,)*]
+        }})
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    acc
+}
+
+/// `wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16`: `acc = A B +
+/// (scale_d ? acc : 0)` for this thread's 128 accumulators, A K-major at
+/// `a`, B MN-major at `b` (`tnspB` = 1).
+///
+/// # Safety
+/// All 128 threads of the warpgroup execute it converged; the descriptors
+/// describe operands in the launch's shared memory, written and visible to
+/// the async proxy (after a TMA copy's mbarrier wait, or a
+/// `fence.proxy.async`); the device is sm_90a.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn mma_m64n256k16_bf16(acc: [f32; 128], a: Descriptor, b: Descriptor, scale_d: bool) -> [f32; 128] {
+    #[cfg(target_arch = "nvptx64")]
+    {
+    seq_macro::seq!(I in 0..128 {{
+        #(let mut d~I = acc[I];)*
+        // SAFETY: the caller's contract.
+        unsafe {
+            core::arch::asm!(
+                concat!(
+                    "{{ .reg .pred p; setp.ne.b32 p, {scale}, 0; ",
+                    "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {{",
+                    operands!(#(I)*),
+                    "}}, {a}, {b}, p, 1, 1, 0, 1; }}"
+                ),
+                #(d~I = inout(reg32) d~I,)*
+                a = in(reg64) a.0, b = in(reg64) b.0, scale = in(reg32) scale_d as u32,
+                options(nostack)
+            )
+        };
+        [#(d~I,)*]
+    }})
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let mut acc = acc;
+        emulated::mma(&mut acc, a, b, scale_d, core::panic::Location::caller());
+        acc
+    }
+}
+
+/// `{d0}, {d1}, ...`: the accumulators' places in an `asm!` template.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! operands {
+    ($first:literal $($i:literal)*) => { concat!("{d", $first, "}" $(, ", {d", $i, "}")*) };
+}
+#[cfg(target_arch = "nvptx64")]
+use operands;
+
+#[cfg(not(target_arch = "nvptx64"))]
+mod emulated {
+    use super::{Descriptor, d_f32, element_offset, swizzle_128};
+    use emu::device::{Space, async_read, index, shared_base};
+    use std::vec::Vec;
+
+    type Site = &'static core::panic::Location<'static>;
+
+    /// A reader of bf16 element `(row, col)` of an operand, as `f64`.
+    fn operand(desc: Descriptor, mn_major: bool) -> impl Fn(usize, usize) -> f64 {
+        let base = shared_base() as usize;
+        move |row, col| {
+            let at = swizzle_128(element_offset(desc, mn_major, row, col));
+            // SAFETY: the warpgroup's first thread checked the unit in
+            // bounds (see `mma`).
+            let bits = unsafe { ((base + at) as *const u16).read_unaligned() };
+            f32::from_bits((bits as u32) << 16) as f64
+        }
+    }
+
+    /// Checks every 16-byte unit of shared memory an operand's `rows x
+    /// cols` elements fall in (by the first thread of the warpgroup, once
+    /// per instruction).
+    fn check(desc: Descriptor, mn_major: bool, (rows, cols): (usize, usize), site: Site) {
+        let base = shared_base() as usize;
+        let mut units: Vec<usize> = (0..rows)
+            .flat_map(|r| (0..cols).step_by(8).map(move |c| (r, c)))
+            .map(|(r, c)| swizzle_128(element_offset(desc, mn_major, r, c)) & !15)
+            .collect();
+        units.sort_unstable();
+        units.dedup();
+        for u in units {
+            async_read(Space::Shared, base + u, 16, site);
+        }
+    }
+
+    pub fn mma(acc: &mut [f32; 128], a: Descriptor, b: Descriptor, scale_d: bool, site: Site) {
+        let (t, _, dim, _) = index();
+        let linear = t[0] + dim[0] * (t[1] + dim[1] * t[2]);
+        let wt = linear % 128;
+        if wt == 0 {
+            check(a, false, (64, 16), site);
+            check(b, true, (16, 256), site);
+        }
+        let (a_at, b_at) = (operand(a, false), operand(b, true));
+        for (i, d) in acc.iter_mut().enumerate() {
+            let (r, c) = d_f32(wt, i as u32);
+            let dot: f64 = (0..16).map(|k| a_at(r as usize, k) * b_at(k, c as usize)).sum();
+            *d = (dot + if scale_d { *d as f64 } else { 0.0 }) as f32;
+        }
+    }
+}

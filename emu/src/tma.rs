@@ -1,0 +1,110 @@
+//! The tensor-memory accelerator on the emulator: the emulator's own
+//! encoding of a 2-D tensor map, and the box copy it describes.
+//!
+//! On a GPU a tensor map is 128 opaque bytes from `cuTensorMapEncodeTiled`.
+//! The emulator's map is 128 bytes too, with the fields the copy needs in
+//! plain words, so that the same kernel reads either from global memory.
+
+/// A 2-D tiled tensor map: a row-major matrix of `rows x cols` elements
+/// of `element_bytes` at `global`, rows `row_bytes` apart, copied in boxes
+/// of `box_rows x box_cols`, laid out in shared memory row after row
+/// (`box_cols * element_bytes` bytes each), optionally with the 128-byte
+/// swizzle ([`swizzle_128`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Map2d {
+    pub global: usize,
+    pub element_bytes: usize,
+    pub cols: usize,
+    pub rows: usize,
+    pub row_bytes: usize,
+    pub box_cols: usize,
+    pub box_rows: usize,
+    pub swizzle_128: bool,
+}
+
+/// Marks the emulator's encoding (word 0).
+const MAGIC: u64 = 0x656d_7574_6d61_7032;
+
+impl Map2d {
+    /// The 16 words of the map.
+    pub fn encode(&self) -> [u64; 16] {
+        let mut w = [0u64; 16];
+        let fields = [
+            self.global,
+            self.element_bytes,
+            self.cols,
+            self.rows,
+            self.row_bytes,
+            self.box_cols,
+            self.box_rows,
+            usize::from(self.swizzle_128),
+        ];
+        w[0] = MAGIC;
+        for (slot, f) in w[1..].iter_mut().zip(fields) {
+            *slot = f as u64;
+        }
+        w
+    }
+
+    /// The map `words` encode, if they are the emulator's encoding.
+    pub fn decode(words: &[u64; 16]) -> Option<Map2d> {
+        (words[0] == MAGIC).then(|| {
+            let f = |i: usize| words[i] as usize;
+            Map2d {
+                global: f(1),
+                element_bytes: f(2),
+                cols: f(3),
+                rows: f(4),
+                row_bytes: f(5),
+                box_cols: f(6),
+                box_rows: f(7),
+                swizzle_128: f(8) != 0,
+            }
+        })
+    }
+
+    /// Bytes of one box in shared memory.
+    pub fn box_bytes(&self) -> usize {
+        self.box_rows * self.box_cols * self.element_bytes
+    }
+
+    /// The box whose first element is column `x`, row `y`, as it lands in
+    /// shared memory at byte offset `dst` (the swizzle depends on it):
+    /// elements outside the matrix are zero. `read(addr, bytes)` reads
+    /// global memory (the caller checks it).
+    pub fn copy_box(&self, (x, y): (i64, i64), dst: usize, mut read: impl FnMut(usize, &mut [u8])) -> Vec<u8> {
+        let e = self.element_bytes;
+        let row_len = self.box_cols * e;
+        let mut out = vec![0u8; self.box_bytes()];
+        for r in 0..self.box_rows {
+            let gy = y + r as i64;
+            if gy < 0 || gy >= self.rows as i64 {
+                continue;
+            }
+            // The columns of this box row inside the matrix.
+            let first = (-x).clamp(0, self.box_cols as i64) as usize;
+            let last = (self.cols as i64 - x).clamp(0, self.box_cols as i64) as usize;
+            if first >= last {
+                continue;
+            }
+            let mut row = vec![0u8; row_len];
+            let src = self.global + gy as usize * self.row_bytes + (x + first as i64) as usize * e;
+            read(src, &mut row[first * e..last * e]);
+            for (i, chunk) in row.chunks(16).enumerate() {
+                let at = r * row_len + 16 * i;
+                let to = if self.swizzle_128 { swizzle_128(dst + at) - dst } else { at };
+                out[to..to + chunk.len()].copy_from_slice(chunk);
+            }
+        }
+        out
+    }
+}
+
+/// The 128-byte swizzle of TMA and `wgmma` (`CU_TENSOR_MAP_SWIZZLE_128B`,
+/// the descriptors' layout type 1): the 16-byte unit `a / 16 mod 8` of a
+/// shared-memory byte offset is XORed with its 128-byte row `a / 128 mod
+/// 8`, so the eight rows of a 1024-byte atom spread each column of units
+/// over all eight positions (and all 32 banks).
+pub const fn swizzle_128(a: usize) -> usize {
+    a ^ (((a >> 7) & 7) << 4)
+}

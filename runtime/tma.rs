@@ -1,0 +1,79 @@
+//! Tensor maps for TMA copies (`dev::tma`): `cuTensorMapEncodeTiled` on a
+//! GPU, the emulator's own encoding (`emu::tma::Map2d`) on the host; the
+//! same 16 words either way, for the kernel to read from global memory.
+
+use cudarc::driver::sys;
+
+use super::{DeviceBuffer, Error, Gpu, Result};
+
+impl Gpu {
+    /// The tensor map of the row-major bf16 matrix `rows x cols` in
+    /// `buffer`, copied in boxes of `box_rows x box_cols` with the 128-byte
+    /// swizzle (so `box_cols` is 64: one 128-byte row); elements outside
+    /// the matrix read as zeros.
+    ///
+    /// Errors, before anything is encoded: rows not on 16 bytes (`cols`
+    /// not a multiple of 8), a box the swizzle or TMA cannot take, a
+    /// buffer too small.
+    pub fn tensor_map_bf16(
+        &self,
+        buffer: &DeviceBuffer<u16>,
+        (rows, cols): (usize, usize),
+        (box_rows, box_cols): (usize, usize),
+    ) -> Result<[u64; 16]> {
+        let bad = |why: String| Err(Error::InvalidInput(format!("tensor map of a {rows}x{cols} bf16 matrix: {why}")));
+        if !cols.is_multiple_of(8) {
+            return bad(format!(
+                "TMA needs every row to start on 16 bytes, so the row length must be a multiple of 8, not {cols}"
+            ));
+        }
+        if box_cols * 2 != 128 || box_rows == 0 || box_rows > 256 {
+            return bad(format!("a {box_rows}x{box_cols} box (128-byte rows and at most 256 of them)"));
+        }
+        if rows == 0 || cols == 0 || rows >= 1 << 32 || cols >= 1 << 32 {
+            return bad("dimensions must be 1..2^32".into());
+        }
+        if buffer.len() < rows * cols {
+            return bad(format!("the buffer holds {} elements", buffer.len()));
+        }
+        if self.is_emulator() {
+            let map = emu::tma::Map2d {
+                global: buffer.address() as usize,
+                element_bytes: 2,
+                cols,
+                rows,
+                row_bytes: 2 * cols,
+                box_cols,
+                box_rows,
+                swizzle_128: true,
+            };
+            return Ok(map.encode());
+        }
+        let mut map = sys::CUtensorMap { opaque: [0; 16] };
+        let dims = [cols as u64, rows as u64];
+        let strides = [2 * cols as u64];
+        let boxes = [box_cols as u32, box_rows as u32];
+        let element_strides = [1u32, 1];
+        // SAFETY: every pointer is to a live local of the length the rank
+        // (2) asks for; the address is the buffer's device address.
+        unsafe {
+            sys::cuTensorMapEncodeTiled(
+                &mut map,
+                sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+                2,
+                buffer.address() as *mut core::ffi::c_void,
+                dims.as_ptr(),
+                strides.as_ptr(),
+                boxes.as_ptr(),
+                element_strides.as_ptr(),
+                sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+                sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+                sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+            )
+        }
+        .result()
+        .map_err(|error| Error::Cuda { call: "cuTensorMapEncodeTiled", error })?;
+        Ok(map.opaque)
+    }
+}

@@ -95,11 +95,13 @@ fn every_declared_kernel_is_in_every_ptx() {
     for p in ARCHS {
         let entries = ptx::entries(p.text);
         for kernel in declared() {
-            assert!(
+            assert_eq!(
                 entries.contains(&kernel.name),
-                "{} missing from the {} PTX (has {entries:?})",
+                kernel.built_for(p.arch),
+                "{} in the {} PTX (has {entries:?}), built for {:?}",
                 kernel.name,
-                p.arch
+                p.arch,
+                kernel.arch
             );
         }
     }
@@ -113,12 +115,18 @@ fn ptx_targets_its_arch() {
 }
 
 #[test]
-fn every_ptx_assembles_for_sm80_and_sm90_without_spills() {
+fn every_ptx_assembles_for_its_targets_without_spills() {
     for p in ARCHS {
-        for arch in ["sm_80", "sm_90"].into_iter().filter(|a| a[3..].parse::<i32>().unwrap() >= p.compute) {
+        // Portable PTX on every target it runs on; sm_90a's on sm_90a only.
+        let targets: Vec<&str> = if p.specific {
+            vec![p.arch]
+        } else {
+            ["sm_80", "sm_90"].into_iter().filter(|a| a[3..].parse::<i32>().unwrap() >= p.compute).collect()
+        };
+        for arch in targets {
             let usage = assemble(p.text, arch);
             let names: Vec<&str> = usage.iter().map(|(n, _)| n.as_str()).collect();
-            for kernel in declared() {
+            for kernel in declared().into_iter().filter(|k| k.built_for(p.arch)) {
                 assert!(names.contains(&kernel.name), "ptxas did not compile {} for {arch}", kernel.name);
             }
             for (name, u) in &usage {
@@ -180,7 +188,7 @@ fn ptx_choice_follows_compute_capability() {
     assert_eq!(lab_runtime::ptx::for_device(ptx::ARCHS, 7, 5).map(|p| p.arch), None);
     assert_eq!(lab_runtime::ptx::for_device(ptx::ARCHS, 8, 0).unwrap().arch, "sm_80");
     assert_eq!(lab_runtime::ptx::for_device(ptx::ARCHS, 8, 9).unwrap().arch, "sm_80");
-    assert_eq!(lab_runtime::ptx::for_device(ptx::ARCHS, 9, 0).unwrap().arch, "sm_90");
+    assert_eq!(lab_runtime::ptx::for_device(ptx::ARCHS, 9, 0).unwrap().arch, "sm_90a");
     assert_eq!(lab_runtime::ptx::for_device(ptx::ARCHS, 10, 0).unwrap().arch, "sm_90");
 }
 

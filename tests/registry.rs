@@ -24,7 +24,8 @@ fn every_declared_kernel_is_in_every_ptx_and_nothing_else_is() {
     assert!(names.len() >= 40, "{names:?}");
     for p in ARCHS {
         let in_ptx: BTreeSet<&str> = entries(p.text).into_iter().collect();
-        assert_eq!(in_ptx, names, "{} PTX entries against the declarations", p.arch);
+        let built: BTreeSet<&str> = declared().iter().filter(|k| k.built_for(p.arch)).map(|k| k.name).collect();
+        assert_eq!(in_ptx, built, "{} PTX entries against the declarations built for it", p.arch);
         // The launch-bounds data was turned into directives and removed.
         assert!(!p.text.contains("__launch_bounds__"), "{}", p.arch);
     }
@@ -53,7 +54,7 @@ fn every_kernel_belongs_to_a_family() {
 fn launch_bounds_in_the_ptx_are_the_declared_ones() {
     for p in ARCHS {
         let mut with_bounds = BTreeSet::new();
-        for k in declared() {
+        for k in declared().into_iter().filter(|k| k.built_for(p.arch)) {
             let start = p.text.find(&format!(".entry {}(", k.name)).unwrap();
             let header = &p.text[start..start + p.text[start..].find("\n{\n").unwrap()];
             let l = k.launch;
@@ -69,11 +70,14 @@ fn launch_bounds_in_the_ptx_are_the_declared_ones() {
             }
         }
         // The SGEMM ladder's 7 block tile kernels and the BLAS sgemm's block
-        // tile kernels are the ones that declare them.
+        // tile kernels are the ones that declare them, and in the sm_90a
+        // PTX the warp-specialized tensor kernel (whose `setmaxnreg` counts
+        // rest on them).
         let blas = kernel_lab::blas::plan::block_tile_kernels();
         assert_eq!(blas.len(), 16);
         assert!(blas.iter().all(|k| with_bounds.contains(k.kernel.name)));
-        assert_eq!(with_bounds.len(), 7 + blas.len(), "{with_bounds:?}");
+        let hopper = usize::from(p.arch == "sm_90a");
+        assert_eq!(with_bounds.len(), 7 + blas.len() + hopper, "{with_bounds:?}");
     }
 }
 

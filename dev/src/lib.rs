@@ -56,6 +56,7 @@ pub mod math;
 pub mod matrix;
 pub mod mem;
 pub mod mma;
+pub mod registers;
 pub mod shared;
 pub mod slice;
 pub mod thread;

@@ -15,7 +15,6 @@
 #![allow(clippy::erasing_op, clippy::identity_op)]
 
 /// Steps 4 and on: `wgmma`, TMA and mbarriers, in the sm_90a PTX only.
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod hopper;
 
 use crate::dev::copy::{commit_copies, wait_copies};

@@ -36,6 +36,9 @@ pub struct Kernel {
     pub doc: &'static str,
     /// The typed launcher is `unsafe`: the kernel makes unchecked accesses.
     pub unchecked: bool,
+    /// The one PTX architecture the kernel is built for (`sm_90a`: Hopper's
+    /// `wgmma` and `setmaxnreg` exist there only); `None`: every one.
+    pub arch: Option<&'static str>,
     /// The `TypeId` of the tuple of parameter types.
     pub signature: fn() -> TypeId,
     /// That tuple, as written (`(In<f32>, Out<f32>, u32)`).
@@ -46,6 +49,11 @@ pub struct Kernel {
 }
 
 impl Kernel {
+    /// Whether the PTX for `arch` has this kernel.
+    pub fn built_for(&self, arch: &str) -> bool {
+        self.arch.is_none_or(|only| only == arch)
+    }
+
     /// The module the kernel is declared in (`gpu::reduce`).
     pub fn module(&self) -> &'static str {
         self.path.rsplit_once("::").map_or("", |(module, _)| module)

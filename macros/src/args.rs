@@ -5,7 +5,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
-use syn::{Expr, Ident, Token, Type};
+use syn::{Expr, Ident, LitStr, Token, Type};
 
 /// A shape: one expression (`256`) or an array of up to `max` (`[32, 8]`).
 pub struct Dims(pub Vec<Expr>);
@@ -38,6 +38,9 @@ pub struct KernelArgs {
     pub shared: Option<Expr>,
     pub tile: Option<Dims>,
     pub min_blocks: Option<Expr>,
+    /// The one PTX architecture the kernel is built for (`"sm_90a"`), when
+    /// its instructions exist there only.
+    pub arch: Option<LitStr>,
     pub types: Vec<Type>,
     /// Where `types` was given (for errors about the generics).
     pub types_span: Option<Span>,
@@ -50,11 +53,12 @@ pub struct KernelArgs {
     pub cuda: bool,
 }
 
-const KEYS: &str = "block, shared, tile, min_blocks or types";
+const KEYS: &str = "block, shared, tile, min_blocks, arch or types";
 
 impl Parse for KernelArgs {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let (mut block, mut shared, mut tile, mut min_blocks, mut types) = (None, None, None, None, None);
+        let mut arch: Option<LitStr> = None;
         while !input.is_empty() {
             let key: Ident = input.parse()?;
             input.parse::<Token![=]>()?;
@@ -65,6 +69,13 @@ impl Parse for KernelArgs {
                 "shared" => shared.replace(input.parse::<Expr>()?).map_or(Ok(()), |_| Err(twice()))?,
                 "min_blocks" => {
                     min_blocks.replace(input.parse::<Expr>()?).map_or(Ok(()), |_| Err(twice()))?
+                }
+                "arch" => {
+                    let lit: LitStr = input.parse()?;
+                    if !lit.value().starts_with("sm_") {
+                        return Err(syn::Error::new(lit.span(), "`arch` names a PTX target: `arch = \"sm_90a\"`"));
+                    }
+                    arch.replace(lit).map_or(Ok(()), |_| Err(twice()))?
                 }
                 "types" => {
                     let content;
@@ -101,6 +112,7 @@ impl Parse for KernelArgs {
             shared,
             tile,
             min_blocks,
+            arch,
             types,
             types_span,
             root: quote!(::gpu),

@@ -194,6 +194,7 @@ pub fn kernel(attr: TokenStream, mut function: ItemFn) -> syn::Result<TokenStrea
         shared: Some(syn::parse2(shared)?),
         tile: Some(Dims(vec![syn::parse_quote!(1)])),
         min_blocks: None,
+        arch: None,
         types: Vec::new(),
         types_span: None,
         root: quote!(#private::gpu),

@@ -161,8 +161,11 @@ fn entry(args: &KernelArgs, name: &Ident, params: &[Param], instance: &Instance)
         let (tx, ty) = (t.get(0), t.get(1));
         quote!((#tx) as u32, (#ty) as u32,)
     });
+    // A kernel for one architecture is in that PTX only.
+    let only = args.arch.as_ref().map(|arch| quote!(#[cfg(target_feature = #arch)]));
     quote! {
         #[cfg(target_arch = "nvptx64")]
+        #only
         const _: () = {
             #alias
             // The launch description, evaluated here too: the same
@@ -224,6 +227,10 @@ fn host_module(
     };
     let shared = args.shared.clone().unwrap_or_else(|| syn::parse_quote!(0));
     let min_blocks = args.min_blocks.clone().unwrap_or_else(|| syn::parse_quote!(0));
+    let arch = match &args.arch {
+        Some(a) => quote!(::core::option::Option::Some(#a)),
+        None => quote!(::core::option::Option::None),
+    };
     let line = quote_spanned!(name.span()=> ::core::line!());
 
     let mut values = Vec::new();
@@ -259,6 +266,7 @@ fn host_module(
                     params: #param_infos,
                     doc: #doc,
                     unchecked: #unchecked,
+                    arch: #arch,
                     signature: || ::core::any::TypeId::of::<(#(#tys,)*)>(),
                     signature_name: #signature_name,
                     run: #run,

@@ -11,6 +11,7 @@
 #![allow(clippy::erasing_op, clippy::identity_op)]
 
 use crate::dev::barrier::{Mbarrier, fence_init};
+use crate::dev::registers;
 use crate::dev::shared::launch_sized_base;
 use crate::dev::tma::{acquire_map, copy_2d};
 use crate::dev::wgmma::{self, Descriptor, d_f32, shared_address};
@@ -36,9 +37,139 @@ const B_BOX_BYTES: usize = 2 * BK * B_BOX_COLS;
 const STAGE_BYTES: usize = A_BYTES + 2 * BK * BN;
 
 /// Shared memory: 1024 bytes of slack to put the stages on the 1024-byte
-/// boundary the 128-byte swizzle needs, the stages, one mbarrier per stage.
+/// boundary the 128-byte swizzle needs, the stages, two mbarriers per
+/// stage ("full" and "empty").
 pub const fn shared_bytes() -> usize {
-    1024 + STAGES * STAGE_BYTES + 8 * STAGES
+    1024 + STAGES * STAGE_BYTES + 16 * STAGES
+}
+
+/// The ring of stages in shared memory, its mbarriers, and what one thread
+/// needs to fill a stage: the maps and the block tile's origin.
+#[derive(Clone, Copy)]
+struct Ring {
+    stages: *mut u8,
+    bars: SharedArray<u64>,
+    maps: In<u64>,
+    origin: (usize, usize),
+}
+
+impl Ring {
+    /// The ring of this launch: stages from the first 1024-byte boundary,
+    /// the mbarriers after them.
+    #[inline(always)]
+    fn new(maps: In<u64>) -> Ring {
+        let raw = launch_sized_base();
+        let stages = raw.wrapping_add((1024 - shared_address(raw) as usize % 1024) % 1024);
+        Ring {
+            stages,
+            // SAFETY: 2 STAGES mbarriers after the stages and the slack,
+            // 8-aligned (the declaration's bytes).
+            bars: unsafe { SharedArray::<u64>::launch_sized_at(1024 + STAGES * STAGE_BYTES) },
+            maps,
+            origin: (block_idx_y() as usize * BM, block_idx_x() as usize * BN),
+        }
+    }
+
+    #[inline(always)]
+    fn stage(self, s: usize) -> *mut u8 {
+        self.stages.wrapping_add(s * STAGE_BYTES)
+    }
+
+    /// Stage `s`'s "full" mbarrier: one arrival (the filling thread's)
+    /// and the stage's bytes.
+    #[inline(always)]
+    fn full(self, s: usize) -> Mbarrier {
+        // SAFETY: s < STAGES, inside the ring's mbarriers.
+        unsafe { Mbarrier::at(self.bars, s) }
+    }
+
+    /// Stage `s`'s "empty" mbarrier (step 5): one arrival per consumer
+    /// warpgroup done with it.
+    #[inline(always)]
+    fn empty(self, s: usize) -> Mbarrier {
+        // SAFETY: as for `full`.
+        unsafe { Mbarrier::at(self.bars, STAGES + s) }
+    }
+
+    /// One thread, before the block's barrier: the mbarriers (`empty`
+    /// expecting `consumers` arrivals) and the maps made visible.
+    ///
+    /// # Safety
+    /// Thread 0 alone; a `sync_threads` follows before any use.
+    #[inline(always)]
+    unsafe fn init(self, consumers: u32) {
+        for s in 0..STAGES {
+            // SAFETY: one thread, before any use (the caller's contract).
+            unsafe { (self.full(s).init(1), self.empty(s).init(consumers)) };
+        }
+        fence_init();
+        // SAFETY: the launch passes two maps.
+        unsafe { (acquire_map(self.maps, 0), acquire_map(self.maps, 1)) };
+    }
+
+    /// Fills stage `s` with k-step `step`: five TMA copies (A's 128 x 64
+    /// box, B's four 64 x 64 boxes) counting their bytes on `full(s)`.
+    ///
+    /// # Safety
+    /// One thread; nothing reads or writes the stage until `full(s)`'s
+    /// phase is observed complete.
+    #[inline(always)]
+    unsafe fn fill(self, s: usize, step: usize) {
+        let (at, k0, (m0, n0)) = (self.stage(s), (step * BK) as i32, self.origin);
+        // SAFETY: the stage is 1024-aligned with room for the five boxes;
+        // the maps are the launch's; the phase expects one arrival, with
+        // the boxes' bytes (out-of-bounds elements are zeros, and count).
+        unsafe {
+            self.full(s).arrive_expect_tx(STAGE_BYTES as u32);
+            copy_2d(at, self.maps, 0, (k0, m0 as i32), self.full(s));
+            seq!(J in 0..4 {
+                copy_2d(at.wrapping_add(A_BYTES + J * B_BOX_BYTES), self.maps, 1,
+                    ((n0 + J * B_BOX_COLS) as i32, k0), self.full(s));
+            });
+        }
+    }
+
+    /// Warpgroup `wg`'s 64 x 256 x 64 of stage `s`, added to `acc`: four
+    /// `wgmma.m64n256k16`, issued (not waited for).
+    ///
+    /// A is K-major, 8-row groups 1024 bytes apart (SBO), k16 steps 32
+    /// bytes apart in the row; B is MN-major, groups of 8 k-rows 1024 bytes
+    /// apart (SBO) and its 64-column boxes `B_BOX_BYTES` apart (LBO), k16
+    /// steps 2048 bytes apart.
+    ///
+    /// # Safety
+    /// The warpgroup runs it converged; the stage's bytes have landed.
+    #[inline(always)]
+    unsafe fn multiply(self, s: usize, wg: usize, mut acc: [f32; 128]) -> [f32; 128] {
+        let base = shared_address(self.stage(s));
+        let (a_at, b_at) = (base + (wg * 64 * 128) as u32, base + A_BYTES as u32);
+        wgmma::fence();
+        seq!(KK in 0..4 {{
+            let da = Descriptor::swizzled_128(a_at + 32 * KK, 16, 1024);
+            let db = Descriptor::swizzled_128(b_at + 2048 * KK, B_BOX_BYTES as u32, 1024);
+            // SAFETY: the caller's contract.
+            acc = unsafe { wgmma::mma_m64n256k16_bf16(acc, da, db, true) };
+        }});
+        wgmma::commit();
+        acc
+    }
+}
+
+/// Warpgroup `wg`'s sums (rows `64 wg..+64` of the block tile) into C,
+/// inside C only.
+///
+/// # Safety
+/// `c` holds `m n` elements; no other thread writes these.
+#[inline(always)]
+unsafe fn store(c: Out<f32>, acc: &[f32; 128], (m0, n0): (usize, usize), wg: usize, t: u32, (m, n): (usize, usize)) {
+    seq!(I in 0..128 {{
+        let (r, col) = d_f32(t, I);
+        let (row, col) = (m0 + 64 * wg + r as usize, n0 + col as usize);
+        if row < m && col < n {
+            // SAFETY: inside C; this thread's element alone.
+            unsafe { c.store(row * n + col, acc[I]) };
+        }
+    }});
 }
 
 /// 4. `wgmma` fed by TMA and mbarriers.
@@ -60,94 +191,125 @@ pub const fn shared_bytes() -> usize {
 /// and barrier stall the tensor cores once per stage, which is what step 5
 /// (producer and consumer warpgroups) removes.
 ///
-/// Descriptors (`dev::wgmma`): A is K-major, 8-row groups 1024 bytes apart
-/// (SBO), the k16 steps 32 bytes apart in the row; B is MN-major, k-row
-/// groups of 8 1024 bytes apart (SBO) and its 64-column boxes `B_BOX_BYTES`
-/// apart (LBO), k16 steps 2048 bytes apart.
-///
 /// Launch: `maps` as the module says; the grid covers C with 128 x 256
 /// tiles, 256 threads; `k` and `n` multiples of 8.
 /// Measured: `BENCHMARKS.md`, rows `tc_wgmma_bf16`.
-#[kernel(block = THREADS, shared = shared_bytes(), tile = [BN, BM])]
+#[kernel(block = THREADS, shared = shared_bytes(), tile = [BN, BM], arch = "sm_90a")]
 pub fn tc_wgmma_bf16(maps: In<u64>, a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
     // The copy engine reads A and B through the maps.
     let _ = (a, b);
     let t = thread_idx_x() as usize;
-    let (m0, n0) = (block_idx_y() as usize * BM, block_idx_x() as usize * BN);
-    let (m, n, k) = (m as usize, n as usize, k as usize);
-    let raw = launch_sized_base();
-    let stages = raw.wrapping_add((1024 - shared_address(raw) as usize % 1024) % 1024);
-    // SAFETY: STAGES mbarriers after the stages and the slack, 8-aligned.
-    let bars = unsafe { SharedArray::<u64>::launch_sized_at(1024 + STAGES * STAGE_BYTES) };
-    // SAFETY: s < STAGES.
-    let full = |s: usize| unsafe { Mbarrier::at(bars, s) };
-    let stage = |s: usize| stages.wrapping_add(s * STAGE_BYTES);
-
+    let ring = Ring::new(maps);
     if t == 0 {
-        for s in 0..STAGES {
-            // SAFETY: one thread, before any use; the fence and barrier
-            // below publish it.
-            unsafe { full(s).init(1) };
-        }
-        fence_init();
-        // SAFETY: the launch passes two maps.
-        unsafe { (acquire_map(maps, 0), acquire_map(maps, 1)) };
+        // SAFETY: thread 0, the barrier follows.
+        unsafe { ring.init(1) };
     }
     sync_threads();
-
-    let steps = k.div_ceil(BK);
-    // Thread 0: the k-step `step` into stage `s`, its bytes on `full(s)`.
-    let fill = |s: usize, step: usize| {
-        let (at, k0) = (stage(s), (step * BK) as i32);
-        // SAFETY: the stage is 1024-aligned with room for the five boxes;
-        // the maps are the launch's; the phase expects one arrival, with
-        // the boxes' bytes (out-of-bounds elements are zeros, and count).
-        unsafe {
-            full(s).arrive_expect_tx(STAGE_BYTES as u32);
-            copy_2d(at, maps, 0, (k0, m0 as i32), full(s));
-            seq!(J in 0..4 {
-                copy_2d(at.wrapping_add(A_BYTES + J * B_BOX_BYTES), maps, 1,
-                    ((n0 + J * B_BOX_COLS) as i32, k0), full(s));
-            });
-        }
-    };
+    let steps = (k as usize).div_ceil(BK);
     if t == 0 {
         for s in 0..STAGES.min(steps) {
-            fill(s, s);
+            // SAFETY: thread 0; nothing touches the stage before its wait.
+            unsafe { ring.fill(s, s) };
         }
     }
-
     let wg = t / 128;
     let mut acc = wgmma::zeros();
     for step in 0..steps {
         let s = step % STAGES;
-        // SAFETY: initialized above.
-        unsafe { full(s).wait(((step / STAGES) % 2) as u32) };
-        let (a_at, b_at) = (shared_address(stage(s)) + (wg * 64 * 128) as u32, shared_address(stage(s)) + A_BYTES as u32);
-        wgmma::fence();
-        seq!(KK in 0..4 {{
-            let da = Descriptor::swizzled_128(a_at + 32 * KK, 16, 1024);
-            let db = Descriptor::swizzled_128(b_at + 2048 * KK, B_BOX_BYTES as u32, 1024);
-            // SAFETY: the warpgroup runs this converged; the stage's bytes
-            // have landed (the wait above).
-            acc = unsafe { wgmma::mma_m64n256k16_bf16(acc, da, db, true) };
-        }});
-        wgmma::commit();
+        // SAFETY: initialized above; then the warpgroup, converged, on a
+        // landed stage.
+        acc = unsafe {
+            ring.full(s).wait(((step / STAGES) % 2) as u32);
+            ring.multiply(s, wg, acc)
+        };
         acc = wgmma::wait::<0>(acc);
         // Every warpgroup is done with stage s.
         sync_threads();
         if t == 0 && step + STAGES < steps {
-            fill(s, step + STAGES);
+            // SAFETY: as above.
+            unsafe { ring.fill(s, step + STAGES) };
         }
     }
+    // SAFETY: c holds m n elements; each thread its own.
+    unsafe { store(c, &acc, ring.origin, wg, (t % 128) as u32, (m as usize, n as usize)) };
+}
 
-    let (row0, wt) = (m0 + 64 * wg, (t % 128) as u32);
-    seq!(I in 0..128 {{
-        let (r, col) = d_f32(wt, I);
-        let (row, col) = (row0 + r as usize, n0 + col as usize);
-        if row < m && col < n {
-            // SAFETY: inside C; this thread's element alone.
-            unsafe { c.store(row * n + col, acc[I]) };
+/// Threads of [`tc_wgmma_ws_bf16`]: a producer warpgroup and two consumers.
+pub const WS_THREADS: usize = 384;
+
+/// 5. Warp specialization: a producer warpgroup and two consumers.
+///
+/// Step 4's warpgroups both load and multiply, so once per stage they all
+/// stop: each waits for its `wgmma`s to finish (`wait_group 0`) and for
+/// the block's barrier before the stage can be refilled, and the tensor
+/// cores idle meanwhile. Here the roles are split. One thread of the
+/// producer warpgroup only fills stages: before reusing stage `s` it waits
+/// on the stage's "empty" mbarrier. The two consumer warpgroups only
+/// multiply: each waits on the stage's "full" mbarrier, issues its four
+/// `wgmma`s, then waits for the *previous* stage's group (`wait_group 1`,
+/// so one group is always queued behind the running one) and releases
+/// that stage with one arrival on its "empty" mbarrier (count 2, one per
+/// consumer). No `sync_threads` after the start: the mbarriers order
+/// everything, and the tensor cores always have the next group queued.
+///
+/// Phases: at round `r = i / STAGES` of stage `s`, consumers wait on
+/// "full" with parity `r mod 2`, the producer (from the second round on)
+/// on "empty" with parity `(r - 1) mod 2`.
+///
+/// Launch: as [`tc_wgmma_bf16`], with 384 threads.
+/// Measured: `BENCHMARKS.md`, rows `tc_wgmma_ws_bf16`.
+#[kernel(block = WS_THREADS, shared = shared_bytes(), tile = [BN, BM], min_blocks = 1, arch = "sm_90a")]
+pub fn tc_wgmma_ws_bf16(maps: In<u64>, a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
+    // The copy engine reads A and B through the maps.
+    let _ = (a, b);
+    let t = thread_idx_x() as usize;
+    let ring = Ring::new(maps);
+    if t == 0 {
+        // SAFETY: thread 0, the barrier follows.
+        unsafe { ring.init(2) };
+    }
+    sync_threads();
+    let steps = (k as usize).div_ceil(BK);
+    let wg = t / 128;
+    if wg == 0 {
+        // SAFETY: the warpgroup, converged; 40 + 2 x 232 = 3 x 168, the
+        // registers ptxas gives each of the 384 threads.
+        unsafe { registers::release::<40>() };
+        if t == 0 {
+            for step in 0..steps {
+                let (s, round) = (step % STAGES, step / STAGES);
+                // SAFETY: initialized; the stage is free once both
+                // consumers released its previous round.
+                unsafe {
+                    if round > 0 {
+                        ring.empty(s).wait(((round - 1) % 2) as u32);
+                    }
+                    ring.fill(s, step);
+                }
+            }
         }
-    }});
+        return;
+    }
+    // SAFETY: as above; the producer releases what this claims.
+    unsafe { registers::claim::<232>() };
+    let consumer = wg - 1;
+    let mut acc = wgmma::zeros();
+    for step in 0..steps {
+        let s = step % STAGES;
+        // SAFETY: initialized; then the warpgroup, converged, on a landed
+        // stage.
+        acc = unsafe {
+            ring.full(s).wait(((step / STAGES) % 2) as u32);
+            ring.multiply(s, consumer, acc)
+        };
+        // The previous step's group is done: its stage is free.
+        acc = wgmma::wait::<1>(acc);
+        if step > 0 && t % 128 == 0 {
+            // SAFETY: initialized; this warpgroup's one arrival this round.
+            unsafe { ring.empty((step - 1) % STAGES).arrive() };
+        }
+    }
+    acc = wgmma::wait::<0>(acc);
+    // SAFETY: c holds m n elements; each thread its own.
+    unsafe { store(c, &acc, ring.origin, consumer, (t % 128) as u32, (m as usize, n as usize)) };
 }

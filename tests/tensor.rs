@@ -277,3 +277,24 @@ fn tma_and_mbarrier_faults_are_reported() {
     let odd = gpu.tensor_map_bf16(&da, (8, 50), (16, 64)).unwrap_err().to_string();
     assert!(odd.contains("multiple of 8"), "{odd}");
 }
+
+/// The persistent kernel's tile order visits every tile once, down groups
+/// of 16 tile-rows (the last group shorter).
+#[test]
+fn grouped_tile_order_is_a_permutation() {
+    use gpu::tensor::hopper::{GROUP, grouped};
+    for (tm, tn) in [(1, 1), (64, 32), (17, 5), (33, 1), (3, 40)] {
+        let mut seen = vec![false; tm * tn];
+        for i in 0..tm * tn {
+            let (r, c) = grouped(i, (tm, tn));
+            assert!(r < tm && c < tn, "{tm}x{tn}: tile {i} -> ({r}, {c})");
+            assert!(!std::mem::replace(&mut seen[r * tn + c], true), "{tm}x{tn}: ({r}, {c}) twice");
+        }
+        if tm >= GROUP {
+            // Down the group's first column, then its second.
+            assert_eq!(grouped(GROUP - 1, (tm, tn)), (GROUP - 1, 0));
+            let next = if tn > 1 { (0, 1) } else { (GROUP, 0) };
+            assert_eq!(grouped(GROUP, (tm, tn)), next);
+        }
+    }
+}

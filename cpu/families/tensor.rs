@@ -213,7 +213,7 @@ pub fn launch(
             let maps = ops.maps.as_ref().ok_or_else(|| {
                 Error::InvalidInput(format!("{}: its tensor maps were not prepared", kt.kernel().name))
             })?;
-            let grid = kt.kernel().launch.grid(n as u32, m as u32);
+            let grid = kt.kernel().launch.grid_on(n as u32, m as u32, gpu.info.multiprocessors as u32);
             // SAFETY: as above, and the maps describe A and B (prepared for
             // this problem).
             unsafe { kt.launch(gpu, grid, (maps, a, b, c, dims.0, dims.1, dims.2)) }

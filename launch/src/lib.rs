@@ -91,9 +91,26 @@ pub struct Launch {
     /// many blocks per SM (2 blocks of 256 threads: at most 128 registers a
     /// thread).
     pub min_blocks_per_sm: u32,
+    /// A persistent kernel: one block per SM (times `min_blocks_per_sm`),
+    /// each looping over the tiles, rather than one block per tile
+    /// ([`Launch::grid_on`]).
+    pub persistent: bool,
 }
 
 impl Launch {
+    /// The grid for a `cols` x `rows` problem on a device of `sms` SMs:
+    /// [`Launch::grid`], or for a persistent kernel at most as many blocks
+    /// as fit at once (and no more than there are tiles), in x.
+    pub const fn grid_on(&self, cols: u32, rows: u32, sms: u32) -> Dim3 {
+        let g = self.grid(cols, rows);
+        if !self.persistent {
+            return g;
+        }
+        let resident = sms * if self.min_blocks_per_sm > 0 { self.min_blocks_per_sm } else { 1 };
+        let tiles = g.x * g.y;
+        Dim3::xy(if tiles < resident { tiles } else { resident }, 1)
+    }
+
     /// The grid that covers a `cols` x `rows` problem with the block tile.
     pub const fn grid(&self, cols: u32, rows: u32) -> Dim3 {
         Dim3::xy(cols.div_ceil(self.tile[0]), rows.div_ceil(self.tile[1]))

@@ -41,6 +41,8 @@ pub struct KernelArgs {
     /// The one PTX architecture the kernel is built for (`"sm_90a"`), when
     /// its instructions exist there only.
     pub arch: Option<LitStr>,
+    /// `persistent = true`: one block per SM loops over the tiles.
+    pub persistent: bool,
     pub types: Vec<Type>,
     /// Where `types` was given (for errors about the generics).
     pub types_span: Option<Span>,
@@ -53,12 +55,13 @@ pub struct KernelArgs {
     pub cuda: bool,
 }
 
-const KEYS: &str = "block, shared, tile, min_blocks, arch or types";
+const KEYS: &str = "block, shared, tile, min_blocks, arch, persistent or types";
 
 impl Parse for KernelArgs {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let (mut block, mut shared, mut tile, mut min_blocks, mut types) = (None, None, None, None, None);
         let mut arch: Option<LitStr> = None;
+        let mut persistent: Option<bool> = None;
         while !input.is_empty() {
             let key: Ident = input.parse()?;
             input.parse::<Token![=]>()?;
@@ -76,6 +79,9 @@ impl Parse for KernelArgs {
                         return Err(syn::Error::new(lit.span(), "`arch` names a PTX target: `arch = \"sm_90a\"`"));
                     }
                     arch.replace(lit).map_or(Ok(()), |_| Err(twice()))?
+                }
+                "persistent" => {
+                    persistent.replace(input.parse::<syn::LitBool>()?.value).map_or(Ok(()), |_| Err(twice()))?
                 }
                 "types" => {
                     let content;
@@ -113,6 +119,7 @@ impl Parse for KernelArgs {
             tile,
             min_blocks,
             arch,
+            persistent: persistent.unwrap_or(false),
             types,
             types_span,
             root: quote!(::gpu),

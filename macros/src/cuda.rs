@@ -195,6 +195,7 @@ pub fn kernel(attr: TokenStream, mut function: ItemFn) -> syn::Result<TokenStrea
         tile: Some(Dims(vec![syn::parse_quote!(1)])),
         min_blocks: None,
         arch: None,
+        persistent: false,
         types: Vec::new(),
         types_span: None,
         root: quote!(#private::gpu),

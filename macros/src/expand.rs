@@ -227,6 +227,7 @@ fn host_module(
     };
     let shared = args.shared.clone().unwrap_or_else(|| syn::parse_quote!(0));
     let min_blocks = args.min_blocks.clone().unwrap_or_else(|| syn::parse_quote!(0));
+    let persistent = args.persistent;
     let arch = match &args.arch {
         Some(a) => quote!(::core::option::Option::Some(#a)),
         None => quote!(::core::option::Option::None),
@@ -262,6 +263,7 @@ fn host_module(
                         shared_bytes: (#shared) as u32,
                         tile: [(#tx) as u32, (#ty) as u32],
                         min_blocks_per_sm: (#min_blocks) as u32,
+                        persistent: #persistent,
                     },
                     params: #param_infos,
                     doc: #doc,

@@ -15,7 +15,7 @@ use crate::dev::registers;
 use crate::dev::shared::launch_sized_base;
 use crate::dev::tma::{acquire_map, copy_2d};
 use crate::dev::wgmma::{self, Descriptor, d_f32, shared_address};
-use crate::dev::{In, Out, SharedArray, block_idx_x, block_idx_y, sync_threads, thread_idx_x};
+use crate::dev::{In, Out, SharedArray, block_idx_x, block_idx_y, grid_dim_x, sync_threads, thread_idx_x};
 use crate::kernel;
 use seq_macro::seq;
 
@@ -107,15 +107,16 @@ impl Ring {
         unsafe { (acquire_map(self.maps, 0), acquire_map(self.maps, 1)) };
     }
 
-    /// Fills stage `s` with k-step `step`: five TMA copies (A's 128 x 64
-    /// box, B's four 64 x 64 boxes) counting their bytes on `full(s)`.
+    /// Fills stage `s` with k-step `step` of the block tile at `(m0, n0)`:
+    /// five TMA copies (A's 128 x 64 box, B's four 64 x 64 boxes) counting
+    /// their bytes on `full(s)`.
     ///
     /// # Safety
     /// One thread; nothing reads or writes the stage until `full(s)`'s
     /// phase is observed complete.
     #[inline(always)]
-    unsafe fn fill(self, s: usize, step: usize) {
-        let (at, k0, (m0, n0)) = (self.stage(s), (step * BK) as i32, self.origin);
+    unsafe fn fill(self, s: usize, step: usize, (m0, n0): (usize, usize)) {
+        let (at, k0) = (self.stage(s), (step * BK) as i32);
         // SAFETY: the stage is 1024-aligned with room for the five boxes;
         // the maps are the launch's; the phase expects one arrival, with
         // the boxes' bytes (out-of-bounds elements are zeros, and count).
@@ -161,7 +162,7 @@ impl Ring {
 /// # Safety
 /// `c` holds `m n` elements; no other thread writes these.
 #[inline(always)]
-unsafe fn store(c: Out<f32>, acc: &[f32; 128], (m0, n0): (usize, usize), wg: usize, t: u32, (m, n): (usize, usize)) {
+unsafe fn store(c: &Out<f32>, acc: &[f32; 128], (m0, n0): (usize, usize), wg: usize, t: u32, (m, n): (usize, usize)) {
     seq!(I in 0..128 {{
         let (r, col) = d_f32(t, I);
         let (row, col) = (m0 + 64 * wg + r as usize, n0 + col as usize);
@@ -209,7 +210,7 @@ pub fn tc_wgmma_bf16(maps: In<u64>, a: In<u16>, b: In<u16>, c: Out<f32>, m: u32,
     if t == 0 {
         for s in 0..STAGES.min(steps) {
             // SAFETY: thread 0; nothing touches the stage before its wait.
-            unsafe { ring.fill(s, s) };
+            unsafe { ring.fill(s, s, ring.origin) };
         }
     }
     let wg = t / 128;
@@ -227,11 +228,11 @@ pub fn tc_wgmma_bf16(maps: In<u64>, a: In<u16>, b: In<u16>, c: Out<f32>, m: u32,
         sync_threads();
         if t == 0 && step + STAGES < steps {
             // SAFETY: as above.
-            unsafe { ring.fill(s, step + STAGES) };
+            unsafe { ring.fill(s, step + STAGES, ring.origin) };
         }
     }
     // SAFETY: c holds m n elements; each thread its own.
-    unsafe { store(c, &acc, ring.origin, wg, (t % 128) as u32, (m as usize, n as usize)) };
+    unsafe { store(&c, &acc, ring.origin, wg, (t % 128) as u32, (m as usize, n as usize)) };
 }
 
 /// Threads of [`tc_wgmma_ws_bf16`]: a producer warpgroup and two consumers.
@@ -284,7 +285,7 @@ pub fn tc_wgmma_ws_bf16(maps: In<u64>, a: In<u16>, b: In<u16>, c: Out<f32>, m: u
                     if round > 0 {
                         ring.empty(s).wait(((round - 1) % 2) as u32);
                     }
-                    ring.fill(s, step);
+                    ring.fill(s, step, ring.origin);
                 }
             }
         }
@@ -304,12 +305,124 @@ pub fn tc_wgmma_ws_bf16(maps: In<u64>, a: In<u16>, b: In<u16>, c: Out<f32>, m: u
         };
         // The previous step's group is done: its stage is free.
         acc = wgmma::wait::<1>(acc);
-        if step > 0 && t % 128 == 0 {
+        if step > 0 && t.is_multiple_of(128) {
             // SAFETY: initialized; this warpgroup's one arrival this round.
             unsafe { ring.empty((step - 1) % STAGES).arrive() };
         }
     }
     acc = wgmma::wait::<0>(acc);
     // SAFETY: c holds m n elements; each thread its own.
-    unsafe { store(c, &acc, ring.origin, consumer, (t % 128) as u32, (m as usize, n as usize)) };
+    unsafe { store(&c, &acc, ring.origin, consumer, (t % 128) as u32, (m as usize, n as usize)) };
+}
+
+/// Tile-rows per group of [`tc_wgmma_persistent_bf16`]'s tile order.
+pub const GROUP: usize = 16;
+
+/// Tile `i` of a `tiles_m x tiles_n` grid of block tiles, in grouped
+/// order: down a group of [`GROUP`] tile-rows, then to the next column,
+/// group after group. The tiles in flight at once (one per SM) then share
+/// a few stripes of A and of B rather than one stripe of A and all of B.
+#[inline(always)]
+pub fn grouped(i: usize, (tiles_m, tiles_n): (usize, usize)) -> (usize, usize) {
+    let per_group = GROUP * tiles_n;
+    let first = i / per_group * GROUP;
+    let rows = (tiles_m - first).min(GROUP);
+    let j = i % per_group;
+    (first + j % rows, j / rows)
+}
+
+/// 6. Persistent blocks and a grouped tile order.
+///
+/// ncu on step 5 at 8192^3 shows the memory system, not the tensor cores,
+/// at its limit: L2 busy nearly all the time and half its reads missing to
+/// DRAM. One block per tile, launched in row order, puts 132 tiles in
+/// flight that span 4 tile-rows of A and all 32 tile-columns of B: each
+/// wave streams the whole of B. Here one block per SM loops over the
+/// tiles (`persistent`), taking them in grouped order ([`grouped`]): 16
+/// tile-rows by 8 tile-columns per wave, half the stripes. And the ring
+/// runs on across tiles: the producer fills the next tile's stages while
+/// the consumers store the last one's sums, so no tile starts with an
+/// empty pipeline.
+///
+/// Each thread counts the k-steps it has seen over all its tiles (`it`):
+/// stage `it mod STAGES`, round `it / STAGES`, as in step 5. A consumer
+/// releases a stage once the next group is queued, and the last stage of a
+/// tile after its final `wait_group 0`.
+///
+/// Launch: as [`tc_wgmma_ws_bf16`], one block per SM (fewer if there are
+/// fewer tiles).
+/// Measured: `BENCHMARKS.md`, rows `tc_wgmma_persistent_bf16`.
+#[kernel(block = WS_THREADS, shared = shared_bytes(), tile = [BN, BM], min_blocks = 1, persistent = true, arch = "sm_90a")]
+pub fn tc_wgmma_persistent_bf16(maps: In<u64>, a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
+    // The copy engine reads A and B through the maps.
+    let _ = (a, b);
+    let t = thread_idx_x() as usize;
+    let (m, n) = (m as usize, n as usize);
+    let ring = Ring::new(maps);
+    if t == 0 {
+        // SAFETY: thread 0, the barrier follows.
+        unsafe { ring.init(2) };
+    }
+    sync_threads();
+    let steps = (k as usize).div_ceil(BK);
+    let grid = (m.div_ceil(BM), n.div_ceil(BN));
+    let (first, stride) = (block_idx_x() as usize, grid_dim_x() as usize);
+    let origin = |tile: usize| {
+        let (tm, tn) = grouped(tile, grid);
+        (tm * BM, tn * BN)
+    };
+    let wg = t / 128;
+    if wg == 0 {
+        // SAFETY: the warpgroup, converged; 40 + 2 x 232 = 3 x 168.
+        unsafe { registers::release::<40>() };
+        if t == 0 {
+            let mut it = 0;
+            for tile in (first..grid.0 * grid.1).step_by(stride) {
+                for step in 0..steps {
+                    let (s, round) = (it % STAGES, it / STAGES);
+                    // SAFETY: initialized; the stage is free once both
+                    // consumers released its previous round.
+                    unsafe {
+                        if round > 0 {
+                            ring.empty(s).wait(((round - 1) % 2) as u32);
+                        }
+                        ring.fill(s, step, origin(tile));
+                    }
+                    it += 1;
+                }
+            }
+        }
+        return;
+    }
+    // SAFETY: as above; the producer releases what this claims.
+    unsafe { registers::claim::<232>() };
+    let consumer = wg - 1;
+    let leader = t.is_multiple_of(128);
+    // SAFETY (both releases): initialized; this warpgroup's one arrival
+    // for that stage's round, after its wgmma reads of it completed.
+    let release = |it: usize| unsafe { ring.empty(it % STAGES).arrive() };
+    let mut it = 0;
+    for tile in (first..grid.0 * grid.1).step_by(stride) {
+        let mut acc = wgmma::zeros();
+        for step in 0..steps {
+            let s = it % STAGES;
+            // SAFETY: initialized; then the warpgroup, converged, on a
+            // landed stage.
+            acc = unsafe {
+                ring.full(s).wait(((it / STAGES) % 2) as u32);
+                ring.multiply(s, consumer, acc)
+            };
+            acc = wgmma::wait::<1>(acc);
+            if step > 0 && leader {
+                release(it - 1);
+            }
+            it += 1;
+        }
+        acc = wgmma::wait::<0>(acc);
+        if steps > 0 && leader {
+            release(it - 1);
+        }
+        // SAFETY: c holds m n elements; each thread its own.
+        unsafe { store(&c, &acc, origin(tile), consumer, (t % 128) as u32, (m, n)) };
+    }
 }

@@ -239,7 +239,7 @@ impl Family for Tensor {
         &About {
             name: "tensor",
             size_meaning: "N: an N x N x N GEMM, or MxNxK; bf16 A and B, f32 accumulation and C",
-            default_sizes: &[1024, 2048, 4096, 8192],
+            default_sizes: &[1024, 2048, 4096, 6144, 8192],
             emulator_size: 72,
             method: "C against an f64 reference on up to 512 rows, each element within (k + 1) 2^-23 sum |a b| \
                      (bf16 products are exact in f32; one f32 ulp per addition); the peer is cuBLAS's bf16 GEMM \
@@ -307,14 +307,22 @@ impl Family for Tensor {
     }
 
     fn notes(&self) -> &'static str {
-        "The ladder so far: step 1, `mma.sync` on fragments assembled from shared memory with a two-stage \
-         register prefetch, and step 3, the same multiplies fed by a 3-stage `cp.async` pipeline (step 2, \
-         `ldmatrix` from a swizzled layout, is still to come). The ncu section of the device checks below \
-         profiles both at 4096^3. Step 1's warps wait on global loads most of the time (long scoreboard): one \
-         block of 8 warps per SM has too few bytes in flight. Step 3 keeps two k-steps of copies in flight and \
-         the long-scoreboard stalls fall away; what remains is the shared-memory pipe (MIO throttle): each lane \
-         assembles its B fragments from 16-bit loads, 16 per 16 k, which `ldmatrix.trans` replaces with one \
-         instruction per four registers. Then TMA and `wgmma` on Hopper."
+        "The ladder: (1) `mma.sync` on fragments loaded register by register from padded shared tiles, with a \
+         register prefetch; (2) `ldmatrix` from a swizzled layout; (3) a 3-stage `cp.async` pipeline; (4) \
+         Hopper's `wgmma` reading 128-byte-swizzled tiles that TMA writes, a 4-stage mbarrier ring; (5) warp \
+         specialization: one producer warpgroup, two consumers, `setmaxnreg`; (6) persistent blocks over a \
+         grouped tile order. Steps 4-6 are in the sm_90a PTX only and need `k` and `n` multiples of 8 (TMA row \
+         strides); elsewhere they are left out of the table. The ncu section of the device checks profiles every \
+         step and cuBLAS's own kernel. What limits each: steps 1 and 2 wait on global loads (one block of 8 \
+         warps per SM, 32 of 161 registers holding the prefetch, too few bytes in flight); step 3 on the \
+         shared-memory pipe and on too few warps to hide `mma.sync` latency (`mma.sync` cannot reach `wgmma`'s \
+         rate on Hopper in any case); step 4 stops the tensor cores once per stage (`wait_group 0` and a block \
+         barrier before each refill); step 5 streams all of B from DRAM on every wave of 132 row-ordered tiles \
+         (L2 hit rate and DRAM throughput in the ncu rows); step 6 fixes the order, and what remains is the \
+         epilogue (the consumers' scalar stores of 128 KB per tile, not overlapped with their `wgmma`s), the \
+         L2-to-SM traffic that clusters with TMA multicast would halve, and the last partial wave at 4096^3 \
+         (512 tiles on 132 SMs). TF32 kernels are still to come: `wgmma` takes tf32 B only K-major, which needs \
+         a transposed B or a TN layout."
     }
 
     fn targets(&self, records: &[&Record]) -> Vec<Target> {

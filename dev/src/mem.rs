@@ -22,6 +22,11 @@ use super::check::{self, Mem};
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct F32x4(pub [f32; 4]);
 
+/// Two `f32` aligned to 8 bytes: one `st.global.v2.f32`.
+#[repr(C, align(8))]
+#[derive(Clone, Copy)]
+pub struct F32x2(pub [f32; 2]);
+
 /// Read-only global memory holding `T`s.
 #[repr(transparent)]
 #[derive(Clone, Copy)]
@@ -203,6 +208,20 @@ impl Out<f32> {
         check::store(Mem::Global, p, &value);
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { (p as *mut F32x4).write(F32x4(value)) }
+    }
+
+    /// Writes elements `i..i + 2` with one 8-byte store.
+    ///
+    /// # Safety
+    /// Both elements are within the buffer, `i` is even, and no other
+    /// thread writes these elements.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn store2(&self, i: usize, value: [f32; 2]) {
+        let p = self.0.wrapping_add(i);
+        check::store(Mem::Global, p, &value);
+        // SAFETY: the caller's contract (see `# Safety`).
+        unsafe { (p as *mut F32x2).write(F32x2(value)) }
     }
 }
 

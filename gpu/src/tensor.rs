@@ -441,14 +441,8 @@ type Sums = [[[f32; 4]; 4]; 4];
 unsafe fn multiply_by_registers(stage: Stage, lane: u32, (wm, wn): (usize, usize), acc: &mut Sums) {
     seq!(KS in 0..2 {{
         // Straight-line code (`seq!`): the fragments and sums stay in
-        // registers only when every index is a constant.
-        let mut fa = [[0u32; 4]; 4];
-        seq!(MI in 0..4 { seq!(REG in 0..4 {{
-            let (r, col) = a_bf16(lane, 2 * REG);
-            let at = Padded::a_at(wm + 16 * MI + r as usize, 16 * KS + col as usize);
-            // SAFETY: row < BM; the word of columns col, col + 1 < BK.
-            fa[MI][REG] = unsafe { stage.a_words.get(at / 2) }.to_bits();
-        }}); });
+        // registers only when every index is a constant. B's fragments for
+        // the k16 first, then A's one m16 at a time.
         let mut fb = [[0u32; 2]; 4];
         seq!(NI in 0..4 { seq!(REG in 0..2 {{
             let (kk, col) = b_bf16(lane, 2 * REG);
@@ -456,10 +450,19 @@ unsafe fn multiply_by_registers(stage: Stage, lane: u32, (wm, wn): (usize, usize
             // SAFETY: kk + 1 < BK, col < BN.
             fb[NI][REG] = unsafe { pack_bf16(stage.b.get(Padded::b_at(kk, col)), stage.b.get(Padded::b_at(kk + 1, col))) };
         }}); });
-        seq!(MI in 0..4 { seq!(NI in 0..4 {
-            // SAFETY: the caller's contract (a converged warp).
-            acc[MI][NI] = unsafe { mma_bf16_m16n8k16(fa[MI], fb[NI], acc[MI][NI]) };
-        }); });
+        seq!(MI in 0..4 {{
+            let mut fa = [0u32; 4];
+            seq!(REG in 0..4 {{
+                let (r, col) = a_bf16(lane, 2 * REG);
+                let at = Padded::a_at(wm + 16 * MI + r as usize, 16 * KS + col as usize);
+                // SAFETY: row < BM; the word of columns col, col + 1 < BK.
+                fa[REG] = unsafe { stage.a_words.get(at / 2) }.to_bits();
+            }});
+            seq!(NI in 0..4 {
+                // SAFETY: the caller's contract (a converged warp).
+                acc[MI][NI] = unsafe { mma_bf16_m16n8k16(fa, fb[NI], acc[MI][NI]) };
+            });
+        }});
     }});
 }
 
@@ -478,23 +481,24 @@ unsafe fn multiply_by_ldmatrix(stage: Stage, lane: u32, (wm, wn): (usize, usize)
     let l = lane as usize;
     let (row, half) = (l % 8 + 8 * ((l / 8) % 2), 8 * (l / 16));
     seq!(KS in 0..2 {{
-        let mut fa = [[0u32; 4]; 4];
-        seq!(MI in 0..4 {
-            // SAFETY: row < BM, columns ..+8 < BK, 16 bytes (the layout
-            // keeps 8-column pieces whole); a converged warp.
-            fa[MI] = unsafe { stage.a.ldmatrix_x4(0, Swizzled::a_at(wm + 16 * MI + row, 16 * KS + half)) };
-        });
+        // B's fragments for the k16 first, then A's one m16 at a time: 4
+        // registers of A live at once, not 16.
         let mut fb = [[0u32; 2]; 4];
         seq!(P in 0..2 {{
-            // SAFETY: k-row < BK, columns ..+8 < BN, as above.
+            // SAFETY: k-row < BK, columns ..+8 < BN, 16 bytes (the layout
+            // keeps 8-column pieces whole); a converged warp.
             let r = unsafe { stage.b.ldmatrix_x4_trans(0, Swizzled::b_at(16 * KS + row, wn + 16 * P + half)) };
             fb[2 * P] = [r[0], r[1]];
             fb[2 * P + 1] = [r[2], r[3]];
         }});
-        seq!(MI in 0..4 { seq!(NI in 0..4 {
-            // SAFETY: the caller's contract (a converged warp).
-            acc[MI][NI] = unsafe { mma_bf16_m16n8k16(fa[MI], fb[NI], acc[MI][NI]) };
-        }); });
+        seq!(MI in 0..4 {{
+            // SAFETY: row < BM, columns ..+8 < BK, as above.
+            let fa = unsafe { stage.a.ldmatrix_x4(0, Swizzled::a_at(wm + 16 * MI + row, 16 * KS + half)) };
+            seq!(NI in 0..4 {
+                // SAFETY: the caller's contract (a converged warp).
+                acc[MI][NI] = unsafe { mma_bf16_m16n8k16(fa, fb[NI], acc[MI][NI]) };
+            });
+        }});
     }});
 }
 

@@ -157,18 +157,21 @@ impl Ring {
 }
 
 /// Warpgroup `wg`'s sums (rows `64 wg..+64` of the block tile) into C,
-/// inside C only.
+/// inside C only. Accumulators `2 j` and `2 j + 1` are neighbours in a
+/// row: one 8-byte store (`n` is even for every TMA kernel, so the pair is
+/// 8-byte aligned), and a warp's store fills 8 whole 32-byte sectors.
 ///
 /// # Safety
-/// `c` holds `m n` elements; no other thread writes these.
+/// `c` holds `m n` elements, `n` even; no other thread writes these.
 #[inline(always)]
 unsafe fn store(c: &Out<f32>, acc: &[f32; 128], (m0, n0): (usize, usize), wg: usize, t: u32, (m, n): (usize, usize)) {
-    seq!(I in 0..128 {{
-        let (r, col) = d_f32(t, I);
+    seq!(J in 0..64 {{
+        let (r, col) = d_f32(t, 2 * J);
         let (row, col) = (m0 + 64 * wg + r as usize, n0 + col as usize);
         if row < m && col < n {
-            // SAFETY: inside C; this thread's element alone.
-            unsafe { c.store(row * n + col, acc[I]) };
+            // SAFETY: inside C (n even: col + 1 < n too), row * n + col even;
+            // this thread's elements alone.
+            unsafe { c.store2(row * n + col, [acc[2 * J], acc[2 * J + 1]]) };
         }
     }});
 }

@@ -8,9 +8,9 @@ use super::{DeviceBuffer, Error, Gpu, Result};
 
 impl Gpu {
     /// The tensor map of the row-major bf16 matrix `rows x cols` in
-    /// `buffer`, copied in boxes of `box_rows x box_cols` with the 128-byte
-    /// swizzle (so `box_cols` is 64: one 128-byte row); elements outside
-    /// the matrix read as zeros.
+    /// `buffer`, copied in boxes of `box_rows x box_cols`, each box row
+    /// swizzled over its own bytes (`box_cols` 64: the 128-byte swizzle; 32:
+    /// the 64-byte one); elements outside the matrix read as zeros.
     ///
     /// Errors, before anything is encoded: rows not on 16 bytes (`cols`
     /// not a multiple of 8), a box the swizzle or TMA cannot take, a
@@ -27,8 +27,9 @@ impl Gpu {
                 "TMA needs every row to start on 16 bytes, so the row length must be a multiple of 8, not {cols}"
             ));
         }
-        if box_cols * 2 != 128 || box_rows == 0 || box_rows > 256 {
-            return bad(format!("a {box_rows}x{box_cols} box (128-byte rows and at most 256 of them)"));
+        let span = box_cols * 2;
+        if !(span == 128 || span == 64) || box_rows == 0 || box_rows > 256 {
+            return bad(format!("a {box_rows}x{box_cols} box (rows of 64 or 128 bytes, at most 256 of them)"));
         }
         if rows == 0 || cols == 0 || rows >= 1 << 32 || cols >= 1 << 32 {
             return bad("dimensions must be 1..2^32".into());
@@ -45,7 +46,7 @@ impl Gpu {
                 row_bytes: 2 * cols,
                 box_cols,
                 box_rows,
-                swizzle_128: true,
+                swizzle: span,
             };
             return Ok(map.encode());
         }
@@ -67,7 +68,11 @@ impl Gpu {
                 boxes.as_ptr(),
                 element_strides.as_ptr(),
                 sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
-                sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+                if span == 128 {
+                    sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B
+                } else {
+                    sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B
+                },
                 sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                 sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
             )

@@ -309,7 +309,7 @@ impl Family for Tensor {
     fn notes(&self) -> &'static str {
         "The ladder: (1) `mma.sync` on fragments loaded register by register from padded shared tiles, with a \
          register prefetch; (2) `ldmatrix` from a swizzled layout; (3) a 3-stage `cp.async` pipeline; (4) \
-         Hopper's `wgmma` reading 128-byte-swizzled tiles that TMA writes, a 4-stage mbarrier ring; (5) warp \
+         Hopper's `wgmma` reading swizzled tiles that TMA writes, a 4-stage mbarrier ring; (5) warp \
          specialization: one producer warpgroup, two consumers, `setmaxnreg`; (6) persistent blocks over a \
          grouped tile order. Steps 4-6 are in the sm_90a PTX only and need `k` and `n` multiples of 8 (TMA row \
          strides); elsewhere they are left out of the table. The ncu section of the device checks profiles every \

@@ -19,7 +19,7 @@
 use super::In;
 use super::barrier::Mbarrier;
 
-pub use emu_tma::swizzle_128;
+pub use emu_tma::{swizzle, swizzle_128};
 
 #[cfg(not(target_arch = "nvptx64"))]
 use emu::tma as emu_tma;
@@ -27,11 +27,18 @@ use emu::tma as emu_tma;
 /// The swizzle, for the device build too (the same function).
 #[cfg(target_arch = "nvptx64")]
 mod emu_tma {
-    /// See `emu::tma::swizzle_128`: the 16-byte unit `a / 16 mod 8` XORed
-    /// with the 128-byte row `a / 128 mod 8`.
+    /// See `emu::tma::swizzle`: the 16-byte unit within `span` XORed
+    /// with the 128-byte row, modulo `span / 16`.
+    #[inline(always)]
+    pub const fn swizzle(span: usize, a: usize) -> usize {
+        let units = span / 16;
+        if units <= 1 { a } else { a ^ (((a >> 7) & (units - 1)) << 4) }
+    }
+
+    /// `swizzle(128, a)`.
     #[inline(always)]
     pub const fn swizzle_128(a: usize) -> usize {
-        a ^ (((a >> 7) & 7) << 4)
+        swizzle(128, a)
     }
 }
 

@@ -13,19 +13,19 @@
 //! **Descriptors** ([`Descriptor`]): bits 0-13 the shared address / 16,
 //! 16-29 the leading-dimension byte offset / 16 (LBO), 32-45 the
 //! stride-dimension byte offset / 16 (SBO), 62-63 the swizzle (1: 128
-//! bytes). With the 128-byte swizzle the operand is made of 1024-byte
-//! atoms of 8 rows of 128 bytes, each row's 16-byte units permuted by
-//! [`swizzle_128`] of the address (what a TMA copy with that swizzle
-//! writes). For bf16 ([`element_offset`]):
+//! bytes, 2: 64, 3: 32). With an `S`-byte swizzle the operand is made of
+//! atoms of 8 rows of `S` bytes (`8 S` bytes), each row's 16-byte units
+//! permuted by [`swizzle`] of the address (what a TMA copy with that
+//! swizzle writes). For bf16 ([`element_offset`]):
 //!
-//! - **K-major** (A as a row-major `m x k` tile, 64 k per 128-byte row):
-//!   element `(r, k)` is at `start + 128 (r mod 8) + SBO (r / 8) + 2 k`; the
+//! - **K-major** (A as a row-major `m x k` tile, `S / 2` k per row):
+//!   element `(r, k)` is at `start + S (r mod 8) + SBO (r / 8) + 2 k`; the
 //!   next k16 of the same rows starts 32 bytes further.
-//! - **MN-major** (B as a row-major `k x n` tile, 64 n per row; the
+//! - **MN-major** (B as a row-major `k x n` tile, `S / 2` n per row; the
 //!   instruction's `tnspB` = 1): element `(k, n)` is at `start + 2 (n mod
-//!   64) + 128 (k mod 8) + SBO (k / 8) + LBO (n / 64)`.
+//!   S/2) + S (k mod 8) + SBO (k / 8) + LBO (n / (S/2))`.
 //!
-//! Each then goes through [`swizzle_128`]. The instruction is asynchronous:
+//! Each then goes through [`swizzle`]. The instruction is asynchronous:
 //! `fence` before the first `wgmma` that touches registers written by
 //! other code, `commit` to close a group, `wait::<N>` until at most `N`
 //! groups are in flight before reading D or reusing the shared tiles.
@@ -36,18 +36,34 @@
 //! rounded once per k16 (as for `mma`), and checks every byte it reads:
 //! in bounds, written, not awaiting a TMA copy.
 
-pub use super::tma::swizzle_128;
+pub use super::tma::swizzle;
 
 /// A shared-memory matrix descriptor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Descriptor(pub u64);
 
 impl Descriptor {
-    /// The descriptor of a 128-byte-swizzled operand at shared address
-    /// `start` (see [`shared_address`]) with byte offsets `lbo` and `sbo`.
+    /// The descriptor of an operand swizzled over `span` bytes (128, 64 or
+    /// 32) at shared address `start` (see [`shared_address`]) with byte
+    /// offsets `lbo` and `sbo`.
     #[inline(always)]
-    pub const fn swizzled_128(start: u32, lbo: u32, sbo: u32) -> Descriptor {
-        Descriptor(field(start) | field(lbo) << 16 | field(sbo) << 32 | 1 << 62)
+    pub const fn swizzled(span: u32, start: u32, lbo: u32, sbo: u32) -> Descriptor {
+        let layout: u64 = match span {
+            128 => 1,
+            64 => 2,
+            _ => 3,
+        };
+        Descriptor(field(start) | field(lbo) << 16 | field(sbo) << 32 | layout << 62)
+    }
+
+    /// The swizzle span in bytes its layout type names (0: none).
+    pub const fn span(self) -> usize {
+        match self.0 >> 62 {
+            1 => 128,
+            2 => 64,
+            3 => 32,
+            _ => 0,
+        }
     }
 
     /// The same operand `bytes` further on (the next k16 of a K-major
@@ -89,11 +105,12 @@ pub fn shared_address<T>(p: *const T) -> u32 {
 /// the operand `desc` describes: K-major (`row` in M or N, `col` in K) or
 /// MN-major (`row` in K, `col` in M or N). See the module documentation.
 pub const fn element_offset(desc: Descriptor, mn_major: bool, row: usize, col: usize) -> usize {
-    let (start, lbo, sbo) = desc.fields();
+    let ((start, lbo, sbo), span) = (desc.fields(), desc.span());
     if mn_major {
-        start + 2 * (col % 64) + 128 * (row % 8) + sbo * (row / 8) + lbo * (col / 64)
+        let per_row = span / 2;
+        start + 2 * (col % per_row) + span * (row % 8) + sbo * (row / 8) + lbo * (col / per_row)
     } else {
-        start + 128 * (row % 8) + sbo * (row / 8) + 2 * col
+        start + span * (row % 8) + sbo * (row / 8) + 2 * col
     }
 }
 
@@ -226,7 +243,7 @@ use operands;
 
 #[cfg(not(target_arch = "nvptx64"))]
 mod emulated {
-    use super::{Descriptor, d_f32, element_offset, swizzle_128};
+    use super::{Descriptor, d_f32, element_offset, swizzle};
     use emu::device::{Space, async_read, index, shared_base};
     use std::vec::Vec;
 
@@ -236,7 +253,7 @@ mod emulated {
     fn operand(desc: Descriptor, mn_major: bool) -> impl Fn(usize, usize) -> f64 {
         let base = shared_base() as usize;
         move |row, col| {
-            let at = swizzle_128(element_offset(desc, mn_major, row, col));
+            let at = swizzle(desc.span(), element_offset(desc, mn_major, row, col));
             // SAFETY: the warpgroup's first thread checked the unit in
             // bounds (see `mma`).
             let bits = unsafe { ((base + at) as *const u16).read_unaligned() };
@@ -251,7 +268,7 @@ mod emulated {
         let base = shared_base() as usize;
         let mut units: Vec<usize> = (0..rows)
             .flat_map(|r| (0..cols).step_by(8).map(move |c| (r, c)))
-            .map(|(r, c)| swizzle_128(element_offset(desc, mn_major, r, c)) & !15)
+            .map(|(r, c)| swizzle(desc.span(), element_offset(desc, mn_major, r, c)) & !15)
             .collect();
         units.sort_unstable();
         units.dedup();

@@ -8,8 +8,8 @@
 /// A 2-D tiled tensor map: a row-major matrix of `rows x cols` elements
 /// of `element_bytes` at `global`, rows `row_bytes` apart, copied in boxes
 /// of `box_rows x box_cols`, laid out in shared memory row after row
-/// (`box_cols * element_bytes` bytes each), optionally with the 128-byte
-/// swizzle ([`swizzle_128`]).
+/// (`box_cols * element_bytes` bytes each), swizzled over `swizzle` bytes
+/// (0: not at all; 32, 64 or 128: [`swizzle`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Map2d {
     pub global: usize,
@@ -19,7 +19,7 @@ pub struct Map2d {
     pub row_bytes: usize,
     pub box_cols: usize,
     pub box_rows: usize,
-    pub swizzle_128: bool,
+    pub swizzle: usize,
 }
 
 /// Marks the emulator's encoding (word 0).
@@ -37,7 +37,7 @@ impl Map2d {
             self.row_bytes,
             self.box_cols,
             self.box_rows,
-            usize::from(self.swizzle_128),
+            self.swizzle,
         ];
         w[0] = MAGIC;
         for (slot, f) in w[1..].iter_mut().zip(fields) {
@@ -58,7 +58,7 @@ impl Map2d {
                 row_bytes: f(5),
                 box_cols: f(6),
                 box_rows: f(7),
-                swizzle_128: f(8) != 0,
+                swizzle: f(8),
             }
         })
     }
@@ -92,7 +92,7 @@ impl Map2d {
             read(src, &mut row[first * e..last * e]);
             for (i, chunk) in row.chunks(16).enumerate() {
                 let at = r * row_len + 16 * i;
-                let to = if self.swizzle_128 { swizzle_128(dst + at) - dst } else { at };
+                let to = swizzle(self.swizzle, dst + at) - dst;
                 out[to..to + chunk.len()].copy_from_slice(chunk);
             }
         }
@@ -100,11 +100,20 @@ impl Map2d {
     }
 }
 
-/// The 128-byte swizzle of TMA and `wgmma` (`CU_TENSOR_MAP_SWIZZLE_128B`,
-/// the descriptors' layout type 1): the 16-byte unit `a / 16 mod 8` of a
-/// shared-memory byte offset is XORed with its 128-byte row `a / 128 mod
-/// 8`, so the eight rows of a 1024-byte atom spread each column of units
-/// over all eight positions (and all 32 banks).
+/// The swizzles of TMA and `wgmma` over `span` bytes (32, 64 or 128:
+/// `CU_TENSOR_MAP_SWIZZLE_{32,64,128}B`, the descriptors' layout types 3,
+/// 2 and 1; 0 leaves `a` as it is): the 16-byte unit of a shared-memory
+/// byte offset within its `span`, `a / 16 mod (span / 16)`, is XORed with
+/// the 128-byte row `a / 128 mod (span / 16)`. Over the 8 rows of a
+/// `8 span`-byte atom, each column of units lands in every position once,
+/// so the rows of a column spread over the banks.
+pub const fn swizzle(span: usize, a: usize) -> usize {
+    let units = span / 16;
+    if units <= 1 { a } else { a ^ (((a >> 7) & (units - 1)) << 4) }
+}
+
+/// [`swizzle`] over 128 bytes: the unit `a / 16 mod 8` XORed with the row
+/// `a / 128 mod 8`.
 pub const fn swizzle_128(a: usize) -> usize {
-    a ^ (((a >> 7) & 7) << 4)
+    swizzle(128, a)
 }

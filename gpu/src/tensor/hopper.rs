@@ -19,16 +19,20 @@ use crate::dev::{In, Out, SharedArray, block_idx_x, block_idx_y, grid_dim_x, syn
 use crate::kernel;
 use seq_macro::seq;
 
-/// Block tile: 128 x 256 of C, 64 of k per stage (one 128-byte swizzle
-/// row of bf16).
+/// Block tile: 128 x 256 of C, 64 of k per stage: A's rows are 128 bytes,
+/// as are B's boxes of 64 columns (both with the 128-byte swizzle).
+/// (Stages of 32 k, twice as many, were measured slower: the per-stage
+/// waits and copies double; see `docs/notes.md`.)
 pub const BM: usize = 128;
 pub const BN: usize = 256;
 pub const BK: usize = 64;
+/// A's swizzle span in bytes: one row of the stage's A box.
+const A_SPAN: u32 = (2 * BK) as u32;
 /// Columns of B per TMA box: one 128-byte row.
 pub const B_BOX_COLS: usize = 64;
 /// Two warpgroups, each 64 rows of the block tile.
 pub const THREADS: usize = 256;
-/// Stages in the ring.
+/// Stages in the ring: 4 x 48 KB.
 pub const STAGES: usize = 4;
 
 /// Bytes of a stage: A's 128 x 64 box, then B's four 64 x 64 boxes.
@@ -37,7 +41,7 @@ const B_BOX_BYTES: usize = 2 * BK * B_BOX_COLS;
 const STAGE_BYTES: usize = A_BYTES + 2 * BK * BN;
 
 /// Shared memory: 1024 bytes of slack to put the stages on the 1024-byte
-/// boundary the 128-byte swizzle needs, the stages, two mbarriers per
+/// boundary the swizzles need, the stages, two mbarriers per
 /// stage ("full" and "empty").
 pub const fn shared_bytes() -> usize {
     1024 + STAGES * STAGE_BYTES + 16 * STAGES
@@ -133,21 +137,21 @@ impl Ring {
     /// Warpgroup `wg`'s 64 x 256 x 64 of stage `s`, added to `acc`: four
     /// `wgmma.m64n256k16`, issued (not waited for).
     ///
-    /// A is K-major, 8-row groups 1024 bytes apart (SBO), k16 steps 32
-    /// bytes apart in the row; B is MN-major, groups of 8 k-rows 1024 bytes
-    /// apart (SBO) and its 64-column boxes `B_BOX_BYTES` apart (LBO), k16
-    /// steps 2048 bytes apart.
+    /// A is K-major: rows 128 bytes apart, 8-row groups 1024 bytes apart
+    /// (SBO), the k16 steps 32 bytes apart in the row. B is MN-major:
+    /// groups of 8 k-rows 1024 bytes apart (SBO), its 64-column boxes
+    /// `B_BOX_BYTES` apart (LBO), k16 steps 2048 bytes apart.
     ///
     /// # Safety
     /// The warpgroup runs it converged; the stage's bytes have landed.
     #[inline(always)]
     unsafe fn multiply(self, s: usize, wg: usize, mut acc: [f32; 128]) -> [f32; 128] {
         let base = shared_address(self.stage(s));
-        let (a_at, b_at) = (base + (wg * 64 * 128) as u32, base + A_BYTES as u32);
+        let (a_at, b_at) = (base + wg as u32 * 64 * A_SPAN, base + A_BYTES as u32);
         wgmma::fence();
         seq!(KK in 0..4 {{
-            let da = Descriptor::swizzled_128(a_at + 32 * KK, 16, 1024);
-            let db = Descriptor::swizzled_128(b_at + 2048 * KK, B_BOX_BYTES as u32, 1024);
+            let da = Descriptor::swizzled(A_SPAN, a_at + 32 * KK, 16, 8 * A_SPAN);
+            let db = Descriptor::swizzled(128, b_at + 2048 * KK, B_BOX_BYTES as u32, 1024);
             // SAFETY: the caller's contract.
             acc = unsafe { wgmma::mma_m64n256k16_bf16(acc, da, db, true) };
         }});
@@ -181,9 +185,9 @@ unsafe fn store(c: &Out<f32>, acc: &[f32; 128], (m0, n0): (usize, usize), wg: us
 /// Each stage is filled by one thread with five TMA copies (A's 128 x 64
 /// box and B's four 64 x 64 boxes, 48 KB) that count their bytes on the
 /// stage's mbarrier, so no other thread spends an instruction on loads:
-/// the copy engine writes the 128-byte swizzle, which is the layout the
-/// `wgmma` descriptors read. Each warpgroup multiplies its 64 x 256 piece
-/// of C with four `wgmma.m64n256k16` per stage, each 64 x 256 x 16 =
+/// the copy engine writes the swizzles, which are the layouts the `wgmma`
+/// descriptors read. Each warpgroup multiplies its 64 x 256 piece of C
+/// with four `wgmma.m64n256k16` per stage, each 64 x 256 x 16 =
 /// 262,144 multiply-adds in one instruction for 128 threads (a k16 of
 /// `mma.sync` m16n8k16 tiles would take 128 instructions per warpgroup),
 /// with 128 `f32` accumulators per thread.

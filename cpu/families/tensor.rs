@@ -318,10 +318,13 @@ impl Family for Tensor {
          shared-memory pipe and on too few warps to hide `mma.sync` latency (`mma.sync` cannot reach `wgmma`'s \
          rate on Hopper in any case); step 4 stops the tensor cores once per stage (`wait_group 0` and a block \
          barrier before each refill); step 5 streams all of B from DRAM on every wave of 132 row-ordered tiles \
-         (L2 hit rate and DRAM throughput in the ncu rows); step 6 fixes the order, and what remains is the \
-         epilogue (the consumers' scalar stores of 128 KB per tile, not overlapped with their `wgmma`s), the \
-         L2-to-SM traffic that clusters with TMA multicast would halve, and the last partial wave at 4096^3 \
-         (512 tiles on 132 SMs). TF32 kernels are still to come: `wgmma` takes tf32 B only K-major, which needs \
+         (L2 hit rate and DRAM throughput in the ncu rows); step 6 fixes the order. What remains, in the ncu rows for step 6 and \
+         cuBLAS's kernel at 4096^3 and 8192^3: their tensor pipe is busier; our warps stall mostly on long \
+         scoreboards, that is in the mbarrier waits for stages still in flight (latency, not bandwidth: DRAM and L2 \
+         are no busier than cuBLAS's), and the consumers store each tile's 128 KB of `f32` sums while the tensor \
+         cores wait. cuBLAS's kernel (clusters of 2, larger tiles) keeps more bytes in flight per SM and reads the \
+         shared operand once per cluster. Next: TMA multicast across a cluster of 2, and the epilogue through shared \
+         memory and TMA stores so it overlaps the next tile's `wgmma`s. docs/notes.md lists the variants measured. TF32 kernels are still to come: `wgmma` takes tf32 B only K-major, which needs \
          a transposed B or a TN layout."
     }
 

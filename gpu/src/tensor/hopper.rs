@@ -160,6 +160,84 @@ impl Ring {
     }
 }
 
+/// The block's start: the ring of this launch, its mbarriers initialized
+/// by thread 0 (`consumers` arrivals on each "empty") and visible to every
+/// thread after the barrier; and the k-steps of a tile.
+#[inline(always)]
+fn start(maps: In<u64>, consumers: u32, k: u32) -> (Ring, usize) {
+    let ring = Ring::new(maps);
+    if thread_idx_x() == 0 {
+        // SAFETY: thread 0, the barrier follows.
+        unsafe { ring.init(consumers) };
+    }
+    sync_threads();
+    (ring, (k as usize).div_ceil(BK))
+}
+
+/// The producer of steps 5 and 6: one thread fills the ring with every
+/// k-step of each tile in `tiles` (their origins), in turn. Before its
+/// `i`-th fill of stage `s` (`i > 0`), it waits for both consumers to have
+/// released round `i - 1` (parity `(i - 1) mod 2` of "empty").
+///
+/// # Safety
+/// One thread; the ring initialized with "empty" counting the consumers,
+/// which release every stage they consume.
+#[inline(always)]
+unsafe fn produce(ring: Ring, tiles: impl Iterator<Item = (usize, usize)>, steps: usize) {
+    let mut it = 0;
+    for origin in tiles {
+        for step in 0..steps {
+            let (s, round) = (it % STAGES, it / STAGES);
+            // SAFETY: the caller's contract; the stage is free once both
+            // consumers released its previous round.
+            unsafe {
+                if round > 0 {
+                    ring.empty(s).wait(((round - 1) % 2) as u32);
+                }
+                ring.fill(s, step, origin);
+            }
+            it += 1;
+        }
+    }
+}
+
+/// A consumer warpgroup's sums for one tile: the ring's k-steps `*it..*it
+/// + steps`. Each stage is waited for on "full" (parity: its round mod 2),
+/// multiplied, and released on "empty" (one arrival per warpgroup) once
+/// the next stage's group is queued behind it (`wait_group 1`), the last
+/// after `wait_group 0`.
+///
+/// # Safety
+/// The warpgroup runs it converged; the ring initialized, with the
+/// producer filling these k-steps.
+#[inline(always)]
+unsafe fn consume(ring: Ring, consumer: usize, steps: usize, it: &mut usize) -> [f32; 128] {
+    let leader = thread_idx_x().is_multiple_of(128);
+    // SAFETY: initialized; this warpgroup's one arrival for that stage's
+    // round, after its `wgmma` reads of it completed.
+    let release = |i: usize| unsafe { ring.empty(i % STAGES).arrive() };
+    let mut acc = wgmma::zeros();
+    for step in 0..steps {
+        let s = *it % STAGES;
+        // SAFETY: the caller's contract; the stage has landed after the
+        // wait.
+        acc = unsafe {
+            ring.full(s).wait(((*it / STAGES) % 2) as u32);
+            ring.multiply(s, consumer, acc)
+        };
+        acc = wgmma::wait::<1>(acc);
+        if step > 0 && leader {
+            release(*it - 1);
+        }
+        *it += 1;
+    }
+    acc = wgmma::wait::<0>(acc);
+    if steps > 0 && leader {
+        release(*it - 1);
+    }
+    acc
+}
+
 /// Warpgroup `wg`'s sums (rows `64 wg..+64` of the block tile) into C,
 /// inside C only. Accumulators `2 j` and `2 j + 1` are neighbours in a
 /// row: one 8-byte store (`n` is even for every TMA kernel, so the pair is
@@ -207,13 +285,7 @@ pub fn tc_wgmma_bf16(maps: In<u64>, a: In<u16>, b: In<u16>, c: Out<f32>, m: u32,
     // The copy engine reads A and B through the maps.
     let _ = (a, b);
     let t = thread_idx_x() as usize;
-    let ring = Ring::new(maps);
-    if t == 0 {
-        // SAFETY: thread 0, the barrier follows.
-        unsafe { ring.init(1) };
-    }
-    sync_threads();
-    let steps = (k as usize).div_ceil(BK);
+    let (ring, steps) = start(maps, 1, k);
     if t == 0 {
         for s in 0..STAGES.min(steps) {
             // SAFETY: thread 0; nothing touches the stage before its wait.
@@ -271,53 +343,22 @@ pub fn tc_wgmma_ws_bf16(maps: In<u64>, a: In<u16>, b: In<u16>, c: Out<f32>, m: u
     // The copy engine reads A and B through the maps.
     let _ = (a, b);
     let t = thread_idx_x() as usize;
-    let ring = Ring::new(maps);
-    if t == 0 {
-        // SAFETY: thread 0, the barrier follows.
-        unsafe { ring.init(2) };
-    }
-    sync_threads();
-    let steps = (k as usize).div_ceil(BK);
-    let wg = t / 128;
-    if wg == 0 {
+    let (ring, steps) = start(maps, 2, k);
+    if t < 128 {
         // SAFETY: the warpgroup, converged; 40 + 2 x 232 = 3 x 168, the
         // registers ptxas gives each of the 384 threads.
         unsafe { registers::release::<40>() };
         if t == 0 {
-            for step in 0..steps {
-                let (s, round) = (step % STAGES, step / STAGES);
-                // SAFETY: initialized; the stage is free once both
-                // consumers released its previous round.
-                unsafe {
-                    if round > 0 {
-                        ring.empty(s).wait(((round - 1) % 2) as u32);
-                    }
-                    ring.fill(s, step, ring.origin);
-                }
-            }
+            // SAFETY: one thread; "empty" counts the two consumers.
+            unsafe { produce(ring, core::iter::once(ring.origin), steps) };
         }
         return;
     }
     // SAFETY: as above; the producer releases what this claims.
     unsafe { registers::claim::<232>() };
-    let consumer = wg - 1;
-    let mut acc = wgmma::zeros();
-    for step in 0..steps {
-        let s = step % STAGES;
-        // SAFETY: initialized; then the warpgroup, converged, on a landed
-        // stage.
-        acc = unsafe {
-            ring.full(s).wait(((step / STAGES) % 2) as u32);
-            ring.multiply(s, consumer, acc)
-        };
-        // The previous step's group is done: its stage is free.
-        acc = wgmma::wait::<1>(acc);
-        if step > 0 && t.is_multiple_of(128) {
-            // SAFETY: initialized; this warpgroup's one arrival this round.
-            unsafe { ring.empty((step - 1) % STAGES).arrive() };
-        }
-    }
-    acc = wgmma::wait::<0>(acc);
+    let consumer = t / 128 - 1;
+    // SAFETY: the warpgroup, converged; the producer fills these steps.
+    let acc = unsafe { consume(ring, consumer, steps, &mut 0) };
     // SAFETY: c holds m n elements; each thread its own.
     unsafe { store(&c, &acc, ring.origin, consumer, (t % 128) as u32, (m as usize, n as usize)) };
 }
@@ -365,71 +406,31 @@ pub fn tc_wgmma_persistent_bf16(maps: In<u64>, a: In<u16>, b: In<u16>, c: Out<f3
     let _ = (a, b);
     let t = thread_idx_x() as usize;
     let (m, n) = (m as usize, n as usize);
-    let ring = Ring::new(maps);
-    if t == 0 {
-        // SAFETY: thread 0, the barrier follows.
-        unsafe { ring.init(2) };
-    }
-    sync_threads();
-    let steps = (k as usize).div_ceil(BK);
+    let (ring, steps) = start(maps, 2, k);
     let grid = (m.div_ceil(BM), n.div_ceil(BN));
-    let (first, stride) = (block_idx_x() as usize, grid_dim_x() as usize);
-    let origin = |tile: usize| {
+    // This block's tiles, as the origins of their C tiles.
+    let tiles = (block_idx_x() as usize..grid.0 * grid.1).step_by(grid_dim_x() as usize).map(|tile| {
         let (tm, tn) = grouped(tile, grid);
         (tm * BM, tn * BN)
-    };
-    let wg = t / 128;
-    if wg == 0 {
+    });
+    if t < 128 {
         // SAFETY: the warpgroup, converged; 40 + 2 x 232 = 3 x 168.
         unsafe { registers::release::<40>() };
         if t == 0 {
-            let mut it = 0;
-            for tile in (first..grid.0 * grid.1).step_by(stride) {
-                for step in 0..steps {
-                    let (s, round) = (it % STAGES, it / STAGES);
-                    // SAFETY: initialized; the stage is free once both
-                    // consumers released its previous round.
-                    unsafe {
-                        if round > 0 {
-                            ring.empty(s).wait(((round - 1) % 2) as u32);
-                        }
-                        ring.fill(s, step, origin(tile));
-                    }
-                    it += 1;
-                }
-            }
+            // SAFETY: one thread; "empty" counts the two consumers.
+            unsafe { produce(ring, tiles, steps) };
         }
         return;
     }
     // SAFETY: as above; the producer releases what this claims.
     unsafe { registers::claim::<232>() };
-    let consumer = wg - 1;
-    let leader = t.is_multiple_of(128);
-    // SAFETY (both releases): initialized; this warpgroup's one arrival
-    // for that stage's round, after its wgmma reads of it completed.
-    let release = |it: usize| unsafe { ring.empty(it % STAGES).arrive() };
+    let consumer = t / 128 - 1;
     let mut it = 0;
-    for tile in (first..grid.0 * grid.1).step_by(stride) {
-        let mut acc = wgmma::zeros();
-        for step in 0..steps {
-            let s = it % STAGES;
-            // SAFETY: initialized; then the warpgroup, converged, on a
-            // landed stage.
-            acc = unsafe {
-                ring.full(s).wait(((it / STAGES) % 2) as u32);
-                ring.multiply(s, consumer, acc)
-            };
-            acc = wgmma::wait::<1>(acc);
-            if step > 0 && leader {
-                release(it - 1);
-            }
-            it += 1;
-        }
-        acc = wgmma::wait::<0>(acc);
-        if steps > 0 && leader {
-            release(it - 1);
-        }
+    for origin in tiles {
+        // SAFETY: the warpgroup, converged; the producer fills these steps,
+        // tile after tile as here.
+        let acc = unsafe { consume(ring, consumer, steps, &mut it) };
         // SAFETY: c holds m n elements; each thread its own.
-        unsafe { store(&c, &acc, origin(tile), consumer, (t % 128) as u32, (m, n)) };
+        unsafe { store(&c, &acc, origin, consumer, (t % 128) as u32, (m, n)) };
     }
 }

@@ -5,7 +5,10 @@
 
 fn main() {
     println!("cargo::rerun-if-changed=rust-toolchain.toml");
-    lab_cuda_builder::CudaBuilder::new("gpu").archs(&["sm_80", "sm_90", "sm_90a"]).watch("cuda-builder").run();
+    lab_cuda_builder::CudaBuilder::new("gpu")
+        .archs(&["sm_80", "sm_90", "sm_90a"])
+        .watch("cuda-builder")
+        .run();
     // The cuda_std conformance kernels, for tests/cuda_std.rs and the GPU
     // tests: every architecture a user's crate gets.
     lab_cuda_builder::CudaBuilder::new("cuda-std/conformance").run();

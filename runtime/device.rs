@@ -411,12 +411,8 @@ impl Gpu {
 
     /// The error for `kernel` missing from the device's PTX.
     fn missing(&self, c: &Cuda, kernel: &'static Kernel) -> Error {
-        let elsewhere: Vec<&str> = c
-            .archs
-            .iter()
-            .filter(|p| ptx::entries(p.text).contains(&kernel.name))
-            .map(|p| p.arch)
-            .collect();
+        let elsewhere: Vec<&str> =
+            c.archs.iter().filter(|p| ptx::entries(p.text).contains(&kernel.name)).map(|p| p.arch).collect();
         Error::MissingKernel {
             name: kernel.name,
             arch: c.ptx.arch,
@@ -430,7 +426,9 @@ impl Gpu {
     /// emulator, which runs every kernel.
     pub fn has_kernel(&self, kernel: &'static Kernel) -> Result<()> {
         match &self.backend {
-            Backend::Cuda(c) if !ptx::entries(c.ptx.text).contains(&kernel.name) => Err(self.missing(c, kernel)),
+            Backend::Cuda(c) if !ptx::entries(c.ptx.text).contains(&kernel.name) => {
+                Err(self.missing(c, kernel))
+            }
             _ => Ok(()),
         }
     }

@@ -21,7 +21,9 @@ impl Gpu {
         (rows, cols): (usize, usize),
         (box_rows, box_cols): (usize, usize),
     ) -> Result<[u64; 16]> {
-        let bad = |why: String| Err(Error::InvalidInput(format!("tensor map of a {rows}x{cols} bf16 matrix: {why}")));
+        let bad = |why: String| {
+            Err(Error::InvalidInput(format!("tensor map of a {rows}x{cols} bf16 matrix: {why}")))
+        };
         if !cols.is_multiple_of(8) {
             return bad(format!(
                 "TMA needs every row to start on 16 bytes, so the row length must be a multiple of 8, not {cols}"
@@ -29,7 +31,9 @@ impl Gpu {
         }
         let span = box_cols * 2;
         if !(span == 128 || span == 64) || box_rows == 0 || box_rows > 256 {
-            return bad(format!("a {box_rows}x{box_cols} box (rows of 64 or 128 bytes, at most 256 of them)"));
+            return bad(format!(
+                "a {box_rows}x{box_cols} box (rows of 64 or 128 bytes, at most 256 of them)"
+            ));
         }
         if rows == 0 || cols == 0 || rows >= 1 << 32 || cols >= 1 << 32 {
             return bad("dimensions must be 1..2^32".into());

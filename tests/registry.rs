@@ -24,7 +24,8 @@ fn every_declared_kernel_is_in_every_ptx_and_nothing_else_is() {
     assert!(names.len() >= 40, "{names:?}");
     for p in ARCHS {
         let in_ptx: BTreeSet<&str> = entries(p.text).into_iter().collect();
-        let built: BTreeSet<&str> = declared().iter().filter(|k| k.built_for(p.arch)).map(|k| k.name).collect();
+        let built: BTreeSet<&str> =
+            declared().iter().filter(|k| k.built_for(p.arch)).map(|k| k.name).collect();
         assert_eq!(in_ptx, built, "{} PTX entries against the declarations built for it", p.arch);
         // The launch-bounds data was turned into directives and removed.
         assert!(!p.text.contains("__launch_bounds__"), "{}", p.arch);

@@ -76,7 +76,8 @@ fn integer_inputs_give_exact_results() {
     let gpu = Gpu::emulator();
     let mut rng = SmallRng::seed_from_u64(11);
     for kernel in Tensor.kernels() {
-        for (m, n, k) in [(1, 1, 1), (16, 8, 16), (65, 63, 33), (17, 130, 70), (130, 136, 72), (20, 72, 328)] {
+        for (m, n, k) in [(1, 1, 1), (16, 8, 16), (65, 63, 33), (17, 130, 70), (130, 136, 72), (20, 72, 328)]
+        {
             let a: Vec<i32> = (0..m * k).map(|_| rng.random_range(-8..=8)).collect();
             let b: Vec<i32> = (0..k * n).map(|_| rng.random_range(-8..=8)).collect();
             let (ah, bh): (Vec<u16>, Vec<u16>) =

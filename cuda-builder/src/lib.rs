@@ -193,7 +193,9 @@ impl CudaBuilder {
 /// from the functions' features, so `ptx-linker` gets it too.
 fn ptx_isa(arch: &str) -> Vec<String> {
     match arch {
-        "sm_90a" => ["-C", "target-feature=+ptx83", "-C", "link-arg=-mattr=+ptx83"].map(String::from).to_vec(),
+        "sm_90a" => {
+            ["-C", "target-feature=+ptx83", "-C", "link-arg=-mattr=+ptx83"].map(String::from).to_vec()
+        }
         _ => Vec::new(),
     }
 }

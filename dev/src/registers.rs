@@ -23,7 +23,12 @@
 /// compiled for at least `N` registers; the device is sm_90a.
 #[inline(always)]
 pub unsafe fn release<const N: u32>() {
-    const { assert!(N.is_multiple_of(8) && N >= 24 && N <= 256, "setmaxnreg counts are multiples of 8 in 24..=256") };
+    const {
+        assert!(
+            N.is_multiple_of(8) && N >= 24 && N <= 256,
+            "setmaxnreg counts are multiples of 8 in 24..=256"
+        )
+    };
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: the caller's contract.
     unsafe {
@@ -39,7 +44,12 @@ pub unsafe fn release<const N: u32>() {
 /// other warpgroups released): otherwise this waits forever.
 #[inline(always)]
 pub unsafe fn claim<const N: u32>() {
-    const { assert!(N.is_multiple_of(8) && N >= 24 && N <= 256, "setmaxnreg counts are multiples of 8 in 24..=256") };
+    const {
+        assert!(
+            N.is_multiple_of(8) && N >= 24 && N <= 256,
+            "setmaxnreg counts are multiples of 8 in 24..=256"
+        )
+    };
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: the caller's contract.
     unsafe {

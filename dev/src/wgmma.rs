@@ -203,27 +203,32 @@ pub fn wait<const N: u32>(acc: [f32; 128]) -> [f32; 128] {
 /// `fence.proxy.async`); the device is sm_90a.
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn mma_m64n256k16_bf16(acc: [f32; 128], a: Descriptor, b: Descriptor, scale_d: bool) -> [f32; 128] {
+pub unsafe fn mma_m64n256k16_bf16(
+    acc: [f32; 128],
+    a: Descriptor,
+    b: Descriptor,
+    scale_d: bool,
+) -> [f32; 128] {
     #[cfg(target_arch = "nvptx64")]
     {
-    seq_macro::seq!(I in 0..128 {{
-        #(let mut d~I = acc[I];)*
-        // SAFETY: the caller's contract.
-        unsafe {
-            core::arch::asm!(
-                concat!(
-                    "{{ .reg .pred p; setp.ne.b32 p, {scale}, 0; ",
-                    "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {{",
-                    operands!(#(I)*),
-                    "}}, {a}, {b}, p, 1, 1, 0, 1; }}"
-                ),
-                #(d~I = inout(reg32) d~I,)*
-                a = in(reg64) a.0, b = in(reg64) b.0, scale = in(reg32) scale_d as u32,
-                options(nostack)
-            )
-        };
-        [#(d~I,)*]
-    }})
+        seq_macro::seq!(I in 0..128 {{
+            #(let mut d~I = acc[I];)*
+            // SAFETY: the caller's contract.
+            unsafe {
+                core::arch::asm!(
+                    concat!(
+                        "{{ .reg .pred p; setp.ne.b32 p, {scale}, 0; ",
+                        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {{",
+                        operands!(#(I)*),
+                        "}}, {a}, {b}, p, 1, 1, 0, 1; }}"
+                    ),
+                    #(d~I = inout(reg32) d~I,)*
+                    a = in(reg64) a.0, b = in(reg64) b.0, scale = in(reg32) scale_d as u32,
+                    options(nostack)
+                )
+            };
+            [#(d~I,)*]
+        }})
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {

@@ -52,8 +52,8 @@
 
 mod analysis;
 mod memory;
-mod proxy;
 pub mod order;
+mod proxy;
 mod report;
 mod runtime;
 pub mod tma;
@@ -66,8 +66,9 @@ pub use runtime::{Buffer, Launch, launch};
 /// operation, each acting on the emulated thread that is running.
 pub mod device {
     pub use crate::runtime::{
-        Op, ShflOp, Space, access, active_mask, async_read, barrier, copy_async, copy_commit, copy_wait, fence,
-        index, mbarrier_arrive, mbarrier_init, mbarrier_wait, shared_base, shared_len, shuffle, tma_copy, warp_sync,
+        Op, ShflOp, Space, access, active_mask, async_read, barrier, copy_async, copy_commit, copy_wait,
+        fence, index, mbarrier_arrive, mbarrier_init, mbarrier_wait, shared_base, shared_len, shuffle,
+        tma_copy, warp_sync,
     };
     pub use std::sync::atomic::Ordering;
 

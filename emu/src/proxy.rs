@@ -56,7 +56,9 @@ pub(crate) type Misuse = String;
 
 impl Proxy {
     fn barrier(&mut self, addr: usize) -> Result<&mut Mbarrier, Misuse> {
-        self.barriers.get_mut(&addr).ok_or_else(|| format!("uses an mbarrier at {} that was never initialized", at(addr)))
+        self.barriers
+            .get_mut(&addr)
+            .ok_or_else(|| format!("uses an mbarrier at {} that was never initialized", at(addr)))
     }
 
     /// `mbarrier.init`: `count` arrivals per phase, phase 0.
@@ -64,7 +66,14 @@ impl Proxy {
         if count == 0 || count >= 1 << 20 {
             return Err(format!("initializes the mbarrier at {} with count {count} (1..2^20)", at(addr)));
         }
-        let b = Mbarrier { count, arrivals_left: count, tx: 0, phase: 0, open: Vec::new(), completed: Vec::new() };
+        let b = Mbarrier {
+            count,
+            arrivals_left: count,
+            tx: 0,
+            phase: 0,
+            open: Vec::new(),
+            completed: Vec::new(),
+        };
         self.barriers.insert(addr, b);
         Ok(())
     }
@@ -84,7 +93,8 @@ impl Proxy {
     /// A TMA copy of `data` to shared `dst`, counted on the mbarrier at
     /// `addr` (its `complete_tx`).
     pub(crate) fn copy(&mut self, addr: usize, dst: usize, data: Vec<u8>, site: Site) -> Result<(), Misuse> {
-        if let Some(&(s, e, other)) = self.pending.iter().find(|&&(s, e, _)| dst < e && s < dst + data.len()) {
+        if let Some(&(s, e, other)) = self.pending.iter().find(|&&(s, e, _)| dst < e && s < dst + data.len())
+        {
             return Err(format!(
                 "issues a TMA copy to shared bytes {}..{} while the one issued at {other} to {}..{} has not landed",
                 dst,

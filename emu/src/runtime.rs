@@ -100,11 +100,23 @@ type Site = &'static Location<'static>;
 /// Why a thread's coroutine handed control back.
 enum Event {
     Barrier(Site),
-    WarpSync { mask: u32, site: Site },
-    Shuffle { mask: u32, op: ShflOp, bits: u64, site: Site },
+    WarpSync {
+        mask: u32,
+        site: Site,
+    },
+    Shuffle {
+        mask: u32,
+        op: ShflOp,
+        bits: u64,
+        site: Site,
+    },
     /// Waiting on the mbarrier at this shared offset for the phase of this
     /// parity to complete.
-    MbarrierWait { addr: usize, parity: u32, site: Site },
+    MbarrierWait {
+        addr: usize,
+        parity: u32,
+        site: Site,
+    },
 }
 
 /// One CUDA thread.
@@ -858,7 +870,8 @@ fn release_barrier(ctx: &BlockCtx, threads: &[Box<ThreadCtx>], state: &mut [Stat
         state.iter().enumerate().filter(|(_, s)| pick(s)).map(|(i, _)| i as u32).collect()
     };
     let at_barrier = of(&|s| matches!(s, State::Barrier(_)));
-    let elsewhere = of(&|s| matches!(s, State::Shuffle { .. } | State::WarpSync { .. } | State::MbarrierWait { .. }));
+    let elsewhere =
+        of(&|s| matches!(s, State::Shuffle { .. } | State::WarpSync { .. } | State::MbarrierWait { .. }));
     let error =
         |detail: String| EmuError::Deadlock { kernel: ctx.kernel.to_string(), block: ctx.block, detail };
     if !elsewhere.is_empty() || at_barrier.is_empty() {

@@ -72,7 +72,12 @@ impl Map2d {
     /// shared memory at byte offset `dst` (the swizzle depends on it):
     /// elements outside the matrix are zero. `read(addr, bytes)` reads
     /// global memory (the caller checks it).
-    pub fn copy_box(&self, (x, y): (i64, i64), dst: usize, mut read: impl FnMut(usize, &mut [u8])) -> Vec<u8> {
+    pub fn copy_box(
+        &self,
+        (x, y): (i64, i64),
+        dst: usize,
+        mut read: impl FnMut(usize, &mut [u8]),
+    ) -> Vec<u8> {
         let e = self.element_bytes;
         let row_len = self.box_cols * e;
         let mut out = vec![0u8; self.box_bytes()];

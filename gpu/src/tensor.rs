@@ -20,8 +20,8 @@ pub mod hopper;
 use crate::dev::copy::{commit_copies, wait_copies};
 use crate::dev::mma::{a_bf16, b_bf16, c_f32, mma_bf16_m16n8k16, pack_bf16};
 use crate::dev::{In, Out, SharedArray, block_idx_x, block_idx_y, sync_threads, thread_idx_x};
-use core::marker::PhantomData;
 use crate::kernel;
+use core::marker::PhantomData;
 use seq_macro::seq;
 
 /// Block tile of every kernel here: 128 x 128 of C, 32 of k per step.

@@ -76,13 +76,16 @@ impl Parse for KernelArgs {
                 "arch" => {
                     let lit: LitStr = input.parse()?;
                     if !lit.value().starts_with("sm_") {
-                        return Err(syn::Error::new(lit.span(), "`arch` names a PTX target: `arch = \"sm_90a\"`"));
+                        return Err(syn::Error::new(
+                            lit.span(),
+                            "`arch` names a PTX target: `arch = \"sm_90a\"`",
+                        ));
                     }
                     arch.replace(lit).map_or(Ok(()), |_| Err(twice()))?
                 }
-                "persistent" => {
-                    persistent.replace(input.parse::<syn::LitBool>()?.value).map_or(Ok(()), |_| Err(twice()))?
-                }
+                "persistent" => persistent
+                    .replace(input.parse::<syn::LitBool>()?.value)
+                    .map_or(Ok(()), |_| Err(twice()))?,
                 "types" => {
                     let content;
                     syn::bracketed!(content in input);

@@ -246,7 +246,14 @@ unsafe fn consume(ring: Ring, consumer: usize, steps: usize, it: &mut usize) -> 
 /// # Safety
 /// `c` holds `m n` elements, `n` even; no other thread writes these.
 #[inline(always)]
-unsafe fn store(c: &Out<f32>, acc: &[f32; 128], (m0, n0): (usize, usize), wg: usize, t: u32, (m, n): (usize, usize)) {
+unsafe fn store(
+    c: &Out<f32>,
+    acc: &[f32; 128],
+    (m0, n0): (usize, usize),
+    wg: usize,
+    t: u32,
+    (m, n): (usize, usize),
+) {
     seq!(J in 0..64 {{
         let (r, col) = d_f32(t, 2 * J);
         let (row, col) = (m0 + 64 * wg + r as usize, n0 + col as usize);

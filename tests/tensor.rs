@@ -85,7 +85,7 @@ fn integer_inputs_give_exact_results() {
             let (da, db) = (gpu.upload(&ah).unwrap(), gpu.upload(&bh).unwrap());
             let mut dc = gpu.alloc::<f32>(m * n).unwrap();
             gpu.poison(&mut dc).unwrap();
-            let mut ops = tensor::Operands::new(&gpu, (m, n, k), &da, &db).unwrap();
+            let mut ops = tensor::Operands::new((m, n, k), &da, &db).unwrap();
             match tensor::run_once(&gpu, kernel, (m, n, k), &mut ops, &mut dc) {
                 Ok(()) => {}
                 // TMA kernels need rows on 16 bytes, and say so.
@@ -116,7 +116,7 @@ fn tensor_analysis(name: &str) -> emu::Analysis {
     let (da, db) = (gpu.upload(&a).unwrap(), gpu.upload(&b).unwrap());
     let mut dc = gpu.alloc::<f32>(m * n).unwrap();
     gpu.set_analysis(true);
-    let mut ops = tensor::Operands::new(&gpu, (m, n, k), &da, &db).unwrap();
+    let mut ops = tensor::Operands::new((m, n, k), &da, &db).unwrap();
     tensor::run_once(&gpu, kernel, (m, n, k), &mut ops, &mut dc).unwrap();
     gpu.sync().unwrap();
     gpu.take_analysis()

@@ -141,7 +141,6 @@ impl<'a> Operands<'a> {
     /// Checks the problem and the buffers: A holds `m k`, B `k n`
     /// elements.
     pub fn new(
-        gpu: &Gpu,
         (m, n, k): (usize, usize, usize),
         a: &'a DeviceBuffer<u16>,
         b: &'a DeviceBuffer<u16>,
@@ -150,7 +149,6 @@ impl<'a> Operands<'a> {
         if a.len() < m * k || b.len() < k * n {
             return Err(Error::InvalidInput(format!("tensor GEMM {m}x{n}x{k}: buffers too small")));
         }
-        let _ = gpu;
         Ok(Operands { a, b, maps: None })
     }
 
@@ -291,7 +289,7 @@ impl Family for Tensor {
             let cublas = Cublas::new(gpu)?;
             records.push(measure("cublas", &|c| cublas.gemm_bf16_rows((m, n, k), &a, &b, c))?);
         }
-        let mut ops = Operands::new(gpu, (m, n, k), &a, &b)?;
+        let mut ops = Operands::new((m, n, k), &a, &b)?;
         for kernel in kernels {
             let kt = typed(kernel)?;
             // A kernel this device's PTX lacks (sm_90a kernels elsewhere),

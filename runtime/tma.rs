@@ -18,18 +18,45 @@ impl Gpu {
     pub fn tensor_map_bf16(
         &self,
         buffer: &DeviceBuffer<u16>,
+        shape: (usize, usize),
+        boxes: (usize, usize),
+    ) -> Result<[u64; 16]> {
+        let ty = sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+        self.tensor_map((buffer.address(), buffer.len()), ("bf16", 2, ty), shape, boxes)
+    }
+
+    /// As [`Gpu::tensor_map_bf16`] for a row-major `f32` matrix (`cols` a
+    /// multiple of 4; `box_cols` 32: the 128-byte swizzle, 16: the 64-byte
+    /// one). `wgmma` reads its elements as tf32.
+    pub fn tensor_map_f32(
+        &self,
+        buffer: &DeviceBuffer<f32>,
+        shape: (usize, usize),
+        boxes: (usize, usize),
+    ) -> Result<[u64; 16]> {
+        let ty = sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+        self.tensor_map((buffer.address(), buffer.len()), ("f32", 4, ty), shape, boxes)
+    }
+
+    /// The 2-D map of `len` elements at device address `address`, of the
+    /// type `name`, `bytes` each (`ty` for the driver).
+    fn tensor_map(
+        &self,
+        (address, len): (u64, usize),
+        (name, bytes, ty): (&str, usize, sys::CUtensorMapDataType),
         (rows, cols): (usize, usize),
         (box_rows, box_cols): (usize, usize),
     ) -> Result<[u64; 16]> {
         let bad = |why: String| {
-            Err(Error::InvalidInput(format!("tensor map of a {rows}x{cols} bf16 matrix: {why}")))
+            Err(Error::InvalidInput(format!("tensor map of a {rows}x{cols} {name} matrix: {why}")))
         };
-        if !cols.is_multiple_of(8) {
+        let per_16 = 16 / bytes;
+        if !cols.is_multiple_of(per_16) {
             return bad(format!(
-                "TMA needs every row to start on 16 bytes, so the row length must be a multiple of 8, not {cols}"
+                "TMA needs every row to start on 16 bytes, so the row length must be a multiple of {per_16}, not {cols}"
             ));
         }
-        let span = box_cols * 2;
+        let span = box_cols * bytes;
         if !(span == 128 || span == 64) || box_rows == 0 || box_rows > 256 {
             return bad(format!(
                 "a {box_rows}x{box_cols} box (rows of 64 or 128 bytes, at most 256 of them)"
@@ -38,16 +65,16 @@ impl Gpu {
         if rows == 0 || cols == 0 || rows >= 1 << 32 || cols >= 1 << 32 {
             return bad("dimensions must be 1..2^32".into());
         }
-        if buffer.len() < rows * cols {
-            return bad(format!("the buffer holds {} elements", buffer.len()));
+        if len < rows * cols {
+            return bad(format!("the buffer holds {len} elements"));
         }
         if self.is_emulator() {
             let map = emu::tma::Map2d {
-                global: buffer.address() as usize,
-                element_bytes: 2,
+                global: address as usize,
+                element_bytes: bytes,
                 cols,
                 rows,
-                row_bytes: 2 * cols,
+                row_bytes: bytes * cols,
                 box_cols,
                 box_rows,
                 swizzle: span,
@@ -56,7 +83,7 @@ impl Gpu {
         }
         let mut map = sys::CUtensorMap { opaque: [0; 16] };
         let dims = [cols as u64, rows as u64];
-        let strides = [2 * cols as u64];
+        let strides = [(bytes * cols) as u64];
         let boxes = [box_cols as u32, box_rows as u32];
         let element_strides = [1u32, 1];
         // SAFETY: every pointer is to a live local of the length the rank
@@ -64,9 +91,9 @@ impl Gpu {
         unsafe {
             sys::cuTensorMapEncodeTiled(
                 &mut map,
-                sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+                ty,
                 2,
-                buffer.address() as *mut core::ffi::c_void,
+                address as *mut core::ffi::c_void,
                 dims.as_ptr(),
                 strides.as_ptr(),
                 boxes.as_ptr(),

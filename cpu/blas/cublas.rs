@@ -105,52 +105,97 @@ impl Cublas {
         b: &DeviceBuffer<u16>,
         c: &mut DeviceBuffer<f32>,
     ) -> Result<()> {
-        use cudarc::driver::{DevicePtr, DevicePtrMut};
         if a.len() < m * k || b.len() < k * n || c.len() < m * n {
             return Err(Error::InvalidInput(format!("bf16 GEMM {m}x{n}x{k}: buffers too small")));
         }
+        let bf16 = cublas_sys::cudaDataType_t::CUDA_R_16BF;
+        let compute = cublas_sys::cublasComputeType_t::CUBLAS_COMPUTE_32F;
+        self.gemm_ex("bf16", (m, n, k), (b, false, n), (a, k), c, (bf16, compute))
+    }
+
+    /// `C = A btᵀ` for row-major `f32` `A` (`m x k`) and `bt` (`n x k`, B
+    /// transposed), `f32` `C`, on the TF32 tensor cores (`cublasGemmEx`,
+    /// `CUBLAS_COMPUTE_32F_FAST_TF32`), as the column-major `Cᵀ = (btᵀ)ᵀ
+    /// Aᵀ`: the first operand transposed ("TN"), the layout `wgmma` needs.
+    pub fn gemm_tf32_rows_nt(
+        &self,
+        (m, n, k): (usize, usize, usize),
+        a: &DeviceBuffer<f32>,
+        bt: &DeviceBuffer<f32>,
+        c: &mut DeviceBuffer<f32>,
+    ) -> Result<()> {
+        if a.len() < m * k || bt.len() < n * k || c.len() < m * n {
+            return Err(Error::InvalidInput(format!("tf32 GEMM {m}x{n}x{k}: buffers too small")));
+        }
+        let f32_ = cublas_sys::cudaDataType_t::CUDA_R_32F;
+        let compute = cublas_sys::cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32;
+        self.gemm_ex("tf32", (m, n, k), (bt, true, k), (a, k), c, (f32_, compute))
+    }
+
+    /// `cublasGemmEx` for the row-major `C (m x n) = A B`, as the
+    /// column-major `Cᵀ = Bᵀ Aᵀ`: `first` is B's buffer (transposed for
+    /// cuBLAS when `true`) at leading dimension `ldb`, `second` A's at
+    /// `lda`; inputs of type `ty`, `f32` C, `compute` the compute type.
+    #[allow(clippy::too_many_arguments)]
+    fn gemm_ex<T: cudarc::driver::DeviceRepr>(
+        &self,
+        what: &str,
+        (m, n, k): (usize, usize, usize),
+        (first, transposed, ldb): (&DeviceBuffer<T>, bool, usize),
+        (second, lda): (&DeviceBuffer<T>, usize),
+        c: &mut DeviceBuffer<f32>,
+        (ty, compute): (cublas_sys::cudaDataType_t, cublas_sys::cublasComputeType_t),
+    ) -> Result<()> {
+        use cudarc::driver::{DevicePtr, DevicePtrMut};
         if [m, n, k].iter().any(|&x| x > i32::MAX as usize) {
             return Err(Error::InvalidInput(format!("cuBLAS takes 32-bit dimensions, not {m}x{n}x{k}")));
         }
         let on_gpu = |what| Error::InvalidInput(format!("cuBLAS needs {what} on the GPU"));
-        let (a, b) = (a.as_cuda().ok_or_else(|| on_gpu("A"))?, b.as_cuda().ok_or_else(|| on_gpu("B"))?);
+        let (b, a) =
+            (first.as_cuda().ok_or_else(|| on_gpu("B"))?, second.as_cuda().ok_or_else(|| on_gpu("A"))?);
         let c = c.as_cuda_mut().ok_or_else(|| on_gpu("C"))?;
         let stream = &self.stream;
         let (a_ptr, _ga) = a.device_ptr(stream);
         let (b_ptr, _gb) = b.device_ptr(stream);
         let (c_ptr, _gc) = c.device_ptr_mut(stream);
         let (alpha, beta) = (1.0f32, 0.0f32);
-        let n_op = cublas_sys::cublasOperation_t::CUBLAS_OP_N;
-        let bf16 = cublas_sys::cudaDataType_t::CUDA_R_16BF;
+        let op = |t: bool| {
+            if t {
+                cublas_sys::cublasOperation_t::CUBLAS_OP_T
+            } else {
+                cublas_sys::cublasOperation_t::CUBLAS_OP_N
+            }
+        };
         let f32_ = cublas_sys::cudaDataType_t::CUDA_R_32F;
         let int = |x: usize| x as i32;
-        // SAFETY: the buffers hold the matrices (checked above); the pointers
-        // stay valid while the guards live; alpha and beta are host f32s.
+        // SAFETY: the buffers hold the matrices (the callers checked); the
+        // pointers stay valid while the guards live; alpha and beta are
+        // host f32s.
         let status = unsafe {
             cublas_sys::cublasGemmEx(
                 *self.blas.handle(),
-                n_op,
-                n_op,
+                op(transposed),
+                op(false),
                 int(n),
                 int(m),
                 int(k),
                 (&alpha as *const f32).cast(),
                 b_ptr as *const std::ffi::c_void,
-                bf16,
-                int(n),
+                ty,
+                int(ldb),
                 a_ptr as *const std::ffi::c_void,
-                bf16,
-                int(k),
+                ty,
+                int(lda),
                 (&beta as *const f32).cast(),
                 c_ptr as *mut std::ffi::c_void,
                 f32_,
                 int(n),
-                cublas_sys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                compute,
                 cublas_sys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
             )
         };
         if status != cublas_sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
-            return Err(Error::InvalidInput(format!("cublasGemmEx (bf16) failed: {status:?}")));
+            return Err(Error::InvalidInput(format!("cublasGemmEx ({what}) failed: {status:?}")));
         }
         Ok(())
     }

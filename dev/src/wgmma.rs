@@ -1,10 +1,11 @@
 //! `wgmma`: Hopper's warpgroup-level tensor-core multiply (sm_90a). The
 //! four warps of a warpgroup (128 consecutive threads, the first a
 //! multiple of 128) together compute `D = A B + D` for a 64 x N x 16 tile
-//! (bf16), reading A and B straight from shared memory through 64-bit
+//! of bf16 (`k16`: 32 bytes of k) or a 64 x N x 8 tile of tf32 (`k8`, also
+//! 32 bytes), reading A and B straight from shared memory through 64-bit
 //! matrix descriptors; D stays in registers, spread over the 128 threads.
 //!
-//! **Accumulators** (`m64nNk16`, `f32`): thread `t` of the warpgroup holds
+//! **Accumulators** (`f32`): thread `t` of the warpgroup holds
 //! `N / 2` values; value `i` is row `16 (t / 32) + g + 8 (i / 2 mod 2)`,
 //! column `8 (i / 4) + 2 q + i mod 2`, with `g = (t mod 32) / 4` and `q = t
 //! mod 4` ([`d_f32`]): each warp owns 16 rows, laid out as `mma.sync`'s
@@ -16,14 +17,16 @@
 //! bytes, 2: 64, 3: 32). With an `S`-byte swizzle the operand is made of
 //! atoms of 8 rows of `S` bytes (`8 S` bytes), each row's 16-byte units
 //! permuted by [`swizzle`] of the address (what a TMA copy with that
-//! swizzle writes). For bf16 ([`element_offset`]):
+//! swizzle writes). For elements of `E` bytes ([`element_offset`]):
 //!
-//! - **K-major** (A as a row-major `m x k` tile, `S / 2` k per row):
-//!   element `(r, k)` is at `start + S (r mod 8) + SBO (r / 8) + 2 k`; the
-//!   next k16 of the same rows starts 32 bytes further.
-//! - **MN-major** (B as a row-major `k x n` tile, `S / 2` n per row; the
-//!   instruction's `tnspB` = 1): element `(k, n)` is at `start + 2 (n mod
-//!   S/2) + S (k mod 8) + SBO (k / 8) + LBO (n / (S/2))`.
+//! - **K-major** (A as a row-major `m x k` tile, or a tf32 B as an `n x k`
+//!   one, `S / E` k per row): element `(r, k)` is at `start + S (r mod 8) +
+//!   SBO (r / 8) + E k`; the next instruction's k (32 bytes) of the same
+//!   rows starts 32 bytes further.
+//! - **MN-major** (bf16 B as a row-major `k x n` tile, `S / 2` n per row;
+//!   the instruction's `tnspB` = 1): element `(k, n)` is at `start + 2 (n
+//!   mod S/2) + S (k mod 8) + SBO (k / 8) + LBO (n / (S/2))`. tf32 has no
+//!   MN-major form.
 //!
 //! Each then goes through [`swizzle`]. The instruction is asynchronous:
 //! `fence` before the first `wgmma` that touches registers written by
@@ -33,7 +36,7 @@
 //! PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate". On
 //! the host the emulator computes each thread's D from the shared tiles at
 //! the instruction, through the same descriptor arithmetic, in `f64`
-//! rounded once per k16 (as for `mma`), and checks every byte it reads:
+//! rounded once per instruction (as for `mma`), and checks every byte it reads:
 //! in bounds, written, not awaiting a TMA copy.
 
 pub use super::tma::swizzle;
@@ -101,16 +104,22 @@ pub fn shared_address<T>(p: *const T) -> u32 {
     }
 }
 
-/// The byte address, before the swizzle, of bf16 element `(row, col)` of
-/// the operand `desc` describes: K-major (`row` in M or N, `col` in K) or
-/// MN-major (`row` in K, `col` in M or N). See the module documentation.
-pub const fn element_offset(desc: Descriptor, mn_major: bool, row: usize, col: usize) -> usize {
+/// The byte address, before the swizzle, of element `(row, col)` of the
+/// operand `desc` describes, for elements of `bytes` bytes (2: bf16, 4:
+/// tf32): K-major (`row` in M or N, `col` in K) or MN-major (`row` in K,
+/// `col` in M or N). See the module documentation.
+pub const fn element_offset(
+    desc: Descriptor,
+    mn_major: bool,
+    bytes: usize,
+    (row, col): (usize, usize),
+) -> usize {
     let ((start, lbo, sbo), span) = (desc.fields(), desc.span());
     if mn_major {
-        let per_row = span / 2;
-        start + 2 * (col % per_row) + span * (row % 8) + sbo * (row / 8) + lbo * (col / per_row)
+        let per_row = span / bytes;
+        start + bytes * (col % per_row) + span * (row % 8) + sbo * (row / 8) + lbo * (col / per_row)
     } else {
-        start + span * (row % 8) + sbo * (row / 8) + 2 * col
+        start + span * (row % 8) + sbo * (row / 8) + bytes * col
     }
 }
 
@@ -210,33 +219,70 @@ pub unsafe fn mma_m64n256k16_bf16(
     scale_d: bool,
 ) -> [f32; 128] {
     #[cfg(target_arch = "nvptx64")]
-    {
-        seq_macro::seq!(I in 0..128 {{
-            #(let mut d~I = acc[I];)*
-            // SAFETY: the caller's contract.
-            unsafe {
-                core::arch::asm!(
-                    concat!(
-                        "{{ .reg .pred p; setp.ne.b32 p, {scale}, 0; ",
-                        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {{",
-                        operands!(#(I)*),
-                        "}}, {a}, {b}, p, 1, 1, 0, 1; }}"
-                    ),
-                    #(d~I = inout(reg32) d~I,)*
-                    a = in(reg64) a.0, b = in(reg64) b.0, scale = in(reg32) scale_d as u32,
-                    options(nostack)
-                )
-            };
-            [#(d~I,)*]
-        }})
+    // SAFETY: the caller's contract.
+    unsafe {
+        mma_async!("m64n256k16.f32.bf16.bf16", ", 1, 1, 0, 1", acc, a, b, scale_d)
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
         let mut acc = acc;
-        emulated::mma(&mut acc, a, b, scale_d, core::panic::Location::caller());
+        emulated::mma(&mut acc, (a, b), emulated::BF16, scale_d, core::panic::Location::caller());
         acc
     }
 }
+
+/// `wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32`: as
+/// [`mma_m64n256k16_bf16`] for a k8 of tf32, both operands K-major (the
+/// ISA has no transposed tf32 operand: B is an `N x K` tile, rows of k).
+/// The operands are `f32` bit patterns; the tensor core reads their top 19
+/// bits (sign, exponent, 10 mantissa bits), dropping the other 13: each
+/// input is truncated toward zero, a relative error below `2^-10`.
+///
+/// # Safety
+/// As for [`mma_m64n256k16_bf16`].
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn mma_m64n256k8_tf32(acc: [f32; 128], a: Descriptor, b: Descriptor, scale_d: bool) -> [f32; 128] {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller's contract.
+    unsafe {
+        mma_async!("m64n256k8.f32.tf32.tf32", ", 1, 1", acc, a, b, scale_d)
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let mut acc = acc;
+        emulated::mma(&mut acc, (a, b), emulated::TF32, scale_d, core::panic::Location::caller());
+        acc
+    }
+}
+
+/// One `wgmma.mma_async.sync.aligned.<shape and types>` on 128 `f32`
+/// accumulators, descriptors `a` and `b`, `scale-d` from `scale_d`, and
+/// the instruction's remaining immediates (`tail`: the scales of A and B,
+/// and for 16-bit types the transposes).
+#[cfg(target_arch = "nvptx64")]
+macro_rules! mma_async {
+    ($form:literal, $tail:literal, $acc:expr, $a:expr, $b:expr, $scale_d:expr) => {{
+        let (acc, a, b, scale_d): ([f32; 128], Descriptor, Descriptor, bool) = ($acc, $a, $b, $scale_d);
+        seq_macro::seq!(I in 0..128 {{
+            #(let mut d~I = acc[I];)*
+            core::arch::asm!(
+                concat!(
+                    "{{ .reg .pred p; setp.ne.b32 p, {scale}, 0; ",
+                    "wgmma.mma_async.sync.aligned.", $form, " {{",
+                    operands!(#(I)*),
+                    "}}, {a}, {b}, p", $tail, "; }}"
+                ),
+                #(d~I = inout(reg32) d~I,)*
+                a = in(reg64) a.0, b = in(reg64) b.0, scale = in(reg32) scale_d as u32,
+                options(nostack)
+            );
+            [#(d~I,)*]
+        }})
+    }};
+}
+#[cfg(target_arch = "nvptx64")]
+use mma_async;
 
 /// `{d0}, {d1}, ...`: the accumulators' places in an `asm!` template.
 #[cfg(target_arch = "nvptx64")]
@@ -254,26 +300,50 @@ mod emulated {
 
     type Site = &'static core::panic::Location<'static>;
 
-    /// A reader of bf16 element `(row, col)` of an operand, as `f64`.
-    fn operand(desc: Descriptor, mn_major: bool) -> impl Fn(usize, usize) -> f64 {
+    /// What an instruction's operands are: element bytes, the k of one
+    /// instruction, whether B is MN-major, and the value of an element's
+    /// bits (`bytes` of them, little-endian, in a `u32`).
+    pub struct Kind {
+        bytes: usize,
+        k: usize,
+        b_mn_major: bool,
+        value: fn(u32) -> f64,
+    }
+
+    /// bf16: the top half of an `f32`; B MN-major.
+    pub const BF16: Kind =
+        Kind { bytes: 2, k: 16, b_mn_major: true, value: |h| f32::from_bits(h << 16) as f64 };
+    /// tf32: an `f32` with its low 13 bits dropped; both K-major.
+    pub const TF32: Kind =
+        Kind { bytes: 4, k: 8, b_mn_major: false, value: |w| f32::from_bits(w & !0x1fff) as f64 };
+
+    /// A reader of element `(row, col)` of an operand, as `f64`.
+    fn operand(desc: Descriptor, mn_major: bool, kind: &Kind) -> impl Fn(usize, usize) -> f64 {
         let base = shared_base() as usize;
+        let (bytes, value) = (kind.bytes, kind.value);
         move |row, col| {
-            let at = swizzle(desc.span(), element_offset(desc, mn_major, row, col));
+            let at = base + swizzle(desc.span(), element_offset(desc, mn_major, bytes, (row, col)));
             // SAFETY: the warpgroup's first thread checked the unit in
             // bounds (see `mma`).
-            let bits = unsafe { ((base + at) as *const u16).read_unaligned() };
-            f32::from_bits((bits as u32) << 16) as f64
+            let bits = unsafe {
+                if bytes == 2 {
+                    (at as *const u16).read_unaligned() as u32
+                } else {
+                    (at as *const u32).read_unaligned()
+                }
+            };
+            value(bits)
         }
     }
 
     /// Checks every 16-byte unit of shared memory an operand's `rows x
     /// cols` elements fall in (by the first thread of the warpgroup, once
     /// per instruction).
-    fn check(desc: Descriptor, mn_major: bool, (rows, cols): (usize, usize), site: Site) {
+    fn check(desc: Descriptor, mn_major: bool, bytes: usize, (rows, cols): (usize, usize), site: Site) {
         let base = shared_base() as usize;
         let mut units: Vec<usize> = (0..rows)
-            .flat_map(|r| (0..cols).step_by(8).map(move |c| (r, c)))
-            .map(|(r, c)| swizzle(desc.span(), element_offset(desc, mn_major, r, c)) & !15)
+            .flat_map(|r| (0..cols).step_by(16 / bytes).map(move |c| (r, c)))
+            .map(|at| swizzle(desc.span(), element_offset(desc, mn_major, bytes, at)) & !15)
             .collect();
         units.sort_unstable();
         units.dedup();
@@ -282,18 +352,28 @@ mod emulated {
         }
     }
 
-    pub fn mma(acc: &mut [f32; 128], a: Descriptor, b: Descriptor, scale_d: bool, site: Site) {
+    /// One `m64n256k<kind.k>`: A is `64 x k` K-major; B is `k x 256`
+    /// MN-major or `256 x k` K-major, as `kind` says.
+    pub fn mma(
+        acc: &mut [f32; 128],
+        (a, b): (Descriptor, Descriptor),
+        kind: Kind,
+        scale_d: bool,
+        site: Site,
+    ) {
         let (t, _, dim, _) = index();
         let linear = t[0] + dim[0] * (t[1] + dim[1] * t[2]);
         let wt = linear % 128;
+        let mn = kind.b_mn_major;
         if wt == 0 {
-            check(a, false, (64, 16), site);
-            check(b, true, (16, 256), site);
+            check(a, false, kind.bytes, (64, kind.k), site);
+            check(b, mn, kind.bytes, if mn { (kind.k, 256) } else { (256, kind.k) }, site);
         }
-        let (a_at, b_at) = (operand(a, false), operand(b, true));
+        let (a_at, b_raw) = (operand(a, false, &kind), operand(b, mn, &kind));
+        let b_at = |k: usize, n: usize| if mn { b_raw(k, n) } else { b_raw(n, k) };
         for (i, d) in acc.iter_mut().enumerate() {
             let (r, c) = d_f32(wt, i as u32);
-            let dot: f64 = (0..16).map(|k| a_at(r as usize, k) * b_at(k, c as usize)).sum();
+            let dot: f64 = (0..kind.k).map(|k| a_at(r as usize, k) * b_at(k, c as usize)).sum();
             *d = (dot + if scale_d { *d as f64 } else { 0.0 }) as f32;
         }
     }

@@ -349,3 +349,54 @@ fn cuda_std_kernels_assemble_for_every_arch_without_spills() {
         assert!(entry_body(p.text, "warp_scan").contains("bar.warp.sync"));
     }
 }
+
+/// Each tensor-core kernel emits the instructions its step teaches, and
+/// calls nothing: `mma.sync` m16n8k16 (32 per k32 of a warp's 64 x 32
+/// tile) in steps 1-3, `ldmatrix` in 2-3, `cp.async` in 3; in the sm_90a
+/// PTX, steps 4-6 issue four `wgmma`s per stage in their own type (bf16
+/// k16, or tf32 k8), wait on mbarriers, and copy with TMA; 5 and 6 move
+/// registers with `setmaxnreg`.
+#[test]
+fn tensor_kernels_use_the_instructions_they_teach() {
+    let kernels = registry::tree("gpu::tensor");
+    assert!(kernels.len() >= 7, "{kernels:?}");
+    for p in ARCHS {
+        for kernel in kernels.iter().filter(|k| k.built_for(p.arch)) {
+            let (name, body) = (kernel.name, entry_body(p.text, kernel.name));
+            let has = |what: &str| body.contains(what);
+            assert!(!has("call"), "{name} ({}) calls a function", p.arch);
+            if name.starts_with("tc_wgmma") {
+                let form = if name.ends_with("_tf32") {
+                    "m64n256k8.f32.tf32.tf32"
+                } else {
+                    "m64n256k16.f32.bf16.bf16"
+                };
+                let wgmmas = body.matches("wgmma.mma_async.sync.aligned.").count();
+                assert!(wgmmas >= 4 && wgmmas % 4 == 0, "{name}: {wgmmas} wgmma");
+                assert_eq!(
+                    body.matches(&format!("wgmma.mma_async.sync.aligned.{form}")).count(),
+                    wgmmas,
+                    "{name}"
+                );
+                for what in [
+                    "cp.async.bulk.tensor.2d",
+                    "mbarrier.try_wait.parity",
+                    "wgmma.wait_group",
+                    "fence.proxy.tensormap",
+                ] {
+                    assert!(has(what), "{name}: no {what}");
+                }
+                assert_eq!(has("setmaxnreg"), kernel.launch.block.x == 384, "{name}: setmaxnreg");
+            } else {
+                assert_eq!(
+                    body.matches("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32").count() % 32,
+                    0,
+                    "{name}"
+                );
+                assert!(has("mma.sync.aligned.m16n8k16"), "{name}: no mma.sync");
+                assert_eq!(has("ldmatrix.sync.aligned"), name != "tc_mma_bf16", "{name}: ldmatrix");
+                assert_eq!(has("cp.async.cg.shared.global"), name == "tc_mma_bf16_async", "{name}: cp.async");
+            }
+        }
+    }
+}

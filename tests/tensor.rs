@@ -6,7 +6,7 @@
 use gpu::dev::{In, Out, SharedTile, mma, sync_threads, thread_idx_x};
 use gpu::kernel;
 use kernel_lab::families::Family;
-use kernel_lab::families::tensor::{self, Tensor, bf16, f32_of};
+use kernel_lab::families::tensor::{self, Precision, Tensor, bf16, f32_of};
 use kernel_lab::runtime::Gpu;
 use rand::{Rng, SeedableRng, rngs::SmallRng};
 
@@ -68,28 +68,58 @@ fn bf16_conversion_rounds_to_nearest_even() {
     assert_eq!(f32_of(bf16(1.0 + 3.0 * f32::powi(2.0, -8))), 1.0 + f32::powi(2.0, -6));
 }
 
-/// Integers in [-8, 8] are exact in bf16, their products and sums of up to
-/// 2^18 of them exact in f32: every kernel must match the integer product
-/// bit for bit, at shapes with edges in every direction.
+/// Integers in [-8, 8] are exact in bf16 and tf32, their products and sums
+/// of up to 2^18 of them exact in f32: every kernel must match the integer
+/// product bit for bit, at shapes with edges in every direction (tf32
+/// kernels take B transposed).
 #[test]
 fn integer_inputs_give_exact_results() {
     let gpu = Gpu::emulator();
     let mut rng = SmallRng::seed_from_u64(11);
     for kernel in Tensor.kernels() {
-        for (m, n, k) in [(1, 1, 1), (16, 8, 16), (65, 63, 33), (17, 130, 70), (130, 136, 72), (20, 72, 328)]
-        {
+        let precision = tensor::typed(kernel).unwrap().precision();
+        for (m, n, k) in [
+            (1, 1, 1),
+            (16, 8, 16),
+            (65, 63, 33),
+            (17, 130, 70),
+            (130, 136, 72),
+            (20, 72, 328),
+            (33, 261, 36),
+            (70, 264, 40),
+        ] {
             let a: Vec<i32> = (0..m * k).map(|_| rng.random_range(-8..=8)).collect();
             let b: Vec<i32> = (0..k * n).map(|_| rng.random_range(-8..=8)).collect();
-            let (ah, bh): (Vec<u16>, Vec<u16>) =
-                (a.iter().map(|&x| bf16(x as f32)).collect(), b.iter().map(|&x| bf16(x as f32)).collect());
-            let (da, db) = (gpu.upload(&ah).unwrap(), gpu.upload(&bh).unwrap());
             let mut dc = gpu.alloc::<f32>(m * n).unwrap();
             gpu.poison(&mut dc).unwrap();
-            let mut ops = tensor::Operands::new((m, n, k), &da, &db).unwrap();
-            match tensor::run_once(&gpu, kernel, (m, n, k), &mut ops, &mut dc) {
+            let result = match precision {
+                Precision::Bf16 => {
+                    let (ah, bh): (Vec<u16>, Vec<u16>) = (
+                        a.iter().map(|&x| bf16(x as f32)).collect(),
+                        b.iter().map(|&x| bf16(x as f32)).collect(),
+                    );
+                    let (da, db) = (gpu.upload(&ah).unwrap(), gpu.upload(&bh).unwrap());
+                    let mut ops = tensor::Operands::new((m, n, k), &da, &db).unwrap();
+                    tensor::run_once(&gpu, kernel, (m, n, k), &mut ops, &mut dc)
+                }
+                Precision::Tf32 => {
+                    let ah: Vec<f32> = a.iter().map(|&x| x as f32).collect();
+                    let bt: Vec<f32> = (0..n * k).map(|i| b[(i % k) * n + i / k] as f32).collect();
+                    let (da, dbt) = (gpu.upload(&ah).unwrap(), gpu.upload(&bt).unwrap());
+                    let mut ops = tensor::Operands::tf32((m, n, k), &da, &dbt).unwrap();
+                    tensor::run_once(&gpu, kernel, (m, n, k), &mut ops, &mut dc)
+                }
+            };
+            // TMA kernels need rows on 16 bytes, and say so.
+            let rows_on_16 = match precision {
+                Precision::Bf16 => k % 8 == 0 && n % 8 == 0,
+                Precision::Tf32 => k % 4 == 0,
+            };
+            match result {
                 Ok(()) => {}
-                // TMA kernels need rows on 16 bytes, and say so.
-                Err(e) if e.to_string().contains("multiple of 8") && (k % 8 != 0 || n % 8 != 0) => continue,
+                Err(e) if e.to_string().contains("row length must be a multiple of") && !rows_on_16 => {
+                    continue;
+                }
                 Err(e) => panic!("{} {m}x{n}x{k}: {e}", kernel.name),
             }
             gpu.sync().unwrap();
@@ -100,6 +130,35 @@ fn integer_inputs_give_exact_results() {
                     assert_eq!(c[i * n + j], want as f32, "{} {m}x{n}x{k}: C[{i}][{j}]", kernel.name);
                 }
             }
+        }
+    }
+}
+
+/// tf32 drops each input's low 13 mantissa bits: inputs `1 + 2^-11` (below
+/// tf32's resolution) multiply as 1, and `1 + 2^-10` (its last bit) as
+/// itself; a kernel that rounded or read full `f32` would differ.
+#[test]
+fn tf32_kernels_truncate_their_inputs() {
+    let gpu = Gpu::emulator();
+    let (m, n, k) = (64, 256, 8);
+    for kernel in Tensor.kernels() {
+        if tensor::typed(kernel).unwrap().precision() != Precision::Tf32 {
+            continue;
+        }
+        for (x, seen) in
+            [(1.0 + f32::powi(2.0, -11), 1.0f64), (1.0 + f32::powi(2.0, -10), 1.0 + f64::powi(2.0, -10))]
+        {
+            let (da, dbt) = (gpu.upload(&vec![x; m * k]).unwrap(), gpu.upload(&vec![x; n * k]).unwrap());
+            let mut dc = gpu.alloc::<f32>(m * n).unwrap();
+            let mut ops = tensor::Operands::tf32((m, n, k), &da, &dbt).unwrap();
+            tensor::run_once(&gpu, kernel, (m, n, k), &mut ops, &mut dc).unwrap();
+            gpu.sync().unwrap();
+            let want = (k as f64 * seen * seen) as f32;
+            assert!(
+                gpu.download(&dc).unwrap().iter().all(|&c| c == want),
+                "{}: {x} -> want {want}",
+                kernel.name
+            );
         }
     }
 }
@@ -277,6 +336,9 @@ fn tma_and_mbarrier_faults_are_reported() {
     // Rows of A not on 16 bytes cannot be described to TMA.
     let odd = gpu.tensor_map_bf16(&da, (8, 50), (16, 64)).unwrap_err().to_string();
     assert!(odd.contains("multiple of 8"), "{odd}");
+    let df = gpu.upload(&vec![1.0f32; 8 * 50]).unwrap();
+    let odd = gpu.tensor_map_f32(&df, (8, 50), (16, 32)).unwrap_err().to_string();
+    assert!(odd.contains("f32 matrix") && odd.contains("multiple of 4, not 50"), "{odd}");
 }
 
 /// The persistent kernel's tile order visits every tile once, down groups

@@ -1,12 +1,12 @@
-//! The tensor-core family on the host: bf16 GEMM with `f32` accumulation,
-//! its reference and error bound, and cuBLAS's bf16 GEMM as the in-run
-//! peer. The kernels are in `gpu/src/tensor.rs`.
+//! The tensor-core family on the host: bf16 and tf32 GEMM with `f32`
+//! accumulation, their references and error bounds, and cuBLAS's bf16 and
+//! TF32 GEMMs as the in-run peers. The kernels are in `gpu/src/tensor.rs`.
 
 use gpu::dev::{In, Out};
 use gpu::launch::{Kernel, Typed};
 use rayon::prelude::*;
 
-use super::sgemm::{percent_of_cublas, rows_to_check};
+use super::sgemm::{percent_of, rows_to_check};
 use super::{About, Family, Run, Target, percent_target};
 use crate::blas::cublas::Cublas;
 use crate::measure::{Rate, Record, Shape, data, trial};
@@ -15,8 +15,52 @@ use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
 /// What every tensor-core GEMM kernel takes: A, B (bf16 bits), C, m, n, k.
 pub type Signature = (In<u16>, In<u16>, Out<f32>, u32, u32, u32);
 
-/// The family: `C = A B`, bf16 inputs, `f32` accumulation and output.
+/// The family: `C = A B`, bf16 or tf32 inputs, `f32` accumulation and
+/// output.
 pub struct Tensor;
+
+/// The input type a kernel multiplies in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Precision {
+    /// bf16 bits (`u16`), row-major A (`m x k`) and B (`k x n`).
+    Bf16,
+    /// `f32` read as tf32, row-major A (`m x k`) and B transposed (`bt`,
+    /// `n x k`): `C = A btᵀ` (`wgmma` reads tf32 B only K-major).
+    Tf32,
+}
+
+impl Precision {
+    /// The records' element type.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::Bf16 => "bf16",
+            Precision::Tf32 => "tf32",
+        }
+    }
+
+    /// The in-run peer's name: cuBLAS in the same precision.
+    pub fn peer(self) -> &'static str {
+        match self {
+            Precision::Bf16 => "cublas",
+            Precision::Tf32 => "cublas_tf32",
+        }
+    }
+
+    /// The bound's factor on `sum_p |a_ip b_pj|` for `k` terms: each of the
+    /// `k` additions into the `f32` accumulator may err by one ulp of the
+    /// running sum (the ISA does not fix the order or the rounding), `(k +
+    /// 1) 2^-23`; bf16 inputs (rounded on the host) multiply exactly in
+    /// `f32`; tf32 inputs are `f32`s the tensor core truncates to 10
+    /// mantissa bits, each off by less than `2^-10` relative, a product by
+    /// less than `2^-9`.
+    pub fn unit(self, k: usize) -> f64 {
+        let sums = (k as f64 + 1.0) * f64::powi(2.0, -23);
+        match self {
+            Precision::Bf16 => sums,
+            Precision::Tf32 => sums + f64::powi(2.0, -9),
+        }
+    }
+}
 
 /// `x` rounded to the nearest bf16 (ties to even), as its bits.
 pub fn bf16(x: f32) -> u16 {
@@ -40,37 +84,36 @@ pub fn dims(size: &Shape) -> Result<(usize, usize, usize)> {
 }
 
 /// Checks a problem the kernels can take (32-bit dimensions, 64-bit
-/// element counts); returns the bytes of A, B and C.
+/// element counts); returns the device bytes of the larger precision's
+/// A, B and C (tf32: 4 bytes an element; the precisions run one after
+/// the other).
 pub fn check((m, n, k): (usize, usize, usize)) -> Result<usize> {
     if [m, n, k].iter().any(|&x| x > u32::MAX as usize / 2) {
         return Err(Error::InvalidInput(format!("tensor GEMM {m}x{n}x{k}: dimensions must fit in 31 bits")));
     }
     let elements = |x: usize, y: usize| x.checked_mul(y);
     match (elements(m, k), elements(k, n), elements(m, n)) {
-        (Some(a), Some(b), Some(c)) => Ok(2 * a + 2 * b + 4 * c),
+        (Some(a), Some(b), Some(c)) => Ok(4 * a + 4 * b + 4 * c),
         _ => Err(Error::InvalidInput(format!("tensor GEMM {m}x{n}x{k} overflows"))),
     }
 }
 
 /// The f64 reference of rows `rows` of `A B` and, per element, the error
-/// bound: with bf16 inputs every product is exact in `f32`, and each of the
-/// `k` additions into the `f32` accumulator may err by one ulp of the
-/// running sum (the ISA does not fix the order or the rounding), so
-/// `|C - exact| <= (k + 1) 2^-23 sum_p |a_ip b_pj|`.
+/// bound `unit sum_p |a_ip b_pj|` ([`Precision::unit`]): `a(i)` is
+/// element `i` of the row-major A (`m x k`), `b` the row-major B (`k x n`).
 pub fn reference(
-    a: &[u16],
-    b: &[u16],
+    a: impl Fn(usize) -> f64 + Sync,
+    b: &[f64],
     (_m, n, k): (usize, usize, usize),
     rows: &[usize],
+    unit: f64,
 ) -> Vec<(Vec<f64>, Vec<f64>)> {
-    let b: Vec<f64> = b.iter().map(|&x| f32_of(x) as f64).collect();
-    let unit = (k as f64 + 1.0) * f64::powi(2.0, -23);
     rows.par_iter()
         .map(|&i| {
             let mut value = vec![0.0f64; n];
             let mut bound = vec![0.0f64; n];
             for p in 0..k {
-                let x = f32_of(a[i * k + p]) as f64;
+                let x = a(i * k + p);
                 let row = &b[p * n..(p + 1) * n];
                 for j in 0..n {
                     value[j] += x * row[j];
@@ -81,6 +124,17 @@ pub fn reference(
             (value, bound)
         })
         .collect()
+}
+
+/// B (`k x n`, row-major) as `f64`, from its transpose `bt` (`n x k`).
+pub fn untranspose(bt: &[f32], (n, k): (usize, usize)) -> Vec<f64> {
+    let mut b = vec![0.0f64; k * n];
+    for (j, row) in bt.chunks(k.max(1)).take(n).enumerate() {
+        for (p, &x) in row.iter().enumerate() {
+            b[p * n + j] = x as f64;
+        }
+    }
+    b
 }
 
 /// Compares rows `rows` of `c` with the reference: `Err` names the first
@@ -109,15 +163,38 @@ pub fn verify(
     Ok(worst)
 }
 
-/// What the TMA kernels take (`gpu::tensor::hopper`): the tensor maps of
-/// A and B (16 words each), A, B, C, m, n, k.
+/// What the bf16 TMA kernels take (`gpu::tensor::hopper`): the tensor
+/// maps of A and B (16 words each), A, B, C, m, n, k.
 pub type TmaSignature = (In<u64>, In<u16>, In<u16>, Out<f32>, u32, u32, u32);
+
+/// What the tf32 TMA kernels take: the maps, A, B transposed (`n x k`), C,
+/// m, n, k.
+pub type TmaTf32Signature = (In<u64>, In<f32>, In<f32>, Out<f32>, u32, u32, u32);
 
 /// A tensor GEMM kernel, as whichever signature it declares.
 #[derive(Clone, Copy)]
 pub enum Launchable {
     Plain(Typed<Signature>),
     Tma(Typed<TmaSignature>),
+    TmaTf32(Typed<TmaTf32Signature>),
+}
+
+impl Launchable {
+    /// The inputs it multiplies.
+    pub fn precision(self) -> Precision {
+        match self {
+            Launchable::Plain(_) | Launchable::Tma(_) => Precision::Bf16,
+            Launchable::TmaTf32(_) => Precision::Tf32,
+        }
+    }
+
+    fn kernel(self) -> &'static Kernel {
+        match self {
+            Launchable::Plain(k) => k.kernel(),
+            Launchable::Tma(k) => k.kernel(),
+            Launchable::TmaTf32(k) => k.kernel(),
+        }
+    }
 }
 
 /// `kernel` as a tensor GEMM kernel: an error if it takes other parameters.
@@ -126,37 +203,71 @@ pub fn typed(kernel: &'static Kernel) -> Result<Launchable> {
         .typed::<Signature>()
         .map(Launchable::Plain)
         .or_else(|_| kernel.typed::<TmaSignature>().map(Launchable::Tma))
+        .or_else(|_| kernel.typed::<TmaTf32Signature>().map(Launchable::TmaTf32))
         .map_err(Error::InvalidInput)
+}
+
+/// A and B on the device, in a kernel's precision.
+#[derive(Clone, Copy)]
+pub enum Inputs<'a> {
+    /// bf16 A (`m x k`) and B (`k x n`).
+    Bf16(&'a DeviceBuffer<u16>, &'a DeviceBuffer<u16>),
+    /// `f32` A (`m x k`) and B transposed (`n x k`).
+    Tf32(&'a DeviceBuffer<f32>, &'a DeviceBuffer<f32>),
+}
+
+impl Inputs<'_> {
+    fn precision(self) -> Precision {
+        match self {
+            Inputs::Bf16(..) => Precision::Bf16,
+            Inputs::Tf32(..) => Precision::Tf32,
+        }
+    }
 }
 
 /// One problem's operands on the device: A, B and, for the TMA kernels,
 /// their tensor maps (encoded once, outside any timing).
 pub struct Operands<'a> {
-    pub a: &'a DeviceBuffer<u16>,
-    pub b: &'a DeviceBuffer<u16>,
+    pub inputs: Inputs<'a>,
     maps: Option<DeviceBuffer<u64>>,
 }
 
 impl<'a> Operands<'a> {
     /// Checks the problem and the buffers: A holds `m k`, B `k n`
-    /// elements.
+    /// elements (bf16).
     pub fn new(
-        (m, n, k): (usize, usize, usize),
+        dims: (usize, usize, usize),
         a: &'a DeviceBuffer<u16>,
         b: &'a DeviceBuffer<u16>,
     ) -> Result<Operands<'a>> {
-        check((m, n, k))?;
-        if a.len() < m * k || b.len() < k * n {
-            return Err(Error::InvalidInput(format!("tensor GEMM {m}x{n}x{k}: buffers too small")));
-        }
-        Ok(Operands { a, b, maps: None })
+        Operands::of(dims, Inputs::Bf16(a, b), (a.len(), b.len()))
     }
 
-    /// The tensor maps the TMA kernels read: A in 128 x 64 boxes, B in 64
-    /// x 64, both 128-byte swizzled (`gpu::tensor::hopper`). Errors if a
-    /// row does not start on 16 bytes (`k` or `n` not a multiple of 8).
+    /// As [`Operands::new`] for tf32 kernels: `f32` A (`m x k`) and B
+    /// transposed (`bt`, `n x k`).
+    pub fn tf32(
+        dims: (usize, usize, usize),
+        a: &'a DeviceBuffer<f32>,
+        bt: &'a DeviceBuffer<f32>,
+    ) -> Result<Operands<'a>> {
+        Operands::of(dims, Inputs::Tf32(a, bt), (a.len(), bt.len()))
+    }
+
+    fn of((m, n, k): (usize, usize, usize), inputs: Inputs<'a>, (a, b): (usize, usize)) -> Result<Operands<'a>> {
+        check((m, n, k))?;
+        if a < m * k || b < k * n {
+            return Err(Error::InvalidInput(format!("tensor GEMM {m}x{n}x{k}: buffers too small")));
+        }
+        Ok(Operands { inputs, maps: None })
+    }
+
+    /// The tensor maps the TMA kernels read, A's then B's: 128-row boxes
+    /// of A, B in the boxes its element type takes, all rows of 128 bytes,
+    /// 128-byte swizzled (`gpu::tensor::hopper`). Errors if a row does not
+    /// start on 16 bytes (bf16: `k` or `n` not a multiple of 8; tf32: `k`
+    /// not a multiple of 4).
     fn maps(&mut self, gpu: &Gpu, (m, n, k): (usize, usize, usize)) -> Result<&DeviceBuffer<u64>> {
-        use gpu::tensor::hopper::{B_BOX_COLS, BK, BM};
+        use gpu::tensor::hopper::{BM, Bf16, Element, Tf32};
         if self.maps.is_none() {
             let words = if m == 0 || n == 0 || k == 0 {
                 // Nothing to copy: the kernel reads no map.
@@ -165,18 +276,35 @@ impl<'a> Operands<'a> {
                 let of = |what: &str, r: Result<[u64; 16]>| {
                     r.map_err(|e| Error::InvalidInput(format!("tensor GEMM {m}x{n}x{k}, {what}: {e}")))
                 };
-                let a = of("A", gpu.tensor_map_bf16(self.a, (m, k), (BM, BK)))?;
-                let b = of("B", gpu.tensor_map_bf16(self.b, (k, n), (BK, B_BOX_COLS)))?;
-                [a, b].concat()
+                let (a, b) = match self.inputs {
+                    Inputs::Bf16(a, b) => (
+                        gpu.tensor_map_bf16(a, (m, k), (BM, Bf16::BK)),
+                        gpu.tensor_map_bf16(b, (k, n), Bf16::B_BOX),
+                    ),
+                    Inputs::Tf32(a, bt) => (
+                        gpu.tensor_map_f32(a, (m, k), (BM, Tf32::BK)),
+                        gpu.tensor_map_f32(bt, (n, k), Tf32::B_BOX),
+                    ),
+                };
+                [of("A", a)?, of("B", b)?].concat()
             };
             self.maps = Some(gpu.upload(&words)?);
         }
         Ok(self.maps.as_ref().expect("just set"))
     }
 
-    /// Readies what `kernel` needs beyond A and B (the tensor maps).
+    /// Readies what `kernel` needs beyond A and B (the tensor maps);
+    /// errors if it multiplies another precision.
     pub fn prepare(&mut self, gpu: &Gpu, kernel: Launchable, dims: (usize, usize, usize)) -> Result<()> {
-        if let Launchable::Tma(_) = kernel {
+        if kernel.precision() != self.inputs.precision() {
+            return Err(Error::InvalidInput(format!(
+                "{} multiplies {}, these operands are {}",
+                kernel.kernel().name,
+                kernel.precision().name(),
+                self.inputs.precision().name()
+            )));
+        }
+        if let Launchable::Tma(_) | Launchable::TmaTf32(_) = kernel {
             self.maps(gpu, dims)?;
         }
         Ok(())
@@ -198,24 +326,24 @@ pub fn launch(
     if m == 0 || n == 0 {
         return Ok(());
     }
-    let (a, b) = (ops.a, ops.b);
     let dims = (m as u32, n as u32, k as u32);
-    match kernel {
-        Launchable::Plain(kt) => {
-            let grid = kt.kernel().launch.grid(n as u32, m as u32);
-            // SAFETY: the buffers hold A, B and C (checked); the grid covers
-            // C with the kernel's tile.
-            unsafe { kt.launch(gpu, grid, (a, b, c, dims.0, dims.1, dims.2)) }
-        }
-        Launchable::Tma(kt) => {
-            let maps = ops.maps.as_ref().ok_or_else(|| {
-                Error::InvalidInput(format!("{}: its tensor maps were not prepared", kt.kernel().name))
-            })?;
-            let grid = kt.kernel().launch.grid_on(n as u32, m as u32, gpu.info.multiprocessors as u32);
-            // SAFETY: as above, and the maps describe A and B (prepared for
-            // this problem).
-            unsafe { kt.launch(gpu, grid, (maps, a, b, c, dims.0, dims.1, dims.2)) }
-        }
+    let name = kernel.kernel().name;
+    let unprepared = || Error::InvalidInput(format!("{name}: its operands were not prepared for it"));
+    let maps = || ops.maps.as_ref().ok_or_else(unprepared);
+    let launch = kernel.kernel().launch;
+    let (plain, on_sms) = (launch.grid(n as u32, m as u32), launch.grid_on(n as u32, m as u32, gpu.info.multiprocessors as u32));
+    // SAFETY (each arm): the buffers hold A, B and C (checked, in the
+    // kernel's precision); the grid covers C with the kernel's tile; the
+    // maps describe A and B (prepared for this problem).
+    match (kernel, ops.inputs) {
+        (Launchable::Plain(kt), Inputs::Bf16(a, b)) => unsafe { kt.launch(gpu, plain, (a, b, c, dims.0, dims.1, dims.2)) },
+        (Launchable::Tma(kt), Inputs::Bf16(a, b)) => unsafe {
+            kt.launch(gpu, on_sms, (maps()?, a, b, c, dims.0, dims.1, dims.2))
+        },
+        (Launchable::TmaTf32(kt), Inputs::Tf32(a, bt)) => unsafe {
+            kt.launch(gpu, on_sms, (maps()?, a, bt, c, dims.0, dims.1, dims.2))
+        },
+        _ => Err(unprepared()),
     }
 }
 
@@ -236,12 +364,14 @@ impl Family for Tensor {
     fn about(&self) -> &'static About {
         &About {
             name: "tensor",
-            size_meaning: "N: an N x N x N GEMM, or MxNxK; bf16 A and B, f32 accumulation and C",
+            size_meaning: "N: an N x N x N GEMM, or MxNxK; bf16 A and B (tf32: f32 A and B transposed), f32 \
+                           accumulation and C",
             default_sizes: &[1024, 2048, 4096, 6144, 8192],
             emulator_size: 72,
             method: "C against an f64 reference on up to 512 rows, each element within (k + 1) 2^-23 sum |a b| \
-                     (bf16 products are exact in f32; one f32 ulp per addition); the peer is cuBLAS's bf16 GEMM \
-                     (cublasGemmEx, f32 compute) on the same buffers",
+                     (bf16 products are exact in f32; one f32 ulp per addition), plus 2^-9 sum |a b| for tf32 (each \
+                     f32 input truncated to 10 mantissa bits); the peers are cuBLAS's bf16 GEMM and its TF32 GEMM \
+                     (cublasGemmEx, f32 and fast-TF32 compute, B transposed as ours) on the same buffers",
         }
     }
 
@@ -260,47 +390,22 @@ impl Family for Tensor {
         gpu::launch::registry::tree("gpu::tensor")
     }
 
+    /// Each precision its kernels were chosen in, one after the other:
+    /// its inputs, its reference, its cuBLAS peer, its kernels.
     fn run(&self, run: &Run) -> Result<Vec<Record>> {
-        let Run { gpu, size, runs, kernels, progress, .. } = *run;
-        let (m, n, k) = dims(size)?;
+        let (m, n, k) = dims(run.size)?;
         check((m, n, k))?;
-        let a_host: Vec<u16> = data::uniform_f32(m * k, 0x7e45).into_iter().map(bf16).collect();
-        let b_host: Vec<u16> = data::uniform_f32(k * n, 0x7e46).into_iter().map(bf16).collect();
-        let rows = rows_to_check(m, 512, 0x7e47);
-        let want = reference(&a_host, &b_host, (m, n, k), &rows);
-        let (a, b) = (gpu.upload(&a_host)?, gpu.upload(&b_host)?);
-        let mut c = gpu.alloc::<f32>(m * n)?;
-        let flops = 2.0 * (m * n) as f64 * k as f64;
-        let rate = || Rate::Flops { flops, peer: "cublas", peer_tflops: None };
+        let mut chosen: Vec<(&'static Kernel, Launchable)> = Vec::new();
+        for &kernel in run.kernels {
+            chosen.push((kernel, typed(kernel)?));
+        }
         let mut records = Vec::new();
-        let mut measure = |name: &str,
-                           run: &dyn Fn(&mut DeviceBuffer<f32>) -> Result<()>|
-         -> Result<Record> {
-            progress(&format!("tensor {size}: {name}"));
-            let mut worst = 0.0;
-            let measured = trial::of_output(gpu, runs, &mut c, run, |got| {
-                verify(name, got, n, &rows, &want).map(|w| worst = w)
-            })?;
-            let mut record = Record::of_trial("tensor", name, "bf16", size, &measured, rate());
-            record.relative_error = Some(worst);
-            Ok(record)
-        };
-        if runs.is_some() && !gpu.is_emulator() {
-            let cublas = Cublas::new(gpu)?;
-            records.push(measure("cublas", &|c| cublas.gemm_bf16_rows((m, n, k), &a, &b, c))?);
-        }
-        let mut ops = Operands::new((m, n, k), &a, &b)?;
-        for kernel in kernels {
-            let kt = typed(kernel)?;
-            // A kernel this device's PTX lacks (sm_90a kernels elsewhere),
-            // or a shape its TMA cannot take, is left out of the table.
-            if let Err(e) = ops.prepare(gpu, kt, (m, n, k)).and_then(|()| gpu.has_kernel(kernel)) {
-                progress(&format!("tensor {size}: {} left out: {e}", kernel.name));
-                continue;
+        for precision in [Precision::Bf16, Precision::Tf32] {
+            let these: Vec<_> = chosen.iter().copied().filter(|(_, kt)| kt.precision() == precision).collect();
+            if !these.is_empty() {
+                records.extend(run_precision(run, (m, n, k), precision, &these)?);
             }
-            records.push(measure(kernel.name, &|c| launch(gpu, kt, (m, n, k), &ops, c))?);
         }
-        percent_of_cublas(&mut records);
         Ok(records)
     }
 
@@ -309,21 +414,24 @@ impl Family for Tensor {
          register prefetch; (2) `ldmatrix` from a swizzled layout; (3) a 3-stage `cp.async` pipeline; (4) \
          Hopper's `wgmma` reading swizzled tiles that TMA writes, a 4-stage mbarrier ring; (5) warp \
          specialization: one producer warpgroup, two consumers, `setmaxnreg`; (6) persistent blocks over a \
-         grouped tile order. Steps 4-6 are in the sm_90a PTX only and need `k` and `n` multiples of 8 (TMA row \
-         strides); elsewhere they are left out of the table. The ncu section of the device checks profiles every \
-         step and cuBLAS's own kernel. What limits each: steps 1 and 2 wait on global loads (one block of 8 \
-         warps per SM, 32 of 161 registers holding the prefetch, too few bytes in flight); step 3 on the \
-         shared-memory pipe and on too few warps to hide `mma.sync` latency (`mma.sync` cannot reach `wgmma`'s \
-         rate on Hopper in any case); step 4 stops the tensor cores once per stage (`wait_group 0` and a block \
-         barrier before each refill); step 5 streams all of B from DRAM on every wave of 132 row-ordered tiles \
-         (L2 hit rate and DRAM throughput in the ncu rows); step 6 fixes the order. What remains, in the ncu rows for step 6 and \
-         cuBLAS's kernel at 4096^3 and 8192^3: their tensor pipe is busier; our warps stall mostly on long \
-         scoreboards, that is in the mbarrier waits for stages still in flight (latency, not bandwidth: DRAM and L2 \
-         are no busier than cuBLAS's), and the consumers store each tile's 128 KB of `f32` sums while the tensor \
-         cores wait. cuBLAS's kernel (clusters of 2, larger tiles) keeps more bytes in flight per SM and reads the \
-         shared operand once per cluster. Next: TMA multicast across a cluster of 2, and the epilogue through shared \
-         memory and TMA stores so it overlaps the next tile's `wgmma`s. docs/notes.md lists the variants measured. TF32 kernels are still to come: `wgmma` takes tf32 B only K-major, which needs \
-         a transposed B or a TN layout."
+         grouped tile order; and step 6 in tf32 (`tc_wgmma_persistent_tf32`: `f32` A and B transposed, since \
+         `wgmma` reads tf32 B only K-major; its peer is cuBLAS TF32 on the same transposed B). Steps 4-6 are in \
+         the sm_90a PTX only and need rows on 16 bytes (bf16: `k` and `n` multiples of 8; tf32: `k` a multiple of \
+         4); elsewhere they are left out of the table. The ncu section of the device checks profiles every step \
+         and cuBLAS's own kernels. What limits each: steps 1 and 2 wait on global loads (one block of 8 warps per \
+         SM, 32 of 161 registers holding the prefetch, too few bytes in flight): the first step's 50% target is \
+         far out of reach for a kernel that teaches the fragment layout with plain loads, and even step 3 is held \
+         by the shared-memory pipe and by too few warps to hide `mma.sync` latency (`mma.sync` cannot reach \
+         `wgmma`'s rate on Hopper in any case); step 4 stops the tensor cores once per stage (`wait_group 0` and \
+         a block barrier before each refill); step 5 streams all of B from DRAM on every wave of 132 row-ordered \
+         tiles (L2 hit rate and DRAM throughput in the ncu rows); step 6 fixes the order, and computes each \
+         tile's TMA origins once per tile rather than per stage (the producer is one thread: its arithmetic is \
+         on every stage's critical path). What remains against cuBLAS, in the ncu rows for step 6 and cuBLAS's \
+         kernels: the consumers store each tile's 128 KB of `f32` sums while the tensor cores wait, where \
+         cuBLAS (clusters of 2, larger tiles) overlaps its epilogue and reads the shared operand once per \
+         cluster. Next: TMA multicast across a cluster of 2, the epilogue through shared memory and TMA stores. \
+         TF32 at 8192^3 runs about 3 ms a launch and the clocks fall over a run: cuBLAS's own time there moves \
+         by 10% between runs, and the ratio with it. docs/notes.md lists the variants measured."
     }
 
     fn targets(&self, records: &[&Record]) -> Vec<Target> {
@@ -332,7 +440,80 @@ impl Family for Tensor {
                 records.iter().copied().filter(|r| r.kernel == "tc_mma_bf16" || r.kernel == "cublas").collect();
             percent_target(&chosen, "bf16", size, &format!("tensor {size}^3: the first mma.sync step"), 50.0)
         };
-        let best = |size| percent_target(records, "bf16", size, &format!("tensor {size}^3, best kernel"), 90.0);
-        [first(4096), first(8192), best(4096), best(8192)].into_iter().flatten().collect()
+        let best = |element, size| {
+            percent_target(records, element, size, &format!("tensor {element} {size}^3, best kernel"), 90.0)
+        };
+        [first(4096), first(8192), best("bf16", 4096), best("bf16", 8192), best("tf32", 4096), best("tf32", 8192)]
+            .into_iter()
+            .flatten()
+            .collect()
     }
+}
+
+/// One precision's part of [`Tensor`]'s run: random inputs (bf16 rounded
+/// on the host; tf32 as `f32`, B transposed), the reference of up to 512
+/// rows, the peer (on a GPU, when timing), then each kernel, verified.
+fn run_precision(
+    run: &Run,
+    (m, n, k): (usize, usize, usize),
+    precision: Precision,
+    kernels: &[(&'static Kernel, Launchable)],
+) -> Result<Vec<Record>> {
+    let Run { gpu, size, runs, progress, .. } = *run;
+    let a32 = data::uniform_f32(m * k, 0x7e45);
+    // B: `k x n` for bf16, its transpose `n x k` for tf32.
+    let b32 = data::uniform_f32(k * n, 0x7e46);
+    let rows = rows_to_check(m, 512, 0x7e47);
+    let unit = precision.unit(k);
+    let (bf16_in, tf32_in, want) = match precision {
+        Precision::Bf16 => {
+            let (a, b): (Vec<u16>, Vec<u16>) = (a32.iter().map(|&x| bf16(x)).collect(), b32.iter().map(|&x| bf16(x)).collect());
+            let b64: Vec<f64> = b.iter().map(|&x| f32_of(x) as f64).collect();
+            let want = reference(|i| f32_of(a[i]) as f64, &b64, (m, n, k), &rows, unit);
+            (Some((gpu.upload(&a)?, gpu.upload(&b)?)), None, want)
+        }
+        Precision::Tf32 => {
+            let want = reference(|i| a32[i] as f64, &untranspose(&b32, (n, k)), (m, n, k), &rows, unit);
+            (None, Some((gpu.upload(&a32)?, gpu.upload(&b32)?)), want)
+        }
+    };
+    let mut ops = match (&bf16_in, &tf32_in) {
+        (Some((a, b)), _) => Operands::new((m, n, k), a, b)?,
+        (_, Some((a, bt))) => Operands::tf32((m, n, k), a, bt)?,
+        _ => unreachable!("one precision's inputs"),
+    };
+    let mut c = gpu.alloc::<f32>(m * n)?;
+    let flops = 2.0 * (m * n) as f64 * k as f64;
+    let (element, peer) = (precision.name(), precision.peer());
+    let mut records = Vec::new();
+    let mut measure = |name: &str, run: &dyn Fn(&mut DeviceBuffer<f32>) -> Result<()>| -> Result<Record> {
+        progress(&format!("tensor {size} {element}: {name}"));
+        let mut worst = 0.0;
+        let measured = trial::of_output(gpu, runs, &mut c, run, |got| {
+            verify(name, got, n, &rows, &want).map(|w| worst = w)
+        })?;
+        let rate = Rate::Flops { flops, peer, peer_tflops: None };
+        let mut record = Record::of_trial("tensor", name, element, size, &measured, rate);
+        record.relative_error = Some(worst);
+        Ok(record)
+    };
+    if runs.is_some() && !gpu.is_emulator() {
+        let cublas = Cublas::new(gpu)?;
+        let record = match ops.inputs {
+            Inputs::Bf16(a, b) => measure(peer, &|c| cublas.gemm_bf16_rows((m, n, k), a, b, c))?,
+            Inputs::Tf32(a, bt) => measure(peer, &|c| cublas.gemm_tf32_rows_nt((m, n, k), a, bt, c))?,
+        };
+        records.push(record);
+    }
+    for &(kernel, kt) in kernels {
+        // A kernel this device's PTX lacks (sm_90a kernels elsewhere), or a
+        // shape its TMA cannot take, is left out of the table.
+        if let Err(e) = ops.prepare(gpu, kt, (m, n, k)).and_then(|()| gpu.has_kernel(kernel)) {
+            progress(&format!("tensor {size} {element}: {} left out: {e}", kernel.name));
+            continue;
+        }
+        records.push(measure(kernel.name, &|c| launch(gpu, kt, (m, n, k), &ops, c))?);
+    }
+    percent_of(&mut records, peer);
+    Ok(records)
 }

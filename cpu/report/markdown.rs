@@ -74,8 +74,18 @@ pub fn markdown(report: &RunReport, checks: Option<&str>) -> String {
 /// A family's table; the first row of each kernel carries an anchor
 /// (`BENCHMARKS.md#transpose_fast`) for its doc comment to point at.
 fn rows(md: &mut String, records: &[&Record]) {
-    let Some(first) = records.first() else { return };
-    let ceiling = records.iter().find(|r| !r.ceiling.is_empty()).map_or(&first.ceiling, |r| &r.ceiling);
+    if records.is_empty() {
+        return;
+    }
+    // Each record's percentage is of its own peer (the tensor family has
+    // one per element type): name them all.
+    let mut ceilings: Vec<&str> = Vec::new();
+    for r in records.iter().filter(|r| !r.ceiling.is_empty()) {
+        if !ceilings.contains(&r.ceiling.as_str()) {
+            ceilings.push(&r.ceiling);
+        }
+    }
+    let ceiling = ceilings.join(" / ");
     let _ = writeln!(
         md,
         "| kernel | type | size | median ms | rate | % of {ceiling} | verified | smem ways ld/st | sectors/req ld/st |"

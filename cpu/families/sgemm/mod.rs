@@ -290,7 +290,12 @@ impl<P> Candidates<'_, P> {
 
 /// Each record's percentage of the `cublas` record among them.
 pub(crate) fn percent_of_cublas(records: &mut [Record]) {
-    let peer = records.iter().find(|r| r.kernel == "cublas").and_then(|r| r.value);
+    percent_of(records, "cublas");
+}
+
+/// Each record's rate as a percentage of the record named `peer`'s.
+pub(crate) fn percent_of(records: &mut [Record], peer: &str) {
+    let peer = records.iter().find(|r| r.kernel == peer).and_then(|r| r.value);
     for r in records {
         r.percent = r.value.zip(peer).map(|(v, p)| 100.0 * v / p);
     }

@@ -1,11 +1,14 @@
 //! Hopper's own tensor-core path (sm_90a): `wgmma` reading its operands
 //! from shared memory that TMA fills, synchronized by mbarriers.
 //!
-//! Every kernel here computes what the `mma.sync` steps do (`C = A B`,
-//! row-major bf16 A and B, `f32` C, any `m`), through tensor maps the host
-//! encodes for A and B (`maps`: A's, then B's, 16 words each; `a` and `b`
-//! are passed as well, the buffers the maps point into). A map's row
-//! stride must be a multiple of 16 bytes: `k` and `n` multiples of 8.
+//! The bf16 kernels compute what the `mma.sync` steps do (`C = A B`,
+//! row-major bf16 A and B, `f32` C, any `m`); the tf32 one takes `f32` A
+//! and B with B given transposed (`bt`, `n x k` row-major: `C = A bt^T`),
+//! because `wgmma` reads tf32 B only K-major. Both read through tensor maps
+//! the host encodes for A and B (`maps`: A's, then B's, 16 words each; `a`
+//! and `b` are passed as well, the buffers the maps point into). A map's
+//! row stride must be a multiple of 16 bytes: for bf16 `k` and `n`
+//! multiples of 8, for tf32 `k` a multiple of 4.
 
 // `seq!` substitutes 0, 1, ... into index arithmetic.
 #![allow(clippy::erasing_op, clippy::identity_op)]
@@ -17,28 +20,117 @@ use crate::dev::tma::{acquire_map, copy_2d};
 use crate::dev::wgmma::{self, Descriptor, d_f32, shared_address};
 use crate::dev::{In, Out, SharedArray, block_idx_x, block_idx_y, grid_dim_x, sync_threads, thread_idx_x};
 use crate::kernel;
+use core::marker::PhantomData;
 use seq_macro::seq;
 
-/// Block tile: 128 x 256 of C, 64 of k per stage: A's rows are 128 bytes,
-/// as are B's boxes of 64 columns (both with the 128-byte swizzle).
-/// (Stages of 32 k, twice as many, were measured slower: the per-stage
-/// waits and copies double; see `docs/notes.md`.)
+/// Block tile: 128 x 256 of C, 128 bytes of k per stage (64 bf16, 32
+/// tf32): A's rows are 128 bytes, as are B's box rows (all with the
+/// 128-byte swizzle). (Stages of 32 bf16 k, twice as many, were measured
+/// slower: the per-stage waits and copies double; see `docs/notes.md`.)
 pub const BM: usize = 128;
 pub const BN: usize = 256;
-pub const BK: usize = 64;
-/// A's swizzle span in bytes: one row of the stage's A box.
-const A_SPAN: u32 = (2 * BK) as u32;
-/// Columns of B per TMA box: one 128-byte row.
-pub const B_BOX_COLS: usize = 64;
+/// Bytes of k per stage: one swizzle span.
+const SPAN: usize = 128;
 /// Two warpgroups, each 64 rows of the block tile.
 pub const THREADS: usize = 256;
 /// Stages in the ring: 4 x 48 KB.
 pub const STAGES: usize = 4;
 
-/// Bytes of a stage: A's 128 x 64 box, then B's four 64 x 64 boxes.
-const A_BYTES: usize = 2 * BM * BK;
-const B_BOX_BYTES: usize = 2 * BK * B_BOX_COLS;
-const STAGE_BYTES: usize = A_BYTES + 2 * BK * BN;
+/// Bytes of a stage: A's 128 x 128-byte box, then B's 256 x 128 bytes.
+const A_BYTES: usize = BM * SPAN;
+const STAGE_BYTES: usize = A_BYTES + BN * SPAN;
+
+/// An element type of the `wgmma` kernels: how B lies in a stage, how the
+/// copy engine fills it, how a warpgroup multiplies a stage.
+pub trait Element: Copy {
+    /// Bytes of one element.
+    const BYTES: usize;
+    /// k per stage (one 128-byte row).
+    const BK: usize = SPAN / Self::BYTES;
+    /// B's TMA box, `(rows, cols)` of the matrix B's map describes.
+    const B_BOX: (usize, usize);
+
+    /// The TMA copies of B's part of k-step `k0` for the tile at column
+    /// `n0`, into the stage at `at`, counting on `bar`.
+    ///
+    /// # Safety
+    /// As for [`copy_2d`], with map 1 B's.
+    unsafe fn copy_b(at: *mut u8, maps: In<u64>, k0: i32, n0: usize, bar: Mbarrier);
+
+    /// Four `wgmma`s: the warpgroup's 64 rows of A at shared address
+    /// `a_at`, times the stage's B at `b_at`, added to `acc`.
+    ///
+    /// # Safety
+    /// As for the `wgmma` instructions.
+    unsafe fn multiply(a_at: u32, b_at: u32, acc: [f32; 128]) -> [f32; 128];
+}
+
+/// bf16 bits: B row-major `k x n`, in four 64 x 64 boxes (rows of 64 n,
+/// MN-major).
+#[derive(Clone, Copy)]
+pub struct Bf16;
+
+/// Columns of B per bf16 TMA box: one 128-byte row.
+pub const B_BOX_COLS: usize = 64;
+/// Bytes of one bf16 B box.
+const B_BOX_BYTES: usize = 2 * 64 * B_BOX_COLS;
+
+impl Element for Bf16 {
+    const BYTES: usize = 2;
+    const B_BOX: (usize, usize) = (Self::BK, B_BOX_COLS);
+
+    #[inline(always)]
+    unsafe fn copy_b(at: *mut u8, maps: In<u64>, k0: i32, n0: usize, bar: Mbarrier) {
+        seq!(J in 0..4 {
+            // SAFETY: the caller's contract; box J is B_BOX_BYTES further.
+            unsafe { copy_2d(at.wrapping_add(J * B_BOX_BYTES), maps, 1, ((n0 + J * B_BOX_COLS) as i32, k0), bar) };
+        });
+    }
+
+    /// A is K-major: rows 128 bytes apart, 8-row groups 1024 bytes apart
+    /// (SBO), the k16 steps 32 bytes apart in the row. B is MN-major:
+    /// groups of 8 k-rows 1024 bytes apart (SBO), its 64-column boxes
+    /// `B_BOX_BYTES` apart (LBO), k16 steps 2048 bytes apart.
+    #[inline(always)]
+    unsafe fn multiply(a_at: u32, b_at: u32, mut acc: [f32; 128]) -> [f32; 128] {
+        seq!(KK in 0..4 {{
+            let da = Descriptor::swizzled(SPAN as u32, a_at + 32 * KK, 16, 1024);
+            let db = Descriptor::swizzled(SPAN as u32, b_at + 2048 * KK, B_BOX_BYTES as u32, 1024);
+            // SAFETY: the caller's contract.
+            acc = unsafe { wgmma::mma_m64n256k16_bf16(acc, da, db, true) };
+        }});
+        acc
+    }
+}
+
+/// `f32` values read as tf32: B given as its transpose (`n x k`
+/// row-major), one 256 x 32 box (rows of 32 k, K-major, as `wgmma` needs).
+#[derive(Clone, Copy)]
+pub struct Tf32;
+
+impl Element for Tf32 {
+    const BYTES: usize = 4;
+    const B_BOX: (usize, usize) = (BN, Self::BK);
+
+    #[inline(always)]
+    unsafe fn copy_b(at: *mut u8, maps: In<u64>, k0: i32, n0: usize, bar: Mbarrier) {
+        // SAFETY: the caller's contract.
+        unsafe { copy_2d(at, maps, 1, (k0, n0 as i32), bar) };
+    }
+
+    /// A and B both K-major, alike: rows 128 bytes apart, 8-row groups
+    /// 1024 bytes apart (SBO), the k8 steps 32 bytes apart in the row.
+    #[inline(always)]
+    unsafe fn multiply(a_at: u32, b_at: u32, mut acc: [f32; 128]) -> [f32; 128] {
+        seq!(KK in 0..4 {{
+            let da = Descriptor::swizzled(SPAN as u32, a_at + 32 * KK, 16, 1024);
+            let db = Descriptor::swizzled(SPAN as u32, b_at + 32 * KK, 16, 1024);
+            // SAFETY: the caller's contract.
+            acc = unsafe { wgmma::mma_m64n256k8_tf32(acc, da, db, true) };
+        }});
+        acc
+    }
+}
 
 /// Shared memory: 1024 bytes of slack to put the stages on the 1024-byte
 /// boundary the swizzles need, the stages, two mbarriers per
@@ -49,19 +141,26 @@ pub const fn shared_bytes() -> usize {
 
 /// The ring of stages in shared memory, its mbarriers, and what one thread
 /// needs to fill a stage: the maps and the block tile's origin.
-#[derive(Clone, Copy)]
-struct Ring {
+struct Ring<E> {
     stages: *mut u8,
     bars: SharedArray<u64>,
     maps: In<u64>,
     origin: (usize, usize),
+    element: PhantomData<E>,
 }
 
-impl Ring {
+impl<E> Clone for Ring<E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<E> Copy for Ring<E> {}
+
+impl<E: Element> Ring<E> {
     /// The ring of this launch: stages from the first 1024-byte boundary,
     /// the mbarriers after them.
     #[inline(always)]
-    fn new(maps: In<u64>) -> Ring {
+    fn new(maps: In<u64>) -> Ring<E> {
         let raw = launch_sized_base();
         let stages = raw.wrapping_add((1024 - shared_address(raw) as usize % 1024) % 1024);
         Ring {
@@ -71,6 +170,7 @@ impl Ring {
             bars: unsafe { SharedArray::<u64>::launch_sized_at(1024 + STAGES * STAGE_BYTES) },
             maps,
             origin: (block_idx_y() as usize * BM, block_idx_x() as usize * BN),
+            element: PhantomData,
         }
     }
 
@@ -112,49 +212,37 @@ impl Ring {
     }
 
     /// Fills stage `s` with k-step `step` of the block tile at `(m0, n0)`:
-    /// five TMA copies (A's 128 x 64 box, B's four 64 x 64 boxes) counting
-    /// their bytes on `full(s)`.
+    /// TMA copies (A's 128-row box, then B's, 48 KB in all) counting their
+    /// bytes on `full(s)`.
     ///
     /// # Safety
     /// One thread; nothing reads or writes the stage until `full(s)`'s
     /// phase is observed complete.
     #[inline(always)]
     unsafe fn fill(self, s: usize, step: usize, (m0, n0): (usize, usize)) {
-        let (at, k0) = (self.stage(s), (step * BK) as i32);
-        // SAFETY: the stage is 1024-aligned with room for the five boxes;
-        // the maps are the launch's; the phase expects one arrival, with
-        // the boxes' bytes (out-of-bounds elements are zeros, and count).
+        let (at, k0) = (self.stage(s), (step * E::BK) as i32);
+        // SAFETY: the stage is 1024-aligned with room for the boxes; the
+        // maps are the launch's; the phase expects one arrival, with the
+        // boxes' bytes (out-of-bounds elements are zeros, and count).
         unsafe {
             self.full(s).arrive_expect_tx(STAGE_BYTES as u32);
             copy_2d(at, self.maps, 0, (k0, m0 as i32), self.full(s));
-            seq!(J in 0..4 {
-                copy_2d(at.wrapping_add(A_BYTES + J * B_BOX_BYTES), self.maps, 1,
-                    ((n0 + J * B_BOX_COLS) as i32, k0), self.full(s));
-            });
+            E::copy_b(at.wrapping_add(A_BYTES), self.maps, k0, n0, self.full(s));
         }
     }
 
-    /// Warpgroup `wg`'s 64 x 256 x 64 of stage `s`, added to `acc`: four
-    /// `wgmma.m64n256k16`, issued (not waited for).
-    ///
-    /// A is K-major: rows 128 bytes apart, 8-row groups 1024 bytes apart
-    /// (SBO), the k16 steps 32 bytes apart in the row. B is MN-major:
-    /// groups of 8 k-rows 1024 bytes apart (SBO), its 64-column boxes
-    /// `B_BOX_BYTES` apart (LBO), k16 steps 2048 bytes apart.
+    /// Warpgroup `wg`'s 64 x 256 x `BK` of stage `s`, added to `acc`: four
+    /// `wgmma`s ([`Element::multiply`]), issued (not waited for).
     ///
     /// # Safety
     /// The warpgroup runs it converged; the stage's bytes have landed.
     #[inline(always)]
-    unsafe fn multiply(self, s: usize, wg: usize, mut acc: [f32; 128]) -> [f32; 128] {
+    unsafe fn multiply(self, s: usize, wg: usize, acc: [f32; 128]) -> [f32; 128] {
         let base = shared_address(self.stage(s));
-        let (a_at, b_at) = (base + wg as u32 * 64 * A_SPAN, base + A_BYTES as u32);
         wgmma::fence();
-        seq!(KK in 0..4 {{
-            let da = Descriptor::swizzled(A_SPAN, a_at + 32 * KK, 16, 8 * A_SPAN);
-            let db = Descriptor::swizzled(128, b_at + 2048 * KK, B_BOX_BYTES as u32, 1024);
-            // SAFETY: the caller's contract.
-            acc = unsafe { wgmma::mma_m64n256k16_bf16(acc, da, db, true) };
-        }});
+        // SAFETY: the caller's contract; the warpgroup's 64 rows of A are
+        // 64 x 128 bytes into the stage.
+        let acc = unsafe { E::multiply(base + (wg * 64 * SPAN) as u32, base + A_BYTES as u32, acc) };
         wgmma::commit();
         acc
     }
@@ -164,14 +252,14 @@ impl Ring {
 /// by thread 0 (`consumers` arrivals on each "empty") and visible to every
 /// thread after the barrier; and the k-steps of a tile.
 #[inline(always)]
-fn start(maps: In<u64>, consumers: u32, k: u32) -> (Ring, usize) {
-    let ring = Ring::new(maps);
+fn start<E: Element>(maps: In<u64>, consumers: u32, k: u32) -> (Ring<E>, usize) {
+    let ring = Ring::<E>::new(maps);
     if thread_idx_x() == 0 {
         // SAFETY: thread 0, the barrier follows.
         unsafe { ring.init(consumers) };
     }
     sync_threads();
-    (ring, (k as usize).div_ceil(BK))
+    (ring, (k as usize).div_ceil(E::BK))
 }
 
 /// The producer of steps 5 and 6: one thread fills the ring with every
@@ -183,7 +271,7 @@ fn start(maps: In<u64>, consumers: u32, k: u32) -> (Ring, usize) {
 /// One thread; the ring initialized with "empty" counting the consumers,
 /// which release every stage they consume.
 #[inline(always)]
-unsafe fn produce(ring: Ring, tiles: impl Iterator<Item = (usize, usize)>, steps: usize) {
+unsafe fn produce<E: Element>(ring: Ring<E>, tiles: impl Iterator<Item = (usize, usize)>, steps: usize) {
     let mut it = 0;
     for origin in tiles {
         for step in 0..steps {
@@ -211,7 +299,7 @@ unsafe fn produce(ring: Ring, tiles: impl Iterator<Item = (usize, usize)>, steps
 /// The warpgroup runs it converged; the ring initialized, with the
 /// producer filling these k-steps.
 #[inline(always)]
-unsafe fn consume(ring: Ring, consumer: usize, steps: usize, it: &mut usize) -> [f32; 128] {
+unsafe fn consume<E: Element>(ring: Ring<E>, consumer: usize, steps: usize, it: &mut usize) -> [f32; 128] {
     let leader = thread_idx_x().is_multiple_of(128);
     // SAFETY: initialized; this warpgroup's one arrival for that stage's
     // round, after its `wgmma` reads of it completed.
@@ -240,13 +328,21 @@ unsafe fn consume(ring: Ring, consumer: usize, steps: usize, it: &mut usize) -> 
 
 /// Warpgroup `wg`'s sums (rows `64 wg..+64` of the block tile) into C,
 /// inside C only. Accumulators `2 j` and `2 j + 1` are neighbours in a
-/// row: one 8-byte store (`n` is even for every TMA kernel, so the pair is
-/// 8-byte aligned), and a warp's store fills 8 whole 32-byte sectors.
+/// row: with `PAIRS` (`n` even, as in every bf16 TMA problem) the pair is
+/// 8-byte aligned, one 8-byte store, and a warp's store fills 8 whole
+/// 32-byte sectors; otherwise (an odd `n`, which tf32 allows) two 4-byte
+/// stores.
+///
+/// A thread's 128 sums lie in two rows, 8 apart, at columns `8 (j / 2) +
+/// 2 q` ([`d_f32`]): where the tile lies wholly inside C (every tile but
+/// the last row and column of them), each store is at a constant offset
+/// from one of two row pointers, unguarded; edge tiles check every pair.
 ///
 /// # Safety
-/// `c` holds `m n` elements, `n` even; no other thread writes these.
+/// `c` holds `m n` elements; with `PAIRS`, `n` is even; no other thread
+/// writes these.
 #[inline(always)]
-unsafe fn store(
+unsafe fn store<const PAIRS: bool>(
     c: &Out<f32>,
     acc: &[f32; 128],
     (m0, n0): (usize, usize),
@@ -254,15 +350,33 @@ unsafe fn store(
     t: u32,
     (m, n): (usize, usize),
 ) {
-    seq!(J in 0..64 {{
-        let (r, col) = d_f32(t, 2 * J);
-        let (row, col) = (m0 + 64 * wg + r as usize, n0 + col as usize);
-        if row < m && col < n {
-            // SAFETY: inside C (n even: col + 1 < n too), row * n + col even;
-            // this thread's elements alone.
-            unsafe { c.store2(row * n + col, [acc[2 * J], acc[2 * J + 1]]) };
+    // SAFETY (both loops): inside C (n even: col + 1 < n too, and row * n
+    // + col even; n odd: each element checked); this thread's alone.
+    let pair = |at: usize, j: usize, last: bool| unsafe {
+        if PAIRS {
+            c.store2(at, [acc[2 * j], acc[2 * j + 1]]);
+        } else {
+            c.store(at, acc[2 * j]);
+            if last {
+                c.store(at + 1, acc[2 * j + 1]);
+            }
         }
-    }});
+    };
+    let (r, col) = d_f32(t, 0);
+    let (row, col) = (m0 + 64 * wg + r as usize, n0 + col as usize);
+    if row + 8 < m && n0 + BN <= n {
+        let rows = [row * n + col, (row + 8) * n + col];
+        seq!(J in 0..64 {
+            pair(rows[J % 2] + 8 * (J / 2), J, true);
+        });
+    } else {
+        seq!(J in 0..64 {{
+            let (row, col) = (row + 8 * (J % 2), col + 8 * (J / 2));
+            if row < m && col < n {
+                pair(row * n + col, J, col + 1 < n);
+            }
+        }});
+    }
 }
 
 /// 4. `wgmma` fed by TMA and mbarriers.
@@ -292,7 +406,7 @@ pub fn tc_wgmma_bf16(maps: In<u64>, a: In<u16>, b: In<u16>, c: Out<f32>, m: u32,
     // The copy engine reads A and B through the maps.
     let _ = (a, b);
     let t = thread_idx_x() as usize;
-    let (ring, steps) = start(maps, 1, k);
+    let (ring, steps) = start::<Bf16>(maps, 1, k);
     if t == 0 {
         for s in 0..STAGES.min(steps) {
             // SAFETY: thread 0; nothing touches the stage before its wait.
@@ -318,7 +432,7 @@ pub fn tc_wgmma_bf16(maps: In<u64>, a: In<u16>, b: In<u16>, c: Out<f32>, m: u32,
         }
     }
     // SAFETY: c holds m n elements; each thread its own.
-    unsafe { store(&c, &acc, ring.origin, wg, (t % 128) as u32, (m as usize, n as usize)) };
+    unsafe { store::<true>(&c, &acc, ring.origin, wg, (t % 128) as u32, (m as usize, n as usize)) };
 }
 
 /// Threads of [`tc_wgmma_ws_bf16`]: a producer warpgroup and two consumers.
@@ -350,7 +464,7 @@ pub fn tc_wgmma_ws_bf16(maps: In<u64>, a: In<u16>, b: In<u16>, c: Out<f32>, m: u
     // The copy engine reads A and B through the maps.
     let _ = (a, b);
     let t = thread_idx_x() as usize;
-    let (ring, steps) = start(maps, 2, k);
+    let (ring, steps) = start::<Bf16>(maps, 2, k);
     if t < 128 {
         // SAFETY: the warpgroup, converged; 40 + 2 x 232 = 3 x 168, the
         // registers ptxas gives each of the 384 threads.
@@ -367,7 +481,7 @@ pub fn tc_wgmma_ws_bf16(maps: In<u64>, a: In<u16>, b: In<u16>, c: Out<f32>, m: u
     // SAFETY: the warpgroup, converged; the producer fills these steps.
     let acc = unsafe { consume(ring, consumer, steps, &mut 0) };
     // SAFETY: c holds m n elements; each thread its own.
-    unsafe { store(&c, &acc, ring.origin, consumer, (t % 128) as u32, (m as usize, n as usize)) };
+    unsafe { store::<true>(&c, &acc, ring.origin, consumer, (t % 128) as u32, (m as usize, n as usize)) };
 }
 
 /// Tile-rows per group of [`tc_wgmma_persistent_bf16`]'s tile order.
@@ -377,11 +491,14 @@ pub const GROUP: usize = 16;
 /// order: down a group of [`GROUP`] tile-rows, then to the next column,
 /// group after group. The tiles in flight at once (one per SM) then share
 /// a few stripes of A and of B rather than one stripe of A and all of B.
+///
+/// (`i` < `tiles_m tiles_n`, so neither divisor is 0; the clamps say so
+/// to the compiler, which otherwise keeps a panic path for each.)
 #[inline(always)]
 pub fn grouped(i: usize, (tiles_m, tiles_n): (usize, usize)) -> (usize, usize) {
-    let per_group = GROUP * tiles_n;
+    let per_group = (GROUP * tiles_n).max(1);
     let first = i / per_group * GROUP;
-    let rows = (tiles_m - first).min(GROUP);
+    let rows = tiles_m.saturating_sub(first).clamp(1, GROUP);
     let j = i % per_group;
     (first + j % rows, j / rows)
 }
@@ -411,9 +528,38 @@ pub fn grouped(i: usize, (tiles_m, tiles_n): (usize, usize)) -> (usize, usize) {
 pub fn tc_wgmma_persistent_bf16(maps: In<u64>, a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
     // The copy engine reads A and B through the maps.
     let _ = (a, b);
+    persistent::<Bf16>(maps, c, (m, n, k));
+}
+
+/// 6, tf32: step 6 on `f32` inputs read as tf32, `C = A bt^T` with `bt`
+/// the `n x k` transpose of B.
+///
+/// `wgmma`'s tf32 form is `m64n256k8`: a k8 of 4-byte elements is the same
+/// 32 bytes of a shared row as a bf16 k16, so a stage holds 32 of k in the
+/// same 48 KB (A 128 x 32, B 256 x 32) and four instructions consume it,
+/// at half the multiply-adds: the tensor cores' tf32 rate is half their
+/// bf16 rate, and the bytes per multiply-add double. Neither operand may
+/// be MN-major, so B comes K-major, one 256 x 32 box per stage from `bt`.
+/// Each input loses its low 13 mantissa bits (truncated, 10 kept): the
+/// host's error bound allows `2^-10` relative per input.
+///
+/// Launch: as [`tc_wgmma_persistent_bf16`], with `a` (`m x k`) and `bt`
+/// (`n x k`) `f32`; `k` a multiple of 4 (16-byte rows), any `m` and `n`.
+/// Measured: `BENCHMARKS.md`, rows `tc_wgmma_persistent_tf32`.
+#[kernel(block = WS_THREADS, shared = shared_bytes(), tile = [BN, BM], min_blocks = 1, persistent = true, arch = "sm_90a")]
+pub fn tc_wgmma_persistent_tf32(maps: In<u64>, a: In<f32>, bt: In<f32>, c: Out<f32>, m: u32, n: u32, k: u32) {
+    // The copy engine reads A and B through the maps.
+    let _ = (a, bt);
+    persistent::<Tf32>(maps, c, (m, n, k));
+}
+
+/// Step 6's body for either element type (see
+/// [`tc_wgmma_persistent_bf16`]).
+#[inline(always)]
+fn persistent<E: Element>(maps: In<u64>, c: Out<f32>, (m, n, k): (u32, u32, u32)) {
     let t = thread_idx_x() as usize;
     let (m, n) = (m as usize, n as usize);
-    let (ring, steps) = start(maps, 2, k);
+    let (ring, steps) = start::<E>(maps, 2, k);
     let grid = (m.div_ceil(BM), n.div_ceil(BN));
     // This block's tiles, as the origins of their C tiles.
     let tiles = (block_idx_x() as usize..grid.0 * grid.1).step_by(grid_dim_x() as usize).map(|tile| {
@@ -432,12 +578,47 @@ pub fn tc_wgmma_persistent_bf16(maps: In<u64>, a: In<u16>, b: In<u16>, c: Out<f3
     // SAFETY: as above; the producer releases what this claims.
     unsafe { registers::claim::<232>() };
     let consumer = t / 128 - 1;
+    // An odd n (tf32 only: bf16 TMA needs multiples of 8) stores element
+    // by element, in a loop of its own: the even loop has no branch. (The
+    // even loop is written out here: through `consume_tiles` too, the
+    // same source measured 3-4% slower for bf16, a matter of where LLVM
+    // places the blocks; see docs/notes.md.)
+    let t = (t % 128) as u32;
+    // SAFETY: the warpgroup, converged; the producer fills these tiles.
+    unsafe {
+        if E::BYTES == 2 || n.is_multiple_of(2) {
+            let mut it = 0;
+            for origin in tiles {
+                let acc = consume(ring, consumer, steps, &mut it);
+                store::<true>(&c, &acc, origin, consumer, t, (m, n));
+            }
+        } else {
+            consume_tiles::<E, false>(ring, tiles, (consumer, t), steps, &c, (m, n));
+        }
+    }
+}
+
+/// A consumer warpgroup of step 6: each of its tiles' sums ([`consume`]),
+/// stored ([`store`]).
+///
+/// # Safety
+/// The warpgroup runs it converged; the producer fills `tiles` as here;
+/// `c` holds `m n` elements, `n` even with `PAIRS`.
+#[inline(always)]
+unsafe fn consume_tiles<E: Element, const PAIRS: bool>(
+    ring: Ring<E>,
+    tiles: impl Iterator<Item = (usize, usize)>,
+    (consumer, t): (usize, u32),
+    steps: usize,
+    c: &Out<f32>,
+    (m, n): (usize, usize),
+) {
     let mut it = 0;
     for origin in tiles {
-        // SAFETY: the warpgroup, converged; the producer fills these steps,
-        // tile after tile as here.
-        let acc = unsafe { consume(ring, consumer, steps, &mut it) };
-        // SAFETY: c holds m n elements; each thread its own.
-        unsafe { store(&c, &acc, origin, consumer, (t % 128) as u32, (m, n)) };
+        // SAFETY: the caller's contract.
+        unsafe {
+            let acc = consume(ring, consumer, steps, &mut it);
+            store::<PAIRS>(c, &acc, origin, consumer, t, (m, n));
+        }
     }
 }

@@ -361,3 +361,92 @@ fn grouped_tile_order_is_a_permutation() {
         }
     }
 }
+
+/// One warp: A (16 x 16, row-major) and B (16 x 8) into the `m16n8k16`
+/// fragments by the ISA's lane maps, one `mma.sync` (f16 when `f16` is 1,
+/// else bf16), D out by the C map.
+#[kernel(block = 32)]
+pub fn mma_probe(a: In<u16>, b: In<u16>, c: Out<f32>, f16: u32) {
+    let lane = thread_idx_x();
+    // SAFETY: the indices are inside the 16 x 16, 16 x 8 and 16 x 8 tiles.
+    unsafe {
+        let fa: [u32; 4] = core::array::from_fn(|r| {
+            let at = |i: u32| {
+                let (row, col) = mma::a_bf16(lane, i);
+                a.load((16 * row + col) as usize)
+            };
+            mma::pack_bf16(at(2 * r as u32), at(2 * r as u32 + 1))
+        });
+        let fb: [u32; 2] = core::array::from_fn(|r| {
+            let at = |i: u32| {
+                let (k, n) = mma::b_bf16(lane, i);
+                b.load((8 * k + n) as usize)
+            };
+            mma::pack_bf16(at(2 * r as u32), at(2 * r as u32 + 1))
+        });
+        let d = if f16 == 1 {
+            mma::mma_f16_m16n8k16(fa, fb, [0.5; 4])
+        } else {
+            mma::mma_bf16_m16n8k16(fa, fb, [0.5; 4])
+        };
+        for (i, v) in d.into_iter().enumerate() {
+            let (row, col) = mma::c_f32(lane, i as u32);
+            c.store((8 * row + col) as usize, v);
+        }
+    }
+}
+
+/// binary16 decodes as IEEE 754 says (normal, subnormal, infinite, NaN),
+/// and `mma.sync` in f16 and in bf16 computes `A B + C` from the ISA's
+/// fragments: the same values, each encoded in its own format, give the
+/// exact product (multiples of 1/16 below 4: exact in both).
+#[test]
+fn f16_decodes_and_mma_f16_multiplies() {
+    use mma::f16_to_f32;
+    for (bits, want) in [
+        (0x3c00u16, 1.0f32),
+        (0xc000, -2.0),
+        (0x7bff, 65504.0),
+        (0x0001, f32::powi(2.0, -24)),
+        (0x0400, f32::powi(2.0, -14)),
+        (0x3555, 0.33325195),
+        (0x7c00, f32::INFINITY),
+        (0xfc00, f32::NEG_INFINITY),
+    ] {
+        assert_eq!(f16_to_f32(bits), want, "{bits:#06x}");
+    }
+    assert!(
+        f16_to_f32(0x7e00).is_nan() && f16_to_f32(0x8000) == 0.0 && f16_to_f32(0x8000).is_sign_negative()
+    );
+    // Every finite f16 value once: the encoder the test needs.
+    let mut f16_of = std::collections::HashMap::new();
+    for bits in 0..=u16::MAX {
+        let v = f16_to_f32(bits);
+        if v.is_finite() && bits != 0x8000 {
+            assert!(f16_of.insert(v.to_bits(), bits).is_none(), "{bits:#06x} decodes like another");
+        }
+    }
+    assert_eq!(f16_of.len(), 2 * 31 * 1024 - 1);
+    let gpu = Gpu::emulator();
+    let mut rng = SmallRng::seed_from_u64(21);
+    let a: Vec<f32> = (0..256).map(|_| rng.random_range(-63..=63) as f32 / 16.0).collect();
+    let b: Vec<f32> = (0..128).map(|_| rng.random_range(-63..=63) as f32 / 16.0).collect();
+    for f16 in [0, 1] {
+        let enc = |x: &f32| if f16 == 1 { f16_of[&x.to_bits()] } else { bf16(*x) };
+        let (da, db) = (
+            gpu.upload(&a.iter().map(enc).collect::<Vec<u16>>()).unwrap(),
+            gpu.upload(&b.iter().map(enc).collect::<Vec<u16>>()).unwrap(),
+        );
+        let mut dc = gpu.alloc::<f32>(128).unwrap();
+        gpu.poison(&mut dc).unwrap();
+        // SAFETY: the buffers hold the tiles.
+        unsafe { mma_probe::launch(&gpu, 1, &da, &db, &mut dc, f16) }.unwrap();
+        let c = gpu.download(&dc).unwrap();
+        for i in 0..16 {
+            for j in 0..8 {
+                let want: f32 = 0.5 + (0..16).map(|p| a[16 * i + p] * b[8 * p + j]).sum::<f32>();
+                assert_eq!(c[8 * i + j], want, "f16 {f16}: D[{i}][{j}]");
+            }
+        }
+    }
+}

@@ -7,6 +7,7 @@
 //! | instruction | A | B | C, D | per lane |
 //! | --- | --- | --- | --- | --- |
 //! | `m16n8k16.row.col.f32.bf16.bf16.f32` | 16 x 16 bf16 | 16 x 8 bf16 | 16 x 8 f32 | A: 4 regs (8 bf16), B: 2 regs (4 bf16), C: 4 f32 |
+//! | `m16n8k16.row.col.f32.f16.f16.f32` | 16 x 16 f16 | 16 x 8 f16 | 16 x 8 f32 | as bf16 (the same lane map) |
 //! | `m16n8k8.row.col.f32.tf32.tf32.f32` | 16 x 8 tf32 | 8 x 8 tf32 | 16 x 8 f32 | A: 4 regs, B: 2 regs, C: 4 f32 |
 //!
 //! Which lane holds which element is fixed by the PTX ISA ("Matrix
@@ -97,6 +98,19 @@ pub fn bf16_to_f32(bits: u16) -> f32 {
     f32::from_bits((bits as u32) << 16)
 }
 
+/// The `f32` an IEEE binary16 stands for (exact: every f16, subnormals
+/// included, is an `f32`).
+pub fn f16_to_f32(bits: u16) -> f32 {
+    let (sign, exp, frac) = ((bits >> 15) as u32, ((bits >> 10) & 0x1f) as i32, (bits & 0x3ff) as u32);
+    let magnitude = match exp {
+        0 => frac as f32 * f32::from_bits(0x3380_0000), // frac 2^-24
+        31 if frac == 0 => f32::INFINITY,
+        31 => f32::NAN,
+        _ => f32::from_bits(((exp + 127 - 15) as u32) << 23 | frac << 13),
+    };
+    if sign == 1 { -magnitude } else { magnitude }
+}
+
 /// `cvt.rna.tf32.f32`: `x` rounded to tf32 (10 explicit mantissa bits), to
 /// nearest with ties away from zero, as a 32-bit pattern whose low 13 bits
 /// are zero. NaN and infinity pass through.
@@ -160,26 +174,25 @@ pub unsafe fn mma_bf16_m16n8k16(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 
         mma_sync!("m16n8k16.row.col.f32.bf16.bf16.f32", a, b, c)
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let (lane, warp_a, warp_b) = emulated::gather(a, b);
-        emulated::product(
-            lane,
-            c,
-            16,
-            |l, i| {
-                let (r, k) = a_bf16(l, i);
-                let half = (warp_a[l as usize][(i / 2) as usize] >> (16 * (i % 2))) as u16;
-                ((r, k), bf16_to_f32(half))
-            },
-            8,
-            |l, i| {
-                let (k, n) = b_bf16(l, i);
-                let half = (warp_b[l as usize][(i / 2) as usize] >> (16 * (i % 2))) as u16;
-                ((k, n), bf16_to_f32(half))
-            },
-            4,
-        )
+    emulated::halves(a, b, c, bf16_to_f32)
+}
+
+/// As [`mma_bf16_m16n8k16`] with IEEE binary16 A and B (two per register,
+/// the same lane map). f16 has 11 significant bits: products are exact in
+/// `f32`, as for bf16.
+///
+/// # Safety
+/// As for [`mma_bf16_m16n8k16`].
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn mma_f16_m16n8k16(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller's contract (a converged warp).
+    unsafe {
+        mma_sync!("m16n8k16.row.col.f32.f16.f16.f32", a, b, c)
     }
+    #[cfg(not(target_arch = "nvptx64"))]
+    emulated::halves(a, b, c, f16_to_f32)
 }
 
 /// `D = A B + C` for one `m16n8k8` tile with tf32 A and B (32-bit patterns
@@ -214,7 +227,24 @@ pub unsafe fn mma_tf32_m16n8k8(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4
 
 #[cfg(not(target_arch = "nvptx64"))]
 mod emulated {
-    use super::c_f32;
+    use super::{a_bf16, b_bf16, c_f32};
+
+    /// One `m16n8k16` of 16-bit inputs (bf16 or f16, two per register, the
+    /// lower index in the low half), `value` decoding each.
+    #[track_caller]
+    pub fn halves(a: [u32; 4], b: [u32; 2], c: [f32; 4], value: fn(u16) -> f32) -> [f32; 4] {
+        let (lane, warp_a, warp_b) = gather(a, b);
+        let half = |r: u32, i: u32| value((r >> (16 * (i % 2))) as u16);
+        product(
+            lane,
+            c,
+            16,
+            |l, i| (a_bf16(l, i), half(warp_a[l as usize][(i / 2) as usize], i)),
+            8,
+            |l, i| (b_bf16(l, i), half(warp_b[l as usize][(i / 2) as usize], i)),
+            4,
+        )
+    }
 
     /// This lane's index, and every lane's A and B registers (see
     /// `warp::gather`).

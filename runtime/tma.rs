@@ -25,6 +25,17 @@ impl Gpu {
         self.tensor_map((buffer.address(), buffer.len()), ("bf16", 2, ty), shape, boxes)
     }
 
+    /// As [`Gpu::tensor_map_bf16`] for a row-major IEEE binary16 matrix.
+    pub fn tensor_map_f16(
+        &self,
+        buffer: &DeviceBuffer<half::f16>,
+        shape: (usize, usize),
+        boxes: (usize, usize),
+    ) -> Result<[u64; 16]> {
+        let ty = sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+        self.tensor_map((buffer.address(), buffer.len()), ("f16", 2, ty), shape, boxes)
+    }
+
     /// As [`Gpu::tensor_map_bf16`] for a row-major `f32` matrix (`cols` a
     /// multiple of 4; `box_cols` 32: the 128-byte swizzle, 16: the 64-byte
     /// one). `wgmma` reads its elements as tf32.

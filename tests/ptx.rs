@@ -352,9 +352,9 @@ fn cuda_std_kernels_assemble_for_every_arch_without_spills() {
 
 /// Each tensor-core kernel emits the instructions its step teaches, and
 /// calls nothing: `mma.sync` m16n8k16 (32 per k32 of a warp's 64 x 32
-/// tile) in steps 1-3, `ldmatrix` in 2-3, `cp.async` in 3; in the sm_90a
+/// tile) in steps 1-3 in their type, `ldmatrix` in 2-3, `cp.async` in 3; in the sm_90a
 /// PTX, steps 4-6 issue four `wgmma`s per stage in their own type (bf16
-/// k16, or tf32 k8), wait on mbarriers, and copy with TMA; 5 and 6 move
+/// or f16 k16, or tf32 k8), wait on mbarriers, and copy with TMA; 5 and 6 move
 /// registers with `setmaxnreg`.
 #[test]
 fn tensor_kernels_use_the_instructions_they_teach() {
@@ -366,10 +366,10 @@ fn tensor_kernels_use_the_instructions_they_teach() {
             let has = |what: &str| body.contains(what);
             assert!(!has("call"), "{name} ({}) calls a function", p.arch);
             if name.starts_with("tc_wgmma") {
-                let form = if name.ends_with("_tf32") {
-                    "m64n256k8.f32.tf32.tf32"
-                } else {
-                    "m64n256k16.f32.bf16.bf16"
+                let form = match name.rsplit('_').next() {
+                    Some("tf32") => "m64n256k8.f32.tf32.tf32",
+                    Some("f16") => "m64n256k16.f32.f16.f16",
+                    _ => "m64n256k16.f32.bf16.bf16",
                 };
                 let wgmmas = body.matches("wgmma.mma_async.sync.aligned.").count();
                 assert!(wgmmas >= 4 && wgmmas % 4 == 0, "{name}: {wgmmas} wgmma");
@@ -388,14 +388,16 @@ fn tensor_kernels_use_the_instructions_they_teach() {
                 }
                 assert_eq!(has("setmaxnreg"), kernel.launch.block.x == 384, "{name}: setmaxnreg");
             } else {
-                assert_eq!(
-                    body.matches("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32").count() % 32,
-                    0,
-                    "{name}"
+                let ty = if name.ends_with("_f16_async") { "f16" } else { "bf16" };
+                let mmas = body.matches("mma.sync.aligned.m16n8k16.row.col.f32.").count();
+                let typed =
+                    body.matches(&format!("mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32")).count();
+                assert!(
+                    mmas > 0 && mmas % 32 == 0 && typed == mmas,
+                    "{name}: {mmas} mma.sync, {typed} in {ty}"
                 );
-                assert!(has("mma.sync.aligned.m16n8k16"), "{name}: no mma.sync");
                 assert_eq!(has("ldmatrix.sync.aligned"), name != "tc_mma_bf16", "{name}: ldmatrix");
-                assert_eq!(has("cp.async.cg.shared.global"), name == "tc_mma_bf16_async", "{name}: cp.async");
+                assert_eq!(has("cp.async.cg.shared.global"), name.ends_with("_async"), "{name}: cp.async");
             }
         }
     }

@@ -72,12 +72,12 @@ fn launch_bounds_in_the_ptx_are_the_declared_ones() {
         }
         // The SGEMM ladder's 7 block tile kernels and the BLAS sgemm's block
         // tile kernels are the ones that declare them, and in the sm_90a
-        // PTX the three warp-specialized tensor kernels (whose `setmaxnreg`
+        // PTX the four warp-specialized tensor kernels (whose `setmaxnreg`
         // counts rest on them).
         let blas = kernel_lab::blas::plan::block_tile_kernels();
         assert_eq!(blas.len(), 16);
         assert!(blas.iter().all(|k| with_bounds.contains(k.kernel.name)));
-        let hopper = 3 * usize::from(p.arch == "sm_90a");
+        let hopper = 4 * usize::from(p.arch == "sm_90a");
         assert_eq!(with_bounds.len(), 7 + blas.len() + hopper, "{with_bounds:?}");
     }
 }

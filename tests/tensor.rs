@@ -68,7 +68,7 @@ fn bf16_conversion_rounds_to_nearest_even() {
     assert_eq!(f32_of(bf16(1.0 + 3.0 * f32::powi(2.0, -8))), 1.0 + f32::powi(2.0, -6));
 }
 
-/// Integers in [-8, 8] are exact in bf16 and tf32, their products and sums
+/// Integers in [-8, 8] are exact in bf16, f16 and tf32, their products and sums
 /// of up to 2^18 of them exact in f32: every kernel must match the integer
 /// product bit for bit, at shapes with edges in every direction (tf32
 /// kernels take B transposed).
@@ -102,6 +102,13 @@ fn integer_inputs_give_exact_results() {
                     let mut ops = tensor::Operands::new((m, n, k), &da, &db).unwrap();
                     tensor::run_once(&gpu, kernel, (m, n, k), &mut ops, &mut dc)
                 }
+                Precision::F16 => {
+                    let to =
+                        |v: &Vec<i32>| v.iter().map(|&x| half::f16::from_f32(x as f32)).collect::<Vec<_>>();
+                    let (da, db) = (gpu.upload(&to(&a)).unwrap(), gpu.upload(&to(&b)).unwrap());
+                    let mut ops = tensor::Operands::f16((m, n, k), &da, &db).unwrap();
+                    tensor::run_once(&gpu, kernel, (m, n, k), &mut ops, &mut dc)
+                }
                 Precision::Tf32 => {
                     let ah: Vec<f32> = a.iter().map(|&x| x as f32).collect();
                     let bt: Vec<f32> = (0..n * k).map(|i| b[(i % k) * n + i / k] as f32).collect();
@@ -112,7 +119,7 @@ fn integer_inputs_give_exact_results() {
             };
             // TMA kernels need rows on 16 bytes, and say so.
             let rows_on_16 = match precision {
-                Precision::Bf16 => k % 8 == 0 && n % 8 == 0,
+                Precision::Bf16 | Precision::F16 => k % 8 == 0 && n % 8 == 0,
                 Precision::Tf32 => k % 4 == 0,
             };
             match result {

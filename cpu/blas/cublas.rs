@@ -113,6 +113,22 @@ impl Cublas {
         self.gemm_ex("bf16", (m, n, k), (b, false, n), (a, k), c, (bf16, compute))
     }
 
+    /// As [`Cublas::gemm_bf16_rows`] for IEEE binary16 `A` and `B`.
+    pub fn gemm_f16_rows(
+        &self,
+        (m, n, k): (usize, usize, usize),
+        a: &DeviceBuffer<half::f16>,
+        b: &DeviceBuffer<half::f16>,
+        c: &mut DeviceBuffer<f32>,
+    ) -> Result<()> {
+        if a.len() < m * k || b.len() < k * n || c.len() < m * n {
+            return Err(Error::InvalidInput(format!("f16 GEMM {m}x{n}x{k}: buffers too small")));
+        }
+        let f16 = cublas_sys::cudaDataType_t::CUDA_R_16F;
+        let compute = cublas_sys::cublasComputeType_t::CUBLAS_COMPUTE_32F;
+        self.gemm_ex("f16", (m, n, k), (b, false, n), (a, k), c, (f16, compute))
+    }
+
     /// `C = A btᵀ` for row-major `f32` `A` (`m x k`) and `bt` (`n x k`, B
     /// transposed), `f32` `C`, on the TF32 tensor cores (`cublasGemmEx`,
     /// `CUBLAS_COMPUTE_32F_FAST_TF32`), as the column-major `Cᵀ = (btᵀ)ᵀ

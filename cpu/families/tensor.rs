@@ -1,8 +1,9 @@
-//! The tensor-core family on the host: bf16 and tf32 GEMM with `f32`
-//! accumulation, their references and error bounds, and cuBLAS's bf16 and
-//! TF32 GEMMs as the in-run peers. The kernels are in `gpu/src/tensor.rs`.
+//! The tensor-core family on the host: bf16, f16 and tf32 GEMM with `f32`
+//! accumulation, their references and error bounds, and cuBLAS's GEMMs in
+//! the same precisions as the in-run peers. The kernels are in `gpu/src/tensor.rs`.
 
 use gpu::dev::{In, Out};
+use half::f16;
 use gpu::launch::{Kernel, Typed};
 use rayon::prelude::*;
 
@@ -24,6 +25,8 @@ pub struct Tensor;
 pub enum Precision {
     /// bf16 bits (`u16`), row-major A (`m x k`) and B (`k x n`).
     Bf16,
+    /// IEEE binary16, laid out as bf16.
+    F16,
     /// `f32` read as tf32, row-major A (`m x k`) and B transposed (`bt`,
     /// `n x k`): `C = A btᵀ` (`wgmma` reads tf32 B only K-major).
     Tf32,
@@ -34,6 +37,7 @@ impl Precision {
     pub fn name(self) -> &'static str {
         match self {
             Precision::Bf16 => "bf16",
+            Precision::F16 => "f16",
             Precision::Tf32 => "tf32",
         }
     }
@@ -42,6 +46,7 @@ impl Precision {
     pub fn peer(self) -> &'static str {
         match self {
             Precision::Bf16 => "cublas",
+            Precision::F16 => "cublas_f16",
             Precision::Tf32 => "cublas_tf32",
         }
     }
@@ -49,14 +54,14 @@ impl Precision {
     /// The bound's factor on `sum_p |a_ip b_pj|` for `k` terms: each of the
     /// `k` additions into the `f32` accumulator may err by one ulp of the
     /// running sum (the ISA does not fix the order or the rounding), `(k +
-    /// 1) 2^-23`; bf16 inputs (rounded on the host) multiply exactly in
-    /// `f32`; tf32 inputs are `f32`s the tensor core truncates to 10
+    /// 1) 2^-23`; bf16 and f16 inputs (rounded on the host) multiply
+    /// exactly in `f32`; tf32 inputs are `f32`s the tensor core truncates to 10
     /// mantissa bits, each off by less than `2^-10` relative, a product by
     /// less than `2^-9`.
     pub fn unit(self, k: usize) -> f64 {
         let sums = (k as f64 + 1.0) * f64::powi(2.0, -23);
         match self {
-            Precision::Bf16 => sums,
+            Precision::Bf16 | Precision::F16 => sums,
             Precision::Tf32 => sums + f64::powi(2.0, -9),
         }
     }
@@ -167,6 +172,12 @@ pub fn verify(
 /// maps of A and B (16 words each), A, B, C, m, n, k.
 pub type TmaSignature = (In<u64>, In<u16>, In<u16>, Out<f32>, u32, u32, u32);
 
+/// What the f16 `mma.sync` kernels take: as [`Signature`] in binary16.
+pub type F16Signature = (In<f16>, In<f16>, Out<f32>, u32, u32, u32);
+
+/// What the f16 TMA kernels take: as [`TmaSignature`] in binary16.
+pub type TmaF16Signature = (In<u64>, In<f16>, In<f16>, Out<f32>, u32, u32, u32);
+
 /// What the tf32 TMA kernels take: the maps, A, B transposed (`n x k`), C,
 /// m, n, k.
 pub type TmaTf32Signature = (In<u64>, In<f32>, In<f32>, Out<f32>, u32, u32, u32);
@@ -175,7 +186,9 @@ pub type TmaTf32Signature = (In<u64>, In<f32>, In<f32>, Out<f32>, u32, u32, u32)
 #[derive(Clone, Copy)]
 pub enum Launchable {
     Plain(Typed<Signature>),
+    PlainF16(Typed<F16Signature>),
     Tma(Typed<TmaSignature>),
+    TmaF16(Typed<TmaF16Signature>),
     TmaTf32(Typed<TmaTf32Signature>),
 }
 
@@ -184,6 +197,7 @@ impl Launchable {
     pub fn precision(self) -> Precision {
         match self {
             Launchable::Plain(_) | Launchable::Tma(_) => Precision::Bf16,
+            Launchable::PlainF16(_) | Launchable::TmaF16(_) => Precision::F16,
             Launchable::TmaTf32(_) => Precision::Tf32,
         }
     }
@@ -191,7 +205,9 @@ impl Launchable {
     fn kernel(self) -> &'static Kernel {
         match self {
             Launchable::Plain(k) => k.kernel(),
+            Launchable::PlainF16(k) => k.kernel(),
             Launchable::Tma(k) => k.kernel(),
+            Launchable::TmaF16(k) => k.kernel(),
             Launchable::TmaTf32(k) => k.kernel(),
         }
     }
@@ -202,7 +218,9 @@ pub fn typed(kernel: &'static Kernel) -> Result<Launchable> {
     kernel
         .typed::<Signature>()
         .map(Launchable::Plain)
+        .or_else(|_| kernel.typed::<F16Signature>().map(Launchable::PlainF16))
         .or_else(|_| kernel.typed::<TmaSignature>().map(Launchable::Tma))
+        .or_else(|_| kernel.typed::<TmaF16Signature>().map(Launchable::TmaF16))
         .or_else(|_| kernel.typed::<TmaTf32Signature>().map(Launchable::TmaTf32))
         .map_err(Error::InvalidInput)
 }
@@ -212,6 +230,8 @@ pub fn typed(kernel: &'static Kernel) -> Result<Launchable> {
 pub enum Inputs<'a> {
     /// bf16 A (`m x k`) and B (`k x n`).
     Bf16(&'a DeviceBuffer<u16>, &'a DeviceBuffer<u16>),
+    /// binary16 A (`m x k`) and B (`k x n`).
+    F16(&'a DeviceBuffer<f16>, &'a DeviceBuffer<f16>),
     /// `f32` A (`m x k`) and B transposed (`n x k`).
     Tf32(&'a DeviceBuffer<f32>, &'a DeviceBuffer<f32>),
 }
@@ -220,6 +240,7 @@ impl Inputs<'_> {
     fn precision(self) -> Precision {
         match self {
             Inputs::Bf16(..) => Precision::Bf16,
+            Inputs::F16(..) => Precision::F16,
             Inputs::Tf32(..) => Precision::Tf32,
         }
     }
@@ -241,6 +262,11 @@ impl<'a> Operands<'a> {
         b: &'a DeviceBuffer<u16>,
     ) -> Result<Operands<'a>> {
         Operands::of(dims, Inputs::Bf16(a, b), (a.len(), b.len()))
+    }
+
+    /// As [`Operands::new`] for f16 kernels.
+    pub fn f16(dims: (usize, usize, usize), a: &'a DeviceBuffer<f16>, b: &'a DeviceBuffer<f16>) -> Result<Operands<'a>> {
+        Operands::of(dims, Inputs::F16(a, b), (a.len(), b.len()))
     }
 
     /// As [`Operands::new`] for tf32 kernels: `f32` A (`m x k`) and B
@@ -267,7 +293,7 @@ impl<'a> Operands<'a> {
     /// start on 16 bytes (bf16: `k` or `n` not a multiple of 8; tf32: `k`
     /// not a multiple of 4).
     fn maps(&mut self, gpu: &Gpu, (m, n, k): (usize, usize, usize)) -> Result<&DeviceBuffer<u64>> {
-        use gpu::tensor::hopper::{BM, Bf16, Element, Tf32};
+        use gpu::tensor::hopper::{BM, Bf16, Element, F16, Tf32};
         if self.maps.is_none() {
             let words = if m == 0 || n == 0 || k == 0 {
                 // Nothing to copy: the kernel reads no map.
@@ -280,6 +306,10 @@ impl<'a> Operands<'a> {
                     Inputs::Bf16(a, b) => (
                         gpu.tensor_map_bf16(a, (m, k), (BM, Bf16::BK)),
                         gpu.tensor_map_bf16(b, (k, n), Bf16::B_BOX),
+                    ),
+                    Inputs::F16(a, b) => (
+                        gpu.tensor_map_f16(a, (m, k), (BM, F16::BK)),
+                        gpu.tensor_map_f16(b, (k, n), F16::B_BOX),
                     ),
                     Inputs::Tf32(a, bt) => (
                         gpu.tensor_map_f32(a, (m, k), (BM, Tf32::BK)),
@@ -304,7 +334,7 @@ impl<'a> Operands<'a> {
                 self.inputs.precision().name()
             )));
         }
-        if let Launchable::Tma(_) | Launchable::TmaTf32(_) = kernel {
+        if let Launchable::Tma(_) | Launchable::TmaF16(_) | Launchable::TmaTf32(_) = kernel {
             self.maps(gpu, dims)?;
         }
         Ok(())
@@ -337,7 +367,13 @@ pub fn launch(
     // maps describe A and B (prepared for this problem).
     match (kernel, ops.inputs) {
         (Launchable::Plain(kt), Inputs::Bf16(a, b)) => unsafe { kt.launch(gpu, plain, (a, b, c, dims.0, dims.1, dims.2)) },
+        (Launchable::PlainF16(kt), Inputs::F16(a, b)) => unsafe {
+            kt.launch(gpu, plain, (a, b, c, dims.0, dims.1, dims.2))
+        },
         (Launchable::Tma(kt), Inputs::Bf16(a, b)) => unsafe {
+            kt.launch(gpu, on_sms, (maps()?, a, b, c, dims.0, dims.1, dims.2))
+        },
+        (Launchable::TmaF16(kt), Inputs::F16(a, b)) => unsafe {
             kt.launch(gpu, on_sms, (maps()?, a, b, c, dims.0, dims.1, dims.2))
         },
         (Launchable::TmaTf32(kt), Inputs::Tf32(a, bt)) => unsafe {
@@ -364,14 +400,15 @@ impl Family for Tensor {
     fn about(&self) -> &'static About {
         &About {
             name: "tensor",
-            size_meaning: "N: an N x N x N GEMM, or MxNxK; bf16 A and B (tf32: f32 A and B transposed), f32 \
-                           accumulation and C",
+            size_meaning: "N: an N x N x N GEMM, or MxNxK; bf16 or f16 A and B (tf32: f32 A and B transposed), \
+                           f32 accumulation and C",
             default_sizes: &[1024, 2048, 4096, 6144, 8192],
             emulator_size: 72,
             method: "C against an f64 reference on up to 512 rows, each element within (k + 1) 2^-23 sum |a b| \
-                     (bf16 products are exact in f32; one f32 ulp per addition), plus 2^-9 sum |a b| for tf32 (each \
-                     f32 input truncated to 10 mantissa bits); the peers are cuBLAS's bf16 GEMM and its TF32 GEMM \
-                     (cublasGemmEx, f32 and fast-TF32 compute, B transposed as ours) on the same buffers",
+                     (bf16 and f16 products are exact in f32; one f32 ulp per addition), plus 2^-9 sum |a b| for \
+                     tf32 (each f32 input truncated to 10 mantissa bits); the peers are cuBLAS's bf16, f16 and TF32 \
+                     GEMMs (cublasGemmEx, f32 and fast-TF32 compute, B transposed for TF32 as ours) on the same \
+                     buffers",
         }
     }
 
@@ -400,7 +437,7 @@ impl Family for Tensor {
             chosen.push((kernel, typed(kernel)?));
         }
         let mut records = Vec::new();
-        for precision in [Precision::Bf16, Precision::Tf32] {
+        for precision in [Precision::Bf16, Precision::F16, Precision::Tf32] {
             let these: Vec<_> = chosen.iter().copied().filter(|(_, kt)| kt.precision() == precision).collect();
             if !these.is_empty() {
                 records.extend(run_precision(run, (m, n, k), precision, &these)?);
@@ -414,10 +451,11 @@ impl Family for Tensor {
          register prefetch; (2) `ldmatrix` from a swizzled layout; (3) a 3-stage `cp.async` pipeline; (4) \
          Hopper's `wgmma` reading swizzled tiles that TMA writes, a 4-stage mbarrier ring; (5) warp \
          specialization: one producer warpgroup, two consumers, `setmaxnreg`; (6) persistent blocks over a \
-         grouped tile order; and step 6 in tf32 (`tc_wgmma_persistent_tf32`: `f32` A and B transposed, since \
-         `wgmma` reads tf32 B only K-major; its peer is cuBLAS TF32 on the same transposed B). Steps 4-6 are in \
-         the sm_90a PTX only and need rows on 16 bytes (bf16: `k` and `n` multiples of 8; tf32: `k` a multiple of \
-         4); elsewhere they are left out of the table. The ncu section of the device checks profiles every step \
+         grouped tile order; steps 3 and 6 in f16 (`tc_mma_f16_async`, `tc_wgmma_persistent_f16`, the bf16 kernel's layouts with \
+         `wgmma`'s f16 form, against cuBLAS f16) and in tf32 (`tc_wgmma_persistent_tf32`: `f32` A and B \
+         transposed, since `wgmma` reads tf32 B only K-major; its peer is cuBLAS TF32 on the same transposed B). Steps 4-6 are in \
+         the sm_90a PTX only and need rows on 16 bytes (bf16 and f16: `k` and `n` multiples of 8; tf32: `k` a \
+         multiple of 4); elsewhere they are left out of the table. The ncu section of the device checks profiles every step \
          and cuBLAS's own kernels. What limits each: steps 1 and 2 wait on global loads (one block of 8 warps per \
          SM, 32 of 161 registers holding the prefetch, too few bytes in flight): the first step's 50% target is \
          far out of reach for a kernel that teaches the fragment layout with plain loads, and even step 3 is held \
@@ -465,21 +503,31 @@ fn run_precision(
     let b32 = data::uniform_f32(k * n, 0x7e46);
     let rows = rows_to_check(m, 512, 0x7e47);
     let unit = precision.unit(k);
-    let (bf16_in, tf32_in, want) = match precision {
+    // Each precision's device inputs (the others stay empty) and reference.
+    let (mut bf16_in, mut f16_in, mut tf32_in) = (None, None, None);
+    let want = match precision {
         Precision::Bf16 => {
             let (a, b): (Vec<u16>, Vec<u16>) = (a32.iter().map(|&x| bf16(x)).collect(), b32.iter().map(|&x| bf16(x)).collect());
             let b64: Vec<f64> = b.iter().map(|&x| f32_of(x) as f64).collect();
-            let want = reference(|i| f32_of(a[i]) as f64, &b64, (m, n, k), &rows, unit);
-            (Some((gpu.upload(&a)?, gpu.upload(&b)?)), None, want)
+            bf16_in = Some((gpu.upload(&a)?, gpu.upload(&b)?));
+            reference(|i| f32_of(a[i]) as f64, &b64, (m, n, k), &rows, unit)
+        }
+        Precision::F16 => {
+            let (a, b): (Vec<f16>, Vec<f16>) =
+                (a32.iter().map(|&x| f16::from_f32(x)).collect(), b32.iter().map(|&x| f16::from_f32(x)).collect());
+            let b64: Vec<f64> = b.iter().map(|&x| x.to_f64()).collect();
+            f16_in = Some((gpu.upload(&a)?, gpu.upload(&b)?));
+            reference(|i| a[i].to_f64(), &b64, (m, n, k), &rows, unit)
         }
         Precision::Tf32 => {
-            let want = reference(|i| a32[i] as f64, &untranspose(&b32, (n, k)), (m, n, k), &rows, unit);
-            (None, Some((gpu.upload(&a32)?, gpu.upload(&b32)?)), want)
+            tf32_in = Some((gpu.upload(&a32)?, gpu.upload(&b32)?));
+            reference(|i| a32[i] as f64, &untranspose(&b32, (n, k)), (m, n, k), &rows, unit)
         }
     };
-    let mut ops = match (&bf16_in, &tf32_in) {
-        (Some((a, b)), _) => Operands::new((m, n, k), a, b)?,
-        (_, Some((a, bt))) => Operands::tf32((m, n, k), a, bt)?,
+    let mut ops = match (&bf16_in, &f16_in, &tf32_in) {
+        (Some((a, b)), ..) => Operands::new((m, n, k), a, b)?,
+        (_, Some((a, b)), _) => Operands::f16((m, n, k), a, b)?,
+        (.., Some((a, bt))) => Operands::tf32((m, n, k), a, bt)?,
         _ => unreachable!("one precision's inputs"),
     };
     let mut c = gpu.alloc::<f32>(m * n)?;
@@ -501,6 +549,7 @@ fn run_precision(
         let cublas = Cublas::new(gpu)?;
         let record = match ops.inputs {
             Inputs::Bf16(a, b) => measure(peer, &|c| cublas.gemm_bf16_rows((m, n, k), a, b, c))?,
+            Inputs::F16(a, b) => measure(peer, &|c| cublas.gemm_f16_rows((m, n, k), a, b, c))?,
             Inputs::Tf32(a, bt) => measure(peer, &|c| cublas.gemm_tf32_rows_nt((m, n, k), a, bt, c))?,
         };
         records.push(record);

@@ -36,6 +36,17 @@ pub struct In<T>(*const T);
 #[repr(transparent)]
 pub struct Out<T>(*mut T);
 
+impl<T> In<T> {
+    /// The same bytes as elements of another type of the same size (f16
+    /// data through 16-bit loads and copies that move bytes whatever their
+    /// type).
+    #[inline(always)]
+    pub fn same_bytes<U>(self) -> In<U> {
+        const { assert!(size_of::<T>() == size_of::<U>()) };
+        In(self.0 as *const U)
+    }
+}
+
 impl<T: Copy> In<T> {
     /// Reads element `i`.
     ///

@@ -1,7 +1,7 @@
 //! `wgmma`: Hopper's warpgroup-level tensor-core multiply (sm_90a). The
 //! four warps of a warpgroup (128 consecutive threads, the first a
 //! multiple of 128) together compute `D = A B + D` for a 64 x N x 16 tile
-//! of bf16 (`k16`: 32 bytes of k) or a 64 x N x 8 tile of tf32 (`k8`, also
+//! of bf16 or f16 (`k16`: 32 bytes of k) or a 64 x N x 8 tile of tf32 (`k8`, also
 //! 32 bytes), reading A and B straight from shared memory through 64-bit
 //! matrix descriptors; D stays in registers, spread over the 128 threads.
 //!
@@ -23,7 +23,7 @@
 //!   one, `S / E` k per row): element `(r, k)` is at `start + S (r mod 8) +
 //!   SBO (r / 8) + E k`; the next instruction's k (32 bytes) of the same
 //!   rows starts 32 bytes further.
-//! - **MN-major** (bf16 B as a row-major `k x n` tile, `S / 2` n per row;
+//! - **MN-major** (bf16 or f16 B as a row-major `k x n` tile, `S / 2` n per row;
 //!   the instruction's `tnspB` = 1): element `(k, n)` is at `start + 2 (n
 //!   mod S/2) + S (k mod 8) + SBO (k / 8) + LBO (n / (S/2))`. tf32 has no
 //!   MN-major form.
@@ -231,6 +231,28 @@ pub unsafe fn mma_m64n256k16_bf16(
     }
 }
 
+/// `wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16`: as
+/// [`mma_m64n256k16_bf16`] with IEEE binary16 operands (the same layouts,
+/// B MN-major).
+///
+/// # Safety
+/// As for [`mma_m64n256k16_bf16`].
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn mma_m64n256k16_f16(acc: [f32; 128], a: Descriptor, b: Descriptor, scale_d: bool) -> [f32; 128] {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller's contract.
+    unsafe {
+        mma_async!("m64n256k16.f32.f16.f16", ", 1, 1, 0, 1", acc, a, b, scale_d)
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let mut acc = acc;
+        emulated::mma(&mut acc, (a, b), emulated::F16, scale_d, core::panic::Location::caller());
+        acc
+    }
+}
+
 /// `wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32`: as
 /// [`mma_m64n256k16_bf16`] for a k8 of tf32, both operands K-major (the
 /// ISA has no transposed tf32 operand: B is an `N x K` tile, rows of k).
@@ -313,6 +335,9 @@ mod emulated {
     /// bf16: the top half of an `f32`; B MN-major.
     pub const BF16: Kind =
         Kind { bytes: 2, k: 16, b_mn_major: true, value: |h| f32::from_bits(h << 16) as f64 };
+    /// binary16; B MN-major.
+    pub const F16: Kind =
+        Kind { bytes: 2, k: 16, b_mn_major: true, value: |h| crate::mma::f16_to_f32(h as u16) as f64 };
     /// tf32: an `f32` with its low 13 bits dropped; both K-major.
     pub const TF32: Kind =
         Kind { bytes: 4, k: 8, b_mn_major: false, value: |w| f32::from_bits(w & !0x1fff) as f64 };

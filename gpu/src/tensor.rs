@@ -1,8 +1,8 @@
 //! Tensor cores: the GEMM ladder continued through `mma.sync`.
 //!
 //! Every kernel computes `C = A B` for row-major `A` (`m x k`) and `B` (`k
-//! x n`) in bf16 (their bit patterns as `u16`) and `C` (`m x n`) in `f32`,
-//! accumulating in `f32`. Any `m`, `n`, `k`: edge tiles read zeros outside
+//! x n`) in bf16 (their bit patterns as `u16`; `tc_mma_f16_async`: IEEE
+//! binary16) and `C` (`m x n`) in `f32`, accumulating in `f32`. Any `m`, `n`, `k`: edge tiles read zeros outside
 //! the matrices and store only inside `C`. The device layer's `mma` module
 //! says which lane holds which element of each fragment.
 //!
@@ -18,10 +18,11 @@
 pub mod hopper;
 
 use crate::dev::copy::{commit_copies, wait_copies};
-use crate::dev::mma::{a_bf16, b_bf16, c_f32, mma_bf16_m16n8k16, pack_bf16};
+use crate::dev::mma::{a_bf16, b_bf16, c_f32, mma_bf16_m16n8k16, mma_f16_m16n8k16, pack_bf16};
 use crate::dev::{In, Out, SharedArray, block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 use crate::kernel;
 use core::marker::PhantomData;
+use half::f16;
 use seq_macro::seq;
 
 /// Block tile of every kernel here: 128 x 128 of C, 32 of k per step.
@@ -115,7 +116,7 @@ impl Layout for Swizzled {
     #[inline(always)]
     unsafe fn multiply(stage: Stage, lane: u32, warp: (usize, usize), acc: &mut Sums) {
         // SAFETY: the caller's contract.
-        unsafe { multiply_by_ldmatrix(stage, lane, warp, acc) }
+        unsafe { multiply_by_ldmatrix(stage, lane, warp, acc, mma_bf16_m16n8k16) }
     }
 }
 
@@ -385,6 +386,22 @@ pub const STAGES: usize = 3;
 /// Measured: `BENCHMARKS.md`, rows `tc_mma_bf16_async`.
 #[kernel(block = THREADS, shared = STAGES * Swizzled::STAGE_BYTES, tile = [BN, BM])]
 pub fn tc_mma_bf16_async(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
+    pipeline(a, b, c, (m, n, k), mma_bf16_m16n8k16);
+}
+
+/// 3, f16: step 3 on IEEE binary16 inputs: the same bytes staged the same
+/// way (16-bit elements, whatever they mean), `mma.sync`'s f16 form.
+///
+/// Launch: as [`tc_mma_bf16_async`], with f16 `a` and `b`.
+/// Measured: `BENCHMARKS.md`, rows `tc_mma_f16_async`.
+#[kernel(block = THREADS, shared = STAGES * Swizzled::STAGE_BYTES, tile = [BN, BM])]
+pub fn tc_mma_f16_async(a: In<f16>, b: In<f16>, c: Out<f32>, m: u32, n: u32, k: u32) {
+    pipeline(a.same_bytes(), b.same_bytes(), c, (m, n, k), mma_f16_m16n8k16);
+}
+
+/// Step 3's body, multiplying with `mma` (see [`tc_mma_bf16_async`]).
+#[inline(always)]
+fn pipeline(a: In<u16>, b: In<u16>, c: Out<f32>, (m, n, k): (u32, u32, u32), mma: Mma) {
     let ops = Operands::<Swizzled>::new(a, b, (m, n, k));
     let Place { lane, warp: (wm, wn), block: (m0, n0), .. } = ops.place;
     // Fills stage s with the k-step at k0 (zeros past the matrices): 16-byte
@@ -417,7 +434,7 @@ pub fn tc_mma_bf16_async(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k:
         sync_threads();
         fill((step + STAGES - 1) % STAGES, (step + STAGES - 1) * BK);
         // SAFETY: the whole block runs this alike; the stage is filled.
-        unsafe { Swizzled::multiply(Stage::of::<Swizzled>(step % STAGES), lane, (wm, wn), &mut acc) };
+        unsafe { multiply_by_ldmatrix(Stage::of::<Swizzled>(step % STAGES), lane, (wm, wn), &mut acc, mma) };
     }
     // Nothing left in flight: the last groups were empty.
     wait_copies::<0>();
@@ -466,7 +483,7 @@ unsafe fn multiply_by_registers(stage: Stage, lane: u32, (wm, wn): (usize, usize
     }});
 }
 
-/// Steps 2 and 3's fragments, by `ldmatrix` (see `dev::matrix`): lane `l`
+/// Steps 2 and 3's fragments, by `ldmatrix` (see `dev::matrix`), into `mma`: lane `l`
 /// names row `l % 8` of 8 x 8 matrix `l / 8`. For A's 16 x 16 at
 /// `(16 MI, 16 KS)` the four matrices are rows 0-7 and 8-15 (lanes 0-15)
 /// at k 0-7, then both at k 8-15 (lanes 16-31): registers 0-3 in the order
@@ -477,7 +494,7 @@ unsafe fn multiply_by_registers(stage: Stage, lane: u32, (wm, wn): (usize, usize
 /// # Safety
 /// As for [`Layout::multiply`], on a [`Swizzled`] stage.
 #[inline(always)]
-unsafe fn multiply_by_ldmatrix(stage: Stage, lane: u32, (wm, wn): (usize, usize), acc: &mut Sums) {
+unsafe fn multiply_by_ldmatrix(stage: Stage, lane: u32, (wm, wn): (usize, usize), acc: &mut Sums, mma: Mma) {
     let l = lane as usize;
     let (row, half) = (l % 8 + 8 * ((l / 8) % 2), 8 * (l / 16));
     seq!(KS in 0..2 {{
@@ -496,11 +513,15 @@ unsafe fn multiply_by_ldmatrix(stage: Stage, lane: u32, (wm, wn): (usize, usize)
             let fa = unsafe { stage.a.ldmatrix_x4(0, Swizzled::a_at(wm + 16 * MI + row, 16 * KS + half)) };
             seq!(NI in 0..4 {
                 // SAFETY: the caller's contract (a converged warp).
-                acc[MI][NI] = unsafe { mma_bf16_m16n8k16(fa, fb[NI], acc[MI][NI]) };
+                acc[MI][NI] = unsafe { mma(fa, fb[NI], acc[MI][NI]) };
             });
         }});
     }});
 }
+
+/// An `m16n8k16` of 16-bit inputs: [`mma_bf16_m16n8k16`] or
+/// [`mma_f16_m16n8k16`] (the same fragments).
+type Mma = unsafe fn([u32; 4], [u32; 2], [f32; 4]) -> [f32; 4];
 
 /// A warp's sums into C (`m x n`, row-major) at `(r0, c0)`, inside C only.
 ///

@@ -1,8 +1,8 @@
 //! Hopper's own tensor-core path (sm_90a): `wgmma` reading its operands
 //! from shared memory that TMA fills, synchronized by mbarriers.
 //!
-//! The bf16 kernels compute what the `mma.sync` steps do (`C = A B`,
-//! row-major bf16 A and B, `f32` C, any `m`); the tf32 one takes `f32` A
+//! The bf16 and f16 kernels compute what the `mma.sync` steps do (`C = A
+//! B`, row-major 16-bit A and B, `f32` C, any `m`); the tf32 one takes `f32` A
 //! and B with B given transposed (`bt`, `n x k` row-major: `C = A bt^T`),
 //! because `wgmma` reads tf32 B only K-major. Both read through tensor maps
 //! the host encodes for A and B (`maps`: A's, then B's, 16 words each; `a`
@@ -21,6 +21,7 @@ use crate::dev::wgmma::{self, Descriptor, d_f32, shared_address};
 use crate::dev::{In, Out, SharedArray, block_idx_x, block_idx_y, grid_dim_x, sync_threads, thread_idx_x};
 use crate::kernel;
 use core::marker::PhantomData;
+use half::f16;
 use seq_macro::seq;
 
 /// Block tile: 128 x 256 of C, 128 bytes of k per stage (64 bf16, 32
@@ -87,20 +88,57 @@ impl Element for Bf16 {
         });
     }
 
-    /// A is K-major: rows 128 bytes apart, 8-row groups 1024 bytes apart
-    /// (SBO), the k16 steps 32 bytes apart in the row. B is MN-major:
-    /// groups of 8 k-rows 1024 bytes apart (SBO), its 64-column boxes
-    /// `B_BOX_BYTES` apart (LBO), k16 steps 2048 bytes apart.
     #[inline(always)]
-    unsafe fn multiply(a_at: u32, b_at: u32, mut acc: [f32; 128]) -> [f32; 128] {
-        seq!(KK in 0..4 {{
-            let da = Descriptor::swizzled(SPAN as u32, a_at + 32 * KK, 16, 1024);
-            let db = Descriptor::swizzled(SPAN as u32, b_at + 2048 * KK, B_BOX_BYTES as u32, 1024);
-            // SAFETY: the caller's contract.
-            acc = unsafe { wgmma::mma_m64n256k16_bf16(acc, da, db, true) };
-        }});
-        acc
+    unsafe fn multiply(a_at: u32, b_at: u32, acc: [f32; 128]) -> [f32; 128] {
+        // SAFETY: the caller's contract.
+        unsafe { multiply_mn_major(a_at, b_at, acc, wgmma::mma_m64n256k16_bf16) }
     }
+}
+
+/// IEEE binary16: laid out, copied and multiplied as [`Bf16`] (16-bit
+/// elements, B row-major `k x n`), through `wgmma`'s f16 form.
+#[derive(Clone, Copy)]
+pub struct F16;
+
+impl Element for F16 {
+    const BYTES: usize = 2;
+    const B_BOX: (usize, usize) = Bf16::B_BOX;
+
+    #[inline(always)]
+    unsafe fn copy_b(at: *mut u8, maps: In<u64>, k0: i32, n0: usize, bar: Mbarrier) {
+        // SAFETY: the caller's contract.
+        unsafe { Bf16::copy_b(at, maps, k0, n0, bar) }
+    }
+
+    #[inline(always)]
+    unsafe fn multiply(a_at: u32, b_at: u32, acc: [f32; 128]) -> [f32; 128] {
+        // SAFETY: the caller's contract.
+        unsafe { multiply_mn_major(a_at, b_at, acc, wgmma::mma_m64n256k16_f16) }
+    }
+}
+
+/// Four k16 `wgmma`s of 16-bit elements (`mma`: the bf16 or f16 form).
+/// A is K-major: rows 128 bytes apart, 8-row groups 1024 bytes apart
+/// (SBO), the k16 steps 32 bytes apart in the row. B is MN-major: groups
+/// of 8 k-rows 1024 bytes apart (SBO), its 64-column boxes `B_BOX_BYTES`
+/// apart (LBO), k16 steps 2048 bytes apart.
+///
+/// # Safety
+/// As for the `wgmma` instructions.
+#[inline(always)]
+unsafe fn multiply_mn_major(
+    a_at: u32,
+    b_at: u32,
+    mut acc: [f32; 128],
+    mma: unsafe fn([f32; 128], Descriptor, Descriptor, bool) -> [f32; 128],
+) -> [f32; 128] {
+    seq!(KK in 0..4 {{
+        let da = Descriptor::swizzled(SPAN as u32, a_at + 32 * KK, 16, 1024);
+        let db = Descriptor::swizzled(SPAN as u32, b_at + 2048 * KK, B_BOX_BYTES as u32, 1024);
+        // SAFETY: the caller's contract.
+        acc = unsafe { mma(acc, da, db, true) };
+    }});
+    acc
 }
 
 /// `f32` values read as tf32: B given as its transpose (`n x k`
@@ -531,6 +569,18 @@ pub fn tc_wgmma_persistent_bf16(maps: In<u64>, a: In<u16>, b: In<u16>, c: Out<f3
     persistent::<Bf16>(maps, c, (m, n, k));
 }
 
+/// 6, f16: step 6 on IEEE binary16 inputs (`wgmma`'s f16 form; the
+/// layouts, copies and ring of the bf16 kernel).
+///
+/// Launch: as [`tc_wgmma_persistent_bf16`], with f16 `a` and `b`.
+/// Measured: `BENCHMARKS.md`, rows `tc_wgmma_persistent_f16`.
+#[kernel(block = WS_THREADS, shared = shared_bytes(), tile = [BN, BM], min_blocks = 1, persistent = true, arch = "sm_90a")]
+pub fn tc_wgmma_persistent_f16(maps: In<u64>, a: In<f16>, b: In<f16>, c: Out<f32>, m: u32, n: u32, k: u32) {
+    // The copy engine reads A and B through the maps.
+    let _ = (a, b);
+    persistent::<F16>(maps, c, (m, n, k));
+}
+
 /// 6, tf32: step 6 on `f32` inputs read as tf32, `C = A bt^T` with `bt`
 /// the `n x k` transpose of B.
 ///
@@ -578,7 +628,7 @@ fn persistent<E: Element>(maps: In<u64>, c: Out<f32>, (m, n, k): (u32, u32, u32)
     // SAFETY: as above; the producer releases what this claims.
     unsafe { registers::claim::<232>() };
     let consumer = t / 128 - 1;
-    // An odd n (tf32 only: bf16 TMA needs multiples of 8) stores element
+    // An odd n (tf32 only: 16-bit TMA needs multiples of 8) stores element
     // by element, in a loop of its own: the even loop has no branch. (The
     // even loop is written out here: through `consume_tiles` too, the
     // same source measured 3-4% slower for bf16, a matter of where LLVM

@@ -352,7 +352,8 @@ fn cuda_std_kernels_assemble_for_every_arch_without_spills() {
 
 /// Each tensor-core kernel emits the instructions its step teaches, and
 /// calls nothing: `mma.sync` m16n8k16 (32 per k32 of a warp's 64 x 32
-/// tile) in steps 1-3 in their type, `ldmatrix` in 2-3, `cp.async` in 3; in the sm_90a
+/// tile; m16n8k8 for tf32, 64) in steps 1-3 in their type, `ldmatrix` in
+/// 2-3, `cp.async` in 3; in the sm_90a
 /// PTX, steps 4-6 issue four `wgmma`s per stage in their own type (bf16
 /// or f16 k16, or tf32 k8), wait on mbarriers, and copy with TMA; 5 and 6 move
 /// registers with `setmaxnreg`.
@@ -388,15 +389,21 @@ fn tensor_kernels_use_the_instructions_they_teach() {
                 }
                 assert_eq!(has("setmaxnreg"), kernel.launch.block.x == 384, "{name}: setmaxnreg");
             } else {
-                let ty = if name.ends_with("_f16_async") { "f16" } else { "bf16" };
-                let mmas = body.matches("mma.sync.aligned.m16n8k16.row.col.f32.").count();
+                // tf32: 4 k8 per k-step of 32, 64 per warp; 16-bit: 2 k16, 32.
+                let (shape, ty, per_step) = match name {
+                    "tc_mma_tf32" => ("m16n8k8", "tf32", 64),
+                    _ if name.ends_with("_f16_async") => ("m16n8k16", "f16", 32),
+                    _ => ("m16n8k16", "bf16", 32),
+                };
+                let mmas = body.matches("mma.sync.aligned.").count();
                 let typed =
-                    body.matches(&format!("mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32")).count();
+                    body.matches(&format!("mma.sync.aligned.{shape}.row.col.f32.{ty}.{ty}.f32")).count();
                 assert!(
-                    mmas > 0 && mmas % 32 == 0 && typed == mmas,
-                    "{name}: {mmas} mma.sync, {typed} in {ty}"
+                    mmas > 0 && mmas % per_step == 0 && typed == mmas,
+                    "{name}: {mmas} mma.sync, {typed} {ty}"
                 );
-                assert_eq!(has("ldmatrix.sync.aligned"), name != "tc_mma_bf16", "{name}: ldmatrix");
+                let by_registers = name == "tc_mma_bf16" || name == "tc_mma_tf32";
+                assert_eq!(has("ldmatrix.sync.aligned"), !by_registers, "{name}: ldmatrix");
                 assert_eq!(has("cp.async.cg.shared.global"), name.ends_with("_async"), "{name}: cp.async");
             }
         }

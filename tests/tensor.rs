@@ -211,6 +211,30 @@ fn ldmatrix_on_the_swizzled_layout_is_conflict_free() {
     assert_eq!(padded.shared_loads.requests, 32 * swizzled.shared_loads.requests / 6);
 }
 
+/// The tf32 step's padded tiles (rows 36 words apart): every fragment
+/// register and every 16-byte store in one pass per request, as its doc
+/// comment derives (banks `4 g + q`); per warp and k8, 16 A and 8 B word
+/// loads.
+#[test]
+fn tf32_padded_tiles_are_conflict_free() {
+    let gpu = Gpu::emulator();
+    let kernel = Tensor.kernels().into_iter().find(|k| k.name == "tc_mma_tf32").unwrap();
+    let (m, n, k) = (128, 128, 64);
+    let (a, bt) = (vec![0.5f32; m * k], vec![0.25f32; n * k]);
+    let (da, dbt) = (gpu.upload(&a).unwrap(), gpu.upload(&bt).unwrap());
+    let mut dc = gpu.alloc::<f32>(m * n).unwrap();
+    gpu.set_analysis(true);
+    let mut ops = tensor::Operands::tf32((m, n, k), &da, &dbt).unwrap();
+    tensor::run_once(&gpu, kernel, (m, n, k), &mut ops, &mut dc).unwrap();
+    gpu.sync().unwrap();
+    let analysis = gpu.take_analysis();
+    assert_eq!(analysis.shared_loads.efficiency(), 1.0, "{:?}", analysis.shared_loads);
+    assert_eq!(analysis.shared_stores.efficiency(), 1.0, "{:?}", analysis.shared_stores);
+    // 8 warps x 2 k-steps x 4 k8 x (8 B + 16 A) word loads.
+    assert_eq!(analysis.shared_loads.requests, 8 * 2 * 4 * (8 + 16));
+    assert!(gpu.download(&dc).unwrap().iter().all(|&c| c == 64.0 * 0.125));
+}
+
 /// Lane `t` copies elements `8 t..+8` (row `t % 8` of 8 x 8 matrix `t /
 /// 8`) into shared memory, the warp loads the four matrices with
 /// `ldmatrix` (`.trans` when `trans` is 1), writes each lane's registers to

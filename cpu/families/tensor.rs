@@ -172,6 +172,10 @@ pub fn verify(
 /// maps of A and B (16 words each), A, B, C, m, n, k.
 pub type TmaSignature = (In<u64>, In<u16>, In<u16>, Out<f32>, u32, u32, u32);
 
+/// What the tf32 `mma.sync` kernels take: `f32` A, B transposed (`n x
+/// k`), C, m, n, k.
+pub type Tf32Signature = (In<f32>, In<f32>, Out<f32>, u32, u32, u32);
+
 /// What the f16 `mma.sync` kernels take: as [`Signature`] in binary16.
 pub type F16Signature = (In<f16>, In<f16>, Out<f32>, u32, u32, u32);
 
@@ -187,6 +191,7 @@ pub type TmaTf32Signature = (In<u64>, In<f32>, In<f32>, Out<f32>, u32, u32, u32)
 pub enum Launchable {
     Plain(Typed<Signature>),
     PlainF16(Typed<F16Signature>),
+    PlainTf32(Typed<Tf32Signature>),
     Tma(Typed<TmaSignature>),
     TmaF16(Typed<TmaF16Signature>),
     TmaTf32(Typed<TmaTf32Signature>),
@@ -198,7 +203,7 @@ impl Launchable {
         match self {
             Launchable::Plain(_) | Launchable::Tma(_) => Precision::Bf16,
             Launchable::PlainF16(_) | Launchable::TmaF16(_) => Precision::F16,
-            Launchable::TmaTf32(_) => Precision::Tf32,
+            Launchable::PlainTf32(_) | Launchable::TmaTf32(_) => Precision::Tf32,
         }
     }
 
@@ -206,6 +211,7 @@ impl Launchable {
         match self {
             Launchable::Plain(k) => k.kernel(),
             Launchable::PlainF16(k) => k.kernel(),
+            Launchable::PlainTf32(k) => k.kernel(),
             Launchable::Tma(k) => k.kernel(),
             Launchable::TmaF16(k) => k.kernel(),
             Launchable::TmaTf32(k) => k.kernel(),
@@ -219,6 +225,7 @@ pub fn typed(kernel: &'static Kernel) -> Result<Launchable> {
         .typed::<Signature>()
         .map(Launchable::Plain)
         .or_else(|_| kernel.typed::<F16Signature>().map(Launchable::PlainF16))
+        .or_else(|_| kernel.typed::<Tf32Signature>().map(Launchable::PlainTf32))
         .or_else(|_| kernel.typed::<TmaSignature>().map(Launchable::Tma))
         .or_else(|_| kernel.typed::<TmaF16Signature>().map(Launchable::TmaF16))
         .or_else(|_| kernel.typed::<TmaTf32Signature>().map(Launchable::TmaTf32))
@@ -370,6 +377,9 @@ pub fn launch(
         (Launchable::PlainF16(kt), Inputs::F16(a, b)) => unsafe {
             kt.launch(gpu, plain, (a, b, c, dims.0, dims.1, dims.2))
         },
+        (Launchable::PlainTf32(kt), Inputs::Tf32(a, bt)) => unsafe {
+            kt.launch(gpu, plain, (a, bt, c, dims.0, dims.1, dims.2))
+        },
         (Launchable::Tma(kt), Inputs::Bf16(a, b)) => unsafe {
             kt.launch(gpu, on_sms, (maps()?, a, b, c, dims.0, dims.1, dims.2))
         },
@@ -452,7 +462,7 @@ impl Family for Tensor {
          Hopper's `wgmma` reading swizzled tiles that TMA writes, a 4-stage mbarrier ring; (5) warp \
          specialization: one producer warpgroup, two consumers, `setmaxnreg`; (6) persistent blocks over a \
          grouped tile order; steps 3 and 6 in f16 (`tc_mma_f16_async`, `tc_wgmma_persistent_f16`, the bf16 kernel's layouts with \
-         `wgmma`'s f16 form, against cuBLAS f16) and in tf32 (`tc_wgmma_persistent_tf32`: `f32` A and B \
+         `wgmma`'s f16 form, against cuBLAS f16) and steps 1 and 6 in tf32 (`tc_mma_tf32`, `tc_wgmma_persistent_tf32`: `f32` A and B \
          transposed, since `wgmma` reads tf32 B only K-major; its peer is cuBLAS TF32 on the same transposed B). Steps 4-6 are in \
          the sm_90a PTX only and need rows on 16 bytes (bf16 and f16: `k` and `n` multiples of 8; tf32: `k` a \
          multiple of 4); elsewhere they are left out of the table. The ncu section of the device checks profiles every step \

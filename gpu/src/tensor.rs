@@ -16,6 +16,8 @@
 
 /// Steps 4 and on: `wgmma`, TMA and mbarriers, in the sm_90a PTX only.
 pub mod hopper;
+/// Step 1 in tf32: `mma.sync` m16n8k8 on `f32` inputs.
+pub mod tf32;
 
 use crate::dev::copy::{commit_copies, wait_copies};
 use crate::dev::mma::{a_bf16, b_bf16, c_f32, mma_bf16_m16n8k16, mma_f16_m16n8k16, pack_bf16};
@@ -443,7 +445,7 @@ fn pipeline(a: In<u16>, b: In<u16>, c: Out<f32>, (m, n, k): (u32, u32, u32), mma
 }
 
 /// One warp's sums: its 64 x 32 piece of C as 4 x 4 `m16n8` fragments.
-type Sums = [[[f32; 4]; 4]; 4];
+pub(crate) type Sums = [[[f32; 4]; 4]; 4];
 
 /// Step 1's fragments: from shared memory register by register, at the
 /// places the PTX ISA's lane map names. An A register is two neighbours
@@ -528,7 +530,13 @@ type Mma = unsafe fn([u32; 4], [u32; 2], [f32; 4]) -> [f32; 4];
 /// # Safety
 /// `c` holds `m n` elements; no other thread writes this warp's piece.
 #[inline(always)]
-unsafe fn store_c(c: Out<f32>, acc: &Sums, lane: u32, (r0, c0): (usize, usize), (m, n): (usize, usize)) {
+pub(crate) unsafe fn store_c(
+    c: Out<f32>,
+    acc: &Sums,
+    lane: u32,
+    (r0, c0): (usize, usize),
+    (m, n): (usize, usize),
+) {
     seq!(MI in 0..4 { seq!(NI in 0..4 { seq!(I in 0..4 {{
         let (r, col) = c_f32(lane, I);
         let (row, col) = (r0 + 16 * MI + r as usize, c0 + 8 * NI + col as usize);

@@ -141,20 +141,25 @@ fn integer_inputs_give_exact_results() {
     }
 }
 
-/// tf32 drops each input's low 13 mantissa bits: inputs `1 + 2^-11` (below
-/// tf32's resolution) multiply as 1, and `1 + 2^-10` (its last bit) as
-/// itself; a kernel that rounded or read full `f32` would differ.
+/// tf32 drops each input's low 13 mantissa bits: inputs `1 + 3 2^-12`
+/// (below tf32's resolution, above half of it) multiply as 1, and `1 +
+/// 2^-10` (its last bit) as itself; a kernel that rounded to nearest (to
+/// `1 + 2^-10`) or read full `f32` would differ. (On the emulator: this
+/// checks the model; the GPU runs are checked against the bound.)
 #[test]
 fn tf32_kernels_truncate_their_inputs() {
     let gpu = Gpu::emulator();
     let (m, n, k) = (64, 256, 8);
+    let mut ran = 0;
     for kernel in Tensor.kernels() {
         if tensor::typed(kernel).unwrap().precision() != Precision::Tf32 {
             continue;
         }
-        for (x, seen) in
-            [(1.0 + f32::powi(2.0, -11), 1.0f64), (1.0 + f32::powi(2.0, -10), 1.0 + f64::powi(2.0, -10))]
-        {
+        ran += 1;
+        for (x, seen) in [
+            (1.0 + 3.0 * f32::powi(2.0, -12), 1.0f64),
+            (1.0 + f32::powi(2.0, -10), 1.0 + f64::powi(2.0, -10)),
+        ] {
             let (da, dbt) = (gpu.upload(&vec![x; m * k]).unwrap(), gpu.upload(&vec![x; n * k]).unwrap());
             let mut dc = gpu.alloc::<f32>(m * n).unwrap();
             let mut ops = tensor::Operands::tf32((m, n, k), &da, &dbt).unwrap();
@@ -168,6 +173,8 @@ fn tf32_kernels_truncate_their_inputs() {
             );
         }
     }
+    // Steps 1 and 6 in tf32.
+    assert_eq!(ran, 2);
 }
 
 /// The shared-memory analysis of one 128 x 128 x 64 launch of `name` (two
@@ -449,6 +456,11 @@ fn f16_decodes_and_mma_f16_multiplies() {
     assert!(
         f16_to_f32(0x7e00).is_nan() && f16_to_f32(0x8000) == 0.0 && f16_to_f32(0x8000).is_sign_negative()
     );
+    // Every pattern as the `half` crate decodes it (NaNs as NaNs).
+    for bits in 0..=u16::MAX {
+        let (ours, theirs) = (f16_to_f32(bits), half::f16::from_bits(bits).to_f32());
+        assert!(ours.to_bits() == theirs.to_bits() || ours.is_nan() && theirs.is_nan(), "{bits:#06x}");
+    }
     // Every finite f16 value once: the encoder the test needs.
     let mut f16_of = std::collections::HashMap::new();
     for bits in 0..=u16::MAX {
@@ -478,6 +490,31 @@ fn f16_decodes_and_mma_f16_multiplies() {
                 let want: f32 = 0.5 + (0..16).map(|p| a[16 * i + p] * b[8 * p + j]).sum::<f32>();
                 assert_eq!(c[8 * i + j], want, "f16 {f16}: D[{i}][{j}]");
             }
+        }
+    }
+}
+
+/// Problems the operands cannot take are errors before any launch: rows
+/// not on 16 bytes for the TMA kernels even when `k` is 0 (no copy, but
+/// the 16-bit kernels' paired stores of C still need an even `n`), and a
+/// launch for another problem than the operands were checked for.
+#[test]
+fn operands_refuse_what_they_cannot_take() {
+    let gpu = Gpu::emulator();
+    let (da, db) = (gpu.upload(&[0u16; 16]).unwrap(), gpu.upload(&[0u16; 16]).unwrap());
+    let mut dc = gpu.alloc::<f32>(40_000).unwrap();
+    for kernel in Tensor.kernels() {
+        let tma = matches!(tensor::typed(kernel).unwrap(), tensor::Launchable::Tma(_));
+        if tma {
+            let mut ops = tensor::Operands::new((3, 9, 0), &da, &db).unwrap();
+            let e = tensor::run_once(&gpu, kernel, (3, 9, 0), &mut ops, &mut dc).unwrap_err().to_string();
+            assert!(e.contains("multiple of 8, not 9"), "{}: {e}", kernel.name);
+        }
+        if tensor::typed(kernel).unwrap().precision() == Precision::Bf16 {
+            let mut ops = tensor::Operands::new((4, 4, 4), &da, &db).unwrap();
+            let e =
+                tensor::run_once(&gpu, kernel, (200, 200, 200), &mut ops, &mut dc).unwrap_err().to_string();
+            assert!(e.contains("checked for 4x4x4"), "{}: {e}", kernel.name);
         }
     }
 }

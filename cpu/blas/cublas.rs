@@ -184,6 +184,8 @@ impl Cublas {
         };
         let f32_ = cublas_sys::cudaDataType_t::CUDA_R_32F;
         let int = |x: usize| x as i32;
+        // Leading dimensions of empty matrices must still be at least 1.
+        let (lda, ldb, ldc) = (lda.max(1), ldb.max(1), n.max(1));
         // SAFETY: the buffers hold the matrices (the callers checked); the
         // pointers stay valid while the guards live; alpha and beta are
         // host f32s.
@@ -205,7 +207,7 @@ impl Cublas {
                 (&beta as *const f32).cast(),
                 c_ptr as *mut std::ffi::c_void,
                 f32_,
-                int(n),
+                int(ldc),
                 compute,
                 cublas_sys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
             )

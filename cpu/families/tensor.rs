@@ -16,8 +16,8 @@ use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
 /// What every tensor-core GEMM kernel takes: A, B (bf16 bits), C, m, n, k.
 pub type Signature = (In<u16>, In<u16>, Out<f32>, u32, u32, u32);
 
-/// The family: `C = A B`, bf16 or tf32 inputs, `f32` accumulation and
-/// output.
+/// The family: `C = A B`, bf16, f16 or tf32 inputs, `f32` accumulation
+/// and output.
 pub struct Tensor;
 
 /// The input type a kernel multiplies in.
@@ -56,7 +56,7 @@ impl Precision {
     /// running sum (the ISA does not fix the order or the rounding), `(k +
     /// 1) 2^-23`; bf16 and f16 inputs (rounded on the host) multiply
     /// exactly in `f32`; tf32 inputs are `f32`s the tensor core truncates to 10
-    /// mantissa bits, each off by less than `2^-10` relative, a product by
+    /// mantissa bits, each (normal) one off by less than `2^-10` relative, a product by
     /// less than `2^-9`.
     pub fn unit(self, k: usize) -> f64 {
         let sums = (k as f64 + 1.0) * f64::powi(2.0, -23);
@@ -96,11 +96,17 @@ pub fn check((m, n, k): (usize, usize, usize)) -> Result<usize> {
     if [m, n, k].iter().any(|&x| x > u32::MAX as usize / 2) {
         return Err(Error::InvalidInput(format!("tensor GEMM {m}x{n}x{k}: dimensions must fit in 31 bits")));
     }
-    let elements = |x: usize, y: usize| x.checked_mul(y);
-    match (elements(m, k), elements(k, n), elements(m, n)) {
-        (Some(a), Some(b), Some(c)) => Ok(4 * a + 4 * b + 4 * c),
-        _ => Err(Error::InvalidInput(format!("tensor GEMM {m}x{n}x{k} overflows"))),
+    let bytes = |x: usize, y: usize| x.checked_mul(y).and_then(|e| e.checked_mul(4));
+    match (bytes(m, k), bytes(k, n), bytes(m, n)) {
+        (Some(a), Some(b), Some(c)) => {
+            a.checked_add(b).and_then(|ab| ab.checked_add(c)).ok_or_else(|| overflows((m, n, k)))
+        }
+        _ => Err(overflows((m, n, k))),
     }
+}
+
+fn overflows((m, n, k): (usize, usize, usize)) -> Error {
+    Error::InvalidInput(format!("tensor GEMM {m}x{n}x{k} overflows"))
 }
 
 /// The f64 reference of rows `rows` of `A B` and, per element, the error
@@ -257,6 +263,8 @@ impl Inputs<'_> {
 /// their tensor maps (encoded once, outside any timing).
 pub struct Operands<'a> {
     pub inputs: Inputs<'a>,
+    /// The problem the buffers were checked for; launches must be of it.
+    dims: (usize, usize, usize),
     maps: Option<DeviceBuffer<u64>>,
 }
 
@@ -291,7 +299,37 @@ impl<'a> Operands<'a> {
         if a < m * k || b < k * n {
             return Err(Error::InvalidInput(format!("tensor GEMM {m}x{n}x{k}: buffers too small")));
         }
-        Ok(Operands { inputs, maps: None })
+        Ok(Operands { inputs, dims: (m, n, k), maps: None })
+    }
+
+    /// Errors unless `dims` is the problem these operands were made for.
+    fn same_problem(&self, (m, n, k): (usize, usize, usize)) -> Result<()> {
+        if (m, n, k) != self.dims {
+            let (pm, pn, pk) = self.dims;
+            return Err(Error::InvalidInput(format!(
+                "tensor GEMM {m}x{n}x{k}: the operands were checked for {pm}x{pn}x{pk}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Errors unless every row of A and B starts on 16 bytes, as TMA needs
+    /// (and the 16-bit kernels' paired stores of C, whose rows are `n`
+    /// long): even when a dimension is 0 and no copy is made.
+    fn rows_on_16(&self) -> Result<()> {
+        let (m, n, k) = self.dims;
+        let (name, per_16, lengths) = match self.inputs {
+            Inputs::Bf16(..) => ("bf16", 8, [k, n]),
+            Inputs::F16(..) => ("f16", 8, [k, n]),
+            Inputs::Tf32(..) => ("f32", 4, [k, k]),
+        };
+        match lengths.into_iter().find(|x| !x.is_multiple_of(per_16)) {
+            Some(bad) => Err(Error::InvalidInput(format!(
+                "tensor GEMM {m}x{n}x{k}, {name}: TMA needs every row to start on 16 bytes, so the row length must \
+                 be a multiple of {per_16}, not {bad}"
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// The tensor maps the TMA kernels read, A's then B's: 128-row boxes
@@ -299,8 +337,10 @@ impl<'a> Operands<'a> {
     /// 128-byte swizzled (`gpu::tensor::hopper`). Errors if a row does not
     /// start on 16 bytes (bf16: `k` or `n` not a multiple of 8; tf32: `k`
     /// not a multiple of 4).
-    fn maps(&mut self, gpu: &Gpu, (m, n, k): (usize, usize, usize)) -> Result<&DeviceBuffer<u64>> {
+    fn maps(&mut self, gpu: &Gpu) -> Result<&DeviceBuffer<u64>> {
         use gpu::tensor::hopper::{BM, Bf16, Element, F16, Tf32};
+        let (m, n, k) = self.dims;
+        self.rows_on_16()?;
         if self.maps.is_none() {
             let words = if m == 0 || n == 0 || k == 0 {
                 // Nothing to copy: the kernel reads no map.
@@ -333,6 +373,7 @@ impl<'a> Operands<'a> {
     /// Readies what `kernel` needs beyond A and B (the tensor maps);
     /// errors if it multiplies another precision.
     pub fn prepare(&mut self, gpu: &Gpu, kernel: Launchable, dims: (usize, usize, usize)) -> Result<()> {
+        self.same_problem(dims)?;
         if kernel.precision() != self.inputs.precision() {
             return Err(Error::InvalidInput(format!(
                 "{} multiplies {}, these operands are {}",
@@ -342,7 +383,7 @@ impl<'a> Operands<'a> {
             )));
         }
         if let Launchable::Tma(_) | Launchable::TmaF16(_) | Launchable::TmaTf32(_) = kernel {
-            self.maps(gpu, dims)?;
+            self.maps(gpu)?;
         }
         Ok(())
     }
@@ -357,6 +398,7 @@ pub fn launch(
     ops: &Operands,
     c: &mut DeviceBuffer<f32>,
 ) -> Result<()> {
+    ops.same_problem((m, n, k))?;
     if c.len() < m * n {
         return Err(Error::InvalidInput(format!("tensor GEMM {m}x{n}x{k}: C too small")));
     }
@@ -369,8 +411,9 @@ pub fn launch(
     let maps = || ops.maps.as_ref().ok_or_else(unprepared);
     let launch = kernel.kernel().launch;
     let (plain, on_sms) = (launch.grid(n as u32, m as u32), launch.grid_on(n as u32, m as u32, gpu.info.multiprocessors as u32));
-    // SAFETY (each arm): the buffers hold A, B and C (checked, in the
-    // kernel's precision); the grid covers C with the kernel's tile; the
+    // SAFETY (each arm): the buffers hold A, B and C for this problem
+    // (checked by `Operands::of` and `same_problem`, in the kernel's
+    // precision); the grid covers C with the kernel's tile; the
     // maps describe A and B (prepared for this problem).
     match (kernel, ops.inputs) {
         (Launchable::Plain(kt), Inputs::Bf16(a, b)) => unsafe { kt.launch(gpu, plain, (a, b, c, dims.0, dims.1, dims.2)) },
@@ -478,8 +521,8 @@ impl Family for Tensor {
          kernels: the consumers store each tile's 128 KB of `f32` sums while the tensor cores wait, where \
          cuBLAS (clusters of 2, larger tiles) overlaps its epilogue and reads the shared operand once per \
          cluster. Next: TMA multicast across a cluster of 2, the epilogue through shared memory and TMA stores. \
-         TF32 at 8192^3 runs about 3 ms a launch and the clocks fall over a run: cuBLAS's own time there moves \
-         by 10% between runs, and the ratio with it. docs/notes.md lists the variants measured."
+         TF32 at 8192^3 runs milliseconds a launch and the clocks fall over a run: cuBLAS's own time there moves \
+         between runs, and the ratio with it (docs/notes.md, which also lists the variants measured)."
     }
 
     fn targets(&self, records: &[&Record]) -> Vec<Target> {

@@ -42,7 +42,7 @@ impl<T> In<T> {
     /// type).
     #[inline(always)]
     pub fn same_bytes<U>(self) -> In<U> {
-        const { assert!(size_of::<T>() == size_of::<U>()) };
+        const { assert!(size_of::<T>() == size_of::<U>() && align_of::<U>() <= align_of::<T>()) };
         In(self.0 as *const U)
     }
 }

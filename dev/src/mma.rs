@@ -195,8 +195,9 @@ pub unsafe fn mma_f16_m16n8k16(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4
     emulated::halves(a, b, c, f16_to_f32)
 }
 
-/// `D = A B + C` for one `m16n8k8` tile with tf32 A and B (32-bit patterns
-/// from [`to_tf32`]) and `f32` C and D.
+/// `D = A B + C` for one `m16n8k8` tile with tf32 A and B and `f32` C and
+/// D. A and B are 32-bit patterns: rounded by [`to_tf32`], or raw `f32`s,
+/// whose low 13 mantissa bits the tensor core drops (truncation).
 ///
 /// # Safety
 /// As for [`mma_bf16_m16n8k16`].

@@ -258,7 +258,8 @@ pub unsafe fn mma_m64n256k16_f16(acc: [f32; 128], a: Descriptor, b: Descriptor, 
 /// ISA has no transposed tf32 operand: B is an `N x K` tile, rows of k).
 /// The operands are `f32` bit patterns; the tensor core reads their top 19
 /// bits (sign, exponent, 10 mantissa bits), dropping the other 13: each
-/// input is truncated toward zero, a relative error below `2^-10`.
+/// input is truncated toward zero, a relative error below `2^-10` for
+/// normal values (subnormals lose more: their leading bit is lower).
 ///
 /// # Safety
 /// As for [`mma_m64n256k16_bf16`].

@@ -1,15 +1,18 @@
 //! Tensor cores: the GEMM ladder continued through `mma.sync`.
 //!
-//! Every kernel computes `C = A B` for row-major `A` (`m x k`) and `B` (`k
-//! x n`) in bf16 (their bit patterns as `u16`; `tc_mma_f16_async`: IEEE
-//! binary16) and `C` (`m x n`) in `f32`, accumulating in `f32`. Any `m`, `n`, `k`: edge tiles read zeros outside
+//! The kernels here compute `C = A B` for row-major `A` (`m x k`) and `B`
+//! (`k x n`) in bf16 (their bit patterns as `u16`; `tc_mma_f16_async`: IEEE
+//! binary16) and `C` (`m x n`) in `f32`, accumulating in `f32`; the tf32
+//! ones (`tf32`, and one in `hopper`) take `f32` A and B transposed. Any
+//! `m`, `n`, `k` for the `mma.sync` steps: edge tiles read zeros outside
 //! the matrices and store only inside `C`. The device layer's `mma` module
 //! says which lane holds which element of each fragment.
 //!
 //! FLOPs: `2 m n k`. One `m16n8k16` does 16 x 8 x 16 = 2048 multiply-adds
 //! for the warp in one instruction, where the FP32 pipe takes 64 `FFMA`
-//! instructions: the tensor cores' bf16 rate is an order of magnitude above
-//! SGEMM's, which is why the ceiling here is cuBLAS's bf16 GEMM.
+//! instructions: the tensor cores' rate is an order of magnitude above
+//! SGEMM's, which is why the ceiling here is cuBLAS's GEMM in the same
+//! precision.
 
 // `seq!` substitutes 0, 1, ... into index arithmetic.
 #![allow(clippy::erasing_op, clippy::identity_op)]

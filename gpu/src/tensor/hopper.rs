@@ -7,7 +7,7 @@
 //! because `wgmma` reads tf32 B only K-major. Both read through tensor maps
 //! the host encodes for A and B (`maps`: A's, then B's, 16 words each; `a`
 //! and `b` are passed as well, the buffers the maps point into). A map's
-//! row stride must be a multiple of 16 bytes: for bf16 `k` and `n`
+//! row stride must be a multiple of 16 bytes: for bf16 and f16 `k` and `n`
 //! multiples of 8, for tf32 `k` a multiple of 4.
 
 // `seq!` substitutes 0, 1, ... into index arithmetic.
@@ -631,8 +631,8 @@ fn persistent<E: Element>(maps: In<u64>, c: Out<f32>, (m, n, k): (u32, u32, u32)
     // An odd n (tf32 only: 16-bit TMA needs multiples of 8) stores element
     // by element, in a loop of its own: the even loop has no branch. (The
     // even loop is written out here: through `consume_tiles` too, the
-    // same source measured 3-4% slower for bf16, a matter of where LLVM
-    // places the blocks; see docs/notes.md.)
+    // same source measured slower for bf16, a matter of where LLVM places
+    // the blocks; docs/notes.md has the numbers.)
     let t = (t % 128) as u32;
     // SAFETY: the warpgroup, converged; the producer fills these tiles.
     unsafe {

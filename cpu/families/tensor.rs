@@ -257,13 +257,39 @@ impl Inputs<'_> {
             Inputs::Tf32(..) => Precision::Tf32,
         }
     }
+
+    /// Elements of the two buffers.
+    fn lens(self) -> (usize, usize) {
+        match self {
+            Inputs::Bf16(a, b) => (a.len(), b.len()),
+            Inputs::F16(a, b) => (a.len(), b.len()),
+            Inputs::Tf32(a, b) => (a.len(), b.len()),
+        }
+    }
 }
 
-/// One problem's operands on the device: A, B and, for the TMA kernels,
-/// their tensor maps (encoded once, outside any timing).
+/// A and B uploaded in one precision (what [`Inputs`] borrows).
+enum Uploaded {
+    Bf16(DeviceBuffer<u16>, DeviceBuffer<u16>),
+    F16(DeviceBuffer<f16>, DeviceBuffer<f16>),
+    Tf32(DeviceBuffer<f32>, DeviceBuffer<f32>),
+}
+
+impl Uploaded {
+    fn inputs(&self) -> Inputs<'_> {
+        match self {
+            Uploaded::Bf16(a, b) => Inputs::Bf16(a, b),
+            Uploaded::F16(a, b) => Inputs::F16(a, b),
+            Uploaded::Tf32(a, b) => Inputs::Tf32(a, b),
+        }
+    }
+}
+
+/// One problem's operands on the device: its dimensions, A, B and, for
+/// the TMA kernels, their tensor maps (encoded once, outside any timing).
 pub struct Operands<'a> {
     pub inputs: Inputs<'a>,
-    /// The problem the buffers were checked for; launches must be of it.
+    /// `(m, n, k)`, the problem the buffers were checked for.
     dims: (usize, usize, usize),
     maps: Option<DeviceBuffer<u64>>,
 }
@@ -276,12 +302,12 @@ impl<'a> Operands<'a> {
         a: &'a DeviceBuffer<u16>,
         b: &'a DeviceBuffer<u16>,
     ) -> Result<Operands<'a>> {
-        Operands::of(dims, Inputs::Bf16(a, b), (a.len(), b.len()))
+        Operands::of(dims, Inputs::Bf16(a, b))
     }
 
     /// As [`Operands::new`] for f16 kernels.
     pub fn f16(dims: (usize, usize, usize), a: &'a DeviceBuffer<f16>, b: &'a DeviceBuffer<f16>) -> Result<Operands<'a>> {
-        Operands::of(dims, Inputs::F16(a, b), (a.len(), b.len()))
+        Operands::of(dims, Inputs::F16(a, b))
     }
 
     /// As [`Operands::new`] for tf32 kernels: `f32` A (`m x k`) and B
@@ -291,26 +317,17 @@ impl<'a> Operands<'a> {
         a: &'a DeviceBuffer<f32>,
         bt: &'a DeviceBuffer<f32>,
     ) -> Result<Operands<'a>> {
-        Operands::of(dims, Inputs::Tf32(a, bt), (a.len(), bt.len()))
+        Operands::of(dims, Inputs::Tf32(a, bt))
     }
 
-    fn of((m, n, k): (usize, usize, usize), inputs: Inputs<'a>, (a, b): (usize, usize)) -> Result<Operands<'a>> {
+    /// Checks the problem and `inputs`' buffers (A `m k` elements, B `k n`).
+    pub fn of((m, n, k): (usize, usize, usize), inputs: Inputs<'a>) -> Result<Operands<'a>> {
         check((m, n, k))?;
+        let (a, b) = inputs.lens();
         if a < m * k || b < k * n {
             return Err(Error::InvalidInput(format!("tensor GEMM {m}x{n}x{k}: buffers too small")));
         }
         Ok(Operands { inputs, dims: (m, n, k), maps: None })
-    }
-
-    /// Errors unless `dims` is the problem these operands were made for.
-    fn same_problem(&self, (m, n, k): (usize, usize, usize)) -> Result<()> {
-        if (m, n, k) != self.dims {
-            let (pm, pn, pk) = self.dims;
-            return Err(Error::InvalidInput(format!(
-                "tensor GEMM {m}x{n}x{k}: the operands were checked for {pm}x{pn}x{pk}"
-            )));
-        }
-        Ok(())
     }
 
     /// Errors unless every row of A and B starts on 16 bytes, as TMA needs
@@ -372,8 +389,7 @@ impl<'a> Operands<'a> {
 
     /// Readies what `kernel` needs beyond A and B (the tensor maps);
     /// errors if it multiplies another precision.
-    pub fn prepare(&mut self, gpu: &Gpu, kernel: Launchable, dims: (usize, usize, usize)) -> Result<()> {
-        self.same_problem(dims)?;
+    pub fn prepare(&mut self, gpu: &Gpu, kernel: Launchable) -> Result<()> {
         if kernel.precision() != self.inputs.precision() {
             return Err(Error::InvalidInput(format!(
                 "{} multiplies {}, these operands are {}",
@@ -389,16 +405,11 @@ impl<'a> Operands<'a> {
     }
 }
 
-/// Queues `C = A B` with `kernel` after checking C (A and B were checked
-/// by [`Operands::new`]; [`Operands::prepare`] readied them for `kernel`).
-pub fn launch(
-    gpu: &Gpu,
-    kernel: Launchable,
-    (m, n, k): (usize, usize, usize),
-    ops: &Operands,
-    c: &mut DeviceBuffer<f32>,
-) -> Result<()> {
-    ops.same_problem((m, n, k))?;
+/// Queues `C = A B` with `kernel` on the operands' problem after checking
+/// C (A and B were checked by [`Operands::of`]; [`Operands::prepare`]
+/// readied them for `kernel`).
+pub fn launch(gpu: &Gpu, kernel: Launchable, ops: &Operands, c: &mut DeviceBuffer<f32>) -> Result<()> {
+    let (m, n, k) = ops.dims;
     if c.len() < m * n {
         return Err(Error::InvalidInput(format!("tensor GEMM {m}x{n}x{k}: C too small")));
     }
@@ -412,8 +423,7 @@ pub fn launch(
     let launch = kernel.kernel().launch;
     let (plain, on_sms) = (launch.grid(n as u32, m as u32), launch.grid_on(n as u32, m as u32, gpu.info.multiprocessors as u32));
     // SAFETY (each arm): the buffers hold A, B and C for this problem
-    // (checked by `Operands::of` and `same_problem`, in the kernel's
-    // precision); the grid covers C with the kernel's tile; the
+    // (checked by `Operands::of` and above, in the kernel's precision); the grid covers C with the kernel's tile; the
     // maps describe A and B (prepared for this problem).
     match (kernel, ops.inputs) {
         (Launchable::Plain(kt), Inputs::Bf16(a, b)) => unsafe { kt.launch(gpu, plain, (a, b, c, dims.0, dims.1, dims.2)) },
@@ -437,16 +447,10 @@ pub fn launch(
 }
 
 /// Runs `kernel` once on `ops` into `c` (for tests): prepares, launches.
-pub fn run_once(
-    gpu: &Gpu,
-    kernel: &'static Kernel,
-    dims: (usize, usize, usize),
-    ops: &mut Operands,
-    c: &mut DeviceBuffer<f32>,
-) -> Result<()> {
+pub fn run_once(gpu: &Gpu, kernel: &'static Kernel, ops: &mut Operands, c: &mut DeviceBuffer<f32>) -> Result<()> {
     let kt = typed(kernel)?;
-    ops.prepare(gpu, kt, dims)?;
-    launch(gpu, kt, dims, ops, c)
+    ops.prepare(gpu, kt)?;
+    launch(gpu, kt, ops, c)
 }
 
 impl Family for Tensor {
@@ -556,33 +560,27 @@ fn run_precision(
     let b32 = data::uniform_f32(k * n, 0x7e46);
     let rows = rows_to_check(m, 512, 0x7e47);
     let unit = precision.unit(k);
-    // Each precision's device inputs (the others stay empty) and reference.
-    let (mut bf16_in, mut f16_in, mut tf32_in) = (None, None, None);
-    let want = match precision {
+    // The inputs in this precision, on the device, and the reference.
+    let (uploaded, want) = match precision {
         Precision::Bf16 => {
             let (a, b): (Vec<u16>, Vec<u16>) = (a32.iter().map(|&x| bf16(x)).collect(), b32.iter().map(|&x| bf16(x)).collect());
             let b64: Vec<f64> = b.iter().map(|&x| f32_of(x) as f64).collect();
-            bf16_in = Some((gpu.upload(&a)?, gpu.upload(&b)?));
-            reference(|i| f32_of(a[i]) as f64, &b64, (m, n, k), &rows, unit)
+            let want = reference(|i| f32_of(a[i]) as f64, &b64, (m, n, k), &rows, unit);
+            (Uploaded::Bf16(gpu.upload(&a)?, gpu.upload(&b)?), want)
         }
         Precision::F16 => {
             let (a, b): (Vec<f16>, Vec<f16>) =
                 (a32.iter().map(|&x| f16::from_f32(x)).collect(), b32.iter().map(|&x| f16::from_f32(x)).collect());
             let b64: Vec<f64> = b.iter().map(|&x| x.to_f64()).collect();
-            f16_in = Some((gpu.upload(&a)?, gpu.upload(&b)?));
-            reference(|i| a[i].to_f64(), &b64, (m, n, k), &rows, unit)
+            let want = reference(|i| a[i].to_f64(), &b64, (m, n, k), &rows, unit);
+            (Uploaded::F16(gpu.upload(&a)?, gpu.upload(&b)?), want)
         }
         Precision::Tf32 => {
-            tf32_in = Some((gpu.upload(&a32)?, gpu.upload(&b32)?));
-            reference(|i| a32[i] as f64, &untranspose(&b32, (n, k)), (m, n, k), &rows, unit)
+            let want = reference(|i| a32[i] as f64, &untranspose(&b32, (n, k)), (m, n, k), &rows, unit);
+            (Uploaded::Tf32(gpu.upload(&a32)?, gpu.upload(&b32)?), want)
         }
     };
-    let mut ops = match (&bf16_in, &f16_in, &tf32_in) {
-        (Some((a, b)), ..) => Operands::new((m, n, k), a, b)?,
-        (_, Some((a, b)), _) => Operands::f16((m, n, k), a, b)?,
-        (.., Some((a, bt))) => Operands::tf32((m, n, k), a, bt)?,
-        _ => unreachable!("one precision's inputs"),
-    };
+    let mut ops = Operands::of((m, n, k), uploaded.inputs())?;
     let mut c = gpu.alloc::<f32>(m * n)?;
     let flops = 2.0 * (m * n) as f64 * k as f64;
     let (element, peer) = (precision.name(), precision.peer());
@@ -610,11 +608,11 @@ fn run_precision(
     for &(kernel, kt) in kernels {
         // A kernel this device's PTX lacks (sm_90a kernels elsewhere), or a
         // shape its TMA cannot take, is left out of the table.
-        if let Err(e) = ops.prepare(gpu, kt, (m, n, k)).and_then(|()| gpu.has_kernel(kernel)) {
+        if let Err(e) = ops.prepare(gpu, kt).and_then(|()| gpu.has_kernel(kernel)) {
             progress(&format!("tensor {size} {element}: {} left out: {e}", kernel.name));
             continue;
         }
-        records.push(measure(kernel.name, &|c| launch(gpu, kt, (m, n, k), &ops, c))?);
+        records.push(measure(kernel.name, &|c| launch(gpu, kt, &ops, c))?);
     }
     percent_of(&mut records, peer);
     Ok(records)

@@ -91,7 +91,7 @@ impl Element for Bf16 {
     #[inline(always)]
     unsafe fn multiply(a_at: u32, b_at: u32, acc: [f32; 128]) -> [f32; 128] {
         // SAFETY: the caller's contract.
-        unsafe { multiply_mn_major(a_at, b_at, acc, wgmma::mma_m64n256k16_bf16) }
+        unsafe { four_wgmmas(a_at, b_at, MN_MAJOR_B, acc, wgmma::mma_m64n256k16_bf16) }
     }
 }
 
@@ -113,28 +113,38 @@ impl Element for F16 {
     #[inline(always)]
     unsafe fn multiply(a_at: u32, b_at: u32, acc: [f32; 128]) -> [f32; 128] {
         // SAFETY: the caller's contract.
-        unsafe { multiply_mn_major(a_at, b_at, acc, wgmma::mma_m64n256k16_f16) }
+        unsafe { four_wgmmas(a_at, b_at, MN_MAJOR_B, acc, wgmma::mma_m64n256k16_f16) }
     }
 }
 
-/// Four k16 `wgmma`s of 16-bit elements (`mma`: the bf16 or f16 form).
-/// A is K-major: rows 128 bytes apart, 8-row groups 1024 bytes apart
-/// (SBO), the k16 steps 32 bytes apart in the row. B is MN-major: groups
-/// of 8 k-rows 1024 bytes apart (SBO), its 64-column boxes `B_BOX_BYTES`
-/// apart (LBO), k16 steps 2048 bytes apart.
+/// B's layout in a stage, as [`four_wgmmas`] steps through it: bytes from
+/// one instruction's k to the next, and the descriptor's LBO.
+///
+/// 16-bit B is MN-major: groups of 8 k-rows 1024 bytes apart (SBO), its
+/// 64-column boxes `B_BOX_BYTES` apart (LBO), k16 steps 2048 bytes apart.
+const MN_MAJOR_B: (u32, u32) = (2048, B_BOX_BYTES as u32);
+/// tf32 B is K-major, as A: rows 128 bytes apart, 8-row groups 1024 bytes
+/// apart (SBO), each k8 32 bytes further in the row (LBO unused).
+const K_MAJOR_B: (u32, u32) = (32, 16);
+
+/// Four `wgmma`s (`mma`), one stage's 128 bytes of k: the warpgroup's 64
+/// rows of A at `a_at` (K-major: rows 128 bytes apart, 8-row groups 1024
+/// bytes apart, 32 bytes of k per instruction) times B at `b_at`, laid out
+/// as `(b_step, b_lbo)` say.
 ///
 /// # Safety
 /// As for the `wgmma` instructions.
 #[inline(always)]
-unsafe fn multiply_mn_major(
+unsafe fn four_wgmmas(
     a_at: u32,
     b_at: u32,
+    (b_step, b_lbo): (u32, u32),
     mut acc: [f32; 128],
     mma: unsafe fn([f32; 128], Descriptor, Descriptor, bool) -> [f32; 128],
 ) -> [f32; 128] {
     seq!(KK in 0..4 {{
         let da = Descriptor::swizzled(SPAN as u32, a_at + 32 * KK, 16, 1024);
-        let db = Descriptor::swizzled(SPAN as u32, b_at + 2048 * KK, B_BOX_BYTES as u32, 1024);
+        let db = Descriptor::swizzled(SPAN as u32, b_at + b_step * KK, b_lbo, 1024);
         // SAFETY: the caller's contract.
         acc = unsafe { mma(acc, da, db, true) };
     }});
@@ -156,17 +166,10 @@ impl Element for Tf32 {
         unsafe { copy_2d(at, maps, 1, (k0, n0 as i32), bar) };
     }
 
-    /// A and B both K-major, alike: rows 128 bytes apart, 8-row groups
-    /// 1024 bytes apart (SBO), the k8 steps 32 bytes apart in the row.
     #[inline(always)]
-    unsafe fn multiply(a_at: u32, b_at: u32, mut acc: [f32; 128]) -> [f32; 128] {
-        seq!(KK in 0..4 {{
-            let da = Descriptor::swizzled(SPAN as u32, a_at + 32 * KK, 16, 1024);
-            let db = Descriptor::swizzled(SPAN as u32, b_at + 32 * KK, 16, 1024);
-            // SAFETY: the caller's contract.
-            acc = unsafe { wgmma::mma_m64n256k8_tf32(acc, da, db, true) };
-        }});
-        acc
+    unsafe fn multiply(a_at: u32, b_at: u32, acc: [f32; 128]) -> [f32; 128] {
+        // SAFETY: the caller's contract.
+        unsafe { four_wgmmas(a_at, b_at, K_MAJOR_B, acc, wgmma::mma_m64n256k8_tf32) }
     }
 }
 

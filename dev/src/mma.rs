@@ -98,19 +98,6 @@ pub fn bf16_to_f32(bits: u16) -> f32 {
     f32::from_bits((bits as u32) << 16)
 }
 
-/// The `f32` an IEEE binary16 stands for (exact: every f16, subnormals
-/// included, is an `f32`).
-pub fn f16_to_f32(bits: u16) -> f32 {
-    let (sign, exp, frac) = ((bits >> 15) as u32, ((bits >> 10) & 0x1f) as i32, (bits & 0x3ff) as u32);
-    let magnitude = match exp {
-        0 => frac as f32 * f32::from_bits(0x3380_0000), // frac 2^-24
-        31 if frac == 0 => f32::INFINITY,
-        31 => f32::NAN,
-        _ => f32::from_bits(((exp + 127 - 15) as u32) << 23 | frac << 13),
-    };
-    if sign == 1 { -magnitude } else { magnitude }
-}
-
 /// `cvt.rna.tf32.f32`: `x` rounded to tf32 (10 explicit mantissa bits), to
 /// nearest with ties away from zero, as a 32-bit pattern whose low 13 bits
 /// are zero. NaN and infinity pass through.
@@ -192,7 +179,8 @@ pub unsafe fn mma_f16_m16n8k16(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4
         mma_sync!("m16n8k16.row.col.f32.f16.f16.f32", a, b, c)
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    emulated::halves(a, b, c, f16_to_f32)
+    // Every binary16 is exactly an `f32` (the `half` crate decodes it).
+    emulated::halves(a, b, c, |h| half::f16::from_bits(h).to_f32())
 }
 
 /// `D = A B + C` for one `m16n8k8` tile with tf32 A and B and `f32` C and

@@ -338,7 +338,7 @@ mod emulated {
         Kind { bytes: 2, k: 16, b_mn_major: true, value: |h| f32::from_bits(h << 16) as f64 };
     /// binary16; B MN-major.
     pub const F16: Kind =
-        Kind { bytes: 2, k: 16, b_mn_major: true, value: |h| crate::mma::f16_to_f32(h as u16) as f64 };
+        Kind { bytes: 2, k: 16, b_mn_major: true, value: |h| half::f16::from_bits(h as u16).to_f64() };
     /// tf32: an `f32` with its low 13 bits dropped; both K-major.
     pub const TF32: Kind =
         Kind { bytes: 4, k: 8, b_mn_major: false, value: |w| f32::from_bits(w & !0x1fff) as f64 };

@@ -433,6 +433,34 @@ impl Gpu {
         }
     }
 
+    /// How many blocks of `kernel` run at once on the whole device, for a
+    /// persistent kernel's grid (`Launch::persistent_grid`): one per SM
+    /// times its declared minimum per SM, or for a clustered kernel whole
+    /// clusters as the driver counts them (`cuOccupancyMaxActiveClusters`:
+    /// a cluster's blocks share one GPC, and a GPC's SMs need not divide
+    /// evenly into clusters). On the emulator, one SM's worth.
+    pub fn resident_blocks(&self, kernel: &'static Kernel) -> Result<u32> {
+        let launch = kernel.launch;
+        let per_sm = launch.min_blocks_per_sm.max(1);
+        let size = launch.cluster.count();
+        match &self.backend {
+            Backend::Cuda(c) if size > 1 => {
+                let function = self.function(c, kernel, launch.shared_bytes)?;
+                let (cluster, block) = (launch.cluster, launch.block);
+                let config = LaunchConfig {
+                    grid_dim: (cluster.x, cluster.y, cluster.z),
+                    block_dim: (block.x, block.y, block.z),
+                    shared_mem_bytes: launch.shared_bytes,
+                };
+                let clusters = function
+                    .occupancy_max_active_clusters(config, &c.stream)
+                    .during("cuOccupancyMaxActiveClusters")?;
+                Ok(clusters * size)
+            }
+            _ => Ok(self.info.multiprocessors.max(1) as u32 * per_sm),
+        }
+    }
+
     /// Events for timing (CUDA only).
     #[doc(hidden)]
     pub fn timing_events(&self) -> Result<(&Cuda, cudarc::driver::CudaEvent, cudarc::driver::CudaEvent)> {
@@ -514,6 +542,7 @@ impl Launcher for Gpu {
                     name: kernel.name,
                     block: [block.x, block.y, block.z],
                     grid: [grid.x, grid.y, grid.z],
+                    cluster: [kernel.launch.cluster.x, kernel.launch.cluster.y, kernel.launch.cluster.z],
                     shared_bytes: shared_bytes as usize,
                     buffers: &buffers,
                     analyze: self.analyze.get(),

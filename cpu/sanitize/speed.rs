@@ -40,6 +40,7 @@ pub fn measure(block: u32, threads: u32, runs: usize) -> Speed {
         name: "speed",
         block: [block, 1, 1],
         grid: [blocks, 1, 1],
+        cluster: [1, 1, 1],
         shared_bytes: block as usize * 4,
         buffers: &buffers,
         analyze: false,

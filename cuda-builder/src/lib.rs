@@ -321,15 +321,18 @@ fn write_executable(path: &Path, text: &str) -> Result<(), BuildError> {
     Ok(())
 }
 
-/// The prefix of the data a `#[kernel(min_blocks = ..)]` declaration leaves
-/// in the PTX: `.visible .global .align 4 .b8 __launch_bounds__NAME[16] =
-/// {...};`, four little-endian `u32` (block x, y, z, minimum blocks per SM).
+/// The prefix of the data a `#[kernel(min_blocks = .., cluster = ..)]`
+/// declaration leaves in the PTX: `.visible .global .align 4 .b8
+/// __launch_bounds__NAME[32] = {...};`, eight little-endian `u32`: block x,
+/// y, z, minimum blocks per SM, cluster x, y, z, and flags (1: the bounds
+/// are given, 2: the cluster is).
 const BOUNDS_PREFIX: &str = "__launch_bounds__";
 
 /// Moves each kernel's launch bounds from that data into its entry:
-/// `.maxntid x, y, z` and `.minnctapersm n` between the parameter list and
-/// the body, where LLVM puts them for CUDA C's `__launch_bounds__` (Rust has
-/// no attribute that reaches them). The data itself is removed, so the PTX
+/// `.maxntid x, y, z` and `.minnctapersm n`, and `.reqnctapercluster x, y,
+/// z`, between the parameter list and the body, where LLVM puts them for
+/// CUDA C's `__launch_bounds__` and `__cluster_dims__` (Rust has no
+/// attribute that reaches them). The data itself is removed, so the PTX
 /// holds only the kernels.
 pub fn add_launch_bounds(ptx: &str) -> Result<String, BuildError> {
     let malformed = |line: &str| io(&format!("malformed launch bounds: {line}"));
@@ -345,7 +348,7 @@ pub fn add_launch_bounds(ptx: &str) -> Result<String, BuildError> {
             text.push('\n');
             continue;
         };
-        let (name, data) = rest.split_once("[16]").ok_or_else(|| malformed(line))?;
+        let (name, data) = rest.split_once("[32]").ok_or_else(|| malformed(line))?;
         let bytes: Vec<u32> = data
             .trim_start_matches([' ', '=', '{'])
             .trim_end_matches([';', '}'])
@@ -356,9 +359,9 @@ pub fn add_launch_bounds(ptx: &str) -> Result<String, BuildError> {
         // Trailing zero bytes are left out of the initializer.
         let byte = |i: usize| bytes.get(i).copied().unwrap_or(0);
         let word = |w: usize| (0..4).map(|i| byte(4 * w + i) << (8 * i)).sum::<u32>();
-        bounds.push((name.to_string(), [word(0), word(1), word(2), word(3)]));
+        bounds.push((name.to_string(), core::array::from_fn::<u32, 8, _>(word)));
     }
-    for (name, [x, y, z, blocks]) in bounds {
+    for (name, [x, y, z, blocks, cx, cy, cz, flags]) in bounds {
         let header = format!(".entry {name}(");
         let start = text
             .find(&header)
@@ -368,7 +371,14 @@ pub fn add_launch_bounds(ptx: &str) -> Result<String, BuildError> {
             .find("\n{\n")
             .map(|i| start + i + 1)
             .ok_or_else(|| io(&format!("no body found for kernel {name}")))?;
-        text.insert_str(brace, &format!(".maxntid {x}, {y}, {z}\n.minnctapersm {blocks}\n"));
+        let mut directives = String::new();
+        if flags & 1 != 0 {
+            directives += &format!(".maxntid {x}, {y}, {z}\n.minnctapersm {blocks}\n");
+        }
+        if flags & 2 != 0 {
+            directives += &format!(".reqnctapercluster {cx}, {cy}, {cz}\n");
+        }
+        text.insert_str(brace, &directives);
     }
     Ok(text)
 }
@@ -426,10 +436,20 @@ mod tests {
 
     #[test]
     fn launch_bounds_become_directives() {
-        let ptx = ".visible .global .align 4 .b8 __launch_bounds__k[16] = {0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 2};\n\
-                   .visible .entry k(\n.param .u64 p\n)\n{\nret;\n}\n";
+        let ptx = ".visible .global .align 4 .b8 __launch_bounds__k[32] = {0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 2, \
+                   0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};\n\
+                   .visible .global .align 4 .b8 __launch_bounds__c[32] = {128, 1, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, \
+                   0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 3};\n\
+                   .visible .entry k(\n.param .u64 p\n)\n{\nret;\n}\n\
+                   .visible .entry c(\n.param .u64 p\n)\n{\nret;\n}\n";
         let out = add_launch_bounds(ptx).unwrap();
-        assert!(out.contains(")\n.maxntid 256, 1, 1\n.minnctapersm 2\n{"), "{out}");
+        assert!(out.contains("k(\n.param .u64 p\n)\n.maxntid 256, 1, 1\n.minnctapersm 2\n{"), "{out}");
+        assert!(
+            out.contains(
+                "c(\n.param .u64 p\n)\n.maxntid 384, 1, 1\n.minnctapersm 1\n.reqnctapercluster 2, 1, 1\n{"
+            ),
+            "{out}"
+        );
         assert!(!out.contains("__launch_bounds__"));
     }
 

@@ -51,6 +51,7 @@ pub mod atomic;
 pub mod barrier;
 #[doc(hidden)]
 pub mod check;
+pub mod cluster;
 pub mod copy;
 pub mod math;
 pub mod matrix;

@@ -88,18 +88,72 @@ pub unsafe fn copy_2d(dst: *mut u8, maps: In<u64>, i: usize, (x, y): (i32, i32),
     #[cfg(not(target_arch = "nvptx64"))]
     {
         let site = core::panic::Location::caller();
-        emu::device::async_read(emu::device::Space::Global, map as usize, 8 * MAP_WORDS, site);
-        // SAFETY: checked above to lie in a buffer of the launch.
-        let words = unsafe { (map as *const [u64; MAP_WORDS]).read_unaligned() };
-        let Some(m) = emu_tma::Map2d::decode(&words) else {
-            panic!("copy_2d: map {i} is not a tensor map encoded for the emulator");
-        };
-        let base = emu::device::shared_base() as usize;
-        let data = m.copy_box((x as i64, y as i64), dst as usize - base, |addr, bytes| {
-            emu::device::async_read(emu::device::Space::Global, addr, bytes.len(), site);
-            // SAFETY: checked above to lie in a buffer of the launch.
-            unsafe { core::ptr::copy_nonoverlapping(addr as *const u8, bytes.as_mut_ptr(), bytes.len()) };
-        });
+        let data = box_bytes(dst, map, i, (x, y), site);
         emu::device::tma_copy(bar.ptr() as usize, dst as usize, data, site);
     }
+}
+
+/// `cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster`:
+/// [`copy_2d`] into every block of the cluster whose rank is a bit of
+/// `mask`, at the same shared offset in each, completing the bytes on each
+/// one's mbarrier at `bar`'s offset: one read of global memory (and of L2)
+/// for all of them.
+///
+/// # Safety
+/// As for [`copy_2d`], in every block of `mask` (each initialized its
+/// mbarrier, a cluster barrier since, and expects the bytes in the phase),
+/// and none of them has exited.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn copy_2d_multicast(
+    dst: *mut u8,
+    maps: In<u64>,
+    i: usize,
+    (x, y): (i32, i32),
+    bar: Mbarrier,
+    mask: u16,
+) {
+    let map = maps.as_ptr().wrapping_add(i * MAP_WORDS);
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller's contract.
+    unsafe {
+        core::arch::asm!(
+            "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster \
+             [{d}], [{m}, {{{x}, {y}}}], [{b}], {mask};",
+            d = in(reg32) crate::shared::window_address(dst), m = in(reg64) map,
+            x = in(reg32) x, y = in(reg32) y, b = in(reg32) crate::shared::window_address(bar.ptr()),
+            mask = in(reg16) mask, options(nostack)
+        )
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let site = core::panic::Location::caller();
+        let data = box_bytes(dst, map, i, (x, y), site);
+        emu::device::tma_copy_multicast(bar.ptr() as usize, dst as usize, data, mask, site);
+    }
+}
+
+/// The emulator's copy engine: the box of the map at `map` (map `i` of
+/// the launch's) at column `x`, row `y`, as it lands at `dst` (swizzled
+/// by its offset), read from global memory with bounds and race checks.
+#[cfg(not(target_arch = "nvptx64"))]
+fn box_bytes(
+    dst: *mut u8,
+    map: *const u64,
+    i: usize,
+    (x, y): (i32, i32),
+    site: emu::device::Site,
+) -> std::vec::Vec<u8> {
+    emu::device::async_read(emu::device::Space::Global, map as usize, 8 * MAP_WORDS, site);
+    // SAFETY: checked above to lie in a buffer of the launch.
+    let words = unsafe { (map as *const [u64; MAP_WORDS]).read_unaligned() };
+    let Some(m) = emu_tma::Map2d::decode(&words) else {
+        panic!("copy_2d: map {i} is not a tensor map encoded for the emulator");
+    };
+    let base = emu::device::shared_base() as usize;
+    m.copy_box((x as i64, y as i64), dst as usize - base, |addr, bytes| {
+        emu::device::async_read(emu::device::Space::Global, addr, bytes.len(), site);
+        // SAFETY: checked above to lie in a buffer of the launch.
+        unsafe { core::ptr::copy_nonoverlapping(addr as *const u8, bytes.as_mut_ptr(), bytes.len()) };
+    })
 }

@@ -5,10 +5,18 @@
 //! `cp.async` copies, atomics, fences and every shared- and global-memory
 //! access call the hooks in [`device`]. [`launch`] runs a grid.
 //!
-//! - A launch runs its blocks one after another. In a block every CUDA
-//!   thread is a stackful coroutine on one OS thread; the scheduler resumes
-//!   each until it reaches a barrier, a `sync_warp`, a shuffle or its end.
-//!   The order is deterministic.
+//! - A launch runs its blocks one after another, or its thread-block
+//!   clusters one after another, the blocks of a cluster together, each
+//!   with its own shared memory. Every CUDA thread is a stackful coroutine
+//!   on one OS thread; the scheduler resumes each until it reaches a
+//!   barrier, a `sync_warp`, a shuffle, an mbarrier wait or its end. The
+//!   order is deterministic.
+//! - In a cluster, the cluster barrier releases when every thread of every
+//!   block has reached the same one; a block may arrive on a peer's
+//!   mbarriers and multicast TMA copies into peers' shared memory (each
+//!   peer's mbarrier counts the bytes, and they land at a wait there), but
+//!   not once the peer has exited: that is an error, as on the GPU, where
+//!   its shared memory is gone.
 //! - `sync_threads` releases when every thread of the block has reached
 //!   the same call. Threads at different calls, or some at one while
 //!   others have exited (they skipped it), are a divergent barrier, as the
@@ -66,9 +74,10 @@ pub use runtime::{Buffer, Launch, launch};
 /// operation, each acting on the emulated thread that is running.
 pub mod device {
     pub use crate::runtime::{
-        Op, ShflOp, Space, access, active_mask, async_read, barrier, copy_async, copy_commit, copy_wait,
-        fence, index, mbarrier_arrive, mbarrier_init, mbarrier_wait, shared_base, shared_len, shuffle,
-        tma_copy, warp_sync,
+        Op, ShflOp, Site, Space, access, active_mask, async_read, barrier, cluster, cluster_barrier,
+        copy_async, copy_commit, copy_wait, fence, index, mbarrier_arrive, mbarrier_arrive_peer,
+        mbarrier_init, mbarrier_wait, shared_base, shared_len, shuffle, tma_copy, tma_copy_multicast,
+        warp_sync,
     };
     pub use std::sync::atomic::Ordering;
 

@@ -23,6 +23,9 @@ pub struct Launch<'a> {
     pub name: &'a str,
     pub block: [u32; 3],
     pub grid: [u32; 3],
+    /// Blocks per thread-block cluster (`[1, 1, 1]`: none). The blocks of a
+    /// cluster run together, each with its own shared memory.
+    pub cluster: [u32; 3],
     pub shared_bytes: usize,
     /// Every buffer passed to the launch: the only global memory the
     /// kernel may touch.
@@ -95,7 +98,8 @@ pub enum ShflOp {
     Ballot,
 }
 
-type Site = &'static Location<'static>;
+/// Where in the kernel source a device operation is.
+pub type Site = &'static Location<'static>;
 
 /// Why a thread's coroutine handed control back.
 enum Event {
@@ -117,6 +121,8 @@ enum Event {
         parity: u32,
         site: Site,
     },
+    /// `barrier.cluster.arrive` and `.wait`.
+    ClusterBarrier(Site),
 }
 
 /// One CUDA thread.
@@ -180,6 +186,9 @@ struct BlockCtx<'a> {
     linear: u32,
     block_dim: [u32; 3],
     grid_dim: [u32; 3],
+    /// Its rank in its cluster (`%cluster_ctarank`) and the cluster's shape.
+    rank: u32,
+    cluster_dim: [u32; 3],
     shared: *mut u8,
     shared_len: usize,
     buffers: &'a [Buffer<'a>],
@@ -232,6 +241,8 @@ impl BlockCtx<'_> {
 std::thread_local! {
     static BLOCK: Cell<*const BlockCtx<'static>> = const { Cell::new(std::ptr::null()) };
     static THREAD: Cell<*const ThreadCtx> = const { Cell::new(std::ptr::null()) };
+    /// The blocks of the running cluster, by rank.
+    static CLUSTER: Cell<(*const BlockCtx<'static>, usize)> = const { Cell::new((std::ptr::null(), 0)) };
 }
 
 fn block() -> &'static BlockCtx<'static> {
@@ -252,6 +263,36 @@ fn thread() -> &'static ThreadCtx {
 pub fn index() -> ([u32; 3], [u32; 3], [u32; 3], [u32; 3]) {
     let (b, t) = (block(), thread());
     (t.idx, b.block, b.block_dim, b.grid_dim)
+}
+
+/// The running block's rank in its cluster (`%cluster_ctarank`) and the
+/// cluster's shape (`%cluster_nctaid`).
+pub fn cluster() -> (u32, [u32; 3]) {
+    let b = block();
+    (b.rank, b.cluster_dim)
+}
+
+/// `barrier.cluster.arrive.release` then `.wait.acquire`: every thread of
+/// every block of the cluster.
+pub fn cluster_barrier(site: Site) {
+    suspend(Event::ClusterBarrier(site));
+}
+
+/// Block `rank` of the running thread's cluster, for `what` it does there
+/// (an error if there is no such block, or if it has exited: its shared
+/// memory is gone).
+fn peer(rank: u32, what: &str, site: Site) -> &'static BlockCtx<'static> {
+    let (first, len) = CLUSTER.with(Cell::get);
+    if rank as usize >= len {
+        async_misuse(format!("{what} block {rank} of its cluster, which has {len} blocks"), site);
+    }
+    // SAFETY: `run_cluster` sets the cluster's blocks for its duration.
+    let peer = unsafe { &*first.add(rank as usize) };
+    let threads = peer.block_dim.iter().product::<u32>();
+    if peer.exited.borrow().iter().map(|w| w.count_ones()).sum::<u32>() == threads {
+        async_misuse(format!("{what} block {rank} of its cluster, which has exited"), site);
+    }
+    peer
 }
 
 fn suspend(event: Event) -> u64 {
@@ -597,6 +638,37 @@ pub fn mbarrier_wait(addr: usize, parity: u32, site: Site) {
     }
 }
 
+/// `mbarrier.arrive.shared::cluster` on the mbarrier at
+/// the offset of `addr` in the shared memory of block `rank` of the
+/// cluster (`mapa`).
+pub fn mbarrier_arrive_peer(addr: usize, rank: u32, site: Site) {
+    let offset = mbarrier_offset(addr, site);
+    let to = peer(rank, "arrives on an mbarrier of", site);
+    to.proxy
+        .borrow_mut()
+        .arrive(offset, 0)
+        .unwrap_or_else(|e| async_misuse(format!("{e}, in block {rank} of its cluster"), site));
+}
+
+/// A TMA multicast: `data` to shared `dst` in every block of the cluster
+/// whose rank is a bit of `mask`, each counting the bytes on its mbarrier
+/// at the offset of `bar`.
+pub fn tma_copy_multicast(bar: usize, dst: usize, data: Vec<u8>, mask: u16, site: Site) {
+    let offset = mbarrier_offset(bar, site);
+    check_bounds(Space::Shared, dst, data.len(), site);
+    let dst = dst - block().shared as usize;
+    if mask == 0 {
+        async_misuse("multicasts a TMA copy to no block (mask 0)".into(), site);
+    }
+    for rank in (0..16).filter(|r| mask & (1 << r) != 0) {
+        let to = peer(rank, "multicasts a TMA copy to", site);
+        to.proxy
+            .borrow_mut()
+            .copy(offset, dst, data.clone(), site)
+            .unwrap_or_else(|e| async_misuse(format!("{e}, in block {rank} of its cluster"), site));
+    }
+}
+
 /// A TMA copy of `data` (read from global memory by the caller, through
 /// [`async_read`]) to shared `dst`, completing `data.len()`
 /// transaction bytes on the mbarrier at `bar`.
@@ -630,6 +702,7 @@ enum State {
     WarpSync { mask: u32, site: Site },
     Shuffle { mask: u32, op: ShflOp, bits: u64, site: Site },
     MbarrierWait { addr: usize, parity: u32, site: Site },
+    ClusterBarrier(Site),
     Exited,
 }
 
@@ -675,9 +748,10 @@ fn quiet_kernel_panics() {
 
 const STACK_BYTES: usize = 256 * 1024;
 
-/// Runs a kernel on the emulator: every block of `spec.grid`, one after
-/// another, each thread running `body`. Returns the access analysis (empty
-/// unless `spec.analyze`).
+/// Runs a kernel on the emulator: every block of `spec.grid`, one cluster
+/// after another (a block is a cluster of one without `spec.cluster`), each
+/// thread running `body`. Returns the access analysis (empty unless
+/// `spec.analyze`).
 pub fn launch(spec: &Launch, body: &dyn Fn()) -> Result<Analysis, EmuError> {
     quiet_kernel_panics();
     let [bx, by, bz] = spec.block;
@@ -685,45 +759,71 @@ pub fn launch(spec: &Launch, body: &dyn Fn()) -> Result<Analysis, EmuError> {
     if threads == 0 || threads > 1024 {
         return Err(EmuError::BadLaunch(format!("{}: {threads} threads per block", spec.name)));
     }
-    // Launch-sized shared memory, 16-byte aligned like the device's.
-    let mut shared = std::vec![0u128; spec.shared_bytes.div_ceil(16).max(1)];
+    let [cx, cy, cz] = spec.cluster;
+    let size = cx as usize * cy as usize * cz as usize;
+    if size == 0 || size > 8 {
+        return Err(EmuError::BadLaunch(format!("{}: {size} blocks per cluster (1 to 8)", spec.name)));
+    }
+    let [gx, gy, gz] = spec.grid;
+    if gx % cx != 0 || gy % cy != 0 || gz % cz != 0 {
+        return Err(EmuError::BadLaunch(format!(
+            "{}: grid {gx}x{gy}x{gz} is not a whole number of {cx}x{cy}x{cz} clusters",
+            spec.name
+        )));
+    }
+    // Launch-sized shared memory per block of a cluster, 16-byte aligned
+    // like the device's.
+    let mut shared: Vec<Vec<u128>> =
+        (0..size).map(|_| std::vec![0u128; spec.shared_bytes.div_ceil(16).max(1)]).collect();
     let mut stacks: Vec<DefaultStack> = Vec::new();
     let mut analysis = Analysis::default();
     let state = LaunchState { global: Default::default(), published: Default::default() };
-    let [gx, gy, gz] = spec.grid;
-    for z in 0..gz {
-        for y in 0..gy {
-            for x in 0..gx {
-                // Fresh shared memory content per block is not guaranteed
-                // on a GPU; fill it with a NaN pattern, so that a read the
-                // kernel opted out of checking still shows in its output.
-                for w in shared.iter_mut() {
-                    *w = 0x7fc0_dead_7fc0_dead_7fc0_dead_7fc0_dead;
-                }
-                let ctx = BlockCtx {
-                    kernel: spec.name,
-                    block: [x, y, z],
-                    linear: (z * gy + y) * gx + x,
-                    block_dim: spec.block,
-                    grid_dim: spec.grid,
-                    shared: shared.as_mut_ptr() as *mut u8,
-                    shared_len: spec.shared_bytes,
-                    buffers: spec.buffers,
-                    epoch: Cell::new(0),
-                    words: RefCell::new(std::vec![
-                        SharedWord { epoch: u32::MAX, ..Default::default() };
-                        spec.shared_bytes.div_ceil(4)
-                    ]),
-                    warps: RefCell::new(Vec::new()),
-                    uninitialized: RefCell::new(None),
-                    exited: RefCell::new(std::vec![0; threads.div_ceil(32)]),
-                    launch: &state,
-                    recorder: spec.analyze.then(|| RefCell::new(Recorder::default())),
-                    proxy: Default::default(),
-                };
-                run_block(&ctx, body, &mut stacks)?;
-                if let Some(r) = ctx.recorder {
-                    analysis.add(&r.into_inner().finish());
+    for z0 in (0..gz).step_by(cz as usize) {
+        for y0 in (0..gy).step_by(cy as usize) {
+            for x0 in (0..gx).step_by(cx as usize) {
+                let ctxs: Vec<BlockCtx> = shared
+                    .iter_mut()
+                    .enumerate()
+                    .map(|(rank, memory)| {
+                        // Fresh shared memory content per block is not
+                        // guaranteed on a GPU; fill it with a NaN pattern, so
+                        // that a read the kernel opted out of checking still
+                        // shows in its output.
+                        for w in memory.iter_mut() {
+                            *w = 0x7fc0_dead_7fc0_dead_7fc0_dead_7fc0_dead;
+                        }
+                        let r = rank as u32;
+                        let (x, y, z) = (x0 + r % cx, y0 + r / cx % cy, z0 + r / (cx * cy));
+                        BlockCtx {
+                            kernel: spec.name,
+                            block: [x, y, z],
+                            linear: (z * gy + y) * gx + x,
+                            block_dim: spec.block,
+                            grid_dim: spec.grid,
+                            rank: r,
+                            cluster_dim: spec.cluster,
+                            shared: memory.as_mut_ptr() as *mut u8,
+                            shared_len: spec.shared_bytes,
+                            buffers: spec.buffers,
+                            epoch: Cell::new(0),
+                            words: RefCell::new(std::vec![
+                                SharedWord { epoch: u32::MAX, ..Default::default() };
+                                spec.shared_bytes.div_ceil(4)
+                            ]),
+                            warps: RefCell::new(Vec::new()),
+                            uninitialized: RefCell::new(None),
+                            exited: RefCell::new(std::vec![0; threads.div_ceil(32)]),
+                            launch: &state,
+                            recorder: spec.analyze.then(|| RefCell::new(Recorder::default())),
+                            proxy: Default::default(),
+                        }
+                    })
+                    .collect();
+                run_cluster(&ctxs, body, &mut stacks)?;
+                for ctx in ctxs {
+                    if let Some(r) = ctx.recorder {
+                        analysis.add(&r.into_inner().finish());
+                    }
                 }
             }
         }
@@ -733,25 +833,30 @@ pub fn launch(spec: &Launch, body: &dyn Fn()) -> Result<Analysis, EmuError> {
 
 type Thread = Coroutine<u64, Event, (), DefaultStack>;
 
-fn run_block(ctx: &BlockCtx, body: &dyn Fn(), stacks: &mut Vec<DefaultStack>) -> Result<(), EmuError> {
-    let n = ctx.block_dim.iter().product::<u32>() as usize;
-    // SAFETY: `ctx` outlives every use through BLOCK: it is cleared below
-    // before `ctx` goes out of scope, on every path.
-    BLOCK.with(|c| c.set(std::ptr::from_ref(ctx).cast::<BlockCtx<'static>>()));
+/// Runs the blocks of one cluster to their end: every thread of each is a
+/// coroutine, `n` per block, thread `i` of block `b` at `b n + i`.
+fn run_cluster(ctxs: &[BlockCtx], body: &dyn Fn(), stacks: &mut Vec<DefaultStack>) -> Result<(), EmuError> {
+    let n = ctxs[0].block_dim.iter().product::<u32>() as usize;
+    let all = ctxs.len() * n;
+    // SAFETY: `ctxs` outlives every use through CLUSTER and BLOCK: they are
+    // cleared below before `ctxs` goes out of scope, on every path.
+    CLUSTER.with(|c| c.set((ctxs.as_ptr().cast::<BlockCtx<'static>>(), ctxs.len())));
     struct Clear;
     impl Drop for Clear {
         fn drop(&mut self) {
             BLOCK.with(|c| c.set(std::ptr::null()));
             THREAD.with(|c| c.set(std::ptr::null()));
+            CLUSTER.with(|c| c.set((std::ptr::null(), 0)));
             IN_KERNEL.with(|c| c.set(false));
         }
     }
     let _clear = Clear;
 
-    let threads: Vec<Box<ThreadCtx>> = (0..n as u32)
-        .map(|linear| {
+    let threads: Vec<Box<ThreadCtx>> = (0..all)
+        .map(|g| {
+            let linear = (g % n) as u32;
             Box::new(ThreadCtx {
-                idx: ctx.thread_index(linear),
+                idx: ctxs[g / n].thread_index(linear),
                 linear,
                 yielder: Cell::new(std::ptr::null()),
                 counters: Default::default(),
@@ -776,45 +881,51 @@ fn run_block(ctx: &BlockCtx, body: &dyn Fn(), stacks: &mut Vec<DefaultStack>) ->
             let tp: *const ThreadCtx = &**t;
             Some(Coroutine::with_stack(stack, move |y: &Yielder<u64, Event>, _: u64| {
                 // SAFETY: `tp` and `body_ptr` outlive the coroutine, which
-                // `run_block` drives to completion or drops before returning.
+                // `run_cluster` drives to completion or drops before
+                // returning.
                 unsafe { (*tp).yielder.set(y) };
                 unsafe { (*body_ptr)() };
             }))
         })
         .collect();
-    let mut state = std::vec![State::Runnable; n];
-    let mut input = std::vec![0u64; n];
+    let mut state = std::vec![State::Runnable; all];
+    let mut input = std::vec![0u64; all];
 
     loop {
         let mut ran = false;
-        for i in 0..n {
-            if state[i] != State::Runnable {
+        for g in 0..all {
+            if state[g] != State::Runnable {
                 continue;
             }
             ran = true;
-            THREAD.with(|c| c.set(&*threads[i]));
+            let (ctx, i) = (&ctxs[g / n], g % n);
+            BLOCK.with(|c| c.set(std::ptr::from_ref(ctx).cast::<BlockCtx<'static>>()));
+            THREAD.with(|c| c.set(&*threads[g]));
             IN_KERNEL.with(|c| c.set(true));
-            let co = coroutines[i].as_mut().unwrap();
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| co.resume(input[i])));
+            let co = coroutines[g].as_mut().unwrap();
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| co.resume(input[g])));
             IN_KERNEL.with(|c| c.set(false));
             match result {
-                Ok(CoroutineResult::Yield(Event::Barrier(site))) => state[i] = State::Barrier(site),
+                Ok(CoroutineResult::Yield(Event::Barrier(site))) => state[g] = State::Barrier(site),
+                Ok(CoroutineResult::Yield(Event::ClusterBarrier(site))) => {
+                    state[g] = State::ClusterBarrier(site)
+                }
                 Ok(CoroutineResult::Yield(Event::WarpSync { mask, site })) => {
-                    state[i] = State::WarpSync { mask, site }
+                    state[g] = State::WarpSync { mask, site }
                 }
                 Ok(CoroutineResult::Yield(Event::Shuffle { mask, op, bits, site })) => {
-                    state[i] = State::Shuffle { mask, op, bits, site }
+                    state[g] = State::Shuffle { mask, op, bits, site }
                 }
                 Ok(CoroutineResult::Yield(Event::MbarrierWait { addr, parity, site })) => {
-                    state[i] = State::MbarrierWait { addr, parity, site }
+                    state[g] = State::MbarrierWait { addr, parity, site }
                 }
                 Ok(CoroutineResult::Return(())) => {
-                    let copies = threads[i].copies.borrow();
+                    let copies = threads[g].copies.borrow();
                     if let Some(first) = copies.groups.iter().flatten().chain(&copies.open).next() {
                         return Err(EmuError::Panic {
                             kernel: ctx.kernel.to_string(),
                             block: ctx.block,
-                            thread: threads[i].idx,
+                            thread: threads[g].idx,
                             message: format!(
                                 "exited with {} cp.async copies never waited for, the first issued at {}",
                                 copies.in_flight(),
@@ -823,41 +934,116 @@ fn run_block(ctx: &BlockCtx, body: &dyn Fn(), stacks: &mut Vec<DefaultStack>) ->
                         });
                     }
                     drop(copies);
-                    state[i] = State::Exited;
+                    state[g] = State::Exited;
                     ctx.exited.borrow_mut()[i / 32] |= 1 << (i % 32);
-                    if let Some(co) = coroutines[i].take() {
+                    if let Some(co) = coroutines[g].take() {
                         stacks.push(co.into_stack());
                     }
                 }
                 Err(payload) => {
                     // The panicking coroutine is finished; drop it without
                     // reusing its stack.
-                    coroutines[i] = None;
-                    return Err(panic_error(payload, ctx, threads[i].idx));
+                    coroutines[g] = None;
+                    return Err(panic_error(payload, ctx, threads[g].idx));
                 }
             }
         }
         if state.iter().all(|s| *s == State::Exited) {
-            if let Some(detail) = ctx.proxy.borrow().unfinished() {
-                let site = Location::caller();
-                return Err(proxy::error(ctx.kernel, ctx.block, [0, 0, 0], detail, site));
+            for ctx in ctxs {
+                if let Some(detail) = ctx.proxy.borrow().unfinished() {
+                    let site = Location::caller();
+                    return Err(proxy::error(ctx.kernel, ctx.block, [0, 0, 0], detail, site));
+                }
+                if let Some(e) = ctx.uninitialized.take() {
+                    return Err(e);
+                }
             }
-            return ctx.uninitialized.take().map_or(Ok(()), Err);
+            return Ok(());
         }
         let waiting: Vec<bool> = state.iter().map(|s| *s != State::Runnable && *s != State::Exited).collect();
-        let shuffled = resolve_shuffles(ctx, &mut state, &mut input)?;
-        let synced = resolve_warp_syncs(ctx, &mut state)?;
-        let observed = resolve_mbarrier_waits(ctx, &mut state);
-        if !(shuffled || synced || observed || ran) {
-            release_barrier(ctx, &threads, &mut state)?;
+        let mut progressed = ran;
+        for (b, ctx) in ctxs.iter().enumerate() {
+            let range = b * n..(b + 1) * n;
+            progressed |= resolve_shuffles(ctx, &mut state[range.clone()], &mut input[range.clone()])?;
+            progressed |= resolve_warp_syncs(ctx, &mut state[range.clone()])?;
+            progressed |= resolve_mbarrier_waits(ctx, &mut state[range]);
+        }
+        if !progressed {
+            release_a_barrier(ctxs, &threads, &mut state)?;
         }
         // The threads just released converged with their warp now.
-        for (i, t) in threads.iter().enumerate() {
-            if waiting[i] && state[i] == State::Runnable {
-                t.exited_at_sync.set(ctx.exited.borrow()[i / 32]);
+        for (g, t) in threads.iter().enumerate() {
+            if waiting[g] && state[g] == State::Runnable {
+                t.exited_at_sync.set(ctxs[g / n].exited.borrow()[g % n / 32]);
             }
         }
     }
+}
+
+/// Nobody in the cluster can run and no shuffle, `sync_warp` or mbarrier
+/// wait completes: a block's barrier or the cluster's must release. A
+/// block whose threads all wait at a barrier (or have exited) releases it
+/// or reports a divergent barrier; else the cluster's barrier releases
+/// with every thread of the cluster at the same one; else it is a
+/// deadlock, reported by the first block with a thread waiting elsewhere.
+fn release_a_barrier(
+    ctxs: &[BlockCtx],
+    threads: &[Box<ThreadCtx>],
+    state: &mut [State],
+) -> Result<(), EmuError> {
+    let n = state.len() / ctxs.len();
+    for (b, ctx) in ctxs.iter().enumerate() {
+        let s = &state[b * n..(b + 1) * n];
+        if s.iter().all(|x| matches!(x, State::Barrier(_) | State::Exited))
+            && s.iter().any(|x| matches!(x, State::Barrier(_)))
+        {
+            return release_barrier(ctx, &threads[b * n..(b + 1) * n], &mut state[b * n..(b + 1) * n]);
+        }
+    }
+    if let Some(State::ClusterBarrier(first)) = state.iter().find(|s| **s != State::Exited).copied()
+        && state.iter().all(|x| matches!(x, State::ClusterBarrier(_) | State::Exited))
+    {
+        let divergent = |b: usize, detail| EmuError::DivergentBarrier {
+            kernel: ctxs[b].kernel.to_string(),
+            block: ctxs[b].block,
+            detail,
+        };
+        if let Some(g) = state.iter().position(|x| *x != State::ClusterBarrier(first)) {
+            let (b, i) = (g / n, (g % n) as u32);
+            let what = match state[g] {
+                State::ClusterBarrier(site) => format!("waited at the cluster barrier at {site}"),
+                _ => "exited".into(),
+            };
+            return Err(divergent(
+                b,
+                format!(
+                    "{} {what}, while threads of the cluster waited at the cluster barrier at {first} (every \
+                     thread of every block of the cluster must reach the same one)",
+                    who(&[i])
+                ),
+            ));
+        }
+        // Every thread learns what any thread of the cluster acquired.
+        let mut all = Knowledge::default();
+        for t in threads {
+            all.merge(&t.knowledge.borrow());
+        }
+        let all = Rc::new(all);
+        for t in threads {
+            *t.knowledge.borrow_mut() = Rc::clone(&all);
+        }
+        state.fill(State::Runnable);
+        for ctx in ctxs {
+            ctx.epoch.set(ctx.epoch.get() + 1);
+        }
+        return Ok(());
+    }
+    let stuck = |x: &State| !matches!(x, State::Exited | State::ClusterBarrier(_));
+    let b = (0..ctxs.len())
+        .find(|&b| state[b * n..(b + 1) * n].iter().any(stuck))
+        .or_else(|| (0..ctxs.len()).find(|&b| state[b * n..(b + 1) * n].iter().any(|x| *x != State::Exited)))
+        .unwrap_or(0);
+    release_barrier(&ctxs[b], &threads[b * n..(b + 1) * n], &mut state[b * n..(b + 1) * n])
 }
 
 /// Nobody can run and no shuffle or `sync_warp` completes: a barrier must
@@ -870,8 +1056,15 @@ fn release_barrier(ctx: &BlockCtx, threads: &[Box<ThreadCtx>], state: &mut [Stat
         state.iter().enumerate().filter(|(_, s)| pick(s)).map(|(i, _)| i as u32).collect()
     };
     let at_barrier = of(&|s| matches!(s, State::Barrier(_)));
-    let elsewhere =
-        of(&|s| matches!(s, State::Shuffle { .. } | State::WarpSync { .. } | State::MbarrierWait { .. }));
+    let elsewhere = of(&|s| {
+        matches!(
+            s,
+            State::Shuffle { .. }
+                | State::WarpSync { .. }
+                | State::MbarrierWait { .. }
+                | State::ClusterBarrier(_)
+        )
+    });
     let error =
         |detail: String| EmuError::Deadlock { kernel: ctx.kernel.to_string(), block: ctx.block, detail };
     if !elsewhere.is_empty() || at_barrier.is_empty() {
@@ -882,6 +1075,7 @@ fn release_barrier(ctx: &BlockCtx, threads: &[Box<ThreadCtx>], state: &mut [Stat
                 State::MbarrierWait { addr, parity, site } => {
                     Some(format!("{site}, which {}", ctx.proxy.borrow().stuck(addr, parity)))
                 }
+                State::ClusterBarrier(site) => Some(format!("the cluster barrier at {site}")),
                 _ => None,
             })
             .collect();
@@ -893,8 +1087,8 @@ fn release_barrier(ctx: &BlockCtx, threads: &[Box<ThreadCtx>], state: &mut [Stat
             })
             .unwrap_or_default();
         return Err(error(format!(
-            "{} waited at a barrier{barrier} while {} waited in shuffles, sync_warps or mbarrier waits (at {}) that \
-             cannot complete",
+            "{} waited at a barrier{barrier} while {} waited in shuffles, sync_warps, mbarrier waits or cluster \
+             barriers (at {}) that cannot complete",
             who(&at_barrier),
             who(&elsewhere),
             sites.join(", ")

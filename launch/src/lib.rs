@@ -93,22 +93,32 @@ pub struct Launch {
     pub min_blocks_per_sm: u32,
     /// A persistent kernel: one block per SM (times `min_blocks_per_sm`),
     /// each looping over the tiles, rather than one block per tile
-    /// ([`Launch::grid_on`]).
+    /// ([`Launch::persistent_grid`]).
     pub persistent: bool,
+    /// Blocks per thread-block cluster (sm_90): `1, 1, 1` for none. The
+    /// blocks of a cluster run at once on one GPC, may use each other's
+    /// shared memory and mbarriers, and receive TMA multicasts; `build.rs`
+    /// writes the shape into the kernel's PTX (`.reqnctapercluster`), so a
+    /// plain launch makes the clusters, and the grid must be a multiple of
+    /// it.
+    pub cluster: Dim3,
 }
 
 impl Launch {
-    /// The grid for a `cols` x `rows` problem on a device of `sms` SMs:
-    /// [`Launch::grid`], or for a persistent kernel at most as many blocks
-    /// as fit at once (and no more than there are tiles), in x.
-    pub const fn grid_on(&self, cols: u32, rows: u32, sms: u32) -> Dim3 {
+    /// [`Launch::grid`], or for a persistent kernel `resident` blocks (as
+    /// many as run at once) but no more than there are tiles, in x; for a
+    /// clustered one a whole number of clusters (`resident` rounded down,
+    /// the tiles up, at least one cluster).
+    pub const fn persistent_grid(&self, cols: u32, rows: u32, resident: u32) -> Dim3 {
         let g = self.grid(cols, rows);
         if !self.persistent {
             return g;
         }
-        let resident = sms * if self.min_blocks_per_sm > 0 { self.min_blocks_per_sm } else { 1 };
-        let tiles = g.x * g.y;
-        Dim3::xy(if tiles < resident { tiles } else { resident }, 1)
+        let size = self.cluster.count();
+        let tiles = (g.x * g.y).div_ceil(size) * size;
+        let resident = resident / size * size;
+        let blocks = if tiles < resident { tiles } else { resident };
+        Dim3::xy(if blocks > size { blocks } else { size }, 1)
     }
 
     /// The grid that covers a `cols` x `rows` problem with the block tile.

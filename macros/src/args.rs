@@ -43,6 +43,8 @@ pub struct KernelArgs {
     pub arch: Option<LitStr>,
     /// `persistent = true`: one block per SM loops over the tiles.
     pub persistent: bool,
+    /// `cluster = [2, 1, 1]`: blocks per thread-block cluster.
+    pub cluster: Option<Dims>,
     pub types: Vec<Type>,
     /// Where `types` was given (for errors about the generics).
     pub types_span: Option<Span>,
@@ -55,19 +57,23 @@ pub struct KernelArgs {
     pub cuda: bool,
 }
 
-const KEYS: &str = "block, shared, tile, min_blocks, arch, persistent or types";
+const KEYS: &str = "block, shared, tile, min_blocks, arch, persistent, cluster or types";
 
 impl Parse for KernelArgs {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let (mut block, mut shared, mut tile, mut min_blocks, mut types) = (None, None, None, None, None);
         let mut arch: Option<LitStr> = None;
         let mut persistent: Option<bool> = None;
+        let mut cluster: Option<Dims> = None;
         while !input.is_empty() {
             let key: Ident = input.parse()?;
             input.parse::<Token![=]>()?;
             let twice = || syn::Error::new(key.span(), format!("`{key}` is given twice"));
             match key.to_string().as_str() {
                 "block" => block.replace(Dims::parse(input, &key, 3)?).map_or(Ok(()), |_| Err(twice()))?,
+                "cluster" => {
+                    cluster.replace(Dims::parse(input, &key, 3)?).map_or(Ok(()), |_| Err(twice()))?
+                }
                 "tile" => tile.replace(Dims::parse(input, &key, 2)?).map_or(Ok(()), |_| Err(twice()))?,
                 "shared" => shared.replace(input.parse::<Expr>()?).map_or(Ok(()), |_| Err(twice()))?,
                 "min_blocks" => {
@@ -123,6 +129,7 @@ impl Parse for KernelArgs {
             min_blocks,
             arch,
             persistent: persistent.unwrap_or(false),
+            cluster,
             types,
             types_span,
             root: quote!(::gpu),

@@ -196,6 +196,7 @@ pub fn kernel(attr: TokenStream, mut function: ItemFn) -> syn::Result<TokenStrea
         min_blocks: None,
         arch: None,
         persistent: false,
+        cluster: None,
         types: Vec::new(),
         types_span: None,
         root: quote!(#private::gpu),

@@ -7,7 +7,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{GenericParam, Ident, ItemFn, LitStr, Type};
 
-use crate::args::KernelArgs;
+use crate::args::{Dims, KernelArgs};
 use crate::params::{Kind, Param, mentions_unsafe, params, type_name};
 
 /// One PTX entry of the kernel: the function itself, or one instance of a
@@ -137,15 +137,24 @@ fn entry(args: &KernelArgs, name: &Ident, params: &[Param], instance: &Instance)
         }
         call.push(ident.clone());
     }
-    let bounds = args.min_blocks.as_ref().map(|min| {
+    let bounds = (args.min_blocks.is_some() || args.cluster.is_some()).then(|| {
         let (x, y, z) = (args.block.get(0), args.block.get(1), args.block.get(2));
+        let min = args.min_blocks.clone().unwrap_or_else(|| syn::parse_quote!(0));
+        let none = Dims(Vec::new());
+        let cluster = args.cluster.as_ref().unwrap_or(&none);
+        let (cx, cy, cz) = (cluster.get(0), cluster.get(1), cluster.get(2));
+        let flags = u32::from(args.min_blocks.is_some()) | u32::from(args.cluster.is_some()) << 1;
         let symbol = LitStr::new(&format!("__launch_bounds__{entry}"), Span::call_site());
         quote! {
-            /// `.maxntid x, y, z` and `.minnctapersm` for `build.rs` to write
-            /// into the entry (Rust has no attribute that reaches them).
+            /// `.maxntid x, y, z` and `.minnctapersm` (flag 1), and
+            /// `.reqnctapercluster` (flag 2), for `build.rs` to write into
+            /// the entry (Rust has no attribute that reaches them).
             #[unsafe(export_name = #symbol)]
             #[used]
-            pub static LAUNCH_BOUNDS: [u32; 4] = [(#x) as u32, (#y) as u32, (#z) as u32, (#min) as u32];
+            pub static LAUNCH_BOUNDS: [u32; 8] = [
+                (#x) as u32, (#y) as u32, (#z) as u32, (#min) as u32,
+                (#cx) as u32, (#cy) as u32, (#cz) as u32, #flags,
+            ];
         }
     });
     let symbol = LitStr::new(entry, Span::call_site());
@@ -228,6 +237,9 @@ fn host_module(
     let shared = args.shared.clone().unwrap_or_else(|| syn::parse_quote!(0));
     let min_blocks = args.min_blocks.clone().unwrap_or_else(|| syn::parse_quote!(0));
     let persistent = args.persistent;
+    let none = Dims(Vec::new());
+    let cluster = args.cluster.as_ref().unwrap_or(&none);
+    let (cx, cy, cz) = (cluster.get(0), cluster.get(1), cluster.get(2));
     let arch = match &args.arch {
         Some(a) => quote!(::core::option::Option::Some(#a)),
         None => quote!(::core::option::Option::None),
@@ -264,6 +276,7 @@ fn host_module(
                         tile: [(#tx) as u32, (#ty) as u32],
                         min_blocks_per_sm: (#min_blocks) as u32,
                         persistent: #persistent,
+                        cluster: #root::launch::Dim3 { x: (#cx) as u32, y: (#cy) as u32, z: (#cz) as u32 },
                     },
                     params: #param_infos,
                     doc: #doc,

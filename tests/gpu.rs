@@ -256,9 +256,10 @@ fn families_verify(gpu: &Gpu) -> Result<(), String> {
             "scale" => [1, 255, 257, 1_000_003].map(Shape::n).into(),
             "transpose" => vec!["8191x8193".parse().unwrap()],
             // Odd n and k (the TMA kernels left out), odd n with k a
-            // multiple of 4 (tf32's TMA path with its odd-n stores), and a
-            // small cube.
-            "tensor" => ["1000x999x1001", "1000x999x1000"]
+            // multiple of 4 (tf32's TMA path with its odd-n stores), an
+            // odd m on every path (the clusters' last row of tiles half
+            // outside C), and a small cube.
+            "tensor" => ["1000x999x1001", "1000x999x1000", "777x1000x1000"]
                 .map(|s| s.parse().unwrap())
                 .into_iter()
                 .chain([Shape::n(129)])

@@ -354,14 +354,16 @@ fn cuda_std_kernels_assemble_for_every_arch_without_spills() {
 /// calls nothing: `mma.sync` m16n8k16 (32 per k32 of a warp's 64 x 32
 /// tile; m16n8k8 for tf32, 64) in steps 1-3 in their type, `ldmatrix` in
 /// 2-3, `cp.async` in 3; in the sm_90a
-/// PTX, steps 4-6 issue four `wgmma`s per stage in their own type (bf16
-/// or f16 k16, or tf32 k8), wait on mbarriers, and copy with TMA; 5 and 6 move
-/// registers with `setmaxnreg`.
+/// PTX, steps 4-7 issue four `wgmma`s per stage in their own type (bf16
+/// or f16 k16, or tf32 k8), wait on mbarriers, and copy with TMA; 5-7 move
+/// registers with `setmaxnreg`; 7, in clusters, multicasts B, releases
+/// stages in both blocks and meets at cluster barriers, and no other
+/// kernel does.
 #[test]
 fn tensor_kernels_use_the_instructions_they_teach() {
     let kernels = registry::tree("gpu::tensor");
-    // Steps 1-6 in bf16, 3 and 6 in f16, 1 and 6 in tf32.
-    assert_eq!(kernels.len(), 10, "{kernels:?}");
+    // Steps 1-7 in bf16, 3 and 6 in f16, 1 and 6 in tf32.
+    assert_eq!(kernels.len(), 11, "{kernels:?}");
     for p in ARCHS {
         for kernel in kernels.iter().filter(|k| k.built_for(p.arch)) {
             let (name, body) = (kernel.name, entry_body(p.text, kernel.name));
@@ -389,6 +391,16 @@ fn tensor_kernels_use_the_instructions_they_teach() {
                     assert!(has(what), "{name}: no {what}");
                 }
                 assert_eq!(has("setmaxnreg"), kernel.launch.block.x == 384, "{name}: setmaxnreg");
+                let clustered = kernel.launch.cluster.count() > 1;
+                for what in [
+                    ".multicast::cluster",
+                    "mapa.shared::cluster",
+                    "mbarrier.arrive.shared::cluster",
+                    "barrier.cluster.arrive",
+                    "%cluster_ctarank",
+                ] {
+                    assert_eq!(has(what), clustered, "{name}: {what}");
+                }
             } else {
                 // tf32: 4 k8 per k-step of 32, 64 per warp; 16-bit: 2 k16, 32.
                 let (shape, ty, per_step) = match name {

@@ -59,25 +59,36 @@ fn launch_bounds_in_the_ptx_are_the_declared_ones() {
             let start = p.text.find(&format!(".entry {}(", k.name)).unwrap();
             let header = &p.text[start..start + p.text[start..].find("\n{\n").unwrap()];
             let l = k.launch;
+            let cluster = if l.cluster.count() > 1 {
+                format!("\n.reqnctapercluster {}, {}, {}", l.cluster.x, l.cluster.y, l.cluster.z)
+            } else {
+                assert!(
+                    !header.contains(".reqnctapercluster"),
+                    "{} has a cluster it did not declare",
+                    k.name
+                );
+                String::new()
+            };
             if l.min_blocks_per_sm > 0 {
                 let want = format!(
-                    ".maxntid {}, {}, {}\n.minnctapersm {}",
+                    ".maxntid {}, {}, {}\n.minnctapersm {}{cluster}",
                     l.block.x, l.block.y, l.block.z, l.min_blocks_per_sm
                 );
                 assert!(header.ends_with(&want), "{} ({}): {header}", k.name, p.arch);
                 with_bounds.insert(k.name);
             } else {
                 assert!(!header.contains(".maxntid"), "{} has bounds it did not declare", k.name);
+                assert!(header.ends_with(&cluster), "{} ({}): {header}", k.name, p.arch);
             }
         }
         // The SGEMM ladder's 7 block tile kernels and the BLAS sgemm's block
         // tile kernels are the ones that declare them, and in the sm_90a
-        // PTX the four warp-specialized tensor kernels (whose `setmaxnreg`
+        // PTX the five warp-specialized tensor kernels (whose `setmaxnreg`
         // counts rest on them).
         let blas = kernel_lab::blas::plan::block_tile_kernels();
         assert_eq!(blas.len(), 16);
         assert!(blas.iter().all(|k| with_bounds.contains(k.kernel.name)));
-        let hopper = 4 * usize::from(p.arch == "sm_90a");
+        let hopper = 5 * usize::from(p.arch == "sm_90a");
         assert_eq!(with_bounds.len(), 7 + blas.len() + hopper, "{with_bounds:?}");
     }
 }

@@ -87,6 +87,7 @@ fn integer_inputs_give_exact_results() {
             (20, 72, 328),
             (33, 261, 36),
             (70, 264, 40),
+            (260, 72, 136),
         ] {
             let a: Vec<i32> = (0..m * k).map(|_| rng.random_range(-8..=8)).collect();
             let b: Vec<i32> = (0..k * n).map(|_| rng.random_range(-8..=8)).collect();
@@ -377,6 +378,119 @@ fn tma_and_mbarrier_faults_are_reported() {
     let df = gpu.upload(&vec![1.0f32; 8 * 50]).unwrap();
     let odd = gpu.tensor_map_f32(&df, (8, 50), (16, 32)).unwrap_err().to_string();
     assert!(odd.contains("f32 matrix") && odd.contains("multiple of 4, not 50"), "{odd}");
+}
+
+/// A cluster of two blocks of 16 threads: each block's thread 0 multicasts
+/// its half (8 rows) of the 16 x 64 box at the origin of map 0 into both
+/// blocks, and arrives on the peer's mbarrier ("full" counts its own
+/// `expect_tx` and the peer's arrival: 2), after the cluster barrier that
+/// follows the initialization; every thread waits and copies its row of the
+/// whole box to `out` (block `r`'s at `1024 r`), then a final cluster
+/// barrier. `mode` plants a fault: 1 has block 1 exit early, so block 0
+/// arrives on a block that has exited; 2 has block 1 skip the first
+/// cluster barrier; 3 arrives on block 2 of a cluster of 2; 4 multicasts
+/// before the cluster barrier, into a block whose mbarrier is not
+/// initialized.
+#[kernel(block = 16, shared = 2048 + 8, cluster = [2, 1, 1], arch = "sm_90a")]
+pub fn cluster_probe(maps: In<u64>, a: In<u16>, out: Out<u16>, mode: u32) {
+    use gpu::dev::barrier::{Mbarrier, fence_init};
+    use gpu::dev::cluster::{cluster_rank, cluster_sync};
+    use gpu::dev::tma::{copy_2d_multicast, swizzle_128};
+    let _ = a;
+    let (t, rank) = (thread_idx_x() as usize, cluster_rank());
+    // SAFETY: 2048 bytes of box, then the mbarrier (the declaration's);
+    // the faults are the point of the modes.
+    unsafe {
+        let bar = Mbarrier::at(gpu::dev::SharedArray::launch_sized_at(2048), 0);
+        let smem = gpu::dev::SharedArray::<u16>::launch_sized();
+        if t == 0 {
+            bar.init(2);
+            fence_init();
+        }
+        if mode == 2 && rank == 1 {
+            return;
+        }
+        if mode != 4 {
+            cluster_sync();
+        }
+        if mode == 1 && rank == 1 {
+            return;
+        }
+        if t == 0 {
+            bar.arrive_expect_tx(2048);
+            let half = gpu::dev::shared::launch_sized_base().wrapping_add(1024 * rank as usize);
+            copy_2d_multicast(half, maps, 0, (0, 8 * rank as i32), bar, 0b11);
+        }
+        if mode == 1 {
+            sync_threads();
+        }
+        if t == 0 {
+            bar.arrive_in(if mode == 3 { 2 } else { 1 - rank });
+        }
+        bar.wait(0);
+        for c in 0..64 {
+            out.store(1024 * rank as usize + 64 * t + c, smem.get(swizzle_128(2 * (64 * t + c)) / 2));
+        }
+        cluster_sync();
+    }
+}
+
+/// Clusters on the emulator: a multicast lands in every block of its mask
+/// and counts on each one's mbarrier, remote arrivals complete a peer's
+/// phase, and each planted fault (an arrival on a block that has exited, a
+/// cluster barrier one block skips, a rank outside the cluster, a copy
+/// into a peer before it initialized its mbarrier) is an error naming it;
+/// so is a grid that is not a whole number of clusters.
+#[test]
+fn cluster_multicast_and_faults_are_reported() {
+    let gpu = Gpu::emulator();
+    let (rows, cols) = (12, 40);
+    let a: Vec<u16> = (0..rows * cols).map(|i| i as u16 + 1).collect();
+    let da = gpu.upload(&a).unwrap();
+    let map = gpu.tensor_map_bf16(&da, (rows, cols), (8, 64)).unwrap();
+    let maps = gpu.upload(&map).unwrap();
+    let run = |grid: u32, mode: u32| {
+        let mut out = gpu.alloc::<u16>(2 * 16 * 64).unwrap();
+        gpu.poison(&mut out).unwrap();
+        // SAFETY: the buffers hold what the kernel's doc says.
+        let r = unsafe { cluster_probe::launch(&gpu, grid, &maps, &da, &mut out, mode) };
+        r.map(|()| gpu.download(&out).unwrap()).map_err(|e| e.to_string())
+    };
+    let out = run(2, 0).unwrap();
+    for block in 0..2 {
+        for r in 0..16 {
+            for c in 0..64 {
+                let want = if r < rows && c < cols { a[r * cols + c] } else { 0 };
+                assert_eq!(out[1024 * block + 64 * r + c], want, "block {block} row {r} column {c}");
+            }
+        }
+    }
+    let exited = run(2, 1).unwrap_err();
+    assert!(
+        exited.contains("arrives on an mbarrier of block 1 of its cluster, which has exited"),
+        "{exited}"
+    );
+    let skipped = run(2, 2).unwrap_err();
+    assert!(skipped.contains("divergent") && skipped.contains("cluster barrier"), "{skipped}");
+    let outside = run(2, 3).unwrap_err();
+    assert!(outside.contains("block 2 of its cluster, which has 2 blocks"), "{outside}");
+    let early = run(2, 4).unwrap_err();
+    assert!(early.contains("never initialized, in block 1 of its cluster"), "{early}");
+    let odd = run(3, 0).unwrap_err();
+    assert!(odd.contains("not a whole number of 2x1x1 clusters"), "{odd}");
+}
+
+/// A persistent clustered kernel's grid is whole clusters: the resident
+/// blocks rounded down, the tiles up, never less than one cluster.
+#[test]
+fn clustered_persistent_grids_are_whole_clusters() {
+    let launch = gpu::launch::registry::find("tc_wgmma_cluster_bf16").unwrap().launch;
+    assert_eq!(launch.cluster.count(), 2);
+    // 4096^2: 32 x 16 tiles; 131 resident blocks make 65 clusters.
+    assert_eq!(launch.persistent_grid(4096, 4096, 131).x, 130);
+    // 3 tiles (one column, 3 rows) take 2 clusters; 1 resident block, 1.
+    assert_eq!(launch.persistent_grid(256, 300, 132).x, 4);
+    assert_eq!(launch.persistent_grid(256, 300, 1).x, 2);
 }
 
 /// The persistent kernel's tile order visits every tile once, down groups

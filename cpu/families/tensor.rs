@@ -421,7 +421,8 @@ pub fn launch(gpu: &Gpu, kernel: Launchable, ops: &Operands, c: &mut DeviceBuffe
     let unprepared = || Error::InvalidInput(format!("{name}: its operands were not prepared for it"));
     let maps = || ops.maps.as_ref().ok_or_else(unprepared);
     let launch = kernel.kernel().launch;
-    let (plain, on_sms) = (launch.grid(n as u32, m as u32), launch.grid_on(n as u32, m as u32, gpu.info.multiprocessors as u32));
+    let plain = launch.grid(n as u32, m as u32);
+    let on_sms = launch.persistent_grid(n as u32, m as u32, gpu.resident_blocks(kernel.kernel())?);
     // SAFETY (each arm): the buffers hold A, B and C for this problem
     // (checked by `Operands::of` and above, in the kernel's precision); the grid covers C with the kernel's tile; the
     // maps describe A and B (prepared for this problem).
@@ -508,9 +509,11 @@ impl Family for Tensor {
          register prefetch; (2) `ldmatrix` from a swizzled layout; (3) a 3-stage `cp.async` pipeline; (4) \
          Hopper's `wgmma` reading swizzled tiles that TMA writes, a 4-stage mbarrier ring; (5) warp \
          specialization: one producer warpgroup, two consumers, `setmaxnreg`; (6) persistent blocks over a \
-         grouped tile order; steps 3 and 6 in f16 (`tc_mma_f16_async`, `tc_wgmma_persistent_f16`, the bf16 kernel's layouts with \
+         grouped tile order; (7) clusters of two blocks one above the other, each loading half of their shared B \
+         and multicasting it into both (TMA multicast; stages released in both blocks by remote mbarrier \
+         arrivals); steps 3 and 6 in f16 (`tc_mma_f16_async`, `tc_wgmma_persistent_f16`, the bf16 kernel's layouts with \
          `wgmma`'s f16 form, against cuBLAS f16) and steps 1 and 6 in tf32 (`tc_mma_tf32`, `tc_wgmma_persistent_tf32`: `f32` A and B \
-         transposed, since `wgmma` reads tf32 B only K-major; its peer is cuBLAS TF32 on the same transposed B). Steps 4-6 are in \
+         transposed, since `wgmma` reads tf32 B only K-major; its peer is cuBLAS TF32 on the same transposed B). Steps 4-7 are in \
          the sm_90a PTX only and need rows on 16 bytes (bf16 and f16: `k` and `n` multiples of 8; tf32: `k` a \
          multiple of 4); elsewhere they are left out of the table. The ncu section of the device checks profiles every step \
          and cuBLAS's own kernels. What limits each: steps 1 and 2 wait on global loads (one block of 8 warps per \
@@ -521,10 +524,13 @@ impl Family for Tensor {
          a block barrier before each refill); step 5 streams all of B from DRAM on every wave of 132 row-ordered \
          tiles (L2 hit rate and DRAM throughput in the ncu rows); step 6 fixes the order, and computes each \
          tile's TMA origins once per tile rather than per stage (the producer is one thread: its arithmetic is \
-         on every stage's critical path). What remains against cuBLAS, in the ncu rows for step 6 and cuBLAS's \
-         kernels: the consumers store each tile's 128 KB of `f32` sums while the tensor cores wait, where \
-         cuBLAS (clusters of 2, larger tiles) overlaps its epilogue and reads the shared operand once per \
-         cluster. Next: TMA multicast across a cluster of 2, the epilogue through shared memory and TMA stores. \
+         on every stage's critical path). Step 7 asks L2 for a third fewer bytes per stage (lts bytes in the ncu rows), \
+         which pays where memory is the limit (the largest sizes); the cluster launch itself costs a little \
+         (pairs of blocks start together), and a cluster-scope release on each remote arrival costs a fence \
+         per stage (docs/notes.md). What remains against cuBLAS, in the ncu rows for steps 6 and 7 and \
+         cuBLAS's kernels: the consumers store each tile's 128 KB of `f32` sums while the tensor cores wait, \
+         where cuBLAS overlaps its epilogue; and a 4096^3 problem is 3.9 waves of 128 x 256 tiles on 132 SMs. \
+         Next: the epilogue through shared memory and TMA stores. \
          TF32 at 8192^3 runs milliseconds a launch and the clocks fall over a run: cuBLAS's own time there moves \
          between runs, and the ratio with it (docs/notes.md, which also lists the variants measured)."
     }

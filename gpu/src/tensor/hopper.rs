@@ -14,9 +14,10 @@
 #![allow(clippy::erasing_op, clippy::identity_op)]
 
 use crate::dev::barrier::{Mbarrier, fence_init};
+use crate::dev::cluster::{cluster_rank, cluster_sync};
 use crate::dev::registers;
 use crate::dev::shared::launch_sized_base;
-use crate::dev::tma::{acquire_map, copy_2d};
+use crate::dev::tma::{acquire_map, copy_2d, copy_2d_multicast};
 use crate::dev::wgmma::{self, Descriptor, d_f32, shared_address};
 use crate::dev::{In, Out, SharedArray, block_idx_x, block_idx_y, grid_dim_x, sync_threads, thread_idx_x};
 use crate::kernel;
@@ -313,6 +314,22 @@ fn start<E: Element>(maps: In<u64>, consumers: u32, k: u32) -> (Ring<E>, usize) 
 /// which release every stage they consume.
 #[inline(always)]
 unsafe fn produce<E: Element>(ring: Ring<E>, tiles: impl Iterator<Item = (usize, usize)>, steps: usize) {
+    // SAFETY: the caller's contract; `fill`'s, for the stage it was handed.
+    unsafe { produce_with(ring, tiles, steps, |s, step, origin| ring.fill(s, step, origin)) }
+}
+
+/// [`produce`], filling each stage with `fill(stage, k-step, origin)`.
+///
+/// # Safety
+/// As for [`produce`]; `fill` is safe to call for a stage that nothing
+/// reads or writes until its "full" phase completes.
+#[inline(always)]
+unsafe fn produce_with<E: Element>(
+    ring: Ring<E>,
+    tiles: impl Iterator<Item = (usize, usize)>,
+    steps: usize,
+    fill: impl Fn(usize, usize, (usize, usize)),
+) {
     let mut it = 0;
     for origin in tiles {
         for step in 0..steps {
@@ -323,7 +340,7 @@ unsafe fn produce<E: Element>(ring: Ring<E>, tiles: impl Iterator<Item = (usize,
                 if round > 0 {
                     ring.empty(s).wait(((round - 1) % 2) as u32);
                 }
-                ring.fill(s, step, origin);
+                fill(s, step, origin);
             }
             it += 1;
         }
@@ -341,10 +358,28 @@ unsafe fn produce<E: Element>(ring: Ring<E>, tiles: impl Iterator<Item = (usize,
 /// producer filling these k-steps.
 #[inline(always)]
 unsafe fn consume<E: Element>(ring: Ring<E>, consumer: usize, steps: usize, it: &mut usize) -> [f32; 128] {
+    // SAFETY: the caller's contract; initialized, and this is the
+    // warpgroup's one arrival for the stage's round, after its `wgmma`
+    // reads of it completed.
+    unsafe { consume_with(ring, consumer, steps, it, |empty| empty.arrive()) }
+}
+
+/// [`consume`], releasing each stage with `release(its "empty")` from the
+/// warpgroup's first thread.
+///
+/// # Safety
+/// As for [`consume`]; `release` is safe to call once per stage and
+/// round, after the warpgroup's reads of the stage completed.
+#[inline(always)]
+unsafe fn consume_with<E: Element>(
+    ring: Ring<E>,
+    consumer: usize,
+    steps: usize,
+    it: &mut usize,
+    release: impl Fn(Mbarrier),
+) -> [f32; 128] {
     let leader = thread_idx_x().is_multiple_of(128);
-    // SAFETY: initialized; this warpgroup's one arrival for that stage's
-    // round, after its `wgmma` reads of it completed.
-    let release = |i: usize| unsafe { ring.empty(i % STAGES).arrive() };
+    let release = |i: usize| release(ring.empty(i % STAGES));
     let mut acc = wgmma::zeros();
     for step in 0..steps {
         let s = *it % STAGES;
@@ -528,6 +563,16 @@ pub fn tc_wgmma_ws_bf16(maps: In<u64>, a: In<u16>, b: In<u16>, c: Out<f32>, m: u
 /// Tile-rows per group of [`tc_wgmma_persistent_bf16`]'s tile order.
 pub const GROUP: usize = 16;
 
+/// [`grouped`] with groups of `group` tile-rows.
+#[inline(always)]
+pub fn grouped_by(group: usize, i: usize, (tiles_m, tiles_n): (usize, usize)) -> (usize, usize) {
+    let per_group = (group * tiles_n).max(1);
+    let first = i / per_group * group;
+    let rows = tiles_m.saturating_sub(first).clamp(1, group.max(1));
+    let j = i % per_group;
+    (first + j % rows, j / rows)
+}
+
 /// Tile `i` of a `tiles_m x tiles_n` grid of block tiles, in grouped
 /// order: down a group of [`GROUP`] tile-rows, then to the next column,
 /// group after group. The tiles in flight at once (one per SM) then share
@@ -536,12 +581,8 @@ pub const GROUP: usize = 16;
 /// (`i` < `tiles_m tiles_n`, so neither divisor is 0; the clamps say so
 /// to the compiler, which otherwise keeps a panic path for each.)
 #[inline(always)]
-pub fn grouped(i: usize, (tiles_m, tiles_n): (usize, usize)) -> (usize, usize) {
-    let per_group = (GROUP * tiles_n).max(1);
-    let first = i / per_group * GROUP;
-    let rows = tiles_m.saturating_sub(first).clamp(1, GROUP);
-    let j = i % per_group;
-    (first + j % rows, j / rows)
+pub fn grouped(i: usize, grid: (usize, usize)) -> (usize, usize) {
+    grouped_by(GROUP, i, grid)
 }
 
 /// 6. Persistent blocks and a grouped tile order.
@@ -674,4 +715,135 @@ unsafe fn consume_tiles<E: Element, const PAIRS: bool>(
             store::<PAIRS>(c, &acc, origin, consumer, t, (m, n));
         }
     }
+}
+
+/// Blocks per cluster of [`tc_wgmma_cluster_bf16`]: two, one above the
+/// other in C, sharing their B.
+pub const CLUSTER: usize = 2;
+
+impl Ring<Bf16> {
+    /// Step 7's fill of stage `s`, in the block of rank `rank` of its
+    /// cluster: its own A box as in [`Ring::fill`], and its share of B,
+    /// boxes `2 rank` and `2 rank + 1` of the four, multicast to every
+    /// block of the cluster (whose tiles all start at column `n0`). "full"
+    /// expects the whole stage's bytes: its A, its B boxes, and those the
+    /// other blocks multicast, which count on it as they land.
+    ///
+    /// # Safety
+    /// One thread of each block; nothing reads or writes the stage in any
+    /// block of the cluster until its "full" phase is observed complete,
+    /// the stage free in every block (each one's consumers released it).
+    #[inline(always)]
+    unsafe fn fill_multicast(self, s: usize, step: usize, (m0, n0): (usize, usize), rank: usize) {
+        let (at, k0) = (self.stage(s), (step * Bf16::BK) as i32);
+        let everyone = ((1 << CLUSTER) - 1) as u16;
+        // SAFETY: as for `fill`; the B boxes land at the same offsets in
+        // every block, each counting them on its own "full".
+        unsafe {
+            self.full(s).arrive_expect_tx(STAGE_BYTES as u32);
+            copy_2d(at, self.maps, 0, (k0, m0 as i32), self.full(s));
+            seq!(H in 0..2 {{
+                let j = 2 * rank + H;
+                let box_at = at.wrapping_add(A_BYTES + j * B_BOX_BYTES);
+                copy_2d_multicast(box_at, self.maps, 1, ((n0 + j * B_BOX_COLS) as i32, k0), self.full(s), everyone);
+            }});
+        }
+    }
+}
+
+/// 7. Thread-block clusters and TMA multicast.
+///
+/// In step 6 two blocks on tiles one above the other read the same B
+/// stripe from L2, each for itself: per stage 16 KB of A and 32 KB of B a
+/// block, and L2 serves every byte once per block. Here the two are one
+/// cluster of 2 (`cluster = [2, 1, 1]`): each block's producer copies its
+/// own A box and *half* of B, and multicasts that half into both blocks'
+/// shared memory (`copy_2d_multicast`, mask `0b11`). A stage still holds
+/// all 48 KB in each block, but the pair asks L2 for 2 x 16 + 32 = 64 KB
+/// instead of 96: a third less traffic per multiply-add.
+///
+/// The price is coupling. A producer now writes into its peer's stage, so
+/// it must wait until the *peer's* consumers are done with it too: each
+/// consumer warpgroup releases a stage on the "empty" mbarrier of both
+/// blocks (`arrive_in(rank)`: `mapa` and a remote arrive), and "empty"
+/// counts 2 x 2 arrivals. "full" expects 48 KB in each block, which the
+/// two producers' copies complete between them. The mbarriers must be
+/// initialized in both blocks before either uses the other's (a cluster
+/// barrier after the initialization), and no block may exit while its
+/// peer can still arrive on its mbarriers (a cluster barrier at the end).
+///
+/// The persistent schedule of step 6 runs over cluster tiles of 256 x
+/// 256 (the pair's tiles), in grouped order with the same stripes per
+/// group; the block of rank `r` takes rows `128 r..+128` of each.
+///
+/// Launch: as [`tc_wgmma_persistent_bf16`], in whole clusters of 2.
+/// Measured: `BENCHMARKS.md`, rows `tc_wgmma_cluster_bf16`.
+#[kernel(
+    block = WS_THREADS,
+    shared = shared_bytes(),
+    tile = [BN, BM],
+    min_blocks = 1,
+    persistent = true,
+    cluster = [CLUSTER, 1, 1],
+    arch = "sm_90a"
+)]
+pub fn tc_wgmma_cluster_bf16(maps: In<u64>, a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
+    // The copy engine reads A and B through the maps.
+    let _ = (a, b);
+    let t = thread_idx_x() as usize;
+    let (m, n) = (m as usize, n as usize);
+    let rank = cluster_rank() as usize;
+    let ring = Ring::<Bf16>::new(maps);
+    if t == 0 {
+        // SAFETY: thread 0; the cluster barrier follows. "empty" counts
+        // both consumers of every block of the cluster.
+        unsafe { ring.init(2 * CLUSTER as u32) };
+    }
+    // Both blocks' mbarriers initialized and visible cluster-wide before
+    // either arrives on or copies into the other's.
+    cluster_sync();
+    let steps = (k as usize).div_ceil(Bf16::BK);
+    let grid = (m.div_ceil(CLUSTER * BM), n.div_ceil(BN));
+    let clusters = grid_dim_x() as usize / CLUSTER;
+    // This cluster's tiles, and this block's part of each (rows 128 rank..).
+    let tiles = (block_idx_x() as usize / CLUSTER..grid.0 * grid.1).step_by(clusters.max(1)).map(|tile| {
+        let (tm, tn) = grouped_by(GROUP / CLUSTER, tile, grid);
+        ((CLUSTER * tm + rank) * BM, tn * BN)
+    });
+    if t < 128 {
+        // SAFETY: the warpgroup, converged; 40 + 2 x 232 = 3 x 168.
+        unsafe { registers::release::<40>() };
+        if t == 0 {
+            // SAFETY: one thread; "empty" counts every consumer of the
+            // cluster, so a stage is free in both blocks when it is here.
+            unsafe {
+                produce_with(ring, tiles, steps, |s, step, origin| ring.fill_multicast(s, step, origin, rank))
+            };
+        }
+    } else {
+        // SAFETY: as above; the producer releases what this claims.
+        unsafe { registers::claim::<232>() };
+        let consumer = t / 128 - 1;
+        let t = (t % 128) as u32;
+        let mut it = 0;
+        // SAFETY: the warpgroup, converged; the producers fill these
+        // tiles; each stage is released in both blocks, whose "empty"
+        // expect it (initialized before the cluster barrier, and neither
+        // block exits before the one below).
+        let release = |empty: Mbarrier| unsafe {
+            for r in 0..CLUSTER as u32 {
+                empty.arrive_in(r);
+            }
+        };
+        for origin in tiles {
+            // SAFETY: as above; c holds m n elements, n even (TMA's 16-byte
+            // rows), each thread its own.
+            unsafe {
+                let acc = consume_with(ring, consumer, steps, &mut it, release);
+                store::<true>(&c, &acc, origin, consumer, t, (m, n));
+            }
+        }
+    }
+    // The peer may still arrive on this block's "empty" mbarriers.
+    cluster_sync();
 }

@@ -524,8 +524,9 @@ impl Family for Tensor {
          a block barrier before each refill); step 5 streams all of B from DRAM on every wave of 132 row-ordered \
          tiles (L2 hit rate and DRAM throughput in the ncu rows); step 6 fixes the order, and computes each \
          tile's TMA origins once per tile rather than per stage (the producer is one thread: its arithmetic is \
-         on every stage's critical path). Step 7 asks L2 for a third fewer bytes per stage (lts bytes in the ncu rows), \
-         which pays where memory is the limit (the largest sizes); the cluster launch itself costs a little \
+         on every stage's critical path). Step 7's blocks ask L2 for a third fewer bytes per stage (a pair reads 64 KB, not \
+         96), though ncu's count of L2 bytes (lts bytes in the ncu rows) falls by much less than that; it pays \
+         where memory is the limit (the largest sizes); the cluster launch itself costs a little \
          (pairs of blocks start together), and a cluster-scope release on each remote arrival costs a fence \
          per stage (docs/notes.md). What remains against cuBLAS, in the ncu rows for steps 6 and 7 and \
          cuBLAS's kernels: the consumers store each tile's 128 KB of `f32` sums while the tensor cores wait, \

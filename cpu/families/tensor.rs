@@ -518,7 +518,8 @@ impl Family for Tensor {
          multiple of 4); elsewhere they are left out of the table. The ncu section of the device checks profiles every step \
          and cuBLAS's own kernels. What limits each: steps 1 and 2 wait on global loads (one block of 8 warps per \
          SM, 32 of 161 registers holding the prefetch, too few bytes in flight): the first step's 50% target is \
-         far out of reach for a kernel that teaches the fragment layout with plain loads, and even step 3 is held \
+         far out of reach for a kernel that teaches the fragment layout with plain loads (two blocks per SM, \
+         tried, gained little and spilled: docs/notes.md), and even step 3 is held \
          by the shared-memory pipe and by too few warps to hide `mma.sync` latency (`mma.sync` cannot reach \
          `wgmma`'s rate on Hopper in any case); step 4 stops the tensor cores once per stage (`wait_group 0` and \
          a block barrier before each refill); step 5 streams all of B from DRAM on every wave of 132 row-ordered \

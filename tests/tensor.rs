@@ -394,10 +394,11 @@ fn tma_and_mbarrier_faults_are_reported() {
 #[kernel(block = 16, shared = 2048 + 8, cluster = [2, 1, 1], arch = "sm_90a")]
 pub fn cluster_probe(maps: In<u64>, a: In<u16>, out: Out<u16>, mode: u32) {
     use gpu::dev::barrier::{Mbarrier, fence_init};
-    use gpu::dev::cluster::{cluster_rank, cluster_sync};
+    use gpu::dev::cluster::{cluster_rank, cluster_size, cluster_sync};
     use gpu::dev::tma::{copy_2d_multicast, swizzle_128};
     let _ = a;
     let (t, rank) = (thread_idx_x() as usize, cluster_rank());
+    assert!(cluster_size() == 2 && rank == gpu::dev::block_idx_x() % 2);
     // SAFETY: 2048 bytes of box, then the mbarrier (the declaration's);
     // the faults are the point of the modes.
     unsafe {

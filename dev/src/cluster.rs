@@ -22,41 +22,37 @@
 
 use super::barrier::Mbarrier;
 
-/// This block's rank in its cluster (`%cluster_ctarank`).
-#[inline(always)]
-pub fn cluster_rank() -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let r: u32;
-        // SAFETY: reading a special register has no preconditions.
-        unsafe {
-            core::arch::asm!("mov.u32 {r}, %cluster_ctarank;", r = out(reg32) r, options(nostack, nomem, pure))
-        };
-        r
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        emu::device::cluster().0
-    }
+/// A `u32` special register of the cluster, by its PTX name; on the host,
+/// `$host` of the emulator's `(rank, shape)`.
+macro_rules! cluster_register {
+    ($(#[$doc:meta])* $name:ident, $reg:literal, $host:expr) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub fn $name() -> u32 {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let r: u32;
+                // SAFETY: reading a special register has no preconditions.
+                unsafe { core::arch::asm!(concat!("mov.u32 {r}, ", $reg, ";"), r = out(reg32) r, options(nostack, nomem, pure)) };
+                r
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            {
+                let host: fn((u32, [u32; 3])) -> u32 = $host;
+                host(emu::device::cluster())
+            }
+        }
+    };
 }
 
-/// Blocks in this block's cluster (`%cluster_nctarank`).
-#[inline(always)]
-pub fn cluster_size() -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let r: u32;
-        // SAFETY: reading a special register has no preconditions.
-        unsafe {
-            core::arch::asm!("mov.u32 {r}, %cluster_nctarank;", r = out(reg32) r, options(nostack, nomem, pure))
-        };
-        r
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        emu::device::cluster().1.iter().product()
-    }
-}
+cluster_register!(
+    /// This block's rank in its cluster (`%cluster_ctarank`).
+    cluster_rank, "%cluster_ctarank", |(rank, _)| rank
+);
+cluster_register!(
+    /// Blocks in this block's cluster (`%cluster_nctarank`).
+    cluster_size, "%cluster_nctarank", |(_, shape)| shape.iter().product()
+);
 
 /// The cluster's barrier: every thread of every block of the cluster
 /// arrives (`barrier.cluster.arrive.release`) and waits for all the others

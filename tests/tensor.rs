@@ -178,12 +178,12 @@ fn tf32_kernels_truncate_their_inputs() {
     assert_eq!(ran, 2);
 }
 
-/// The shared-memory analysis of one 128 x 128 x 64 launch of `name` (two
-/// k-steps, every access on the 16-byte path).
+/// The shared-memory analysis of one 128 x 256 x 64 launch of `name` (one
+/// block tile, two k-steps, every access on the 16-byte path).
 fn tensor_analysis(name: &str) -> emu::Analysis {
     let gpu = Gpu::emulator();
     let kernel = Tensor.kernels().into_iter().find(|k| k.name == name).unwrap();
-    let (m, n, k) = (128, 128, 64);
+    let (m, n, k) = (128, 256, 64);
     let mut rng = SmallRng::seed_from_u64(5);
     let a: Vec<u16> = (0..m * k).map(|_| bf16(rng.random_range(-1.0..1.0))).collect();
     let b: Vec<u16> = (0..k * n).map(|_| bf16(rng.random_range(-1.0..1.0))).collect();
@@ -198,25 +198,24 @@ fn tensor_analysis(name: &str) -> emu::Analysis {
 
 /// `ldmatrix` on the swizzled layout serves each 8 x 8 matrix in one pass
 /// and every 16-byte store in one pass per 8 lanes: no bank conflict in
-/// steps 2 and 3. Step 1's padded layout reads B as 16-bit halves, two
-/// lanes of a pair in one word, which the analysis also counts exactly.
+/// steps 2 and 3. Step 1 takes the same fragments with 16-byte loads from
+/// its n-major B and k-permuted rows, as many requests as `ldmatrix`
+/// (16 per warp and k-step), and its transposing stores of B are
+/// conflict-free too (the swapped rows): a layout without the swap, or
+/// fragments loaded 4 bytes at a time, fail here.
 #[test]
-fn ldmatrix_on_the_swizzled_layout_is_conflict_free() {
-    for name in ["tc_ldmatrix_bf16", "tc_mma_bf16_async"] {
+fn fragment_loads_are_conflict_free() {
+    for name in ["tc_mma_bf16", "tc_ldmatrix_bf16", "tc_mma_bf16_async"] {
         let a = tensor_analysis(name);
-        // Per warp and k16: 4 A and 2 B `ldmatrix.x4`, 4 passes each.
+        // 16-byte requests: 4 passes of 8 lanes each.
         assert_eq!(a.shared_loads.per_request(), 4.0, "{name}: {:?}", a.shared_loads);
         assert_eq!(a.shared_loads.efficiency(), 1.0, "{name}: {:?}", a.shared_loads);
-        if name == "tc_ldmatrix_bf16" {
+        if name != "tc_mma_bf16_async" {
             assert_eq!(a.shared_stores.efficiency(), 1.0, "{name}: {:?}", a.shared_stores);
         }
+        // A 128 x 256 x 64 launch: 8 warps, 2 k-steps, 16 requests each.
+        assert_eq!(a.shared_loads.requests, 8 * 2 * 16, "{name}: {:?}", a.shared_loads);
     }
-    let padded = tensor_analysis("tc_mma_bf16");
-    assert_eq!(padded.shared_loads.efficiency(), 1.0, "{:?}", padded.shared_loads);
-    // 16 word loads of A and 16 half-word loads of B per k16, against 6
-    // `ldmatrix` carrying the same bytes.
-    let swizzled = tensor_analysis("tc_ldmatrix_bf16");
-    assert_eq!(padded.shared_loads.requests, 32 * swizzled.shared_loads.requests / 6);
 }
 
 /// The tf32 step's padded tiles (rows 36 words apart): every fragment

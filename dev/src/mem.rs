@@ -68,6 +68,11 @@ impl<T: Copy> In<T> {
 #[derive(Clone, Copy)]
 struct Align16<A>(A);
 
+/// 8 bytes with the 8-byte alignment of `ld.global.v2.b32`.
+#[repr(C, align(8))]
+#[derive(Clone, Copy)]
+struct Align8<A>(A);
+
 impl<T: Copy> In<T> {
     /// Reads elements `i..i + N` (16 bytes: 4 `f32`/`i32` or 2 `f64`)
     /// with one 16-byte load.
@@ -83,6 +88,21 @@ impl<T: Copy> In<T> {
         check::load(Mem::Global, p, 16);
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { (p as *const Align16<[T; N]>).read().0 }
+    }
+
+    /// Reads elements `i..i + N` (8 bytes: 4 bf16, or 2 words) with one
+    /// 8-byte load (`ld.global.v2.b32`).
+    ///
+    /// # Safety
+    /// `i + N` is within the buffer and `i` is a multiple of `N`.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn load8<const N: usize>(self, i: usize) -> [T; N] {
+        const { assert!(N * core::mem::size_of::<T>() == 8, "load8 reads exactly 8 bytes") };
+        let p = self.0.wrapping_add(i);
+        check::load(Mem::Global, p, 8);
+        // SAFETY: the caller's contract (see `# Safety`).
+        unsafe { (p as *const Align8<[T; N]>).read().0 }
     }
 
     /// Reads element `i` bypassing the non-coherent L1 (`ld.volatile`): for

@@ -56,3 +56,27 @@ pub unsafe fn claim<const N: u32>() {
         core::arch::asm!("setmaxnreg.inc.sync.aligned.u32 {n};", n = const N, options(nostack))
     };
 }
+
+/// `x`, through a register move LLVM cannot see into: a value it cannot
+/// prove anything about. A loop that indexes 8 rows at `(k0 + j) n`
+/// otherwise gets 8 pointers of its own from LLVM's strength reduction (16
+/// registers held across the loop, in a kernel whose accumulators already
+/// hold 128); through `opaque(k0)` and `opaque(n)` each address is one
+/// multiply-add per k-step instead. No instruction survives ptxas (`mov`
+/// of a register to itself); on the host it is `x`.
+#[inline(always)]
+pub fn opaque(x: usize) -> usize {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let r: usize;
+        // SAFETY: a register-only move.
+        unsafe {
+            core::arch::asm!("mov.b64 {r}, {x};", r = out(reg64) r, x = in(reg64) x, options(pure, nomem, nostack))
+        };
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        x
+    }
+}

@@ -13,6 +13,12 @@
 //! instructions: the tensor cores' rate is an order of magnitude above
 //! SGEMM's, which is why the ceiling here is cuBLAS's GEMM in the same
 //! precision.
+//!
+//! Steps 1-3 share one block tile: 128 x 256 of C, 8 warps as 2 x 4, each
+//! a 64 x 64 warp tile of 4 x 8 `m16n8` fragments (128 `f32` sums per
+//! lane). Per k16 a warp then reads 4 A and 8 B fragments (12 x 512 bytes)
+//! for 32 `mma.sync`s: 16 KB of shared memory per 64 K multiply-adds. A
+//! 64 x 32 warp tile would read 8 fragments for 16.
 
 // `seq!` substitutes 0, 1, ... into index arithmetic.
 #![allow(clippy::erasing_op, clippy::identity_op)]
@@ -23,208 +29,32 @@ pub mod hopper;
 pub mod tf32;
 
 use crate::dev::copy::{commit_copies, wait_copies};
-use crate::dev::mma::{a_bf16, b_bf16, c_f32, mma_bf16_m16n8k16, mma_f16_m16n8k16, pack_bf16};
+use crate::dev::mma::{c_f32, mma_bf16_m16n8k16, mma_f16_m16n8k16};
+use crate::dev::registers::opaque;
 use crate::dev::{In, Out, SharedArray, block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 use crate::kernel;
-use core::marker::PhantomData;
 use half::f16;
 use seq_macro::seq;
 
-/// Block tile of every kernel here: 128 x 128 of C, 32 of k per step.
+/// Block tile of steps 1-3: 128 x 256 of C, 32 of k per step.
 pub const BM: usize = 128;
-pub const BN: usize = 128;
+pub const BN: usize = 256;
 pub const BK: usize = 32;
-/// Threads: 8 warps as 2 x 4, each a 64 x 32 warp tile of 4 x 4 `m16n8`
+/// Threads: 8 warps as 2 x 4, each a 64 x 64 warp tile of 4 x 8 `m16n8`
 /// tiles.
 pub const THREADS: usize = 256;
 
-/// Eight consecutive bf16 as four words of two (the lower index in the low
-/// half), for one 16-byte shared store.
-#[inline(always)]
-fn words(v: [u16; 8]) -> [f32; 4] {
-    [0, 1, 2, 3].map(|i| f32::from_bits(pack_bf16(v[2 * i], v[2 * i + 1])))
-}
+/// One warp's sums: its `64 x 8 N` piece of C as 4 x `N` `m16n8` fragments
+/// (steps 1-3: `N` = 8; the tf32 step: 4).
+pub(crate) type Sums<const N: usize = 8> = [[[f32; 4]; N]; 4];
 
-/// Where a stage's tiles `As[BM][BK]` and `Bs[BK][BN]` put each element in
-/// shared memory, and how a warp takes its fragments from them. Eight
-/// consecutive bf16 starting at a column that is a multiple of 8 (16
-/// bytes, the unit of every copy) always stay together.
-trait Layout {
-    /// Bytes of one stage.
-    const STAGE_BYTES: usize;
-    /// Where `Bs` starts in a stage, in bytes.
-    const B_AT: usize;
-    /// The bf16 index in `As` of row `r`, column `c`.
-    fn a_at(r: usize, c: usize) -> usize;
-    /// The bf16 index in `Bs` of row `r`, column `c`.
-    fn b_at(r: usize, c: usize) -> usize;
-    /// One stage's k-step of 32 for a warp: its fragments, then its
-    /// `mma`s.
-    ///
-    /// # Safety
-    /// Every lane of the warp calls it alike; the stage holds the k-step's
-    /// tiles (after the barrier).
-    unsafe fn multiply(stage: Stage, lane: u32, warp: (usize, usize), acc: &mut Sums);
-}
+/// Bytes of A's tile in a stage: 128 rows of 32 bf16 (64 bytes).
+const A_BYTES: usize = 2 * BM * BK;
+/// Bytes of one stage: A's tile, then B's (32 x 256 bf16, in either
+/// orientation).
+const STAGE_BYTES: usize = 2 * (BM * BK + BK * BN);
 
-/// Step 1's layout: rows padded by 8 bf16 (16 bytes). A rows are 20 words
-/// apart, so the 8 rows one fragment register touches start in banks `20 g
-/// mod 32`, all different multiples of 4, and a quad's 4 words fill the
-/// gaps: the 32 lanes hit 32 banks.
-struct Padded;
-
-const PAD: usize = 8;
-
-impl Layout for Padded {
-    const STAGE_BYTES: usize = 2 * (BM * (BK + PAD) + BK * (BN + PAD));
-    const B_AT: usize = 2 * BM * (BK + PAD);
-    #[inline(always)]
-    fn a_at(r: usize, c: usize) -> usize {
-        r * (BK + PAD) + c
-    }
-    #[inline(always)]
-    fn b_at(r: usize, c: usize) -> usize {
-        r * (BN + PAD) + c
-    }
-    #[inline(always)]
-    unsafe fn multiply(stage: Stage, lane: u32, warp: (usize, usize), acc: &mut Sums) {
-        // SAFETY: the caller's contract.
-        unsafe { multiply_by_registers(stage, lane, warp, acc) }
-    }
-}
-
-/// Steps 2 and 3's layout: no padding; the 16-byte pieces ("chunks") of
-/// each row are permuted by an XOR with bits of the row, so that the eight
-/// rows one `ldmatrix` matrix reads (and the rows 16-byte stores write)
-/// land in eight different 16-byte slots of the 128-byte bank line:
-///
-/// - `As` rows are 64 bytes (4 chunks): chunk `c` of row `r` goes to
-///   `c ^ (r / 2 mod 4)`. Rows `r..r + 8` (`r` a multiple of 8) then sit in
-///   slots `4 (r mod 2) + (c ^ (r / 2 mod 4))`: all 8 different.
-/// - `Bs` rows are 256 bytes (16 chunks, 2 bank lines): chunk `c` goes to
-///   `c ^ (r mod 8)`, slot `(c ^ r) mod 8`: 8 consecutive rows, 8 slots.
-///
-/// The same 16 KB as the unpadded tiles, every access conflict-free.
-struct Swizzled;
-
-impl Layout for Swizzled {
-    const STAGE_BYTES: usize = 2 * (BM * BK + BK * BN);
-    const B_AT: usize = 2 * BM * BK;
-    #[inline(always)]
-    fn a_at(r: usize, c: usize) -> usize {
-        r * BK + 8 * ((c / 8) ^ ((r / 2) % 4)) + c % 8
-    }
-    #[inline(always)]
-    fn b_at(r: usize, c: usize) -> usize {
-        r * BN + 8 * ((c / 8) ^ (r % 8)) + c % 8
-    }
-    #[inline(always)]
-    unsafe fn multiply(stage: Stage, lane: u32, warp: (usize, usize), acc: &mut Sums) {
-        // SAFETY: the caller's contract.
-        unsafe { multiply_by_ldmatrix(stage, lane, warp, acc, mma_bf16_m16n8k16) }
-    }
-}
-
-/// One stage's tiles, as 16-bit elements and as 32-bit words (the same
-/// bytes).
-#[derive(Clone, Copy)]
-struct Stage {
-    a: SharedArray<u16>,
-    b: SharedArray<u16>,
-    a_words: SharedArray<f32>,
-    b_words: SharedArray<f32>,
-}
-
-impl Stage {
-    /// Stage `s` of layout `L`.
-    ///
-    /// # Safety
-    /// The launch passes at least `s + 1` stages of `L::STAGE_BYTES`.
-    #[inline(always)]
-    unsafe fn of<L: Layout>(s: usize) -> Stage {
-        let at = s * L::STAGE_BYTES;
-        // SAFETY: the caller's contract; As first, Bs at B_AT.
-        unsafe {
-            Stage {
-                a: SharedArray::launch_sized_at(at),
-                b: SharedArray::launch_sized_at(at + L::B_AT),
-                a_words: SharedArray::launch_sized_at(at),
-                b_words: SharedArray::launch_sized_at(at + L::B_AT),
-            }
-        }
-    }
-}
-
-/// Step 1 and step 2's main loop: two shared stages; the next k-step's
-/// tiles are loaded into registers before this one's multiplies and
-/// stored into the other stage after them, so their global latency
-/// overlaps the tensor cores' work (the SGEMM ladder's double buffer).
-#[inline(always)]
-fn prefetch_loop<L: Layout>(a: In<u16>, b: In<u16>, c: Out<f32>, (m, n, k): (u32, u32, u32)) {
-    let ops = Operands::<L>::new(a, b, (m, n, k));
-    let Place { lane, warp: (wm, wn), block: (m0, n0), .. } = ops.place;
-    // SAFETY: s < 2 stages (the declarations'), each read only after the
-    // barrier that follows its store.
-    let store = |s: usize, tiles: [[u16; 8]; 4]| unsafe { ops.store(s, tiles) };
-    let mut acc = [[[0.0f32; 4]; 4]; 4];
-
-    store(0, ops.load(0));
-    sync_threads();
-    let (mut k0, mut stage) = (0, 0);
-    while k0 < ops.k {
-        let next = ops.load(k0 + BK);
-        // SAFETY: the whole block runs this alike; the stage is filled (two
-        // stages passed).
-        unsafe { L::multiply(Stage::of::<L>(stage), lane, (wm, wn), &mut acc) };
-        // The other stage was last read before the previous barrier.
-        store(stage ^ 1, next);
-        sync_threads();
-        (k0, stage) = (k0 + BK, stage ^ 1);
-    }
-
-    // SAFETY: the launch's contract: c holds m n elements.
-    unsafe { store_c(c, &acc, lane, (m0 + wm, n0 + wn), (ops.m, ops.n)) };
-}
-
-/// 1. `mma.sync` with shared-memory tiles: the first tensor-core step.
-///
-/// Each k-step of 32 stages a 128 x 32 tile of A and a 32 x 128 tile of B
-/// in shared memory: 16-byte loads and stores, two of each per thread and
-/// operand, when rows start on 16 bytes (`k` and `n` multiples of 8), and
-/// element by element with zeros outside the matrices otherwise. Then warp
-/// `w`, a 64 x 32 piece of C, does 2 x 4 x 4 `m16n8k16`: 32 x 2048
-/// multiply-adds per barrier. Two shared stages with a register prefetch
-/// ([`prefetch_loop`]). Rows are padded ([`Padded`]); each lane loads its
-/// fragments register by register ([`multiply_by_registers`]).
-///
-/// Launch: `a` holds `m k`, `b` `k n`, `c` `m n` elements; the grid covers
-/// C with 128 x 128 tiles (`tile`), 256 threads.
-/// Measured: `BENCHMARKS.md`, rows `tc_mma_bf16`.
-#[kernel(block = THREADS, shared = 2 * Padded::STAGE_BYTES, tile = [BN, BM])]
-pub fn tc_mma_bf16(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
-    prefetch_loop::<Padded>(a, b, c, (m, n, k));
-}
-
-/// 2. `ldmatrix` from a swizzled layout.
-///
-/// Step 1 builds each warp's fragments from 32 shared loads per k16 (16
-/// words of A, 16 half-words of B, which `ldmatrix.trans`'s transposition
-/// would give whole): ncu shows its warps waiting on the shared-memory pipe.
-/// Here one `ldmatrix.x4` gives a lane a whole 16 x 16 A fragment, and one
-/// `ldmatrix.x4.trans` two 16 x 8 B fragments, read k-row by k-row from the
-/// row-major `Bs`: 6 instructions per k16 in place of 32, 96 bytes per
-/// lane each. Their rows are 16-byte pieces anywhere in shared memory, so
-/// the tiles drop the padding and permute each row's pieces instead
-/// ([`Swizzled`]): each 8 x 8 matrix is served in one pass.
-///
-/// Launch: as [`tc_mma_bf16`].
-/// Measured: `BENCHMARKS.md`, rows `tc_ldmatrix_bf16`.
-#[kernel(block = THREADS, shared = 2 * Swizzled::STAGE_BYTES, tile = [BN, BM])]
-pub fn tc_ldmatrix_bf16(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
-    prefetch_loop::<Swizzled>(a, b, c, (m, n, k));
-}
-
-/// Where a thread works: its index `t` and lane, its warp's 64 x 32 piece
+/// Where a thread works: its index `t` and lane, its warp's 64 x 64 piece
 /// of the block tile (8 warps as 2 x 4), and the block tile's origin in C.
 #[derive(Clone, Copy)]
 struct Place {
@@ -242,7 +72,7 @@ impl Place {
         Place {
             t,
             lane: (t % 32) as u32,
-            warp: (warp / 4 * 64, warp % 4 * 32),
+            warp: (warp / 4 * 64, warp % 4 * 64),
             block: (block_idx_y() as usize * BM, block_idx_x() as usize * BN),
         }
     }
@@ -250,12 +80,11 @@ impl Place {
 
 /// The operands as a block stages them: A and B, the problem, this
 /// thread's place, and whether every row starts on 16 bytes (`k` and `n`
-/// multiples of 8, so a vector of 8 is wholly in or out of its matrix).
-///
-/// Thread `t` moves vectors `v = t` and `t + 256` of each tile: A row
-/// `v / 4`, columns `8 (v % 4)..+8` of 32; B row `v / 16`, columns
-/// `8 (v % 16)..+8` of 128.
-struct Operands<L> {
+/// multiples of 8: then a run of 8 elements starting at a multiple of 8,
+/// or of 4 at a multiple of 4, is wholly inside or wholly outside its
+/// matrix, and one vector load takes it).
+#[derive(Clone, Copy)]
+struct Operands {
     a: In<u16>,
     b: In<u16>,
     m: usize,
@@ -263,108 +92,466 @@ struct Operands<L> {
     k: usize,
     place: Place,
     vector: bool,
-    layout: PhantomData<L>,
 }
 
-impl<L> Clone for Operands<L> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<L> Copy for Operands<L> {}
-
-impl<L: Layout> Operands<L> {
+impl Operands {
     #[inline(always)]
-    fn new(a: In<u16>, b: In<u16>, (m, n, k): (u32, u32, u32)) -> Operands<L> {
+    fn new(a: In<u16>, b: In<u16>, (m, n, k): (u32, u32, u32)) -> Operands {
         let (m, n, k) = (m as usize, n as usize, k as usize);
         let vector = k.is_multiple_of(8) && n.is_multiple_of(8);
-        Operands { a, b, m, n, k, place: Place::here(), vector, layout: PhantomData }
+        Operands { a, b, m, n, k, place: Place::here(), vector }
     }
 
-    /// Vector `h` (0 or 1) of this thread: its A spot `(row, column)` and
-    /// its B spot in the tiles.
+    /// A's vector `h` (0 or 1) of this thread in the k-step at `k0`: tile
+    /// row `v / 4`, columns `8 (v % 4)..+8` for `v = t + 256 h`, as four
+    /// words (zeros outside A); and that `(row, chunk)`.
     #[inline(always)]
-    fn spots(&self, h: usize) -> ((usize, usize), (usize, usize)) {
+    fn a_vector<const VECTOR: bool>(&self, k0: usize, h: usize) -> ([u32; 4], (usize, usize)) {
         let v = self.place.t + h * THREADS;
-        ((v / 4, 8 * (v % 4)), (v / 16, 8 * (v % 16)))
+        let (r, chunk) = (v / 4, v % 4);
+        let (row, kk) = (self.place.block.0 + r, k0 + 8 * chunk);
+        let inside = if row < self.m { self.k.saturating_sub(kk) } else { 0 };
+        (eight::<VECTOR>(self.a, row * self.k + kk, inside), (r, chunk))
     }
+}
 
-    /// This thread's vectors of the k-step at `k0` (A's two, then B's):
-    /// 16-byte loads where the vector lies in its matrix and rows start on
-    /// 16 bytes, element by element otherwise, zeros outside.
-    #[inline(always)]
-    fn load(&self, k0: usize) -> [[u16; 8]; 4] {
-        let Operands { a, b, m, n, k, vector, .. } = *self;
-        let (m0, n0) = self.place.block;
-        let mut out = [[0u16; 8]; 4];
-        seq!(H in 0..2 {{
-            let ((ra, ca), (rb, cb)) = self.spots(H);
-            let (row, kk) = (m0 + ra, k0 + ca);
-            out[H] = if vector && row < m && kk + 8 <= k {
-                // SAFETY: inside A; row * k + kk is a multiple of 8.
-                unsafe { a.load16::<8>(row * k + kk) }
-            } else {
-                // SAFETY: each element guarded: inside A, or a zero.
-                core::array::from_fn(|e| if row < m && kk + e < k { unsafe { a.load(row * k + kk + e) } } else { 0 })
-            };
-            let (kk, nn) = (k0 + rb, n0 + cb);
-            out[2 + H] = if vector && kk < k && nn + 8 <= n {
-                // SAFETY: inside B; kk * n + nn is a multiple of 8.
-                unsafe { b.load16::<8>(kk * n + nn) }
-            } else {
-                // SAFETY: each element guarded: inside B, or a zero.
-                core::array::from_fn(|e| if kk < k && nn + e < n { unsafe { b.load(kk * n + nn + e) } } else { 0 })
-            };
-        }});
-        out
+/// Eight bf16 from `i` as four words (the lower index in the low half),
+/// the first `inside` of them read from `src`, the rest zeros.
+/// `VECTOR`: `inside` is 0 or at least 8 and `i` a multiple of 8, so one
+/// 16-byte load reads them. Loads only: nothing here waits for the data,
+/// so a prefetch stays in flight until its store.
+#[inline(always)]
+fn eight<const VECTOR: bool>(src: In<u16>, i: usize, inside: usize) -> [u32; 4] {
+    if VECTOR {
+        if inside >= 8 {
+            // SAFETY: i..i + 8 inside the buffer, i a multiple of 8 (16 bytes).
+            unsafe { src.words().load16::<4>(i / 2) }.map(f32::to_bits)
+        } else {
+            [0; 4]
+        }
+    } else {
+        // SAFETY: each element guarded: inside the buffer, or a zero.
+        let e = |j: usize| if j < inside { u32::from(unsafe { src.load(i + j) }) } else { 0 };
+        [0, 1, 2, 3].map(|w| e(2 * w) | e(2 * w + 1) << 16)
     }
+}
 
-    /// Stores this thread's vectors (from [`Operands::load`]) into stage
-    /// `s`, one 16-byte store each.
+/// Four bf16 from `i` as two words, as [`eight`] with 8-byte loads
+/// (`VECTOR`: `inside` is 0 or at least 4, `i` a multiple of 4).
+#[inline(always)]
+fn four<const VECTOR: bool>(src: In<u16>, i: usize, inside: usize) -> [u32; 2] {
+    if VECTOR {
+        if inside >= 4 {
+            // SAFETY: i..i + 4 inside the buffer, i a multiple of 4 (8 bytes).
+            unsafe { src.words().load8::<2>(i / 2) }.map(f32::to_bits)
+        } else {
+            [0; 2]
+        }
+    } else {
+        // SAFETY: each element guarded: inside the buffer, or a zero.
+        let e = |j: usize| if j < inside { u32::from(unsafe { src.load(i + j) }) } else { 0 };
+        [e(0) | e(1) << 16, e(2) | e(3) << 16]
+    }
+}
+
+/// One stage's tiles as 32-bit words (A's at word 0, B's after it) and
+/// as bf16 elements (for `ldmatrix`).
+#[derive(Clone, Copy)]
+struct Stage {
+    a: SharedArray<u16>,
+    b: SharedArray<u16>,
+    a_words: SharedArray<f32>,
+    b_words: SharedArray<f32>,
+}
+
+impl Stage {
+    /// Stage `s`.
     ///
     /// # Safety
-    /// The launch passes at least `s + 1` stages; nobody reads them until
-    /// a barrier.
+    /// The launch passes at least `s + 1` stages of [`STAGE_BYTES`].
     #[inline(always)]
-    unsafe fn store(&self, s: usize, tiles: [[u16; 8]; 4]) {
-        // SAFETY: the caller's contract.
-        let stage = unsafe { Stage::of::<L>(s) };
-        seq!(H in 0..2 {{
-            let ((ra, ca), (rb, cb)) = self.spots(H);
-            // SAFETY: A row < BM, columns ca..+8 of BK; B row < BK, columns
-            // cb..+8 of BN; the layout keeps them 16 bytes, together.
-            unsafe {
-                stage.a_words.store4(0, L::a_at(ra, ca) / 2, words(tiles[H]));
-                stage.b_words.store4(0, L::b_at(rb, cb) / 2, words(tiles[2 + H]));
+    unsafe fn of(s: usize) -> Stage {
+        let at = s * STAGE_BYTES;
+        // SAFETY: the caller's contract; A first, B at A_BYTES.
+        unsafe {
+            Stage {
+                a: SharedArray::launch_sized_at(at),
+                b: SharedArray::launch_sized_at(at + A_BYTES),
+                a_words: SharedArray::launch_sized_at(at),
+                b_words: SharedArray::launch_sized_at(at + A_BYTES),
             }
+        }
+    }
+
+    /// Reads words `w..w + 4` of A's tile (one 16-byte `ld.shared.v4`).
+    ///
+    /// # Safety
+    /// `w + 4 <= BM BK / 2`, `w` a multiple of 4, after the stage's barrier.
+    #[inline(always)]
+    unsafe fn a4(self, w: usize) -> [u32; 4] {
+        // SAFETY: the caller's contract.
+        unsafe { self.a_words.load4(0, w) }.map(f32::to_bits)
+    }
+
+    /// Reads words `w..w + 4` of B's tile.
+    ///
+    /// # Safety
+    /// As for [`Stage::a4`], in B's tile.
+    #[inline(always)]
+    unsafe fn b4(self, w: usize) -> [u32; 4] {
+        // SAFETY: the caller's contract.
+        unsafe { self.b_words.load4(0, w) }.map(f32::to_bits)
+    }
+}
+
+/// How a step stages a k-step: what each thread loads from global memory
+/// (held in registers across the previous k-step's multiplies), where it
+/// puts it in a stage, and how a warp takes its fragments from there.
+trait Layout {
+    /// Whether fragment rows `g` and `g + 8` are C's rows `2 g` and `2 g +
+    /// 1` ([`store_c`]).
+    const PAIRED: bool;
+    /// What one thread holds of a k-step between its loads and its stores.
+    type Held: Copy;
+    /// This thread's loads of the k-step at `k0`, zeros outside the
+    /// matrices (`VECTOR`: `ops.vector`, vector loads).
+    fn load<const VECTOR: bool>(ops: &Operands, k0: usize) -> Self::Held;
+    /// Stores what [`Layout::load`] gave into stage `s`.
+    ///
+    /// # Safety
+    /// The launch passes at least `s + 1` stages; nobody reads the stage
+    /// until a barrier, and nobody has read it since the last one.
+    unsafe fn store(ops: &Operands, s: usize, held: Self::Held);
+    /// One stage's k-step of 32 for a warp: its fragments, then its
+    /// `mma`s.
+    ///
+    /// # Safety
+    /// Every lane of the warp calls it alike; the stage holds the k-step's
+    /// tiles (after the barrier).
+    unsafe fn multiply(stage: Stage, lane: u32, warp: (usize, usize), acc: &mut Sums);
+}
+
+/// Step 1's layout. `mma.sync` fixes which lane holds which element of a
+/// fragment, but three orders are ours, and this layout picks all three so
+/// that every fragment is one 16-byte shared load, in register order:
+///
+/// - **The order of k within a k-step.** The sum over k is the same
+///   whichever k values a fragment's 16 pairs stand for, as long as A and
+///   B agree. A lane's registers hold k-pairs `q` and `q + 4` (`q = lane %
+///   4`); in k16 step `s` they stand for words `4 q + 2 s` and `4 q + 2 s +
+///   1` of the k-step (word `w`: k `2 w`, `2 w + 1`). A lane's B registers
+///   for both steps are then words `4 q..4 q + 4` of its column: 16
+///   consecutive bytes.
+/// - **B's orientation.** A B register is two neighbours along k of one
+///   column of the row-major B; stored as it comes that is two 16-bit
+///   loads from two rows. So each thread loads a 4-wide, 8-deep block of B
+///   (eight 8-byte loads down 8 rows), turns it into 4 columns of 8 k
+///   values with byte shuffles (`prmt`), and stores `Bs` n-major
+///   (`Bs[n][k]`, 64-byte rows).
+/// - **The order of rows within an m16.** A lane's A registers are rows
+///   `g` and `g + 8` (`g = lane / 4`) at words `x` and `x + 1`: two rows.
+///   Reading fragment row `g` as row `2 g` and `g + 8` as `2 g + 1`, and
+///   storing each pair of rows word by word interleaved (a 128-byte
+///   "pair-row": word `w` of row `2 p`, then of `2 p + 1`, ...), the four
+///   registers are 16 consecutive bytes. Each thread loads 16 bytes of two
+///   neighbouring rows and stores them as two interleaved chunks. C's rows
+///   come out in the same order ([`store_c`], `paired`).
+///
+/// Banks: a pair-row is one 128-byte bank line; 8 lanes of a 16-byte
+/// access cover two pair-rows (A) or two 64-byte rows (B). A's chunks move
+/// by one slot in odd pair-rows (`chunk ^ (p mod 2)`), so the 8 chunks
+/// the stores write (even or odd ones of two pair-rows) fill the line.
+/// The threads storing `Bs` write columns `4 p + i` for consecutive `p`,
+/// rows 4 apart with the same parity, the same half of a line: so n-rows
+/// `r` with bit 2 set trade places with their neighbour (`r ^ 1`). The
+/// fragment loads read rows (pair-rows) `g` and `g + 1` together and stay
+/// whole lines. Every access is conflict-free, unpadded.
+struct Transposed;
+
+/// Where n-row `r` of `Bs` lives in [`Transposed`].
+#[inline(always)]
+const fn b_row(r: usize) -> usize {
+    r ^ ((r >> 2) & 1)
+}
+
+impl Layout for Transposed {
+    const PAIRED: bool = true;
+    /// A: 16 bytes of rows `2 p` and `2 p + 1`; B: 4 columns x 8 rows as 8
+    /// rows of two words.
+    type Held = ([[u32; 4]; 2], [[u32; 2]; 8]);
+
+    /// Thread `t` loads words `4 (t % 4)..+4` of A's rows `2 (t / 4)` and
+    /// `2 (t / 4) + 1`, and B's block of rows `8 (t % 4)..+8`, columns `4
+    /// (t / 4)..+4`: a warp's 8-byte loads of one row cover 8 x 8 bytes of
+    /// each of 4 rows, whole sectors.
+    #[inline(always)]
+    fn load<const VECTOR: bool>(ops: &Operands, k0: usize) -> Self::Held {
+        let (octet, quad) = (ops.place.t % 4, ops.place.t / 4);
+        // Eight rows' addresses from k0 and n each k-step (see `opaque`).
+        let (k0, n) = (opaque(k0), opaque(ops.n));
+        let nn = ops.place.block.1 + 4 * quad;
+        let across = n.saturating_sub(nn);
+        let mut b = [[0u32; 2]; 8];
+        seq!(J in 0..8 {{
+            let kk = k0 + 8 * octet + J;
+            b[J] = four::<VECTOR>(ops.b, kk * n + nn, if kk < ops.k { across } else { 0 });
         }});
+        let kk = k0 + 8 * octet;
+        let mut a = [[0u32; 4]; 2];
+        seq!(H in 0..2 {{
+            let row = ops.place.block.0 + 2 * quad + H;
+            let inside = if row < ops.m { ops.k.saturating_sub(kk) } else { 0 };
+            a[H] = eight::<VECTOR>(ops.a, row * ops.k + kk, inside);
+        }});
+        (a, b)
+    }
+
+    #[inline(always)]
+    unsafe fn store(ops: &Operands, s: usize, (a, b): Self::Held) {
+        // SAFETY: the caller's contract.
+        let stage = unsafe { Stage::of(s) };
+        let (octet, quad) = (ops.place.t % 4, ops.place.t / 4);
+        // Pair-row `quad`, chunks 2 octet and 2 octet + 1 (one slot over in
+        // odd pair-rows): words 4 octet..+2 of both rows, then ..+4.
+        let flip = quad % 2;
+        seq!(C in 0..2 {{
+            let chunk = [a[0][2 * C], a[1][2 * C], a[0][2 * C + 1], a[1][2 * C + 1]];
+            // SAFETY: pair-row < 64, 16 bytes at word 32 quad + 4 (slot < 8).
+            unsafe { stage.a_words.store4(0, 32 * quad + 4 * ((2 * octet + C) ^ flip), chunk.map(f32::from_bits)) };
+        }});
+        // Column 4 quad + I goes to n-row b_row(4 quad + I) = 4 quad + (I ^
+        // flip): two row offsets, the other two 2 rows further.
+        let rows = [4 * quad + flip, 4 * quad + 1 - flip];
+        seq!(I in 0..4 {{
+            // Its k values 8 octet..+8: halves of pairs of loaded rows.
+            let half = |w: u32| (w >> (16 * (I % 2))) & 0xffff;
+            let column: [u32; 4] = core::array::from_fn(|p| {
+                half(b[2 * p][I / 2]) | half(b[2 * p + 1][I / 2]) << 16
+            });
+            let r = rows[I % 2] + 2 * (I / 2);
+            // SAFETY: n-row < 256, 16 bytes at word 16 r + 4 octet of B's tile.
+            unsafe { stage.b_words.store4(0, 16 * r + 4 * octet, column.map(f32::from_bits)) };
+        }});
+    }
+
+    /// Per k-step of 32: 8 B loads (one per n8 column block, all four of
+    /// its registers for both k16 steps), then per m16 two A loads (one per
+    /// k16 step) and 2 x 8 `mma.sync`: 16 shared loads for 64 `mma`s.
+    #[inline(always)]
+    unsafe fn multiply(stage: Stage, lane: u32, (wm, wn): (usize, usize), acc: &mut Sums) {
+        let (g, q) = (lane as usize / 4, lane as usize % 4);
+        // n-row wn + 8 NI + g lives at wn + 8 NI + b_row(g): one base, and
+        // constant offsets.
+        let b_at = 16 * (wn + b_row(g)) + 4 * q;
+        let mut fb = [[0u32; 4]; 8];
+        seq!(NI in 0..8 {
+            // SAFETY: n-row < 256, 16 bytes at column 8 q.
+            fb[NI] = unsafe { stage.b4(b_at + 16 * 8 * NI) };
+        });
+        // Pair-row wm / 2 + 8 MI + g, chunk (2 q + s) ^ (g mod 2).
+        let a_at = [0, 1].map(|s| 32 * (wm / 2 + g) + 4 * ((2 * q + s) ^ (g % 2)));
+        seq!(MI in 0..4 {{
+            seq!(S in 0..2 {{
+                // SAFETY: pair-row < 64, 16 bytes.
+                let fa = unsafe { stage.a4(a_at[S] + 32 * 8 * MI) };
+                seq!(NI in 0..8 {
+                    // SAFETY: the caller's contract (a converged warp).
+                    acc[MI][NI] = unsafe { mma_bf16_m16n8k16(fa, [fb[NI][2 * S], fb[NI][2 * S + 1]], acc[MI][NI]) };
+                });
+            }});
+        }});
+    }
+}
+
+/// Steps 2 and 3's layout: no padding, B row-major as it comes; the
+/// 16-byte pieces ("chunks") of each row are permuted by an XOR with bits
+/// of the row, so that the eight rows one `ldmatrix` matrix reads (and the
+/// rows 16-byte stores write) land in eight different 16-byte slots of the
+/// 128-byte bank line:
+///
+/// - `As` rows are 64 bytes (4 chunks): chunk `c` of row `r` goes to
+///   `c ^ (r / 2 mod 4)`. Rows `r..r + 8` (`r` a multiple of 8) then sit in
+///   slots `4 (r mod 2) + (c ^ (r / 2 mod 4))`: all 8 different.
+/// - `Bs` rows are 512 bytes (32 chunks, 4 bank lines): chunk `c` goes to
+///   `c ^ (r mod 8)`, slot `(c ^ r) mod 8`: 8 consecutive rows, 8 slots.
+///
+/// The same 24 KB as the unpadded tiles, every access conflict-free.
+struct Swizzled;
+
+impl Swizzled {
+    /// The bf16 index in `As` of row `r`, column `c`.
+    #[inline(always)]
+    fn a_at(r: usize, c: usize) -> usize {
+        r * BK + 8 * ((c / 8) ^ ((r / 2) % 4)) + c % 8
+    }
+
+    /// The bf16 index in `Bs` of row `r`, column `c`.
+    #[inline(always)]
+    fn b_at(r: usize, c: usize) -> usize {
+        r * BN + 8 * ((c / 8) ^ (r % 8)) + c % 8
+    }
+
+    /// B's vector `h` (0..4) of this thread in the k-step at `k0`: tile
+    /// row `v / 32`, columns `8 (v % 32)..+8` for `v = t + 256 h`: a warp
+    /// reads 512 consecutive bytes of one row.
+    #[inline(always)]
+    fn b_spot(ops: &Operands, h: usize) -> (usize, usize) {
+        let v = ops.place.t + h * THREADS;
+        (v / 32, v % 32)
     }
 
     /// Copies this thread's vectors of the k-step at `k0` into stage `s`
     /// with 16-byte `cp.async` (zeros outside the matrices), uncommitted.
     ///
     /// # Safety
-    /// `self.vector`; as for [`Operands::store`], and nobody reads the
-    /// stage until the copies are waited for.
+    /// `ops.vector`; as for [`Layout::store`], and nobody reads the stage
+    /// until the copies are waited for.
     #[inline(always)]
-    unsafe fn copy_async(&self, s: usize, k0: usize) {
-        let Operands { a, b, m, n, k, .. } = *self;
-        let (m0, n0) = self.place.block;
+    unsafe fn copy_async(ops: &Operands, s: usize, k0: usize) {
+        let Operands { a, b, m, n, k, .. } = *ops;
+        let (m0, n0) = ops.place.block;
         // SAFETY: the caller's contract.
-        let stage = unsafe { Stage::of::<L>(s) };
+        let stage = unsafe { Stage::of(s) };
         seq!(H in 0..2 {{
-            let ((ra, ca), (rb, cb)) = self.spots(H);
-            let (row, kk, kb, nn) = (m0 + ra, k0 + ca, k0 + rb, n0 + cb);
-            let (a_to, b_to) = (L::a_at(ra, ca) / 2, L::b_at(rb, cb) / 2);
-            // SAFETY: inside A and B when valid (word index = element / 2, a
-            // multiple of 4, as rows start on 16 bytes); the caller's
-            // contract for the stage.
+            let (r, chunk) = ops.a_vector::<true>(0, H).1;
+            let (row, kk) = (m0 + r, k0 + 8 * chunk);
+            // SAFETY: inside A when valid (word = element / 2, a multiple
+            // of 4: rows start on 16 bytes); the caller's contract.
             unsafe {
-                stage.a_words.copy_async4_or_zero(0, a_to, a.words(), (row * k + kk) / 2, row < m && kk < k);
-                stage.b_words.copy_async4_or_zero(0, b_to, b.words(), (kb * n + nn) / 2, kb < k && nn < n);
-            }
+                stage.a_words.copy_async4_or_zero(0, Self::a_at(r, 8 * chunk) / 2, a.words(), (row * k + kk) / 2, row < m && kk < k)
+            };
+        }});
+        seq!(H in 0..4 {{
+            let (r, chunk) = Self::b_spot(ops, H);
+            let (kk, nn) = (k0 + r, n0 + 8 * chunk);
+            // SAFETY: as above, in B.
+            unsafe {
+                stage.b_words.copy_async4_or_zero(0, Self::b_at(r, 8 * chunk) / 2, b.words(), (kk * n + nn) / 2, kk < k && nn < n)
+            };
         }});
     }
+}
+
+impl Layout for Swizzled {
+    const PAIRED: bool = false;
+    /// A's two vectors and B's four.
+    type Held = [[u32; 4]; 6];
+
+    #[inline(always)]
+    fn load<const VECTOR: bool>(ops: &Operands, k0: usize) -> Self::Held {
+        let mut held = [[0u32; 4]; 6];
+        held[0] = ops.a_vector::<VECTOR>(k0, 0).0;
+        held[1] = ops.a_vector::<VECTOR>(k0, 1).0;
+        seq!(H in 0..4 {{
+            let (r, chunk) = Self::b_spot(ops, H);
+            let (kk, nn) = (k0 + r, ops.place.block.1 + 8 * chunk);
+            let inside = if kk < ops.k { ops.n.saturating_sub(nn) } else { 0 };
+            held[2 + H] = eight::<VECTOR>(ops.b, kk * ops.n + nn, inside);
+        }});
+        held
+    }
+
+    #[inline(always)]
+    unsafe fn store(ops: &Operands, s: usize, held: Self::Held) {
+        // SAFETY: the caller's contract.
+        let stage = unsafe { Stage::of(s) };
+        seq!(H in 0..2 {{
+            let (r, chunk) = ops.a_vector::<true>(0, H).1;
+            // SAFETY: row < 128, a whole chunk (the swizzle moves chunks).
+            unsafe { stage.a_words.store4(0, Self::a_at(r, 8 * chunk) / 2, held[H].map(f32::from_bits)) };
+        }});
+        seq!(H in 0..4 {{
+            let (r, chunk) = Self::b_spot(ops, H);
+            // SAFETY: row < 32, a whole chunk.
+            unsafe { stage.b_words.store4(0, Self::b_at(r, 8 * chunk) / 2, held[2 + H].map(f32::from_bits)) };
+        }});
+    }
+
+    #[inline(always)]
+    unsafe fn multiply(stage: Stage, lane: u32, warp: (usize, usize), acc: &mut Sums) {
+        // SAFETY: the caller's contract.
+        unsafe { multiply_by_ldmatrix(stage, lane, warp, acc, mma_bf16_m16n8k16) }
+    }
+}
+
+/// Steps 1 and 2's main loop: two shared stages; the next k-step's
+/// tiles are loaded into registers before this one's multiplies and
+/// stored into the other stage after them, so their global latency
+/// overlaps the tensor cores' work (the SGEMM ladder's double buffer).
+/// The vector and the element-by-element loads are two copies of the
+/// loop, chosen once: inside one, nothing between a load and its store
+/// reads the loaded registers.
+#[inline(always)]
+fn prefetch_loop<L: Layout>(a: In<u16>, b: In<u16>, c: Out<f32>, dims: (u32, u32, u32)) {
+    let ops = Operands::new(a, b, dims);
+    if ops.vector { prefetch_loop_of::<L, true>(&ops, c) } else { prefetch_loop_of::<L, false>(&ops, c) }
+}
+
+#[inline(always)]
+fn prefetch_loop_of<L: Layout, const VECTOR: bool>(ops: &Operands, c: Out<f32>) {
+    let Place { lane, warp: (wm, wn), block: (m0, n0), .. } = ops.place;
+    let mut acc: Sums = [[[0.0f32; 4]; 8]; 4];
+    // SAFETY: stage 0 of the declared two, read after the barrier.
+    unsafe { L::store(ops, 0, L::load::<VECTOR>(ops, 0)) };
+    sync_threads();
+    let (mut k0, mut stage) = (0, 0);
+    while k0 < ops.k {
+        let next = L::load::<VECTOR>(ops, k0 + BK);
+        // SAFETY: the whole block runs this alike; the stage is filled (two
+        // stages passed).
+        unsafe { L::multiply(Stage::of(stage), lane, (wm, wn), &mut acc) };
+        // SAFETY: the other stage was last read before the previous barrier.
+        unsafe { L::store(ops, stage ^ 1, next) };
+        sync_threads();
+        (k0, stage) = (k0 + BK, stage ^ 1);
+    }
+    // SAFETY: the launch's contract: c holds m n elements.
+    unsafe { store_c(c, &acc, lane, (m0 + wm, n0 + wn), (ops.m, ops.n), L::PAIRED) };
+}
+
+/// 1. `mma.sync` with shared-memory tiles: the first tensor-core step.
+///
+/// Each k-step of 32 stages a 128 x 32 tile of A and a 32 x 256 tile of B
+/// in shared memory (24 KB), B turned n-major on its way ([`Transposed`]);
+/// then warp `w`, a 64 x 64 piece of C, takes every fragment with 16-byte
+/// shared loads (16 per k-step) and does 4 x 8 x 2 `m16n8k16`: 64 x 2048
+/// multiply-adds per barrier. Two shared stages with a register prefetch
+/// ([`prefetch_loop`]): the loads of k-step `i + 1` (two 16-byte loads of
+/// A and eight 8-byte loads of B per thread, 24 KB per block) are in
+/// flight while k-step `i` multiplies. Global loads are 16 and 8 bytes
+/// wide when rows start on 16 bytes (`k` and `n` multiples of 8), element
+/// by element with zeros outside the matrices otherwise.
+///
+/// Per k-step and block: 2 x 128 x 256 x 32 = 2.1 M FLOPs for 24 KB from
+/// L2, 87 FLOP per byte; the tensor cores wait only where a k-step's
+/// multiplies take less time than its prefetch's latency.
+///
+/// Launch: `a` holds `m k`, `b` `k n`, `c` `m n` elements; the grid covers
+/// C with 128 x 256 tiles (`tile`), 256 threads.
+/// Measured: `BENCHMARKS.md`, rows `tc_mma_bf16`.
+#[kernel(block = THREADS, shared = 2 * STAGE_BYTES, tile = [BN, BM])]
+pub fn tc_mma_bf16(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
+    prefetch_loop::<Transposed>(a, b, c, (m, n, k));
+}
+
+/// 2. `ldmatrix` from a swizzled layout.
+///
+/// Step 1 turns B n-major in registers on its way into shared memory (8
+/// loads of 8 bytes and 16 byte shuffles per thread and k-step) so that
+/// its fragments are plain 16-byte loads. `ldmatrix` gives the same
+/// fragments from the layout B arrives in: one `ldmatrix.x4` gives a lane
+/// a whole 16 x 16 A fragment, and one `ldmatrix.x4.trans` two 16 x 8 B
+/// fragments read k-row by k-row from the row-major `Bs`: 8 per k16, the
+/// same bytes as step 1's loads. The tiles are staged as they come (16-byte
+/// loads and stores); their rows are 16-byte pieces anywhere in shared
+/// memory, so the pieces are permuted ([`Swizzled`]) and each 8 x 8 matrix
+/// is served in one pass.
+///
+/// Launch: as [`tc_mma_bf16`].
+/// Measured: `BENCHMARKS.md`, rows `tc_ldmatrix_bf16`.
+#[kernel(block = THREADS, shared = 2 * STAGE_BYTES, tile = [BN, BM])]
+pub fn tc_ldmatrix_bf16(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
+    prefetch_loop::<Swizzled>(a, b, c, (m, n, k));
 }
 
 /// Stages in flight of [`tc_mma_bf16_async`].
@@ -372,13 +559,12 @@ pub const STAGES: usize = 3;
 
 /// 3. A 3-stage `cp.async` pipeline, on step 2's layout and `ldmatrix`.
 ///
-/// Steps 1 and 2 hold the next k-step's tiles in registers (32 of its 161) and
-/// waits for them after one k-step of multiplies: too little work to hide
-/// the loads' latency with one block of 8 warps per SM. Here each thread
-/// issues `cp.async.cg` copies of 16 bytes straight from global into a
-/// stage of shared memory (no register holds them) for the k-step two
-/// ahead, while the tensor cores work on the current one: `STAGES - 1` =
-/// 2 k-steps of loads, 32 KB per block, in flight at all times. Per
+/// Steps 1 and 2 hold the next k-step's tiles in registers (24 of each
+/// thread's) and wait for them after one k-step of multiplies. Here each
+/// thread issues `cp.async.cg` copies of 16 bytes straight from global
+/// into a stage of shared memory (no register holds them) for the k-step
+/// two ahead, while the tensor cores work on the current one: `STAGES - 1`
+/// = 2 k-steps of loads, 48 KB per block, in flight at all times. Per
 /// k-step: wait for the oldest group (`cp.async.wait_group 1`), one
 /// barrier (after which the stage read in the previous k-step is free),
 /// issue and commit the next group, multiply.
@@ -389,7 +575,7 @@ pub const STAGES: usize = 3;
 ///
 /// Launch: as [`tc_mma_bf16`], with [`STAGES`] stages of shared memory.
 /// Measured: `BENCHMARKS.md`, rows `tc_mma_bf16_async`.
-#[kernel(block = THREADS, shared = STAGES * Swizzled::STAGE_BYTES, tile = [BN, BM])]
+#[kernel(block = THREADS, shared = STAGES * STAGE_BYTES, tile = [BN, BM])]
 pub fn tc_mma_bf16_async(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
     pipeline(a, b, c, (m, n, k), mma_bf16_m16n8k16);
 }
@@ -399,15 +585,15 @@ pub fn tc_mma_bf16_async(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k:
 ///
 /// Launch: as [`tc_mma_bf16_async`], with f16 `a` and `b`.
 /// Measured: `BENCHMARKS.md`, rows `tc_mma_f16_async`.
-#[kernel(block = THREADS, shared = STAGES * Swizzled::STAGE_BYTES, tile = [BN, BM])]
+#[kernel(block = THREADS, shared = STAGES * STAGE_BYTES, tile = [BN, BM])]
 pub fn tc_mma_f16_async(a: In<f16>, b: In<f16>, c: Out<f32>, m: u32, n: u32, k: u32) {
     pipeline(a.same_bytes(), b.same_bytes(), c, (m, n, k), mma_f16_m16n8k16);
 }
 
 /// Step 3's body, multiplying with `mma` (see [`tc_mma_bf16_async`]).
 #[inline(always)]
-fn pipeline(a: In<u16>, b: In<u16>, c: Out<f32>, (m, n, k): (u32, u32, u32), mma: Mma) {
-    let ops = Operands::<Swizzled>::new(a, b, (m, n, k));
+fn pipeline(a: In<u16>, b: In<u16>, c: Out<f32>, dims: (u32, u32, u32), mma: Mma) {
+    let ops = Operands::new(a, b, dims);
     let Place { lane, warp: (wm, wn), block: (m0, n0), .. } = ops.place;
     // Fills stage s with the k-step at k0 (zeros past the matrices): 16-byte
     // copies when every row starts on 16 bytes, else loads and stores; and
@@ -418,15 +604,15 @@ fn pipeline(a: In<u16>, b: In<u16>, c: Out<f32>, (m, n, k): (u32, u32, u32), mma
             // not read until this group is waited for and a barrier passed.
             unsafe {
                 if ops.vector {
-                    ops.copy_async(s, k0);
+                    Swizzled::copy_async(&ops, s, k0);
                 } else {
-                    ops.store(s, ops.load(k0));
+                    Swizzled::store(&ops, s, Swizzled::load::<false>(&ops, k0));
                 }
             }
         }
         commit_copies();
     };
-    let mut acc = [[[0.0f32; 4]; 4]; 4];
+    let mut acc: Sums = [[[0.0f32; 4]; 8]; 4];
     for s in 0..STAGES - 1 {
         fill(s, s * BK);
     }
@@ -439,53 +625,12 @@ fn pipeline(a: In<u16>, b: In<u16>, c: Out<f32>, (m, n, k): (u32, u32, u32), mma
         sync_threads();
         fill((step + STAGES - 1) % STAGES, (step + STAGES - 1) * BK);
         // SAFETY: the whole block runs this alike; the stage is filled.
-        unsafe { multiply_by_ldmatrix(Stage::of::<Swizzled>(step % STAGES), lane, (wm, wn), &mut acc, mma) };
+        unsafe { multiply_by_ldmatrix(Stage::of(step % STAGES), lane, (wm, wn), &mut acc, mma) };
     }
     // Nothing left in flight: the last groups were empty.
     wait_copies::<0>();
     // SAFETY: the launch's contract: c holds m n elements.
-    unsafe { store_c(c, &acc, lane, (m0 + wm, n0 + wn), (ops.m, ops.n)) };
-}
-
-/// One warp's sums: its 64 x 32 piece of C as 4 x 4 `m16n8` fragments.
-pub(crate) type Sums = [[[f32; 4]; 4]; 4];
-
-/// Step 1's fragments: from shared memory register by register, at the
-/// places the PTX ISA's lane map names. An A register is two neighbours
-/// along k of one row, one 32-bit load (lanes of a quad read consecutive
-/// words, the 8 groups rows 20 words apart: banks `20 g + q mod 32`, all 32
-/// different); a B register is two neighbours along k of one column, two
-/// 16-bit loads from two rows. Then 4 x 4 `mma.sync` per k16.
-///
-/// # Safety
-/// As for [`Layout::multiply`], on a [`Padded`] stage.
-#[inline(always)]
-unsafe fn multiply_by_registers(stage: Stage, lane: u32, (wm, wn): (usize, usize), acc: &mut Sums) {
-    seq!(KS in 0..2 {{
-        // Straight-line code (`seq!`): the fragments and sums stay in
-        // registers only when every index is a constant. B's fragments for
-        // the k16 first, then A's one m16 at a time.
-        let mut fb = [[0u32; 2]; 4];
-        seq!(NI in 0..4 { seq!(REG in 0..2 {{
-            let (kk, col) = b_bf16(lane, 2 * REG);
-            let (kk, col) = (16 * KS + kk as usize, wn + 8 * NI + col as usize);
-            // SAFETY: kk + 1 < BK, col < BN.
-            fb[NI][REG] = unsafe { pack_bf16(stage.b.get(Padded::b_at(kk, col)), stage.b.get(Padded::b_at(kk + 1, col))) };
-        }}); });
-        seq!(MI in 0..4 {{
-            let mut fa = [0u32; 4];
-            seq!(REG in 0..4 {{
-                let (r, col) = a_bf16(lane, 2 * REG);
-                let at = Padded::a_at(wm + 16 * MI + r as usize, 16 * KS + col as usize);
-                // SAFETY: row < BM; the word of columns col, col + 1 < BK.
-                fa[REG] = unsafe { stage.a_words.get(at / 2) }.to_bits();
-            }});
-            seq!(NI in 0..4 {
-                // SAFETY: the caller's contract (a converged warp).
-                acc[MI][NI] = unsafe { mma_bf16_m16n8k16(fa, fb[NI], acc[MI][NI]) };
-            });
-        }});
-    }});
+    unsafe { store_c(c, &acc, lane, (m0 + wm, n0 + wn), (ops.m, ops.n), false) };
 }
 
 /// Steps 2 and 3's fragments, by `ldmatrix` (see `dev::matrix`), into `mma`: lane `l`
@@ -494,7 +639,7 @@ unsafe fn multiply_by_registers(stage: Stage, lane: u32, (wm, wn): (usize, usize
 /// at k 0-7, then both at k 8-15 (lanes 16-31): registers 0-3 in the order
 /// of the `m16n8k16` A fragment. For B, `.trans` reads k-rows 0-7 and 8-15
 /// of n-block `2 P` (lanes 0-15), then of n-block `2 P + 1`: the B
-/// fragments of two `m16n8` tiles. Then 4 x 4 `mma.sync` per k16.
+/// fragments of two `m16n8` tiles. Then 4 x 8 `mma.sync` per k16.
 ///
 /// # Safety
 /// As for [`Layout::multiply`], on a [`Swizzled`] stage.
@@ -505,8 +650,8 @@ unsafe fn multiply_by_ldmatrix(stage: Stage, lane: u32, (wm, wn): (usize, usize)
     seq!(KS in 0..2 {{
         // B's fragments for the k16 first, then A's one m16 at a time: 4
         // registers of A live at once, not 16.
-        let mut fb = [[0u32; 2]; 4];
-        seq!(P in 0..2 {{
+        let mut fb = [[0u32; 2]; 8];
+        seq!(P in 0..4 {{
             // SAFETY: k-row < BK, columns ..+8 < BN, 16 bytes (the layout
             // keeps 8-column pieces whole); a converged warp.
             let r = unsafe { stage.b.ldmatrix_x4_trans(0, Swizzled::b_at(16 * KS + row, wn + 16 * P + half)) };
@@ -516,7 +661,7 @@ unsafe fn multiply_by_ldmatrix(stage: Stage, lane: u32, (wm, wn): (usize, usize)
         seq!(MI in 0..4 {{
             // SAFETY: row < BM, columns ..+8 < BK, as above.
             let fa = unsafe { stage.a.ldmatrix_x4(0, Swizzled::a_at(wm + 16 * MI + row, 16 * KS + half)) };
-            seq!(NI in 0..4 {
+            seq!(NI in 0..8 {
                 // SAFETY: the caller's contract (a converged warp).
                 acc[MI][NI] = unsafe { mma(fa, fb[NI], acc[MI][NI]) };
             });
@@ -529,23 +674,42 @@ unsafe fn multiply_by_ldmatrix(stage: Stage, lane: u32, (wm, wn): (usize, usize)
 type Mma = unsafe fn([u32; 4], [u32; 2], [f32; 4]) -> [f32; 4];
 
 /// A warp's sums into C (`m x n`, row-major) at `(r0, c0)`, inside C only.
+/// A lane's elements `2 h` and `2 h + 1` of a fragment are neighbours in
+/// one row: one 8-byte store when `n` is even (the pair then starts on 8
+/// bytes), so a warp's store fills whole 32-byte sectors of 8 rows.
+/// Fragment row `g + 8 h` of an m16 is C's row `g + 8 h`, or with `paired`
+/// (step 1's row order, see [`Transposed`]) row `2 g + h`.
 ///
 /// # Safety
 /// `c` holds `m n` elements; no other thread writes this warp's piece.
 #[inline(always)]
-pub(crate) unsafe fn store_c(
+pub(crate) unsafe fn store_c<const N: usize>(
     c: Out<f32>,
-    acc: &Sums,
+    acc: &Sums<N>,
     lane: u32,
     (r0, c0): (usize, usize),
     (m, n): (usize, usize),
+    paired: bool,
 ) {
-    seq!(MI in 0..4 { seq!(NI in 0..4 { seq!(I in 0..4 {{
-        let (r, col) = c_f32(lane, I);
-        let (row, col) = (r0 + 16 * MI + r as usize, c0 + 8 * NI + col as usize);
-        if row < m && col < n {
-            // SAFETY: inside C; this lane's element alone.
-            unsafe { c.store(row * n + col, acc[MI][NI][I]) };
+    let pairs = n.is_multiple_of(2);
+    seq!(MI in 0..4 { seq!(NI in 0..8 { seq!(H in 0..2 {{
+        if NI < N {
+            let (r, col) = c_f32(lane, 2 * H);
+            let r = if paired { 2 * (r % 8) + r / 8 } else { r } as usize;
+            let (row, col) = (r0 + 16 * MI + r, c0 + 8 * NI + col as usize);
+            let pair = [acc[MI][NI % N][2 * H], acc[MI][NI % N][2 * H + 1]];
+            if row < m && pairs && col < n {
+                // SAFETY: inside C (n even: col + 1 < n too), 8-byte aligned;
+                // this lane's elements alone.
+                unsafe { c.store2(row * n + col, pair) };
+            } else if row < m {
+                seq!(E in 0..2 {
+                    if col + E < n {
+                        // SAFETY: inside C; this lane's element alone.
+                        unsafe { c.store(row * n + col + E, pair[E]) };
+                    }
+                });
+            }
         }
     }}); }); });
 }

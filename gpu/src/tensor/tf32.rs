@@ -8,12 +8,14 @@
 // `seq!` substitutes 0, 1, ... into index arithmetic.
 #![allow(clippy::erasing_op, clippy::identity_op)]
 
-use super::{BM, BN, Sums, THREADS, store_c};
+use super::{BM, Sums, THREADS, store_c};
 use crate::dev::mma::{a_tf32, b_tf32, mma_tf32_m16n8k8};
 use crate::dev::{In, Out, SharedTile, block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 use crate::kernel;
 use seq_macro::seq;
 
+/// Columns of C per block: 128 (8 warps as 2 x 4 of 64 x 32).
+pub const BN: usize = 128;
 /// k per stage: 32 `f32`, one 128-byte row.
 pub const BK: usize = 32;
 /// Row stride of the staged tiles in words: 32 + 4 of padding.
@@ -38,7 +40,7 @@ unsafe fn stage(s: usize) -> (Tile, Tile) {
 
 /// 1, tf32: step 1 on `f32` inputs (`mma.sync.m16n8k8.tf32`), B transposed.
 ///
-/// The structure of [`super::tc_mma_bf16`] with 4-byte elements: each
+/// The structure of the bf16 step 1 before it took 64 x 64 warp tiles, with 4-byte elements: each
 /// k-step of 32 stages A's 128 x 32 tile and bt's 128 x 32 in shared
 /// memory (16-byte loads and stores, four of each per thread and operand,
 /// when `k` is a multiple of 4; element by element, zeros outside, else),
@@ -90,7 +92,7 @@ pub fn tc_mma_tf32(a: In<f32>, bt: In<f32>, c: Out<f32>, m: u32, n: u32, k: u32)
             (if H < 4 { sa } else { sb }).store4(v / 8, 4 * (v % 8), tiles[H]);
         }});
     };
-    let mut acc: Sums = [[[0.0f32; 4]; 4]; 4];
+    let mut acc: Sums<4> = [[[0.0f32; 4]; 4]; 4];
     store(0, load(0));
     sync_threads();
     let (mut k0, mut s) = (0, 0);
@@ -124,5 +126,5 @@ pub fn tc_mma_tf32(a: In<f32>, bt: In<f32>, c: Out<f32>, m: u32, n: u32, k: u32)
         (k0, s) = (k0 + BK, s ^ 1);
     }
     // SAFETY: the launch's contract: c holds m n elements.
-    unsafe { store_c(c, &acc, lane, (m0 + wm, n0 + wn), (m, n)) };
+    unsafe { store_c(c, &acc, lane, (m0 + wm, n0 + wn), (m, n), false) };
 }

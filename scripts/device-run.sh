@@ -74,7 +74,7 @@ gpu__time_duration.sum,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_acti
     step "ncu --clock-control none: tensor, each tensor-core kernel and cuBLAS's" | tee -a "$CHECKS"
     # A third word limits the run to those kernels (the f16 or tf32 ones:
     # then cuBLAS's first kernel is its f16 or TF32 one).
-    for run in "4096 ^tc_mma_bf16$" "4096 ^tc_mma_bf16_async$" "4096 ^tc_wgmma_bf16$" "4096 ^tc_wgmma_ws_bf16$" \
+    for run in "4096 ^tc_mma_bf16$" "4096 ^tc_ldmatrix_bf16$" "4096 ^tc_mma_bf16_async$" "4096 ^tc_wgmma_bf16$" "4096 ^tc_wgmma_ws_bf16$" \
                "4096 ^tc_wgmma_persistent_bf16$" "4096 ^tc_wgmma_cluster_bf16$" "4096 nvjet|xmma|cutlass" \
                "8192 ^tc_wgmma_persistent_bf16$" "8192 ^tc_wgmma_cluster_bf16$" "8192 nvjet|xmma|cutlass" \
                "4096 ^tc_wgmma_persistent_f16$ tc_wgmma_persistent_f16" "4096 nvjet|xmma|cutlass tc_wgmma_persistent_f16" \
@@ -83,7 +83,7 @@ gpu__time_duration.sum,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_acti
       set -- $run
       only=${3:+--kernels $3}
       ncu --clock-control none -k regex:"$2" --launch-count 1 --metrics \
-gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_tensor_op_gmma.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.per_cycle_active,launch__registers_per_thread,launch__grid_size,launch__block_size,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,smsp__warp_issue_stalled_barrier_per_warp_active.pct,smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct,smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct,smsp__warp_issue_stalled_math_pipe_throttle_per_warp_active.pct,smsp__warp_issue_stalled_wait_per_warp_active.pct,lts__t_sector_hit_rate.pct,lts__t_bytes.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed \
+gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_tensor_op_gmma.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.per_cycle_active,launch__registers_per_thread,launch__grid_size,launch__block_size,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,smsp__warp_issue_stalled_barrier_per_warp_active.pct,smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct,smsp__warp_issue_stalled_short_scoreboard_per_warp_active.pct,smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct,smsp__warp_issue_stalled_math_pipe_throttle_per_warp_active.pct,smsp__warp_issue_stalled_wait_per_warp_active.pct,lts__t_sector_hit_rate.pct,lts__t_bytes.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed \
         $D/kernel-lab --only tensor --sizes $1 $only --warmup 0 --iters 1 > "$LOGS/ncu-tensor.txt" 2>&1
       echo "tensor $1^3${3:+ (${3##*_})}:" | tee -a "$CHECKS"
       grep -E '^  [a-zA-Z_0-9]+.*\(|^    (gpu__|sm__|smsp__|launch__|l1tex__|dram__|lts__)' "$LOGS/ncu-tensor.txt" | tee -a "$CHECKS"

@@ -505,8 +505,10 @@ impl Family for Tensor {
     }
 
     fn notes(&self) -> &'static str {
-        "The ladder: (1) `mma.sync` on fragments loaded register by register from padded shared tiles, with a \
-         register prefetch; (2) `ldmatrix` from a swizzled layout; (3) a 3-stage `cp.async` pipeline; (4) \
+        "The ladder: (1) `mma.sync` with shared-memory tiles and a register prefetch, every fragment one \
+         16-byte shared load (k and the rows of each m16 in an order of our choosing, B turned n-major on its \
+         way in), 64 x 64 warp tiles, 128 x 128 blocks, two per SM; (2) `ldmatrix` from a swizzled layout \
+         (128 x 256 blocks, as step 3); (3) a 3-stage `cp.async` pipeline; (4) \
          Hopper's `wgmma` reading swizzled tiles that TMA writes, a 4-stage mbarrier ring; (5) warp \
          specialization: one producer warpgroup, two consumers, `setmaxnreg`; (6) persistent blocks over a \
          grouped tile order; (7) clusters of two blocks one above the other, each loading half of their shared B \
@@ -516,12 +518,14 @@ impl Family for Tensor {
          transposed, since `wgmma` reads tf32 B only K-major; its peer is cuBLAS TF32 on the same transposed B). Steps 4-7 are in \
          the sm_90a PTX only and need rows on 16 bytes (bf16 and f16: `k` and `n` multiples of 8; tf32: `k` a \
          multiple of 4); elsewhere they are left out of the table. The ncu section of the device checks profiles every step \
-         and cuBLAS's own kernels. What limits each: steps 1 and 2 wait on global loads (one block of 8 warps per \
-         SM, 32 of 161 registers holding the prefetch, too few bytes in flight): the first step's 50% target is \
-         far out of reach for a kernel that teaches the fragment layout with plain loads (two blocks per SM, \
-         tried, gained little and spilled: docs/notes.md), and even step 3 is held \
-         by the shared-memory pipe and by too few warps to hide `mma.sync` latency (`mma.sync` cannot reach \
-         `wgmma`'s rate on Hopper in any case); step 4 stops the tensor cores once per stage (`wait_group 0` and \
+         and cuBLAS's own kernels. What limits each: step 1 holds 128 sums and the next \
+         k-step's 32 words per thread (250 registers, 8 warps per SM, 2 per scheduler), so the integer work \
+         around each k-step's loads and their latency show whenever both warps of a scheduler wait (long \
+         scoreboard and fixed-latency stalls in its ncu rows): its tensor pipe is about a third busy, where the \
+         first step's 50% target needs more than half, beyond what `mma.sync` from plain loads reached here \
+         (docs/notes.md lists the variants); steps 2 and 3 take the same fragments by `ldmatrix` and, in step \
+         3, `cp.async`, and gain little on step 1 (`mma.sync` cannot reach `wgmma`'s rate on Hopper in any \
+         case); step 4 stops the tensor cores once per stage (`wait_group 0` and \
          a block barrier before each refill); step 5 streams all of B from DRAM on every wave of 132 row-ordered \
          tiles (L2 hit rate and DRAM throughput in the ncu rows); step 6 fixes the order, and computes each \
          tile's TMA origins once per tile rather than per stage (the producer is one thread: its arithmetic is \

@@ -36,13 +36,12 @@ use crate::kernel;
 use half::f16;
 use seq_macro::seq;
 
-/// Block tile of steps 1-3: 128 x 256 of C, 32 of k per step.
+/// Block tile of steps 1-3: 128 rows of C by `W` columns (step 1: 128,
+/// two blocks per SM; steps 2 and 3: 256, one), 32 of k per step; `W`
+/// threads, `W / 32` warps as 2 rows of `W / 64`, each a 64 x 64 warp tile
+/// of 4 x 8 `m16n8` tiles.
 pub const BM: usize = 128;
-pub const BN: usize = 256;
 pub const BK: usize = 32;
-/// Threads: 8 warps as 2 x 4, each a 64 x 64 warp tile of 4 x 8 `m16n8`
-/// tiles.
-pub const THREADS: usize = 256;
 
 /// One warp's sums: its `64 x 8 N` piece of C as 4 x `N` `m16n8` fragments
 /// (steps 1-3: `N` = 8; the tf32 step: 4).
@@ -50,30 +49,35 @@ pub(crate) type Sums<const N: usize = 8> = [[[f32; 4]; N]; 4];
 
 /// Bytes of A's tile in a stage: 128 rows of 32 bf16 (64 bytes).
 const A_BYTES: usize = 2 * BM * BK;
-/// Bytes of one stage: A's tile, then B's (32 x 256 bf16, in either
-/// orientation).
-const STAGE_BYTES: usize = 2 * (BM * BK + BK * BN);
+/// Bytes of one stage of a `w`-wide block tile: A's tile, then B's (32 x
+/// `w` bf16, in either orientation).
+const fn stage_bytes(w: usize) -> usize {
+    2 * (BM * BK + BK * w)
+}
 
 /// Where a thread works: its index `t` and lane, its warp's 64 x 64 piece
-/// of the block tile (8 warps as 2 x 4), and the block tile's origin in C.
+/// of the block tile (`w / 32` warps as 2 rows of `w / 64`), the block
+/// tile's origin in C, and the tile's width `w` (also the threads).
 #[derive(Clone, Copy)]
 struct Place {
     t: usize,
     lane: u32,
     warp: (usize, usize),
     block: (usize, usize),
+    w: usize,
 }
 
 impl Place {
     #[inline(always)]
-    fn here() -> Place {
+    fn here(w: usize) -> Place {
         let t = thread_idx_x() as usize;
-        let warp = t / 32;
+        let (warp, across) = (t / 32, w / 64);
         Place {
             t,
             lane: (t % 32) as u32,
-            warp: (warp / 4 * 64, warp % 4 * 64),
-            block: (block_idx_y() as usize * BM, block_idx_x() as usize * BN),
+            warp: (warp / across * 64, warp % across * 64),
+            block: (block_idx_y() as usize * BM, block_idx_x() as usize * w),
+            w,
         }
     }
 }
@@ -96,18 +100,18 @@ struct Operands {
 
 impl Operands {
     #[inline(always)]
-    fn new(a: In<u16>, b: In<u16>, (m, n, k): (u32, u32, u32)) -> Operands {
+    fn new(a: In<u16>, b: In<u16>, (m, n, k): (u32, u32, u32), w: usize) -> Operands {
         let (m, n, k) = (m as usize, n as usize, k as usize);
         let vector = k.is_multiple_of(8) && n.is_multiple_of(8);
-        Operands { a, b, m, n, k, place: Place::here(), vector }
+        Operands { a, b, m, n, k, place: Place::here(w), vector }
     }
 
-    /// A's vector `h` (0 or 1) of this thread in the k-step at `k0`: tile
-    /// row `v / 4`, columns `8 (v % 4)..+8` for `v = t + 256 h`, as four
-    /// words (zeros outside A); and that `(row, chunk)`.
+    /// A's vector `h` of this thread in the k-step at `k0`: tile row `v /
+    /// 4`, columns `8 (v % 4)..+8` for `v = t + w h` (a 256-thread block: h
+    /// 0 or 1), as four words (zeros outside A); and that `(row, chunk)`.
     #[inline(always)]
     fn a_vector<const VECTOR: bool>(&self, k0: usize, h: usize) -> ([u32; 4], (usize, usize)) {
-        let v = self.place.t + h * THREADS;
+        let v = self.place.t + h * self.place.w;
         let (r, chunk) = (v / 4, v % 4);
         let (row, kk) = (self.place.block.0 + r, k0 + 8 * chunk);
         let inside = if row < self.m { self.k.saturating_sub(kk) } else { 0 };
@@ -165,13 +169,13 @@ struct Stage {
 }
 
 impl Stage {
-    /// Stage `s`.
+    /// Stage `s` of a `w`-wide block tile.
     ///
     /// # Safety
-    /// The launch passes at least `s + 1` stages of [`STAGE_BYTES`].
+    /// The launch passes at least `s + 1` stages of [`stage_bytes`]`(w)`.
     #[inline(always)]
-    unsafe fn of(s: usize) -> Stage {
-        let at = s * STAGE_BYTES;
+    unsafe fn of(s: usize, w: usize) -> Stage {
+        let at = s * stage_bytes(w);
         // SAFETY: the caller's contract; A first, B at A_BYTES.
         unsafe {
             Stage {
@@ -208,6 +212,8 @@ impl Stage {
 /// (held in registers across the previous k-step's multiplies), where it
 /// puts it in a stage, and how a warp takes its fragments from there.
 trait Layout {
+    /// The block tile's width (and threads).
+    const W: usize;
     /// Whether fragment rows `g` and `g + 8` are C's rows `2 g` and `2 g +
     /// 1` ([`store_c`]).
     const PAIRED: bool;
@@ -275,15 +281,17 @@ const fn b_row(r: usize) -> usize {
 }
 
 impl Layout for Transposed {
+    const W: usize = 128;
     const PAIRED: bool = true;
-    /// A: 16 bytes of rows `2 p` and `2 p + 1`; B: 4 columns x 8 rows as 8
-    /// rows of two words.
-    type Held = ([[u32; 4]; 2], [[u32; 2]; 8]);
+    /// A: 16 bytes of rows `2 p` and `2 p + 1` for two pair-rows `p`; B: 4
+    /// columns x 8 rows as 8 rows of two words.
+    type Held = ([[[u32; 4]; 2]; 2], [[u32; 2]; 8]);
 
-    /// Thread `t` loads words `4 (t % 4)..+4` of A's rows `2 (t / 4)` and
-    /// `2 (t / 4) + 1`, and B's block of rows `8 (t % 4)..+8`, columns `4
-    /// (t / 4)..+4`: a warp's 8-byte loads of one row cover 8 x 8 bytes of
-    /// each of 4 rows, whole sectors.
+    /// Thread `t` (of 128) loads words `4 (t % 4)..+4` of A's rows `2 p`
+    /// and `2 p + 1` for pair-rows `p = t / 4` and `t / 4 + 32`, and B's
+    /// block of rows `8 (t % 4)..+8`, columns `4 (t / 4)..+4`: a warp's
+    /// 8-byte loads of one row cover 8 x 8 bytes of each of 4 rows, whole
+    /// sectors.
     #[inline(always)]
     fn load<const VECTOR: bool>(ops: &Operands, k0: usize) -> Self::Held {
         let (octet, quad) = (ops.place.t % 4, ops.place.t / 4);
@@ -297,28 +305,30 @@ impl Layout for Transposed {
             b[J] = four::<VECTOR>(ops.b, kk * n + nn, if kk < ops.k { across } else { 0 });
         }});
         let kk = k0 + 8 * octet;
-        let mut a = [[0u32; 4]; 2];
-        seq!(H in 0..2 {{
-            let row = ops.place.block.0 + 2 * quad + H;
+        let mut a = [[[0u32; 4]; 2]; 2];
+        seq!(U in 0..2 { seq!(H in 0..2 {{
+            // Pair-row quad + 32 U: rows 2 (quad + 32 U) + H.
+            let row = ops.place.block.0 + 2 * (quad + 32 * U) + H;
             let inside = if row < ops.m { ops.k.saturating_sub(kk) } else { 0 };
-            a[H] = eight::<VECTOR>(ops.a, row * ops.k + kk, inside);
-        }});
+            a[U][H] = eight::<VECTOR>(ops.a, row * ops.k + kk, inside);
+        }}); });
         (a, b)
     }
 
     #[inline(always)]
     unsafe fn store(ops: &Operands, s: usize, (a, b): Self::Held) {
         // SAFETY: the caller's contract.
-        let stage = unsafe { Stage::of(s) };
+        let stage = unsafe { Stage::of(s, Self::W) };
         let (octet, quad) = (ops.place.t % 4, ops.place.t / 4);
         // Pair-row `quad`, chunks 2 octet and 2 octet + 1 (one slot over in
         // odd pair-rows): words 4 octet..+2 of both rows, then ..+4.
         let flip = quad % 2;
-        seq!(C in 0..2 {{
-            let chunk = [a[0][2 * C], a[1][2 * C], a[0][2 * C + 1], a[1][2 * C + 1]];
-            // SAFETY: pair-row < 64, 16 bytes at word 32 quad + 4 (slot < 8).
-            unsafe { stage.a_words.store4(0, 32 * quad + 4 * ((2 * octet + C) ^ flip), chunk.map(f32::from_bits)) };
-        }});
+        seq!(U in 0..2 { seq!(C in 0..2 {{
+            let chunk = [a[U][0][2 * C], a[U][1][2 * C], a[U][0][2 * C + 1], a[U][1][2 * C + 1]];
+            let at = 32 * (quad + 32 * U) + 4 * ((2 * octet + C) ^ flip);
+            // SAFETY: pair-row < 64, 16 bytes at word 32 p + 4 slot (slot < 8).
+            unsafe { stage.a_words.store4(0, at, chunk.map(f32::from_bits)) };
+        }}); });
         // Column 4 quad + I goes to n-row b_row(4 quad + I) = 4 quad + (I ^
         // flip): two row offsets, the other two 2 rows further.
         let rows = [4 * quad + flip, 4 * quad + 1 - flip];
@@ -329,14 +339,14 @@ impl Layout for Transposed {
                 half(b[2 * p][I / 2]) | half(b[2 * p + 1][I / 2]) << 16
             });
             let r = rows[I % 2] + 2 * (I / 2);
-            // SAFETY: n-row < 256, 16 bytes at word 16 r + 4 octet of B's tile.
+            // SAFETY: n-row < 128, 16 bytes at word 16 r + 4 octet of B's tile.
             unsafe { stage.b_words.store4(0, 16 * r + 4 * octet, column.map(f32::from_bits)) };
         }});
     }
 
     /// Per k-step of 32: 8 B loads (one per n8 column block, all four of
-    /// its registers for both k16 steps), then per m16 two A loads (one per
-    /// k16 step) and 2 x 8 `mma.sync`: 16 shared loads for 64 `mma`s.
+    /// its registers for both k16 steps), then per k16 step and m16 one A
+    /// load and 8 `mma.sync`: 16 shared loads for 64 `mma`s.
     #[inline(always)]
     unsafe fn multiply(stage: Stage, lane: u32, (wm, wn): (usize, usize), acc: &mut Sums) {
         let (g, q) = (lane as usize / 4, lane as usize % 4);
@@ -345,13 +355,15 @@ impl Layout for Transposed {
         let b_at = 16 * (wn + b_row(g)) + 4 * q;
         let mut fb = [[0u32; 4]; 8];
         seq!(NI in 0..8 {
-            // SAFETY: n-row < 256, 16 bytes at column 8 q.
+            // SAFETY: n-row < 128, 16 bytes at column 8 q.
             fb[NI] = unsafe { stage.b4(b_at + 16 * 8 * NI) };
         });
         // Pair-row wm / 2 + 8 MI + g, chunk (2 q + s) ^ (g mod 2).
         let a_at = [0, 1].map(|s| 32 * (wm / 2 + g) + 4 * ((2 * q + s) ^ (g % 2)));
-        seq!(MI in 0..4 {{
-            seq!(S in 0..2 {{
+        // k16 step by k16 step: an accumulator's second `mma` comes 32
+        // independent ones after its first, past the tensor core's latency.
+        seq!(S in 0..2 {{
+            seq!(MI in 0..4 {{
                 // SAFETY: pair-row < 64, 16 bytes.
                 let fa = unsafe { stage.a4(a_at[S] + 32 * 8 * MI) };
                 seq!(NI in 0..8 {
@@ -388,7 +400,7 @@ impl Swizzled {
     /// The bf16 index in `Bs` of row `r`, column `c`.
     #[inline(always)]
     fn b_at(r: usize, c: usize) -> usize {
-        r * BN + 8 * ((c / 8) ^ (r % 8)) + c % 8
+        r * Self::W + 8 * ((c / 8) ^ (r % 8)) + c % 8
     }
 
     /// B's vector `h` (0..4) of this thread in the k-step at `k0`: tile
@@ -396,7 +408,7 @@ impl Swizzled {
     /// reads 512 consecutive bytes of one row.
     #[inline(always)]
     fn b_spot(ops: &Operands, h: usize) -> (usize, usize) {
-        let v = ops.place.t + h * THREADS;
+        let v = ops.place.t + h * Self::W;
         (v / 32, v % 32)
     }
 
@@ -411,7 +423,7 @@ impl Swizzled {
         let Operands { a, b, m, n, k, .. } = *ops;
         let (m0, n0) = ops.place.block;
         // SAFETY: the caller's contract.
-        let stage = unsafe { Stage::of(s) };
+        let stage = unsafe { Stage::of(s, Self::W) };
         seq!(H in 0..2 {{
             let (r, chunk) = ops.a_vector::<true>(0, H).1;
             let (row, kk) = (m0 + r, k0 + 8 * chunk);
@@ -433,6 +445,7 @@ impl Swizzled {
 }
 
 impl Layout for Swizzled {
+    const W: usize = 256;
     const PAIRED: bool = false;
     /// A's two vectors and B's four.
     type Held = [[u32; 4]; 6];
@@ -442,11 +455,13 @@ impl Layout for Swizzled {
         let mut held = [[0u32; 4]; 6];
         held[0] = ops.a_vector::<VECTOR>(k0, 0).0;
         held[1] = ops.a_vector::<VECTOR>(k0, 1).0;
+        // Four rows' addresses from k0 and n each k-step (see `opaque`).
+        let (k0, n) = (opaque(k0), opaque(ops.n));
         seq!(H in 0..4 {{
             let (r, chunk) = Self::b_spot(ops, H);
             let (kk, nn) = (k0 + r, ops.place.block.1 + 8 * chunk);
-            let inside = if kk < ops.k { ops.n.saturating_sub(nn) } else { 0 };
-            held[2 + H] = eight::<VECTOR>(ops.b, kk * ops.n + nn, inside);
+            let inside = if kk < ops.k { n.saturating_sub(nn) } else { 0 };
+            held[2 + H] = eight::<VECTOR>(ops.b, kk * n + nn, inside);
         }});
         held
     }
@@ -454,7 +469,7 @@ impl Layout for Swizzled {
     #[inline(always)]
     unsafe fn store(ops: &Operands, s: usize, held: Self::Held) {
         // SAFETY: the caller's contract.
-        let stage = unsafe { Stage::of(s) };
+        let stage = unsafe { Stage::of(s, Self::W) };
         seq!(H in 0..2 {{
             let (r, chunk) = ops.a_vector::<true>(0, H).1;
             // SAFETY: row < 128, a whole chunk (the swizzle moves chunks).
@@ -483,7 +498,7 @@ impl Layout for Swizzled {
 /// reads the loaded registers.
 #[inline(always)]
 fn prefetch_loop<L: Layout>(a: In<u16>, b: In<u16>, c: Out<f32>, dims: (u32, u32, u32)) {
-    let ops = Operands::new(a, b, dims);
+    let ops = Operands::new(a, b, dims, L::W);
     if ops.vector { prefetch_loop_of::<L, true>(&ops, c) } else { prefetch_loop_of::<L, false>(&ops, c) }
 }
 
@@ -499,7 +514,7 @@ fn prefetch_loop_of<L: Layout, const VECTOR: bool>(ops: &Operands, c: Out<f32>) 
         let next = L::load::<VECTOR>(ops, k0 + BK);
         // SAFETY: the whole block runs this alike; the stage is filled (two
         // stages passed).
-        unsafe { L::multiply(Stage::of(stage), lane, (wm, wn), &mut acc) };
+        unsafe { L::multiply(Stage::of(stage, L::W), lane, (wm, wn), &mut acc) };
         // SAFETY: the other stage was last read before the previous barrier.
         unsafe { L::store(ops, stage ^ 1, next) };
         sync_threads();
@@ -529,7 +544,7 @@ fn prefetch_loop_of<L: Layout, const VECTOR: bool>(ops: &Operands, c: Out<f32>) 
 /// Launch: `a` holds `m k`, `b` `k n`, `c` `m n` elements; the grid covers
 /// C with 128 x 256 tiles (`tile`), 256 threads.
 /// Measured: `BENCHMARKS.md`, rows `tc_mma_bf16`.
-#[kernel(block = THREADS, shared = 2 * STAGE_BYTES, tile = [BN, BM])]
+#[kernel(block = Transposed::W, shared = 2 * stage_bytes(Transposed::W), tile = [Transposed::W, BM], min_blocks = 2)]
 pub fn tc_mma_bf16(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
     prefetch_loop::<Transposed>(a, b, c, (m, n, k));
 }
@@ -549,7 +564,7 @@ pub fn tc_mma_bf16(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) 
 ///
 /// Launch: as [`tc_mma_bf16`].
 /// Measured: `BENCHMARKS.md`, rows `tc_ldmatrix_bf16`.
-#[kernel(block = THREADS, shared = 2 * STAGE_BYTES, tile = [BN, BM])]
+#[kernel(block = Swizzled::W, shared = 2 * stage_bytes(Swizzled::W), tile = [Swizzled::W, BM])]
 pub fn tc_ldmatrix_bf16(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
     prefetch_loop::<Swizzled>(a, b, c, (m, n, k));
 }
@@ -575,7 +590,7 @@ pub const STAGES: usize = 3;
 ///
 /// Launch: as [`tc_mma_bf16`], with [`STAGES`] stages of shared memory.
 /// Measured: `BENCHMARKS.md`, rows `tc_mma_bf16_async`.
-#[kernel(block = THREADS, shared = STAGES * STAGE_BYTES, tile = [BN, BM])]
+#[kernel(block = Swizzled::W, shared = STAGES * stage_bytes(Swizzled::W), tile = [Swizzled::W, BM])]
 pub fn tc_mma_bf16_async(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
     pipeline(a, b, c, (m, n, k), mma_bf16_m16n8k16);
 }
@@ -585,7 +600,7 @@ pub fn tc_mma_bf16_async(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k:
 ///
 /// Launch: as [`tc_mma_bf16_async`], with f16 `a` and `b`.
 /// Measured: `BENCHMARKS.md`, rows `tc_mma_f16_async`.
-#[kernel(block = THREADS, shared = STAGES * STAGE_BYTES, tile = [BN, BM])]
+#[kernel(block = Swizzled::W, shared = STAGES * stage_bytes(Swizzled::W), tile = [Swizzled::W, BM])]
 pub fn tc_mma_f16_async(a: In<f16>, b: In<f16>, c: Out<f32>, m: u32, n: u32, k: u32) {
     pipeline(a.same_bytes(), b.same_bytes(), c, (m, n, k), mma_f16_m16n8k16);
 }
@@ -593,7 +608,7 @@ pub fn tc_mma_f16_async(a: In<f16>, b: In<f16>, c: Out<f32>, m: u32, n: u32, k: 
 /// Step 3's body, multiplying with `mma` (see [`tc_mma_bf16_async`]).
 #[inline(always)]
 fn pipeline(a: In<u16>, b: In<u16>, c: Out<f32>, dims: (u32, u32, u32), mma: Mma) {
-    let ops = Operands::new(a, b, dims);
+    let ops = Operands::new(a, b, dims, Swizzled::W);
     let Place { lane, warp: (wm, wn), block: (m0, n0), .. } = ops.place;
     // Fills stage s with the k-step at k0 (zeros past the matrices): 16-byte
     // copies when every row starts on 16 bytes, else loads and stores; and
@@ -625,7 +640,7 @@ fn pipeline(a: In<u16>, b: In<u16>, c: Out<f32>, dims: (u32, u32, u32), mma: Mma
         sync_threads();
         fill((step + STAGES - 1) % STAGES, (step + STAGES - 1) * BK);
         // SAFETY: the whole block runs this alike; the stage is filled.
-        unsafe { multiply_by_ldmatrix(Stage::of(step % STAGES), lane, (wm, wn), &mut acc, mma) };
+        unsafe { multiply_by_ldmatrix(Stage::of(step % STAGES, Swizzled::W), lane, (wm, wn), &mut acc, mma) };
     }
     // Nothing left in flight: the last groups were empty.
     wait_copies::<0>();
@@ -652,7 +667,7 @@ unsafe fn multiply_by_ldmatrix(stage: Stage, lane: u32, (wm, wn): (usize, usize)
         // registers of A live at once, not 16.
         let mut fb = [[0u32; 2]; 8];
         seq!(P in 0..4 {{
-            // SAFETY: k-row < BK, columns ..+8 < BN, 16 bytes (the layout
+            // SAFETY: k-row < BK, columns ..+8 < 256, 16 bytes (the layout
             // keeps 8-column pieces whole); a converged warp.
             let r = unsafe { stage.b.ldmatrix_x4_trans(0, Swizzled::b_at(16 * KS + row, wn + 16 * P + half)) };
             fb[2 * P] = [r[0], r[1]];

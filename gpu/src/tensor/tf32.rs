@@ -8,7 +8,7 @@
 // `seq!` substitutes 0, 1, ... into index arithmetic.
 #![allow(clippy::erasing_op, clippy::identity_op)]
 
-use super::{BM, Sums, THREADS, store_c};
+use super::{BM, Sums, store_c};
 use crate::dev::mma::{a_tf32, b_tf32, mma_tf32_m16n8k8};
 use crate::dev::{In, Out, SharedTile, block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 use crate::kernel;
@@ -16,6 +16,8 @@ use seq_macro::seq;
 
 /// Columns of C per block: 128 (8 warps as 2 x 4 of 64 x 32).
 pub const BN: usize = 128;
+/// Threads: 8 warps.
+pub const THREADS: usize = 256;
 /// k per stage: 32 `f32`, one 128-byte row.
 pub const BK: usize = 32;
 /// Row stride of the staged tiles in words: 32 + 4 of padding.

@@ -19,7 +19,7 @@ for line in sys.stdin:
         kernel = m.group(1)
         counts[kernel] = collections.Counter()
         continue
-    m = re.search(r"/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", line)
+    m = re.search(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", line)
     if "@!PT" in line:  # never executed (ptxas pads LDGSTS with these)
         continue
     if kernel and m:

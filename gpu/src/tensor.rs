@@ -14,11 +14,12 @@
 //! SGEMM's, which is why the ceiling here is cuBLAS's GEMM in the same
 //! precision.
 //!
-//! Steps 1-3 share one block tile: 128 x 256 of C, 8 warps as 2 x 4, each
-//! a 64 x 64 warp tile of 4 x 8 `m16n8` fragments (128 `f32` sums per
-//! lane). Per k16 a warp then reads 4 A and 8 B fragments (12 x 512 bytes)
-//! for 32 `mma.sync`s: 16 KB of shared memory per 64 K multiply-adds. A
-//! 64 x 32 warp tile would read 8 fragments for 16.
+//! Steps 1-3 share one warp tile: 64 x 64 of C as 4 x 8 `m16n8` fragments
+//! (128 `f32` sums per lane), in blocks of 128 rows: 128 x 128 (4 warps,
+//! two blocks per SM) in step 1, 128 x 256 (8 warps) in steps 2 and 3. Per
+//! k16 a warp reads 4 A and 8 B fragments (12 x 512 bytes) for 32
+//! `mma.sync`s: 6 KB of shared memory per 64 K multiply-adds, where a 64 x
+//! 32 warp tile would read 8 fragments for 16.
 
 // `seq!` substitutes 0, 1, ... into index arithmetic.
 #![allow(clippy::erasing_op, clippy::identity_op)]
@@ -489,13 +490,20 @@ impl Layout for Swizzled {
     }
 }
 
-/// Steps 1 and 2's main loop: two shared stages; the next k-step's
-/// tiles are loaded into registers before this one's multiplies and
-/// stored into the other stage after them, so their global latency
-/// overlaps the tensor cores' work (the SGEMM ladder's double buffer).
-/// The vector and the element-by-element loads are two copies of the
-/// loop, chosen once: inside one, nothing between a load and its store
-/// reads the loaded registers.
+/// Shared stages of steps 1 and 2.
+pub const PREFETCH_STAGES: usize = 3;
+
+/// Steps 1 and 2's main loop, the SGEMM ladder's register prefetch made a
+/// pipeline: a k-step's tiles are loaded into registers two k-steps
+/// ahead and stored into shared memory one k-step ahead. At the start of
+/// k-step `i` (after its barrier) each thread stores what it loaded during
+/// k-step `i - 1` (the tiles of `i + 1`, which have had a whole k-step of
+/// multiplies to arrive) into the stage last read in k-step `i - 2`, loads
+/// the tiles of `i + 2` into the same registers, and multiplies k-step `i`.
+/// Three stages, one barrier per k-step, and no register holds more than
+/// one k-step's loads. The vector and the element-by-element loads are two
+/// copies of the loop, chosen once: inside one, nothing between a load and
+/// its store reads the loaded registers.
 #[inline(always)]
 fn prefetch_loop<L: Layout>(a: In<u16>, b: In<u16>, c: Out<f32>, dims: (u32, u32, u32)) {
     let ops = Operands::new(a, b, dims, L::W);
@@ -506,19 +514,20 @@ fn prefetch_loop<L: Layout>(a: In<u16>, b: In<u16>, c: Out<f32>, dims: (u32, u32
 fn prefetch_loop_of<L: Layout, const VECTOR: bool>(ops: &Operands, c: Out<f32>) {
     let Place { lane, warp: (wm, wn), block: (m0, n0), .. } = ops.place;
     let mut acc: Sums = [[[0.0f32; 4]; 8]; 4];
-    // SAFETY: stage 0 of the declared two, read after the barrier.
+    // SAFETY: stage 0 of the declared three, read after the barrier.
     unsafe { L::store(ops, 0, L::load::<VECTOR>(ops, 0)) };
+    let mut held = L::load::<VECTOR>(ops, BK);
     sync_threads();
-    let (mut k0, mut stage) = (0, 0);
-    while k0 < ops.k {
-        let next = L::load::<VECTOR>(ops, k0 + BK);
-        // SAFETY: the whole block runs this alike; the stage is filled (two
-        // stages passed).
-        unsafe { L::multiply(Stage::of(stage, L::W), lane, (wm, wn), &mut acc) };
-        // SAFETY: the other stage was last read before the previous barrier.
-        unsafe { L::store(ops, stage ^ 1, next) };
+    let steps = ops.k.div_ceil(BK);
+    for step in 0..steps {
+        // SAFETY: stage (step + 1) % 3 was last read in k-step step - 2,
+        // before the last two barriers; it is read after the next one.
+        unsafe { L::store(ops, (step + 1) % PREFETCH_STAGES, held) };
+        held = L::load::<VECTOR>(ops, (step + 2) * BK);
+        // SAFETY: the whole block runs this alike; the stage was filled
+        // before this k-step's barrier.
+        unsafe { L::multiply(Stage::of(step % PREFETCH_STAGES, L::W), lane, (wm, wn), &mut acc) };
         sync_threads();
-        (k0, stage) = (k0 + BK, stage ^ 1);
     }
     // SAFETY: the launch's contract: c holds m n elements.
     unsafe { store_c(c, &acc, lane, (m0 + wm, n0 + wn), (ops.m, ops.n), L::PAIRED) };
@@ -526,25 +535,27 @@ fn prefetch_loop_of<L: Layout, const VECTOR: bool>(ops: &Operands, c: Out<f32>) 
 
 /// 1. `mma.sync` with shared-memory tiles: the first tensor-core step.
 ///
-/// Each k-step of 32 stages a 128 x 32 tile of A and a 32 x 256 tile of B
-/// in shared memory (24 KB), B turned n-major on its way ([`Transposed`]);
-/// then warp `w`, a 64 x 64 piece of C, takes every fragment with 16-byte
-/// shared loads (16 per k-step) and does 4 x 8 x 2 `m16n8k16`: 64 x 2048
-/// multiply-adds per barrier. Two shared stages with a register prefetch
-/// ([`prefetch_loop`]): the loads of k-step `i + 1` (two 16-byte loads of
-/// A and eight 8-byte loads of B per thread, 24 KB per block) are in
-/// flight while k-step `i` multiplies. Global loads are 16 and 8 bytes
-/// wide when rows start on 16 bytes (`k` and `n` multiples of 8), element
-/// by element with zeros outside the matrices otherwise.
+/// Each k-step of 32 stages a 128 x 32 tile of A and a 32 x 128 tile of B
+/// in shared memory (16 KB), B turned n-major on its way ([`Transposed`]);
+/// then each of the 4 warps, a 64 x 64 piece of C, takes every fragment
+/// with 16-byte shared loads (16 per k-step) and does 2 x 4 x 8
+/// `m16n8k16`: 64 x 2048 multiply-adds per barrier. The tiles pass through
+/// registers, loaded two k-steps ahead and stored one ahead into three
+/// shared stages ([`prefetch_loop`]): four 16-byte loads of A and eight
+/// 8-byte loads of B per thread and k-step have a whole k-step of
+/// multiplies to arrive. Global loads are 16 and 8 bytes wide when rows
+/// start on 16 bytes (`k` and `n` multiples of 8), element by element with
+/// zeros outside the matrices otherwise.
 ///
-/// Per k-step and block: 2 x 128 x 256 x 32 = 2.1 M FLOPs for 24 KB from
-/// L2, 87 FLOP per byte; the tensor cores wait only where a k-step's
-/// multiplies take less time than its prefetch's latency.
+/// Registers: 128 sums and 32 words of loads in flight per thread (ptxas:
+/// 250 in all), so two blocks of 4 warps share an SM, one's barrier and
+/// loads overlapping the other's multiplies. Per k-step and block: 2 x 128
+/// x 128 x 32 = 1 M FLOPs for 16 KB from L2, 64 FLOP per byte.
 ///
 /// Launch: `a` holds `m k`, `b` `k n`, `c` `m n` elements; the grid covers
-/// C with 128 x 256 tiles (`tile`), 256 threads.
+/// C with 128 x 128 tiles (`tile`), 128 threads.
 /// Measured: `BENCHMARKS.md`, rows `tc_mma_bf16`.
-#[kernel(block = Transposed::W, shared = 2 * stage_bytes(Transposed::W), tile = [Transposed::W, BM], min_blocks = 2)]
+#[kernel(block = Transposed::W, shared = PREFETCH_STAGES * stage_bytes(Transposed::W), tile = [Transposed::W, BM], min_blocks = 2)]
 pub fn tc_mma_bf16(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
     prefetch_loop::<Transposed>(a, b, c, (m, n, k));
 }
@@ -560,11 +571,14 @@ pub fn tc_mma_bf16(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) 
 /// same bytes as step 1's loads. The tiles are staged as they come (16-byte
 /// loads and stores); their rows are 16-byte pieces anywhere in shared
 /// memory, so the pieces are permuted ([`Swizzled`]) and each 8 x 8 matrix
-/// is served in one pass.
+/// is served in one pass. Without the transposition a thread holds 24
+/// words of loads, not 32: the block tile grows to 128 x 256 (8 warps, one
+/// block per SM), 85 FLOP per byte from L2. The same three-stage register
+/// pipeline as step 1 ([`prefetch_loop`]).
 ///
-/// Launch: as [`tc_mma_bf16`].
+/// Launch: as [`tc_mma_bf16`], with 128 x 256 tiles and 256 threads.
 /// Measured: `BENCHMARKS.md`, rows `tc_ldmatrix_bf16`.
-#[kernel(block = Swizzled::W, shared = 2 * stage_bytes(Swizzled::W), tile = [Swizzled::W, BM])]
+#[kernel(block = Swizzled::W, shared = PREFETCH_STAGES * stage_bytes(Swizzled::W), tile = [Swizzled::W, BM])]
 pub fn tc_ldmatrix_bf16(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
     prefetch_loop::<Swizzled>(a, b, c, (m, n, k));
 }
@@ -574,12 +588,13 @@ pub const STAGES: usize = 3;
 
 /// 3. A 3-stage `cp.async` pipeline, on step 2's layout and `ldmatrix`.
 ///
-/// Steps 1 and 2 hold the next k-step's tiles in registers (24 of each
-/// thread's) and wait for them after one k-step of multiplies. Here each
+/// Steps 1 and 2 pass every tile through registers (24 of each thread's
+/// in step 2), and each thread's stores wait for its own loads. Here each
 /// thread issues `cp.async.cg` copies of 16 bytes straight from global
-/// into a stage of shared memory (no register holds them) for the k-step
-/// two ahead, while the tensor cores work on the current one: `STAGES - 1`
-/// = 2 k-steps of loads, 48 KB per block, in flight at all times. Per
+/// into a stage of shared memory (no register holds them, no instruction
+/// of the thread waits for them) for the k-step two ahead, while the
+/// tensor cores work on the current one: `STAGES - 1` = 2 k-steps of
+/// loads, 48 KB per block, in flight at all times. Per
 /// k-step: wait for the oldest group (`cp.async.wait_group 1`), one
 /// barrier (after which the stage read in the previous k-step is free),
 /// issue and commit the next group, multiply.
@@ -588,7 +603,7 @@ pub const STAGES: usize = 3;
 /// cannot be copied 16 bytes at a time: such launches fill each stage with
 /// ordinary guarded loads and stores instead, through the same pipeline.
 ///
-/// Launch: as [`tc_mma_bf16`], with [`STAGES`] stages of shared memory.
+/// Launch: as [`tc_ldmatrix_bf16`], with [`STAGES`] stages of shared memory.
 /// Measured: `BENCHMARKS.md`, rows `tc_mma_bf16_async`.
 #[kernel(block = Swizzled::W, shared = STAGES * stage_bytes(Swizzled::W), tile = [Swizzled::W, BM])]
 pub fn tc_mma_bf16_async(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
@@ -706,25 +721,30 @@ pub(crate) unsafe fn store_c<const N: usize>(
     (m, n): (usize, usize),
     paired: bool,
 ) {
-    let pairs = n.is_multiple_of(2);
-    seq!(MI in 0..4 { seq!(NI in 0..8 { seq!(H in 0..2 {{
-        if NI < N {
-            let (r, col) = c_f32(lane, 2 * H);
-            let r = if paired { 2 * (r % 8) + r / 8 } else { r } as usize;
-            let (row, col) = (r0 + 16 * MI + r, c0 + 8 * NI + col as usize);
-            let pair = [acc[MI][NI % N][2 * H], acc[MI][NI % N][2 * H + 1]];
-            if row < m && pairs && col < n {
+    // Where a lane's element 2 h of fragment (MI, NI) goes: (row, column).
+    let at = |mi: usize, ni: usize, h: u32| {
+        let (r, col) = c_f32(lane, 2 * h);
+        let r = if paired { 2 * (r % 8) + r / 8 } else { r } as usize;
+        (r0 + 16 * mi + r, c0 + 8 * ni + col as usize)
+    };
+    // Two copies of the loop, chosen once: with the odd-n case in the same
+    // branch, LLVM splits the pair stores into single words.
+    if n.is_multiple_of(2) {
+        seq!(MI in 0..4 { seq!(NI in 0..8 { seq!(H in 0..2 {{
+            let (row, col) = at(MI, NI, H);
+            if NI < N && row < m && col < n {
                 // SAFETY: inside C (n even: col + 1 < n too), 8-byte aligned;
                 // this lane's elements alone.
-                unsafe { c.store2(row * n + col, pair) };
-            } else if row < m {
-                seq!(E in 0..2 {
-                    if col + E < n {
-                        // SAFETY: inside C; this lane's element alone.
-                        unsafe { c.store(row * n + col + E, pair[E]) };
-                    }
-                });
+                unsafe { c.store2(row * n + col, [acc[MI][NI % N][2 * H], acc[MI][NI % N][2 * H + 1]]) };
             }
-        }
-    }}); }); });
+        }}); }); });
+    } else {
+        seq!(MI in 0..4 { seq!(NI in 0..8 { seq!(H in 0..2 { seq!(E in 0..2 {{
+            let (row, col) = at(MI, NI, H);
+            if NI < N && row < m && col + E < n {
+                // SAFETY: inside C; this lane's element alone.
+                unsafe { c.store(row * n + col + E, acc[MI][NI % N][2 * H + E]) };
+            }
+        }}); }); }); });
+    }
 }

@@ -178,22 +178,34 @@ fn tf32_kernels_truncate_their_inputs() {
     assert_eq!(ran, 2);
 }
 
-/// The shared-memory analysis of one 128 x 256 x 64 launch of `name` (one
-/// block tile, two k-steps, every access on the 16-byte path).
+/// The shared-memory analysis of one 128 x 256 x 64 launch of `name` (8
+/// warps in one or two blocks, two k-steps, every access on the 16-byte
+/// path), after checking C against the integer product.
 fn tensor_analysis(name: &str) -> emu::Analysis {
     let gpu = Gpu::emulator();
     let kernel = Tensor.kernels().into_iter().find(|k| k.name == name).unwrap();
     let (m, n, k) = (128, 256, 64);
     let mut rng = SmallRng::seed_from_u64(5);
-    let a: Vec<u16> = (0..m * k).map(|_| bf16(rng.random_range(-1.0..1.0))).collect();
-    let b: Vec<u16> = (0..k * n).map(|_| bf16(rng.random_range(-1.0..1.0))).collect();
-    let (da, db) = (gpu.upload(&a).unwrap(), gpu.upload(&b).unwrap());
+    // Integers: exact in bf16 and in the f32 sums.
+    let a: Vec<i32> = (0..m * k).map(|_| rng.random_range(-8..=8)).collect();
+    let b: Vec<i32> = (0..k * n).map(|_| rng.random_range(-8..=8)).collect();
+    let to = |v: &[i32]| v.iter().map(|&x| bf16(x as f32)).collect::<Vec<u16>>();
+    let (da, db) = (gpu.upload(&to(&a)).unwrap(), gpu.upload(&to(&b)).unwrap());
     let mut dc = gpu.alloc::<f32>(m * n).unwrap();
+    gpu.poison(&mut dc).unwrap();
     gpu.set_analysis(true);
     let mut ops = tensor::Operands::new((m, n, k), &da, &db).unwrap();
     tensor::run_once(&gpu, kernel, &mut ops, &mut dc).unwrap();
     gpu.sync().unwrap();
-    gpu.take_analysis()
+    let analysis = gpu.take_analysis();
+    let c = gpu.download(&dc).unwrap();
+    for (i, row) in c.chunks(n).enumerate() {
+        for (j, &got) in row.iter().enumerate() {
+            let want: i32 = (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum();
+            assert_eq!(got, want as f32, "{name}: C[{i}][{j}]");
+        }
+    }
+    analysis
 }
 
 /// `ldmatrix` on the swizzled layout serves each 8 x 8 matrix in one pass
@@ -211,6 +223,8 @@ fn fragment_loads_are_conflict_free() {
         assert_eq!(a.shared_loads.per_request(), 4.0, "{name}: {:?}", a.shared_loads);
         assert_eq!(a.shared_loads.efficiency(), 1.0, "{name}: {:?}", a.shared_loads);
         if name != "tc_mma_bf16_async" {
+            // 16-byte stores, conflict-free.
+            assert_eq!(a.shared_stores.per_request(), 4.0, "{name}: {:?}", a.shared_stores);
             assert_eq!(a.shared_stores.efficiency(), 1.0, "{name}: {:?}", a.shared_stores);
         }
         // A 128 x 256 x 64 launch: 8 warps, 2 k-steps, 16 requests each.

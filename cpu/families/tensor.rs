@@ -506,7 +506,7 @@ impl Family for Tensor {
 
     fn notes(&self) -> &'static str {
         "The ladder: (1) `mma.sync` with shared-memory tiles fed through registers (loaded two k-steps ahead, \
-         three shared stages), every fragment one 16-byte shared load (k and the rows of each m16 in an order of our choosing, B turned n-major on its \
+         stored one ahead), every fragment one 16-byte shared load (k and the rows of each m16 in an order of our choosing, B turned n-major on its \
          way in), 64 x 64 warp tiles, 128 x 128 blocks, two per SM; (2) `ldmatrix` from a swizzled layout \
          (128 x 256 blocks, as step 3); (3) a 3-stage `cp.async` pipeline; (4) \
          Hopper's `wgmma` reading swizzled tiles that TMA writes, a 4-stage mbarrier ring; (5) warp \

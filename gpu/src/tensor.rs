@@ -17,9 +17,9 @@
 //! Steps 1-3 share one warp tile: 64 x 64 of C as 4 x 8 `m16n8` fragments
 //! (128 `f32` sums per lane), in blocks of 128 rows: 128 x 128 (4 warps,
 //! two blocks per SM) in step 1, 128 x 256 (8 warps) in steps 2 and 3. Per
-//! k16 a warp reads 4 A and 8 B fragments (12 x 512 bytes) for 32
-//! `mma.sync`s: 6 KB of shared memory per 64 K multiply-adds, where a 64 x
-//! 32 warp tile would read 8 fragments for 16.
+//! k16 a warp reads 4 A fragments (512 bytes each) and 8 B fragments (256
+//! each) for 32 `mma.sync`s: 4 KB of shared memory per 64 K multiply-adds,
+//! where a 64 x 32 warp tile reads 3 KB per 32 K.
 
 // `seq!` substitutes 0, 1, ... into index arithmetic.
 #![allow(clippy::erasing_op, clippy::identity_op)]
@@ -107,13 +107,20 @@ impl Operands {
         Operands { a, b, m, n, k, place: Place::here(w), vector }
     }
 
-    /// A's vector `h` of this thread in the k-step at `k0`: tile row `v /
-    /// 4`, columns `8 (v % 4)..+8` for `v = t + w h` (a 256-thread block: h
-    /// 0 or 1), as four words (zeros outside A); and that `(row, chunk)`.
+    /// A's vector `h` of this thread: tile row `v / 4`, columns `8 (v %
+    /// 4)..+8` for `v = t + w h` (a 256-thread block: h 0 or 1), as `(row,
+    /// chunk)`.
+    #[inline(always)]
+    fn a_spot(&self, h: usize) -> (usize, usize) {
+        let v = self.place.t + h * self.place.w;
+        (v / 4, v % 4)
+    }
+
+    /// A's vector `h` of this thread in the k-step at `k0` ([`Operands::a_spot`]),
+    /// as four words (zeros outside A); and its `(row, chunk)`.
     #[inline(always)]
     fn a_vector<const VECTOR: bool>(&self, k0: usize, h: usize) -> ([u32; 4], (usize, usize)) {
-        let v = self.place.t + h * self.place.w;
-        let (r, chunk) = (v / 4, v % 4);
+        let (r, chunk) = self.a_spot(h);
         let (row, kk) = (self.place.block.0 + r, k0 + 8 * chunk);
         let inside = if row < self.m { self.k.saturating_sub(kk) } else { 0 };
         (eight::<VECTOR>(self.a, row * self.k + kk, inside), (r, chunk))
@@ -253,7 +260,7 @@ trait Layout {
 ///   column of the row-major B; stored as it comes that is two 16-bit
 ///   loads from two rows. So each thread loads a 4-wide, 8-deep block of B
 ///   (eight 8-byte loads down 8 rows), turns it into 4 columns of 8 k
-///   values with byte shuffles (`prmt`), and stores `Bs` n-major
+///   values with shifts and masks (16 words per thread), and stores `Bs` n-major
 ///   (`Bs[n][k]`, 64-byte rows).
 /// - **The order of rows within an m16.** A lane's A registers are rows
 ///   `g` and `g + 8` (`g = lane / 4`) at words `x` and `x + 1`: two rows.
@@ -321,7 +328,7 @@ impl Layout for Transposed {
         // SAFETY: the caller's contract.
         let stage = unsafe { Stage::of(s, Self::W) };
         let (octet, quad) = (ops.place.t % 4, ops.place.t / 4);
-        // Pair-row `quad`, chunks 2 octet and 2 octet + 1 (one slot over in
+        // Pair-rows quad and quad + 32, chunks 2 octet and 2 octet + 1 (one slot over in
         // odd pair-rows): words 4 octet..+2 of both rows, then ..+4.
         let flip = quad % 2;
         seq!(U in 0..2 { seq!(C in 0..2 {{
@@ -404,7 +411,7 @@ impl Swizzled {
         r * Self::W + 8 * ((c / 8) ^ (r % 8)) + c % 8
     }
 
-    /// B's vector `h` (0..4) of this thread in the k-step at `k0`: tile
+    /// B's vector `h` (0..4) of this thread in a k-step: tile
     /// row `v / 32`, columns `8 (v % 32)..+8` for `v = t + 256 h`: a warp
     /// reads 512 consecutive bytes of one row.
     #[inline(always)]
@@ -426,7 +433,7 @@ impl Swizzled {
         // SAFETY: the caller's contract.
         let stage = unsafe { Stage::of(s, Self::W) };
         seq!(H in 0..2 {{
-            let (r, chunk) = ops.a_vector::<true>(0, H).1;
+            let (r, chunk) = ops.a_spot(H);
             let (row, kk) = (m0 + r, k0 + 8 * chunk);
             // SAFETY: inside A when valid (word = element / 2, a multiple
             // of 4: rows start on 16 bytes); the caller's contract.
@@ -472,7 +479,7 @@ impl Layout for Swizzled {
         // SAFETY: the caller's contract.
         let stage = unsafe { Stage::of(s, Self::W) };
         seq!(H in 0..2 {{
-            let (r, chunk) = ops.a_vector::<true>(0, H).1;
+            let (r, chunk) = ops.a_spot(H);
             // SAFETY: row < 128, a whole chunk (the swizzle moves chunks).
             unsafe { stage.a_words.store4(0, Self::a_at(r, 8 * chunk) / 2, held[H].map(f32::from_bits)) };
         }});
@@ -491,17 +498,19 @@ impl Layout for Swizzled {
 }
 
 /// Shared stages of steps 1 and 2.
-pub const PREFETCH_STAGES: usize = 3;
+pub const PREFETCH_STAGES: usize = 2;
 
 /// Steps 1 and 2's main loop, the SGEMM ladder's register prefetch made a
 /// pipeline: a k-step's tiles are loaded into registers two k-steps
 /// ahead and stored into shared memory one k-step ahead. At the start of
 /// k-step `i` (after its barrier) each thread stores what it loaded during
 /// k-step `i - 1` (the tiles of `i + 1`, which have had a whole k-step of
-/// multiplies to arrive) into the stage last read in k-step `i - 2`, loads
-/// the tiles of `i + 2` into the same registers, and multiplies k-step `i`.
-/// Three stages, one barrier per k-step, and no register holds more than
-/// one k-step's loads. The vector and the element-by-element loads are two
+/// multiplies to arrive) into the stage read in k-step `i - 1` (every warp
+/// is past it: the barrier), loads the tiles of `i + 2` into the same
+/// registers, and multiplies k-step `i`. Two stages, one barrier per
+/// k-step, and no register holds more than one k-step's loads; storing at
+/// the end of the k-step instead, as the SGEMM ladder does, leaves each
+/// load only the rest of its k-step's multiplies to arrive. The vector and the element-by-element loads are two
 /// copies of the loop, chosen once: inside one, nothing between a load and
 /// its store reads the loaded registers.
 #[inline(always)]
@@ -514,14 +523,14 @@ fn prefetch_loop<L: Layout>(a: In<u16>, b: In<u16>, c: Out<f32>, dims: (u32, u32
 fn prefetch_loop_of<L: Layout, const VECTOR: bool>(ops: &Operands, c: Out<f32>) {
     let Place { lane, warp: (wm, wn), block: (m0, n0), .. } = ops.place;
     let mut acc: Sums = [[[0.0f32; 4]; 8]; 4];
-    // SAFETY: stage 0 of the declared three, read after the barrier.
+    // SAFETY: stage 0 of the declared two, read after the barrier.
     unsafe { L::store(ops, 0, L::load::<VECTOR>(ops, 0)) };
     let mut held = L::load::<VECTOR>(ops, BK);
     sync_threads();
     let steps = ops.k.div_ceil(BK);
     for step in 0..steps {
-        // SAFETY: stage (step + 1) % 3 was last read in k-step step - 2,
-        // before the last two barriers; it is read after the next one.
+        // SAFETY: stage (step + 1) % 2 was last read in k-step step - 1,
+        // before the last barrier; it is read after the next one.
         unsafe { L::store(ops, (step + 1) % PREFETCH_STAGES, held) };
         held = L::load::<VECTOR>(ops, (step + 2) * BK);
         // SAFETY: the whole block runs this alike; the stage was filled
@@ -540,15 +549,15 @@ fn prefetch_loop_of<L: Layout, const VECTOR: bool>(ops: &Operands, c: Out<f32>) 
 /// then each of the 4 warps, a 64 x 64 piece of C, takes every fragment
 /// with 16-byte shared loads (16 per k-step) and does 2 x 4 x 8
 /// `m16n8k16`: 64 x 2048 multiply-adds per barrier. The tiles pass through
-/// registers, loaded two k-steps ahead and stored one ahead into three
+/// registers, loaded two k-steps ahead and stored one ahead into two
 /// shared stages ([`prefetch_loop`]): four 16-byte loads of A and eight
 /// 8-byte loads of B per thread and k-step have a whole k-step of
 /// multiplies to arrive. Global loads are 16 and 8 bytes wide when rows
 /// start on 16 bytes (`k` and `n` multiples of 8), element by element with
 /// zeros outside the matrices otherwise.
 ///
-/// Registers: 128 sums and 32 words of loads in flight per thread (ptxas:
-/// 250 in all), so two blocks of 4 warps share an SM, one's barrier and
+/// Registers: 128 sums and 32 words of loads in flight per thread, over
+/// 200 in all, so two blocks of 4 warps share an SM, one's barrier and
 /// loads overlapping the other's multiplies. Per k-step and block: 2 x 128
 /// x 128 x 32 = 1 M FLOPs for 16 KB from L2, 64 FLOP per byte.
 ///
@@ -573,7 +582,7 @@ pub fn tc_mma_bf16(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) 
 /// memory, so the pieces are permuted ([`Swizzled`]) and each 8 x 8 matrix
 /// is served in one pass. Without the transposition a thread holds 24
 /// words of loads, not 32: the block tile grows to 128 x 256 (8 warps, one
-/// block per SM), 85 FLOP per byte from L2. The same three-stage register
+/// block per SM), 85 FLOP per byte from L2. The same two-stage register
 /// pipeline as step 1 ([`prefetch_loop`]).
 ///
 /// Launch: as [`tc_mma_bf16`], with 128 x 256 tiles and 256 threads.

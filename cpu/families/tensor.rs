@@ -521,8 +521,8 @@ impl Family for Tensor {
          and cuBLAS's own kernels. What limits each: step 1 holds 128 sums and the next \
          k-step's 32 words per thread (250 registers, 8 warps per SM, 2 per scheduler), so the integer work \
          around each k-step's loads and their latency show whenever both warps of a scheduler wait (long \
-         scoreboard and fixed-latency stalls in its ncu rows): its tensor pipe is about a third busy, where the \
-         first step's 50% target needs more than half, beyond what `mma.sync` from plain loads reached here \
+         scoreboard and fixed-latency stalls in its ncu rows): its tensor pipe is about 40% busy, where the \
+         first step's 50% target needs about 60%, beyond what `mma.sync` from plain loads reached here \
          (docs/notes.md lists the variants); steps 2 and 3 take the same fragments by `ldmatrix` and, in step \
          3, `cp.async`, and gain little on step 1 (`mma.sync` cannot reach `wgmma`'s rate on Hopper in any \
          case); step 4 stops the tensor cores once per stage (`wait_group 0` and \

@@ -117,52 +117,38 @@ impl Operands {
     }
 
     /// A's vector `h` of this thread in the k-step at `k0` ([`Operands::a_spot`]),
-    /// as four words (zeros outside A); and its `(row, chunk)`.
+    /// as four words (zeros outside A).
     #[inline(always)]
-    fn a_vector<const VECTOR: bool>(&self, k0: usize, h: usize) -> ([u32; 4], (usize, usize)) {
+    fn a_vector<const VECTOR: bool>(&self, k0: usize, h: usize) -> [u32; 4] {
         let (r, chunk) = self.a_spot(h);
         let (row, kk) = (self.place.block.0 + r, k0 + 8 * chunk);
         let inside = if row < self.m { self.k.saturating_sub(kk) } else { 0 };
-        (eight::<VECTOR>(self.a, row * self.k + kk, inside), (r, chunk))
+        words::<VECTOR, 4>(self.a, row * self.k + kk, inside)
     }
 }
 
-/// Eight bf16 from `i` as four words (the lower index in the low half),
-/// the first `inside` of them read from `src`, the rest zeros.
-/// `VECTOR`: `inside` is 0 or at least 8 and `i` a multiple of 8, so one
-/// 16-byte load reads them. Loads only: nothing here waits for the data,
-/// so a prefetch stays in flight until its store.
+/// `2 N` bf16 from `i` as `N` words (`N` = 4 or 2; the lower index in
+/// the low half), the first `inside` of them read from `src`, the rest
+/// zeros. `VECTOR`: `inside` is 0 or at least `2 N` and `i` a multiple of
+/// `2 N`, so one 16- or 8-byte load reads them. Loads only: nothing here
+/// waits for the data, so a prefetch stays in flight until its store.
 #[inline(always)]
-fn eight<const VECTOR: bool>(src: In<u16>, i: usize, inside: usize) -> [u32; 4] {
-    if VECTOR {
-        if inside >= 8 {
-            // SAFETY: i..i + 8 inside the buffer, i a multiple of 8 (16 bytes).
-            unsafe { src.words().load16::<4>(i / 2) }.map(f32::to_bits)
-        } else {
-            [0; 4]
-        }
-    } else {
+fn words<const VECTOR: bool, const N: usize>(src: In<u16>, i: usize, inside: usize) -> [u32; N] {
+    const { assert!(N == 4 || N == 2, "16- or 8-byte vectors") };
+    if !VECTOR {
         // SAFETY: each element guarded: inside the buffer, or a zero.
         let e = |j: usize| if j < inside { u32::from(unsafe { src.load(i + j) }) } else { 0 };
-        [0, 1, 2, 3].map(|w| e(2 * w) | e(2 * w + 1) << 16)
-    }
-}
-
-/// Four bf16 from `i` as two words, as [`eight`] with 8-byte loads
-/// (`VECTOR`: `inside` is 0 or at least 4, `i` a multiple of 4).
-#[inline(always)]
-fn four<const VECTOR: bool>(src: In<u16>, i: usize, inside: usize) -> [u32; 2] {
-    if VECTOR {
-        if inside >= 4 {
-            // SAFETY: i..i + 4 inside the buffer, i a multiple of 4 (8 bytes).
-            unsafe { src.words().load8::<2>(i / 2) }.map(f32::to_bits)
-        } else {
-            [0; 2]
-        }
+        core::array::from_fn(|w| e(2 * w) | e(2 * w + 1) << 16)
+    } else if inside < 2 * N {
+        [0; N]
+    } else if N == 4 {
+        // SAFETY: i..i + 8 inside the buffer, i a multiple of 8 (16 bytes).
+        let v = unsafe { src.words().load16::<4>(i / 2) };
+        core::array::from_fn(|w| v[w % 4].to_bits())
     } else {
-        // SAFETY: each element guarded: inside the buffer, or a zero.
-        let e = |j: usize| if j < inside { u32::from(unsafe { src.load(i + j) }) } else { 0 };
-        [e(0) | e(1) << 16, e(2) | e(3) << 16]
+        // SAFETY: i..i + 4 inside the buffer, i a multiple of 4 (8 bytes).
+        let v = unsafe { src.words().load8::<2>(i / 2) };
+        core::array::from_fn(|w| v[w % 2].to_bits())
     }
 }
 
@@ -310,7 +296,7 @@ impl Layout for Transposed {
         let mut b = [[0u32; 2]; 8];
         seq!(J in 0..8 {{
             let kk = k0 + 8 * octet + J;
-            b[J] = four::<VECTOR>(ops.b, kk * n + nn, if kk < ops.k { across } else { 0 });
+            b[J] = words::<VECTOR, 2>(ops.b, kk * n + nn, if kk < ops.k { across } else { 0 });
         }});
         let kk = k0 + 8 * octet;
         let mut a = [[[0u32; 4]; 2]; 2];
@@ -318,7 +304,7 @@ impl Layout for Transposed {
             // Pair-row quad + 32 U: rows 2 (quad + 32 U) + H.
             let row = ops.place.block.0 + 2 * (quad + 32 * U) + H;
             let inside = if row < ops.m { ops.k.saturating_sub(kk) } else { 0 };
-            a[U][H] = eight::<VECTOR>(ops.a, row * ops.k + kk, inside);
+            a[U][H] = words::<VECTOR, 4>(ops.a, row * ops.k + kk, inside);
         }}); });
         (a, b)
     }
@@ -461,15 +447,15 @@ impl Layout for Swizzled {
     #[inline(always)]
     fn load<const VECTOR: bool>(ops: &Operands, k0: usize) -> Self::Held {
         let mut held = [[0u32; 4]; 6];
-        held[0] = ops.a_vector::<VECTOR>(k0, 0).0;
-        held[1] = ops.a_vector::<VECTOR>(k0, 1).0;
+        held[0] = ops.a_vector::<VECTOR>(k0, 0);
+        held[1] = ops.a_vector::<VECTOR>(k0, 1);
         // Four rows' addresses from k0 and n each k-step (see `opaque`).
         let (k0, n) = (opaque(k0), opaque(ops.n));
         seq!(H in 0..4 {{
             let (r, chunk) = Self::b_spot(ops, H);
             let (kk, nn) = (k0 + r, ops.place.block.1 + 8 * chunk);
             let inside = if kk < ops.k { n.saturating_sub(nn) } else { 0 };
-            held[2 + H] = eight::<VECTOR>(ops.b, kk * n + nn, inside);
+            held[2 + H] = words::<VECTOR, 4>(ops.b, kk * n + nn, inside);
         }});
         held
     }

@@ -61,6 +61,14 @@ fn tf32_rounds_to_nearest_ties_away() {
     }
 }
 
+/// The host's model of step 1's `prmt`: `x`'s half low, `y`'s high.
+#[test]
+fn pair_halves_takes_x_low_and_y_high() {
+    use gpu::dev::registers::pair_halves;
+    assert_eq!(pair_halves::<false>(0x1111_2222, 0x3333_4444), 0x4444_2222);
+    assert_eq!(pair_halves::<true>(0x1111_2222, 0x3333_4444), 0x3333_1111);
+}
+
 #[test]
 fn bf16_conversion_rounds_to_nearest_even() {
     assert_eq!(bf16(1.0), 0x3f80);
@@ -70,8 +78,8 @@ fn bf16_conversion_rounds_to_nearest_even() {
 
 /// Integers in [-8, 8] are exact in bf16, f16 and tf32, their products and sums
 /// of up to 2^18 of them exact in f32: every kernel must match the integer
-/// product bit for bit, at shapes with edges in every direction (tf32
-/// kernels take B transposed).
+/// product bit for bit, at shapes with edges in every direction and one
+/// with interior tiles (tf32 kernels take B transposed).
 #[test]
 fn integer_inputs_give_exact_results() {
     let gpu = Gpu::emulator();
@@ -88,6 +96,9 @@ fn integer_inputs_give_exact_results() {
             (33, 261, 36),
             (70, 264, 40),
             (260, 72, 136),
+            // Whole block tiles and k-steps: the unchecked loads, then the
+            // checked ones from the k-step with the last 8 of k.
+            (128, 256, 104),
         ] {
             let a: Vec<i32> = (0..m * k).map(|_| rng.random_range(-8..=8)).collect();
             let b: Vec<i32> = (0..k * n).map(|_| rng.random_range(-8..=8)).collect();

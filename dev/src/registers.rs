@@ -65,18 +65,60 @@ pub unsafe fn claim<const N: u32>() {
 /// multiply-add per k-step instead. No instruction survives ptxas (`mov`
 /// of a register to itself); on the host it is `x`.
 #[inline(always)]
-pub fn opaque(x: usize) -> usize {
+pub fn opaque<T: Opaque>(x: T) -> T {
+    x.through_register()
+}
+
+/// The integer types [`opaque`] takes: `u32` and `usize`.
+pub trait Opaque: Copy {
+    /// See [`opaque`].
+    fn through_register(self) -> Self;
+}
+
+macro_rules! opaque_move {
+    ($t:ty, $mov:literal, $reg:ident) => {
+        impl Opaque for $t {
+            #[inline(always)]
+            fn through_register(self) -> Self {
+                #[cfg(target_arch = "nvptx64")]
+                {
+                    let r: $t;
+                    // SAFETY: a register-only move.
+                    unsafe {
+                        core::arch::asm!(concat!($mov, " {r}, {x};"), r = out($reg) r, x = in($reg) self, options(pure, nomem, nostack))
+                    };
+                    r
+                }
+                #[cfg(not(target_arch = "nvptx64"))]
+                {
+                    self
+                }
+            }
+        }
+    };
+}
+opaque_move!(usize, "mov.b64", reg64);
+opaque_move!(u32, "mov.b32", reg32);
+
+/// The low halves (`HIGH` false) or the high halves (`HIGH` true) of two
+/// words as one: `x`'s in the low 16 bits, `y`'s in the high 16. One `prmt`
+/// (byte permute: selector `0x5410` or `0x7632` picks bytes of the pair
+/// `y:x`), where shifts and masks take two instructions: how 16-bit values
+/// from two rows become one register of a fragment.
+#[inline(always)]
+pub fn pair_halves<const HIGH: bool>(x: u32, y: u32) -> u32 {
     #[cfg(target_arch = "nvptx64")]
     {
-        let r: usize;
-        // SAFETY: a register-only move.
+        let r: u32;
+        let selector: u32 = if HIGH { 0x7632 } else { 0x5410 };
+        // SAFETY: a register-only permute.
         unsafe {
-            core::arch::asm!("mov.b64 {r}, {x};", r = out(reg64) r, x = in(reg64) x, options(pure, nomem, nostack))
+            core::arch::asm!("prmt.b32 {r}, {x}, {y}, {s};", r = out(reg32) r, x = in(reg32) x, y = in(reg32) y, s = in(reg32) selector, options(pure, nomem, nostack))
         };
         r
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        x
+        if HIGH { x >> 16 | (y & 0xffff_0000) } else { (x & 0xffff) | y << 16 }
     }
 }

@@ -31,7 +31,7 @@ pub mod tf32;
 
 use crate::dev::copy::{commit_copies, wait_copies};
 use crate::dev::mma::{c_f32, mma_bf16_m16n8k16, mma_f16_m16n8k16};
-use crate::dev::registers::opaque;
+use crate::dev::registers::{opaque, pair_halves};
 use crate::dev::{In, Out, SharedArray, block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 use crate::kernel;
 use half::f16;
@@ -107,6 +107,20 @@ impl Operands {
         Operands { a, b, m, n, k, place: Place::here(w), vector }
     }
 
+    /// Whether the block tile lies wholly inside C, rows start on 16
+    /// bytes, and every element index of A and B fits in 32 bits: then
+    /// every k-step wholly inside `k` is loaded by [`Layout::load_inside`].
+    #[inline(always)]
+    fn inside(&self) -> bool {
+        let (m0, n0) = self.place.block;
+        let fits = |rows: usize, cols: usize| rows as u64 * cols as u64 <= 1 << 32;
+        self.vector
+            && m0 + BM <= self.m
+            && n0 + self.place.w <= self.n
+            && fits(self.m, self.k)
+            && fits(self.k, self.n)
+    }
+
     /// A's vector `h` of this thread: tile row `v / 4`, columns `8 (v %
     /// 4)..+8` for `v = t + w h` (a 256-thread block: h 0 or 1), as `(row,
     /// chunk)`.
@@ -141,14 +155,26 @@ fn words<const VECTOR: bool, const N: usize>(src: In<u16>, i: usize, inside: usi
         core::array::from_fn(|w| e(2 * w) | e(2 * w + 1) << 16)
     } else if inside < 2 * N {
         [0; N]
-    } else if N == 4 {
-        // SAFETY: i..i + 8 inside the buffer, i a multiple of 8 (16 bytes).
-        let v = unsafe { src.words().load16::<4>(i / 2) };
-        core::array::from_fn(|w| v[w % 4].to_bits())
     } else {
-        // SAFETY: i..i + 4 inside the buffer, i a multiple of 4 (8 bytes).
-        let v = unsafe { src.words().load8::<2>(i / 2) };
-        core::array::from_fn(|w| v[w % 2].to_bits())
+        // SAFETY: i..i + 2 N inside the buffer, i a multiple of 2 N.
+        unsafe { vector::<N>(src, i / 2) }
+    }
+}
+
+/// Words `w..w + N` of `src` (`N` = 4 or 2) by one 16- or 8-byte load.
+///
+/// # Safety
+/// They lie inside the buffer, and `w` is a multiple of `N`.
+#[inline(always)]
+unsafe fn vector<const N: usize>(src: In<u16>, w: usize) -> [u32; N] {
+    if N == 4 {
+        // SAFETY: the caller's contract (16 bytes on 16).
+        let v = unsafe { src.words().load16::<4>(w) };
+        core::array::from_fn(|i| v[i % 4].to_bits())
+    } else {
+        // SAFETY: the caller's contract (8 bytes on 8).
+        let v = unsafe { src.words().load8::<2>(w) };
+        core::array::from_fn(|i| v[i % 2].to_bits())
     }
 }
 
@@ -216,6 +242,12 @@ trait Layout {
     /// This thread's loads of the k-step at `k0`, zeros outside the
     /// matrices (`VECTOR`: `ops.vector`, vector loads).
     fn load<const VECTOR: bool>(ops: &Operands, k0: usize) -> Self::Held;
+    /// The same loads for a k-step wholly inside A and B when
+    /// [`Operands::inside`]: no bounds to check, and each address one
+    /// 32-bit multiply-add from a row's index and one widening
+    /// multiply-add onto the base (`IMAD`, `IMAD.WIDE.U32`), where 64-bit
+    /// indices with their checks take about ten instructions a load.
+    fn load_inside(ops: &Operands, k0: usize) -> Self::Held;
     /// Stores what [`Layout::load`] gave into stage `s`.
     ///
     /// # Safety
@@ -310,6 +342,24 @@ impl Layout for Transposed {
     }
 
     #[inline(always)]
+    fn load_inside(ops: &Operands, k0: usize) -> Self::Held {
+        let (octet, quad) = ((ops.place.t % 4) as u32, (ops.place.t / 4) as u32);
+        let (m0, n0) = (ops.place.block.0 as u32, ops.place.block.1 as u32);
+        // In words (k and n are even): rows of k / 2 and n / 2.
+        let (k, n, k0) = (opaque(ops.k as u32 / 2), opaque(ops.n as u32 / 2), opaque(k0 as u32));
+        // B's rows k0 + 8 octet + J, columns from n0 + 4 quad.
+        let first = (k0 + 8 * octet) * n + n0 / 2 + 2 * quad;
+        // SAFETY: inside B (`inside`), 8 bytes on 8.
+        let b = seq!(J in 0..8 { [#(unsafe { vector::<2>(ops.b, (first + J * n) as usize) },)*] });
+        // A's rows 2 (quad + 32 U) + H, columns from k0 + 8 octet.
+        let first = (m0 + 2 * quad) * k + k0 / 2 + 4 * octet;
+        // SAFETY: inside A, 16 bytes on 16.
+        let a = seq!(U in 0..2 { [#([unsafe { vector::<4>(ops.a, (first + 64 * U * k) as usize) },
+                                       unsafe { vector::<4>(ops.a, (first + (64 * U + 1) * k) as usize) }],)*] });
+        (a, b)
+    }
+
+    #[inline(always)]
     unsafe fn store(ops: &Operands, s: usize, (a, b): Self::Held) {
         // SAFETY: the caller's contract.
         let stage = unsafe { Stage::of(s, Self::W) };
@@ -328,10 +378,7 @@ impl Layout for Transposed {
         let rows = [4 * quad + flip, 4 * quad + 1 - flip];
         seq!(I in 0..4 {{
             // Its k values 8 octet..+8: halves of pairs of loaded rows.
-            let half = |w: u32| (w >> (16 * (I % 2))) & 0xffff;
-            let column: [u32; 4] = core::array::from_fn(|p| {
-                half(b[2 * p][I / 2]) | half(b[2 * p + 1][I / 2]) << 16
-            });
+            let column: [u32; 4] = core::array::from_fn(|p| pair_halves::<{ I % 2 == 1 }>(b[2 * p][I / 2], b[2 * p + 1][I / 2]));
             let r = rows[I % 2] + 2 * (I / 2);
             // SAFETY: n-row < 128, 16 bytes at word 16 r + 4 octet of B's tile.
             unsafe { stage.b_words.store4(0, 16 * r + 4 * octet, column.map(f32::from_bits)) };
@@ -461,6 +508,22 @@ impl Layout for Swizzled {
     }
 
     #[inline(always)]
+    fn load_inside(ops: &Operands, k0: usize) -> Self::Held {
+        let t = ops.place.t as u32;
+        let (m0, n0) = (ops.place.block.0 as u32, ops.place.block.1 as u32);
+        // In words (k and n are even): rows of k / 2 and n / 2.
+        let (k, n, k0) = (opaque(ops.k as u32 / 2), opaque(ops.n as u32 / 2), opaque(k0 as u32));
+        // A's rows t / 4 + 64 H (`a_spot`), B's rows t / 32 + 8 H (`b_spot`).
+        let a = (m0 + t / 4) * k + k0 / 2 + 4 * (t % 4);
+        let b = (k0 + t / 32) * n + n0 / 2 + 4 * (t % 32);
+        let mut held = [[0u32; 4]; 6];
+        // SAFETY (both): inside A and B (`inside`), 16 bytes on 16.
+        seq!(H in 0..2 { held[H] = unsafe { vector::<4>(ops.a, (a + 64 * H * k) as usize) }; });
+        seq!(H in 0..4 { held[2 + H] = unsafe { vector::<4>(ops.b, (b + 8 * H * n) as usize) }; });
+        held
+    }
+
+    #[inline(always)]
     unsafe fn store(ops: &Operands, s: usize, held: Self::Held) {
         // SAFETY: the caller's contract.
         let stage = unsafe { Stage::of(s, Self::W) };
@@ -485,6 +548,8 @@ impl Layout for Swizzled {
 
 /// Shared stages of steps 1 and 2.
 pub const PREFETCH_STAGES: usize = 2;
+/// How many k-steps ahead steps 1 and 2 load a k-step's tiles.
+const LOADS_AHEAD: usize = 2;
 
 /// Steps 1 and 2's main loop, the SGEMM ladder's register prefetch made a
 /// pipeline: a k-step's tiles are loaded into registers two k-steps
@@ -496,9 +561,11 @@ pub const PREFETCH_STAGES: usize = 2;
 /// registers, and multiplies k-step `i`. Two stages, one barrier per
 /// k-step, and no register holds more than one k-step's loads; storing at
 /// the end of the k-step instead, as the SGEMM ladder does, leaves each
-/// load only the rest of its k-step's multiplies to arrive. The vector and the element-by-element loads are two
-/// copies of the loop, chosen once: inside one, nothing between a load and
-/// its store reads the loaded registers.
+/// load only the rest of its k-step's multiplies to arrive. The vector and
+/// the element-by-element loads are two copies of the loop, chosen once:
+/// inside one, nothing between a load and its store reads the loaded
+/// registers. A block tile inside C runs its k-steps wholly inside `k`
+/// without bounds checks ([`Layout::load_inside`]), then the rest checked.
 #[inline(always)]
 fn prefetch_loop<L: Layout>(a: In<u16>, b: In<u16>, c: Out<f32>, dims: (u32, u32, u32)) {
     let ops = Operands::new(a, b, dims, L::W);
@@ -514,18 +581,38 @@ fn prefetch_loop_of<L: Layout, const VECTOR: bool>(ops: &Operands, c: Out<f32>) 
     let mut held = L::load::<VECTOR>(ops, BK);
     sync_threads();
     let steps = ops.k.div_ceil(BK);
-    for step in 0..steps {
-        // SAFETY: stage (step + 1) % 2 was last read in k-step step - 1,
-        // before the last barrier; it is read after the next one.
-        unsafe { L::store(ops, (step + 1) % PREFETCH_STAGES, held) };
-        held = L::load::<VECTOR>(ops, (step + 2) * BK);
-        // SAFETY: the whole block runs this alike; the stage was filled
-        // before this k-step's barrier.
-        unsafe { L::multiply(Stage::of(step % PREFETCH_STAGES, L::W), lane, (wm, wn), &mut acc) };
-        sync_threads();
+    // The k-steps whose loads (two ahead) lie wholly inside A and B, for a
+    // block tile inside C, run without bounds checks; the rest with them.
+    let unchecked = if VECTOR && ops.inside() { (ops.k / BK).saturating_sub(LOADS_AHEAD) } else { 0 };
+    for step in 0..unchecked {
+        k_step::<L>(ops, step, &mut held, &mut acc, |k0| L::load_inside(ops, k0));
+    }
+    for step in unchecked..steps {
+        k_step::<L>(ops, step, &mut held, &mut acc, |k0| L::load::<VECTOR>(ops, k0));
     }
     // SAFETY: the launch's contract: c holds m n elements.
     unsafe { store_c(c, &acc, lane, (m0 + wm, n0 + wn), (ops.m, ops.n), L::PAIRED) };
+}
+
+/// K-step `step` of [`prefetch_loop`]: stores `held` (its next k-step's
+/// tiles), loads the tiles [`LOADS_AHEAD`] k-steps ahead into it with
+/// `load`, multiplies, and waits for the block.
+#[inline(always)]
+fn k_step<L: Layout>(
+    ops: &Operands,
+    step: usize,
+    held: &mut L::Held,
+    acc: &mut Sums,
+    load: impl Fn(usize) -> L::Held,
+) {
+    // SAFETY: stage (step + 1) % 2 was last read in k-step step - 1,
+    // before the last barrier; it is read after the next one.
+    unsafe { L::store(ops, (step + 1) % PREFETCH_STAGES, *held) };
+    *held = load((step + LOADS_AHEAD) * BK);
+    // SAFETY: the whole block runs this alike; the stage was filled
+    // before this k-step's barrier.
+    unsafe { L::multiply(Stage::of(step % PREFETCH_STAGES, L::W), ops.place.lane, ops.place.warp, acc) };
+    sync_threads();
 }
 
 /// 1. `mma.sync` with shared-memory tiles: the first tensor-core step.

@@ -167,14 +167,15 @@ fn words<const VECTOR: bool, const N: usize>(src: In<u16>, i: usize, inside: usi
 /// They lie inside the buffer, and `w` is a multiple of `N`.
 #[inline(always)]
 unsafe fn vector<const N: usize>(src: In<u16>, w: usize) -> [u32; N] {
+    // Each word is read once, by this thread: cached in L2 only.
     if N == 4 {
         // SAFETY: the caller's contract (16 bytes on 16).
-        let v = unsafe { src.words().load16::<4>(w) };
-        core::array::from_fn(|i| v[i % 4].to_bits())
+        let v = unsafe { src.words().load16_cg(w) };
+        core::array::from_fn(|i| v[i % 4])
     } else {
         // SAFETY: the caller's contract (8 bytes on 8).
-        let v = unsafe { src.words().load8::<2>(w) };
-        core::array::from_fn(|i| v[i % 2].to_bits())
+        let v = unsafe { src.words().load8_cg(w) };
+        core::array::from_fn(|i| v[i % 2])
     }
 }
 

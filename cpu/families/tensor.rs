@@ -506,7 +506,7 @@ impl Family for Tensor {
 
     fn notes(&self) -> &'static str {
         "The ladder: (1) `mma.sync` with shared-memory tiles fed through registers (loaded two k-steps ahead, \
-         stored one ahead), every fragment one 16-byte shared load (k and the rows of each m16 in an order of our choosing, B turned n-major on its \
+         stored one ahead; block tiles inside C without bounds checks), every fragment one 16-byte shared load (k and the rows of each m16 in an order of our choosing, B turned n-major on its \
          way in), 64 x 64 warp tiles, 128 x 128 blocks, two per SM; (2) `ldmatrix` from a swizzled layout \
          (128 x 256 blocks, as step 3); (3) a 3-stage `cp.async` pipeline; (4) \
          Hopper's `wgmma` reading swizzled tiles that TMA writes, a 4-stage mbarrier ring; (5) warp \
@@ -518,14 +518,16 @@ impl Family for Tensor {
          transposed, since `wgmma` reads tf32 B only K-major; its peer is cuBLAS TF32 on the same transposed B). Steps 4-7 are in \
          the sm_90a PTX only and need rows on 16 bytes (bf16 and f16: `k` and `n` multiples of 8; tf32: `k` a \
          multiple of 4); elsewhere they are left out of the table. The ncu section of the device checks profiles every step \
-         and cuBLAS's own kernels. What limits each: step 1 holds 128 sums and the next \
-         k-step's 32 words per thread (250 registers, 8 warps per SM, 2 per scheduler), so the integer work \
-         around each k-step's loads and their latency show whenever both warps of a scheduler wait (long \
-         scoreboard and fixed-latency stalls in its ncu rows): its tensor pipe is about 40% busy, where the \
-         first step's 50% target needs about 60%, beyond what `mma.sync` from plain loads reached here \
-         (docs/notes.md lists the variants); steps 2 and 3 take the same fragments by `ldmatrix` and, in step \
-         3, `cp.async`, and gain little on step 1 (`mma.sync` cannot reach `wgmma`'s rate on Hopper in any \
-         case); step 4 stops the tensor cores once per stage (`wait_group 0` and \
+         and cuBLAS's own kernels. What limits each: steps 1-3 draw their tiles from L2 at about \
+         half the bytes per second of the TMA-fed steps 5-7 (lts bytes over time in the ncu rows), and their \
+         rates follow their tiles' FLOPs per byte: 64 for step 1's 128 x 128 blocks, 85 for the 128 x 256 of \
+         steps 2 and 3; at 64 FLOP per byte, step 1's 50% of cuBLAS would need L2 to deliver about what step 5 \
+         draws. Its warps wait at the top of each k-step for the loads issued a k-step before (long scoreboard \
+         in its ncu rows), and at the barrier for the warps that do; cutting its integer work by more than half, \
+         L2 prefetches a few k-steps ahead, loads three k-steps ahead (twice the bytes in flight) and 128 x 256 \
+         blocks each measured the same or slower (docs/notes.md): the plateau is in the path of per-thread \
+         loads and `cp.async` copies (step 3's deeper ring did not lift it either), which TMA does not take. \
+         Step 4 stops the tensor cores once per stage (`wait_group 0` and \
          a block barrier before each refill); step 5 streams all of B from DRAM on every wave of 132 row-ordered \
          tiles (L2 hit rate and DRAM throughput in the ncu rows); step 6 fixes the order, and computes each \
          tile's TMA origins once per tile rather than per stage (the producer is one thread: its arithmetic is \

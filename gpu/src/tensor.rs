@@ -518,8 +518,9 @@ impl Layout for Swizzled {
         let a = (m0 + t / 4) * k + k0 / 2 + 4 * (t % 4);
         let b = (k0 + t / 32) * n + n0 / 2 + 4 * (t % 32);
         let mut held = [[0u32; 4]; 6];
-        // SAFETY (both): inside A and B (`inside`), 16 bytes on 16.
+        // SAFETY: inside A (`inside`), 16 bytes on 16.
         seq!(H in 0..2 { held[H] = unsafe { vector::<4>(ops.a, (a + 64 * H * k) as usize) }; });
+        // SAFETY: inside B, 16 bytes on 16.
         seq!(H in 0..4 { held[2 + H] = unsafe { vector::<4>(ops.b, (b + 8 * H * n) as usize) }; });
         held
     }

@@ -179,54 +179,47 @@ impl In<f32> {
 
     /// Words `i..i + 4` (their bits) by one 16-byte load cached in L2 only
     /// (`ld.global.cg`): for data read once, whose lines would only take
-    /// room in L1.
+    /// room in L1. On the host, [`In::load4`] (no L1 to bypass).
     ///
     /// # Safety
-    /// `i + 4` is within the buffer and `i` a multiple of 4.
+    /// As for [`In::load4`].
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn load16_cg(self, i: usize) -> [u32; 4] {
-        let p = self.0.wrapping_add(i);
-        check::load(Mem::Global, p, 16);
         #[cfg(target_arch = "nvptx64")]
         {
             let (r0, r1, r2, r3): (u32, u32, u32, u32);
             // SAFETY: the caller's contract.
             unsafe {
-                core::arch::asm!("ld.global.cg.v4.b32 {{{a}, {b}, {c}, {d}}}, [{p}];", a = out(reg32) r0, b = out(reg32) r1, c = out(reg32) r2, d = out(reg32) r3, p = in(reg64) p, options(nostack, readonly, pure))
+                core::arch::asm!("ld.global.cg.v4.b32 {{{a}, {b}, {c}, {d}}}, [{p}];", a = out(reg32) r0, b = out(reg32) r1, c = out(reg32) r2, d = out(reg32) r3, p = in(reg64) self.0.wrapping_add(i), options(nostack, readonly, pure))
             };
             [r0, r1, r2, r3]
         }
         #[cfg(not(target_arch = "nvptx64"))]
         // SAFETY: the caller's contract.
-        unsafe {
-            (p as *const Align16<[u32; 4]>).read().0
-        }
+        unsafe { self.load4(i) }.map(f32::to_bits)
     }
 
-    /// Words `i..i + 2` by one 8-byte load cached in L2 only.
+    /// Words `i..i + 2` by one 8-byte load cached in L2 only; on the host,
+    /// [`In::load8`].
     ///
     /// # Safety
-    /// `i + 2` is within the buffer and `i` a multiple of 2.
+    /// As for [`In::load8`].
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn load8_cg(self, i: usize) -> [u32; 2] {
-        let p = self.0.wrapping_add(i);
-        check::load(Mem::Global, p, 8);
         #[cfg(target_arch = "nvptx64")]
         {
             let (r0, r1): (u32, u32);
             // SAFETY: the caller's contract.
             unsafe {
-                core::arch::asm!("ld.global.cg.v2.b32 {{{a}, {b}}}, [{p}];", a = out(reg32) r0, b = out(reg32) r1, p = in(reg64) p, options(nostack, readonly, pure))
+                core::arch::asm!("ld.global.cg.v2.b32 {{{a}, {b}}}, [{p}];", a = out(reg32) r0, b = out(reg32) r1, p = in(reg64) self.0.wrapping_add(i), options(nostack, readonly, pure))
             };
             [r0, r1]
         }
         #[cfg(not(target_arch = "nvptx64"))]
         // SAFETY: the caller's contract.
-        unsafe {
-            (p as *const Align8<[u32; 2]>).read().0
-        }
+        unsafe { self.load8::<2>(i) }.map(f32::to_bits)
     }
 }
 

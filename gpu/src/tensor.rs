@@ -279,8 +279,8 @@ trait Layout {
 ///   column of the row-major B; stored as it comes that is two 16-bit
 ///   loads from two rows. So each thread loads a 4-wide, 8-deep block of B
 ///   (eight 8-byte loads down 8 rows), turns it into 4 columns of 8 k
-///   values with shifts and masks (16 words per thread), and stores `Bs` n-major
-///   (`Bs[n][k]`, 64-byte rows).
+///   values with byte permutes (`pair_halves`, 16 words per thread), and
+///   stores `Bs` n-major (`Bs[n][k]`, 64-byte rows).
 /// - **The order of rows within an m16.** A lane's A registers are rows
 ///   `g` and `g + 8` (`g = lane / 4`) at words `x` and `x + 1`: two rows.
 ///   Reading fragment row `g` as row `2 g` and `g + 8` as `2 g + 1`, and

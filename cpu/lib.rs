@@ -17,6 +17,7 @@
 pub mod blas;
 pub mod cli;
 pub mod families;
+pub mod gemm;
 pub mod measure;
 pub mod report;
 pub mod runtime;

@@ -93,7 +93,7 @@ impl<T> DeviceBuffer<T> {
     }
 
     /// The device address (the emulator's host address).
-    pub(crate) fn address(&self) -> u64 {
+    pub fn address(&self) -> u64 {
         match &self.inner {
             // cudarc's own stream tracking is off.
             BufferInner::Cuda(s) => s.cu_device_ptr_raw(),

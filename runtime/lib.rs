@@ -20,6 +20,7 @@ pub mod device;
 pub mod error;
 pub mod ptx;
 mod tma;
+pub use tma::MapElement;
 
 pub use by_name::{LaunchArg, launch_by_name, launch_kernel};
 pub use device::{DeviceBuffer, Gpu, POISON_BITS};

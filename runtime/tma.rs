@@ -22,7 +22,7 @@ impl Gpu {
         boxes: (usize, usize),
     ) -> Result<[u64; 16]> {
         let ty = sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-        self.tensor_map((buffer.address(), buffer.len()), ("bf16", 2, ty), shape, boxes)
+        self.tensor_map((buffer.address(), buffer.len()), ("bf16", 2, ty), shape, (0, shape.1), boxes)
     }
 
     /// As [`Gpu::tensor_map_bf16`] for a row-major IEEE binary16 matrix.
@@ -33,7 +33,7 @@ impl Gpu {
         boxes: (usize, usize),
     ) -> Result<[u64; 16]> {
         let ty = sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-        self.tensor_map((buffer.address(), buffer.len()), ("f16", 2, ty), shape, boxes)
+        self.tensor_map((buffer.address(), buffer.len()), ("f16", 2, ty), shape, (0, shape.1), boxes)
     }
 
     /// As [`Gpu::tensor_map_bf16`] for a row-major `f32` matrix (`cols` a
@@ -46,26 +46,52 @@ impl Gpu {
         boxes: (usize, usize),
     ) -> Result<[u64; 16]> {
         let ty = sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-        self.tensor_map((buffer.address(), buffer.len()), ("f32", 4, ty), shape, boxes)
+        self.tensor_map((buffer.address(), buffer.len()), ("f32", 4, ty), shape, (0, shape.1), boxes)
     }
 
-    /// The 2-D map of `len` elements at device address `address`, of the
-    /// type `name`, `bytes` each (`ty` for the driver).
+    /// The tensor map of the row-major `rows x cols` matrix whose element
+    /// `(i, j)` is `buffer[offset + i pitch + j]`, in boxes as for
+    /// [`Gpu::tensor_map_bf16`]; elements outside the matrix (past `cols`
+    /// in a row, past `rows`) read as zeros.
+    ///
+    /// Errors, before anything is encoded: `offset` or `pitch` not on 16
+    /// bytes, `pitch < cols`, a box the swizzle or TMA cannot take, a
+    /// buffer too small.
+    pub fn tensor_map_pitched<T: MapElement>(
+        &self,
+        buffer: &DeviceBuffer<T>,
+        offset: usize,
+        shape: (usize, usize),
+        pitch: usize,
+        boxes: (usize, usize),
+    ) -> Result<[u64; 16]> {
+        let ty = (T::LABEL, size_of::<T>(), T::data_type());
+        self.tensor_map((buffer.address(), buffer.len()), ty, shape, (offset, pitch), boxes)
+    }
+
+    /// The 2-D map of the `rows x cols` matrix at element `offset` of the
+    /// `len` elements at device address `address`, rows `pitch` elements
+    /// apart, of the type `name`, `bytes` each (`ty` for the driver).
     fn tensor_map(
         &self,
         (address, len): (u64, usize),
         (name, bytes, ty): (&str, usize, sys::CUtensorMapDataType),
         (rows, cols): (usize, usize),
+        (offset, pitch): (usize, usize),
         (box_rows, box_cols): (usize, usize),
     ) -> Result<[u64; 16]> {
         let bad = |why: String| {
             Err(Error::InvalidInput(format!("tensor map of a {rows}x{cols} {name} matrix: {why}")))
         };
         let per_16 = 16 / bytes;
-        if !cols.is_multiple_of(per_16) {
+        if !pitch.is_multiple_of(per_16) || !offset.is_multiple_of(per_16) {
             return bad(format!(
-                "TMA needs every row to start on 16 bytes, so the row length must be a multiple of {per_16}, not {cols}"
+                "TMA needs every row to start on 16 bytes, so the row stride and start must be multiples of {per_16}, \
+                 not {pitch} and {offset}"
             ));
+        }
+        if pitch < cols {
+            return bad(format!("rows {pitch} elements apart overlap"));
         }
         let span = box_cols * bytes;
         if !(span == 128 || span == 64) || box_rows == 0 || box_rows > 256 {
@@ -76,16 +102,17 @@ impl Gpu {
         if rows == 0 || cols == 0 || rows >= 1 << 32 || cols >= 1 << 32 {
             return bad("dimensions must be 1..2^32".into());
         }
-        if len < rows * cols {
+        if len < offset + (rows - 1) * pitch + cols {
             return bad(format!("the buffer holds {len} elements"));
         }
+        let address = address + (offset * bytes) as u64;
         if self.is_emulator() {
             let map = emu::tma::Map2d {
                 global: address as usize,
                 element_bytes: bytes,
                 cols,
                 rows,
-                row_bytes: bytes * cols,
+                row_bytes: bytes * pitch,
                 box_cols,
                 box_rows,
                 swizzle: span,
@@ -94,7 +121,7 @@ impl Gpu {
         }
         let mut map = sys::CUtensorMap { opaque: [0; 16] };
         let dims = [cols as u64, rows as u64];
-        let strides = [(bytes * cols) as u64];
+        let strides = [(bytes * pitch) as u64];
         let boxes = [box_cols as u32, box_rows as u32];
         let element_strides = [1u32, 1];
         // SAFETY: every pointer is to a live local of the length the rank
@@ -122,5 +149,32 @@ impl Gpu {
         .result()
         .map_err(|error| Error::Cuda { call: "cuTensorMapEncodeTiled", error })?;
         Ok(map.opaque)
+    }
+}
+
+/// An element type the copy engine moves, as the driver names it.
+pub trait MapElement: cudarc::driver::DeviceRepr {
+    const LABEL: &'static str;
+    fn data_type() -> sys::CUtensorMapDataType;
+}
+
+impl MapElement for half::bf16 {
+    const LABEL: &'static str = "bf16";
+    fn data_type() -> sys::CUtensorMapDataType {
+        sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+    }
+}
+
+impl MapElement for half::f16 {
+    const LABEL: &'static str = "f16";
+    fn data_type() -> sys::CUtensorMapDataType {
+        sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+    }
+}
+
+impl MapElement for f32 {
+    const LABEL: &'static str = "f32";
+    fn data_type() -> sys::CUtensorMapDataType {
+        sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32
     }
 }

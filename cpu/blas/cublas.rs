@@ -33,6 +33,16 @@ impl Cublas {
         Ok(Cublas { blas, stream: cuda.stream.clone() })
     }
 
+    /// The cuBLAS handle (for the calls the safe API lacks).
+    pub(crate) fn handle(&self) -> &cublas_sys::cublasHandle_t {
+        self.blas.handle()
+    }
+
+    /// The stream the handle runs on.
+    pub(crate) fn stream(&self) -> &std::sync::Arc<cudarc::driver::CudaStream> {
+        &self.stream
+    }
+
     /// `g` through `cublasSgemm`. cuBLAS is column-major: a column-major
     /// call goes as it is; a row-major one as `Cᵀ = op(B)ᵀ op(A)ᵀ`, B first
     /// with `m` and `n` swapped (the same reduction the kernels' host side

@@ -53,11 +53,12 @@ pub trait Element: Copy {
     const B_BOX: (usize, usize);
 
     /// The TMA copies of B's part of k-step `k0` for the tile at column
-    /// `n0`, into the stage at `at`, counting on `bar`.
+    /// `n0`, through map `map` of `maps` (B's), into the stage at `at`,
+    /// counting on `bar`.
     ///
     /// # Safety
-    /// As for [`copy_2d`], with map 1 B's.
-    unsafe fn copy_b(at: *mut u8, maps: In<u64>, k0: i32, n0: usize, bar: Mbarrier);
+    /// As for [`copy_2d`], with map `map` B's.
+    unsafe fn copy_b(at: *mut u8, maps: In<u64>, map: usize, k0: i32, n0: usize, bar: Mbarrier);
 
     /// Four `wgmma`s: the warpgroup's 64 rows of A at shared address
     /// `a_at`, times the stage's B at `b_at`, added to `acc`.
@@ -82,10 +83,10 @@ impl Element for Bf16 {
     const B_BOX: (usize, usize) = (Self::BK, B_BOX_COLS);
 
     #[inline(always)]
-    unsafe fn copy_b(at: *mut u8, maps: In<u64>, k0: i32, n0: usize, bar: Mbarrier) {
+    unsafe fn copy_b(at: *mut u8, maps: In<u64>, map: usize, k0: i32, n0: usize, bar: Mbarrier) {
         seq!(J in 0..4 {
             // SAFETY: the caller's contract; box J is B_BOX_BYTES further.
-            unsafe { copy_2d(at.wrapping_add(J * B_BOX_BYTES), maps, 1, ((n0 + J * B_BOX_COLS) as i32, k0), bar) };
+            unsafe { copy_2d(at.wrapping_add(J * B_BOX_BYTES), maps, map, ((n0 + J * B_BOX_COLS) as i32, k0), bar) };
         });
     }
 
@@ -106,9 +107,9 @@ impl Element for F16 {
     const B_BOX: (usize, usize) = Bf16::B_BOX;
 
     #[inline(always)]
-    unsafe fn copy_b(at: *mut u8, maps: In<u64>, k0: i32, n0: usize, bar: Mbarrier) {
+    unsafe fn copy_b(at: *mut u8, maps: In<u64>, map: usize, k0: i32, n0: usize, bar: Mbarrier) {
         // SAFETY: the caller's contract.
-        unsafe { Bf16::copy_b(at, maps, k0, n0, bar) }
+        unsafe { Bf16::copy_b(at, maps, map, k0, n0, bar) }
     }
 
     #[inline(always)]
@@ -162,9 +163,9 @@ impl Element for Tf32 {
     const B_BOX: (usize, usize) = (BN, Self::BK);
 
     #[inline(always)]
-    unsafe fn copy_b(at: *mut u8, maps: In<u64>, k0: i32, n0: usize, bar: Mbarrier) {
+    unsafe fn copy_b(at: *mut u8, maps: In<u64>, map: usize, k0: i32, n0: usize, bar: Mbarrier) {
         // SAFETY: the caller's contract.
-        unsafe { copy_2d(at, maps, 1, (k0, n0 as i32), bar) };
+        unsafe { copy_2d(at, maps, map, (k0, n0 as i32), bar) };
     }
 
     #[inline(always)]
@@ -183,7 +184,7 @@ pub const fn shared_bytes() -> usize {
 
 /// The ring of stages in shared memory, its mbarriers, and what one thread
 /// needs to fill a stage: the maps and the block tile's origin.
-struct Ring<E> {
+pub(crate) struct Ring<E> {
     stages: *mut u8,
     bars: SharedArray<u64>,
     maps: In<u64>,
@@ -232,7 +233,7 @@ impl<E: Element> Ring<E> {
     /// Stage `s`'s "empty" mbarrier (step 5): one arrival per consumer
     /// warpgroup done with it.
     #[inline(always)]
-    fn empty(self, s: usize) -> Mbarrier {
+    pub(crate) fn empty(self, s: usize) -> Mbarrier {
         // SAFETY: as for `full`.
         unsafe { Mbarrier::at(self.bars, STAGES + s) }
     }
@@ -261,15 +262,32 @@ impl<E: Element> Ring<E> {
     /// One thread; nothing reads or writes the stage until `full(s)`'s
     /// phase is observed complete.
     #[inline(always)]
-    unsafe fn fill(self, s: usize, step: usize, (m0, n0): (usize, usize)) {
+    unsafe fn fill(self, s: usize, step: usize, origin: (usize, usize)) {
+        // SAFETY: the caller's contract; maps 0 and 1 are A's and B's.
+        unsafe { self.fill_from(s, step, origin, (0, 1)) }
+    }
+
+    /// [`Ring::fill`] from the maps `(a, b)` of the launch's (a batched
+    /// launch has a pair per matrix of the batch).
+    ///
+    /// # Safety
+    /// As for [`Ring::fill`]; the maps exist, A's and B's.
+    #[inline(always)]
+    pub(crate) unsafe fn fill_from(
+        self,
+        s: usize,
+        step: usize,
+        (m0, n0): (usize, usize),
+        (a, b): (usize, usize),
+    ) {
         let (at, k0) = (self.stage(s), (step * E::BK) as i32);
         // SAFETY: the stage is 1024-aligned with room for the boxes; the
         // maps are the launch's; the phase expects one arrival, with the
         // boxes' bytes (out-of-bounds elements are zeros, and count).
         unsafe {
             self.full(s).arrive_expect_tx(STAGE_BYTES as u32);
-            copy_2d(at, self.maps, 0, (k0, m0 as i32), self.full(s));
-            E::copy_b(at.wrapping_add(A_BYTES), self.maps, k0, n0, self.full(s));
+            copy_2d(at, self.maps, a, (k0, m0 as i32), self.full(s));
+            E::copy_b(at.wrapping_add(A_BYTES), self.maps, b, k0, n0, self.full(s));
         }
     }
 
@@ -294,7 +312,7 @@ impl<E: Element> Ring<E> {
 /// by thread 0 (`consumers` arrivals on each "empty") and visible to every
 /// thread after the barrier; and the k-steps of a tile.
 #[inline(always)]
-fn start<E: Element>(maps: In<u64>, consumers: u32, k: u32) -> (Ring<E>, usize) {
+pub(crate) fn start<E: Element>(maps: In<u64>, consumers: u32, k: u32) -> (Ring<E>, usize) {
     let ring = Ring::<E>::new(maps);
     if thread_idx_x() == 0 {
         // SAFETY: thread 0, the barrier follows.
@@ -357,7 +375,12 @@ unsafe fn produce_with<E: Element>(
 /// The warpgroup runs it converged; the ring initialized, with the
 /// producer filling these k-steps.
 #[inline(always)]
-unsafe fn consume<E: Element>(ring: Ring<E>, consumer: usize, steps: usize, it: &mut usize) -> [f32; 128] {
+pub(crate) unsafe fn consume<E: Element>(
+    ring: Ring<E>,
+    consumer: usize,
+    steps: usize,
+    it: &mut usize,
+) -> [f32; 128] {
     // SAFETY: the caller's contract; initialized, and this is the
     // warpgroup's one arrival for the stage's round, after its `wgmma`
     // reads of it completed.
@@ -421,13 +444,33 @@ unsafe fn consume_with<E: Element>(
 unsafe fn store<const PAIRS: bool>(
     c: &Out<f32>,
     acc: &[f32; 128],
-    (m0, n0): (usize, usize),
+    origin: (usize, usize),
     wg: usize,
     t: u32,
     (m, n): (usize, usize),
 ) {
-    // SAFETY (both loops): inside C (n even: col + 1 < n too, and row * n
-    // + col even; n odd: each element checked); this thread's alone.
+    // SAFETY: the caller's contract, C's rows `n` apart from its start.
+    unsafe { store_at::<PAIRS>(c, acc, origin, wg, t, (m, n), (0, n)) }
+}
+
+/// [`store`] into the `m x n` matrix whose element `(i, j)` is `c[base + i
+/// ldc + j]`.
+///
+/// # Safety
+/// `c` holds `base + (m - 1) ldc + n` elements, `ldc >= n`; with `PAIRS`,
+/// `n`, `ldc` and `base` are even; no other thread writes these.
+#[inline(always)]
+pub(crate) unsafe fn store_at<const PAIRS: bool>(
+    c: &Out<f32>,
+    acc: &[f32; 128],
+    (m0, n0): (usize, usize),
+    wg: usize,
+    t: u32,
+    (m, n): (usize, usize),
+    (base, ldc): (usize, usize),
+) {
+    // SAFETY (both loops): inside C (n even: col + 1 < n too, and the
+    // pair's index even; n odd: each element checked); this thread's alone.
     let pair = |at: usize, j: usize, last: bool| unsafe {
         if PAIRS {
             c.store2(at, [acc[2 * j], acc[2 * j + 1]]);
@@ -441,7 +484,7 @@ unsafe fn store<const PAIRS: bool>(
     let (r, col) = d_f32(t, 0);
     let (row, col) = (m0 + 64 * wg + r as usize, n0 + col as usize);
     if row + 8 < m && n0 + BN <= n {
-        let rows = [row * n + col, (row + 8) * n + col];
+        let rows = [base + row * ldc + col, base + (row + 8) * ldc + col];
         seq!(J in 0..64 {
             pair(rows[J % 2] + 8 * (J / 2), J, true);
         });
@@ -449,7 +492,7 @@ unsafe fn store<const PAIRS: bool>(
         seq!(J in 0..64 {{
             let (row, col) = (row + 8 * (J % 2), col + 8 * (J / 2));
             if row < m && col < n {
-                pair(row * n + col, J, col + 1 < n);
+                pair(base + row * ldc + col, J, col + 1 < n);
             }
         }});
     }

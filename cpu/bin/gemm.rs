@@ -1,0 +1,296 @@
+//! `cargo run --release --bin gemm -- --precision bf16 --shape 4095x4095x4095 --layout col --op-a t
+//! --alpha 0.5 --beta 1 --out bf16`: the tensor-core GEMM library call
+//! (`kernel_lab::gemm`) verified against the `f64` reference, then timed
+//! against cuBLAS (`cublasGemmStridedBatchedEx`) on the same call in the
+//! same process. `--sweep` runs the public sweep (`bench/gemm-sweep.txt`).
+//! Without a GPU it verifies on the emulator, at the shapes given.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use half::{bf16, f16};
+use kernel_lab::blas::cublas::Cublas;
+use kernel_lab::blas::gemm::parse_shape;
+use kernel_lab::blas::{Gemm, Layout, Op, Operand};
+use kernel_lab::cli::{EXIT_BAD_INPUT, EXIT_FAILURE};
+use kernel_lab::gemm::reference::Inputs;
+use kernel_lab::gemm::verify::verify;
+use kernel_lab::gemm::{Act, Bf16, Call, Element, F16, F32, Plan, Precision, TensorGemm, Tf32};
+use kernel_lab::measure::bench::{self, Runs};
+use kernel_lab::runtime::{self, Error, Gpu, Result};
+
+/// The public sweep, one `M N K` a line.
+const SWEEP: &str = include_str!("../../bench/gemm-sweep.txt");
+
+/// Verify and time the tensor-core GEMM call against cuBLAS.
+#[derive(Parser, Debug)]
+#[command(name = "gemm", version)]
+struct Options {
+    /// What A and B hold and the products are formed in: f32 (FFMA), tf32,
+    /// bf16 or f16.
+    #[arg(long, default_value = "bf16")]
+    precision: String,
+    /// D's element type: f32, bf16 or f16.
+    #[arg(long, default_value = "f32")]
+    out: String,
+    /// Problems `MxNxK`, comma-separated: D is m x n, op(A) m x k.
+    #[arg(long, value_delimiter = ',')]
+    shape: Vec<String>,
+    /// Every shape of the public sweep (bench/gemm-sweep.txt), in the
+    /// precision's native layout (row-major; tf32 with op(B) = T).
+    #[arg(long)]
+    sweep: bool,
+    /// Storage of A, B, C: row or col.
+    #[arg(long, default_value = "row")]
+    layout: String,
+    /// op(A): n or t.
+    #[arg(long, default_value = "n")]
+    op_a: String,
+    /// op(B): n or t.
+    #[arg(long, default_value = "n")]
+    op_b: String,
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    alpha: f32,
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    beta: f32,
+    /// Leading dimensions (default: the least BLAS allows).
+    #[arg(long)]
+    lda: Option<usize>,
+    #[arg(long)]
+    ldb: Option<usize>,
+    #[arg(long)]
+    ldc: Option<usize>,
+    /// Matrices in a strided batch (packed one after another).
+    #[arg(long, default_value_t = 1)]
+    batch: usize,
+    /// Add a bias, one value per row of D.
+    #[arg(long)]
+    bias: bool,
+    /// The activation after the bias: none, relu or gelu.
+    #[arg(long, default_value = "none")]
+    act: String,
+    /// Force k-splits instead of the dispatcher's plan.
+    #[arg(long)]
+    splits: Option<usize>,
+    /// Timed runs (median reported) after the warm-up.
+    #[arg(long, default_value_t = 30)]
+    iters: usize,
+    #[arg(long, default_value_t = 5)]
+    warmup: usize,
+    /// CUDA device index.
+    #[arg(long, default_value_t = 0)]
+    device: usize,
+}
+
+/// One row of the results.
+struct Row {
+    call: Call,
+    ours_ms: Option<f64>,
+    peer_ms: Option<f64>,
+    ratio: f64,
+    route: String,
+}
+
+fn parse_op(what: &str, s: &str) -> Result<Op> {
+    match s {
+        "n" | "N" => Ok(Op::N),
+        "t" | "T" => Ok(Op::T),
+        _ => Err(Error::InvalidInput(format!("--{what} is n or t, not '{s}'"))),
+    }
+}
+
+/// Every call the options ask for, checked, before anything runs.
+fn calls(o: &Options) -> Result<Vec<Call>> {
+    let bad = |m: String| Error::InvalidInput(m);
+    let layout = match o.layout.as_str() {
+        "row" => Layout::Row,
+        "col" => Layout::Col,
+        other => return Err(bad(format!("--layout is row or col, not '{other}'"))),
+    };
+    let (mut op_a, mut op_b) = (parse_op("op-a", &o.op_a)?, parse_op("op-b", &o.op_b)?);
+    let act: Act = o.act.parse().map_err(bad)?;
+    let mut shapes: Vec<(usize, usize, usize)> = Vec::new();
+    for s in &o.shape {
+        shapes.push(parse_shape(s).map_err(bad)?);
+    }
+    if o.sweep {
+        if !o.shape.is_empty() {
+            return Err(bad("--sweep runs its own shapes; drop --shape".into()));
+        }
+        (op_a, op_b) = (Op::N, if o.precision == "tf32" { Op::T } else { Op::N });
+        for line in SWEEP.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+            let d: Vec<usize> = line.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+            shapes.push((d[0], d[1], d[2]));
+        }
+    }
+    if shapes.is_empty() {
+        return Err(bad("give --shape MxNxK (or --sweep)".into()));
+    }
+    if o.splits == Some(0) {
+        return Err(bad("--splits must be at least 1".into()));
+    }
+    let mut calls = Vec::new();
+    for (m, n, k) in shapes {
+        let mut g = Gemm::new(layout, op_a, op_b, m, n, k).scaled(o.alpha, o.beta);
+        g.lda = o.lda.unwrap_or(g.lda);
+        g.ldb = o.ldb.unwrap_or(g.ldb);
+        g.ldc = o.ldc.unwrap_or(g.ldc);
+        let call = Call::new(g).packed(o.batch).with_epilogue(o.bias, act);
+        let sizes = |x: Operand| call.elements(x);
+        call.check(sizes(Operand::A), sizes(Operand::B), sizes(Operand::C), if o.bias { m } else { 0 })?;
+        calls.push(call);
+    }
+    Ok(calls)
+}
+
+/// Verifies then (on a GPU) times `call` against cuBLAS.
+fn one<P: Precision, O: Element>(gpu: &Gpu, lib: &TensorGemm, call: &Call, runs: Runs) -> Result<Row> {
+    let r = call.gemm.row_major();
+    // On a GPU the reference checks up to 128 rows of each matrix (the
+    // whole output buffer is still checked for stray writes).
+    let rows: Option<Vec<usize>> =
+        (!gpu.is_emulator() && r.m > 128).then(|| (0..128).map(|i| i * (call.gemm.m - 1) / 127).collect());
+    let verified = verify::<P, O>(gpu, lib, call, 0x6e4d, rows.as_deref())?
+        .map_err(|why| Error::InvalidInput(format!("verification failed: {}: {why}", call)))?;
+    let route = format!(
+        "{}{}splits {}{}",
+        if verified.route.pack_a { "pack A, " } else { "" },
+        if verified.route.pack_b { "pack B, " } else { "" },
+        verified.route.splits,
+        if verified.route.direct { ", direct" } else { ", epilogue" }
+    );
+    if gpu.is_emulator() {
+        return Ok(Row { call: *call, ours_ms: None, peer_ms: None, ratio: verified.ratio, route });
+    }
+    let x = Inputs::<P, O>::random(call, 0x7a1e);
+    let (a, b) = (gpu.upload(&x.a)?, gpu.upload(&x.b)?);
+    let mut c = gpu.upload(&x.c)?;
+    let bias = x.bias.as_ref().map(|v| gpu.upload(v)).transpose()?;
+    let ours =
+        bench::time(gpu, runs, || lib.run::<P, O>(gpu, call, &a, &b, &mut c, bias.as_ref()).map(|_| ()))?;
+    let peer = if call.has_epilogue() {
+        None
+    } else {
+        let cublas = Cublas::new(gpu)?;
+        Some(bench::time(gpu, runs, || cublas.gemm::<P, O>(call, &a, &b, &mut c))?.median_ms)
+    };
+    Ok(Row { call: *call, ours_ms: Some(ours.median_ms), peer_ms: peer, ratio: verified.ratio, route })
+}
+
+fn run_all<P: Precision, O: Element>(gpu: &Gpu, o: &Options, calls: &[Call]) -> Result<Vec<Row>> {
+    let lib = match o.splits {
+        Some(splits) => TensorGemm::forcing(Plan { splits }),
+        None => TensorGemm::new(),
+    };
+    let runs = Runs { warmup: o.warmup, timed: o.iters.max(1) };
+    let mut rows = Vec::new();
+    for call in calls {
+        eprintln!("gemm {} -> {}: {call}", P::NAME, O::NAME);
+        rows.push(one::<P, O>(gpu, &lib, call, runs)?);
+    }
+    Ok(rows)
+}
+
+fn by_output<P: Precision>(gpu: &Gpu, o: &Options, calls: &[Call]) -> Result<Vec<Row>> {
+    match o.out.as_str() {
+        "f32" => run_all::<P, f32>(gpu, o, calls),
+        "bf16" => run_all::<P, bf16>(gpu, o, calls),
+        "f16" => run_all::<P, f16>(gpu, o, calls),
+        _ => unreachable!("checked in main"),
+    }
+}
+
+fn main() -> ExitCode {
+    let o = Options::parse();
+    let checked = (|| -> Result<Vec<Call>> {
+        match o.precision.as_str() {
+            "f32" | "tf32" | "bf16" | "f16" => {}
+            "e4m3" | "e5m2" => {
+                return Err(Error::InvalidInput(format!(
+                    "--precision {}: FP8 is not implemented yet (f32, tf32, bf16, f16 are)",
+                    o.precision
+                )));
+            }
+            other => {
+                return Err(Error::InvalidInput(format!(
+                    "unknown --precision '{other}'; accepted: f32, tf32, bf16, f16"
+                )));
+            }
+        }
+        if !["f32", "bf16", "f16"].contains(&o.out.as_str()) {
+            return Err(Error::InvalidInput(format!("--out is f32, bf16 or f16, not '{}'", o.out)));
+        }
+        calls(&o)
+    })();
+    let calls = match checked {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    let gpu = match runtime::open(o.device) {
+        Ok(gpu) => gpu,
+        Err(e @ (Error::NoDriver | Error::NoDevice { count: 0, .. })) => {
+            eprintln!("{e}: verifying on the CPU emulator instead (no timings)");
+            Gpu::emulator()
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(e.exit_code());
+        }
+    };
+    if !gpu.is_emulator() {
+        println!("{}", kernel_lab::cli::device_line(&gpu));
+    }
+    let rows = match o.precision.as_str() {
+        "f32" => by_output::<F32>(&gpu, &o, &calls),
+        "tf32" => by_output::<Tf32>(&gpu, &o, &calls),
+        "bf16" => by_output::<Bf16>(&gpu, &o, &calls),
+        _ => by_output::<F16>(&gpu, &o, &calls),
+    };
+    let rows = match rows {
+        Ok(rows) => rows,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(
+                if matches!(e, Error::InvalidInput(ref m) if m.starts_with("verification failed")) {
+                    EXIT_FAILURE
+                } else {
+                    e.exit_code()
+                },
+            );
+        }
+    };
+    println!(
+        "| precision | out | call | worst error / bound | ours ms | ours TFLOP/s | cuBLAS TFLOP/s | ratio | route |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    let mut ratios = Vec::new();
+    for r in &rows {
+        let tflops = |ms: f64| r.call.flops() / (ms * 1e-3) / 1e12;
+        let ratio = match (r.ours_ms, r.peer_ms) {
+            (Some(ours), Some(peer)) => {
+                ratios.push(peer / ours);
+                format!("{:.1}%", 100.0 * peer / ours)
+            }
+            _ => "-".into(),
+        };
+        println!(
+            "| {} | {} | {} | {:.3} | {} | {} | {} | {ratio} | {} |",
+            o.precision,
+            o.out,
+            r.call,
+            r.ratio,
+            r.ours_ms.map_or("-".into(), |ms| format!("{ms:.4}")),
+            r.ours_ms.map_or("-".into(), |ms| format!("{:.1}", tflops(ms))),
+            r.peer_ms.map_or("-".into(), |ms| format!("{:.1}", tflops(ms))),
+            r.route
+        );
+    }
+    if !ratios.is_empty() {
+        let geomean = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
+        println!("geomean of ours against cuBLAS over {} calls: {:.1}%", ratios.len(), 100.0 * geomean);
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,189 @@
+//! One library call, as cuBLASLt's matmul takes it: BLAS's `D = alpha
+//! op(A) op(B) + beta C` (layout, ops, leading dimensions: the
+//! [`Gemm`](crate::blas::Gemm) of `sgemm`), a strided batch, and an
+//! optional epilogue (a bias per row of `D`, then ReLU or GELU). `C` and
+//! `D` are one buffer, as in BLAS: `D` overwrites `C`.
+
+use std::fmt;
+
+use crate::blas::{Gemm, Operand};
+use crate::runtime::{Error, Result};
+
+/// The activation of the epilogue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Act {
+    None,
+    Relu,
+    /// GELU in its tanh form, as cuBLASLt's `CUBLASLT_EPILOGUE_GELU`.
+    Gelu,
+}
+
+impl Act {
+    /// The epilogue kernel's code for it.
+    pub fn code(self) -> u32 {
+        use gpu::gemm::epilogue::{ACT_GELU, ACT_NONE, ACT_RELU};
+        match self {
+            Act::None => ACT_NONE,
+            Act::Relu => ACT_RELU,
+            Act::Gelu => ACT_GELU,
+        }
+    }
+
+    /// `x` through it, in `f64` (the reference's).
+    pub fn apply(self, x: f64) -> f64 {
+        match self {
+            Act::None => x,
+            Act::Relu => x.max(0.0),
+            Act::Gelu => {
+                0.5 * x * (1.0 + ((2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x)).tanh())
+            }
+        }
+    }
+}
+
+impl std::str::FromStr for Act {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Act, String> {
+        match s {
+            "none" => Ok(Act::None),
+            "relu" => Ok(Act::Relu),
+            "gelu" => Ok(Act::Gelu),
+            _ => Err(format!("unknown activation '{s}'; accepted: none, relu, gelu")),
+        }
+    }
+}
+
+/// A call: the BLAS call of one matrix of the batch, the batch's count
+/// and the strides (elements) between consecutive matrices of A, B and
+/// C; whether a bias (`m` values, one per row of `D`, as cuBLASLt's
+/// `BIAS` epilogue, shared by the batch) is added; the activation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Call {
+    pub gemm: Gemm,
+    pub batch: usize,
+    pub stride_a: usize,
+    pub stride_b: usize,
+    pub stride_c: usize,
+    pub bias: bool,
+    pub act: Act,
+}
+
+/// The largest dimension or leading dimension: the kernels index in 32
+/// bits within a matrix.
+pub const MAX_DIM: usize = i32::MAX as usize;
+
+impl Call {
+    /// One matrix, no epilogue, packed strides.
+    pub fn new(gemm: Gemm) -> Call {
+        Call { gemm, batch: 1, stride_a: 0, stride_b: 0, stride_c: 0, bias: false, act: Act::None }.packed(1)
+    }
+
+    /// `batch` matrices, each right after the last.
+    pub fn packed(self, batch: usize) -> Call {
+        let g = &self.gemm;
+        Call {
+            batch,
+            stride_a: g.elements(Operand::A),
+            stride_b: g.elements(Operand::B),
+            stride_c: g.elements(Operand::C),
+            ..self
+        }
+    }
+
+    pub fn with_epilogue(self, bias: bool, act: Act) -> Call {
+        Call { bias, act, ..self }
+    }
+
+    /// Whether anything follows the product (bias or activation).
+    pub fn has_epilogue(&self) -> bool {
+        self.bias || self.act != Act::None
+    }
+
+    /// `2 m n k batch`.
+    pub fn flops(&self) -> f64 {
+        self.gemm.flops() * self.batch as f64
+    }
+
+    /// Elements the buffer of `x` must hold: the last matrix's start plus
+    /// one matrix.
+    pub fn elements(&self, x: Operand) -> usize {
+        let one = self.gemm.elements(x);
+        if self.batch == 0 || one == 0 {
+            return 0;
+        }
+        (self.batch - 1) * self.stride(x) + one
+    }
+
+    pub fn stride(&self, x: Operand) -> usize {
+        match x {
+            Operand::A => self.stride_a,
+            Operand::B => self.stride_b,
+            Operand::C => self.stride_c,
+        }
+    }
+
+    /// BLAS's argument checks and the kernels' limits, then that buffers
+    /// of `a`, `b`, `c` elements (and a bias of `bias` values) hold the
+    /// call: one line naming the first problem, before anything runs.
+    pub fn check(&self, a: usize, b: usize, c: usize, bias: usize) -> Result<()> {
+        let g = &self.gemm;
+        let bad = |why: String| Err(Error::InvalidInput(format!("gemm {self}: {why}")));
+        for (name, x) in [("lda", Operand::A), ("ldb", Operand::B), ("ldc", Operand::C)] {
+            let (ld, min) = (g.ld(x), g.min_ld(x));
+            if ld < min {
+                return bad(format!("{name} = {ld} is below its minimum {min} (max(1, {}))", g.stored(x).1));
+            }
+            if ld > MAX_DIM {
+                return bad(format!("{name} = {ld} is above the kernels' limit {MAX_DIM}"));
+            }
+        }
+        if [g.m, g.n, g.k].iter().any(|&d| d > MAX_DIM) {
+            return bad(format!("dimensions above {MAX_DIM}"));
+        }
+        if self.batch > 65_535 {
+            return bad(format!("a batch of {} (at most 65535)", self.batch));
+        }
+        if self.batch > 1 && self.stride_c < g.elements(Operand::C) {
+            return bad(format!(
+                "stride_c = {} is below one C ({} elements): the batch's outputs would overlap",
+                self.stride_c,
+                g.elements(Operand::C)
+            ));
+        }
+        for (name, x, len) in [("A", Operand::A, a), ("B", Operand::B, b), ("C", Operand::C, c)] {
+            let need = self.elements(x);
+            if need.checked_mul(4).is_none() {
+                return bad(format!("{name} overflows the address space"));
+            }
+            if len < need {
+                let (lines, length) = g.stored(x);
+                return bad(format!(
+                    "{name} needs {need} elements ({} of {lines} lines of {length} at ld {}, {} apart), the buffer has {len}",
+                    self.batch,
+                    g.ld(x),
+                    self.stride(x)
+                ));
+            }
+        }
+        if self.bias && bias < g.m {
+            return bad(format!("the bias needs {} values (one per row of D), it has {bias}", g.m));
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Call {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.gemm)?;
+        if self.batch != 1 {
+            write!(f, " batch {}", self.batch)?;
+        }
+        if self.bias {
+            write!(f, " +bias")?;
+        }
+        if self.act != Act::None {
+            write!(f, " {:?}", self.act)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,30 @@
+//! The tensor-core GEMM as one library call: `D = act(alpha op(A) op(B) +
+//! beta C + bias)` in `f32`, tf32, bf16 or f16, with `f32`, bf16 or f16
+//! output, any shape, layout, leading dimension and strided batch.
+//!
+//! - [`precision`]: the precision axis, once: element types and what each
+//!   precision multiplies, with which kernel and which error;
+//! - [`call`]: a call ([`Call`]) and its checks;
+//! - [`run`]: [`TensorGemm`], which packs, plans and launches;
+//! - [`reference`]: the `f64` reference and each element's error bound;
+//! - [`cublas`]: the in-run peer, `cublasGemmStridedBatchedEx` on the same
+//!   call.
+//!
+//! ```ignore
+//! let call = Call::new(Gemm::new(Layout::Col, Op::T, Op::N, m, n, k).scaled(0.5, 1.0));
+//! TensorGemm::new().run::<Bf16, f32>(&gpu, &call, &a, &b, &mut c, None)?;
+//! ```
+
+/// The module of the library's kernels (`gpu/src/gemm.rs`).
+pub const KERNELS: &str = "gpu::gemm";
+
+pub mod call;
+pub mod cublas;
+pub mod precision;
+pub mod reference;
+pub mod run;
+pub mod verify;
+
+pub use call::{Act, Call};
+pub use precision::{Bf16, Element, F16, F32, Precision, Tf32};
+pub use run::{Plan, Route, TensorGemm};

@@ -1,0 +1,436 @@
+//! [`TensorGemm`]: one call ([`Call`]) in any precision, shape and layout,
+//! reduced to what the kernels take and launched.
+//!
+//! How a call runs:
+//! 1. BLAS's quick returns: nothing when `m`, `n` or the batch is 0, nor
+//!    when `alpha op(A) op(B)` vanishes (`alpha = 0` or `k = 0`) with
+//!    `beta = 1` and no epilogue.
+//! 2. A column-major call is the row-major `Dᵀ = op(B)ᵀ op(A)ᵀ` (the
+//!    operands, ops and leading dimensions swap; the bias then runs along
+//!    the columns): from here on everything is row-major.
+//! 3. Each operand the tensor-core kernel can read in place is read in
+//!    place: A K-major (`m x k`), B N-major (`k x n`; tf32: K-major, `n x
+//!    k`), rows and batch strides on 16 bytes. Any other is packed once
+//!    ([`gpu::gemm::pack`]) into a workspace at a row stride rounded up to
+//!    16 bytes; the kernel's maps describe exactly `m x k` and `k x n`,
+//!    so the copy engine's zero fill covers every tail.
+//! 4. The plan ([`Plan`]) splits k when the tiles are too few for the
+//!    SMs.
+//! 5. The `wgmma` kernel writes `D` itself when nothing else is asked
+//!    (`f32` out, `alpha = 1`, `beta = 0`, no epilogue, one split);
+//!    otherwise it writes `f32` partial sums to a workspace and the
+//!    epilogue ([`gpu::gemm::epilogue`]) makes `D`.
+//!
+//! `f32` precision takes the FFMA path (`blas::Sgemm`, one matrix at a
+//! time is not yet supported for batches).
+
+use std::any::{Any, TypeId};
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use gpu::gemm::epilogue::{BIAS_COLS, BIAS_NONE, BIAS_ROWS};
+use gpu::launch::Dim3;
+use gpu::tensor::hopper::{B_BOX_COLS, BM, BN};
+
+use super::call::Call;
+use super::precision::{Element, Precision, WgmmaScalars};
+use crate::blas::{Gemm, Operand, Sgemm};
+use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
+
+/// How a call runs: what [`TensorGemm::plan`] decides, and what a user may
+/// force instead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// k-splits: the product in `splits` parts whose sums the epilogue adds.
+    pub splits: usize,
+}
+
+/// The steps a call took (for tests and reports).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Route {
+    pub pack_a: bool,
+    pub pack_b: bool,
+    pub splits: usize,
+    /// The kernel wrote `D` without the epilogue pass.
+    pub direct: bool,
+    /// Only the epilogue ran (`alpha = 0` or `k = 0`).
+    pub scale_only: bool,
+    /// Nothing ran (a BLAS quick return).
+    pub nothing: bool,
+}
+
+/// The tensor-core GEMM library: keeps its workspaces and tensor maps
+/// between calls, so a timed loop allocates and encodes nothing after its
+/// first call.
+#[derive(Default)]
+pub struct TensorGemm {
+    /// Workspaces by (element type, use).
+    scratch: RefCell<HashMap<(TypeId, u8), Box<dyn Any>>>,
+    /// Tensor maps by what they describe.
+    maps: RefCell<HashMap<String, DeviceBuffer<u64>>>,
+    sgemm: RefCell<Sgemm>,
+    /// A plan to take instead of the dispatcher's.
+    pub forced: Option<Plan>,
+}
+
+/// Workspace uses.
+const PACK_A: u8 = 0;
+const PACK_B: u8 = 1;
+const SUMS: u8 = 2;
+const NO_BIAS: u8 = 3;
+
+/// `x` rounded up to a multiple of `to`.
+fn round_up(x: usize, to: usize) -> usize {
+    x.div_ceil(to) * to
+}
+
+impl TensorGemm {
+    pub fn new() -> TensorGemm {
+        TensorGemm::default()
+    }
+
+    /// A library that takes `plan` for every call instead of the
+    /// dispatcher's.
+    pub fn forcing(plan: Plan) -> TensorGemm {
+        TensorGemm { forced: Some(plan), ..TensorGemm::default() }
+    }
+
+    /// Takes workspace `(T, use)` of at least `len` elements out of the
+    /// cache (allocating it when missing or short); [`TensorGemm::put`]
+    /// returns it.
+    fn take<T: Element>(&self, gpu: &Gpu, slot: u8, len: usize) -> Result<DeviceBuffer<T>> {
+        let cached = self.scratch.borrow_mut().remove(&(TypeId::of::<T>(), slot));
+        match cached.and_then(|b| b.downcast::<DeviceBuffer<T>>().ok()) {
+            Some(b) if b.len() >= len.max(1) => Ok(*b),
+            _ => gpu.alloc::<T>(len.max(1)),
+        }
+    }
+
+    fn put<T: Element>(&self, slot: u8, buffer: DeviceBuffer<T>) {
+        self.scratch.borrow_mut().insert((TypeId::of::<T>(), slot), Box::new(buffer));
+    }
+
+    /// The dispatcher: one split while the items fill the SMs; else
+    /// enough splits to give every SM an item, each split keeping at
+    /// least 8 k-steps (twice the ring, so the pipeline runs full), 16 at
+    /// most.
+    pub fn plan<P: Precision>(&self, gpu: &Gpu, call: &Call) -> Plan {
+        if let Some(p) = self.forced {
+            return p;
+        }
+        let r = call.gemm.row_major();
+        let tiles = r.m.div_ceil(BM) * r.n.div_ceil(BN) * call.batch.max(1);
+        let sms = gpu.info.multiprocessors.max(1) as usize;
+        let steps = r.k.div_ceil(P::BK);
+        let splits = if 2 * tiles >= sms { 1 } else { sms.div_ceil(tiles).min(steps / 8).clamp(1, 16) };
+        Plan { splits }
+    }
+
+    /// `D = act(alpha op(A) op(B) + beta C + bias)` in precision `P` with
+    /// output type `O`; `c` is `C` on entry and `D` on return. The whole
+    /// call is checked before anything runs.
+    pub fn run<P: Precision, O: Element>(
+        &self,
+        gpu: &Gpu,
+        call: &Call,
+        a: &DeviceBuffer<P::Input>,
+        b: &DeviceBuffer<P::Input>,
+        c: &mut DeviceBuffer<O>,
+        bias: Option<&DeviceBuffer<f32>>,
+    ) -> Result<Route> {
+        if call.bias != bias.is_some() {
+            return Err(Error::InvalidInput(format!(
+                "gemm {call}: the call {} a bias, and {} was given",
+                if call.bias { "adds" } else { "adds no" },
+                if bias.is_some() { "one" } else { "none" }
+            )));
+        }
+        call.check(a.len(), b.len(), c.len(), bias.map_or(0, DeviceBuffer::len))?;
+        let g = &call.gemm;
+        if g.m == 0 || g.n == 0 || call.batch == 0 {
+            return Ok(Route { nothing: true, ..Route::default() });
+        }
+        let trivial = g.alpha == 0.0 || g.k == 0;
+        if trivial && g.beta == 1.0 && !call.has_epilogue() {
+            return Ok(Route { nothing: true, ..Route::default() });
+        }
+        let Some(kernel) = P::kernel() else {
+            return self.run_f32(gpu, call, a, b, c, bias);
+        };
+        if !trivial {
+            gpu.has_kernel(kernel)?;
+        }
+        let r = g.row_major();
+        let per16 = P::Input::PER_16;
+        let (a, b, stride_a, stride_b) = if r.swapped {
+            (b, a, call.stride_b, call.stride_a)
+        } else {
+            (a, b, call.stride_a, call.stride_b)
+        };
+        let plan = self.plan::<P>(gpu, call);
+        let steps = r.k.div_ceil(P::BK);
+        let split_steps = steps.div_ceil(plan.splits.max(1)).max(1);
+        let splits = if trivial { 0 } else { steps.div_ceil(split_steps) };
+        let fits = |ld: usize, stride: usize| {
+            ld.is_multiple_of(per16) && (call.batch == 1 || stride.is_multiple_of(per16))
+        };
+        let a_in_place = !r.a_t && fits(r.lda, stride_a);
+        let b_in_place = r.b_t == P::B_K_MAJOR && fits(r.ldb, stride_b);
+        let direct = !trivial
+            && TypeId::of::<O>() == TypeId::of::<f32>()
+            && g.alpha == 1.0
+            && g.beta == 0.0
+            && !call.has_epilogue()
+            && splits == 1;
+        let route = Route {
+            pack_a: !trivial && !a_in_place,
+            pack_b: !trivial && !b_in_place,
+            splits,
+            direct,
+            scale_only: trivial,
+            nothing: false,
+        };
+        if r.m.div_ceil(gpu::gemm::epilogue::ROWS) > 65_535 || r.m.div_ceil(gpu::gemm::pack::TILE) > 65_535 {
+            return Err(Error::InvalidInput(format!(
+                "gemm {call}: more than 262140 rows (as the kernels see D)"
+            )));
+        }
+
+        let (kp, np) = (round_up(r.k, per16), round_up(r.n, per16));
+        let ldw = r.n;
+        let w_split = r.m * ldw;
+        let w_batch = splits * w_split;
+        let mut w = self.take::<f32>(gpu, SUMS, if direct { 0 } else { call.batch * w_batch })?;
+        if !trivial {
+            // Packed operands: A as m x k at kp, B as k x n at np (or, K-major, n x k at kp).
+            let a_len = call.batch * r.m * kp;
+            let (b_rows, b_cols) = if P::B_K_MAJOR { (r.n, r.k) } else { (r.k, r.n) };
+            let b_pitch = if P::B_K_MAJOR { kp } else { np };
+            let b_len = call.batch * b_rows * b_pitch;
+            let mut pa = self.take::<P::Input>(gpu, PACK_A, if route.pack_a { a_len } else { 0 })?;
+            let mut pb = self.take::<P::Input>(gpu, PACK_B, if route.pack_b { b_len } else { 0 })?;
+            let result = (|| {
+                if route.pack_a {
+                    pack(gpu, a, &mut pa, (r.m, r.k), (r.lda, stride_a, r.a_t), (kp, r.m * kp), call.batch)?;
+                }
+                if route.pack_b {
+                    // op(B) is k x n: element (p, j) at b[p ldb + j], or transposed at b[j ldb + p].
+                    // K-major wants its transpose.
+                    let transposed = r.b_t != P::B_K_MAJOR;
+                    let dst = (b_pitch, b_rows * b_pitch);
+                    pack(gpu, b, &mut pb, (b_rows, b_cols), (r.ldb, stride_b, transposed), dst, call.batch)?;
+                }
+                let (a_src, a_ld, a_stride) =
+                    if route.pack_a { (&pa, kp, r.m * kp) } else { (a, r.lda, stride_a) };
+                let (b_src, b_ld, b_stride) =
+                    if route.pack_b { (&pb, b_pitch, b_rows * b_pitch) } else { (b, r.ldb, stride_b) };
+                let b_box = if P::B_K_MAJOR { (BN, P::BK) } else { (P::BK, B_BOX_COLS) };
+                let key = format!(
+                    "{} {:x} {a_ld} {a_stride} {:x} {b_ld} {b_stride} {}x{}x{} {}",
+                    P::NAME,
+                    a_src.address(),
+                    b_src.address(),
+                    r.m,
+                    r.n,
+                    r.k,
+                    call.batch
+                );
+                if !self.maps.borrow().contains_key(&key) {
+                    let mut words = Vec::with_capacity(32 * call.batch);
+                    for z in 0..call.batch {
+                        words.extend(gpu.tensor_map_pitched(
+                            a_src,
+                            z * a_stride,
+                            (r.m, r.k),
+                            a_ld,
+                            (BM, P::BK),
+                        )?);
+                        words.extend(gpu.tensor_map_pitched(
+                            b_src,
+                            z * b_stride,
+                            (b_rows, b_cols),
+                            b_ld,
+                            b_box,
+                        )?);
+                    }
+                    let uploaded = gpu.upload(&words)?;
+                    self.maps.borrow_mut().insert(key.clone(), uploaded);
+                }
+                let maps = self.maps.borrow();
+                let maps = &maps[&key];
+                let items = call.batch * splits * r.m.div_ceil(BM) * r.n.div_ceil(BN);
+                let grid = Dim3::xy(items.min(gpu.resident_blocks(kernel)? as usize) as u32, 1);
+                let scalars = |ldc: usize, c_batch: usize| WgmmaScalars {
+                    m: r.m as u32,
+                    n: r.n as u32,
+                    k: r.k as u32,
+                    ldc: ldc as u32,
+                    batch: call.batch as u32,
+                    c_batch: c_batch as u64,
+                    splits: splits as u32,
+                    split_steps: split_steps as u32,
+                    c_split: w_split as u64,
+                };
+                if direct {
+                    let d = (c as &mut dyn Any).downcast_mut::<DeviceBuffer<f32>>().expect("O is f32 here");
+                    // SAFETY: the maps describe A and B inside `a_src` and `b_src` (checked by
+                    // `Call::check` and `tensor_map_pitched`); D holds the batch at ldc and
+                    // stride_c (checked); one split.
+                    unsafe { P::launch(gpu, grid, maps, a_src, b_src, d, scalars(r.ldc, call.stride_c)) }
+                } else {
+                    // SAFETY: as above; the workspace holds batch x splits x m x n sums at n.
+                    unsafe { P::launch(gpu, grid, maps, a_src, b_src, &mut w, scalars(ldw, w_batch)) }
+                }
+            })();
+            self.put(PACK_A, pa);
+            self.put(PACK_B, pb);
+            result?;
+        }
+        if !direct {
+            let bias_mode = match (call.bias, r.swapped) {
+                (false, _) => BIAS_NONE,
+                (true, false) => BIAS_ROWS,
+                (true, true) => BIAS_COLS,
+            };
+            let none = self.take::<f32>(gpu, NO_BIAS, 1)?;
+            let epilogue = &gpu::gemm::epilogue::gemm_epilogue::KERNELS
+                [<O as gpu::gemm::epilogue::gemm_epilogue::Instance>::INDEX];
+            let grid = epilogue.launch.grid(r.n as u32, r.m as u32);
+            let grid = Dim3 { z: call.batch as u32, ..grid };
+            // SAFETY: W holds `splits` sums per matrix of the batch (written above, or none
+            // read when `splits` is 0); D holds the batch at ldc, stride_c (checked); the
+            // bias m values (checked), read along the rows of D.
+            let result = unsafe {
+                gpu::gemm::epilogue::gemm_epilogue::launch::<O, _>(
+                    gpu,
+                    grid,
+                    &w,
+                    c,
+                    bias.unwrap_or(&none),
+                    r.m as u32,
+                    r.n as u32,
+                    ldw as u32,
+                    w_batch as u64,
+                    w_split as u64,
+                    splits as u32,
+                    r.ldc as u32,
+                    call.stride_c as u64,
+                    g.alpha,
+                    g.beta,
+                    bias_mode,
+                    call.act.code(),
+                )
+            };
+            self.put(NO_BIAS, none);
+            result?;
+        }
+        self.put(SUMS, w);
+        Ok(route)
+    }
+
+    /// `f32` precision: `sgemm` (FFMA), then the epilogue when one is
+    /// asked for or the output is not `f32`.
+    fn run_f32<I: Element, O: Element>(
+        &self,
+        gpu: &Gpu,
+        call: &Call,
+        a: &DeviceBuffer<I>,
+        b: &DeviceBuffer<I>,
+        c: &mut DeviceBuffer<O>,
+        bias: Option<&DeviceBuffer<f32>>,
+    ) -> Result<Route> {
+        fn as_f32<I: Element>(x: &DeviceBuffer<I>) -> Option<&DeviceBuffer<f32>> {
+            (x as &dyn Any).downcast_ref::<DeviceBuffer<f32>>()
+        }
+        let (Some(a), Some(b)) = (as_f32(a), as_f32(b)) else {
+            return Err(Error::InvalidInput("f32 precision takes f32 inputs".into()));
+        };
+        if call.batch != 1 {
+            return Err(Error::InvalidInput(format!(
+                "gemm {call}: f32 precision runs one matrix at a time (batch 1); tf32, bf16 and f16 take batches"
+            )));
+        }
+        let g = call.gemm;
+        let route = Route { splits: 1, ..Route::default() };
+        if !call.has_epilogue() && TypeId::of::<O>() == TypeId::of::<f32>() {
+            let c = (c as &mut dyn Any).downcast_mut::<DeviceBuffer<f32>>().expect("O is f32 here");
+            self.sgemm.borrow_mut().run(gpu, &g, a, b, c)?;
+            return Ok(Route { direct: true, ..route });
+        }
+        // W = op(A) op(B) in the call's layout at the least ldc, then the epilogue.
+        let plain = Gemm { alpha: 1.0, beta: 0.0, ldc: g.min_ld(Operand::C), ..g };
+        let mut w = self.take::<f32>(gpu, SUMS, plain.elements(Operand::C))?;
+        let result = self.sgemm.borrow_mut().run(gpu, &plain, a, b, &mut w);
+        let r = g.row_major();
+        let (splits, ldw) = if g.alpha == 0.0 || g.k == 0 { (0, 1) } else { (1, plain.ldc) };
+        let bias_mode = match (call.bias, r.swapped) {
+            (false, _) => BIAS_NONE,
+            (true, false) => BIAS_ROWS,
+            (true, true) => BIAS_COLS,
+        };
+        let none = self.take::<f32>(gpu, NO_BIAS, 1)?;
+        let result = result.and_then(|()| {
+            let epilogue = &gpu::gemm::epilogue::gemm_epilogue::KERNELS
+                [<O as gpu::gemm::epilogue::gemm_epilogue::Instance>::INDEX];
+            let grid = epilogue.launch.grid(r.n as u32, r.m as u32);
+            // SAFETY: W holds op(A) op(B) at ldw; D the m x n matrix at ldc; the bias m values.
+            unsafe {
+                gpu::gemm::epilogue::gemm_epilogue::launch::<O, _>(
+                    gpu,
+                    grid,
+                    &w,
+                    c,
+                    bias.unwrap_or(&none),
+                    r.m as u32,
+                    r.n as u32,
+                    ldw as u32,
+                    0,
+                    0,
+                    splits,
+                    r.ldc as u32,
+                    0,
+                    g.alpha,
+                    g.beta,
+                    bias_mode,
+                    call.act.code(),
+                )
+            }
+        });
+        self.put(SUMS, w);
+        self.put(NO_BIAS, none);
+        result.map(|()| Route { scale_only: splits == 0, ..route })
+    }
+}
+
+/// Packs `op(X)` (`rows x cols`: element `(i, j)` at `src[z stride + i ld
+/// + j]`, or `src[z stride + j ld + i]` when `transposed`) of each of the
+/// `batch` matrices into `dst` at `(pitch, dst_stride)`.
+fn pack<T: Element>(
+    gpu: &Gpu,
+    src: &DeviceBuffer<T>,
+    dst: &mut DeviceBuffer<T>,
+    (rows, cols): (usize, usize),
+    (ld, stride, transposed): (usize, usize, bool),
+    (pitch, dst_stride): (usize, usize),
+    batch: usize,
+) -> Result<()> {
+    let kernel = &gpu::gemm::pack::gemm_pack::KERNELS[<T as gpu::gemm::pack::gemm_pack::Instance>::INDEX];
+    let grid = Dim3 { z: batch as u32, ..kernel.launch.grid(cols as u32, rows as u32) };
+    // SAFETY: `src` holds every element named (`Call::check`); `dst` was taken with
+    // `batch x rows x pitch` elements, `pitch >= cols`.
+    unsafe {
+        gpu::gemm::pack::gemm_pack::launch::<T, _>(
+            gpu,
+            grid,
+            src,
+            dst,
+            rows as u32,
+            cols as u32,
+            ld as u64,
+            stride as u64,
+            pitch as u32,
+            dst_stride as u64,
+            u32::from(transposed),
+        )
+    }
+}

@@ -1,0 +1,24 @@
+//! The kernels behind the tensor-core GEMM library call
+//! (`kernel_lab::gemm`): `D = act(alpha op(A) op(B) + beta C + bias)` for
+//! any shape, layout, leading dimension and batch, in three kinds of
+//! launch:
+//!
+//! - [`pack`]: an operand whose rows do not start on 16 bytes, or that
+//!   lies the other way round from what `wgmma` reads, copied once into a
+//!   workspace the way the copy engine can read it (a memory-bound pass
+//!   over that operand alone: `m k` or `k n` elements, against the `2 m n
+//!   k` FLOPs of the product);
+//! - [`wgmma`]: the persistent, warp-specialized `wgmma` kernel of the
+//!   tensor ladder (step 6), taking its work as (batch, k-split, tile)
+//!   items and storing `f32` sums at any row stride; tails in `m`, `n`
+//!   and `k` are the copy engine's zero fill, so no shape is refused;
+//! - [`epilogue`]: the k-splits' sums added in order, then `alpha`,
+//!   `beta C`, the bias and the activation, rounded to the output type.
+//!
+//! The host side (`cpu/gemm/`) decides which of them a call needs: a
+//! row-major, 16-byte-aligned call with `alpha = 1`, `beta = 0`, no
+//! epilogue and `f32` output is one `wgmma` launch writing `D` itself.
+
+pub mod epilogue;
+pub mod pack;
+pub mod wgmma;

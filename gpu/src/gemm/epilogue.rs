@@ -1,0 +1,192 @@
+//! The GEMM epilogue: `D = act(alpha W + beta C + bias)`, rounded to the
+//! output type, where `W` is the sum of the k-splits' `f32` partial
+//! products, added in split order (the same result on every run, whatever
+//! the split count's timing).
+//!
+//! One thread per element of `D`, a warp along a row: 32 consecutive
+//! outputs, so each of `W`'s splits is read in 4 whole sectors per request
+//! and `D` written in 4 (`f32`) or 2 (16-bit). The pass moves `4 splits +
+//! 2 out` bytes per element (plus `out` more when `beta != 0`): it is
+//! memory-bound, and small beside the product when `k` is large. `C` is
+//! read only when `beta != 0`, so a `C` full of NaN does not leak into `D`
+//! when `beta = 0`, as BLAS requires.
+
+use half::{bf16, f16};
+
+use crate::dev::{In, Out, block_idx_x, block_idx_y, block_idx_z, thread_idx_x};
+use crate::kernel;
+
+/// Threads per block, along a row.
+pub const THREADS: usize = 256;
+/// Rows per block.
+pub const ROWS: usize = 4;
+
+/// An output element type: `f32`, bf16 or f16, rounded to nearest even
+/// from the `f32` result.
+pub trait Output: Copy + 'static {
+    fn of_f32(x: f32) -> Self;
+    fn to_f32(self) -> f32;
+}
+
+impl Output for f32 {
+    #[inline(always)]
+    fn of_f32(x: f32) -> f32 {
+        x
+    }
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        self
+    }
+}
+
+impl Output for bf16 {
+    #[inline(always)]
+    fn of_f32(x: f32) -> bf16 {
+        bf16::from_f32(x)
+    }
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        bf16::to_f32(self)
+    }
+}
+
+impl Output for f16 {
+    #[inline(always)]
+    fn of_f32(x: f32) -> f16 {
+        f16::from_f32(x)
+    }
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        f16::to_f32(self)
+    }
+}
+
+/// No bias.
+pub const BIAS_NONE: u32 = 0;
+/// `bias[i]` added to row `i` of `D` (as the kernel sees `D`).
+pub const BIAS_ROWS: u32 = 1;
+/// `bias[j]` added to column `j`.
+pub const BIAS_COLS: u32 = 2;
+
+/// No activation.
+pub const ACT_NONE: u32 = 0;
+/// `max(x, 0)`.
+pub const ACT_RELU: u32 = 1;
+/// GELU, tanh form: `x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`.
+pub const ACT_GELU: u32 = 2;
+
+/// `2^x` for `f32` `x`: `2^i 2^f` with `i = floor(x)` and `2^f`, `f` in
+/// `[0, 1)`, from the Taylor series of `e^(f ln 2)` to degree 8 (its
+/// remainder is below `(ln 2)^9 / 9! < 2^-21` relative), scaled by
+/// building `2^i`'s bits; `x` clamped to `[-126, 127]` (normal results).
+/// Plain `f32` multiplies and adds, so the device and the emulator compute
+/// the same bits.
+#[inline(always)]
+pub fn exp2(x: f32) -> f32 {
+    let x = x.clamp(-126.0, 127.0);
+    let mut i = x as i32;
+    if i as f32 > x {
+        i -= 1;
+    }
+    let t = (x - i as f32) * core::f32::consts::LN_2;
+    // e^t = sum t^j / j!, Horner from degree 8.
+    let mut p = 1.0 / 40320.0;
+    for d in [5040.0f32, 720.0, 120.0, 24.0, 6.0, 2.0, 1.0, 1.0] {
+        p = p * t + 1.0 / d;
+    }
+    p * f32::from_bits(((i + 127) as u32) << 23)
+}
+
+/// `tanh(u) = sign(u) (1 - 2 / (e^(2|u|) + 1))`, with [`exp2`]; absolute
+/// error a few `f32` ulps of 1.
+#[inline(always)]
+pub fn tanh(u: f32) -> f32 {
+    let e = exp2(2.0 * core::f32::consts::LOG2_E * u.abs());
+    let t = 1.0 - 2.0 / (e + 1.0);
+    if u < 0.0 { -t } else { t }
+}
+
+/// The activation `act` of `x`.
+#[inline(always)]
+pub fn activate(act: u32, x: f32) -> f32 {
+    match act {
+        ACT_RELU => {
+            if x > 0.0 {
+                x
+            } else {
+                0.0
+            }
+        }
+        ACT_GELU => {
+            // sqrt(2 / pi)
+            let u = 0.797_884_6 * (x + 0.044_715 * x * x * x);
+            0.5 * x * (1.0 + tanh(u))
+        }
+        _ => x,
+    }
+}
+
+/// `D = act(alpha W + beta C + bias)` for the `m x n` matrix `D` of batch
+/// `z`: `D[i][j]` is `d[z d_batch + i ldd + j]` (and `C` the same
+/// elements, read first when `beta != 0`); `W` is the sum over `s <
+/// splits` of `w[z w_batch + s w_split + i ldw + j]` (0 with no splits:
+/// `k = 0`); the bias is `bias[i]` or `bias[j]` by `bias_mode`.
+///
+/// Launch: 256 x 1 threads; the grid `(n / 256, m / 4, batch)` rounded up.
+#[kernel(block = THREADS, tile = [THREADS, ROWS], types = [f32, bf16, f16])]
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_epilogue<T: Output>(
+    w: In<f32>,
+    d: Out<T>,
+    bias: In<f32>,
+    m: u32,
+    n: u32,
+    ldw: u32,
+    w_batch: u64,
+    w_split: u64,
+    splits: u32,
+    ldd: u32,
+    d_batch: u64,
+    alpha: f32,
+    beta: f32,
+    bias_mode: u32,
+    act: u32,
+) {
+    let (m, n) = (m as usize, n as usize);
+    let j = block_idx_x() as usize * THREADS + thread_idx_x() as usize;
+    let z = block_idx_z() as usize;
+    if j >= n {
+        return;
+    }
+    for r in 0..ROWS {
+        let i = block_idx_y() as usize * ROWS + r;
+        if i >= m {
+            return;
+        }
+        let mut sum = 0.0f32;
+        for s in 0..splits as usize {
+            // SAFETY: (i, j) is inside W's split `s` of batch `z`, which
+            // `w` holds (the launch's contract).
+            sum += unsafe { w.load(z * w_batch as usize + s * w_split as usize + i * ldw as usize + j) };
+        }
+        let at = z * d_batch as usize + i * ldd as usize + j;
+        let mut x = alpha * sum;
+        if beta != 0.0 {
+            // SAFETY: (i, j) is inside D, which `d` holds; this thread
+            // alone reads and then writes it.
+            x += beta * unsafe { d.load(at) }.to_f32();
+        }
+        let b = match bias_mode {
+            BIAS_ROWS => Some(i),
+            BIAS_COLS => Some(j),
+            _ => None,
+        };
+        if let Some(b) = b {
+            // SAFETY: i < m, j < n: inside the bias the mode names (m or n
+            // elements, the launch's contract).
+            x += unsafe { bias.load(b) };
+        }
+        // SAFETY: as for the read of C.
+        unsafe { d.store(at, T::of_f32(activate(act, x))) };
+    }
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The tensor-core GEMM library call on the GPU machine (binaries built by
+# scripts/device-build.sh into .device/): verification at odd shapes in
+# every layout and precision, compute-sanitizer on small calls, then the
+# public sweep against cuBLAS per precision. Prints the tables last.
+set -uo pipefail
+D=.device
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+export PATH=/usr/local/cuda/bin:$PATH
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+LOG=$OUT/gemm.log
+: > "$LOG"
+for section in "$@"; do
+  case "$section" in
+  verify)
+    echo "=== gemm: verification at odd shapes, every layout and op" | tee -a "$LOG"
+    for p in bf16 f16 tf32 f32; do
+      for l in row col; do for a in n t; do for b in n t; do
+        $D/gemm --precision $p --out bf16 --shape 4095x1000x333,77x5003x129 --layout $l --op-a $a --op-b $b \
+          --alpha 0.5 --beta 1 --iters 3 --warmup 1 >> "$LOG" 2>&1 || echo "FAILED $p $l $a $b" | tee -a "$LOG"
+      done; done; done
+    done
+    $D/gemm --precision bf16 --out f16 --shape 1000x3000x2000 --batch 3 --bias --act gelu --iters 3 >> "$LOG" 2>&1 || echo "FAILED batch/epilogue" | tee -a "$LOG"
+    $D/gemm --precision bf16 --shape 128x8192x8192 --splits 4 --iters 3 >> "$LOG" 2>&1 || echo "FAILED splits" | tee -a "$LOG"
+    grep -c '^| ' "$LOG" ;;
+  sanitize)
+    for tool in memcheck racecheck synccheck initcheck; do
+      compute-sanitizer --tool $tool --error-exitcode 9 $D/gemm --precision bf16 --out bf16 --shape 300x200x100,67x130x257 \
+        --layout col --op-a t --beta 1 --bias --act relu --iters 1 --warmup 0 > "$OUT/sanitize-$tool.log" 2>&1
+      echo "compute-sanitizer $tool gemm: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool.log" | tr '\n' ' ')" | tee -a "$LOG"
+    done ;;
+  sweep-*)
+    p=${section#sweep-}
+    echo "=== gemm sweep $p" | tee -a "$LOG"
+    $D/gemm --precision $p --sweep --iters 20 --warmup 5 > "$OUT/sweep-$p.md" 2> "$OUT/sweep-$p.err"
+    echo "exit $?" >> "$OUT/sweep-$p.md" ;;
+  tensor)
+    echo "=== tensor family (the ladder after the hopper.rs generalization)" | tee -a "$LOG"
+    $D/kernel-lab --only tensor --sizes 4096,8192 --quiet > "$OUT/tensor.txt" 2>&1; echo "exit $?" >> "$OUT/tensor.txt" ;;
+  esac
+done

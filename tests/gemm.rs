@@ -1,0 +1,159 @@
+//! The tensor-core GEMM library call on the emulator: every precision and
+//! output type, every layout and pair of ops, awkward shapes (1, primes,
+//! `k = 0`), leading dimensions above their minimum, batches, k-splits,
+//! `beta = 0` over a C of NaN, each epilogue; every element of the output
+//! buffer checked against the `f64` reference within its derived bound
+//! (`kernel_lab::gemm::reference`), the gaps outside D unchanged.
+
+use half::{bf16, f16};
+use kernel_lab::blas::{Gemm, Layout, Op};
+use kernel_lab::gemm::verify::verify;
+use kernel_lab::gemm::{Act, Bf16, Call, Element, F16, F32, Plan, Precision, Route, TensorGemm, Tf32};
+use kernel_lab::runtime::{Error, Gpu};
+
+/// Verifies `call` in `P` with output `O`; returns the route it took.
+fn ok<P: Precision, O: Element>(gpu: &Gpu, lib: &TensorGemm, call: Call, seed: u64) -> Route {
+    match verify::<P, O>(gpu, lib, &call, seed, None) {
+        Ok(Ok(v)) => v.route,
+        Ok(Err(why)) => panic!("{} -> {} {call}: {why}", P::NAME, O::NAME),
+        Err(e) => panic!("{} -> {} {call}: {e}", P::NAME, O::NAME),
+    }
+}
+
+fn call(layout: Layout, op_a: Op, op_b: Op, (m, n, k): (usize, usize, usize)) -> Call {
+    Call::new(Gemm::new(layout, op_a, op_b, m, n, k))
+}
+
+#[test]
+fn an_aligned_row_major_call_is_one_kernel_writing_d() {
+    let gpu = Gpu::emulator();
+    let lib = TensorGemm::new();
+    let route = ok::<Bf16, f32>(&gpu, &lib, call(Layout::Row, Op::N, Op::N, (72, 48, 40)), 1);
+    assert_eq!(route, Route { splits: 1, direct: true, ..Route::default() });
+}
+
+#[test]
+fn odd_shapes_pack_and_run_in_every_layout_and_op() {
+    let gpu = Gpu::emulator();
+    let lib = TensorGemm::new();
+    let mut packed = 0;
+    for (f, layout) in [Layout::Row, Layout::Col].into_iter().enumerate() {
+        for (g, op_a) in [Op::N, Op::T].into_iter().enumerate() {
+            for (h, op_b) in [Op::N, Op::T].into_iter().enumerate() {
+                let mut c = call(layout, op_a, op_b, (37 + f, 29 + 2 * g, 45 + h));
+                // Leading dimensions above the minimum, by different amounts.
+                c.gemm.lda += 1 + g;
+                c.gemm.ldb += h;
+                c.gemm.ldc += 3;
+                c.gemm = c.gemm.scaled(0.5, 1.25);
+                let c = c.packed(1);
+                let route = ok::<Bf16, bf16>(&gpu, &lib, c, 10 + (4 * f + 2 * g + h) as u64);
+                packed += usize::from(route.pack_a) + usize::from(route.pack_b);
+                ok::<Tf32, f32>(&gpu, &lib, c, 20 + (4 * f + 2 * g + h) as u64);
+            }
+        }
+    }
+    assert!(packed >= 8, "odd leading dimensions are packed: {packed}");
+}
+
+#[test]
+fn ones_and_primes() {
+    let gpu = Gpu::emulator();
+    let lib = TensorGemm::new();
+    for (i, &dims) in [(1, 1, 1), (1, 131, 7), (131, 1, 67), (13, 17, 1), (3, 5, 131)].iter().enumerate() {
+        ok::<F16, f16>(&gpu, &lib, call(Layout::Row, Op::N, Op::N, dims), 30 + i as u64);
+        ok::<Bf16, f32>(&gpu, &lib, call(Layout::Col, Op::T, Op::N, dims), 40 + i as u64);
+    }
+}
+
+#[test]
+fn beta_zero_never_reads_c_and_k_zero_scales_c() {
+    let gpu = Gpu::emulator();
+    let lib = TensorGemm::new();
+    // C is all NaN when beta = 0 (Inputs::random): D must be finite.
+    let c = call(Layout::Row, Op::N, Op::T, (33, 21, 19));
+    ok::<Bf16, bf16>(&gpu, &lib, Call { gemm: c.gemm.scaled(0.75, 0.0), ..c }, 50);
+    // k = 0: D = beta C, only the epilogue runs.
+    let c = call(Layout::Col, Op::N, Op::N, (17, 9, 0));
+    let route = ok::<Bf16, f32>(&gpu, &lib, Call { gemm: c.gemm.scaled(1.0, -0.5), ..c }, 51);
+    assert!(route.scale_only);
+    // alpha = 0, beta = 1, no epilogue: BLAS's quick return.
+    let route = ok::<Tf32, f32>(&gpu, &lib, Call { gemm: c.gemm.scaled(0.0, 1.0), ..c }, 52);
+    assert!(route.nothing);
+    // m = 0: nothing.
+    assert!(ok::<F16, f16>(&gpu, &lib, call(Layout::Row, Op::N, Op::N, (0, 5, 7)), 53).nothing);
+}
+
+#[test]
+fn batches_with_strides_and_gaps() {
+    let gpu = Gpu::emulator();
+    let lib = TensorGemm::new();
+    let mut c = call(Layout::Row, Op::N, Op::N, (40, 24, 32)).packed(3);
+    c.stride_c += 5; // gaps between the outputs stay untouched
+    c.gemm = c.gemm.scaled(1.0, 0.5);
+    let route = ok::<Bf16, f32>(&gpu, &lib, c, 60);
+    assert!(!route.pack_a && !route.pack_b, "aligned strides are read in place: {route:?}");
+    let mut c = call(Layout::Col, Op::T, Op::T, (19, 23, 11)).packed(2);
+    c.stride_a += 3;
+    ok::<Tf32, f16>(&gpu, &lib, c, 61);
+}
+
+#[test]
+fn k_splits_add_up_in_order() {
+    let gpu = Gpu::emulator();
+    let lib = TensorGemm::forcing(Plan { splits: 3 });
+    let c = call(Layout::Row, Op::N, Op::N, (24, 40, 600));
+    let route = ok::<Bf16, f32>(&gpu, &lib, c, 70);
+    assert_eq!(route.splits, 3);
+    assert!(!route.direct, "splits go through the epilogue");
+    ok::<F16, bf16>(&gpu, &lib, Call { gemm: c.gemm.scaled(0.5, 2.0), ..c }, 71);
+}
+
+#[test]
+fn epilogues_bias_relu_gelu() {
+    let gpu = Gpu::emulator();
+    let lib = TensorGemm::new();
+    let c = call(Layout::Row, Op::N, Op::T, (29, 35, 24)).with_epilogue(true, Act::Relu);
+    ok::<Bf16, bf16>(&gpu, &lib, c, 80);
+    // Column-major: the bias runs along the kernels' columns.
+    let c = call(Layout::Col, Op::N, Op::N, (29, 35, 24)).with_epilogue(true, Act::Gelu);
+    ok::<F16, f32>(&gpu, &lib, Call { gemm: c.gemm.scaled(1.0, 1.0), ..c }, 81);
+    ok::<Tf32, f16>(
+        &gpu,
+        &lib,
+        call(Layout::Row, Op::T, Op::N, (9, 8, 7)).with_epilogue(false, Act::Gelu),
+        82,
+    );
+}
+
+#[test]
+fn f32_precision_takes_the_ffma_path_with_the_same_epilogue() {
+    let gpu = Gpu::emulator();
+    let lib = TensorGemm::new();
+    let route = ok::<F32, f32>(&gpu, &lib, call(Layout::Col, Op::T, Op::N, (33, 17, 29)), 90);
+    assert!(route.direct);
+    let c = call(Layout::Row, Op::N, Op::N, (33, 17, 29)).with_epilogue(true, Act::Relu);
+    ok::<F32, bf16>(&gpu, &lib, Call { gemm: c.gemm.scaled(0.5, 1.0), ..c }, 91);
+}
+
+#[test]
+fn bad_calls_are_one_line_errors_before_anything_runs() {
+    let gpu = Gpu::emulator();
+    let lib = TensorGemm::new();
+    let (a, b) = (gpu.upload(&[bf16::ONE; 64]).unwrap(), gpu.upload(&[bf16::ONE; 64]).unwrap());
+    let mut c = gpu.upload(&[0.0f32; 64]).unwrap();
+    let expect = |r: kernel_lab::Result<Route>, what: &str| match r {
+        Err(Error::InvalidInput(m)) => assert!(m.contains(what) && !m.contains('\n'), "{m}"),
+        other => panic!("expected an error naming {what}: {other:?}"),
+    };
+    let mut g = Gemm::row(8, 8, 8);
+    g.lda = 7;
+    expect(lib.run::<Bf16, f32>(&gpu, &Call::new(g), &a, &b, &mut c, None), "lda = 7 is below its minimum 8");
+    let big = Call::new(Gemm::row(8, 8, 9));
+    expect(lib.run::<Bf16, f32>(&gpu, &big, &a, &b, &mut c, None), "A needs 72 elements");
+    let with_bias = Call::new(Gemm::row(8, 8, 8)).with_epilogue(true, Act::None);
+    expect(lib.run::<Bf16, f32>(&gpu, &with_bias, &a, &b, &mut c, None), "and none was given");
+    let short = gpu.upload(&[0.0f32; 3]).unwrap();
+    expect(lib.run::<Bf16, f32>(&gpu, &with_bias, &a, &b, &mut c, Some(&short)), "the bias needs 8 values");
+    assert!(c.len() == 64 && gpu.download(&c).unwrap().iter().all(|&x| x == 0.0), "nothing ran");
+}

@@ -426,7 +426,12 @@ impl Gpu {
     /// emulator, which runs every kernel.
     pub fn has_kernel(&self, kernel: &'static Kernel) -> Result<()> {
         match &self.backend {
-            Backend::Cuda(c) if !ptx::entries(c.ptx.text).contains(&kernel.name) => {
+            // A kernel loaded before is there; else read the PTX's entries
+            // (milliseconds for our PTX: not for every call of a library).
+            Backend::Cuda(c)
+                if !c.functions.borrow().contains_key(kernel.name)
+                    && !ptx::entries(c.ptx.text).contains(&kernel.name) =>
+            {
                 Err(self.missing(c, kernel))
             }
             _ => Ok(()),

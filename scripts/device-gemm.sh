@@ -31,10 +31,12 @@ for section in "$@"; do
       echo "compute-sanitizer $tool gemm: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool.log" | tr '\n' ' ')" | tee -a "$LOG"
     done ;;
   sweep-*)
-    p=${section#sweep-}
-    echo "=== gemm sweep $p" | tee -a "$LOG"
-    $D/gemm --precision $p --sweep --iters 20 --warmup 5 > "$OUT/sweep-$p.md" 2> "$OUT/sweep-$p.err"
-    echo "exit $?" >> "$OUT/sweep-$p.md" ;;
+    # sweep-PRECISION or sweep-PRECISION-OUT
+    spec=${section#sweep-}; p=${spec%%-*}; out=f32
+    [ "$spec" != "$p" ] && out=${spec#*-}
+    echo "=== gemm sweep $p -> $out" | tee -a "$LOG"
+    $D/gemm --precision $p --out $out --sweep --iters 20 --warmup 5 > "$OUT/sweep-$spec.md" 2> "$OUT/sweep-$spec.err"
+    echo "exit $?" >> "$OUT/sweep-$spec.md" ;;
   tensor)
     echo "=== tensor family (the ladder after the hopper.rs generalization)" | tee -a "$LOG"
     $D/kernel-lab --only tensor --sizes 4096,8192 --quiet > "$OUT/tensor.txt" 2>&1; echo "exit $?" >> "$OUT/tensor.txt" ;;

@@ -29,7 +29,7 @@ fn an_aligned_row_major_call_is_one_kernel_writing_d() {
     let gpu = Gpu::emulator();
     let lib = TensorGemm::new();
     let route = ok::<Bf16, f32>(&gpu, &lib, call(Layout::Row, Op::N, Op::N, (72, 48, 40)), 1);
-    assert_eq!(route, Route { splits: 1, direct: true, ..Route::default() });
+    assert_eq!(route, Route { splits: 1, fused: true, ..Route::default() });
 }
 
 #[test]
@@ -105,7 +105,7 @@ fn k_splits_add_up_in_order() {
     let c = call(Layout::Row, Op::N, Op::N, (24, 40, 600));
     let route = ok::<Bf16, f32>(&gpu, &lib, c, 70);
     assert_eq!(route.splits, 3);
-    assert!(!route.direct, "splits go through the epilogue");
+    assert!(!route.fused, "splits go through the epilogue");
     ok::<F16, bf16>(&gpu, &lib, Call { gemm: c.gemm.scaled(0.5, 2.0), ..c }, 71);
 }
 
@@ -131,7 +131,7 @@ fn f32_precision_takes_the_ffma_path_with_the_same_epilogue() {
     let gpu = Gpu::emulator();
     let lib = TensorGemm::new();
     let route = ok::<F32, f32>(&gpu, &lib, call(Layout::Col, Op::T, Op::N, (33, 17, 29)), 90);
-    assert!(route.direct);
+    assert!(route.fused);
     let c = call(Layout::Row, Op::N, Op::N, (33, 17, 29)).with_epilogue(true, Act::Relu);
     ok::<F32, bf16>(&gpu, &lib, Call { gemm: c.gemm.scaled(0.5, 1.0), ..c }, 91);
 }

@@ -157,7 +157,7 @@ fn one<P: Precision, O: Element>(gpu: &Gpu, lib: &TensorGemm, call: &Call, runs:
         if verified.route.pack_a { "pack A, " } else { "" },
         if verified.route.pack_b { "pack B, " } else { "" },
         verified.route.splits,
-        if verified.route.direct { ", direct" } else { ", epilogue" }
+        if verified.route.fused { ", fused epilogue" } else { ", epilogue pass" }
     );
     if gpu.is_emulator() {
         return Ok(Row { call: *call, ours_ms: None, peer_ms: None, ratio: verified.ratio, route });

@@ -6,7 +6,6 @@
 
 use cudarc::cublas::sys::{cublasComputeType_t, cudaDataType_t};
 use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
-use gpu::dev::{In, Out};
 use gpu::launch::{Dim3, Kernel};
 use half::{bf16, f16};
 
@@ -20,6 +19,9 @@ pub trait Element:
     + MapElement
     + gpu::gemm::pack::gemm_pack::Instance
     + gpu::gemm::epilogue::gemm_epilogue::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_bf16::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_f16::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_tf32::Instance
     + gpu::gemm::epilogue::Output
     + Copy
     + Default
@@ -83,22 +85,33 @@ impl Element for f16 {
     }
 }
 
-/// What the library's tensor-core kernel of a precision takes.
-pub type WgmmaSignature<T> = (In<u64>, In<T>, In<T>, Out<f32>, u32, u32, u32, u32, u32, u64, u32, u32, u64);
-
-/// The scalars of a `wgmma` launch after A, B and C: `m, n, k, ldc,
-/// batch, c_batch, splits, split_steps, c_split`.
+/// The scalars of a library `wgmma` launch after its buffers (see
+/// `gpu::gemm::wgmma`).
 #[derive(Clone, Copy, Debug)]
 pub struct WgmmaScalars {
     pub m: u32,
     pub n: u32,
     pub k: u32,
-    pub ldc: u32,
+    pub ldd: u32,
+    pub d_batch: u64,
     pub batch: u32,
-    pub c_batch: u64,
     pub splits: u32,
     pub split_steps: u32,
-    pub c_split: u64,
+    pub alpha: f32,
+    pub beta: f32,
+    pub bias_mode: u32,
+    pub act: u32,
+}
+
+/// The buffers of a library `wgmma` launch: the maps, A and B they
+/// describe, D, the split sums' workspace, the bias.
+pub struct WgmmaBuffers<'a, I, O> {
+    pub maps: &'a DeviceBuffer<u64>,
+    pub a: &'a DeviceBuffer<I>,
+    pub b: &'a DeviceBuffer<I>,
+    pub d: &'a mut DeviceBuffer<O>,
+    pub sums: &'a mut DeviceBuffer<f32>,
+    pub bias: &'a DeviceBuffer<f32>,
 }
 
 /// A precision a GEMM multiplies in: its input element, the error of its
@@ -126,13 +139,10 @@ pub trait Precision: 'static {
     /// # Safety
     /// The maps describe A and B within `a` and `b`; `c` holds what the
     /// scalars name (the kernel's contract).
-    unsafe fn launch(
+    unsafe fn launch<O: Element>(
         gpu: &Gpu,
         grid: Dim3,
-        maps: &DeviceBuffer<u64>,
-        a: &DeviceBuffer<Self::Input>,
-        b: &DeviceBuffer<Self::Input>,
-        c: &mut DeviceBuffer<f32>,
+        x: WgmmaBuffers<'_, Self::Input, O>,
         s: WgmmaScalars,
     ) -> Result<()>;
     /// cuBLAS's compute type for the same products.
@@ -156,35 +166,38 @@ macro_rules! tensor_precision {
             const PRODUCT_ERROR: f64 = $error;
             const B_K_MAJOR: bool = $k_major;
             fn kernel() -> Option<&'static Kernel> {
-                Some(&gpu::gemm::wgmma::$kernel::KERNEL)
+                // Every output type's instance is in the same PTX.
+                Some(&gpu::gemm::wgmma::$kernel::KERNELS[0])
             }
-            unsafe fn launch(
+            unsafe fn launch<O: Element>(
                 gpu: &Gpu,
                 grid: Dim3,
-                maps: &DeviceBuffer<u64>,
-                a: &DeviceBuffer<$input>,
-                b: &DeviceBuffer<$input>,
-                c: &mut DeviceBuffer<f32>,
+                x: WgmmaBuffers<'_, $input, O>,
                 s: WgmmaScalars,
             ) -> Result<()> {
                 // SAFETY: the caller's contract.
                 unsafe {
-                    gpu::gemm::wgmma::$kernel::launch(
+                    gpu::gemm::wgmma::$kernel::launch::<O, _>(
                         gpu,
                         grid,
-                        maps,
-                        a,
-                        b,
-                        c,
+                        x.maps,
+                        x.a,
+                        x.b,
+                        x.d,
+                        x.sums,
+                        x.bias,
                         s.m,
                         s.n,
                         s.k,
-                        s.ldc,
+                        s.ldd,
+                        s.d_batch,
                         s.batch,
-                        s.c_batch,
                         s.splits,
                         s.split_steps,
-                        s.c_split,
+                        s.alpha,
+                        s.beta,
+                        s.bias_mode,
+                        s.act,
                     )
                 }
             }
@@ -207,15 +220,7 @@ impl Precision for F32 {
     fn kernel() -> Option<&'static Kernel> {
         None
     }
-    unsafe fn launch(
-        _: &Gpu,
-        _: Dim3,
-        _: &DeviceBuffer<u64>,
-        _: &DeviceBuffer<f32>,
-        _: &DeviceBuffer<f32>,
-        _: &mut DeviceBuffer<f32>,
-        _: WgmmaScalars,
-    ) -> Result<()> {
+    unsafe fn launch<O: Element>(_: &Gpu, _: Dim3, _: WgmmaBuffers<'_, f32, O>, _: WgmmaScalars) -> Result<()> {
         unreachable!("f32 has no tensor-core kernel: `kernel()` is None")
     }
     fn cublas_compute() -> cublasComputeType_t {

@@ -16,10 +16,11 @@
 //!    so the copy engine's zero fill covers every tail.
 //! 4. The plan ([`Plan`]) splits k when the tiles are too few for the
 //!    SMs.
-//! 5. The `wgmma` kernel writes `D` itself when nothing else is asked
-//!    (`f32` out, `alpha = 1`, `beta = 0`, no epilogue, one split);
-//!    otherwise it writes `f32` partial sums to a workspace and the
-//!    epilogue ([`gpu::gemm::epilogue`]) makes `D`.
+//! 5. With one split the `wgmma` kernel writes `D` itself, the epilogue
+//!    (alpha, beta, bias, activation, the output type) applied as it
+//!    stores; with several it writes `f32` partial sums to a workspace and
+//!    the epilogue kernel ([`gpu::gemm::epilogue`]) adds them and makes
+//!    `D`.
 //!
 //! `f32` precision takes the FFMA path (`blas::Sgemm`, one matrix at a
 //! time is not yet supported for batches).
@@ -33,7 +34,7 @@ use gpu::launch::Dim3;
 use gpu::tensor::hopper::{B_BOX_COLS, BM, BN};
 
 use super::call::Call;
-use super::precision::{Element, Precision, WgmmaScalars};
+use super::precision::{Element, Precision, WgmmaBuffers, WgmmaScalars};
 use crate::blas::{Gemm, Operand, Sgemm};
 use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
 
@@ -51,8 +52,8 @@ pub struct Route {
     pub pack_a: bool,
     pub pack_b: bool,
     pub splits: usize,
-    /// The kernel wrote `D` without the epilogue pass.
-    pub direct: bool,
+    /// The kernel wrote `D` itself, its epilogue fused (no second pass).
+    pub fused: bool,
     /// Only the epilogue ran (`alpha = 0` or `k = 0`).
     pub scale_only: bool,
     /// Nothing ran (a BLAS quick return).
@@ -110,10 +111,12 @@ impl TensorGemm {
         self.scratch.borrow_mut().insert((TypeId::of::<T>(), slot), Box::new(buffer));
     }
 
-    /// The dispatcher: one split while the items fill the SMs; else
-    /// enough splits to give every SM an item, each split keeping at
-    /// least 8 k-steps (twice the ring, so the pipeline runs full), 16 at
-    /// most.
+    /// The dispatcher. A persistent grid runs `items` work items in
+    /// `ceil(items / SMs)` waves, so the k-split that helps is the largest
+    /// that still fits the items in one wave: `floor(SMs / tiles)` splits
+    /// (1 once the tiles alone fill half the SMs, where splitting would add
+    /// a wave), each split keeping at least 4 k-steps (one turn of the
+    /// ring), 16 splits at most.
     pub fn plan<P: Precision>(&self, gpu: &Gpu, call: &Call) -> Plan {
         if let Some(p) = self.forced {
             return p;
@@ -122,7 +125,7 @@ impl TensorGemm {
         let tiles = r.m.div_ceil(BM) * r.n.div_ceil(BN) * call.batch.max(1);
         let sms = gpu.info.multiprocessors.max(1) as usize;
         let steps = r.k.div_ceil(P::BK);
-        let splits = if 2 * tiles >= sms { 1 } else { sms.div_ceil(tiles).min(steps / 8).clamp(1, 16) };
+        let splits = if 2 * tiles >= sms { 1 } else { (sms / tiles).min(steps / 4).clamp(1, 16) };
         Plan { splits }
     }
 
@@ -176,19 +179,19 @@ impl TensorGemm {
         };
         let a_in_place = !r.a_t && fits(r.lda, stride_a);
         let b_in_place = r.b_t == P::B_K_MAJOR && fits(r.ldb, stride_b);
-        let direct = !trivial
-            && TypeId::of::<O>() == TypeId::of::<f32>()
-            && g.alpha == 1.0
-            && g.beta == 0.0
-            && !call.has_epilogue()
-            && splits == 1;
+        let fused = !trivial && splits == 1;
         let route = Route {
             pack_a: !trivial && !a_in_place,
             pack_b: !trivial && !b_in_place,
             splits,
-            direct,
+            fused,
             scale_only: trivial,
             nothing: false,
+        };
+        let bias_mode = match (call.bias, r.swapped) {
+            (false, _) => BIAS_NONE,
+            (true, false) => BIAS_ROWS,
+            (true, true) => BIAS_COLS,
         };
         if r.m.div_ceil(gpu::gemm::epilogue::ROWS) > 65_535 || r.m.div_ceil(gpu::gemm::pack::TILE) > 65_535 {
             return Err(Error::InvalidInput(format!(
@@ -200,7 +203,9 @@ impl TensorGemm {
         let ldw = r.n;
         let w_split = r.m * ldw;
         let w_batch = splits * w_split;
-        let mut w = self.take::<f32>(gpu, SUMS, if direct { 0 } else { call.batch * w_batch })?;
+        let mut w = self.take::<f32>(gpu, SUMS, if fused { 0 } else { call.batch * w_batch })?;
+        let none = self.take::<f32>(gpu, NO_BIAS, 1)?;
+        let bias_buffer = bias.unwrap_or(&none);
         if !trivial {
             // Packed operands: A as m x k at kp, B as k x n at np (or, K-major, n x k at kp).
             let a_len = call.batch * r.m * kp;
@@ -260,39 +265,32 @@ impl TensorGemm {
                 let maps = &maps[&key];
                 let items = call.batch * splits * r.m.div_ceil(BM) * r.n.div_ceil(BN);
                 let grid = Dim3::xy(items.min(gpu.resident_blocks(kernel)? as usize) as u32, 1);
-                let scalars = |ldc: usize, c_batch: usize| WgmmaScalars {
+                let scalars = WgmmaScalars {
                     m: r.m as u32,
                     n: r.n as u32,
                     k: r.k as u32,
-                    ldc: ldc as u32,
+                    ldd: r.ldc as u32,
+                    d_batch: call.stride_c as u64,
                     batch: call.batch as u32,
-                    c_batch: c_batch as u64,
                     splits: splits as u32,
                     split_steps: split_steps as u32,
-                    c_split: w_split as u64,
+                    alpha: g.alpha,
+                    beta: g.beta,
+                    bias_mode,
+                    act: call.act.code(),
                 };
-                if direct {
-                    let d = (c as &mut dyn Any).downcast_mut::<DeviceBuffer<f32>>().expect("O is f32 here");
-                    // SAFETY: the maps describe A and B inside `a_src` and `b_src` (checked by
-                    // `Call::check` and `tensor_map_pitched`); D holds the batch at ldc and
-                    // stride_c (checked); one split.
-                    unsafe { P::launch(gpu, grid, maps, a_src, b_src, d, scalars(r.ldc, call.stride_c)) }
-                } else {
-                    // SAFETY: as above; the workspace holds batch x splits x m x n sums at n.
-                    unsafe { P::launch(gpu, grid, maps, a_src, b_src, &mut w, scalars(ldw, w_batch)) }
-                }
+                let buffers = WgmmaBuffers { maps, a: a_src, b: b_src, d: &mut *c, sums: &mut w, bias: bias_buffer };
+                // SAFETY: the maps describe A and B inside `a_src` and `b_src` (checked by
+                // `Call::check` and `tensor_map_pitched`); D holds the batch at ldc and
+                // stride_c, the bias m values (checked); with several splits the workspace
+                // holds batch x splits x m x n sums.
+                unsafe { P::launch(gpu, grid, buffers, scalars) }
             })();
             self.put(PACK_A, pa);
             self.put(PACK_B, pb);
             result?;
         }
-        if !direct {
-            let bias_mode = match (call.bias, r.swapped) {
-                (false, _) => BIAS_NONE,
-                (true, false) => BIAS_ROWS,
-                (true, true) => BIAS_COLS,
-            };
-            let none = self.take::<f32>(gpu, NO_BIAS, 1)?;
+        if !fused {
             let epilogue = &gpu::gemm::epilogue::gemm_epilogue::KERNELS
                 [<O as gpu::gemm::epilogue::gemm_epilogue::Instance>::INDEX];
             let grid = epilogue.launch.grid(r.n as u32, r.m as u32);
@@ -306,7 +304,7 @@ impl TensorGemm {
                     grid,
                     &w,
                     c,
-                    bias.unwrap_or(&none),
+                    bias_buffer,
                     r.m as u32,
                     r.n as u32,
                     ldw as u32,
@@ -321,9 +319,12 @@ impl TensorGemm {
                     call.act.code(),
                 )
             };
-            self.put(NO_BIAS, none);
-            result?;
+            if let Err(e) = result {
+                self.put(NO_BIAS, none);
+                return Err(e);
+            }
         }
+        self.put(NO_BIAS, none);
         self.put(SUMS, w);
         Ok(route)
     }
@@ -355,7 +356,7 @@ impl TensorGemm {
         if !call.has_epilogue() && TypeId::of::<O>() == TypeId::of::<f32>() {
             let c = (c as &mut dyn Any).downcast_mut::<DeviceBuffer<f32>>().expect("O is f32 here");
             self.sgemm.borrow_mut().run(gpu, &g, a, b, c)?;
-            return Ok(Route { direct: true, ..route });
+            return Ok(Route { fused: true, ..route });
         }
         // W = op(A) op(B) in the call's layout at the least ldc, then the epilogue.
         let plain = Gemm { alpha: 1.0, beta: 0.0, ldc: g.min_ld(Operand::C), ..g };

@@ -37,6 +37,14 @@ for section in "$@"; do
     echo "=== gemm sweep $p -> $out" | tee -a "$LOG"
     $D/gemm --precision $p --out $out --sweep --iters 20 --warmup 5 > "$OUT/sweep-$spec.md" 2> "$OUT/sweep-$spec.err"
     echo "exit $?" >> "$OUT/sweep-$spec.md" ;;
+  ncu)
+    # The library kernel with plain f32 sums against the same with the
+    # epilogue fused into its store (bf16 out), 4096^3.
+    M=gpu__time_duration.sum,sm__inst_executed.sum,launch__registers_per_thread,smsp__warp_issue_stalled_no_instruction_per_warp_active.pct,smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct,smsp__warp_issue_stalled_barrier_per_warp_active.pct,l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum
+    for out in f32 bf16; do
+      ncu --clock-control none --csv -k regex:gemm_wgmma --metrics $M $D/gemm --precision bf16 --out $out --shape 4096x4096x4096 --iters 1 --warmup 0 > "$OUT/ncu-$out.csv" 2> "$OUT/ncu-$out.err"
+      echo "ncu $out:"; grep gemm_wgmma "$OUT/ncu-$out.csv" | awk -F'","' '{print $5, $(NF-2), $NF}' | tail -8
+    done | tee -a "$LOG" ;;
   tensor)
     echo "=== tensor family (the ladder after the hopper.rs generalization)" | tee -a "$LOG"
     $D/kernel-lab --only tensor --sizes 4096,8192 --quiet > "$OUT/tensor.txt" 2>&1; echo "exit $?" >> "$OUT/tensor.txt" ;;

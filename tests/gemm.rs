@@ -157,3 +157,16 @@ fn bad_calls_are_one_line_errors_before_anything_runs() {
     expect(lib.run::<Bf16, f32>(&gpu, &with_bias, &a, &b, &mut c, Some(&short)), "the bias needs 8 values");
     assert!(c.len() == 64 && gpu.download(&c).unwrap().iter().all(|&x| x == 0.0), "nothing ran");
 }
+
+#[test]
+fn sixteen_bit_outputs_store_in_pairs_when_aligned() {
+    let gpu = Gpu::emulator();
+    let lib = TensorGemm::new();
+    // n, ldc and the batch stride even: 4-byte stores of two outputs.
+    for (i, act) in [Act::None, Act::Relu, Act::Gelu].into_iter().enumerate() {
+        let c = call(Layout::Row, Op::N, Op::N, (136, 264, 40)).packed(2).with_epilogue(i > 0, act);
+        let route = ok::<Bf16, bf16>(&gpu, &lib, Call { gemm: c.gemm.scaled(0.5, 1.5), ..c }, 100 + i as u64);
+        assert!(route.fused && !route.pack_a && !route.pack_b, "{route:?}");
+        ok::<F16, f16>(&gpu, &lib, Call { gemm: c.gemm.scaled(1.0, 0.0), ..c }, 110 + i as u64);
+    }
+}

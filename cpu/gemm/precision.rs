@@ -130,8 +130,9 @@ pub trait Precision: 'static {
     /// The tensor-core kernel reads B K-major (`n x k`), as `wgmma` must
     /// for tf32; the 16-bit kernels read it N-major (`k x n`).
     const B_K_MAJOR: bool;
-    /// The library's `wgmma` kernel, or `None` (the FFMA path, `f32`).
-    fn kernel() -> Option<&'static Kernel>;
+    /// The library's `wgmma` kernel for output type `O`, or `None` (the
+    /// FFMA path, `f32`).
+    fn kernel<O: Element>() -> Option<&'static Kernel>;
     /// k per stage of that kernel (one 128-byte row).
     const BK: usize = 128 / size_of::<Self::Input>();
     /// Launches [`Precision::kernel`].
@@ -165,9 +166,8 @@ macro_rules! tensor_precision {
             type Input = $input;
             const PRODUCT_ERROR: f64 = $error;
             const B_K_MAJOR: bool = $k_major;
-            fn kernel() -> Option<&'static Kernel> {
-                // Every output type's instance is in the same PTX.
-                Some(&gpu::gemm::wgmma::$kernel::KERNELS[0])
+            fn kernel<O: Element>() -> Option<&'static Kernel> {
+                Some(&gpu::gemm::wgmma::$kernel::KERNELS[<O as gpu::gemm::wgmma::$kernel::Instance>::INDEX])
             }
             unsafe fn launch<O: Element>(
                 gpu: &Gpu,
@@ -217,7 +217,7 @@ impl Precision for F32 {
     type Input = f32;
     const PRODUCT_ERROR: f64 = 0.0;
     const B_K_MAJOR: bool = false;
-    fn kernel() -> Option<&'static Kernel> {
+    fn kernel<O: Element>() -> Option<&'static Kernel> {
         None
     }
     unsafe fn launch<O: Element>(_: &Gpu, _: Dim3, _: WgmmaBuffers<'_, f32, O>, _: WgmmaScalars) -> Result<()> {

@@ -157,7 +157,7 @@ impl TensorGemm {
         if trivial && g.beta == 1.0 && !call.has_epilogue() {
             return Ok(Route { nothing: true, ..Route::default() });
         }
-        let Some(kernel) = P::kernel() else {
+        let Some(kernel) = P::kernel::<O>() else {
             return self.run_f32(gpu, call, a, b, c, bias);
         };
         if !trivial {

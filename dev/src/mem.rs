@@ -257,6 +257,14 @@ impl<T> Out<T> {
     pub const fn as_ptr(&self) -> *mut T {
         self.0
     }
+
+    /// The same memory as elements of `U`: to store two 16-bit values
+    /// with one 4-byte store, say (each store's index and alignment are
+    /// then `U`'s).
+    #[inline(always)]
+    pub const fn recast<U>(&self) -> Out<U> {
+        Out(self.0 as *mut U)
+    }
 }
 
 impl Out<f32> {

@@ -13,6 +13,7 @@
 
 use half::{bf16, f16};
 
+use crate::dev::math::tanh_approx;
 use crate::dev::{In, Out, block_idx_x, block_idx_y, block_idx_z, thread_idx_x};
 use crate::kernel;
 
@@ -26,9 +27,30 @@ pub const ROWS: usize = 4;
 pub trait Output: Copy + 'static {
     fn of_f32(x: f32) -> Self;
     fn to_f32(self) -> f32;
+    /// Stores `v` rounded at `d[at]` and `d[at + 1]` with one store (8
+    /// bytes for `f32`, 4 for 16-bit types).
+    ///
+    /// # Safety
+    /// Both elements lie in `d`; `at` is even and `d` 8-byte aligned.
+    #[inline(always)]
+    unsafe fn store_pair(d: &Out<Self>, at: usize, v: [f32; 2]) {
+        let bits = |x: f32| -> u32 {
+            let h = Self::of_f32(x);
+            // SAFETY: `Self` is a 16-bit type here (`f32` overrides this).
+            u32::from(unsafe { core::mem::transmute_copy::<Self, u16>(&h) })
+        };
+        // SAFETY: the caller's contract: `at` even, so `at / 2` is the
+        // 4-byte word holding both.
+        unsafe { d.recast::<u32>().store(at / 2, bits(v[0]) | bits(v[1]) << 16) };
+    }
 }
 
 impl Output for f32 {
+    #[inline(always)]
+    unsafe fn store_pair(d: &Out<f32>, at: usize, v: [f32; 2]) {
+        // SAFETY: the caller's contract.
+        unsafe { d.store2(at, v) };
+    }
     #[inline(always)]
     fn of_f32(x: f32) -> f32 {
         x
@@ -42,7 +64,7 @@ impl Output for f32 {
 impl Output for bf16 {
     #[inline(always)]
     fn of_f32(x: f32) -> bf16 {
-        bf16::from_f32(x)
+        bf16::from_bits(crate::dev::math::bf16_bits(x))
     }
     #[inline(always)]
     fn to_f32(self) -> f32 {
@@ -53,7 +75,7 @@ impl Output for bf16 {
 impl Output for f16 {
     #[inline(always)]
     fn of_f32(x: f32) -> f16 {
-        f16::from_f32(x)
+        f16::from_bits(crate::dev::math::f16_bits(x))
     }
     #[inline(always)]
     fn to_f32(self) -> f32 {
@@ -75,53 +97,29 @@ pub const ACT_RELU: u32 = 1;
 /// GELU, tanh form: `x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`.
 pub const ACT_GELU: u32 = 2;
 
-/// `2^x` for `f32` `x`: `2^i 2^f` with `i = floor(x)` and `2^f`, `f` in
-/// `[0, 1)`, from the Taylor series of `e^(f ln 2)` to degree 8 (its
-/// remainder is below `(ln 2)^9 / 9! < 2^-21` relative), scaled by
-/// building `2^i`'s bits; `x` clamped to `[-126, 127]` (normal results).
-/// Plain `f32` multiplies and adds, so the device and the emulator compute
-/// the same bits.
+/// GELU, tanh form, with `tanh.approx` ([`tanh_approx`]): a few
+/// instructions, so that the epilogue stays small where it is unrolled
+/// into a kernel's store. Its error beside the exact function: `|x| / 2`
+/// times `tanh.approx`'s, about `2^-11` relative.
 #[inline(always)]
-pub fn exp2(x: f32) -> f32 {
-    let x = x.clamp(-126.0, 127.0);
-    let mut i = x as i32;
-    if i as f32 > x {
-        i -= 1;
-    }
-    let t = (x - i as f32) * core::f32::consts::LN_2;
-    // e^t = sum t^j / j!, Horner from degree 8.
-    let mut p = 1.0 / 40320.0;
-    for d in [5040.0f32, 720.0, 120.0, 24.0, 6.0, 2.0, 1.0, 1.0] {
-        p = p * t + 1.0 / d;
-    }
-    p * f32::from_bits(((i + 127) as u32) << 23)
+pub fn gelu(x: f32) -> f32 {
+    // sqrt(2 / pi)
+    let u = 0.797_884_6 * (x + 0.044_715 * x * x * x);
+    0.5 * x * (1.0 + tanh_approx(u))
 }
 
-/// `tanh(u) = sign(u) (1 - 2 / (e^(2|u|) + 1))`, with [`exp2`]; absolute
-/// error a few `f32` ulps of 1.
+/// `max(x, 0)`.
 #[inline(always)]
-pub fn tanh(u: f32) -> f32 {
-    let e = exp2(2.0 * core::f32::consts::LOG2_E * u.abs());
-    let t = 1.0 - 2.0 / (e + 1.0);
-    if u < 0.0 { -t } else { t }
+pub fn relu(x: f32) -> f32 {
+    if x > 0.0 { x } else { 0.0 }
 }
 
 /// The activation `act` of `x`.
 #[inline(always)]
 pub fn activate(act: u32, x: f32) -> f32 {
     match act {
-        ACT_RELU => {
-            if x > 0.0 {
-                x
-            } else {
-                0.0
-            }
-        }
-        ACT_GELU => {
-            // sqrt(2 / pi)
-            let u = 0.797_884_6 * (x + 0.044_715 * x * x * x);
-            0.5 * x * (1.0 + tanh(u))
-        }
+        ACT_RELU => relu(x),
+        ACT_GELU => gelu(x),
         _ => x,
     }
 }

@@ -28,7 +28,7 @@
 
 use half::{bf16, f16};
 
-use super::epilogue::{BIAS_COLS, BIAS_ROWS, Output, activate};
+use super::epilogue::{ACT_GELU, ACT_NONE, ACT_RELU, BIAS_COLS, BIAS_NONE, BIAS_ROWS, Output, gelu, relu};
 use crate::dev::registers;
 use crate::dev::tma::acquire_map;
 use crate::dev::wgmma::d_f32;
@@ -65,25 +65,123 @@ struct Item {
 
 /// `D = act(alpha acc + beta C + bias)`: the epilogue's scalars.
 #[derive(Clone, Copy)]
-struct Epilogue {
-    alpha: f32,
-    beta: f32,
-    bias: In<f32>,
-    bias_mode: u32,
-    act: u32,
+pub struct Epilogue {
+    pub alpha: f32,
+    pub beta: f32,
+    pub bias: In<f32>,
+    pub bias_mode: u32,
+    pub act: u32,
 }
+
+/// How an output type stores a tile's plain sums (`alpha = 1`, `beta =
+/// 0`, no bias, no activation).
+pub trait PlainStore: Output {
+    /// Warpgroup `wg`'s sums of the tile at `origin` into `D`
+    /// (`d[base + i ldd + j]`, inside `m x n` only).
+    ///
+    /// # Safety
+    /// As for [`store_through`].
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn store_plain(
+        d: &Out<Self>,
+        acc: &[f32; 128],
+        origin: (usize, usize),
+        wg: usize,
+        t: u32,
+        mn: (usize, usize),
+        at: (usize, usize),
+        e: Epilogue,
+    );
+}
+
+impl PlainStore for f32 {
+    /// Step 6's store: 8-byte pairs when `n`, `ldd` and the base are even.
+    #[inline(always)]
+    unsafe fn store_plain(
+        d: &Out<f32>,
+        acc: &[f32; 128],
+        origin: (usize, usize),
+        wg: usize,
+        t: u32,
+        (m, n): (usize, usize),
+        (base, ldd): (usize, usize),
+        _: Epilogue,
+    ) {
+        // SAFETY: the caller's contract; pairs only when even.
+        unsafe {
+            if n.is_multiple_of(2) && ldd.is_multiple_of(2) && base.is_multiple_of(2) {
+                store_at::<true>(d, acc, origin, wg, t, (m, n), (base, ldd));
+            } else {
+                store_at::<false>(d, acc, origin, wg, t, (m, n), (base, ldd));
+            }
+        }
+    }
+}
+
+macro_rules! plain_through_epilogue {
+    ($($t:ty),*) => {$(
+        impl PlainStore for $t {
+            #[inline(always)]
+            unsafe fn store_plain(
+                d: &Out<$t>,
+                acc: &[f32; 128],
+                origin: (usize, usize),
+                wg: usize,
+                t: u32,
+                mn: (usize, usize),
+                at: (usize, usize),
+                e: Epilogue,
+            ) {
+                // SAFETY: the caller's contract (`e` applies nothing).
+                unsafe { store_with(d, acc, origin, wg, t, mn, at, e, |x| x) }
+            }
+        }
+    )*};
+}
+
+plain_through_epilogue!(bf16, f16);
 
 /// Warpgroup `wg`'s sums of the tile at `(m0, n0)` through the epilogue
 /// into `D` (`d[base + i ldd + j]`, inside `m x n` only): each thread's
 /// 128 sums lie in two rows 8 apart, in pairs of neighbouring columns
-/// ([`d_f32`]).
+/// ([`d_f32`]). The activation is chosen once, outside the unrolled
+/// store ([`store_with`]), so each activation's store is one compact run
+/// of code (an activation tested per element would interleave every
+/// activation's code through all 128 stores, and the store would wait on
+/// instruction fetches).
 ///
 /// # Safety
 /// `d` holds the matrix at `base`, `ldd`; the bias (by its mode) `m` or
 /// `n` values; no other thread touches these elements.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn store_through<T: Output>(
+pub unsafe fn store_through<T: Output>(
+    d: &Out<T>,
+    acc: &[f32; 128],
+    origin: (usize, usize),
+    wg: usize,
+    t: u32,
+    mn: (usize, usize),
+    at: (usize, usize),
+    e: Epilogue,
+) {
+    // SAFETY (each): the caller's contract.
+    unsafe {
+        match e.act {
+            ACT_RELU => store_with(d, acc, origin, wg, t, mn, at, e, relu),
+            ACT_GELU => store_with(d, acc, origin, wg, t, mn, at, e, gelu),
+            _ => store_with(d, acc, origin, wg, t, mn, at, e, |x| x),
+        }
+    }
+}
+
+/// [`store_through`] with the activation `act`.
+///
+/// # Safety
+/// As for [`store_through`].
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn store_with<T: Output>(
     d: &Out<T>,
     acc: &[f32; 128],
     (m0, n0): (usize, usize),
@@ -92,30 +190,53 @@ unsafe fn store_through<T: Output>(
     (m, n): (usize, usize),
     (base, ldd): (usize, usize),
     e: Epilogue,
+    act: impl Fn(f32) -> f32,
 ) {
     let (r, col) = d_f32(t, 0);
     let (row, col) = (m0 + 64 * wg + r as usize, n0 + col as usize);
-    seq!(J in 0..64 {{
-        let row = row + 8 * (J % 2);
-        let col = col + 8 * (J / 2);
-        for h in 0..2 {
-            if row < m && col + h < n {
-                let at = base + row * ldd + col + h;
-                let mut x = e.alpha * acc[2 * J + h];
-                if e.beta != 0.0 {
-                    // SAFETY: inside D (the caller's contract); this
-                    // thread's element alone.
-                    x += e.beta * unsafe { d.load(at) }.to_f32();
-                }
-                if e.bias_mode == BIAS_ROWS || e.bias_mode == BIAS_COLS {
-                    let i = if e.bias_mode == BIAS_ROWS { row } else { col + h };
-                    // SAFETY: i < m or i < n, the bias's length by its mode.
-                    x += unsafe { e.bias.load(i) };
-                }
-                // SAFETY: as for the load.
-                unsafe { d.store(at, T::of_f32(activate(e.act, x))) };
-            }
+    let value = |at: usize, row: usize, col: usize, sum: f32| {
+        let mut x = e.alpha * sum;
+        if e.beta != 0.0 {
+            // SAFETY: inside D (the caller's contract); this thread's
+            // element alone.
+            x += e.beta * unsafe { d.load(at) }.to_f32();
         }
+        if e.bias_mode == BIAS_ROWS || e.bias_mode == BIAS_COLS {
+            let i = if e.bias_mode == BIAS_ROWS { row } else { col };
+            // SAFETY: i < m or i < n, the bias's length by its mode.
+            x += unsafe { e.bias.load(i) };
+        }
+        act(x)
+    };
+    // Pairs of neighbouring columns start on even elements when `n`,
+    // `ldd` and `base` are even (`col` always is): one store each, and
+    // inside D (all but the last tile row and column) no guards.
+    if n.is_multiple_of(2) && ldd.is_multiple_of(2) && base.is_multiple_of(2) {
+        let inside = row + 8 < m && n0 + BN <= n;
+        seq!(J in 0..64 {{
+            let (row, col) = (row + 8 * (J % 2), col + 8 * (J / 2));
+            if inside || (row < m && col < n) {
+                let at = base + row * ldd + col;
+                let v = [value(at, row, col, acc[2 * J]), value(at + 1, row, col + 1, acc[2 * J + 1])];
+                // SAFETY: both inside D (n even, col even: col + 1 < n);
+                // at even.
+                unsafe { T::store_pair(d, at, v) };
+            }
+        }});
+        return;
+    }
+    let one = |row: usize, col: usize, sum: f32| {
+        if row < m && col < n {
+            let at = base + row * ldd + col;
+            let x = value(at, row, col, sum);
+            // SAFETY: inside D; this thread's element alone.
+            unsafe { d.store(at, T::of_f32(x)) };
+        }
+    };
+    seq!(J in 0..64 {{
+        let (row, col) = (row + 8 * (J % 2), col + 8 * (J / 2));
+        one(row, col, acc[2 * J]);
+        one(row, col + 1, acc[2 * J + 1]);
     }});
 }
 
@@ -123,10 +244,13 @@ unsafe fn store_through<T: Output>(
 #[inline(always)]
 fn items(w: Work) -> impl Iterator<Item = Item> {
     let grid = (w.m.div_ceil(BM), w.n.div_ceil(BN));
-    let tiles = grid.0 * grid.1;
+    // At least one tile: the clamp tells the compiler the divisions below
+    // cannot be by zero (no panic path).
+    let tiles = (grid.0 * grid.1).max(1);
     (block_idx_x() as usize..w.batch * w.splits * tiles).step_by(grid_dim_x() as usize).map(move |i| {
         let (tile, rest) = (i % tiles, i / tiles);
-        let (s, z) = (rest % w.splits.max(1), rest / w.splits.max(1));
+        let splits = w.splits.max(1);
+        let (s, z) = (rest % splits, rest / splits);
         let (tm, tn) = grouped(tile, grid);
         let first = s * w.split_steps;
         Item { origin: (tm * BM, tn * BN), z, s, first, steps: w.split_steps.min(w.steps.saturating_sub(first)) }
@@ -135,7 +259,7 @@ fn items(w: Work) -> impl Iterator<Item = Item> {
 
 /// The body of every instance (see the module).
 #[inline(always)]
-fn gemm<E: Element, T: Output>(maps: In<u64>, (d, sums): (Out<T>, Out<f32>), w: Work, k: u32, e: Epilogue) {
+fn gemm<E: Element, T: PlainStore>(maps: In<u64>, (d, sums): (Out<T>, Out<f32>), w: Work, k: u32, e: Epilogue) {
     let t = thread_idx_x() as usize;
     let (ring, steps) = start::<E>(maps, 2, k);
     let w = Work { steps, ..w };
@@ -172,6 +296,19 @@ fn gemm<E: Element, T: Output>(maps: In<u64>, (d, sums): (Out<T>, Out<f32>), w: 
     let consumer = t / 128 - 1;
     let t = (t % 128) as u32;
     let mut it = 0;
+    // Nothing to apply: the output type's own store of plain sums (`f32`:
+    // step 6's, unguarded 8-byte pairs inside D).
+    let plain = e.alpha == 1.0 && e.beta == 0.0 && e.bias_mode == BIAS_NONE && e.act == ACT_NONE;
+    if w.splits == 1 && plain {
+        for item in items(w) {
+            // SAFETY: as below.
+            unsafe {
+                let acc = consume(ring, consumer, item.steps, &mut it);
+                T::store_plain(&d, &acc, item.origin, consumer, t, (w.m, w.n), (item.z * w.d_batch, w.ldd), e);
+            }
+        }
+        return;
+    }
     if w.splits == 1 {
         for item in items(w) {
             // SAFETY: the warpgroup, converged; the producer fills these
@@ -223,7 +360,7 @@ macro_rules! instances {
             types = [f32, bf16, f16]
         )]
         #[allow(clippy::too_many_arguments)]
-        pub fn $name<T: Output>(
+        pub fn $name<T: PlainStore>(
             maps: In<u64>,
             a: In<$ty>,
             b: In<$ty>,

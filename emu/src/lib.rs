@@ -58,26 +58,35 @@
 //! the caller hands [`launch`] the body one thread runs and the buffers the
 //! kernel may touch.
 
+mod abi;
 mod analysis;
+mod async_hooks;
+mod context;
+mod hooks;
 mod memory;
 pub mod order;
 mod proxy;
 mod report;
-mod runtime;
+mod resolve;
+mod scheduler;
 pub mod tma;
 
+pub use abi::{Buffer, Launch};
 pub use analysis::{AccessStats, Analysis};
 pub use report::{Actor, EmuError, Race};
-pub use runtime::{Buffer, Launch, launch};
+pub use scheduler::launch;
 
 /// What the device layer's host back end calls: one function per device
 /// operation, each acting on the emulated thread that is running.
 pub mod device {
-    pub use crate::runtime::{
-        Op, ShflOp, Site, Space, access, active_mask, async_read, barrier, cluster, cluster_barrier,
-        copy_async, copy_commit, copy_wait, fence, index, mbarrier_arrive, mbarrier_arrive_peer,
-        mbarrier_init, mbarrier_wait, shared_base, shared_len, shuffle, tma_copy, tma_copy_multicast,
-        warp_sync,
+    pub use crate::abi::{Op, ShflOp, Site, Space};
+    pub use crate::async_hooks::{
+        async_read, copy_async, copy_commit, copy_wait, mbarrier_arrive, mbarrier_arrive_peer, mbarrier_init,
+        mbarrier_wait, tma_copy, tma_copy_multicast,
+    };
+    pub use crate::hooks::{
+        access, active_mask, barrier, cluster, cluster_barrier, fence, index, shared_base, shared_len,
+        shuffle, warp_sync,
     };
     pub use std::sync::atomic::Ordering;
 

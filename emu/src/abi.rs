@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 /// grid, the bytes of launch-sized shared memory per block, and the device
 /// buffers it may touch.
 #[derive(Clone, Debug)]
-pub struct Launch<'a> {
+pub struct LaunchSpec<'a> {
     pub name: &'a str,
     pub block: [u32; 3],
     pub grid: [u32; 3],

@@ -71,7 +71,7 @@ mod resolve;
 mod scheduler;
 pub mod tma;
 
-pub use abi::{Buffer, Launch};
+pub use abi::{Buffer, LaunchSpec};
 pub use analysis::{AccessStats, Analysis};
 pub use report::{Actor, EmuError, Race};
 pub use scheduler::launch;

@@ -7,7 +7,7 @@ use std::panic::Location;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
-use super::abi::Launch;
+use super::abi::LaunchSpec;
 use super::analysis::{Analysis, Recorder};
 use super::context::{BLOCK, BlockCtx, CLUSTER, Event, LaunchState, State, THREAD, ThreadCtx};
 use super::memory::SharedWord;
@@ -61,7 +61,7 @@ const STACK_BYTES: usize = 256 * 1024;
 /// after another (a block is a cluster of one without `spec.cluster`), each
 /// thread running `body`. Returns the access analysis (empty unless
 /// `spec.analyze`).
-pub fn launch(spec: &Launch, body: &dyn Fn()) -> Result<Analysis, EmuError> {
+pub fn launch(spec: &LaunchSpec, body: &dyn Fn()) -> Result<Analysis, EmuError> {
     quiet_kernel_panics();
     let [bx, by, bz] = spec.block;
     let threads = bx as usize * by as usize * bz as usize;

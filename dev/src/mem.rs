@@ -15,7 +15,7 @@
 //! one handle to each output. For element-wise kernels, which need no
 //! `unsafe` at all, see [`super::slice`].
 
-use super::check::{self, Mem};
+use super::check::{self, Space};
 
 /// Four `f32` with the 16-byte alignment that `ld.global.v4.f32` requires.
 #[repr(C, align(16))]
@@ -56,7 +56,7 @@ impl<T: Copy> In<T> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn load(self, i: usize) -> T {
         let p = self.0.wrapping_add(i);
-        check::load(Mem::Global, p, size_of::<T>());
+        check::load(Space::Global, p, size_of::<T>());
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { p.read() }
     }
@@ -85,7 +85,7 @@ impl<T: Copy> In<T> {
     pub unsafe fn load16<const N: usize>(self, i: usize) -> [T; N] {
         const { assert!(N * core::mem::size_of::<T>() == 16, "load16 reads exactly 16 bytes") };
         let p = self.0.wrapping_add(i);
-        check::load(Mem::Global, p, 16);
+        check::load(Space::Global, p, 16);
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { (p as *const Align16<[T; N]>).read().0 }
     }
@@ -100,7 +100,7 @@ impl<T: Copy> In<T> {
     pub unsafe fn load8<const N: usize>(self, i: usize) -> [T; N] {
         const { assert!(N * core::mem::size_of::<T>() == 8, "load8 reads exactly 8 bytes") };
         let p = self.0.wrapping_add(i);
-        check::load(Mem::Global, p, 8);
+        check::load(Space::Global, p, 8);
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { (p as *const Align8<[T; N]>).read().0 }
     }
@@ -114,7 +114,7 @@ impl<T: Copy> In<T> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn load_volatile(self, i: usize) -> T {
         let p = self.0.wrapping_add(i);
-        check::load(Mem::Global, p, size_of::<T>());
+        check::load(Space::Global, p, size_of::<T>());
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { p.read_volatile() }
     }
@@ -172,7 +172,7 @@ impl In<f32> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn load4(self, i: usize) -> [f32; 4] {
         let p = self.0.wrapping_add(i);
-        check::load(Mem::Global, p, 16);
+        check::load(Space::Global, p, 16);
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { (p as *const F32x4).read().0 }
     }
@@ -232,7 +232,7 @@ impl<T: Copy> Out<T> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn store(&self, i: usize, value: T) {
         let p = self.0.wrapping_add(i);
-        check::store(Mem::Global, p, &value);
+        check::store(Space::Global, p, &value);
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { p.write(value) }
     }
@@ -245,7 +245,7 @@ impl<T: Copy> Out<T> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn load(&self, i: usize) -> T {
         let p = self.0.wrapping_add(i);
-        check::load(Mem::Global, p, size_of::<T>());
+        check::load(Space::Global, p, size_of::<T>());
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { p.read() }
     }
@@ -268,7 +268,7 @@ impl Out<f32> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn load4(&self, i: usize) -> [f32; 4] {
         let p = self.0.wrapping_add(i);
-        check::load(Mem::Global, p, 16);
+        check::load(Space::Global, p, 16);
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { (p as *const F32x4).read().0 }
     }
@@ -281,7 +281,7 @@ impl Out<f32> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn store4(&self, i: usize, value: [f32; 4]) {
         let p = self.0.wrapping_add(i);
-        check::store(Mem::Global, p, &value);
+        check::store(Space::Global, p, &value);
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { (p as *mut F32x4).write(F32x4(value)) }
     }
@@ -295,7 +295,7 @@ impl Out<f32> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn store2(&self, i: usize, value: [f32; 2]) {
         let p = self.0.wrapping_add(i);
-        check::store(Mem::Global, p, &value);
+        check::store(Space::Global, p, &value);
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { (p as *mut F32x2).write(F32x2(value)) }
     }

@@ -33,21 +33,8 @@ pub struct Buffer<'a> {
     pub bytes: usize,
 }
 
-/// Which memory an access is to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Space {
-    Shared,
-    Global,
-}
-
-impl Space {
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Space::Shared => "shared",
-            Space::Global => "global",
-        }
-    }
-}
+/// Which memory an access is to (the ISA's state spaces).
+pub use gpu_isa::Space;
 
 /// What an access does.
 #[derive(Clone, Copy, Debug)]

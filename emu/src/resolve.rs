@@ -246,35 +246,6 @@ pub(crate) fn resolve_warp_syncs(ctx: &BlockCtx, state: &mut [State]) -> Result<
     Ok(progressed)
 }
 
-/// The lane `shfl.sync` reads for `lane`, and its predicate, by the PTX
-/// ISA's pseudocode: `c[4:0]` is the clamp, `c[12:8]` the segment mask; a
-/// source outside the lane's segment gives the lane its own value and a
-/// false predicate.
-pub(crate) fn ptx_shuffle_source(lane: u32, mode: u32, b: u32, c: u32) -> (u32, bool) {
-    let (bval, cval, segmask) = (b & 31, c & 31, (c >> 8) & 31);
-    let max_lane = (lane & segmask) | (cval & !segmask);
-    let min_lane = lane & segmask;
-    let (j, ok) = match mode {
-        0 => {
-            let j = lane as i64 - bval as i64;
-            (j, j >= max_lane as i64)
-        }
-        1 => {
-            let j = (lane + bval) as i64;
-            (j, j <= max_lane as i64)
-        }
-        2 => {
-            let j = (lane ^ bval) as i64;
-            (j, j <= max_lane as i64)
-        }
-        _ => {
-            let j = (min_lane | (bval & !segmask)) as i64;
-            (j, j <= max_lane as i64)
-        }
-    };
-    if ok { (j as u32, true) } else { (lane, false) }
-}
-
 /// Completes every shuffle whose mask lanes have all arrived. Returns
 /// whether any did.
 pub(crate) fn resolve_shuffles(
@@ -346,7 +317,7 @@ pub(crate) fn resolve_shuffles(
                 continue;
             }
             if let ShflOp::Sync { mode, b, c } = op {
-                let (j, ok) = ptx_shuffle_source(lane, mode, b, c);
+                let (j, ok) = gpu_isa::shuffle::source_lane(lane, mode, b, c);
                 let from = warp * 32 + j as usize;
                 if from >= n || mask & (1 << j) == 0 {
                     return Err(EmuError::Deadlock {

@@ -37,7 +37,7 @@ pub fn launch_sized_base() -> *mut u8 {
     #[cfg(target_arch = "nvptx64")]
     {
         // Asked for as 16-byte units so that the symbol is declared
-        // `.align 16`, which `load4`/`store4` rely on.
+        // `.align 16`, which `load_x4`/`store_x4` rely on.
         core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<crate::mem::F32x4>() as *mut u8
     }
     #[cfg(not(target_arch = "nvptx64"))]
@@ -145,7 +145,7 @@ impl<const STRIDE: usize> SharedTile<f32, STRIDE> {
     /// As for [`SharedTile::load`], and `r * STRIDE + c` is a multiple of 4.
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub unsafe fn load4(self, r: usize, c: usize) -> [f32; 4] {
+    pub unsafe fn load_x4(self, r: usize, c: usize) -> [f32; 4] {
         let p = self.base.wrapping_add(r * STRIDE + c);
         check::load(Space::Shared, p, 16);
         // SAFETY: the caller's contract (see `# Safety`).
@@ -158,7 +158,7 @@ impl<const STRIDE: usize> SharedTile<f32, STRIDE> {
     /// As for [`SharedTile::store`], and `r * STRIDE + c` is a multiple of 4.
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub unsafe fn store4(self, r: usize, c: usize, value: [f32; 4]) {
+    pub unsafe fn store_x4(self, r: usize, c: usize, value: [f32; 4]) {
         let p = self.base.wrapping_add(r * STRIDE + c);
         check::store(Space::Shared, p, &value);
         // SAFETY: the caller's contract (see `# Safety`).

@@ -29,6 +29,10 @@
 //! - `cp.async` copies read global memory when issued and land in shared
 //!   memory at the `wait_group` that covers them; a thread that exits with
 //!   copies in flight is an error.
+//! - `mma.sync`, `ldmatrix`/`stmatrix` and `wgmma` gather the whole
+//!   warp's registers through shuffles (or read the warpgroup's shared
+//!   operands) and compute by the lane maps, descriptors and swizzles of
+//!   the `gpu-isa` crate, in `f64`, rounded once to `f32`.
 //!
 //! What it checks on every access, and reports with the kernel, block,
 //! thread(s), word and the `file:line` of each access involved:
@@ -37,7 +41,7 @@
 //!   against the buffers passed to the launch;
 //! - races, in shared *and* global memory, within a block and across
 //!   blocks, per byte, with happens-before from barriers, `sync_warp`, and
-//!   fences with atomics ([`order`](crate::order) says what is modelled);
+//!   fences with atomics ([`order`] says what is modelled);
 //! - reads of shared-memory words no thread of the block has written
 //!   (a kernel opts out per read, where it means to read garbage).
 //!

@@ -543,7 +543,7 @@ impl Launcher for Gpu {
                         arg.buffer().map(|(addr, bytes)| emu::Buffer { name: param.name, addr, bytes })
                     })
                     .collect();
-                let spec = emu::Launch {
+                let spec = emu::LaunchSpec {
                     name: kernel.name,
                     block: [block.x, block.y, block.z],
                     grid: [grid.x, grid.y, grid.z],

@@ -84,11 +84,12 @@ impl Gpu {
             Err(Error::InvalidInput(format!("tensor map of a {rows}x{cols} {name} matrix: {why}")))
         };
         let per_16 = 16 / bytes;
-        if !pitch.is_multiple_of(per_16) || !offset.is_multiple_of(per_16) {
-            return bad(format!(
-                "TMA needs every row to start on 16 bytes, so the row stride and start must be multiples of {per_16}, \
-                 not {pitch} and {offset}"
-            ));
+        for (what, x) in [("row stride", pitch), ("start", offset)] {
+            if !x.is_multiple_of(per_16) {
+                return bad(format!(
+                    "TMA needs every row to start on 16 bytes, so the {what} must be a multiple of {per_16}, not {x}"
+                ));
+            }
         }
         if pitch < cols {
             return bad(format!("rows {pitch} elements apart overlap"));

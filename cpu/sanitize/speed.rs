@@ -36,7 +36,7 @@ pub fn measure(block: u32, threads: u32, runs: usize) -> Speed {
         emu::Buffer { name: "input", addr: input.as_ptr() as usize, bytes: n * 4 },
         emu::Buffer { name: "output", addr: output.as_mut_ptr() as usize, bytes: n * 4 },
     ];
-    let spec = emu::Launch {
+    let spec = emu::LaunchSpec {
         name: "speed",
         block: [block, 1, 1],
         grid: [blocks, 1, 1],

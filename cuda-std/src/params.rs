@@ -9,7 +9,7 @@
 use core::ops::{Deref, Index};
 
 use gpu_dev::Slice;
-use gpu_dev::check::{self, Mem};
+use gpu_dev::check::{self, Space};
 
 /// `&[T]`: an input buffer and its length, the device layer's checked
 /// [`Slice`] with what rust-cuda code does with a slice: `a[i]` (bounds-
@@ -50,7 +50,7 @@ impl<T: Copy> Index<usize> for GlobalSlice<T> {
         let len = self.len();
         assert!(i < len, "index out of bounds: the len is {len} but the index is {i}");
         let p = self.as_ptr().wrapping_add(i);
-        check::load(Mem::Global, p, size_of::<T>());
+        check::load(Space::Global, p, size_of::<T>());
         // SAFETY: the launch passed `len` elements at the slice's address
         // (the kernel ABI); `i < len`.
         unsafe { &*p }

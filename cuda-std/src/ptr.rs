@@ -15,7 +15,7 @@
 
 use core::ops::{Deref, DerefMut};
 
-use gpu_dev::check::{self, Mem};
+use gpu_dev::check::{self, Space};
 
 macro_rules! pointer {
     ($(#[$doc:meta])* $name:ident, $raw:ty, $mem:expr) => {
@@ -131,15 +131,15 @@ pointer!(
     /// `*mut T`: a buffer the kernel writes. `*p.add(i) = v`, `p.write(v)`.
     DevicePtr,
     *mut T,
-    Mem::Global
+    Space::Global
 );
-writable!(DevicePtr, Mem::Global);
+writable!(DevicePtr, Space::Global);
 
 pointer!(
     /// `*const T`: a buffer the kernel reads.
     DeviceConstPtr,
     *const T,
-    Mem::Global
+    Space::Global
 );
 
 pointer!(
@@ -147,9 +147,9 @@ pointer!(
     /// `dynamic_shared_mem` give: used like rust-cuda's `*mut T`.
     SharedPtr,
     *mut T,
-    Mem::Shared
+    Space::Shared
 );
-writable!(SharedPtr, Mem::Shared);
+writable!(SharedPtr, Space::Shared);
 
 impl<T> SharedPtr<T> {
     /// The region at `at`.

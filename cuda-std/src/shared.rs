@@ -13,7 +13,7 @@
 
 use core::ops::{Deref, Index, IndexMut};
 
-use gpu_dev::check::{self, Mem};
+use gpu_dev::check::{self, Space};
 
 pub use crate::ptr::SharedPtr;
 
@@ -106,7 +106,7 @@ impl<T, const N: usize> Index<usize> for SharedStatic<[T; N]> {
         assert!(i < N, "index out of bounds: the len is {N} but the index is {i}");
         let p = (self.base as *mut T).wrapping_add(i);
         if checked::<T>() {
-            check::load(Mem::Shared, p, size_of::<T>());
+            check::load(Space::Shared, p, size_of::<T>());
         }
         // SAFETY: `i < N` in the region `at` was given.
         unsafe { &*p }
@@ -120,7 +120,7 @@ impl<T, const N: usize> IndexMut<usize> for SharedStatic<[T; N]> {
         assert!(i < N, "index out of bounds: the len is {N} but the index is {i}");
         let p = (self.base as *mut T).wrapping_add(i);
         if checked::<T>() {
-            check::store_unknown(Mem::Shared, p, size_of::<T>());
+            check::store_unknown(Space::Shared, p, size_of::<T>());
         }
         // SAFETY: as for `index`.
         unsafe { &mut *p }

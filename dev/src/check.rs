@@ -6,55 +6,44 @@
 //! The access functions that call these are `#[track_caller]` on the host
 //! only, so a report names the line in the kernel, not in this layer.
 
-/// Which memory an access is to.
-#[derive(Clone, Copy)]
-pub enum Mem {
-    Shared,
-    Global,
-}
-
-#[cfg(not(target_arch = "nvptx64"))]
-fn space(mem: Mem) -> emu::device::Space {
-    match mem {
-        Mem::Shared => emu::device::Space::Shared,
-        Mem::Global => emu::device::Space::Global,
-    }
-}
+/// Which memory an access is to (the ISA's state spaces; the emulator's
+/// own `emu::device::Space`).
+pub use gpu_isa::Space;
 
 #[cfg(not(target_arch = "nvptx64"))]
 #[track_caller]
-fn hook(mem: Mem, p: *const u8, bytes: usize, op: emu::device::Op) {
-    emu::device::access(space(mem), p as usize, bytes, op, core::panic::Location::caller());
+fn hook(space: Space, p: *const u8, bytes: usize, op: emu::device::Op) {
+    emu::device::access(space, p as usize, bytes, op, core::panic::Location::caller());
 }
 
 /// A load of `bytes` at `p`.
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub fn load<T>(_mem: Mem, _p: *const T, _bytes: usize) {
+pub fn load<T>(_space: Space, _p: *const T, _bytes: usize) {
     #[cfg(not(target_arch = "nvptx64"))]
-    hook(_mem, _p.cast(), _bytes, emu::device::Op::Read);
+    hook(_space, _p.cast(), _bytes, emu::device::Op::Read);
 }
 
 /// A load that may see a shared word nobody wrote, on purpose.
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub fn load_maybe_uninit<T>(_mem: Mem, _p: *const T, _bytes: usize) {
+pub fn load_maybe_uninit<T>(_space: Space, _p: *const T, _bytes: usize) {
     #[cfg(not(target_arch = "nvptx64"))]
-    hook(_mem, _p.cast(), _bytes, emu::device::Op::ReadMaybeUninit);
+    hook(_space, _p.cast(), _bytes, emu::device::Op::ReadMaybeUninit);
 }
 
 /// A store of `value` (of `T`s, or a vector of them) at `p` (the emulator compares values to tell benign
 /// same-value races).
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub fn store<T, V>(_mem: Mem, _p: *const T, _value: &V) {
+pub fn store<T, V>(_space: Space, _p: *const T, _value: &V) {
     #[cfg(not(target_arch = "nvptx64"))]
     {
         // SAFETY: the bytes of a value on the stack; the device layer's
         // stored types (numbers, arrays and vectors of them) have no
         // padding.
         let bytes = unsafe { core::slice::from_raw_parts((_value as *const V).cast::<u8>(), size_of::<V>()) };
-        hook(_mem, _p.cast(), bytes.len(), emu::device::Op::Write(bytes));
+        hook(_space, _p.cast(), bytes.len(), emu::device::Op::Write(bytes));
     }
 }
 
@@ -62,7 +51,7 @@ pub fn store<T, V>(_mem: Mem, _p: *const T, _value: &V) {
 /// handed to the kernel).
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub fn store_unknown<T>(_mem: Mem, _p: *const T, _bytes: usize) {
+pub fn store_unknown<T>(_space: Space, _p: *const T, _bytes: usize) {
     #[cfg(not(target_arch = "nvptx64"))]
-    hook(_mem, _p.cast(), _bytes, emu::device::Op::WriteUnknown);
+    hook(_space, _p.cast(), _bytes, emu::device::Op::WriteUnknown);
 }

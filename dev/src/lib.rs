@@ -2,13 +2,26 @@
 //!
 //! - [`thread`]: thread, block and grid indices, [`thread::sync_threads`],
 //!   and [`thread::index`], a thread's unique index in the launch;
-//! - [`slice`]: checked global memory ([`Slice`], [`DisjointSlice`]), the
-//!   parameters of kernels that need no `unsafe`;
+//! - [`slice`](mod@slice): checked global memory ([`Slice`],
+//!   [`DisjointSlice`]), the parameters of kernels that need no `unsafe`;
 //! - [`mem`]: unchecked global-memory pointers ([`In`], [`Out`]), with
-//!   scalar and 16-byte vector accesses;
+//!   scalar and 8- and 16-byte vector accesses;
 //! - [`shared`]: typed views over the block's launch-sized shared memory;
-//! - [`warp`]: warp shuffles;
-//! - [`copy`]: asynchronous global-to-shared copies (`cp.async`).
+//! - [`warp`]: warp shuffles and `sync_warp`;
+//! - [`atomic`]: atomics and fences, for blocks that hand each other data;
+//! - [`math`]: floating-point operations with an explicit rounding;
+//! - [`copy`]: asynchronous global-to-shared copies (`cp.async`);
+//! - [`mma`] and [`matrix`]: warp-level tensor cores (`mma.sync`) and the
+//!   `ldmatrix`/`stmatrix` that feed them;
+//! - [`barrier`], [`tma`], [`wgmma`], [`registers`], [`cluster`]: Hopper's
+//!   mbarriers, tensor-memory copies, warpgroup MMA, `setmaxnreg` and
+//!   thread-block clusters;
+//! - `check` (hidden): the host build's calls into the emulator before each
+//!   access.
+//!
+//! What each instruction computes (fragment lane maps, descriptors,
+//! swizzles) is defined once, in the `gpu-isa` crate, which this layer and
+//! the emulator both use.
 //!
 //! On `nvptx64` each function is one or two PTX instructions. On the host
 //! each calls the emulator (the `emu` crate), which checks it and runs it.

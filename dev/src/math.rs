@@ -32,7 +32,7 @@ pub fn tanh_approx(x: f32) -> f32 {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        x.tanh()
+        emu::device::tanh(x)
     }
 }
 
@@ -49,7 +49,7 @@ pub fn bf16_bits(x: f32) -> u16 {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        half::bf16::from_f32(x).to_bits()
+        emu::device::bf16_bits(x)
     }
 }
 
@@ -66,6 +66,6 @@ pub fn f16_bits(x: f32) -> u16 {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        half::f16::from_f32(x).to_bits()
+        emu::device::f16_bits(x)
     }
 }

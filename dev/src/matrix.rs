@@ -27,13 +27,7 @@
 //! load/store instructions").
 
 use super::SharedTile;
-use super::check::{self, Mem};
-
-/// The 16-bit element `i` (0..8) of a 16-byte row held as four words.
-#[cfg(not(target_arch = "nvptx64"))]
-fn half(row: [u32; 4], i: u32) -> u32 {
-    (row[(i / 2) as usize] >> (16 * (i % 2))) & 0xffff
-}
+use super::check::{self, Space};
 
 impl<const STRIDE: usize> SharedTile<u16, STRIDE> {
     /// `ldmatrix.sync.aligned.m8n8.x4.shared.b16`: this lane gives the row
@@ -66,7 +60,7 @@ impl<const STRIDE: usize> SharedTile<u16, STRIDE> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn load_matrices<const TRANS: bool>(self, r: usize, c: usize) -> [u32; 4] {
         let p = self.element_ptr(r, c);
-        check::load(Mem::Shared, p, 16);
+        check::load(Space::Shared, p, 16);
         #[cfg(target_arch = "nvptx64")]
         {
             let address = crate::shared::window_address(p);
@@ -90,22 +84,7 @@ impl<const STRIDE: usize> SharedTile<u16, STRIDE> {
             [r0, r1, r2, r3]
         }
         #[cfg(not(target_arch = "nvptx64"))]
-        {
-            aligned(p);
-            // SAFETY: the caller's contract (checked above by the emulator).
-            let mine = unsafe { (p as *const [u32; 4]).read_unaligned() };
-            let (lane, rows) = crate::warp::gather(mine);
-            let (group, quad) = (lane / 4, lane % 4);
-            core::array::from_fn(|j| {
-                let matrix = 8 * j as u32;
-                if TRANS {
-                    let row = |k: u32| rows[(matrix + k) as usize];
-                    half(row(2 * quad), group) | half(row(2 * quad + 1), group) << 16
-                } else {
-                    rows[(matrix + group) as usize][quad as usize]
-                }
-            })
-        }
+        emu::device::ldmatrix_x4(p as usize, TRANS)
     }
 
     /// `stmatrix.sync.aligned.m8n8.x4.shared.b16` (sm_90): the inverse of
@@ -133,25 +112,6 @@ impl<const STRIDE: usize> SharedTile<u16, STRIDE> {
             };
         }
         #[cfg(not(target_arch = "nvptx64"))]
-        {
-            aligned(p);
-            let (lane, all) = crate::warp::gather(regs);
-            // Row `lane % 8` of matrix `lane / 8`: its word `w` is register
-            // `lane / 8` of lane `4 (lane % 8) + w`.
-            let (matrix, row) = ((lane / 8) as usize, lane % 8);
-            let mine: [u32; 4] = core::array::from_fn(|w| all[(4 * row) as usize + w][matrix]);
-            check::store(Mem::Shared, p, &mine);
-            // SAFETY: the caller's contract (checked above by the emulator).
-            unsafe { (p as *mut [u32; 4]).write_unaligned(mine) };
-        }
+        emu::device::stmatrix_x4(p as usize, regs);
     }
-}
-
-/// A row address of `ldmatrix`/`stmatrix` must be 16-byte aligned (the PTX
-/// ISA leaves anything else undefined).
-#[cfg(not(target_arch = "nvptx64"))]
-#[track_caller]
-fn aligned(p: *const u16) {
-    let offset = p as usize - emu::device::shared_base() as usize;
-    assert!(offset.is_multiple_of(16), "ldmatrix/stmatrix row at shared byte {offset}, not on 16 bytes");
 }

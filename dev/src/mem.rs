@@ -10,12 +10,15 @@
 //!
 //! Accesses are `unsafe`: they are not bounds-checked, and the kernel
 //! guards its indices (each kernel's doc comment says how). They compile
-//! to one `ld.global`/`st.global`; the `*4` methods to one 16-byte
-//! `ld.global.v4`/`st.global.v4`. `Out<T>` is not `Copy`: a kernel holds
+//! to one `ld.global`/`st.global`; the vector methods to one `.v2` or
+//! `.v4` access. Their names count what the reader counts: `load_x4`,
+//! `store_x4`, `store_x2` move 4 or 2 `f32` elements (16 or 8 bytes);
+//! `load16`, `load8` and their `_cg` forms, generic over the element type,
+//! move 16 or 8 bytes. `Out<T>` is not `Copy`: a kernel holds
 //! one handle to each output. For element-wise kernels, which need no
 //! `unsafe` at all, see [`super::slice`].
 
-use super::check::{self, Mem};
+use super::check::{self, Space};
 
 /// Four `f32` with the 16-byte alignment that `ld.global.v4.f32` requires.
 #[repr(C, align(16))]
@@ -56,7 +59,7 @@ impl<T: Copy> In<T> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn load(self, i: usize) -> T {
         let p = self.0.wrapping_add(i);
-        check::load(Mem::Global, p, size_of::<T>());
+        check::load(Space::Global, p, size_of::<T>());
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { p.read() }
     }
@@ -85,7 +88,7 @@ impl<T: Copy> In<T> {
     pub unsafe fn load16<const N: usize>(self, i: usize) -> [T; N] {
         const { assert!(N * core::mem::size_of::<T>() == 16, "load16 reads exactly 16 bytes") };
         let p = self.0.wrapping_add(i);
-        check::load(Mem::Global, p, 16);
+        check::load(Space::Global, p, 16);
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { (p as *const Align16<[T; N]>).read().0 }
     }
@@ -100,7 +103,7 @@ impl<T: Copy> In<T> {
     pub unsafe fn load8<const N: usize>(self, i: usize) -> [T; N] {
         const { assert!(N * core::mem::size_of::<T>() == 8, "load8 reads exactly 8 bytes") };
         let p = self.0.wrapping_add(i);
-        check::load(Mem::Global, p, 8);
+        check::load(Space::Global, p, 8);
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { (p as *const Align8<[T; N]>).read().0 }
     }
@@ -114,7 +117,7 @@ impl<T: Copy> In<T> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn load_volatile(self, i: usize) -> T {
         let p = self.0.wrapping_add(i);
-        check::load(Mem::Global, p, size_of::<T>());
+        check::load(Space::Global, p, size_of::<T>());
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { p.read_volatile() }
     }
@@ -170,19 +173,19 @@ impl In<f32> {
     /// buffers start 256-byte aligned).
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub unsafe fn load4(self, i: usize) -> [f32; 4] {
+    pub unsafe fn load_x4(self, i: usize) -> [f32; 4] {
         let p = self.0.wrapping_add(i);
-        check::load(Mem::Global, p, 16);
+        check::load(Space::Global, p, 16);
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { (p as *const F32x4).read().0 }
     }
 
     /// Words `i..i + 4` (their bits) by one 16-byte load cached in L2 only
     /// (`ld.global.cg`): for data read once, whose lines would only take
-    /// room in L1. On the host, [`In::load4`] (no L1 to bypass).
+    /// room in L1. On the host, [`In::load_x4`] (no L1 to bypass).
     ///
     /// # Safety
-    /// As for [`In::load4`].
+    /// As for [`In::load_x4`].
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn load16_cg(self, i: usize) -> [u32; 4] {
@@ -197,7 +200,7 @@ impl In<f32> {
         }
         #[cfg(not(target_arch = "nvptx64"))]
         // SAFETY: the caller's contract.
-        unsafe { self.load4(i) }.map(f32::to_bits)
+        unsafe { self.load_x4(i) }.map(f32::to_bits)
     }
 
     /// Words `i..i + 2` by one 8-byte load cached in L2 only; on the host,
@@ -232,7 +235,7 @@ impl<T: Copy> Out<T> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn store(&self, i: usize, value: T) {
         let p = self.0.wrapping_add(i);
-        check::store(Mem::Global, p, &value);
+        check::store(Space::Global, p, &value);
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { p.write(value) }
     }
@@ -245,7 +248,7 @@ impl<T: Copy> Out<T> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn load(&self, i: usize) -> T {
         let p = self.0.wrapping_add(i);
-        check::load(Mem::Global, p, size_of::<T>());
+        check::load(Space::Global, p, size_of::<T>());
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { p.read() }
     }
@@ -271,12 +274,12 @@ impl Out<f32> {
     /// Reads elements `i..i + 4` with one 16-byte load.
     ///
     /// # Safety
-    /// As for [`In::load4`].
+    /// As for [`In::load_x4`].
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub unsafe fn load4(&self, i: usize) -> [f32; 4] {
+    pub unsafe fn load_x4(&self, i: usize) -> [f32; 4] {
         let p = self.0.wrapping_add(i);
-        check::load(Mem::Global, p, 16);
+        check::load(Space::Global, p, 16);
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { (p as *const F32x4).read().0 }
     }
@@ -284,12 +287,12 @@ impl Out<f32> {
     /// Writes elements `i..i + 4` with one 16-byte store.
     ///
     /// # Safety
-    /// As for [`In::load4`], and no other thread writes these elements.
+    /// As for [`In::load_x4`], and no other thread writes these elements.
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub unsafe fn store4(&self, i: usize, value: [f32; 4]) {
+    pub unsafe fn store_x4(&self, i: usize, value: [f32; 4]) {
         let p = self.0.wrapping_add(i);
-        check::store(Mem::Global, p, &value);
+        check::store(Space::Global, p, &value);
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { (p as *mut F32x4).write(F32x4(value)) }
     }
@@ -301,9 +304,9 @@ impl Out<f32> {
     /// thread writes these elements.
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub unsafe fn store2(&self, i: usize, value: [f32; 2]) {
+    pub unsafe fn store_x2(&self, i: usize, value: [f32; 2]) {
         let p = self.0.wrapping_add(i);
-        check::store(Mem::Global, p, &value);
+        check::store(Space::Global, p, &value);
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { (p as *mut F32x2).write(F32x2(value)) }
     }

@@ -12,8 +12,9 @@
 //!
 //! Which lane holds which element is fixed by the PTX ISA ("Matrix
 //! Fragments for mma.m16n8k16" and "for mma.m16n8k8"); [`a_bf16`],
-//! [`b_bf16`], [`a_tf32`], [`b_tf32`] and [`c_f32`] encode it, with
-//! `group = lane / 4` and `quad = lane % 4`:
+//! [`b_bf16`], [`a_tf32`], [`b_tf32`] and [`c_f32`] (from `gpu_isa::mma`,
+//! the one home of the lane maps) encode it, with `group = lane / 4` and
+//! `quad = lane % 4`:
 //!
 //! - **A, bf16** (row-major 16 x 16): element `i` of 8 (register `i / 2`,
 //!   the lower index in the low 16 bits) is row `group + 8 ((i / 2) % 2)`,
@@ -34,56 +35,12 @@
 //! `bf16` has 8 significant bits, `tf32` 11; their products are exact in
 //! `f32`, and the tensor core adds them into the `f32` accumulator (in an
 //! order and with an internal rounding the ISA does not specify: the
-//! host's error bounds allow one `f32` ulp per addition). The emulator
-//! computes each lane's `D` from the whole warp's fragments, gathered from
-//! the lanes as the hardware does, in `f64`, rounded once to `f32`.
+//! host's error bounds allow one `f32` ulp per addition). On the host,
+//! `emu::device::mma_sync` computes each lane's `D` from the whole warp's
+//! fragments, gathered from the lanes as the hardware does, in `f64`,
+//! rounded once to `f32`.
 
-/// The lane's place in its warp's fragments: `(group, quad)` = `(lane / 4,
-/// lane % 4)`.
-#[inline(always)]
-const fn parts(lane: u32) -> (u32, u32) {
-    (lane / 4, lane % 4)
-}
-
-/// `(row, column)` of element `i` (0..8) of lane `lane`'s A fragment of
-/// `m16n8k16` bf16 (see the module documentation).
-#[inline(always)]
-pub const fn a_bf16(lane: u32, i: u32) -> (u32, u32) {
-    let (group, quad) = parts(lane);
-    (group + 8 * ((i / 2) % 2), 2 * quad + i % 2 + 8 * (i / 4))
-}
-
-/// `(row k, column n)` of element `i` (0..4) of the B fragment of
-/// `m16n8k16` bf16.
-#[inline(always)]
-pub const fn b_bf16(lane: u32, i: u32) -> (u32, u32) {
-    let (group, quad) = parts(lane);
-    (2 * quad + i % 2 + 8 * (i / 2), group)
-}
-
-/// `(row, column)` of register `i` (0..4) of the A fragment of `m16n8k8`
-/// tf32.
-#[inline(always)]
-pub const fn a_tf32(lane: u32, i: u32) -> (u32, u32) {
-    let (group, quad) = parts(lane);
-    (group + 8 * (i % 2), quad + 4 * (i / 2))
-}
-
-/// `(row k, column n)` of register `i` (0..2) of the B fragment of
-/// `m16n8k8` tf32.
-#[inline(always)]
-pub const fn b_tf32(lane: u32, i: u32) -> (u32, u32) {
-    let (group, quad) = parts(lane);
-    (quad + 4 * i, group)
-}
-
-/// `(row, column)` of element `i` (0..4) of the C and D fragments (both
-/// shapes).
-#[inline(always)]
-pub const fn c_f32(lane: u32, i: u32) -> (u32, u32) {
-    let (group, quad) = parts(lane);
-    (group + 8 * (i / 2), 2 * quad + i % 2)
-}
+pub use gpu_isa::mma::{a_bf16, a_tf32, b_bf16, b_tf32, c_f32};
 
 /// Two bf16 values in one register: `lo` (the lower element index) in bits
 /// 0..16, `hi` in 16..32.
@@ -161,7 +118,7 @@ pub unsafe fn mma_bf16_m16n8k16(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 
         mma_sync!("m16n8k16.row.col.f32.bf16.bf16.f32", a, b, c)
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    emulated::halves(a, b, c, bf16_to_f32)
+    emu::device::mma_sync(emu::device::MmaInput::Bf16, a, b, c)
 }
 
 /// As [`mma_bf16_m16n8k16`] with IEEE binary16 A and B (two per register,
@@ -179,8 +136,7 @@ pub unsafe fn mma_f16_m16n8k16(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4
         mma_sync!("m16n8k16.row.col.f32.f16.f16.f32", a, b, c)
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    // Every binary16 is exactly an `f32` (the `half` crate decodes it).
-    emulated::halves(a, b, c, |h| half::f16::from_bits(h).to_f32())
+    emu::device::mma_sync(emu::device::MmaInput::F16, a, b, c)
 }
 
 /// `D = A B + C` for one `m16n8k8` tile with tf32 A and B and `f32` C and
@@ -198,83 +154,5 @@ pub unsafe fn mma_tf32_m16n8k8(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4
         mma_sync!("m16n8k8.row.col.f32.tf32.tf32.f32", a, b, c)
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let (lane, warp_a, warp_b) = emulated::gather(a, b);
-        // The tensor core reads only the tf32 bits of each register.
-        let tf32 = |bits: u32| f32::from_bits(bits & !0x1fff);
-        emulated::product(
-            lane,
-            c,
-            8,
-            |l, i| (a_tf32(l, i), tf32(warp_a[l as usize][i as usize])),
-            4,
-            |l, i| (b_tf32(l, i), tf32(warp_b[l as usize][i as usize])),
-            2,
-        )
-    }
-}
-
-#[cfg(not(target_arch = "nvptx64"))]
-mod emulated {
-    use super::{a_bf16, b_bf16, c_f32};
-
-    /// One `m16n8k16` of 16-bit inputs (bf16 or f16, two per register, the
-    /// lower index in the low half), `value` decoding each.
-    #[track_caller]
-    pub fn halves(a: [u32; 4], b: [u32; 2], c: [f32; 4], value: fn(u16) -> f32) -> [f32; 4] {
-        let (lane, warp_a, warp_b) = gather(a, b);
-        let half = |r: u32, i: u32| value((r >> (16 * (i % 2))) as u16);
-        product(
-            lane,
-            c,
-            16,
-            |l, i| (a_bf16(l, i), half(warp_a[l as usize][(i / 2) as usize], i)),
-            8,
-            |l, i| (b_bf16(l, i), half(warp_b[l as usize][(i / 2) as usize], i)),
-            4,
-        )
-    }
-
-    /// This lane's index, and every lane's A and B registers (see
-    /// `warp::gather`).
-    #[track_caller]
-    pub fn gather(a: [u32; 4], b: [u32; 2]) -> (u32, [[u32; 4]; 32], [[u32; 2]; 32]) {
-        let (lane, all) = crate::warp::gather([a[0], a[1], a[2], a[3], b[0], b[1]]);
-        let warp_a = all.map(|r| [r[0], r[1], r[2], r[3]]);
-        let warp_b = all.map(|r| [r[4], r[5]]);
-        (lane, warp_a, warp_b)
-    }
-
-    /// This lane's D: the whole A (16 x `k`) and B (`k` x 8) rebuilt from
-    /// the lanes' elements (`a_at(lane, i)` for `i < a_per_lane`, likewise
-    /// B), multiplied in `f64` (exact for bf16 and tf32 products and sums of
-    /// up to 16 of them) and added to C, rounded once.
-    #[allow(clippy::too_many_arguments)]
-    pub fn product(
-        lane: u32,
-        c: [f32; 4],
-        k: usize,
-        a_at: impl Fn(u32, u32) -> ((u32, u32), f32),
-        a_per_lane: u32,
-        b_at: impl Fn(u32, u32) -> ((u32, u32), f32),
-        b_per_lane: u32,
-    ) -> [f32; 4] {
-        let mut a = [[0.0f64; 16]; 16];
-        let mut b = [[0.0f64; 8]; 16];
-        for l in 0..32 {
-            for i in 0..a_per_lane {
-                let ((r, col), v) = a_at(l, i);
-                a[r as usize][col as usize] = v as f64;
-            }
-            for i in 0..b_per_lane {
-                let ((row, n), v) = b_at(l, i);
-                b[row as usize][n as usize] = v as f64;
-            }
-        }
-        core::array::from_fn(|i| {
-            let (r, n) = c_f32(lane, i as u32);
-            let dot: f64 = (0..k).map(|p| a[r as usize][p] * b[p][n as usize]).sum();
-            (dot + c[i] as f64) as f32
-        })
-    }
+    emu::device::mma_sync(emu::device::MmaInput::Tf32, a, b, c)
 }

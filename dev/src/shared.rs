@@ -11,7 +11,7 @@
 //! constant. On the host it is the emulator's per-block buffer, and every
 //! access is bounds-checked, race-checked and counted for bank conflicts.
 
-use super::check::{self, Mem};
+use super::check::{self, Space};
 
 /// A row-major 2-D tile of `T` in shared memory, `STRIDE` elements per row.
 ///
@@ -37,7 +37,7 @@ pub fn launch_sized_base() -> *mut u8 {
     #[cfg(target_arch = "nvptx64")]
     {
         // Asked for as 16-byte units so that the symbol is declared
-        // `.align 16`, which `load4`/`store4` rely on.
+        // `.align 16`, which `load_x4`/`store_x4` rely on.
         core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<crate::mem::F32x4>() as *mut u8
     }
     #[cfg(not(target_arch = "nvptx64"))]
@@ -116,7 +116,7 @@ impl<T: Copy, const STRIDE: usize> SharedTile<T, STRIDE> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn load(self, r: usize, c: usize) -> T {
         let p = self.base.wrapping_add(r * STRIDE + c);
-        check::load(Mem::Shared, p, size_of::<T>());
+        check::load(Space::Shared, p, size_of::<T>());
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { p.read() }
     }
@@ -130,7 +130,7 @@ impl<T: Copy, const STRIDE: usize> SharedTile<T, STRIDE> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn store(self, r: usize, c: usize, value: T) {
         let p = self.base.wrapping_add(r * STRIDE + c);
-        check::store(Mem::Shared, p, &value);
+        check::store(Space::Shared, p, &value);
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { p.write(value) }
     }
@@ -145,9 +145,9 @@ impl<const STRIDE: usize> SharedTile<f32, STRIDE> {
     /// As for [`SharedTile::load`], and `r * STRIDE + c` is a multiple of 4.
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub unsafe fn load4(self, r: usize, c: usize) -> [f32; 4] {
+    pub unsafe fn load_x4(self, r: usize, c: usize) -> [f32; 4] {
         let p = self.base.wrapping_add(r * STRIDE + c);
-        check::load(Mem::Shared, p, 16);
+        check::load(Space::Shared, p, 16);
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { (p as *const crate::mem::F32x4).read().0 }
     }
@@ -158,9 +158,9 @@ impl<const STRIDE: usize> SharedTile<f32, STRIDE> {
     /// As for [`SharedTile::store`], and `r * STRIDE + c` is a multiple of 4.
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub unsafe fn store4(self, r: usize, c: usize, value: [f32; 4]) {
+    pub unsafe fn store_x4(self, r: usize, c: usize, value: [f32; 4]) {
         let p = self.base.wrapping_add(r * STRIDE + c);
-        check::store(Mem::Shared, p, &value);
+        check::store(Space::Shared, p, &value);
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { (p as *mut crate::mem::F32x4).write(crate::mem::F32x4(value)) }
     }
@@ -175,7 +175,7 @@ impl<T: Copy> SharedTile<T, 0> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn get(self, i: usize) -> T {
         let p = self.base.wrapping_add(i);
-        check::load(Mem::Shared, p, size_of::<T>());
+        check::load(Space::Shared, p, size_of::<T>());
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { p.read() }
     }
@@ -191,7 +191,7 @@ impl<T: Copy> SharedTile<T, 0> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn get_maybe_uninit(self, i: usize) -> T {
         let p = self.base.wrapping_add(i);
-        check::load_maybe_uninit(Mem::Shared, p, size_of::<T>());
+        check::load_maybe_uninit(Space::Shared, p, size_of::<T>());
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { p.read() }
     }
@@ -205,7 +205,7 @@ impl<T: Copy> SharedTile<T, 0> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn set(self, i: usize, value: T) {
         let p = self.base.wrapping_add(i);
-        check::store(Mem::Shared, p, &value);
+        check::store(Space::Shared, p, &value);
         // SAFETY: the caller's contract (see `# Safety`).
         unsafe { p.write(value) }
     }

@@ -15,7 +15,7 @@
 //! store is the same `ld.global`/`st.global` as through an unchecked
 //! pointer.
 
-use super::check::{self, Mem};
+use super::check::{self, Space};
 
 use core::ptr::NonNull;
 
@@ -62,7 +62,7 @@ impl<T: Copy> Slice<T> {
             return None;
         }
         let p = self.ptr.wrapping_add(i);
-        check::load(Mem::Global, p, size_of::<T>());
+        check::load(Space::Global, p, size_of::<T>());
         // SAFETY: `i < len`, and the launch passed a whole buffer of `len`
         // elements that no thread writes during the launch (it is borrowed
         // shared by the host for the launch).
@@ -80,7 +80,7 @@ impl Slice<f32> {
             return None;
         }
         let p = self.ptr.wrapping_add(i);
-        check::load(Mem::Global, p, 16);
+        check::load(Space::Global, p, 16);
         // SAFETY: in bounds as above; 16-byte aligned because a buffer
         // starts 256-byte aligned (cuMemAlloc's, and the emulator's,
         // alignment) and `i` is a multiple of 4 `f32`.
@@ -118,7 +118,7 @@ impl<T> DisjointSlice<T> {
         // `Copy` nor `Clone`.
         unsafe {
             let p = self.ptr.add(i);
-            check::store_unknown(Mem::Global, p.as_ptr(), size_of::<T>());
+            check::store_unknown(Space::Global, p.as_ptr(), size_of::<T>());
             Some(&mut *p.as_ptr())
         }
     }

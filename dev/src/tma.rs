@@ -19,28 +19,7 @@
 use super::In;
 use super::barrier::Mbarrier;
 
-pub use emu_tma::{swizzle, swizzle_128};
-
-#[cfg(not(target_arch = "nvptx64"))]
-use emu::tma as emu_tma;
-
-/// The swizzle, for the device build too (the same function).
-#[cfg(target_arch = "nvptx64")]
-mod emu_tma {
-    /// See `emu::tma::swizzle`: the 16-byte unit within `span` XORed
-    /// with the 128-byte row, modulo `span / 16`.
-    #[inline(always)]
-    pub const fn swizzle(span: usize, a: usize) -> usize {
-        let units = span / 16;
-        if units <= 1 { a } else { a ^ (((a >> 7) & (units - 1)) << 4) }
-    }
-
-    /// `swizzle(128, a)`.
-    #[inline(always)]
-    pub const fn swizzle_128(a: usize) -> usize {
-        swizzle(128, a)
-    }
-}
+pub use gpu_isa::swizzle::{swizzle, swizzle_128};
 
 /// Words of one tensor map in global memory (128 bytes, 64-byte aligned).
 pub const MAP_WORDS: usize = 16;
@@ -147,7 +126,7 @@ fn box_bytes(
     emu::device::async_read(emu::device::Space::Global, map as usize, 8 * MAP_WORDS, site);
     // SAFETY: checked above to lie in a buffer of the launch.
     let words = unsafe { (map as *const [u64; MAP_WORDS]).read_unaligned() };
-    let Some(m) = emu_tma::Map2d::decode(&words) else {
+    let Some(m) = emu::tma::Map2d::decode(&words) else {
         panic!("copy_2d: map {i} is not a tensor map encoded for the emulator");
     };
     let base = emu::device::shared_base() as usize;

@@ -128,28 +128,3 @@ pub fn sync_warp(mask: u32) {
     #[cfg(not(target_arch = "nvptx64"))]
     emu::device::warp_sync(mask, core::panic::Location::caller());
 }
-
-/// The emulator's view of a warp-collective instruction (`mma`,
-/// `ldmatrix`, `stmatrix`): this lane's index in its warp, and every
-/// lane's `mine`, exchanged through the emulator's shuffles, so a lane
-/// that does not take part is reported as for any warp-collective
-/// operation.
-#[cfg(not(target_arch = "nvptx64"))]
-#[track_caller]
-pub(crate) fn gather<const N: usize>(mine: [u32; N]) -> (u32, [[u32; N]; 32]) {
-    let (t, _, dim, _) = emu::device::index();
-    let lane = (t[0] + dim[0] * (t[1] + dim[1] * t[2])) % 32;
-    let mut all = [[0u32; N]; 32];
-    for pair in (0..N).step_by(2) {
-        let hi = if pair + 1 < N { mine[pair + 1] } else { 0 };
-        let bits = mine[pair] as u64 | (hi as u64) << 32;
-        for (j, theirs) in all.iter_mut().enumerate() {
-            let got = emu::device::shuffle(FULL_MASK, emu::device::ShflOp::Idx(j as u32), bits);
-            theirs[pair] = got as u32;
-            if pair + 1 < N {
-                theirs[pair + 1] = (got >> 32) as u32;
-            }
-        }
-    }
-    (lane, all)
-}

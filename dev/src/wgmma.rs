@@ -33,61 +33,16 @@
 //! other code, `commit` to close a group, `wait::<N>` until at most `N`
 //! groups are in flight before reading D or reusing the shared tiles.
 //!
-//! PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate". On
-//! the host the emulator computes each thread's D from the shared tiles at
+//! PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate". The
+//! descriptors, [`element_offset`], [`d_f32`] and [`swizzle`] are
+//! `gpu_isa`'s, the one home of what the ISA defines. On the host
+//! `emu::device::wgmma_m64n256` computes each thread's D from the shared tiles at
 //! the instruction, through the same descriptor arithmetic, in `f64`
 //! rounded once per instruction (as for `mma`), and checks every byte it reads:
 //! in bounds, written, not awaiting a TMA copy.
 
-pub use super::tma::swizzle;
-
-/// A shared-memory matrix descriptor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Descriptor(pub u64);
-
-impl Descriptor {
-    /// The descriptor of an operand swizzled over `span` bytes (128, 64 or
-    /// 32) at shared address `start` (see [`shared_address`]) with byte
-    /// offsets `lbo` and `sbo`.
-    #[inline(always)]
-    pub const fn swizzled(span: u32, start: u32, lbo: u32, sbo: u32) -> Descriptor {
-        let layout: u64 = match span {
-            128 => 1,
-            64 => 2,
-            _ => 3,
-        };
-        Descriptor(field(start) | field(lbo) << 16 | field(sbo) << 32 | layout << 62)
-    }
-
-    /// The swizzle span in bytes its layout type names (0: none).
-    pub const fn span(self) -> usize {
-        match self.0 >> 62 {
-            1 => 128,
-            2 => 64,
-            3 => 32,
-            _ => 0,
-        }
-    }
-
-    /// The same operand `bytes` further on (the next k16 of a K-major
-    /// tile: 32 bytes).
-    #[inline(always)]
-    pub const fn advanced(self, bytes: u32) -> Descriptor {
-        Descriptor(self.0 + (bytes >> 4) as u64)
-    }
-
-    /// `(start, lbo, sbo)` in bytes.
-    pub const fn fields(self) -> (usize, usize, usize) {
-        let d = self.0;
-        (((d & 0x3fff) << 4) as usize, ((d >> 16 & 0x3fff) << 4) as usize, ((d >> 32 & 0x3fff) << 4) as usize)
-    }
-}
-
-/// A byte count as a 14-bit descriptor field (in 16-byte units).
-#[inline(always)]
-const fn field(bytes: u32) -> u64 {
-    ((bytes >> 4) & 0x3fff) as u64
-}
+pub use gpu_isa::swizzle::swizzle;
+pub use gpu_isa::wgmma::{Descriptor, d_f32, element_offset};
 
 /// The address `wgmma` descriptors and the emulator use for a pointer into
 /// the launch's shared memory: its shared-window address on the GPU, its
@@ -102,32 +57,6 @@ pub fn shared_address<T>(p: *const T) -> u32 {
     {
         (p as usize - emu::device::shared_base() as usize) as u32
     }
-}
-
-/// The byte address, before the swizzle, of element `(row, col)` of the
-/// operand `desc` describes, for elements of `bytes` bytes (2: bf16, 4:
-/// tf32): K-major (`row` in M or N, `col` in K) or MN-major (`row` in K,
-/// `col` in M or N). See the module documentation.
-pub const fn element_offset(
-    desc: Descriptor,
-    mn_major: bool,
-    bytes: usize,
-    (row, col): (usize, usize),
-) -> usize {
-    let ((start, lbo, sbo), span) = (desc.fields(), desc.span());
-    if mn_major {
-        let per_row = span / bytes;
-        start + bytes * (col % per_row) + span * (row % 8) + sbo * (row / 8) + lbo * (col / per_row)
-    } else {
-        start + span * (row % 8) + sbo * (row / 8) + bytes * col
-    }
-}
-
-/// `(row, column)` of accumulator `i` of warpgroup thread `t`.
-#[inline(always)]
-pub const fn d_f32(t: u32, i: u32) -> (u32, u32) {
-    let (warp, lane) = (t / 32 % 4, t % 32);
-    (16 * warp + lane / 4 + 8 * (i / 2 % 2), 8 * (i / 4) + 2 * (lane % 4) + i % 2)
 }
 
 /// 128 zero accumulators, each set by its own instruction: `[0.0; 128]`
@@ -226,7 +155,13 @@ pub unsafe fn mma_m64n256k16_bf16(
     #[cfg(not(target_arch = "nvptx64"))]
     {
         let mut acc = acc;
-        emulated::mma(&mut acc, (a, b), emulated::BF16, scale_d, core::panic::Location::caller());
+        emu::device::wgmma_m64n256(
+            &mut acc,
+            (a, b),
+            emu::device::MmaInput::Bf16,
+            scale_d,
+            core::panic::Location::caller(),
+        );
         acc
     }
 }
@@ -248,7 +183,13 @@ pub unsafe fn mma_m64n256k16_f16(acc: [f32; 128], a: Descriptor, b: Descriptor, 
     #[cfg(not(target_arch = "nvptx64"))]
     {
         let mut acc = acc;
-        emulated::mma(&mut acc, (a, b), emulated::F16, scale_d, core::panic::Location::caller());
+        emu::device::wgmma_m64n256(
+            &mut acc,
+            (a, b),
+            emu::device::MmaInput::F16,
+            scale_d,
+            core::panic::Location::caller(),
+        );
         acc
     }
 }
@@ -274,7 +215,13 @@ pub unsafe fn mma_m64n256k8_tf32(acc: [f32; 128], a: Descriptor, b: Descriptor, 
     #[cfg(not(target_arch = "nvptx64"))]
     {
         let mut acc = acc;
-        emulated::mma(&mut acc, (a, b), emulated::TF32, scale_d, core::panic::Location::caller());
+        emu::device::wgmma_m64n256(
+            &mut acc,
+            (a, b),
+            emu::device::MmaInput::Tf32,
+            scale_d,
+            core::panic::Location::caller(),
+        );
         acc
     }
 }
@@ -314,93 +261,3 @@ macro_rules! operands {
 }
 #[cfg(target_arch = "nvptx64")]
 use operands;
-
-#[cfg(not(target_arch = "nvptx64"))]
-mod emulated {
-    use super::{Descriptor, d_f32, element_offset, swizzle};
-    use emu::device::{Space, async_read, index, shared_base};
-    use std::vec::Vec;
-
-    type Site = &'static core::panic::Location<'static>;
-
-    /// What an instruction's operands are: element bytes, the k of one
-    /// instruction, whether B is MN-major, and the value of an element's
-    /// bits (`bytes` of them, little-endian, in a `u32`).
-    pub struct Kind {
-        bytes: usize,
-        k: usize,
-        b_mn_major: bool,
-        value: fn(u32) -> f64,
-    }
-
-    /// bf16: the top half of an `f32`; B MN-major.
-    pub const BF16: Kind =
-        Kind { bytes: 2, k: 16, b_mn_major: true, value: |h| f32::from_bits(h << 16) as f64 };
-    /// binary16; B MN-major.
-    pub const F16: Kind =
-        Kind { bytes: 2, k: 16, b_mn_major: true, value: |h| half::f16::from_bits(h as u16).to_f64() };
-    /// tf32: an `f32` with its low 13 bits dropped; both K-major.
-    pub const TF32: Kind =
-        Kind { bytes: 4, k: 8, b_mn_major: false, value: |w| f32::from_bits(w & !0x1fff) as f64 };
-
-    /// A reader of element `(row, col)` of an operand, as `f64`.
-    fn operand(desc: Descriptor, mn_major: bool, kind: &Kind) -> impl Fn(usize, usize) -> f64 {
-        let base = shared_base() as usize;
-        let (bytes, value) = (kind.bytes, kind.value);
-        move |row, col| {
-            let at = base + swizzle(desc.span(), element_offset(desc, mn_major, bytes, (row, col)));
-            // SAFETY: the warpgroup's first thread checked the unit in
-            // bounds (see `mma`).
-            let bits = unsafe {
-                if bytes == 2 {
-                    (at as *const u16).read_unaligned() as u32
-                } else {
-                    (at as *const u32).read_unaligned()
-                }
-            };
-            value(bits)
-        }
-    }
-
-    /// Checks every 16-byte unit of shared memory an operand's `rows x
-    /// cols` elements fall in (by the first thread of the warpgroup, once
-    /// per instruction).
-    fn check(desc: Descriptor, mn_major: bool, bytes: usize, (rows, cols): (usize, usize), site: Site) {
-        let base = shared_base() as usize;
-        let mut units: Vec<usize> = (0..rows)
-            .flat_map(|r| (0..cols).step_by(16 / bytes).map(move |c| (r, c)))
-            .map(|at| swizzle(desc.span(), element_offset(desc, mn_major, bytes, at)) & !15)
-            .collect();
-        units.sort_unstable();
-        units.dedup();
-        for u in units {
-            async_read(Space::Shared, base + u, 16, site);
-        }
-    }
-
-    /// One `m64n256k<kind.k>`: A is `64 x k` K-major; B is `k x 256`
-    /// MN-major or `256 x k` K-major, as `kind` says.
-    pub fn mma(
-        acc: &mut [f32; 128],
-        (a, b): (Descriptor, Descriptor),
-        kind: Kind,
-        scale_d: bool,
-        site: Site,
-    ) {
-        let (t, _, dim, _) = index();
-        let linear = t[0] + dim[0] * (t[1] + dim[1] * t[2]);
-        let wt = linear % 128;
-        let mn = kind.b_mn_major;
-        if wt == 0 {
-            check(a, false, kind.bytes, (64, kind.k), site);
-            check(b, mn, kind.bytes, if mn { (kind.k, 256) } else { (256, kind.k) }, site);
-        }
-        let (a_at, b_raw) = (operand(a, false, &kind), operand(b, mn, &kind));
-        let b_at = |k: usize, n: usize| if mn { b_raw(k, n) } else { b_raw(n, k) };
-        for (i, d) in acc.iter_mut().enumerate() {
-            let (r, c) = d_f32(wt, i as u32);
-            let dot: f64 = (0..kind.k).map(|k| a_at(r as usize, k) * b_at(k, c as usize)).sum();
-            *d = (dot + if scale_d { *d as f64 } else { 0.0 }) as f32;
-        }
-    }
-}

@@ -19,7 +19,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::runtime::Space;
+use crate::abi::Space;
 
 /// Totals for one kind of access (say, shared loads) over a launch.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -29,6 +29,10 @@
 //! - `cp.async` copies read global memory when issued and land in shared
 //!   memory at the `wait_group` that covers them; a thread that exits with
 //!   copies in flight is an error.
+//! - `mma.sync`, `ldmatrix`/`stmatrix` and `wgmma` gather the whole
+//!   warp's registers through shuffles (or read the warpgroup's shared
+//!   operands) and compute by the lane maps, descriptors and swizzles of
+//!   the `gpu-isa` crate, in `f64`, rounded once to `f32`.
 //!
 //! What it checks on every access, and reports with the kernel, block,
 //! thread(s), word and the `file:line` of each access involved:
@@ -37,7 +41,7 @@
 //!   against the buffers passed to the launch;
 //! - races, in shared *and* global memory, within a block and across
 //!   blocks, per byte, with happens-before from barriers, `sync_warp`, and
-//!   fences with atomics ([`order`](crate::order) says what is modelled);
+//!   fences with atomics ([`order`] says what is modelled);
 //! - reads of shared-memory words no thread of the block has written
 //!   (a kernel opts out per read, where it means to read garbage).
 //!
@@ -58,31 +62,59 @@
 //! the caller hands [`launch`] the body one thread runs and the buffers the
 //! kernel may touch.
 
+mod abi;
 mod analysis;
+mod async_hooks;
+mod context;
+mod hooks;
 mod memory;
 pub mod order;
 mod proxy;
 mod report;
-mod runtime;
+mod resolve;
+mod scheduler;
+mod tensor_core;
 pub mod tma;
 
+pub use abi::{Buffer, LaunchSpec};
 pub use analysis::{AccessStats, Analysis};
 pub use report::{Actor, EmuError, Race};
-pub use runtime::{Buffer, Launch, launch};
+pub use scheduler::launch;
 
 /// What the device layer's host back end calls: one function per device
 /// operation, each acting on the emulated thread that is running.
 pub mod device {
-    pub use crate::runtime::{
-        Op, ShflOp, Site, Space, access, active_mask, async_read, barrier, cluster, cluster_barrier,
-        copy_async, copy_commit, copy_wait, fence, index, mbarrier_arrive, mbarrier_arrive_peer,
-        mbarrier_init, mbarrier_wait, shared_base, shared_len, shuffle, tma_copy, tma_copy_multicast,
-        warp_sync,
+    pub use crate::abi::{Op, ShflOp, Site, Space};
+    pub use crate::async_hooks::{
+        async_read, copy_async, copy_commit, copy_wait, mbarrier_arrive, mbarrier_arrive_peer, mbarrier_init,
+        mbarrier_wait, tma_copy, tma_copy_multicast,
     };
+    pub use crate::hooks::{
+        access, active_mask, barrier, cluster, cluster_barrier, fence, index, shared_base, shared_len,
+        shuffle, warp_sync,
+    };
+    pub use crate::tensor_core::{MmaInput, ldmatrix_x4, mma_sync, stmatrix_x4, wgmma_m64n256};
     pub use std::sync::atomic::Ordering;
 
     /// `a * b + c` with one rounding (std's `f32::mul_add`), as `fma.rn.f32`.
     pub fn fma(a: f32, b: f32, c: f32) -> f32 {
         a.mul_add(b, c)
+    }
+
+    /// `tanh.approx.f32`, as the host's correctly rounded `tanh` (the
+    /// device's lies within the instruction's documented error of it).
+    pub fn tanh(x: f32) -> f32 {
+        x.tanh()
+    }
+
+    /// `cvt.rn.bf16.f32`: to nearest, ties to even (the `half` crate's
+    /// conversion), as bits.
+    pub fn bf16_bits(x: f32) -> u16 {
+        half::bf16::from_f32(x).to_bits()
+    }
+
+    /// `cvt.rn.f16.f32`, likewise.
+    pub fn f16_bits(x: f32) -> u16 {
+        half::f16::from_f32(x).to_bits()
     }
 }

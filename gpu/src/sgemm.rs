@@ -55,7 +55,7 @@ pub const BK: usize = 8;
 pub const THREADS: usize = 256;
 /// Row stride of the transposed A tile in shared memory (`As[k][m]`):
 /// 128 + 4, so that the transposing stores of a warp spread over all banks
-/// (rows start 4 banks apart) while rows stay 16-byte aligned for `load4`.
+/// (rows start 4 banks apart) while rows stay 16-byte aligned for `load_x4`.
 pub const AS_STRIDE: usize = BM + 4;
 /// Kernel 7's block tile is twice as wide: 128 x 256, each thread an
 /// 8 x 16 thread tile (see [`sgemm_tuned`]).
@@ -89,7 +89,7 @@ pub(crate) fn epilogue(acc: f32, alpha: f32, beta: f32, old: impl FnOnce() -> f3
 #[inline(always)]
 pub(crate) unsafe fn epilogue4(c: &Out<f32>, at: usize, v: [f32; 4], alpha: f32, beta: f32) {
     // SAFETY: the caller's contract.
-    let old = if beta == 0.0 { [0.0; 4] } else { unsafe { c.load4(at) } };
+    let old = if beta == 0.0 { [0.0; 4] } else { unsafe { c.load_x4(at) } };
     let out = [
         epilogue(v[0], alpha, beta, || old[0]),
         epilogue(v[1], alpha, beta, || old[1]),
@@ -97,7 +97,7 @@ pub(crate) unsafe fn epilogue4(c: &Out<f32>, at: usize, v: [f32; 4], alpha: f32,
         epilogue(v[3], alpha, beta, || old[3]),
     ];
     // SAFETY: as above.
-    unsafe { c.store4(at, out) };
+    unsafe { c.store_x4(at, out) };
 }
 
 /// 1. Naive: thread `(tx, ty)` computes `C[row][col]`, `row = 32 by +
@@ -435,10 +435,10 @@ impl<const TBN: usize> TileLoader<TBN> {
             if self.vector {
                 // SAFETY: an interior tile (the caller's contract): this k-step's A and B values
                 // exist, and k and n are multiples of 4, so the 16-byte loads are aligned.
-                av = unsafe { a.load4(0) };
+                av = unsafe { a.load_x4(0) };
                 for v in 0..b_vectors(TBN) {
                     // SAFETY: as above.
-                    bv[v] = unsafe { b.load4(v * self.b_vector_step) };
+                    bv[v] = unsafe { b.load_x4(v * self.b_vector_step) };
                 }
             } else {
                 // SAFETY: an interior tile: these elements exist (the caller's contract).
@@ -453,7 +453,7 @@ impl<const TBN: usize> TileLoader<TBN> {
         let ac = p0 + self.a_col;
         if self.a_vector && ac + 4 <= k {
             // SAFETY: `a_vector`: the row exists and k % 4 == 0 (aligned); ac + 4 <= k.
-            av = unsafe { a.load4(0) };
+            av = unsafe { a.load_x4(0) };
         } else if self.a_row_ok {
             for (i, v) in av.iter_mut().enumerate() {
                 if ac + i < k {
@@ -470,7 +470,7 @@ impl<const TBN: usize> TileLoader<TBN> {
             if self.b_vector {
                 // SAFETY: `b_vector`: all 4 columns exist and n % 4 == 0 (aligned); the row is
                 // below k (checked above).
-                bv[v] = unsafe { b.load4(0) };
+                bv[v] = unsafe { b.load_x4(0) };
             } else {
                 for j in 0..4 {
                     if j < self.b_cols {
@@ -561,7 +561,7 @@ unsafe fn store_tiles<const TBN: usize>(stage: SharedTile<f32, AS_STRIDE>, t: us
     let b_tile = unsafe { stage_b::<TBN>(stage) };
     for v in 0..b_vectors(TBN) {
         // SAFETY: inside the B half; each thread stores its own 4 words.
-        unsafe { b_tile.store4(t / (TBN / 4) + v * B_VECTOR_ROWS, 4 * (t % (TBN / 4)), bv[v]) };
+        unsafe { b_tile.store_x4(t / (TBN / 4) + v * B_VECTOR_ROWS, 4 * (t % (TBN / 4)), bv[v]) };
     }
 }
 
@@ -585,7 +585,7 @@ unsafe fn stage_b<const TBN: usize>(stage: SharedTile<f32, AS_STRIDE>) -> Shared
 unsafe fn fragment<const S: usize>(tile: SharedTile<f32, S>, r: usize, c: usize, vector: bool) -> [f32; 4] {
     if vector {
         // SAFETY: the caller's contract.
-        unsafe { tile.load4(r, c) }
+        unsafe { tile.load_x4(r, c) }
     } else {
         // SAFETY: the caller's contract.
         core::array::from_fn(|j| unsafe { tile.load(r, c + j) })
@@ -784,7 +784,7 @@ unsafe fn main_loop<const CHECKED: bool, const TBN: usize>(
 /// k): each k-step, 256 threads stage the A (transposed) and B tiles in
 /// shared memory; then for each of the 8 `p`, a thread loads its 8 `A`
 /// values and 8 or 16 `B` values (its fragments) into registers and does
-/// 64 or 128 FMAs: in the 128-wide tile 16 shared loads (4 with `load4`)
+/// 64 or 128 FMAs: in the 128-wide tile 16 shared loads (4 with `load_x4`)
 /// per 64 FMAs, against 2 per FMA in kernel 2.
 #[inline(always)]
 ///

@@ -215,7 +215,7 @@ impl Stage {
     #[inline(always)]
     unsafe fn a4(self, w: usize) -> [u32; 4] {
         // SAFETY: the caller's contract.
-        unsafe { self.a_words.load4(0, w) }.map(f32::to_bits)
+        unsafe { self.a_words.load_x4(0, w) }.map(f32::to_bits)
     }
 
     /// Reads words `w..w + 4` of B's tile.
@@ -225,7 +225,7 @@ impl Stage {
     #[inline(always)]
     unsafe fn b4(self, w: usize) -> [u32; 4] {
         // SAFETY: the caller's contract.
-        unsafe { self.b_words.load4(0, w) }.map(f32::to_bits)
+        unsafe { self.b_words.load_x4(0, w) }.map(f32::to_bits)
     }
 }
 
@@ -372,7 +372,7 @@ impl Layout for Transposed {
             let chunk = [a[U][0][2 * C], a[U][1][2 * C], a[U][0][2 * C + 1], a[U][1][2 * C + 1]];
             let at = 32 * (quad + 32 * U) + 4 * ((2 * octet + C) ^ flip);
             // SAFETY: pair-row < 64, 16 bytes at word 32 p + 4 slot (slot < 8).
-            unsafe { stage.a_words.store4(0, at, chunk.map(f32::from_bits)) };
+            unsafe { stage.a_words.store_x4(0, at, chunk.map(f32::from_bits)) };
         }}); });
         // Column 4 quad + I goes to n-row b_row(4 quad + I) = 4 quad + (I ^
         // flip): two row offsets, the other two 2 rows further.
@@ -382,7 +382,7 @@ impl Layout for Transposed {
             let column: [u32; 4] = core::array::from_fn(|p| pair_halves::<{ I % 2 == 1 }>(b[2 * p][I / 2], b[2 * p + 1][I / 2]));
             let r = rows[I % 2] + 2 * (I / 2);
             // SAFETY: n-row < 128, 16 bytes at word 16 r + 4 octet of B's tile.
-            unsafe { stage.b_words.store4(0, 16 * r + 4 * octet, column.map(f32::from_bits)) };
+            unsafe { stage.b_words.store_x4(0, 16 * r + 4 * octet, column.map(f32::from_bits)) };
         }});
     }
 
@@ -532,12 +532,12 @@ impl Layout for Swizzled {
         seq!(H in 0..2 {{
             let (r, chunk) = ops.a_spot(H);
             // SAFETY: row < 128, a whole chunk (the swizzle moves chunks).
-            unsafe { stage.a_words.store4(0, Self::a_at(r, 8 * chunk) / 2, held[H].map(f32::from_bits)) };
+            unsafe { stage.a_words.store_x4(0, Self::a_at(r, 8 * chunk) / 2, held[H].map(f32::from_bits)) };
         }});
         seq!(H in 0..4 {{
             let (r, chunk) = Self::b_spot(ops, H);
             // SAFETY: row < 32, a whole chunk.
-            unsafe { stage.b_words.store4(0, Self::b_at(r, 8 * chunk) / 2, held[2 + H].map(f32::from_bits)) };
+            unsafe { stage.b_words.store_x4(0, Self::b_at(r, 8 * chunk) / 2, held[2 + H].map(f32::from_bits)) };
         }});
     }
 
@@ -819,7 +819,7 @@ pub(crate) unsafe fn store_c<const N: usize>(
             if NI < N && row < m && col < n {
                 // SAFETY: inside C (n even: col + 1 < n too), 8-byte aligned;
                 // this lane's elements alone.
-                unsafe { c.store2(row * n + col, [acc[MI][NI % N][2 * H], acc[MI][NI % N][2 * H + 1]]) };
+                unsafe { c.store_x2(row * n + col, [acc[MI][NI % N][2 * H], acc[MI][NI % N][2 * H + 1]]) };
             }
         }}); }); });
     } else {

@@ -49,7 +49,7 @@ impl Output for f32 {
     #[inline(always)]
     unsafe fn store_pair(d: &Out<f32>, at: usize, v: [f32; 2]) {
         // SAFETY: the caller's contract.
-        unsafe { d.store2(at, v) };
+        unsafe { d.store_x2(at, v) };
     }
     #[inline(always)]
     fn of_f32(x: f32) -> f32 {

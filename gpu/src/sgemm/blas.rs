@@ -187,7 +187,7 @@ impl<const E: usize, const T: usize, const KMAJOR: bool> Panel<E, T, KMAJOR> {
             let g = x.wrapping_offset(v * self.between as usize);
             if !CHECKED {
                 // SAFETY: aligned operands, whole k-steps, clamped rows and columns (the caller's contract).
-                out[v] = unsafe { g.load4(0) };
+                out[v] = unsafe { g.load_x4(0) };
                 continue;
             }
             if KMAJOR {
@@ -198,7 +198,7 @@ impl<const E: usize, const T: usize, const KMAJOR: bool> Panel<E, T, KMAJOR> {
                 if self.aligned && kq + 4 <= k_end {
                     // SAFETY: the row exists (v < whole), its k-values kq..kq + 4 too, and
                     // `aligned`: ld and kq are multiples of 4.
-                    out[v] = unsafe { g.load4(0) };
+                    out[v] = unsafe { g.load_x4(0) };
                 } else {
                     for i in 0..4 {
                         if kq + (i as u32) < k_end {
@@ -213,7 +213,7 @@ impl<const E: usize, const T: usize, const KMAJOR: bool> Panel<E, T, KMAJOR> {
                 }
                 if self.aligned && self.whole == 4 {
                     // SAFETY: the k-row exists, all four columns exist, aligned.
-                    out[v] = unsafe { g.load4(0) };
+                    out[v] = unsafe { g.load_x4(0) };
                 } else {
                     for j in 0..4 {
                         if (j as u32) < self.whole {
@@ -246,7 +246,7 @@ impl<const E: usize, const T: usize, const KMAJOR: bool> Panel<E, T, KMAJOR> {
             } else {
                 // SAFETY: k-row line < BK, columns offset..+4 < E, 16-byte aligned (S and
                 // offset are multiples of 4): this thread's own word.
-                unsafe { panel.store4(line, offset, groups[v]) };
+                unsafe { panel.store_x4(line, offset, groups[v]) };
             }
         }
     }
@@ -483,7 +483,7 @@ unsafe fn multiply_stage<const SA: usize, const SB: usize>(
         // SAFETY: row P < BK of filled panels; the columns lie inside them, 16-byte aligned
         // (SA, SB, r0, c0 multiples of 4): the caller's contract.
         let (a_lo, a_hi, b_lo, b_hi) = unsafe {
-            (a_tile.load4(P, r0), a_tile.load4(P, r0 + 32), b_tile.load4(P, c0), b_tile.load4(P, c0 + 16))
+            (a_tile.load_x4(P, r0), a_tile.load_x4(P, r0 + 32), b_tile.load_x4(P, c0), b_tile.load_x4(P, c0 + 16))
         };
         let af = [a_lo[0], a_lo[1], a_lo[2], a_lo[3], a_hi[0], a_hi[1], a_hi[2], a_hi[3]];
         let bf = [b_lo[0], b_lo[1], b_lo[2], b_lo[3], b_hi[0], b_hi[1], b_hi[2], b_hi[3]];

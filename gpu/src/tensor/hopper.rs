@@ -473,7 +473,7 @@ pub(crate) unsafe fn store_at<const PAIRS: bool>(
     // pair's index even; n odd: each element checked); this thread's alone.
     let pair = |at: usize, j: usize, last: bool| unsafe {
         if PAIRS {
-            c.store2(at, [acc[2 * j], acc[2 * j + 1]]);
+            c.store_x2(at, [acc[2 * j], acc[2 * j + 1]]);
         } else {
             c.store(at, acc[2 * j]);
             if last {

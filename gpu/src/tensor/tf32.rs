@@ -77,7 +77,7 @@ pub fn tc_mma_tf32(a: In<f32>, bt: In<f32>, c: Out<f32>, m: u32, n: u32, k: u32)
             let (row, kk) = (r0 + v / 8, k0 + 4 * (v % 8));
             out[H] = if vector && row < rows && kk + 4 <= k {
                 // SAFETY: inside the matrix; row * k + kk is a multiple of 4.
-                unsafe { matrix.load4(row * k + kk) }
+                unsafe { matrix.load_x4(row * k + kk) }
             } else {
                 // SAFETY: each element guarded: inside, or a zero.
                 core::array::from_fn(|e| if row < rows && kk + e < k { unsafe { matrix.load(row * k + kk + e) } } else { 0.0 })
@@ -91,7 +91,7 @@ pub fn tc_mma_tf32(a: In<f32>, bt: In<f32>, c: Out<f32>, m: u32, n: u32, k: u32)
         let (sa, sb) = stage(s);
         seq!(H in 0..8 {{
             let v = t + (H % 4) * THREADS;
-            (if H < 4 { sa } else { sb }).store4(v / 8, 4 * (v % 8), tiles[H]);
+            (if H < 4 { sa } else { sb }).store_x4(v / 8, 4 * (v % 8), tiles[H]);
         }});
     };
     let mut acc: Sums<4> = [[[0.0f32; 4]; 4]; 4];

@@ -1,0 +1,152 @@
+//! The hooks of the asynchronous copies: `cp.async`, mbarriers, TMA
+//! copies and multicasts, and the asynchronous proxy's reads.
+
+use super::abi::{Op, Site, Space};
+use super::context::{Event, PendingCopy, async_misuse, block, peer, suspend, thread};
+use super::hooks::{check_bounds, check_words, checked_access, mark_written};
+use super::order::Kind;
+use super::proxy::Proxy;
+
+/// `cp.async` of `size` bytes from global `src` (of which `src_bytes` are
+/// read, the rest zero) to shared `dst`: the global read and the bounds,
+/// race and bank checks happen now, the bytes land at [`copy_wait`].
+pub fn copy_async(dst: usize, src: usize, size: usize, src_bytes: usize, site: Site) {
+    let mut data = [0u8; 16];
+    if src_bytes > 0 {
+        checked_access(Space::Global, src, src_bytes, Op::Read, site);
+        // SAFETY: `access` checked that the bytes lie in a buffer of the launch.
+        unsafe { std::ptr::copy_nonoverlapping(src as *const u8, data.as_mut_ptr(), src_bytes.min(size)) };
+    }
+    // Race-checked now; the words count as written when the copy lands.
+    checked_access(Space::Shared, dst, size, Op::Write(&data[..size]), site);
+    thread().copies.borrow_mut().open.push(PendingCopy { dst, data, len: size, site });
+}
+
+/// `cp.async.commit_group`.
+pub fn copy_commit() {
+    let mut copies = thread().copies.borrow_mut();
+    let group = std::mem::take(&mut copies.open);
+    copies.groups.push_back(group);
+}
+
+/// `cp.async.wait_group n`: the copies of all but the `n` newest groups
+/// land (and are race-checked again: the write may happen any time from
+/// the copy to the wait).
+pub fn copy_wait(n: usize) {
+    let t = thread();
+    loop {
+        let group = {
+            let mut copies = t.copies.borrow_mut();
+            if copies.groups.len() <= n {
+                return;
+            }
+            copies.groups.pop_front().unwrap()
+        };
+        for c in group {
+            check_bounds(Space::Shared, c.dst, c.len, c.site);
+            check_words(Space::Shared, c.dst, c.len, Kind::Write, Some(&c.data[..c.len]), true, c.site);
+            mark_written(c.dst, c.len);
+            // SAFETY: checked to lie within the block's shared memory.
+            unsafe { std::ptr::copy_nonoverlapping(c.data.as_ptr(), c.dst as *mut u8, c.len) };
+        }
+    }
+}
+
+/// The offset in the block's shared memory of an mbarrier at `addr`,
+/// checked in bounds and 8-byte aligned.
+pub(crate) fn mbarrier_offset(addr: usize, site: Site) -> usize {
+    check_bounds(Space::Shared, addr, 8, site);
+    let offset = addr - block().shared as usize;
+    if !offset.is_multiple_of(8) {
+        async_misuse(format!("uses an mbarrier at shared byte {offset}, not on 8 bytes"), site);
+    }
+    offset
+}
+
+/// `mbarrier.init.shared::cta.b64 [addr], count`.
+pub fn mbarrier_init(addr: usize, count: u32, site: Site) {
+    let offset = mbarrier_offset(addr, site);
+    block().proxy.borrow_mut().init(offset, count).unwrap_or_else(|e| async_misuse(e, site));
+}
+
+/// `mbarrier.arrive` on the barrier at `addr`, after `expect_tx` of `tx`
+/// bytes (0: a plain arrive).
+pub fn mbarrier_arrive(addr: usize, tx: u32, site: Site) {
+    let offset = mbarrier_offset(addr, site);
+    block().proxy.borrow_mut().arrive(offset, tx).unwrap_or_else(|e| async_misuse(e, site));
+}
+
+/// Waits until the phase of parity `parity` of the mbarrier at `addr` has
+/// completed (`mbarrier.try_wait.parity` in a loop); the copies it counted
+/// land now.
+pub fn mbarrier_wait(addr: usize, parity: u32, site: Site) {
+    let offset = mbarrier_offset(addr, site);
+    let done = |p: &mut Proxy| p.completed(offset, parity).unwrap_or_else(|e| async_misuse(e, site));
+    if !done(&mut block().proxy.borrow_mut()) {
+        suspend(Event::MbarrierWait { addr: offset, parity, site });
+    }
+    let landed = block().proxy.borrow_mut().land(offset).unwrap_or_else(|e| async_misuse(e, site));
+    let base = block().shared as usize;
+    for (dst, data) in landed {
+        mark_written(base + dst, data.len());
+        // SAFETY: checked to lie within the block's shared memory when the
+        // copy was issued.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), (base + dst) as *mut u8, data.len()) };
+    }
+}
+
+/// `mbarrier.arrive.shared::cluster` on the mbarrier at
+/// the offset of `addr` in the shared memory of block `rank` of the
+/// cluster (`mapa`).
+pub fn mbarrier_arrive_peer(addr: usize, rank: u32, site: Site) {
+    let offset = mbarrier_offset(addr, site);
+    let to = peer(rank, "arrives on an mbarrier of", site);
+    to.proxy
+        .borrow_mut()
+        .arrive(offset, 0)
+        .unwrap_or_else(|e| async_misuse(format!("{e}, in block {rank} of its cluster"), site));
+}
+
+/// A TMA multicast: `data` to shared `dst` in every block of the cluster
+/// whose rank is a bit of `mask`, each counting the bytes on its mbarrier
+/// at the offset of `bar`.
+pub fn tma_copy_multicast(bar: usize, dst: usize, data: Vec<u8>, mask: u16, site: Site) {
+    let offset = mbarrier_offset(bar, site);
+    check_bounds(Space::Shared, dst, data.len(), site);
+    let dst = dst - block().shared as usize;
+    if mask == 0 {
+        async_misuse("multicasts a TMA copy to no block (mask 0)".into(), site);
+    }
+    for rank in (0..16).filter(|r| mask & (1 << r) != 0) {
+        let to = peer(rank, "multicasts a TMA copy to", site);
+        to.proxy
+            .borrow_mut()
+            .copy(offset, dst, data.clone(), site)
+            .unwrap_or_else(|e| async_misuse(format!("{e}, in block {rank} of its cluster"), site));
+    }
+}
+
+/// A TMA copy of `data` (read from global memory by the caller, through
+/// [`async_read`]) to shared `dst`, completing `data.len()`
+/// transaction bytes on the mbarrier at `bar`.
+pub fn tma_copy(bar: usize, dst: usize, data: Vec<u8>, site: Site) {
+    let offset = mbarrier_offset(bar, site);
+    check_bounds(Space::Shared, dst, data.len(), site);
+    let dst = dst - block().shared as usize;
+    block().proxy.borrow_mut().copy(offset, dst, data, site).unwrap_or_else(|e| async_misuse(e, site));
+}
+
+/// A read by the asynchronous proxy (a TMA copy's source in global memory,
+/// a `wgmma` operand in shared memory): bounds, races with the block's
+/// writes, and for shared memory, bytes a copy has not landed in and
+/// words nothing wrote; not counted in the access analysis.
+pub fn async_read(space: Space, addr: usize, bytes: usize, site: Site) {
+    check_bounds(space, addr, bytes, site);
+    if space == Space::Shared {
+        let offset = addr - block().shared as usize;
+        if let Some(why) = block().proxy.borrow().read_before_landing(offset, bytes) {
+            async_misuse(why, site);
+        }
+    }
+    check_words(space, addr, bytes, Kind::Read, None, false, site);
+}

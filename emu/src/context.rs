@@ -1,0 +1,226 @@
+//! The emulated thread and block: their state, the thread-locals that name
+//! the running ones, and the errors a hook raises on their behalf.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use corosensei::Yielder;
+
+use super::abi::{Buffer, ShflOp, Site, Space};
+use super::analysis::Recorder;
+use super::memory::{GlobalWords, SharedWord};
+use super::order::{Access, Knowledge, Release, WarpSyncs};
+use super::proxy::{self, Proxy};
+use super::report::{Actor, EmuError};
+
+/// Why a thread's coroutine handed control back.
+pub(crate) enum Event {
+    Barrier(Site),
+    WarpSync {
+        mask: u32,
+        site: Site,
+    },
+    Shuffle {
+        mask: u32,
+        op: ShflOp,
+        bits: u64,
+        site: Site,
+    },
+    /// Waiting on the mbarrier at this shared offset for the phase of this
+    /// parity to complete.
+    MbarrierWait {
+        addr: usize,
+        parity: u32,
+        site: Site,
+    },
+    /// `barrier.cluster.arrive` and `.wait`.
+    ClusterBarrier(Site),
+}
+
+/// One CUDA thread.
+pub(crate) struct ThreadCtx {
+    pub(crate) idx: [u32; 3],
+    pub(crate) linear: u32,
+    pub(crate) yielder: Cell<*const Yielder<u64, Event>>,
+    /// Per-lane counters of shared/global loads/stores: the k of "the k-th
+    /// access" that groups lanes into warp requests.
+    pub(crate) counters: [Cell<u32>; 4],
+    /// `cp.async` copies issued and not yet landed: those since the last
+    /// commit, then the committed groups, oldest first.
+    pub(crate) copies: RefCell<AsyncCopies>,
+    /// Fences and atomics so far ([`Access::seq`]).
+    pub(crate) seq: Cell<u32>,
+    /// The release point of this thread's last fence.
+    pub(crate) last_fence: Cell<Option<Release>>,
+    /// What this thread has acquired (shared with its block after a
+    /// barrier).
+    pub(crate) knowledge: RefCell<Rc<Knowledge>>,
+    /// Learned by relaxed atomics, acquired at the next fence.
+    pub(crate) pending: RefCell<Knowledge>,
+    /// The lanes of its warp that had exited when this thread last
+    /// converged with the others (a barrier, `sync_warp` or shuffle it took
+    /// part in): what `activemask` leaves out.
+    pub(crate) exited_at_sync: Cell<u32>,
+}
+
+/// One `cp.async`: `len` bytes (source bytes, then zeros) for shared
+/// memory at `dst`.
+pub(crate) struct PendingCopy {
+    pub(crate) dst: usize,
+    pub(crate) data: [u8; 16],
+    pub(crate) len: usize,
+    pub(crate) site: Site,
+}
+
+#[derive(Default)]
+pub(crate) struct AsyncCopies {
+    pub(crate) open: Vec<PendingCopy>,
+    pub(crate) groups: std::collections::VecDeque<Vec<PendingCopy>>,
+}
+
+impl AsyncCopies {
+    pub(crate) fn in_flight(&self) -> usize {
+        self.open.len() + self.groups.iter().map(Vec::len).sum::<usize>()
+    }
+}
+
+/// What a launch remembers across its blocks.
+pub(crate) struct LaunchState {
+    pub(crate) global: RefCell<GlobalWords>,
+    /// What releases through each atomic word have published.
+    pub(crate) published: RefCell<std::collections::HashMap<usize, Knowledge>>,
+}
+
+/// One block being run.
+pub(crate) struct BlockCtx<'a> {
+    pub(crate) kernel: &'a str,
+    pub(crate) block: [u32; 3],
+    pub(crate) linear: u32,
+    pub(crate) block_dim: [u32; 3],
+    pub(crate) grid_dim: [u32; 3],
+    /// Its rank in its cluster (`%cluster_ctarank`) and the cluster's shape.
+    pub(crate) rank: u32,
+    pub(crate) cluster_dim: [u32; 3],
+    pub(crate) shared: *mut u8,
+    pub(crate) shared_len: usize,
+    pub(crate) buffers: &'a [Buffer<'a>],
+    /// Barriers passed: accesses in different epochs never race.
+    pub(crate) epoch: Cell<u32>,
+    pub(crate) words: RefCell<Vec<SharedWord>>,
+    pub(crate) warps: RefCell<Vec<Option<Box<WarpSyncs>>>>,
+    /// Per warp, the lanes that have exited.
+    pub(crate) exited: RefCell<Vec<u32>>,
+    /// The first read of a shared word nothing wrote, in this epoch.
+    pub(crate) uninitialized: RefCell<Option<EmuError>>,
+    pub(crate) launch: &'a LaunchState,
+    pub(crate) recorder: Option<RefCell<Recorder>>,
+    /// mbarriers and TMA copies.
+    pub(crate) proxy: RefCell<Proxy>,
+}
+
+impl BlockCtx<'_> {
+    pub(crate) fn thread_index(&self, linear: u32) -> [u32; 3] {
+        let [bx, by, _] = self.block_dim;
+        [linear % bx, linear / bx % by, linear / (bx * by)]
+    }
+
+    pub(crate) fn block_index(&self, linear: u32) -> [u32; 3] {
+        let [gx, gy, _] = self.grid_dim;
+        [linear % gx, linear / gx % gy, linear / (gx * gy)]
+    }
+
+    pub(crate) fn actor(&self, a: &Access) -> Actor {
+        Actor {
+            block: self.block_index(a.block),
+            thread: self.thread_index(a.thread),
+            access: a.kind.name(),
+            site: a.site.to_string(),
+        }
+    }
+
+    /// The word at `addr`, named for a report.
+    pub(crate) fn word_name(&self, space: Space, addr: usize) -> String {
+        match space {
+            Space::Shared => format!("the word at byte {} of shared memory", addr - self.shared as usize),
+            Space::Global => match self.buffers.iter().find(|b| addr >= b.addr && addr < b.addr + b.bytes) {
+                Some(b) => format!("the word at byte {} of `{}`", addr - b.addr, b.name),
+                None => format!("the word at {addr:#x}"),
+            },
+        }
+    }
+}
+
+std::thread_local! {
+    pub(crate) static BLOCK: Cell<*const BlockCtx<'static>> = const { Cell::new(std::ptr::null()) };
+    pub(crate) static THREAD: Cell<*const ThreadCtx> = const { Cell::new(std::ptr::null()) };
+    /// The blocks of the running cluster, by rank.
+    pub(crate) static CLUSTER: Cell<(*const BlockCtx<'static>, usize)> = const { Cell::new((std::ptr::null(), 0)) };
+}
+
+pub(crate) fn block() -> &'static BlockCtx<'static> {
+    let p = BLOCK.with(Cell::get);
+    assert!(!p.is_null(), "a device function was called outside an emulated launch");
+    // SAFETY: set by `run_cluster` before every resume of a thread of this
+    // block, and cleared before the block goes out of scope.
+    unsafe { &*p }
+}
+
+pub(crate) fn thread() -> &'static ThreadCtx {
+    let p = THREAD.with(Cell::get);
+    assert!(!p.is_null(), "a device function was called outside an emulated thread");
+    // SAFETY: set by the scheduler before every resume of this thread.
+    unsafe { &*p }
+}
+
+/// Block `rank` of the running thread's cluster, for `what` it does there
+/// (an error if there is no such block, or if it has exited: its shared
+/// memory is gone).
+pub(crate) fn peer(rank: u32, what: &str, site: Site) -> &'static BlockCtx<'static> {
+    let (first, len) = CLUSTER.with(Cell::get);
+    if rank as usize >= len {
+        async_misuse(format!("{what} block {rank} of its cluster, which has {len} blocks"), site);
+    }
+    // SAFETY: `run_cluster` sets the cluster's blocks for its duration.
+    let peer = unsafe { &*first.add(rank as usize) };
+    let threads = peer.block_dim.iter().product::<u32>();
+    if peer.exited.borrow().iter().map(|w| w.count_ones()).sum::<u32>() == threads {
+        async_misuse(format!("{what} block {rank} of its cluster, which has exited"), site);
+    }
+    peer
+}
+
+pub(crate) fn suspend(event: Event) -> u64 {
+    let y = thread().yielder.get();
+    // SAFETY: the yielder of the coroutine this thread runs in.
+    unsafe { (*y).suspend(event) }
+}
+
+pub(crate) fn out_of_bounds(space: Space, detail: String, site: Site) -> ! {
+    let (b, t) = (block(), thread());
+    std::panic::panic_any(EmuError::OutOfBounds {
+        kernel: b.kernel.to_string(),
+        block: b.block,
+        thread: t.idx,
+        space: space.name(),
+        detail,
+        site: site.to_string(),
+    })
+}
+
+/// A misuse of the asynchronous proxy by the running thread, raised.
+pub(crate) fn async_misuse(detail: proxy::Misuse, site: Site) -> ! {
+    let (b, t) = (block(), thread());
+    std::panic::panic_any(proxy::error(b.kernel, b.block, t.idx, detail, site))
+}
+
+/// Where a thread is.
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) enum State {
+    Runnable,
+    Barrier(Site),
+    WarpSync { mask: u32, site: Site },
+    Shuffle { mask: u32, op: ShflOp, bits: u64, site: Site },
+    MbarrierWait { addr: usize, parity: u32, site: Site },
+    ClusterBarrier(Site),
+    Exited,
+}

@@ -1,0 +1,214 @@
+//! The warp- and warpgroup-level matrix instructions on the emulator:
+//! `mma.sync`, `ldmatrix`, `stmatrix` and `wgmma`, computed from the lane
+//! maps, descriptors and swizzles of `gpu_isa` (what the ISA defines), with
+//! the exchange among lanes done by the emulator's shuffles, so a lane that
+//! does not take part is reported as for any warp-collective operation.
+//!
+//! Products of bf16, f16 and tf32 inputs are exact in `f64`, and so are sums
+//! of up to 16 of them: each lane's D is computed in `f64` and rounded once
+//! to `f32` (the tensor core's own internal order and rounding are not
+//! specified; the hosts' error bounds allow one `f32` ulp per addition).
+
+use std::panic::Location;
+
+use gpu_isa::mma::{a_bf16, a_tf32, b_bf16, b_tf32, c_f32, ldmatrix_source};
+use gpu_isa::swizzle::swizzle;
+use gpu_isa::wgmma::{Descriptor, d_f32, element_offset};
+
+use super::abi::{Op, ShflOp, Site, Space};
+use super::async_hooks::async_read;
+use super::hooks::{access, index, shared_base, shuffle};
+
+/// The input type of a matrix instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MmaInput {
+    /// bfloat16: the top half of an `f32`.
+    Bf16,
+    /// IEEE binary16.
+    F16,
+    /// tf32: an `f32` whose low 13 mantissa bits the tensor core drops.
+    Tf32,
+}
+
+impl MmaInput {
+    /// Bytes of one element in memory.
+    fn bytes(self) -> usize {
+        if self == MmaInput::Tf32 { 4 } else { 2 }
+    }
+
+    /// The value of an element's bits (`bytes()` of them, in a `u32`).
+    fn value(self, bits: u32) -> f64 {
+        match self {
+            MmaInput::Bf16 => f32::from_bits(bits << 16) as f64,
+            // Every binary16 is exactly an `f64`.
+            MmaInput::F16 => half::f16::from_bits(bits as u16).to_f64(),
+            MmaInput::Tf32 => f32::from_bits(bits & !0x1fff) as f64,
+        }
+    }
+}
+
+/// This lane's index in its warp, and every lane's `mine`, exchanged
+/// through the emulator's shuffles (two words per shuffle).
+#[track_caller]
+fn gather<const N: usize>(mine: [u32; N]) -> (u32, [[u32; N]; 32]) {
+    let (t, _, dim, _) = index();
+    let lane = (t[0] + dim[0] * (t[1] + dim[1] * t[2])) % 32;
+    let mut all = [[0u32; N]; 32];
+    for pair in (0..N).step_by(2) {
+        let hi = if pair + 1 < N { mine[pair + 1] } else { 0 };
+        let bits = mine[pair] as u64 | (hi as u64) << 32;
+        for (j, theirs) in all.iter_mut().enumerate() {
+            let got = shuffle(u32::MAX, ShflOp::Idx(j as u32), bits);
+            theirs[pair] = got as u32;
+            if pair + 1 < N {
+                theirs[pair + 1] = (got >> 32) as u32;
+            }
+        }
+    }
+    (lane, all)
+}
+
+/// `mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}` (`input` Bf16 or
+/// F16) or `m16n8k8.row.col.f32.tf32.tf32.f32` (Tf32): this lane's D
+/// fragment from its A, B and C fragments.
+#[track_caller]
+pub fn mma_sync(input: MmaInput, a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
+    let (lane, all) = gather([a[0], a[1], a[2], a[3], b[0], b[1]]);
+    // The whole A (16 x k) and B (k x 8), rebuilt from the lanes' elements.
+    let mut wa = [[0.0f64; 16]; 16];
+    let mut wb = [[0.0f64; 8]; 16];
+    let k = if input == MmaInput::Tf32 { 8 } else { 16 };
+    for (l, regs) in (0u32..).zip(&all) {
+        if input == MmaInput::Tf32 {
+            for i in 0..4 {
+                let (r, col) = a_tf32(l, i);
+                wa[r as usize][col as usize] = input.value(regs[i as usize]);
+            }
+            for i in 0..2 {
+                let (row, n) = b_tf32(l, i);
+                wb[row as usize][n as usize] = input.value(regs[4 + i as usize]);
+            }
+        } else {
+            // Two 16-bit elements per register, the lower index in the low half.
+            let half = |r: u32, i: u32| input.value((r >> (16 * (i % 2))) & 0xffff);
+            for i in 0..8 {
+                let (r, col) = a_bf16(l, i);
+                wa[r as usize][col as usize] = half(regs[(i / 2) as usize], i);
+            }
+            for i in 0..4 {
+                let (row, n) = b_bf16(l, i);
+                wb[row as usize][n as usize] = half(regs[4 + (i / 2) as usize], i);
+            }
+        }
+    }
+    core::array::from_fn(|i| {
+        let (r, n) = c_f32(lane, i as u32);
+        let dot: f64 = (0..k).map(|p| wa[r as usize][p] * wb[p][n as usize]).sum();
+        (dot + c[i] as f64) as f32
+    })
+}
+
+/// A row address of `ldmatrix`/`stmatrix` must be 16-byte aligned (the PTX
+/// ISA leaves anything else undefined).
+#[track_caller]
+fn aligned(p: usize) {
+    let offset = p - shared_base() as usize;
+    assert!(offset.is_multiple_of(16), "ldmatrix/stmatrix row at shared byte {offset}, not on 16 bytes");
+}
+
+/// `ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16`: this lane gives the
+/// row at shared address `p` (its read already checked by the caller);
+/// returns its four registers.
+#[track_caller]
+pub fn ldmatrix_x4(p: usize, trans: bool) -> [u32; 4] {
+    aligned(p);
+    // SAFETY: the device layer checked the 16 bytes in the block's shared
+    // memory through `access` before calling.
+    let mine = unsafe { (p as *const [u32; 4]).read_unaligned() };
+    let (lane, rows) = gather(mine);
+    let element = |(row, e): (u32, u32)| (rows[row as usize][(e / 2) as usize] >> (16 * (e % 2))) & 0xffff;
+    core::array::from_fn(|j| {
+        let j = j as u32;
+        element(ldmatrix_source(lane, j, trans, 0)) | element(ldmatrix_source(lane, j, trans, 1)) << 16
+    })
+}
+
+/// `stmatrix.sync.aligned.m8n8.x4.shared.b16`: the inverse of
+/// [`ldmatrix_x4`]; this lane gives the row at shared address `p` and its
+/// four registers, and writes (checked) the row the warp's registers make.
+#[track_caller]
+pub fn stmatrix_x4(p: usize, regs: [u32; 4]) {
+    aligned(p);
+    let (lane, all) = gather(regs);
+    // Row `lane % 8` of matrix `lane / 8`: its word `w` is register
+    // `lane / 8` of lane `4 (lane % 8) + w`.
+    let (matrix, row) = ((lane / 8) as usize, lane % 8);
+    let mine: [u32; 4] = core::array::from_fn(|w| all[(4 * row) as usize + w][matrix]);
+    let bytes: Vec<u8> = mine.iter().flat_map(|w| w.to_ne_bytes()).collect();
+    access(Space::Shared, p, 16, Op::Write(&bytes), Location::caller());
+    // SAFETY: `access` checked the 16 bytes in the block's shared memory.
+    unsafe { (p as *mut [u32; 4]).write_unaligned(mine) };
+}
+
+/// A reader of element `(row, col)` of a `wgmma` operand, as `f64`.
+fn operand(desc: Descriptor, mn_major: bool, input: MmaInput) -> impl Fn(usize, usize) -> f64 {
+    let base = shared_base() as usize;
+    let bytes = input.bytes();
+    move |row, col| {
+        let at = base + swizzle(desc.span(), element_offset(desc, mn_major, bytes, (row, col)));
+        // SAFETY: the warpgroup's first thread checked the unit in bounds
+        // (see `wgmma_m64n256`).
+        let bits = unsafe {
+            if bytes == 2 {
+                (at as *const u16).read_unaligned() as u32
+            } else {
+                (at as *const u32).read_unaligned()
+            }
+        };
+        input.value(bits)
+    }
+}
+
+/// Checks every 16-byte unit of shared memory an operand's `rows x cols`
+/// elements fall in (by the first thread of the warpgroup, once per
+/// instruction).
+fn check(desc: Descriptor, mn_major: bool, bytes: usize, (rows, cols): (usize, usize), site: Site) {
+    let base = shared_base() as usize;
+    let mut units: Vec<usize> = (0..rows)
+        .flat_map(|r| (0..cols).step_by(16 / bytes).map(move |c| (r, c)))
+        .map(|at| swizzle(desc.span(), element_offset(desc, mn_major, bytes, at)) & !15)
+        .collect();
+    units.sort_unstable();
+    units.dedup();
+    for u in units {
+        async_read(Space::Shared, base + u, 16, site);
+    }
+}
+
+/// One `wgmma.mma_async.sync.aligned.m64n256k<k>.f32.<input>`: `acc = A B +
+/// (scale_d ? acc : 0)` for this thread's 128 accumulators. A is `64 x k`
+/// K-major; B is `k x 256` MN-major for 16-bit inputs, `256 x k` K-major
+/// for tf32 (k: 16 for 16-bit inputs, 8 for tf32, 32 bytes either way).
+pub fn wgmma_m64n256(
+    acc: &mut [f32; 128],
+    (a, b): (Descriptor, Descriptor),
+    input: MmaInput,
+    scale_d: bool,
+    site: Site,
+) {
+    let (t, _, dim, _) = index();
+    let linear = t[0] + dim[0] * (t[1] + dim[1] * t[2]);
+    let wt = linear % 128;
+    let (bytes, k, mn) = (input.bytes(), 32 / input.bytes(), input != MmaInput::Tf32);
+    if wt == 0 {
+        check(a, false, bytes, (64, k), site);
+        check(b, mn, bytes, if mn { (k, 256) } else { (256, k) }, site);
+    }
+    let (a_at, b_raw) = (operand(a, false, input), operand(b, mn, input));
+    let b_at = |k: usize, n: usize| if mn { b_raw(k, n) } else { b_raw(n, k) };
+    for (i, d) in acc.iter_mut().enumerate() {
+        let (r, c) = d_f32(wt, i as u32);
+        let dot: f64 = (0..k).map(|k| a_at(r as usize, k) * b_at(k, c as usize)).sum();
+        *d = (dot + if scale_d { *d as f64 } else { 0.0 }) as f32;
+    }
+}

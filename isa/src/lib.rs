@@ -1,0 +1,26 @@
+//! What the PTX ISA defines each instruction to compute, written once:
+//! the pure functions of lanes, indices and addresses that the device
+//! layer (`dev/`, on `nvptx64` and on the host) and the emulator (`emu/`)
+//! both use.
+//!
+//! - [`mma`]: which lane of a warp holds which element of an
+//!   `mma.sync` fragment, and which row an `ldmatrix` register comes from;
+//! - [`wgmma`]: the shared-memory matrix descriptors of `wgmma`, the byte
+//!   offset of an operand's element, and the accumulators' lane map;
+//! - [`swizzle`]: the 32-, 64- and 128-byte swizzles of TMA copies and
+//!   `wgmma` operands;
+//! - [`shuffle`]: the lane `shfl.sync` reads, and its predicate;
+//! - [`Space`]: the memory an access is to.
+//!
+//! No function here touches memory or another thread: the instruction's
+//! effect (the exchange among lanes, the memory it reads) is the device's
+//! or the emulator's.
+#![no_std]
+
+pub mod mma;
+pub mod shuffle;
+mod space;
+pub mod swizzle;
+pub mod wgmma;
+
+pub use space::Space;

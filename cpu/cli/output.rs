@@ -1,7 +1,24 @@
 //! Reading the inputs a user names and writing the outputs where they
-//! asked.
+//! asked, as `cp` writes: the path given is opened for writing (truncated)
+//! and written, so a symlink writes its target, a FIFO its reader and a
+//! device the device. Nothing is written beside it: no temporary file, no
+//! rename onto the path, no probe file.
+//!
+//! Whether a destination can be written is checked before any work,
+//! without changing it: an existing file is opened for appending (which
+//! neither truncates nor writes), a new file's folder is asked with
+//! `access(2)`. A FIFO is only asked with `access(2)`: opening it for
+//! writing would block until a reader comes; the write at the end blocks
+//! until then, as `cp` does.
+//!
+//! A failed write after the work (a full disk, a reader gone) is one
+//! error naming the path; what was written of the file stays, as with `cp`.
 
-use std::path::{Path, PathBuf};
+use std::ffi::CString;
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::FileTypeExt;
+use std::path::Path;
 
 use crate::runtime::{Error, Result};
 
@@ -10,54 +27,67 @@ pub fn read_file(path: &Path) -> Result<String> {
         .map_err(|e| Error::InvalidInput(format!("cannot read {}: {e}", path.display())))
 }
 
-/// Writes `text` to `path` through a temporary file beside it, so that a
-/// failed write leaves the old file as it was.
+/// Writes `text` to `path` itself: opened for writing, truncated, written.
 pub fn write_file(path: &Path, text: &str) -> Result<()> {
     let error = |e: std::io::Error| Error::InvalidInput(format!("cannot write {}: {e}", path.display()));
-    let temporary = sibling(path, "tmp");
-    std::fs::write(&temporary, text).map_err(error)?;
-    std::fs::rename(&temporary, path).map_err(error)
-}
-
-/// `dir/.name.<pid>.<what>`: a scratch file next to `path`.
-fn sibling(path: &Path, what: &str) -> PathBuf {
-    let name = path.file_name().map_or("out".into(), |n| n.to_string_lossy().into_owned());
-    folder_of(path).join(format!(".{name}.{}.{what}", std::process::id()))
+    let mut file = std::fs::File::create(path).map_err(error)?;
+    file.write_all(text.as_bytes()).and_then(|()| file.flush()).map_err(error)
 }
 
 fn folder_of(path: &Path) -> &Path {
     path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
 }
 
-/// That a file can be written at `path` when the run ends: its folder
-/// exists and takes a new file, and `path` is not a folder. Checked before
-/// any work, so that a run's results are never lost at the end.
+/// That a file can be written at `path` when the run ends, checked before
+/// any work without changing anything: `path` is not a folder; an existing
+/// file or device opens for appending; a FIFO grants write access; a new
+/// file's folder exists and grants write and search access. A dangling
+/// symlink is judged by its target's folder.
 pub fn check_file_destination(flag: &str, path: &Path) -> Result<()> {
-    if path.is_dir() {
-        return Err(Error::InvalidInput(format!("{flag} {}: is a folder, not a file", path.display())));
+    let cannot = |why: String| Error::InvalidInput(format!("{flag} {}: {why}", path.display()));
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Err(cannot("is a folder, not a file".into())),
+        Ok(meta) if meta.file_type().is_fifo() => {
+            access(path, libc::W_OK).map_err(|e| cannot(format!("cannot write there: {e}")))
+        }
+        Ok(_) => std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map(drop)
+            .map_err(|e| cannot(format!("cannot write there: {e}"))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // A new file, or a symlink to one: its folder must take it.
+            let target = match std::fs::read_link(path) {
+                Ok(target) => folder_of(path).join(target),
+                Err(_) => path.to_path_buf(),
+            };
+            let folder = folder_of(&target);
+            if !folder.is_dir() {
+                return Err(cannot(format!("the folder {} does not exist", folder.display())));
+            }
+            access(folder, libc::W_OK | libc::X_OK)
+                .map_err(|e| cannot(format!("cannot create a file in {}: {e}", folder.display())))
+        }
+        Err(e) => Err(cannot(format!("cannot write there: {e}"))),
     }
-    let folder = folder_of(path);
-    if !folder.is_dir() {
-        return Err(Error::InvalidInput(format!(
-            "{flag} {}: the folder {} does not exist",
-            path.display(),
-            folder.display()
-        )));
-    }
-    probe(flag, path, &sibling(path, "probe"))
 }
 
-/// That plots can be written into `dir`: created if missing, and writable.
+/// That plots can be written into `dir`: created if missing (the folder
+/// asked for), and granting write and search access.
 pub(super) fn check_folder_destination(flag: &str, dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| {
         Error::InvalidInput(format!("{flag} {}: cannot create the folder: {e}", dir.display()))
     })?;
-    probe(flag, dir, &dir.join(format!(".probe.{}", std::process::id())))
+    access(dir, libc::W_OK | libc::X_OK)
+        .map_err(|e| Error::InvalidInput(format!("{flag} {}: cannot write there: {e}", dir.display())))
 }
 
-/// Creates and removes `scratch`, to learn that its folder is writable.
-fn probe(flag: &str, shown: &Path, scratch: &Path) -> Result<()> {
-    std::fs::write(scratch, b"")
-        .and_then(|()| std::fs::remove_file(scratch))
-        .map_err(|e| Error::InvalidInput(format!("{flag} {}: cannot write there: {e}", shown.display())))
+/// `access(2)`: whether this process may use `path` as `mode` asks,
+/// judged by the kernel (owner, group, mode bits, a read-only mount).
+fn access(path: &Path, mode: libc::c_int) -> std::io::Result<()> {
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "a NUL byte in the path"))?;
+    // SAFETY: `c` is a NUL-terminated string that lives across the call;
+    // access only reads it.
+    if unsafe { libc::access(c.as_ptr(), mode) } == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
 }

@@ -137,9 +137,7 @@ fn finish(common: &Common, jobs: &[Job], report: RunReport) -> Result<bool> {
         println!("wrote {}", path.display());
     }
     if let Some(dir) = &common.plots {
-        for p in report::plots::draw(&report, dir)? {
-            println!("wrote {}", p.display());
-        }
+        write_plots(&report, dir)?;
     }
     for r in report.records.iter().filter(|r| !r.verified) {
         eprintln!(
@@ -172,9 +170,16 @@ pub(super) fn write_report(
     write_file(out, &report::markdown::markdown(&run, checks.as_deref()))?;
     println!("wrote {}", out.display());
     if let Some(dir) = plots {
-        for p in report::plots::draw(&run, dir)? {
-            println!("wrote {}", p.display());
-        }
+        write_plots(&run, dir)?;
     }
     Ok(true)
+}
+
+/// Draws `report`'s plots and writes each into `dir`.
+fn write_plots(report: &RunReport, dir: &Path) -> Result<()> {
+    for (path, svg) in report::plots::draw(report, dir)? {
+        write_file(&path, &svg)?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
 }

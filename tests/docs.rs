@@ -48,7 +48,7 @@ fn readme_example_is_the_repository_s_code() {
         checked.push(path.to_string());
         rest = block;
     }
-    assert_eq!(checked, ["gpu/src/scale.rs", "cpu/families/scale.rs"]);
+    assert_eq!(checked, ["gpu/src/scale.rs", "cpu/families/scale.rs", "cpu/bin/scale.rs"]);
     assert!(readme.contains("`scale::Scale,`"), "README.md names the registry line");
     assert!(read(&root().join("cpu/families/mod.rs")).contains("    scale::Scale,\n"));
 }
@@ -159,4 +159,14 @@ fn every_unsafe_block_says_why_it_is_sound() {
             );
         }
     }
+}
+
+/// README.md's `[[bin]]` block, the line a new binary needs, is
+/// `Cargo.toml`'s entry for that binary, word for word.
+#[test]
+fn readme_bin_entry_is_cargo_toml_s() {
+    let readme = read(&root().join("README.md"));
+    let start = readme.find("```toml\n[[bin]]").expect("README.md shows a [[bin]] entry") + "```toml\n".len();
+    let block = &readme[start..start + readme[start..].find("```").unwrap()];
+    assert!(read(&root().join("Cargo.toml")).contains(block), "not in Cargo.toml:\n{block}");
 }

@@ -35,6 +35,9 @@ fn plan(families: &[&'static dyn Family], common: &Common) -> Result<Vec<Job>> {
             // The names chosen are other families'.
             continue;
         }
+        for &kernel in &kernels {
+            family.runs(kernel)?;
+        }
         let sizes = if common.sizes.is_empty() { family.default_sizes() } else { given.clone() };
         let needs = sizes.iter().map(|size| family.check(size)).collect::<Result<Vec<_>>>()?;
         jobs.push(Job { family, sizes, kernels, needs: needs.into_iter().max().unwrap_or(0) });

@@ -77,6 +77,13 @@ pub trait Family: Sync {
     /// returns the bytes of device memory it needs at most.
     fn check(&self, size: &Shape) -> Result<usize>;
 
+    /// Checks before anything runs that the family can run `kernel` (its
+    /// parameters are the family's): a selected kernel it cannot run is an
+    /// error, never skipped or replaced.
+    fn runs(&self, _kernel: &'static Kernel) -> Result<()> {
+        Ok(())
+    }
+
     /// Verifies each kernel of `run` at its size against the host reference
     /// (outputs poisoned first), then times it against the family's in-run
     /// ceiling when `run.runs` is given (a GPU), or takes the emulator's

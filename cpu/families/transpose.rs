@@ -141,6 +141,10 @@ impl Family for Transpose {
         Ok(2 * 4 * check_shape(nx, ny)?)
     }
 
+    fn runs(&self, kernel: &'static Kernel) -> Result<()> {
+        typed(kernel).map(drop)
+    }
+
     fn run(&self, run: &Run) -> Result<Vec<Record>> {
         let Run { gpu, size, runs, kernels, progress, .. } = *run;
         let (nx, ny) = size.pair("transpose")?;

@@ -40,7 +40,16 @@ fn plan(families: &[&'static dyn Family], common: &Common) -> Result<Vec<Job>> {
         }
         let sizes = if common.sizes.is_empty() { family.default_sizes() } else { given.clone() };
         let needs = sizes.iter().map(|size| family.check(size)).collect::<Result<Vec<_>>>()?;
-        jobs.push(Job { family, sizes, kernels, needs: needs.into_iter().max().unwrap_or(0) });
+        let (small, too_large_to_emulate): (Vec<Shape>, Vec<Shape>) = if common.sizes.is_empty() {
+            (family.emulator_sizes(&sizes), Vec::new())
+        } else {
+            sizes.iter().cloned().partition(|s| family.emulator_work(s) <= family.emulator_limit())
+        };
+        // Beside a GPU run, sizes too large to emulate leave the analysis
+        // to the family's own emulator sizes.
+        let emulated = if small.is_empty() { family.emulator_sizes(&sizes) } else { small };
+        let needs = needs.into_iter().max().unwrap_or(0);
+        jobs.push(Job { family, sizes, kernels, emulated, too_large_to_emulate, needs });
     }
     let instances: Vec<&str> =
         jobs.iter().flat_map(|j| j.family.kernels()).filter_map(|k| k.instance).collect();
@@ -62,7 +71,14 @@ pub(super) fn run(families: &[&'static dyn Family], common: &Common) -> Result<b
     let gpu = match crate::runtime::open(common.device) {
         Ok(gpu) => gpu,
         Err(e @ (Error::NoDriver | Error::NoDevice { count: 0, .. })) => {
-            println!(
+            if common.device != 0 {
+                return Err(Error::InvalidInput(format!(
+                    "no device {}: {e}; the emulator, which runs instead, is device 0",
+                    common.device
+                )));
+            }
+            emulable(&jobs)?;
+            eprintln!(
                 "{e}: running every kernel on the CPU emulator at small sizes instead (verification and analysis, no timings)"
             );
             let bar = progress_bar(jobs.len(), common.quiet);
@@ -116,7 +132,11 @@ fn report_of(gpu: &Gpu, common: &Common, jobs: &[Job], records: Vec<crate::measu
         families: jobs.iter().map(|j| j.family.name().to_string()).collect(),
         sizes: jobs
             .iter()
-            .map(|j| (j.family.name().to_string(), j.sizes.iter().map(Shape::to_string).collect()))
+            .map(|j| {
+                // The sizes that ran: the emulator's own where it ran alone.
+                let sizes = if gpu.is_emulator() { &j.emulated } else { &j.sizes };
+                (j.family.name().to_string(), sizes.iter().map(Shape::to_string).collect())
+            })
             .collect(),
         iters: common.iters,
         records,
@@ -183,6 +203,23 @@ fn write_plots(report: &RunReport, dir: &Path) -> Result<()> {
     for (path, svg) in report::plots::draw(report, dir)? {
         write_file(&path, &svg)?;
         println!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// That every size given can run on the emulator, where there is no GPU.
+fn emulable(jobs: &[Job]) -> Result<()> {
+    for job in jobs {
+        if let Some(size) = job.too_large_to_emulate.first() {
+            let family = job.family;
+            return Err(Error::InvalidInput(format!(
+                "no GPU found, and {} {size} is too large for the emulator (work {}, at most {}: {}); run it on a GPU",
+                family.name(),
+                family.emulator_work(size),
+                family.emulator_limit(),
+                family.size_meaning()
+            )));
+        }
     }
     Ok(())
 }

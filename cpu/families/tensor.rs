@@ -474,6 +474,15 @@ impl Family for Tensor {
         check(dims(size)?)
     }
 
+    /// Multiply-adds, at most sgemm's limit.
+    fn emulator_work(&self, size: &Shape) -> usize {
+        dims(size).map_or(usize::MAX, |(m, n, k)| m.saturating_mul(n).saturating_mul(k))
+    }
+
+    fn emulator_limit(&self) -> usize {
+        super::sgemm::shapes::EMULATED_WORK
+    }
+
     /// The emulator size, and a shape with edges in every direction (not
     /// multiples of the 128 x 128 x 32 tile, nor of 8: the unaligned path).
     fn emulator_sizes(&self, _sizes: &[Shape]) -> Vec<Shape> {

@@ -141,6 +141,11 @@ impl Family for Transpose {
         Ok(2 * 4 * check_shape(nx, ny)?)
     }
 
+    /// `N` is an `N x N` matrix.
+    fn emulator_work(&self, size: &Shape) -> usize {
+        size.pair("transpose").map_or(usize::MAX, |(a, b)| a.saturating_mul(b))
+    }
+
     fn runs(&self, kernel: &'static Kernel) -> Result<()> {
         typed(kernel).map(drop)
     }

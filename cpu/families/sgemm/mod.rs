@@ -339,6 +339,19 @@ impl Family for Sgemm {
         Ok(4 * 4 * n * n)
     }
 
+    /// Multiply-adds: `N` is `N x N x N`.
+    fn emulator_work(&self, size: &Shape) -> usize {
+        match size.dims()[..] {
+            [n] => n.saturating_mul(n).saturating_mul(n),
+            ref dims => dims.iter().fold(1usize, |w, d| w.saturating_mul(*d)),
+        }
+    }
+
+    /// [`shapes::EMULATED_WORK`] multiply-adds.
+    fn emulator_limit(&self) -> usize {
+        shapes::EMULATED_WORK
+    }
+
     /// The ladder at the emulator size, and the run's `MxNxK` shapes small
     /// enough to emulate (`m n k` at most [`shapes::EMULATED_WORK`]).
     fn emulator_sizes(&self, sizes: &[Shape]) -> Vec<Shape> {

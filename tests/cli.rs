@@ -165,6 +165,27 @@ fn no_gpu_main_job_runs_the_emulator_and_draws_its_analysis() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let text = std::fs::read_to_string(&md).unwrap();
     assert!(text.contains("## scale") && text.contains("<a id=\"transpose_fast\"></a>"), "{text}");
+    // The page says where its numbers came from, and claims no timings.
+    assert!(text.contains("Verified on the **CPU emulator**") && text.contains("No timings"), "{text}");
+    assert!(!text.contains("CUDA-event") && !text.contains("Measured on"), "{text}");
+
+    // Without --out, it does not replace a GPU run's BENCHMARKS.md unless
+    // forced.
+    let gpu_page = "# Benchmarks\n\nMeasured on **NVIDIA H100** (compute 9.0) ...\n";
+    std::fs::write(&md, gpu_page).unwrap();
+    let report_here = |args: &[&str]| {
+        Command::new(MAIN).current_dir(&dir).arg("report").arg(&json).args(args).output().unwrap()
+    };
+    let out = report_here(&[]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(one_line_error(&out).contains("--force"));
+    assert_eq!(std::fs::read_to_string(&md).unwrap(), gpu_page);
+    let out = report_here(&["--force"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(std::fs::read_to_string(&md).unwrap().contains("CPU emulator"));
+    // An emulator page is replaced freely.
+    let out = report_here(&[]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 /// The family binaries share the skeleton: without a GPU each runs its

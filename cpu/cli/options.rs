@@ -67,9 +67,13 @@ pub(super) enum Command {
     Report {
         /// The JSON a `kernel-lab --json FILE` run wrote.
         json: PathBuf,
-        /// Where to write the markdown.
-        #[arg(long, default_value = "BENCHMARKS.md")]
-        out: PathBuf,
+        /// Where to write the markdown (default: BENCHMARKS.md, which an
+        /// emulator run's page replaces only with `--force`).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Let an emulator run's page replace a GPU run's BENCHMARKS.md.
+        #[arg(long)]
+        force: bool,
         /// A text file of device checks (sanitizer, profiler) to include.
         #[arg(long)]
         checks: Option<PathBuf>,

@@ -175,16 +175,32 @@ fn finish(common: &Common, jobs: &[Job], report: RunReport) -> Result<bool> {
     Ok(report.all_verified())
 }
 
+/// The page `report` writes when no `--out` is given.
+const BENCHMARKS: &str = "BENCHMARKS.md";
+
 /// `kernel-lab report`: BENCHMARKS.md (and the plots) from a run's JSON.
+/// An emulator run's page replaces a GPU run's `BENCHMARKS.md` only when
+/// asked: `--force`, or the path given with `--out`.
 pub(super) fn write_report(
     json: &Path,
-    out: &Path,
+    out: Option<&Path>,
+    force: bool,
     checks: Option<&PathBuf>,
     plots: Option<&PathBuf>,
 ) -> Result<bool> {
     let run: RunReport = serde_json::from_str(&read_file(json)?).map_err(|e| {
         Error::InvalidInput(format!("{} is not a kernel-lab --json file: {e}", json.display()))
     })?;
+    let out = out.unwrap_or(Path::new(BENCHMARKS));
+    if run.emulated() && !force && out == Path::new(BENCHMARKS) {
+        let existing = std::fs::read_to_string(out).unwrap_or_default();
+        if report::markdown::is_gpu_page(&existing) {
+            return Err(Error::InvalidInput(format!(
+                "{} is an emulator run, and {BENCHMARKS} holds a GPU run's figures: give --out FILE, or --force to replace it",
+                json.display()
+            )));
+        }
+    }
     check_file_destination("--out", out)?;
     if let Some(dir) = plots {
         check_folder_destination("--plots", dir)?;

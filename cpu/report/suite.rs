@@ -73,6 +73,9 @@ pub fn attach_analysis(records: &mut [Record], emulated: &[Record]) {
     }
 }
 
+/// The device name of a run on the CPU emulator.
+pub const EMULATOR: &str = "CPU emulator";
+
 /// Everything one run of the suite measured, with where and when.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunReport {
@@ -92,6 +95,11 @@ pub struct RunReport {
 }
 
 impl RunReport {
+    /// A run on the CPU emulator: verification and analysis, no timings.
+    pub fn emulated(&self) -> bool {
+        self.device == EMULATOR
+    }
+
     pub fn all_verified(&self) -> bool {
         self.records.iter().all(|r| r.verified)
     }

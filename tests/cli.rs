@@ -115,6 +115,25 @@ fn unwritable_destinations_are_rejected_before_any_work() {
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "x", "the file was touched");
 }
 
+/// Each family binary's `--help` describes that binary.
+#[test]
+fn family_binaries_describe_themselves() {
+    for (bin, says) in [
+        (FAMILY_BINS[4], "The example family"),
+        (FAMILY_BINS[0], "transpose"),
+        (FAMILY_BINS[1], "reduc"),
+        (FAMILY_BINS[2], "SGEMM"),
+        (FAMILY_BINS[3], "memory"),
+    ] {
+        let out = run(bin, &["--help"]);
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0));
+        assert!(!help.contains("The options of every binary"), "{bin}: {help}");
+        let first = help.lines().next().unwrap_or_default();
+        assert!(first.to_lowercase().contains(&says.to_lowercase()), "{bin}: {first}");
+    }
+}
+
 #[test]
 fn malformed_options_are_usage_errors() {
     let out = run(MAIN, &["--iters", "many"]);

@@ -68,8 +68,9 @@ pub fn suite_main() -> ExitCode {
 /// A family's binary: the same options and run as the main job, for one
 /// family, described by `about`.
 pub fn family_main(family: &'static dyn Family, about: &'static str) -> ExitCode {
-    let command = clap::Command::new(family.name()).version(env!("CARGO_PKG_VERSION")).about(about);
-    let matches = Common::augment_args(command).get_matches();
+    // `about` after the options, whose doc comment would otherwise be it.
+    let command = clap::Command::new(family.name()).version(env!("CARGO_PKG_VERSION"));
+    let matches = Common::augment_args(command).about(about).get_matches();
     let common = Common::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     main_with(|| run(&[family], &common))
 }
@@ -82,8 +83,8 @@ pub fn family_main_with<X: Args + FromArgMatches>(
     about: &'static str,
     build: impl FnOnce(X, &mut Common) -> Result<Box<dyn Family>>,
 ) -> ExitCode {
-    let command = clap::Command::new(name).version(env!("CARGO_PKG_VERSION")).about(about);
-    let matches = Common::augment_args(X::augment_args(command)).get_matches();
+    let command = clap::Command::new(name).version(env!("CARGO_PKG_VERSION"));
+    let matches = Common::augment_args(X::augment_args(command)).about(about).get_matches();
     let mut common = Common::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let own = X::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     main_with(|| {

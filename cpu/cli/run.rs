@@ -39,7 +39,7 @@ fn plan(families: &[&'static dyn Family], common: &Common) -> Result<Vec<Job>> {
             family.runs(kernel)?;
         }
         let sizes = if common.sizes.is_empty() { family.default_sizes() } else { given.clone() };
-        let needs = sizes.iter().map(|size| family.check(size)).collect::<Result<Vec<_>>>()?;
+        let needs = sizes.iter().map(|size| family.device_bytes(size)).collect::<Result<Vec<_>>>()?;
         let (small, too_large_to_emulate): (Vec<Shape>, Vec<Shape>) = if common.sizes.is_empty() {
             (family.emulator_sizes(&sizes), Vec::new())
         } else {

@@ -77,9 +77,9 @@ pub trait Family: Sync {
     /// Its name, sizes and method.
     fn about(&self) -> &'static About;
 
-    /// Checks a size before anything runs (the kernels can take it) and
-    /// returns the bytes of device memory it needs at most.
-    fn check(&self, size: &Shape) -> Result<usize>;
+    /// The bytes of device memory `size` needs at most, after checking,
+    /// before anything runs, that the kernels can take it (an error if not).
+    fn device_bytes(&self, size: &Shape) -> Result<usize>;
 
     /// Checks before anything runs that the family can run `kernel` (its
     /// parameters are the family's): a selected kernel it cannot run is an

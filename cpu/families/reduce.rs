@@ -463,7 +463,7 @@ impl Family for Reduce {
         }
     }
 
-    fn check(&self, size: &Shape) -> Result<usize> {
+    fn device_bytes(&self, size: &Shape) -> Result<usize> {
         let n = size.one("reduce")?;
         if n.checked_mul(8).is_none() {
             return Err(Error::InvalidInput(format!("reduce size {n} overflows")));

@@ -38,7 +38,7 @@ impl Family for Scale {
         }
     }
 
-    fn check(&self, size: &Shape) -> Result<usize> {
+    fn device_bytes(&self, size: &Shape) -> Result<usize> {
         let n = size.one("scale")?;
         if n > u32::MAX as usize {
             return Err(Error::InvalidInput(format!("scale takes at most {} elements", u32::MAX)));

@@ -470,7 +470,7 @@ impl Family for Tensor {
         }
     }
 
-    fn check(&self, size: &Shape) -> Result<usize> {
+    fn device_bytes(&self, size: &Shape) -> Result<usize> {
         check(dims(size)?)
     }
 

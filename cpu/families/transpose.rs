@@ -136,7 +136,7 @@ impl Family for Transpose {
         squares.chain(ODD_SHAPES.iter().map(|s| s.parse().expect("a valid shape"))).collect()
     }
 
-    fn check(&self, size: &Shape) -> Result<usize> {
+    fn device_bytes(&self, size: &Shape) -> Result<usize> {
         let (nx, ny) = size.pair("transpose")?;
         Ok(2 * 4 * check_shape(nx, ny)?)
     }

@@ -328,7 +328,7 @@ impl Family for Sgemm {
         }
     }
 
-    fn check(&self, size: &Shape) -> Result<usize> {
+    fn device_bytes(&self, size: &Shape) -> Result<usize> {
         if let [m, n, k] = size.dims()[..] {
             return shapes::check(self, (m, n, k));
         }

@@ -51,10 +51,9 @@ pub fn emulate(jobs: &[Job], progress: &Progress) -> Result<Vec<Record>> {
     let emulator = Gpu::emulator();
     let mut records = Vec::new();
     for job in jobs {
-        for size in job.emulated.iter().cloned() {
+        for size in &job.emulated {
             let message = |what: &str| (progress.message)(&format!("emulator: {what}"));
-            let run =
-                Run { gpu: &emulator, size: &size, kernels: &job.kernels, runs: None, progress: &message };
+            let run = Run { gpu: &emulator, size, kernels: &job.kernels, runs: None, progress: &message };
             records.extend(job.family.run(&run)?);
         }
         (progress.tick)();

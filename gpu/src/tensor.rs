@@ -307,6 +307,12 @@ const fn b_row(r: usize) -> usize {
     r ^ ((r >> 2) & 1)
 }
 
+/// Whether `i` is odd: a function, so that `seq!`'s literal indices make
+/// no expression with equal operands (`1 % 2 == 1`).
+const fn odd(i: usize) -> bool {
+    i % 2 == 1
+}
+
 impl Layout for Transposed {
     const W: usize = 128;
     const PAIRED: bool = true;
@@ -379,8 +385,9 @@ impl Layout for Transposed {
         let rows = [4 * quad + flip, 4 * quad + 1 - flip];
         seq!(I in 0..4 {{
             // Its k values 8 octet..+8: halves of pairs of loaded rows.
-            let column: [u32; 4] = core::array::from_fn(|p| pair_halves::<{ I % 2 == 1 }>(b[2 * p][I / 2], b[2 * p + 1][I / 2]));
-            let r = rows[I % 2] + 2 * (I / 2);
+            let i: usize = I;
+            let column: [u32; 4] = core::array::from_fn(|p| pair_halves::<{ odd(I) }>(b[2 * p][i / 2], b[2 * p + 1][i / 2]));
+            let r = rows[i % 2] + 2 * (i / 2);
             // SAFETY: n-row < 128, 16 bytes at word 16 r + 4 octet of B's tile.
             unsafe { stage.b_words.store4(0, 16 * r + 4 * octet, column.map(f32::from_bits)) };
         }});

@@ -426,7 +426,7 @@ unsafe fn store<const PAIRS: bool>(
     t: u32,
     (m, n): (usize, usize),
 ) {
-    // SAFETY (both loops): inside C (n even: col + 1 < n too, and row * n
+    // SAFETY: (both loops) inside C (n even: col + 1 < n too, and row * n
     // + col even; n odd: each element checked); this thread's alone.
     let pair = |at: usize, j: usize, last: bool| unsafe {
         if PAIRS {
@@ -442,14 +442,16 @@ unsafe fn store<const PAIRS: bool>(
     let (row, col) = (m0 + 64 * wg + r as usize, n0 + col as usize);
     if row + 8 < m && n0 + BN <= n {
         let rows = [row * n + col, (row + 8) * n + col];
-        seq!(J in 0..64 {
-            pair(rows[J % 2] + 8 * (J / 2), J, true);
-        });
+        seq!(J in 0..64 {{
+            let j: usize = J;
+            pair(rows[j % 2] + 8 * (j / 2), j, true);
+        }});
     } else {
         seq!(J in 0..64 {{
-            let (row, col) = (row + 8 * (J % 2), col + 8 * (J / 2));
+            let j: usize = J;
+            let (row, col) = (row + 8 * (j % 2), col + 8 * (j / 2));
             if row < m && col < n {
-                pair(row * n + col, J, col + 1 < n);
+                pair(row * n + col, j, col + 1 < n);
             }
         }});
     }

@@ -115,6 +115,25 @@ fn unwritable_destinations_are_rejected_before_any_work() {
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "x", "the file was touched");
 }
 
+/// Each family binary's `--help` describes that binary.
+#[test]
+fn family_binaries_describe_themselves() {
+    for (bin, says) in [
+        (FAMILY_BINS[4], "The example family"),
+        (FAMILY_BINS[0], "transpose"),
+        (FAMILY_BINS[1], "reduc"),
+        (FAMILY_BINS[2], "SGEMM"),
+        (FAMILY_BINS[3], "memory"),
+    ] {
+        let out = run(bin, &["--help"]);
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0));
+        assert!(!help.contains("The options of every binary"), "{bin}: {help}");
+        let first = help.lines().next().unwrap_or_default();
+        assert!(first.to_lowercase().contains(&says.to_lowercase()), "{bin}: {first}");
+    }
+}
+
 #[test]
 fn malformed_options_are_usage_errors() {
     let out = run(MAIN, &["--iters", "many"]);
@@ -135,11 +154,14 @@ fn no_gpu_main_job_runs_the_emulator_and_draws_its_analysis() {
     let (json, plots) = (dir.join("run.json"), dir.join("plots"));
     let out = run(MAIN, &["--quiet", "--json", json.to_str().unwrap(), "--plots", plots.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    // The notice is on stderr, the results alone on stdout.
     assert!(
-        stdout.lines().next().unwrap().contains("no GPU found") && stdout.contains("CPU emulator"),
-        "{stdout}"
+        stderr.lines().next().unwrap().contains("no GPU found") && stderr.contains("CPU emulator"),
+        "{stderr}"
     );
+    assert!(!stdout.contains("no GPU found"), "{stdout}");
     for kernel in ["transpose_shared", "reduce_fast_f64", "sgemm_warp_tiled", "lab_bank_column_33", "scale"] {
         assert!(
             stdout.lines().any(|l| l.contains(kernel) && l.contains("yes")),
@@ -162,6 +184,27 @@ fn no_gpu_main_job_runs_the_emulator_and_draws_its_analysis() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let text = std::fs::read_to_string(&md).unwrap();
     assert!(text.contains("## scale") && text.contains("<a id=\"transpose_fast\"></a>"), "{text}");
+    // The page says where its numbers came from, and claims no timings.
+    assert!(text.contains("Verified on the **CPU emulator**") && text.contains("No timings"), "{text}");
+    assert!(!text.contains("CUDA-event") && !text.contains("Measured on"), "{text}");
+
+    // Without --out, it does not replace a GPU run's BENCHMARKS.md unless
+    // forced.
+    let gpu_page = "# Benchmarks\n\nMeasured on **NVIDIA H100** (compute 9.0) ...\n";
+    std::fs::write(&md, gpu_page).unwrap();
+    let report_here = |args: &[&str]| {
+        Command::new(MAIN).current_dir(&dir).arg("report").arg(&json).args(args).output().unwrap()
+    };
+    let out = report_here(&[]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(one_line_error(&out).contains("--force"));
+    assert_eq!(std::fs::read_to_string(&md).unwrap(), gpu_page);
+    let out = report_here(&["--force"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(std::fs::read_to_string(&md).unwrap().contains("CPU emulator"));
+    // An emulator page is replaced freely.
+    let out = report_here(&[]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 /// The family binaries share the skeleton: without a GPU each runs its
@@ -175,8 +218,9 @@ fn no_gpu_family_binaries_run_the_emulator() {
     for bin in FAMILY_BINS {
         let out = run(bin, &["--quiet"]);
         let stdout = String::from_utf8_lossy(&out.stdout);
-        assert_eq!(out.status.code(), Some(0), "{bin}: {stdout}{}", String::from_utf8_lossy(&out.stderr));
-        assert!(stdout.contains("CPU emulator") && !stdout.contains(" NO "), "{bin}: {stdout}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{bin}: {stdout}{stderr}");
+        assert!(stderr.contains("CPU emulator") && !stdout.contains(" NO "), "{bin}: {stdout}{stderr}");
     }
     let out = run(FAMILY_BINS[0], &["--quiet", "--kernels", "padded"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -185,18 +229,16 @@ fn no_gpu_family_binaries_run_the_emulator() {
     let out = run(FAMILY_BINS[3], &["--quiet"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("Alignment") && stdout.contains("Shared-memory banks"), "{stdout}");
-    // sgemm's shapes: small ones are verified on the emulator (in the
-    // form asked for), large ones left to a GPU.
+    // sgemm's shapes are verified on the emulator in the form asked for;
+    // one too large for it is refused before any work.
     let sgemm = env!("CARGO_BIN_EXE_sgemm");
-    let out = run(
-        sgemm,
-        &["--quiet", "--shape", "70x33x21", "--shape", "4000x4000x4000", "--trans-b", "--layout", "col"],
-    );
+    let out = run(sgemm, &["--quiet", "--shape", "70x33x21", "--trans-b", "--layout", "col"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     let rows: Vec<&str> = stdout.lines().filter(|l| l.contains("70x33x21 col NT")).collect();
     assert!(!rows.is_empty() && rows.iter().all(|l| l.contains(" yes ")), "{stdout}");
-    assert!(!stdout.contains("4000x4000x4000"), "{stdout}");
+    let line = rejected(sgemm, &["--quiet", "--shape", "70x33x21", "--shape", "4000x4000x4000"]);
+    assert!(line.contains("4000x4000x4000") && line.contains("too large for the emulator"), "{line}");
 }
 
 #[test]
@@ -279,4 +321,43 @@ fn hazards_checks_every_label_and_rejects_bad_input() {
     assert!(md.contains("| [`neighbour_read`](../gpu/src/hazards/race_shared.rs#L"), "{md}");
     assert!(md.contains("✔ shared race | not run | reported | — | not run |"), "{md}");
     assert!(md.contains("## Emulator speed") && md.contains("| 1024 |"), "{md}");
+}
+
+/// Without a GPU the emulator runs the sizes given, exactly, and the
+/// run's JSON lists the sizes that ran; a size beyond a family's emulator
+/// limit, or one the family cannot take, is exit 2 before any work.
+#[test]
+fn no_gpu_runs_the_sizes_given() {
+    if has_gpu() {
+        eprintln!("skipped: this machine has a GPU");
+        return;
+    }
+    let dir = scratch("sizes");
+    let json = dir.join("run.json");
+    let out = run(FAMILY_BINS[4], &["--quiet", "--sizes", "1,33", "--json", json.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let sizes: Vec<u64> = report["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kernel"] == "scale")
+        .map(|r| r["size"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sizes, [1, 33], "{report}");
+    assert_eq!(report["sizes"], serde_json::json!([["scale", ["1", "33"]]]), "{report}");
+    // Without --sizes, the family's emulator size, and the JSON says so.
+    let out = run(FAMILY_BINS[4], &["--quiet", "--json", json.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["sizes"], serde_json::json!([["scale", ["10007"]]]), "{report}");
+
+    // 4 TB of reduction input: past the emulator's limit.
+    let line = rejected(MAIN, &["--only", "reduce", "--sizes", "274877906944"]);
+    assert!(line.contains("too large for the emulator"), "{line}");
+    let line = rejected(FAMILY_BINS[0], &["--sizes", "4096"]);
+    assert!(line.contains("transpose 4096") && line.contains("at most 1048576"), "{line}");
+    // A device other than the emulator's.
+    let line = rejected(MAIN, &["--device", "5"]);
+    assert!(line.contains("no device 5"), "{line}");
 }

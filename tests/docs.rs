@@ -48,7 +48,7 @@ fn readme_example_is_the_repository_s_code() {
         checked.push(path.to_string());
         rest = block;
     }
-    assert_eq!(checked, ["gpu/src/scale.rs", "cpu/families/scale.rs"]);
+    assert_eq!(checked, ["gpu/src/scale.rs", "cpu/families/scale.rs", "cpu/bin/scale.rs"]);
     assert!(readme.contains("`scale::Scale,`"), "README.md names the registry line");
     assert!(read(&root().join("cpu/families/mod.rs")).contains("    scale::Scale,\n"));
 }
@@ -159,4 +159,93 @@ fn every_unsafe_block_says_why_it_is_sound() {
             );
         }
     }
+}
+
+/// README.md's `[[bin]]` block, the line a new binary needs, is
+/// `Cargo.toml`'s entry for that binary, word for word.
+#[test]
+fn readme_bin_entry_is_cargo_toml_s() {
+    let readme = read(&root().join("README.md"));
+    let start = readme.find("```toml\n[[bin]]").expect("README.md shows a [[bin]] entry") + "```toml\n".len();
+    let block = &readme[start..start + readme[start..].find("```").unwrap()];
+    assert!(read(&root().join("Cargo.toml")).contains(block), "not in Cargo.toml:\n{block}");
+}
+
+/// The names in backticks that start the rows of the markdown table whose
+/// header line is `header` in `text`.
+fn first_cells(text: &str, header: &str) -> Vec<String> {
+    let at = text.find(header).unwrap_or_else(|| panic!("no table headed {header}"));
+    text[at..]
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| l.trim_start_matches('|').split('|').next().unwrap().trim().to_string())
+        .collect()
+}
+
+/// README.md's `#[kernel]` key table lists exactly the keys the macro
+/// parses (`macros/src/args.rs`), and the macro's error message names
+/// them all.
+#[test]
+fn kernel_key_table_is_the_macro_s() {
+    let args = read(&root().join("macros/src/args.rs"));
+    let mut parsed: Vec<String> = args
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let rest = l.strip_prefix('"')?;
+            let (key, after) = rest.split_once('"')?;
+            after.trim_start().starts_with("=>").then(|| key.to_string())
+        })
+        .collect();
+    parsed.sort();
+    assert!(parsed.len() >= 8, "{parsed:?}");
+    let readme = read(&root().join("README.md"));
+    let mut documented: Vec<String> = first_cells(&readme, "| key | meaning | default |")
+        .iter()
+        .map(|c| c.trim_matches('`').to_string())
+        .collect();
+    documented.sort();
+    assert_eq!(documented, parsed, "README.md's key table and macros/src/args.rs differ");
+    let keys_line = args.lines().find(|l| l.starts_with("const KEYS")).expect("the KEYS message");
+    for key in &parsed {
+        assert!(keys_line.contains(key.as_str()), "KEYS lacks {key}: {keys_line}");
+    }
+}
+
+/// README.md's crate map names every workspace member and every folder of
+/// the host crate (`cpu/`), and every path it names exists.
+#[test]
+fn crate_map_is_the_workspace() {
+    let readme = read(&root().join("README.md"));
+    let rows = first_cells(&readme, "| path | what |");
+    let paths: Vec<String> = rows
+        .iter()
+        .flat_map(|cell| cell.split(", ").map(|p| p.trim_matches('`').trim_end_matches('/').to_string()))
+        .collect();
+    for p in &paths {
+        assert!(root().join(p).exists(), "README.md's crate map names {p}, which does not exist");
+    }
+    let cargo = read(&root().join("Cargo.toml"));
+    let members = &cargo[cargo.find("members = [").unwrap()..];
+    let members = &members[..members.find(']').unwrap()];
+    for member in members.split('"').skip(1).step_by(2).filter(|m| *m != ".") {
+        assert!(paths.iter().any(|p| p == member), "README.md's crate map lacks the member {member}/");
+    }
+    for entry in std::fs::read_dir(root().join("cpu")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            let name = format!("cpu/{}", path.file_name().unwrap().to_string_lossy());
+            assert!(paths.contains(&name), "README.md's crate map lacks {name}/");
+        }
+    }
+}
+
+/// README.md's count of labelled hazard kernels is the registry's.
+#[test]
+fn hazard_count_is_the_registry_s() {
+    let count = registry::tree("gpu::hazards").len();
+    let readme = read(&root().join("README.md"));
+    let said = format!("labelled suite of {count} small kernels");
+    assert!(readme.contains(&said), "README.md should say \"{said}\"");
 }

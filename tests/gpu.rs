@@ -65,6 +65,55 @@ fn launch_rejects_wrong_buffers(gpu: &Gpu) -> Result<(), String> {
     }
 }
 
+/// The tensor-core GEMM library call (`kernel_lab::gemm`) in every
+/// precision, layout and pair of ops, at awkward shapes, leading
+/// dimensions above their minimum, BLAS's scalar cases, batches, forced
+/// k-splits and each epilogue: every element within its derived bound
+/// (`gemm::reference`), the gaps outside D untouched.
+fn gemm_library_every_path(gpu: &Gpu) -> Result<(), String> {
+    use kernel_lab::blas::{Gemm, Layout, Op};
+    use kernel_lab::gemm::verify::verify;
+    use kernel_lab::gemm::{Act, Bf16, Call, Element, F16, Plan, Precision, TensorGemm, Tf32};
+    fn one<P: Precision, O: Element>(
+        gpu: &Gpu,
+        lib: &TensorGemm,
+        call: &Call,
+        seed: u64,
+    ) -> Result<f64, String> {
+        match verify::<P, O>(gpu, lib, call, seed, None) {
+            Ok(Ok(v)) => Ok(v.ratio),
+            Ok(Err(why)) => Err(format!("{} -> {} {call}: {why}", P::NAME, O::NAME)),
+            Err(e) => Err(format!("{} -> {} {call}: {e}", P::NAME, O::NAME)),
+        }
+    }
+    let libs = [TensorGemm::new(), TensorGemm::forcing(Plan { splits: 3 })];
+    let shapes = [(1, 1, 1), (3, 5, 9), (33, 130, 257), (257, 33, 130), (130, 257, 33), (64, 256, 640)];
+    let scalars = [(1.0f32, 0.0f32), (0.7, 1.3), (0.0, 1.3), (-1.0, 0.5)];
+    let (mut calls, mut worst) = (0, 0.0f64);
+    for (f, layout) in [Layout::Row, Layout::Col].into_iter().enumerate() {
+        for op_a in [Op::N, Op::T] {
+            for op_b in [Op::N, Op::T] {
+                for (s, &(m, n, k)) in shapes.iter().enumerate() {
+                    let (alpha, beta) = scalars[(s + f) % scalars.len()];
+                    let mut g = Gemm::new(layout, op_a, op_b, m, n, k).scaled(alpha, beta);
+                    g.lda += s % 3;
+                    g.ldc += (s + 1) % 2;
+                    let act = [Act::None, Act::Relu, Act::Gelu][s % 3];
+                    let call = Call::new(g).packed(1 + s % 2).with_epilogue(s % 2 == 1, act);
+                    let lib = &libs[s % 2];
+                    let seed = (calls + 1) as u64;
+                    worst = worst.max(one::<Bf16, half::bf16>(gpu, lib, &call, seed)?);
+                    worst = worst.max(one::<F16, f32>(gpu, lib, &call, seed)?);
+                    worst = worst.max(one::<Tf32, half::f16>(gpu, lib, &call, seed)?);
+                    calls += 3;
+                }
+            }
+        }
+    }
+    println!("gemm_library_every_path: {calls} calls, worst error {worst:.3} of its bound");
+    Ok(())
+}
+
 /// A GPU test: `Err` carries the failure's description.
 type GpuTest = fn(&Gpu) -> Result<(), String>;
 
@@ -303,7 +352,8 @@ fn main() -> ExitCode {
         }
     };
     println!("gpu tests on {}", kernel_lab::cli::device_line(&gpu));
-    let tests: [(&str, GpuTest); 11] = [
+    let tests: [(&str, GpuTest); 12] = [
+        ("gemm_library_every_path", gemm_library_every_path),
         ("sgemm_netlib", sgemm_netlib),
         ("sgemm_split_k_same_bits", sgemm_split_k_same_bits),
         ("families_verify", families_verify),

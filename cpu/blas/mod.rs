@@ -9,7 +9,7 @@
 //! - [`plan`]: the dispatcher's model and choice;
 //! - [`run`]: [`Sgemm`], which launches a call;
 //! - [`cublas`]: the in-run peer;
-//! - [`reference`]: the f64 reference, test ratio and poison checks.
+//! - [`mod@reference`]: the f64 reference, test ratio and poison checks.
 
 pub mod cublas;
 pub mod gemm;

@@ -84,7 +84,7 @@ impl Family for Lab {
         }
     }
 
-    fn check(&self, size: &Shape) -> Result<usize> {
+    fn device_bytes(&self, size: &Shape) -> Result<usize> {
         let n = size.one("lab")?;
         if !(1024..=u32::MAX as usize / 4).contains(&n) {
             return Err(Error::InvalidInput(format!(

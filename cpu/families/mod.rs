@@ -33,6 +33,10 @@ families! {
     scale::Scale,
 }
 
+/// The elements one size may have on the emulator by default: about a
+/// million, a few seconds for the families' kernels.
+pub const EMULATOR_ELEMENTS: usize = 1 << 20;
+
 /// One run of a family: where, at what size, which kernels, how often.
 pub struct Run<'a> {
     pub gpu: &'a Gpu,
@@ -73,9 +77,16 @@ pub trait Family: Sync {
     /// Its name, sizes and method.
     fn about(&self) -> &'static About;
 
-    /// Checks a size before anything runs (the kernels can take it) and
-    /// returns the bytes of device memory it needs at most.
-    fn check(&self, size: &Shape) -> Result<usize>;
+    /// The bytes of device memory `size` needs at most, after checking,
+    /// before anything runs, that the kernels can take it (an error if not).
+    fn device_bytes(&self, size: &Shape) -> Result<usize>;
+
+    /// Checks before anything runs that the family can run `kernel` (its
+    /// parameters are the family's): a selected kernel it cannot run is an
+    /// error, never skipped or replaced.
+    fn runs(&self, _kernel: &'static Kernel) -> Result<()> {
+        Ok(())
+    }
 
     /// Verifies each kernel of `run` at its size against the host reference
     /// (outputs poisoned first), then times it against the family's in-run
@@ -100,10 +111,28 @@ pub trait Family: Sync {
         Shape::n(self.about().emulator_size)
     }
 
-    /// The sizes the emulator verifies, given the run's `sizes`: by
-    /// default the family's emulator size alone (the run's are GPU-sized).
+    /// The sizes the emulator verifies when the user gave none, given the
+    /// run's default `sizes`: by default the family's emulator size alone
+    /// (the defaults are GPU-sized). Sizes the user gives are run as given
+    /// (see [`Family::emulator_limit`]).
     fn emulator_sizes(&self, _sizes: &[Shape]) -> Vec<Shape> {
         vec![self.emulator_size()]
+    }
+
+    /// The emulator's work at `size`, in the unit of
+    /// [`Family::emulator_limit`]: by default its elements, the product of
+    /// its dimensions.
+    fn emulator_work(&self, size: &Shape) -> usize {
+        size.dims().iter().product()
+    }
+
+    /// The most work one size may take on the emulator, which runs every
+    /// thread of a launch one after another (about a microsecond per thread
+    /// step): by default [`EMULATOR_ELEMENTS`] elements. A size given with
+    /// `--sizes` beyond it is refused before a run without a GPU (exit 2),
+    /// and left out of the emulator's analysis beside a GPU run.
+    fn emulator_limit(&self) -> usize {
+        EMULATOR_ELEMENTS
     }
 
     fn method(&self) -> &'static str {

@@ -153,7 +153,7 @@ pub fn passes(kernel: &Kernel, n: usize) -> Vec<usize> {
 
 /// The most additions any input element goes through in `kernel`'s sum of
 /// `n` elements of `size` bytes: the depth `h` of the summation tree. Tree
-/// kernels: per pass, [`tree_levels`], plus 3 where each thread first sums
+/// kernels: per pass, `tree_levels`, plus 3 where each thread first sums
 /// four blocks' worth (a block covers more elements than it has threads);
 /// passes repeat until one value is left. The one-pass kernel: see
 /// [`gpu::reduce::fast_add_depth`]. `None` for a kernel the host does not
@@ -463,7 +463,7 @@ impl Family for Reduce {
         }
     }
 
-    fn check(&self, size: &Shape) -> Result<usize> {
+    fn device_bytes(&self, size: &Shape) -> Result<usize> {
         let n = size.one("reduce")?;
         if n.checked_mul(8).is_none() {
             return Err(Error::InvalidInput(format!("reduce size {n} overflows")));

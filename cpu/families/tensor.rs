@@ -423,27 +423,19 @@ pub fn launch(gpu: &Gpu, kernel: Launchable, ops: &Operands, c: &mut DeviceBuffe
     let launch = kernel.kernel().launch;
     let plain = launch.grid(n as u32, m as u32);
     let on_sms = launch.persistent_grid(n as u32, m as u32, gpu.resident_blocks(kernel.kernel())?);
-    // SAFETY (each arm): the buffers hold A, B and C for this problem
+    // SAFETY: (each arm) the buffers hold A, B and C for this problem
     // (checked by `Operands::of` and above, in the kernel's precision); the grid covers C with the kernel's tile; the
     // maps describe A and B (prepared for this problem).
-    match (kernel, ops.inputs) {
-        (Launchable::Plain(kt), Inputs::Bf16(a, b)) => unsafe { kt.launch(gpu, plain, (a, b, c, dims.0, dims.1, dims.2)) },
-        (Launchable::PlainF16(kt), Inputs::F16(a, b)) => unsafe {
-            kt.launch(gpu, plain, (a, b, c, dims.0, dims.1, dims.2))
-        },
-        (Launchable::PlainTf32(kt), Inputs::Tf32(a, bt)) => unsafe {
-            kt.launch(gpu, plain, (a, bt, c, dims.0, dims.1, dims.2))
-        },
-        (Launchable::Tma(kt), Inputs::Bf16(a, b)) => unsafe {
-            kt.launch(gpu, on_sms, (maps()?, a, b, c, dims.0, dims.1, dims.2))
-        },
-        (Launchable::TmaF16(kt), Inputs::F16(a, b)) => unsafe {
-            kt.launch(gpu, on_sms, (maps()?, a, b, c, dims.0, dims.1, dims.2))
-        },
-        (Launchable::TmaTf32(kt), Inputs::Tf32(a, bt)) => unsafe {
-            kt.launch(gpu, on_sms, (maps()?, a, bt, c, dims.0, dims.1, dims.2))
-        },
-        _ => Err(unprepared()),
+    unsafe {
+        match (kernel, ops.inputs) {
+            (Launchable::Plain(kt), Inputs::Bf16(a, b)) => kt.launch(gpu, plain, (a, b, c, dims.0, dims.1, dims.2)),
+            (Launchable::PlainF16(kt), Inputs::F16(a, b)) => kt.launch(gpu, plain, (a, b, c, dims.0, dims.1, dims.2)),
+            (Launchable::PlainTf32(kt), Inputs::Tf32(a, bt)) => kt.launch(gpu, plain, (a, bt, c, dims.0, dims.1, dims.2)),
+            (Launchable::Tma(kt), Inputs::Bf16(a, b)) => kt.launch(gpu, on_sms, (maps()?, a, b, c, dims.0, dims.1, dims.2)),
+            (Launchable::TmaF16(kt), Inputs::F16(a, b)) => kt.launch(gpu, on_sms, (maps()?, a, b, c, dims.0, dims.1, dims.2)),
+            (Launchable::TmaTf32(kt), Inputs::Tf32(a, bt)) => kt.launch(gpu, on_sms, (maps()?, a, bt, c, dims.0, dims.1, dims.2)),
+            _ => Err(unprepared()),
+        }
     }
 }
 
@@ -470,8 +462,17 @@ impl Family for Tensor {
         }
     }
 
-    fn check(&self, size: &Shape) -> Result<usize> {
+    fn device_bytes(&self, size: &Shape) -> Result<usize> {
         check(dims(size)?)
+    }
+
+    /// Multiply-adds, at most sgemm's limit.
+    fn emulator_work(&self, size: &Shape) -> usize {
+        dims(size).map_or(usize::MAX, |(m, n, k)| m.saturating_mul(n).saturating_mul(k))
+    }
+
+    fn emulator_limit(&self) -> usize {
+        super::sgemm::shapes::EMULATED_WORK
     }
 
     /// The emulator size, and a shape with edges in every direction (not

@@ -136,9 +136,18 @@ impl Family for Transpose {
         squares.chain(ODD_SHAPES.iter().map(|s| s.parse().expect("a valid shape"))).collect()
     }
 
-    fn check(&self, size: &Shape) -> Result<usize> {
+    fn device_bytes(&self, size: &Shape) -> Result<usize> {
         let (nx, ny) = size.pair("transpose")?;
         Ok(2 * 4 * check_shape(nx, ny)?)
+    }
+
+    /// `N` is an `N x N` matrix.
+    fn emulator_work(&self, size: &Shape) -> usize {
+        size.pair("transpose").map_or(usize::MAX, |(a, b)| a.saturating_mul(b))
+    }
+
+    fn runs(&self, kernel: &'static Kernel) -> Result<()> {
+        typed(kernel).map(drop)
     }
 
     fn run(&self, run: &Run) -> Result<Vec<Record>> {

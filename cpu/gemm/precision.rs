@@ -220,7 +220,12 @@ impl Precision for F32 {
     fn kernel<O: Element>() -> Option<&'static Kernel> {
         None
     }
-    unsafe fn launch<O: Element>(_: &Gpu, _: Dim3, _: WgmmaBuffers<'_, f32, O>, _: WgmmaScalars) -> Result<()> {
+    unsafe fn launch<O: Element>(
+        _: &Gpu,
+        _: Dim3,
+        _: WgmmaBuffers<'_, f32, O>,
+        _: WgmmaScalars,
+    ) -> Result<()> {
         unreachable!("f32 has no tensor-core kernel: `kernel()` is None")
     }
     fn cublas_compute() -> cublasComputeType_t {

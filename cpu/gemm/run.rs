@@ -279,7 +279,8 @@ impl TensorGemm {
                     bias_mode,
                     act: call.act.code(),
                 };
-                let buffers = WgmmaBuffers { maps, a: a_src, b: b_src, d: &mut *c, sums: &mut w, bias: bias_buffer };
+                let buffers =
+                    WgmmaBuffers { maps, a: a_src, b: b_src, d: &mut *c, sums: &mut w, bias: bias_buffer };
                 // SAFETY: the maps describe A and B inside `a_src` and `b_src` (checked by
                 // `Call::check` and `tensor_map_pitched`); D holds the batch at ldc and
                 // stride_c, the bias m values (checked); with several splits the workspace

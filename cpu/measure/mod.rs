@@ -2,8 +2,8 @@
 //!
 //! - [`data`]: random inputs, reproducible from a seed;
 //! - [`verify`]: comparisons against host references;
-//! - [`bench`]: CUDA-event timing and the in-run copy ceiling;
-//! - [`trial`]: one kernel verified (output poisoned first), then timed on
+//! - [`mod@bench`]: CUDA-event timing and the in-run copy ceiling;
+//! - [`trial()`]: one kernel verified (output poisoned first), then timed on
 //!   a GPU or analysed on the emulator;
 //! - [`record`]: what a measurement is written down as (the JSON's rows);
 //! - [`shape`]: what one size of a family is.

@@ -12,11 +12,10 @@ use crate::families::{FAMILIES, Plot};
 use crate::measure::Record;
 use crate::runtime::{Error, Result};
 
-/// Draws every plot of `report` into `dir`: the families' own where the
-/// run has timings, the emulator's analysis where it has only that.
-pub fn draw(report: &RunReport, dir: &Path) -> Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Error::InvalidInput(format!("cannot create {}: {e}", dir.display())))?;
+/// Draws every plot of `report` as SVG text, each with its path in `dir`:
+/// the families' own where the run has timings, the emulator's analysis
+/// where it has only that. The caller writes them.
+pub fn draw(report: &RunReport, dir: &Path) -> Result<Vec<(PathBuf, String)>> {
     let mut written = Vec::new();
     for family in FAMILIES {
         let records = report.of(family.name());
@@ -30,12 +29,13 @@ pub fn draw(report: &RunReport, dir: &Path) -> Result<Vec<PathBuf>> {
         };
         for plot in plots {
             let path = dir.join(format!("{}.svg", plot.file));
+            let mut svg = String::new();
             let drawn = match &plot.categories {
-                Some(categories) => bars(&path, &plot, categories)?,
-                None => lines(&path, &plot)?,
+                Some(categories) => bars(&mut svg, &path, &plot, categories)?,
+                None => lines(&mut svg, &path, &plot)?,
             };
             if drawn {
-                written.push(path);
+                written.push((path, svg));
             }
         }
     }
@@ -86,14 +86,14 @@ fn fail(path: &Path, e: &dyn std::fmt::Display) -> Error {
 }
 
 /// Draws `plot` as lines over a (log) x axis; `false` when it has no points.
-fn lines(path: &Path, plot: &Plot) -> Result<bool> {
+fn lines(svg: &mut String, path: &Path, plot: &Plot) -> Result<bool> {
     let points: Vec<(f64, f64)> = plot.series.iter().flat_map(|s| s.points.iter().copied()).collect();
     if points.is_empty() {
         return Ok(false);
     }
     let (x0, x1) = points.iter().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.0), b.max(p.0)));
     let y1 = points.iter().map(|p| p.1).fold(0.0, f64::max) * 1.1;
-    let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
+    let root = SVGBackend::with_string(svg, (900, 560)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| fail(path, &e))?;
     let mut builder = ChartBuilder::on(&root);
     builder.caption(&plot.title, ("sans-serif", 20)).margin(16).x_label_area_size(48).y_label_area_size(64);
@@ -142,13 +142,13 @@ fn lines(path: &Path, plot: &Plot) -> Result<bool> {
 
 /// Draws `plot` as groups of horizontal bars, one group per category (a
 /// point's x is its category's index), one bar per series.
-fn bars(path: &Path, plot: &Plot, kernels: &[String]) -> Result<bool> {
+fn bars(svg: &mut String, path: &Path, plot: &Plot, kernels: &[String]) -> Result<bool> {
     if kernels.is_empty() {
         return Ok(false);
     }
     let y1 = plot.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).fold(1.0, f64::max) * 1.15;
     let height = 200 + 26 * kernels.len() as u32 * plot.series.len().min(2) as u32;
-    let root = SVGBackend::new(path, (1000, height.max(400))).into_drawing_area();
+    let root = SVGBackend::with_string(svg, (1000, height.max(400))).into_drawing_area();
     root.fill(&WHITE).map_err(|e| fail(path, &e))?;
     let n = kernels.len() as f64;
     let mut chart = ChartBuilder::on(&root)

@@ -15,6 +15,12 @@ pub struct Job {
     pub family: &'static dyn Family,
     pub sizes: Vec<Shape>,
     pub kernels: Vec<&'static Kernel>,
+    /// The sizes the emulator runs: those given within the family's
+    /// emulator limit, or the family's emulator sizes.
+    pub emulated: Vec<Shape>,
+    /// The given sizes beyond the emulator's limit (a run without a GPU
+    /// refuses them).
+    pub too_large_to_emulate: Vec<Shape>,
     /// Bytes of device memory its largest size needs.
     pub needs: usize,
 }
@@ -39,16 +45,15 @@ pub fn run(gpu: &Gpu, jobs: &[Job], runs: Option<Runs>, progress: &Progress) -> 
     Ok(records)
 }
 
-/// Verifies every job's kernels on the emulator at the family's emulator
-/// sizes, with the analysis: one record per kernel and size, no timing.
+/// Verifies every job's kernels on the emulator at its emulated sizes,
+/// with the analysis: one record per kernel and size, no timing.
 pub fn emulate(jobs: &[Job], progress: &Progress) -> Result<Vec<Record>> {
     let emulator = Gpu::emulator();
     let mut records = Vec::new();
     for job in jobs {
-        for size in job.family.emulator_sizes(&job.sizes) {
+        for size in &job.emulated {
             let message = |what: &str| (progress.message)(&format!("emulator: {what}"));
-            let run =
-                Run { gpu: &emulator, size: &size, kernels: &job.kernels, runs: None, progress: &message };
+            let run = Run { gpu: &emulator, size, kernels: &job.kernels, runs: None, progress: &message };
             records.extend(job.family.run(&run)?);
         }
         (progress.tick)();
@@ -66,6 +71,9 @@ pub fn attach_analysis(records: &mut [Record], emulated: &[Record]) {
             .and_then(|e| e.analysis);
     }
 }
+
+/// The device name of a run on the CPU emulator.
+pub const EMULATOR: &str = "CPU emulator";
 
 /// Everything one run of the suite measured, with where and when.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -86,6 +94,11 @@ pub struct RunReport {
 }
 
 impl RunReport {
+    /// A run on the CPU emulator: verification and analysis, no timings.
+    pub fn emulated(&self) -> bool {
+        self.device == EMULATOR
+    }
+
     pub fn all_verified(&self) -> bool {
         self.records.iter().all(|r| r.verified)
     }

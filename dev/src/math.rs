@@ -27,7 +27,9 @@ pub fn tanh_approx(x: f32) -> f32 {
     {
         let r: f32;
         // SAFETY: an arithmetic instruction on registers.
-        unsafe { core::arch::asm!("tanh.approx.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack)) };
+        unsafe {
+            core::arch::asm!("tanh.approx.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack))
+        };
         r
     }
     #[cfg(not(target_arch = "nvptx64"))]
@@ -44,7 +46,9 @@ pub fn bf16_bits(x: f32) -> u16 {
     {
         let r: u16;
         // SAFETY: an arithmetic instruction on registers.
-        unsafe { core::arch::asm!("cvt.rn.bf16.f32 {r}, {x};", r = out(reg16) r, x = in(reg32) x, options(pure, nomem, nostack)) };
+        unsafe {
+            core::arch::asm!("cvt.rn.bf16.f32 {r}, {x};", r = out(reg16) r, x = in(reg32) x, options(pure, nomem, nostack))
+        };
         r
     }
     #[cfg(not(target_arch = "nvptx64"))]
@@ -61,7 +65,9 @@ pub fn f16_bits(x: f32) -> u16 {
     {
         let r: u16;
         // SAFETY: an arithmetic instruction on registers.
-        unsafe { core::arch::asm!("cvt.rn.f16.f32 {r}, {x};", r = out(reg16) r, x = in(reg32) x, options(pure, nomem, nostack)) };
+        unsafe {
+            core::arch::asm!("cvt.rn.f16.f32 {r}, {x};", r = out(reg16) r, x = in(reg32) x, options(pure, nomem, nostack))
+        };
         r
     }
     #[cfg(not(target_arch = "nvptx64"))]

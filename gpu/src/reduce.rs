@@ -59,7 +59,7 @@ pub const fn fast_chunk(size: usize) -> usize {
 }
 
 /// The most additions any element goes through in kernel 6 for `n`
-/// elements of `size` bytes (see [`reduce_fast`]).
+/// elements of `size` bytes (see [`reduce_fast()`]).
 pub const fn fast_add_depth(n: usize, size: usize) -> usize {
     let chunks = n.div_ceil(fast_chunk(size));
     16 / size + 29 + chunks.div_ceil(FAST_BLOCK)
@@ -392,11 +392,11 @@ pub fn reduce_shuffle<T: Sum>(input: In<T>, partials: Out<T>, n: u64) {
 /// `f32`: 128 KiB); a grid of any size strides over the chunks. In a chunk,
 /// thread `t` of 256 issues 4 independent 16-byte loads per step
 /// (`ld.global.v4`, a warp reads 512 contiguous bytes per load: 16 sectors,
-/// all used), 8 steps, into 4 register accumulators; then [`block_sum`]
+/// all used), 8 steps, into 4 register accumulators; then `block_sum`
 /// gives the chunk's partial, `partials[chunk]`. The last block to finish
 /// (an integer atomic ticket, after a fence) sums the partials: thread `t`
 /// adds `partials[t], partials[t + 256], ...` in order, then one more
-/// [`block_sum`]. It resets the ticket for the next launch.
+/// `block_sum`. It resets the ticket for the next launch.
 ///
 /// The order of every addition depends on `n` alone, not on the grid or on
 /// timing, so the bits of the result are the same for every grid size

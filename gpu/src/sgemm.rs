@@ -58,7 +58,7 @@ pub const THREADS: usize = 256;
 /// (rows start 4 banks apart) while rows stay 16-byte aligned for `load_x4`.
 pub const AS_STRIDE: usize = BM + 4;
 /// Kernel 7's block tile is twice as wide: 128 x 256, each thread an
-/// 8 x 16 thread tile (see [`sgemm_tuned`]).
+/// 8 x 16 thread tile (see [`sgemm_tuned()`]).
 pub const WIDE_BN: usize = 256;
 /// Floats in one stage of shared memory for a block tile `bn` wide: the A
 /// tile (`As[k][m]`), then the B tile (`Bs[k][n]`, row stride `bn`).
@@ -262,7 +262,7 @@ impl Steps {
     }
 }
 
-/// Rows of blocks per group of [`block_origin`]'s launch order.
+/// Rows of blocks per group of `block_origin`'s launch order.
 pub const SWIZZLE_GROUP: usize = 8;
 
 /// The block tile this block computes, as `(first row, first column)`, for
@@ -918,7 +918,7 @@ pub fn sgemm_double_buffer(
 }
 
 /// 6. Warp tiling: kernel 5 with the thread tile split into four 4 x 4
-/// blocks (see [`thread_tile_origin`]), removing the bank conflicts of
+/// blocks (see `thread_tile_origin`), removing the bank conflicts of
 /// the `Bs` fragment reads. Its interior k-loop should be nearly all
 /// FFMA: 512 per k-step against a few dozen loads and address updates,
 /// at 128 registers and no spills (`tests/ptx.rs` checks the counts).
@@ -932,7 +932,7 @@ pub fn sgemm_warp_tiled(a: In<f32>, b: In<f32>, c: Out<f32>, m: u32, n: u32, k: 
 }
 
 /// 7. Kernel 6 with the blocks launched in groups of 8 block rows (see
-/// [`block_origin`]) for L2 reuse of the A and B panels. With 2 blocks per
+/// `block_origin`) for L2 reuse of the A and B panels. With 2 blocks per
 /// SM the plain order's working set may already stay in the 50 MB L2, in
 /// which case the swizzle is neutral. (`docs/notes.md` lists the other
 /// ideas tried for this step and what they cost.)
@@ -972,7 +972,7 @@ pub fn sgemm_wide(a: In<f32>, b: In<f32>, c: Out<f32>, m: u32, n: u32, k: u32, a
 }
 
 /// 7c. Kernel 7b with `cp.async`: the tiles go straight from global to
-/// shared memory (see [`main_loop_async`]). The transposed `A` tile needs
+/// shared memory (see `main_loop_async`). The transposed `A` tile needs
 /// 4-byte copies, four `LDGSTS` per thread per k-step, against one 16-byte
 /// load and four shared stores without `cp.async`.
 ///

@@ -307,6 +307,12 @@ const fn b_row(r: usize) -> usize {
     r ^ ((r >> 2) & 1)
 }
 
+/// Whether `i` is odd: a function, so that `seq!`'s literal indices make
+/// no expression with equal operands (`1 % 2 == 1`).
+const fn odd(i: usize) -> bool {
+    i % 2 == 1
+}
+
 impl Layout for Transposed {
     const W: usize = 128;
     const PAIRED: bool = true;
@@ -379,8 +385,9 @@ impl Layout for Transposed {
         let rows = [4 * quad + flip, 4 * quad + 1 - flip];
         seq!(I in 0..4 {{
             // Its k values 8 octet..+8: halves of pairs of loaded rows.
-            let column: [u32; 4] = core::array::from_fn(|p| pair_halves::<{ I % 2 == 1 }>(b[2 * p][I / 2], b[2 * p + 1][I / 2]));
-            let r = rows[I % 2] + 2 * (I / 2);
+            let i: usize = I;
+            let column: [u32; 4] = core::array::from_fn(|p| pair_halves::<{ odd(I) }>(b[2 * p][i / 2], b[2 * p + 1][i / 2]));
+            let r = rows[i % 2] + 2 * (i / 2);
             // SAFETY: n-row < 128, 16 bytes at word 16 r + 4 octet of B's tile.
             unsafe { stage.b_words.store_x4(0, 16 * r + 4 * octet, column.map(f32::from_bits)) };
         }});
@@ -620,12 +627,12 @@ fn k_step<L: Layout>(
 /// 1. `mma.sync` with shared-memory tiles: the first tensor-core step.
 ///
 /// Each k-step of 32 stages a 128 x 32 tile of A and a 32 x 128 tile of B
-/// in shared memory (16 KB), B turned n-major on its way ([`Transposed`]);
+/// in shared memory (16 KB), B turned n-major on its way (`Transposed`);
 /// then each of the 4 warps, a 64 x 64 piece of C, takes every fragment
 /// with 16-byte shared loads (16 per k-step) and does 2 x 4 x 8
 /// `m16n8k16`: 64 x 2048 multiply-adds per barrier. The tiles pass through
 /// registers, loaded two k-steps ahead and stored one ahead into two
-/// shared stages ([`prefetch_loop`]): four 16-byte loads of A and eight
+/// shared stages (`prefetch_loop`): four 16-byte loads of A and eight
 /// 8-byte loads of B per thread and k-step have a whole k-step of
 /// multiplies to arrive. Global loads are 16 and 8 bytes wide when rows
 /// start on 16 bytes (`k` and `n` multiples of 8), element by element with
@@ -654,20 +661,20 @@ pub fn tc_mma_bf16(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) 
 /// fragments read k-row by k-row from the row-major `Bs`: 8 per k16, the
 /// same bytes as step 1's loads. The tiles are staged as they come (16-byte
 /// loads and stores); their rows are 16-byte pieces anywhere in shared
-/// memory, so the pieces are permuted ([`Swizzled`]) and each 8 x 8 matrix
+/// memory, so the pieces are permuted (`Swizzled`) and each 8 x 8 matrix
 /// is served in one pass. Without the transposition a thread holds 24
 /// words of loads, not 32: the block tile grows to 128 x 256 (8 warps, one
 /// block per SM), 85 FLOP per byte from L2. The same two-stage register
-/// pipeline as step 1 ([`prefetch_loop`]).
+/// pipeline as step 1 (`prefetch_loop`).
 ///
-/// Launch: as [`tc_mma_bf16`], with 128 x 256 tiles and 256 threads.
+/// Launch: as [`tc_mma_bf16()`], with 128 x 256 tiles and 256 threads.
 /// Measured: `BENCHMARKS.md`, rows `tc_ldmatrix_bf16`.
 #[kernel(block = Swizzled::W, shared = PREFETCH_STAGES * stage_bytes(Swizzled::W), tile = [Swizzled::W, BM])]
 pub fn tc_ldmatrix_bf16(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
     prefetch_loop::<Swizzled>(a, b, c, (m, n, k));
 }
 
-/// Stages in flight of [`tc_mma_bf16_async`].
+/// Stages in flight of [`tc_mma_bf16_async()`].
 pub const STAGES: usize = 3;
 
 /// 3. A 3-stage `cp.async` pipeline, on step 2's layout and `ldmatrix`.
@@ -687,7 +694,7 @@ pub const STAGES: usize = 3;
 /// cannot be copied 16 bytes at a time: such launches fill each stage with
 /// ordinary guarded loads and stores instead, through the same pipeline.
 ///
-/// Launch: as [`tc_ldmatrix_bf16`], with [`STAGES`] stages of shared memory.
+/// Launch: as [`tc_ldmatrix_bf16()`], with [`STAGES`] stages of shared memory.
 /// Measured: `BENCHMARKS.md`, rows `tc_mma_bf16_async`.
 #[kernel(block = Swizzled::W, shared = STAGES * stage_bytes(Swizzled::W), tile = [Swizzled::W, BM])]
 pub fn tc_mma_bf16_async(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
@@ -697,7 +704,7 @@ pub fn tc_mma_bf16_async(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k:
 /// 3, f16: step 3 on IEEE binary16 inputs: the same bytes staged the same
 /// way (16-bit elements, whatever they mean), `mma.sync`'s f16 form.
 ///
-/// Launch: as [`tc_mma_bf16_async`], with f16 `a` and `b`.
+/// Launch: as [`tc_mma_bf16_async()`], with f16 `a` and `b`.
 /// Measured: `BENCHMARKS.md`, rows `tc_mma_f16_async`.
 #[kernel(block = Swizzled::W, shared = STAGES * stage_bytes(Swizzled::W), tile = [Swizzled::W, BM])]
 pub fn tc_mma_f16_async(a: In<f16>, b: In<f16>, c: Out<f32>, m: u32, n: u32, k: u32) {

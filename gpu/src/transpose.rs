@@ -144,7 +144,7 @@ fn block_origin(tx: usize, ty: usize) -> (usize, usize) {
 
 /// 3. Shared-memory tile, 32 x 32: both global sides coalesced, but the
 /// column read of phase 2 is a 32-way bank conflict (stride 32 words:
-/// every lane in the same bank). See [`transpose_tiled`].
+/// every lane in the same bank). See `transpose_tiled`.
 ///
 /// The conflict should cost enough to make this kernel, though it moves 4
 /// sectors per request on both sides, slower than kernel 2: kernel 2's
@@ -227,7 +227,7 @@ pub fn transpose_fast(input: In<f32>, output: Out<f32>, nx: u32, ny: u32) {
 
 /// The most an output row's window moves back: `(x ny) mod 8 <= 7` words.
 const MAX_SHIFT: usize = 7;
-/// Input rows above its tile a block of [`transpose_fast`] also stages.
+/// Input rows above its tile a block of [`transpose_fast()`] also stages.
 pub const HALO: usize = MAX_SHIFT;
 /// The most elements one thread of [`transpose_aligned`] holds.
 const MAX_PER_THREAD: usize = 32;

@@ -328,7 +328,7 @@ impl Family for Sgemm {
         }
     }
 
-    fn check(&self, size: &Shape) -> Result<usize> {
+    fn device_bytes(&self, size: &Shape) -> Result<usize> {
         if let [m, n, k] = size.dims()[..] {
             return shapes::check(self, (m, n, k));
         }
@@ -337,6 +337,19 @@ impl Family for Sgemm {
         })?;
         Problem::square(n).check()?;
         Ok(4 * 4 * n * n)
+    }
+
+    /// Multiply-adds: `N` is `N x N x N`.
+    fn emulator_work(&self, size: &Shape) -> usize {
+        match size.dims()[..] {
+            [n] => n.saturating_mul(n).saturating_mul(n),
+            ref dims => dims.iter().fold(1usize, |w, d| w.saturating_mul(*d)),
+        }
+    }
+
+    /// [`shapes::EMULATED_WORK`] multiply-adds.
+    fn emulator_limit(&self) -> usize {
+        shapes::EMULATED_WORK
     }
 
     /// The ladder at the emulator size, and the run's `MxNxK` shapes small

@@ -165,7 +165,7 @@ pub unsafe fn store_through<T: Output>(
     at: (usize, usize),
     e: Epilogue,
 ) {
-    // SAFETY (each): the caller's contract.
+    // SAFETY: the caller's contract, for each activation's store.
     unsafe {
         match e.act {
             ACT_RELU => store_with(d, acc, origin, wg, t, mn, at, e, relu),
@@ -214,10 +214,11 @@ unsafe fn store_with<T: Output>(
     if n.is_multiple_of(2) && ldd.is_multiple_of(2) && base.is_multiple_of(2) {
         let inside = row + 8 < m && n0 + BN <= n;
         seq!(J in 0..64 {{
-            let (row, col) = (row + 8 * (J % 2), col + 8 * (J / 2));
+            let j: usize = J;
+            let (row, col) = (row + 8 * (j % 2), col + 8 * (j / 2));
             if inside || (row < m && col < n) {
                 let at = base + row * ldd + col;
-                let v = [value(at, row, col, acc[2 * J]), value(at + 1, row, col + 1, acc[2 * J + 1])];
+                let v = [value(at, row, col, acc[2 * j]), value(at + 1, row, col + 1, acc[2 * j + 1])];
                 // SAFETY: both inside D (n even, col even: col + 1 < n);
                 // at even.
                 unsafe { T::store_pair(d, at, v) };
@@ -234,9 +235,10 @@ unsafe fn store_with<T: Output>(
         }
     };
     seq!(J in 0..64 {{
-        let (row, col) = (row + 8 * (J % 2), col + 8 * (J / 2));
-        one(row, col, acc[2 * J]);
-        one(row, col + 1, acc[2 * J + 1]);
+        let j: usize = J;
+        let (row, col) = (row + 8 * (j % 2), col + 8 * (j / 2));
+        one(row, col, acc[2 * j]);
+        one(row, col + 1, acc[2 * j + 1]);
     }});
 }
 
@@ -253,13 +255,25 @@ fn items(w: Work) -> impl Iterator<Item = Item> {
         let (s, z) = (rest % splits, rest / splits);
         let (tm, tn) = grouped(tile, grid);
         let first = s * w.split_steps;
-        Item { origin: (tm * BM, tn * BN), z, s, first, steps: w.split_steps.min(w.steps.saturating_sub(first)) }
+        Item {
+            origin: (tm * BM, tn * BN),
+            z,
+            s,
+            first,
+            steps: w.split_steps.min(w.steps.saturating_sub(first)),
+        }
     })
 }
 
 /// The body of every instance (see the module).
 #[inline(always)]
-fn gemm<E: Element, T: PlainStore>(maps: In<u64>, (d, sums): (Out<T>, Out<f32>), w: Work, k: u32, e: Epilogue) {
+fn gemm<E: Element, T: PlainStore>(
+    maps: In<u64>,
+    (d, sums): (Out<T>, Out<f32>),
+    w: Work,
+    k: u32,
+    e: Epilogue,
+) {
     let t = thread_idx_x() as usize;
     let (ring, steps) = start::<E>(maps, 2, k);
     let w = Work { steps, ..w };
@@ -304,7 +318,16 @@ fn gemm<E: Element, T: PlainStore>(maps: In<u64>, (d, sums): (Out<T>, Out<f32>),
             // SAFETY: as below.
             unsafe {
                 let acc = consume(ring, consumer, item.steps, &mut it);
-                T::store_plain(&d, &acc, item.origin, consumer, t, (w.m, w.n), (item.z * w.d_batch, w.ldd), e);
+                T::store_plain(
+                    &d,
+                    &acc,
+                    item.origin,
+                    consumer,
+                    t,
+                    (w.m, w.n),
+                    (item.z * w.d_batch, w.ldd),
+                    e,
+                );
             }
         }
         return;

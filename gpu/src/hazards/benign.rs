@@ -1,7 +1,7 @@
 //! Benign races: threads write the *same value* to one word with nothing
 //! ordering them. The result is the same whoever wins, so the emulator
 //! does not report them (GPUVerify's default policy); writes of different
-//! values are races ([`super::race_shared::every_thread_writes_one_word`]).
+//! values are races ([`super::race_shared::every_thread_writes_one_word()`]).
 
 use crate::dev::{Out, SharedArray, block_idx_x, sync_threads, thread_idx_x};
 use crate::kernel;

@@ -48,7 +48,7 @@ pub fn barrier_under_a_block_uniform_condition(a: Out<u32>, _b: Out<u32>) {
     }
 }
 
-/// The warp scan of [`super::race_shared::warp_scan_without_sync_warp`]
+/// The warp scan of [`super::race_shared::warp_scan_without_sync_warp()`]
 /// done right: each step reads, `sync_warp`s, writes, `sync_warp`s.
 #[kernel(block = 32, shared = 32 * 4)]
 pub fn warp_scan_with_sync_warp(a: Out<u32>, _b: Out<u32>) {

@@ -34,7 +34,7 @@
 //! - **Split-K.** Block `z` of the grid sums only `k` range
 //!   `z k_chunk..(z + 1) k_chunk`, and writes its raw sums to slice `z` of a
 //!   workspace (`c` plus `z c_split` elements, `alpha = 1`, `beta = 0`);
-//!   [`gemm_split_reduce`] then adds the slices in order `0, 1, ...` and
+//!   [`gemm_split_reduce()`] then adds the slices in order `0, 1, ...` and
 //!   applies `alpha` and `beta`. The order is fixed, so the result is the
 //!   same bits run after run, unlike atomics.
 //!

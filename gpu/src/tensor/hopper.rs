@@ -469,7 +469,7 @@ pub(crate) unsafe fn store_at<const PAIRS: bool>(
     (m, n): (usize, usize),
     (base, ldc): (usize, usize),
 ) {
-    // SAFETY (both loops): inside C (n even: col + 1 < n too, and the
+    // SAFETY: (both loops) inside C (n even: col + 1 < n too, and the
     // pair's index even; n odd: each element checked); this thread's alone.
     let pair = |at: usize, j: usize, last: bool| unsafe {
         if PAIRS {
@@ -485,14 +485,16 @@ pub(crate) unsafe fn store_at<const PAIRS: bool>(
     let (row, col) = (m0 + 64 * wg + r as usize, n0 + col as usize);
     if row + 8 < m && n0 + BN <= n {
         let rows = [base + row * ldc + col, base + (row + 8) * ldc + col];
-        seq!(J in 0..64 {
-            pair(rows[J % 2] + 8 * (J / 2), J, true);
-        });
+        seq!(J in 0..64 {{
+            let j: usize = J;
+            pair(rows[j % 2] + 8 * (j / 2), j, true);
+        }});
     } else {
         seq!(J in 0..64 {{
-            let (row, col) = (row + 8 * (J % 2), col + 8 * (J / 2));
+            let j: usize = J;
+            let (row, col) = (row + 8 * (j % 2), col + 8 * (j / 2));
             if row < m && col < n {
-                pair(base + row * ldc + col, J, col + 1 < n);
+                pair(base + row * ldc + col, j, col + 1 < n);
             }
         }});
     }
@@ -554,7 +556,7 @@ pub fn tc_wgmma_bf16(maps: In<u64>, a: In<u16>, b: In<u16>, c: Out<f32>, m: u32,
     unsafe { store::<true>(&c, &acc, ring.origin, wg, (t % 128) as u32, (m as usize, n as usize)) };
 }
 
-/// Threads of [`tc_wgmma_ws_bf16`]: a producer warpgroup and two consumers.
+/// Threads of [`tc_wgmma_ws_bf16()`]: a producer warpgroup and two consumers.
 pub const WS_THREADS: usize = 384;
 
 /// 5. Warp specialization: a producer warpgroup and two consumers.
@@ -576,7 +578,7 @@ pub const WS_THREADS: usize = 384;
 /// "full" with parity `r mod 2`, the producer (from the second round on)
 /// on "empty" with parity `(r - 1) mod 2`.
 ///
-/// Launch: as [`tc_wgmma_bf16`], with 384 threads.
+/// Launch: as [`tc_wgmma_bf16()`], with 384 threads.
 /// Measured: `BENCHMARKS.md`, rows `tc_wgmma_ws_bf16`.
 #[kernel(block = WS_THREADS, shared = shared_bytes(), tile = [BN, BM], min_blocks = 1, arch = "sm_90a")]
 pub fn tc_wgmma_ws_bf16(maps: In<u64>, a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
@@ -603,7 +605,7 @@ pub fn tc_wgmma_ws_bf16(maps: In<u64>, a: In<u16>, b: In<u16>, c: Out<f32>, m: u
     unsafe { store::<true>(&c, &acc, ring.origin, consumer, (t % 128) as u32, (m as usize, n as usize)) };
 }
 
-/// Tile-rows per group of [`tc_wgmma_persistent_bf16`]'s tile order.
+/// Tile-rows per group of [`tc_wgmma_persistent_bf16()`]'s tile order.
 pub const GROUP: usize = 16;
 
 /// [`grouped`] with groups of `group` tile-rows.
@@ -646,7 +648,7 @@ pub fn grouped(i: usize, grid: (usize, usize)) -> (usize, usize) {
 /// releases a stage once the next group is queued, and the last stage of a
 /// tile after its final `wait_group 0`.
 ///
-/// Launch: as [`tc_wgmma_ws_bf16`], one block per SM (fewer if there are
+/// Launch: as [`tc_wgmma_ws_bf16()`], one block per SM (fewer if there are
 /// fewer tiles).
 /// Measured: `BENCHMARKS.md`, rows `tc_wgmma_persistent_bf16`.
 #[kernel(block = WS_THREADS, shared = shared_bytes(), tile = [BN, BM], min_blocks = 1, persistent = true, arch = "sm_90a")]
@@ -659,7 +661,7 @@ pub fn tc_wgmma_persistent_bf16(maps: In<u64>, a: In<u16>, b: In<u16>, c: Out<f3
 /// 6, f16: step 6 on IEEE binary16 inputs (`wgmma`'s f16 form; the
 /// layouts, copies and ring of the bf16 kernel).
 ///
-/// Launch: as [`tc_wgmma_persistent_bf16`], with f16 `a` and `b`.
+/// Launch: as [`tc_wgmma_persistent_bf16()`], with f16 `a` and `b`.
 /// Measured: `BENCHMARKS.md`, rows `tc_wgmma_persistent_f16`.
 #[kernel(block = WS_THREADS, shared = shared_bytes(), tile = [BN, BM], min_blocks = 1, persistent = true, arch = "sm_90a")]
 pub fn tc_wgmma_persistent_f16(maps: In<u64>, a: In<f16>, b: In<f16>, c: Out<f32>, m: u32, n: u32, k: u32) {
@@ -680,7 +682,7 @@ pub fn tc_wgmma_persistent_f16(maps: In<u64>, a: In<f16>, b: In<f16>, c: Out<f32
 /// Each input loses its low 13 mantissa bits (truncated, 10 kept): the
 /// host's error bound allows `2^-10` relative per input.
 ///
-/// Launch: as [`tc_wgmma_persistent_bf16`], with `a` (`m x k`) and `bt`
+/// Launch: as [`tc_wgmma_persistent_bf16()`], with `a` (`m x k`) and `bt`
 /// (`n x k`) `f32`; `k` a multiple of 4 (16-byte rows), any `m` and `n`.
 /// Measured: `BENCHMARKS.md`, rows `tc_wgmma_persistent_tf32`.
 #[kernel(block = WS_THREADS, shared = shared_bytes(), tile = [BN, BM], min_blocks = 1, persistent = true, arch = "sm_90a")]
@@ -760,7 +762,7 @@ unsafe fn consume_tiles<E: Element, const PAIRS: bool>(
     }
 }
 
-/// Blocks per cluster of [`tc_wgmma_cluster_bf16`]: two, one above the
+/// Blocks per cluster of [`tc_wgmma_cluster_bf16()`]: two, one above the
 /// other in C, sharing their B.
 pub const CLUSTER: usize = 2;
 
@@ -819,7 +821,7 @@ impl Ring<Bf16> {
 /// 256 (the pair's tiles), in grouped order with the same stripes per
 /// group; the block of rank `r` takes rows `128 r..+128` of each.
 ///
-/// Launch: as [`tc_wgmma_persistent_bf16`], in whole clusters of 2.
+/// Launch: as [`tc_wgmma_persistent_bf16()`], in whole clusters of 2.
 /// Measured: `BENCHMARKS.md`, rows `tc_wgmma_cluster_bf16`.
 #[kernel(
     block = WS_THREADS,

@@ -72,10 +72,11 @@ pub fn tc_mma_tf32(a: In<f32>, bt: In<f32>, c: Out<f32>, m: u32, n: u32, k: u32)
     let load = |k0: usize| -> [[f32; 4]; 8] {
         let mut out = [[0.0f32; 4]; 8];
         seq!(H in 0..8 {{
-            let (matrix, rows, r0) = if H < 4 { (a, m, m0) } else { (bt, n, n0) };
-            let v = t + (H % 4) * THREADS;
+            let h: usize = H;
+            let (matrix, rows, r0) = if h < 4 { (a, m, m0) } else { (bt, n, n0) };
+            let v = t + (h % 4) * THREADS;
             let (row, kk) = (r0 + v / 8, k0 + 4 * (v % 8));
-            out[H] = if vector && row < rows && kk + 4 <= k {
+            out[h] = if vector && row < rows && kk + 4 <= k {
                 // SAFETY: inside the matrix; row * k + kk is a multiple of 4.
                 unsafe { matrix.load_x4(row * k + kk) }
             } else {
@@ -90,8 +91,9 @@ pub fn tc_mma_tf32(a: In<f32>, bt: In<f32>, c: Out<f32>, m: u32, n: u32, k: u32)
     let store = |s: usize, tiles: [[f32; 4]; 8]| unsafe {
         let (sa, sb) = stage(s);
         seq!(H in 0..8 {{
-            let v = t + (H % 4) * THREADS;
-            (if H < 4 { sa } else { sb }).store_x4(v / 8, 4 * (v % 8), tiles[H]);
+            let h: usize = H;
+            let v = t + (h % 4) * THREADS;
+            (if h < 4 { sa } else { sb }).store_x4(v / 8, 4 * (v % 8), tiles[h]);
         }});
     };
     let mut acc: Sums<4> = [[[0.0f32; 4]; 4]; 4];

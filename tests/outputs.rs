@@ -1,0 +1,182 @@
+//! Output paths (`--json`, `--plots`, `report --out`) are written as `cp`
+//! writes them: the path the user gave is opened for writing and written,
+//! so a symlink writes its target and a FIFO its reader; a path that
+//! cannot be written is rejected (exit 2) before any work, leaving nothing
+//! behind; a write that fails after the work is one line, never `wrote`.
+//! Every case on temporary paths.
+
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const SCALE: &str = env!("CARGO_BIN_EXE_scale");
+const MAIN: &str = env!("CARGO_BIN_EXE_kernel-lab");
+
+fn run(bin: &str, args: &[&str]) -> Output {
+    Command::new(bin).args(args).output().expect("the binary runs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("kernel-lab-outputs-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The names in `dir`, sorted.
+fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn mkfifo(path: &Path) {
+    let status = Command::new("mkfifo").arg(path).status().expect("mkfifo runs");
+    assert!(status.success());
+}
+
+/// One small run (scale at 1000 elements) with `args` after it.
+fn scale(args: &[&str]) -> Output {
+    let mut all = vec!["--quiet", "--sizes", "1000"];
+    all.extend_from_slice(args);
+    run(SCALE, &all)
+}
+
+fn is_run_json(text: &str) {
+    let json: serde_json::Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    assert!(json["records"].as_array().is_some_and(|r| !r.is_empty()), "{text}");
+}
+
+#[test]
+fn a_symlink_writes_its_target() {
+    let dir = scratch("symlink");
+    let target = dir.join("target.json");
+    std::fs::write(&target, "old").unwrap();
+    let link = dir.join("link.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let out = scale(&["--json", link.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link was replaced");
+    is_run_json(&std::fs::read_to_string(&target).unwrap());
+    assert_eq!(entries(&dir), ["link.json", "target.json"]);
+}
+
+#[test]
+fn a_fifo_is_written_to_its_reader_and_stays_a_fifo() {
+    let dir = scratch("fifo");
+    let fifo = dir.join("results.json");
+    mkfifo(&fifo);
+    let (send, receive) = std::sync::mpsc::channel();
+    {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || send.send(std::fs::read_to_string(fifo).unwrap()));
+    }
+    let out = scale(&["--json", fifo.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    // A reader never met by a writer is left waiting (its thread leaks).
+    let read = receive.recv_timeout(std::time::Duration::from_secs(10)).expect("the reader got the JSON");
+    is_run_json(&read);
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO was replaced");
+    assert_eq!(entries(&dir), ["results.json"]);
+}
+
+#[test]
+fn a_folder_is_rejected_before_any_work() {
+    let dir = scratch("folder");
+    for (bin, args) in [
+        (SCALE, vec!["--json", dir.to_str().unwrap()]),
+        (MAIN, vec!["report", "/nonexistent.json", "--out", dir.to_str().unwrap()]),
+    ] {
+        let out = run(bin, &args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+    }
+    assert!(entries(&dir).is_empty(), "{:?}", entries(&dir));
+}
+
+/// A read-only file: a user other than root cannot write it, and is told
+/// so before any work, the file untouched; root can, as with `cp`.
+#[test]
+fn a_read_only_file_is_rejected_before_any_work_unless_root() {
+    let dir = scratch("read-only");
+    let file = dir.join("results.json");
+    std::fs::write(&file, "old").unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let out = scale(&["--json", file.to_str().unwrap()]);
+    if is_root() {
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        is_run_json(&std::fs::read_to_string(&file).unwrap());
+    } else {
+        assert_eq!(out.status.code(), Some(2));
+        assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "old");
+    }
+    assert_eq!(entries(&dir), ["results.json"]);
+}
+
+/// A file under something that is not a folder cannot be written by
+/// anyone: exit 2 before any work, and nothing created.
+#[test]
+fn a_path_under_a_file_is_rejected_and_nothing_is_created() {
+    let dir = scratch("under-file");
+    let file = dir.join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    for flag in ["--json", "--plots"] {
+        let out = scale(&[flag, file.join("out").to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.starts_with("error: ") && stderr.contains(flag) && stderr.lines().count() == 1,
+            "{stderr}"
+        );
+        assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+    }
+    assert_eq!(entries(&dir), ["a-file"]);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+}
+
+/// An existing file is not truncated or replaced by a run that is
+/// rejected, and a run that writes it keeps its inode (written in place).
+#[test]
+fn an_existing_file_is_written_in_place_and_kept_on_rejection() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = scratch("existing");
+    let file = dir.join("results.json");
+    std::fs::write(&file, "old").unwrap();
+    let inode = std::fs::metadata(&file).unwrap().ino();
+    let out = scale(&["--json", file.to_str().unwrap(), "--sizes", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "old");
+    let out = scale(&["--json", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    is_run_json(&std::fs::read_to_string(&file).unwrap());
+    assert_eq!(std::fs::metadata(&file).unwrap().ino(), inode, "the file was replaced, not written");
+    assert_eq!(entries(&dir), ["results.json"]);
+}
+
+/// A write that fails after the work (here a FIFO whose reader has gone:
+/// EPIPE) is an error naming the path, not a success.
+#[test]
+fn a_failed_write_is_an_error() {
+    let dir = scratch("broken-pipe");
+    let fifo = dir.join("out");
+    mkfifo(&fifo);
+    {
+        let fifo = fifo.clone();
+        // Opens the FIFO (meeting the writer's open) and closes it at once.
+        std::thread::spawn(move || drop(std::fs::File::open(fifo).unwrap()));
+    }
+    // More than a pipe holds, so the write meets the closed end.
+    let text = "x".repeat(1 << 22);
+    let result = kernel_lab::cli::write_file(&fifo, &text);
+    let error = result.expect_err("a write into a closed pipe fails").to_string();
+    assert!(error.contains("cannot write") && error.contains(fifo.to_str().unwrap()), "{error}");
+}

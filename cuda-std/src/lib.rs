@@ -18,8 +18,10 @@
 //! [`warp`] (`warp_shuffle_{down,up,xor,idx}` with width and predicate,
 //! `lane_id`, `activemask`, `sync_warp`, votes), [`shared`]
 //! (`shared_array!`, `dynamic_shared_mem`) and
-//! [`address_space`]`(shared)` statics. What is not (`println!`, the
-//! allocator, `glam`, float intrinsics, OptiX, `cuda_std::atomic`)
+//! [`address_space`]`(shared)` statics, and [`atomic`] (the float
+//! atomics of each scope and the mid-level functions, on global and shared
+//! memory). What is not (`println!`, the
+//! allocator, `glam`, float intrinsics, OptiX)
 //! is a compile error naming it: an unresolved item, or for the macros a
 //! message saying so.
 //!
@@ -45,6 +47,7 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
+pub mod atomic;
 mod params;
 mod ptr;
 pub mod shared;

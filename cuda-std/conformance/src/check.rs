@@ -195,6 +195,73 @@ pub fn check_parameters(gpu: &Gpu) -> Result<Outcome> {
     Ok(("parameters: *const, &[T], *mut, scalars; fences", result))
 }
 
+/// A shared histogram of awkwardly many values over 5 blocks of 96.
+pub fn check_shared_histogram(gpu: &Gpu) -> Result<Outcome> {
+    let n = 5 * 96 - 13;
+    let x: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761) >> 7).collect();
+    let dx = gpu.upload(&x)?;
+    let mut bins = gpu.upload(&[0u32; atomics::BINS])?;
+    // SAFETY: BINS outputs; the kernel guards i < x.len().
+    unsafe { atomics::shared_histogram::launch(gpu, 5u32, 96u32, 0, &dx, &mut bins) }?;
+    let got = gpu.download(&bins)?;
+    let mut want = vec![0u32; atomics::BINS];
+    for v in &x {
+        want[*v as usize % atomics::BINS] += 1;
+    }
+    Ok(("atomic:: shared histogram (mid, block and device scope)", compare("histogram", &got, &want)))
+}
+
+/// The float atomics of every scope and the integer mid-level functions.
+/// The floats are small integers, so every sum is exact in any order.
+pub fn check_float_and_integer(gpu: &Gpu) -> Result<Outcome> {
+    let (blocks, block) = (3usize, 128usize);
+    let n = blocks * block - 37;
+    let x: Vec<f32> = (0..n).map(|i| ((i * 37) % 101) as f32 - 50.0).collect();
+    let dx = gpu.upload(&x)?;
+    let mut sums = gpu.upload(&[0.0f32; 5])?;
+    let mut wide = gpu.upload(&[0.5f64])?;
+    let init: [u64; atomics::INTS] =
+        [i64::MAX as u64, i64::MIN as u64, 0x1234, 1000, u32::MAX as u64, 0, 0, 5];
+    let mut ints = gpu.upload(&init)?;
+    // SAFETY: 5 sums, 1 wide, INTS integers; the kernel guards i < x.len().
+    unsafe {
+        atomics::float_and_integer::launch(
+            gpu,
+            blocks as u32,
+            block as u32,
+            0,
+            &dx,
+            &mut sums,
+            &mut wide,
+            &mut ints,
+        )
+    }?;
+    let (sums, wide, ints) = (gpu.download(&sums)?, gpu.download(&wide)?, gpu.download(&ints)?);
+    let total: f32 = x.iter().sum();
+    let mut want_sums = vec![total, -total];
+    want_sums.extend((0..blocks).map(|b| x[b * block..((b + 1) * block).min(n)].iter().sum::<f32>()));
+    let signed: Vec<i64> = x.iter().map(|&v| v as i64 * 1_000_003 - 5_000_000).collect();
+    let low = |f: &dyn Fn(usize) -> u64| (0..n).fold(0u64, |a, i| a ^ f(i));
+    let and = (0..n).fold(u32::MAX, |a, i| a & !(1u32 << (i % 32)));
+    let or = (0..n).fold(0u32, |a, i| a | 1u32 << (i % 29));
+    let sub = (0..n).fold(1000i32, |a, i| a.wrapping_sub(i as i32));
+    let want_ints = [
+        *signed.iter().min().unwrap() as u64,
+        *signed.iter().max().unwrap() as u64,
+        0x1234 ^ low(&|i| (i as u64) << 40 | i as u64),
+        sub as u32 as u64,
+        and as u64,
+        or as u64,
+        n as u64,
+        77,
+    ];
+    let want_wide = 0.5 + x.iter().map(|&v| v as f64).sum::<f64>();
+    let result = compare("float sums", &sums, &want_sums)
+        .and_then(|()| compare("f64 sum", &wide, &[want_wide]))
+        .and_then(|()| compare("integers", &ints, &want_ints));
+    Ok(("atomic:: AtomicF32/F64, Block/System scopes, mid functions", result))
+}
+
 /// Every area.
 pub fn all(gpu: &Gpu) -> Result<Vec<Outcome>> {
     Ok(vec![
@@ -204,5 +271,7 @@ pub fn all(gpu: &Gpu) -> Result<Vec<Outcome>> {
         check_warp_scan(gpu)?,
         check_shared_styles(gpu)?,
         check_parameters(gpu)?,
+        check_shared_histogram(gpu)?,
+        check_float_and_integer(gpu)?,
     ])
 }

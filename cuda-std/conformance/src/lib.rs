@@ -7,6 +7,7 @@
 use cuda_std::prelude::*;
 use cuda_std::{address_space, shared, shared_array, warp};
 
+pub mod atomics;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod check;
 

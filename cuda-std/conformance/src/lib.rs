@@ -8,6 +8,8 @@ use cuda_std::prelude::*;
 use cuda_std::{address_space, shared, shared_array, warp};
 
 pub mod atomics;
+pub mod saxpy;
+pub use saxpy::saxpy;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod check;
 

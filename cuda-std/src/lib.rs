@@ -29,9 +29,11 @@
 //!
 //! - Kernel parameters keep rust-cuda's ABI (`&[T]` is an address and a
 //!   length), but in the body they are checked handles: `&[T]` is a
-//!   [`__private::GlobalSlice`] (`a[i]`, `a.len()`, and `&a[..]` through
-//!   `Deref`), `*mut T` a [`__private::DevicePtr`] (`p.add(i)`, `*p = v`,
-//!   `p.read()`, `p.write(v)`). Code that passes them where a raw pointer
+//!   [`__private::GlobalSlice`] (`a[i]`, `a.len()`, and a real `&[T]`
+//!   through `Deref` and `AsRef<[T]>`, for foreign `no_std` code; the
+//!   emulator does not see accesses through that `&[T]`), `*mut T` a
+//!   [`__private::DevicePtr`] (`p.add(i)`, `*p = v`, `p.read()`,
+//!   `p.write(v)`). Code that passes them where a raw pointer
 //!   or `&[T]` is expected needs `.as_ptr()` or `&*a`: a compile error
 //!   says where.
 //! - `shared_array![T; N]` and `dynamic_shared_mem::<T>()` give a

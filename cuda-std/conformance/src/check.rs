@@ -277,6 +277,33 @@ pub fn check_saxpy(gpu: &Gpu) -> Result<Outcome> {
     Ok(("#[kernel] named like its module (mod saxpy; pub use saxpy::saxpy)", compare("saxpy", &got, &want)))
 }
 
+/// `&[u8]` handed to foreign code through `AsRef` and `Deref`.
+pub fn check_chunk_hashes(gpu: &Gpu) -> Result<Outcome> {
+    let n = 1001;
+    let data: Vec<u8> = (0..n as u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    let (threads, chunk) = (64usize, 17usize);
+    let dd = gpu.upload(&data)?;
+    let mut out = gpu.alloc::<u32>(2 * threads)?;
+    gpu.poison(&mut out)?;
+    // SAFETY: two outputs per thread of the one block.
+    unsafe { foreign::chunk_hashes::launch(gpu, 1u32, threads as u32, 0, &dd, chunk, &mut out) }?;
+    let got = gpu.download(&out)?;
+    let whole = foreign::fnv1a(&data);
+    let want: Vec<u32> = (0..threads)
+        .flat_map(|t| {
+            let s = (t * chunk).min(n);
+            [foreign::fnv1a(&data[s..(s + chunk).min(n)]), whole]
+        })
+        .collect();
+    // An independent reference for the hash itself: FNV-1a of "a".
+    let known =
+        if foreign::fnv1a(b"a") == 0xe40c_292c { Ok(()) } else { Err("fnv1a(\"a\") is wrong".into()) };
+    Ok((
+        "parameters: &[u8] as AsRef<[u8]> and Deref for foreign code",
+        known.and(compare("hashes", &got, &want)),
+    ))
+}
+
 /// Every area.
 pub fn all(gpu: &Gpu) -> Result<Vec<Outcome>> {
     Ok(vec![
@@ -289,5 +316,6 @@ pub fn all(gpu: &Gpu) -> Result<Vec<Outcome>> {
         check_shared_histogram(gpu)?,
         check_float_and_integer(gpu)?,
         check_saxpy(gpu)?,
+        check_chunk_hashes(gpu)?,
     ])
 }

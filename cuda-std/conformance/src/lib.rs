@@ -8,6 +8,7 @@ use cuda_std::prelude::*;
 use cuda_std::{address_space, shared, shared_array, warp};
 
 pub mod atomics;
+pub mod foreign;
 pub mod saxpy;
 pub use saxpy::saxpy;
 #[cfg(not(target_arch = "nvptx64"))]

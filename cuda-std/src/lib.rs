@@ -21,7 +21,7 @@
 //! [`address_space`]`(shared)` statics, and [`atomic`] (the float
 //! atomics of each scope and the mid-level functions, on global and shared
 //! memory). What is not (`println!`, the
-//! allocator, `glam`, float intrinsics, OptiX)
+//! allocator, float intrinsics, OptiX)
 //! is a compile error naming it: an unresolved item, or for the macros a
 //! message saying so.
 //!
@@ -56,11 +56,16 @@ pub mod shared;
 pub mod thread;
 pub mod warp;
 
+/// The `glam` crate (no std, `libm` floats, CUDA-aligned vectors), as
+/// rust-cuda re-exports it.
+pub use glam;
 /// `#[address_space(shared)]` on a `static mut` array at the top of a
 /// kernel's body.
 pub use gpu_macros::address_space;
 /// The `half` crate and its 16-bit floats, as rust-cuda re-exports them.
 pub use half::{self, bf16, f16};
+/// The `vek` crate (no std, `libm` floats), as rust-cuda re-exports it.
+pub use vek;
 
 /// `#[kernel]` on a `pub unsafe fn`: the PTX entry, the registry entry, the
 /// emulator's entry and a typed launcher (see `gpu-macros`).

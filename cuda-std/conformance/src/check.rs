@@ -304,6 +304,44 @@ pub fn check_chunk_hashes(gpu: &Gpu) -> Result<Outcome> {
     ))
 }
 
+/// glam and vek against f64 references. Each value is a sum of at most
+/// three products (each rounded, or fused), so its error is at most
+/// `4 eps * sum |terms|`; the length adds one rounding of the square root
+/// (half an ulp, relative), bounded by `4 eps * length`.
+pub fn check_vector_math(gpu: &Gpu) -> Result<Outcome> {
+    let n = 77;
+    let a: Vec<f32> = (0..6 * n).map(|i| ((i * 7919) % 1013) as f32 / 37.0 - 13.5).collect();
+    let da = gpu.upload(&a)?;
+    let mut out = gpu.alloc::<f32>(vectors::VECTOR_VALUES * n)?;
+    gpu.poison(&mut out)?;
+    // SAFETY: 6n inputs, 4n outputs; the kernel guards i < n.
+    unsafe { vectors::vector_math::launch(gpu, 2u32, 64u32, 0, &da, n, &mut out) }?;
+    let got = gpu.download(&out)?;
+    let eps = f32::EPSILON as f64;
+    for i in 0..n {
+        let x: Vec<f64> = a[6 * i..6 * i + 6].iter().map(|&v| v as f64).collect();
+        let terms = [x[0] * x[3], x[1] * x[4], x[2] * x[5]];
+        let dot: f64 = terms.iter().sum();
+        let dot_bound = 4.0 * eps * terms.iter().map(|t| t.abs()).sum::<f64>();
+        let length = (x[0] * x[0] + x[1] * x[1] + x[2] * x[2]).sqrt();
+        let cross = [x[1] * x[5], -(x[2] * x[4])];
+        let want = [
+            (dot, dot_bound),
+            (length, 4.0 * eps * length),
+            (cross[0] + cross[1], 4.0 * eps * (cross[0].abs() + cross[1].abs())),
+            (dot, dot_bound),
+        ];
+        for (j, (w, bound)) in want.iter().enumerate() {
+            let g = got[vectors::VECTOR_VALUES * i + j] as f64;
+            if (g - w).abs() > *bound {
+                let e = format!("vector math: thread {i} value {j} is {g}, expected {w} within {bound}");
+                return Ok(("glam and vek re-exports", Err(e)));
+            }
+        }
+    }
+    Ok(("glam and vek re-exports", Ok(())))
+}
+
 /// Every area.
 pub fn all(gpu: &Gpu) -> Result<Vec<Outcome>> {
     Ok(vec![
@@ -317,5 +355,6 @@ pub fn all(gpu: &Gpu) -> Result<Vec<Outcome>> {
         check_float_and_integer(gpu)?,
         check_saxpy(gpu)?,
         check_chunk_hashes(gpu)?,
+        check_vector_math(gpu)?,
     ])
 }

@@ -13,6 +13,7 @@ pub mod saxpy;
 pub use saxpy::saxpy;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod check;
+pub mod vectors;
 
 /// Values each thread of [`indices`] writes.
 pub const INDEX_VALUES: usize = 20;

@@ -18,7 +18,7 @@ pub unsafe fn chunk_hashes(data: &[u8], chunk: usize, out: *mut u32) {
     let bytes: &[u8] = &data;
     let start = (t * chunk).min(bytes.len());
     let end = (start + chunk).min(bytes.len());
-    let whole = fnv1a(&data);
+    let whole = fnv1a(data);
     let part = fnv1a(&bytes[start..end]);
     unsafe {
         *out.add(2 * t) = part;

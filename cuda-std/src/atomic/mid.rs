@@ -9,8 +9,6 @@
 //! the module's docs). Each `# Safety`: `ptr` is valid, aligned to the
 //! word's size and only accessed atomically while the call runs.
 
-#![allow(clippy::missing_safety_doc)]
-
 use core::sync::atomic::Ordering;
 
 use super::word::{IntWord, Word};
@@ -18,6 +16,9 @@ use super::word::{IntWord, Word};
 macro_rules! fetch {
     ($($name:ident: $t:ty, $trait:ident::$f:ident;)*) => {$(
         #[doc = concat!("`", stringify!($f), "` on the `", stringify!($t), "` at `ptr`; returns the old value.")]
+        ///
+        /// # Safety
+        /// As the module says.
         #[inline(always)]
         #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub unsafe fn $name(ptr: *mut $t, ordering: Ordering, val: $t) -> $t {
@@ -30,6 +31,9 @@ macro_rules! fetch {
 macro_rules! cas {
     ($($name:ident: $t:ty;)*) => {$(
         #[doc = concat!("Stores `new` at `ptr` if it holds `current` (bitwise); returns the old `", stringify!($t), "`.")]
+        ///
+        /// # Safety
+        /// As the module says.
         #[inline(always)]
         #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub unsafe fn $name(ptr: *mut $t, current: $t, new: $t, ordering: Ordering) -> $t {
@@ -42,6 +46,9 @@ macro_rules! cas {
 macro_rules! load_store {
     ($($load:ident, $store:ident: $t:ty;)*) => {$(
         #[doc = concat!("An atomic load of the `", stringify!($t), "` at `ptr`.")]
+        ///
+        /// # Safety
+        /// As the module says.
         #[inline(always)]
         #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub unsafe fn $load(ptr: *mut $t, ordering: Ordering) -> $t {
@@ -50,6 +57,9 @@ macro_rules! load_store {
         }
 
         #[doc = concat!("An atomic store of a `", stringify!($t), "` at `ptr`.")]
+        ///
+        /// # Safety
+        /// As the module says.
         #[inline(always)]
         #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub unsafe fn $store(ptr: *mut $t, ordering: Ordering, val: $t) {

@@ -5,7 +5,7 @@
 //!   [`BlockAtomicF32`]/[`BlockAtomicF64`] across one block (their methods
 //!   are `unsafe`, as in rust-cuda: they do not order other blocks), and
 //!   [`SystemAtomicF32`]/[`SystemAtomicF64`] across the system.
-//! - [`mid`]: `atomic_fetch_{add,sub,and,or,xor,min,max,exch}_{ty}_{scope}`,
+//! - The [`mid`] functions `atomic_fetch_{add,sub,and,or,xor,min,max,exch}_{ty}_{scope}`,
 //!   `atomic_compare_and_swap_{ty}_{scope}`, `atomic_{load,store}_{32,64}_
 //!   {scope}` and `{block,device,system}_thread_fence`.
 //!

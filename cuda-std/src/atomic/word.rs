@@ -49,30 +49,63 @@ pub(crate) fn hook<T>(_p: *const T, _write: bool, _order: Ordering) {
 /// accessed atomically while the operation runs.
 pub trait Word: Copy {
     /// `*p += v` (integers wrap), returns the old value.
+    ///
+    /// # Safety
+    /// As the trait says.
     unsafe fn fetch_add(p: *mut Self, v: Self, o: Ordering) -> Self;
     /// `*p -= v`, returns the old value.
+    ///
+    /// # Safety
+    /// As the trait says.
     unsafe fn fetch_sub(p: *mut Self, v: Self, o: Ordering) -> Self;
     /// `*p &= v` (on the bits), returns the old value.
+    ///
+    /// # Safety
+    /// As the trait says.
     unsafe fn fetch_and(p: *mut Self, v: Self, o: Ordering) -> Self;
     /// `*p |= v` (on the bits), returns the old value.
+    ///
+    /// # Safety
+    /// As the trait says.
     unsafe fn fetch_or(p: *mut Self, v: Self, o: Ordering) -> Self;
     /// `*p ^= v` (on the bits), returns the old value.
+    ///
+    /// # Safety
+    /// As the trait says.
     unsafe fn fetch_xor(p: *mut Self, v: Self, o: Ordering) -> Self;
     /// `*p = v`, returns the old value.
+    ///
+    /// # Safety
+    /// As the trait says.
     unsafe fn exch(p: *mut Self, v: Self, o: Ordering) -> Self;
     /// `*p = new` if `*p == current` (bitwise), returns the old value.
+    ///
+    /// # Safety
+    /// As the trait says.
     unsafe fn cas(p: *mut Self, current: Self, new: Self, o: Ordering) -> Self;
     /// An atomic load.
+    ///
+    /// # Safety
+    /// As the trait says.
     unsafe fn load(p: *mut Self, o: Ordering) -> Self;
     /// An atomic store.
+    ///
+    /// # Safety
+    /// As the trait says.
     unsafe fn store(p: *mut Self, v: Self, o: Ordering);
 }
 
 /// Integer words, which also have `min` and `max`.
 pub trait IntWord: Word {
     /// `*p = min(*p, v)`, returns the old value.
+    ///
+    /// # Safety
+    /// As the trait says.
     unsafe fn fetch_min(p: *mut Self, v: Self, o: Ordering) -> Self;
     /// `*p = max(*p, v)`, returns the old value.
+    ///
+    /// # Safety
+    /// As the trait says.
     unsafe fn fetch_max(p: *mut Self, v: Self, o: Ordering) -> Self;
 }
 

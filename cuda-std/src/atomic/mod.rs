@@ -10,9 +10,11 @@
 //!   {scope}` and `{block,device,system}_thread_fence`.
 //!
 //! Each operation is one atomic on its word (see `word.rs` for how each
-//! is built). On the GPU the scope is that of Rust's atomics (device and
-//! wider): a block-scoped atomic is a device-scoped one here, which is
-//! stronger, never weaker. On the emulator every operation is an atomic
+//! is built). On the GPU the scope is that of Rust's atomics, which the
+//! NVPTX backend gives system scope (`.sys` where it names one): a block-
+//! or device-scoped atomic is a system-scoped one here, which is stronger,
+//! never weaker, and may be slower. Float `fetch_add` is a compare-and-swap
+//! loop, not `atom.add.f32`. On the emulator every operation is an atomic
 //! access of its word, with its ordering, in the space the address lies in:
 //! no race between atomics, and a release/acquire pair orders plain
 //! accesses, through global words across blocks and through shared words

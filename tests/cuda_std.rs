@@ -8,7 +8,7 @@ use lab_runtime::Gpu;
 fn every_cuda_std_area_matches_cuda_semantics_on_the_emulator() {
     let gpu = Gpu::emulator();
     let outcomes = cuda_std_conformance::check::all(&gpu).unwrap();
-    assert_eq!(outcomes.len(), 11);
+    assert_eq!(outcomes.len(), 10);
     let failed: Vec<String> =
         outcomes.iter().filter_map(|(area, r)| r.as_ref().err().map(|e| format!("{area}: {e}"))).collect();
     assert!(failed.is_empty(), "{failed:#?}");
@@ -27,9 +27,6 @@ fn rust_cuda_kernels_declare_their_shared_statics() {
     assert_eq!(p[0].0, "a");
     assert!(p[0].1.ends_with("DeviceConstPtr<f32>") && p[1].1.ends_with("GlobalSlice<f32>"), "{p:?}");
     assert_eq!(&p[3..], &[("n", "usize"), ("k", "i32"), ("s", "f64")]);
-    // A kernel named like its module registers under that module's path.
-    assert_eq!(saxpy::KERNEL.path, "cuda_std_conformance::saxpy");
-    assert_eq!(saxpy::KERNEL.function, "saxpy");
 }
 
 /// A flag handed between two warps of a block through a shared atomic

@@ -262,21 +262,6 @@ pub fn check_float_and_integer(gpu: &Gpu) -> Result<Outcome> {
     Ok(("atomic:: AtomicF32/F64, Block/System scopes, mid functions", result))
 }
 
-/// A kernel named like its module, launched through that module.
-pub fn check_saxpy(gpu: &Gpu) -> Result<Outcome> {
-    let n = 333;
-    let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.75 - 40.0).collect();
-    let y: Vec<f32> = (0..n).map(|i| (i % 7) as f32 - 3.5).collect();
-    let dx = gpu.upload(&x)?;
-    let mut out = gpu.upload(&y)?;
-    // SAFETY: n inputs and outputs; the kernel guards i < x.len().
-    unsafe { saxpy::launch(gpu, 3u32, 128u32, 0, 1.5, &dx, &mut out) }?;
-    let got: Vec<u32> = gpu.download(&out)?.iter().map(|v| v.to_bits()).collect();
-    // Every product and sum is exact in f32, so fused or not, the bits agree.
-    let want: Vec<u32> = (0..n).map(|i| (1.5 * x[i] + y[i]).to_bits()).collect();
-    Ok(("#[kernel] named like its module (mod saxpy; pub use saxpy::saxpy)", compare("saxpy", &got, &want)))
-}
-
 /// `&[u8]` handed to foreign code through `AsRef` and `Deref`.
 pub fn check_chunk_hashes(gpu: &Gpu) -> Result<Outcome> {
     let n = 1001;
@@ -353,7 +338,6 @@ pub fn all(gpu: &Gpu) -> Result<Vec<Outcome>> {
         check_parameters(gpu)?,
         check_shared_histogram(gpu)?,
         check_float_and_integer(gpu)?,
-        check_saxpy(gpu)?,
         check_chunk_hashes(gpu)?,
         check_vector_math(gpu)?,
     ])

@@ -8,11 +8,9 @@ use cuda_std::prelude::*;
 use cuda_std::{address_space, shared, shared_array, warp};
 
 pub mod atomics;
-pub mod foreign;
-pub mod saxpy;
-pub use saxpy::saxpy;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod check;
+pub mod foreign;
 pub mod vectors;
 
 /// Values each thread of [`indices`] writes.

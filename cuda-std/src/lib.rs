@@ -18,8 +18,10 @@
 //! [`warp`] (`warp_shuffle_{down,up,xor,idx}` with width and predicate,
 //! `lane_id`, `activemask`, `sync_warp`, votes), [`shared`]
 //! (`shared_array!`, `dynamic_shared_mem`) and
-//! [`address_space`]`(shared)` statics. What is not (`println!`, the
-//! allocator, `glam`, float intrinsics, OptiX, `cuda_std::atomic`)
+//! [`address_space`]`(shared)` statics, and [`atomic`] (the float
+//! atomics of each scope and the mid-level functions, on global and shared
+//! memory). What is not (`println!`, the
+//! allocator, float intrinsics, OptiX)
 //! is a compile error naming it: an unresolved item, or for the macros a
 //! message saying so.
 //!
@@ -27,9 +29,11 @@
 //!
 //! - Kernel parameters keep rust-cuda's ABI (`&[T]` is an address and a
 //!   length), but in the body they are checked handles: `&[T]` is a
-//!   [`__private::GlobalSlice`] (`a[i]`, `a.len()`, and `&a[..]` through
-//!   `Deref`), `*mut T` a [`__private::DevicePtr`] (`p.add(i)`, `*p = v`,
-//!   `p.read()`, `p.write(v)`). Code that passes them where a raw pointer
+//!   [`__private::GlobalSlice`] (`a[i]`, `a.len()`, and a real `&[T]`
+//!   through `Deref` and `AsRef<[T]>`, for foreign `no_std` code; the
+//!   emulator does not see accesses through that `&[T]`), `*mut T` a
+//!   [`__private::DevicePtr`] (`p.add(i)`, `*p = v`, `p.read()`,
+//!   `p.write(v)`). Code that passes them where a raw pointer
 //!   or `&[T]` is expected needs `.as_ptr()` or `&*a`: a compile error
 //!   says where.
 //! - `shared_array![T; N]` and `dynamic_shared_mem::<T>()` give a
@@ -45,17 +49,23 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
+pub mod atomic;
 mod params;
 mod ptr;
 pub mod shared;
 pub mod thread;
 pub mod warp;
 
+/// The `glam` crate (no std, `libm` floats, CUDA-aligned vectors), as
+/// rust-cuda re-exports it.
+pub use glam;
 /// `#[address_space(shared)]` on a `static mut` array at the top of a
 /// kernel's body.
 pub use gpu_macros::address_space;
 /// The `half` crate and its 16-bit floats, as rust-cuda re-exports them.
 pub use half::{self, bf16, f16};
+/// The `vek` crate (no std, `libm` floats), as rust-cuda re-exports it.
+pub use vek;
 
 /// `#[kernel]` on a `pub unsafe fn`: the PTX entry, the registry entry, the
 /// emulator's entry and a typed launcher (see `gpu-macros`).

@@ -70,6 +70,23 @@ impl<T: Copy> Deref for GlobalSlice<T> {
     }
 }
 
+/// `&[T]` for code written against slices (a crates.io `no_std` crate's
+/// `fn f(data: impl AsRef<[u8]>)`), as `Deref` gives `&*a`.
+///
+/// What the emulator sees through it: nothing. Accesses through the plain
+/// `&[T]` bypass the device layer's hooks: their bounds are Rust's own
+/// (an index past the end panics, which traps on the GPU and names the
+/// line on the emulator), but the emulator records no access, so it
+/// reports no race and no uninitialized read on them. Inputs are read
+/// only, so two kernels' reads never race; a race needs a writer, which
+/// goes through `*mut T` and is seen.
+impl<T: Copy> AsRef<[T]> for GlobalSlice<T> {
+    #[inline(always)]
+    fn as_ref(&self) -> &[T] {
+        self
+    }
+}
+
 impl<T> gpu_dev::SliceParam for GlobalSlice<T> {
     type Elem = T;
 

@@ -87,8 +87,10 @@ impl AsyncCopies {
 /// What a launch remembers across its blocks.
 pub(crate) struct LaunchState {
     pub(crate) global: RefCell<GlobalWords>,
-    /// What releases through each atomic word have published.
-    pub(crate) published: RefCell<std::collections::HashMap<usize, Knowledge>>,
+    /// What releases through each atomic word have published, keyed by
+    /// the word's address and, for a shared word, its block (shared
+    /// addresses repeat between blocks).
+    pub(crate) published: RefCell<std::collections::HashMap<(Option<u32>, usize), Knowledge>>,
 }
 
 /// One block being run.

@@ -116,11 +116,12 @@ pub fn access(space: Space, addr: usize, bytes: usize, op: Op, site: Site) {
     if space == Space::Shared && kind.writes() {
         mark_written(addr, bytes);
     }
-    // Release and acquire are modelled through global atomics only: the
-    // emulator reuses one shared buffer for every block, and a shared word
-    // orders nothing between blocks.
-    if let (Op::Atomic { order, .. }, Space::Global) = (op, space) {
-        atomic_order(addr, order);
+    // The emulator reuses one shared buffer for every block, so a shared
+    // word's releases are kept per block: it orders the threads of its own
+    // block only.
+    if let Op::Atomic { order, .. } = op {
+        let block = (space == Space::Shared).then(|| block().linear);
+        atomic_order((block, addr), order);
     }
 }
 
@@ -226,15 +227,16 @@ pub(crate) fn warp_generation(b: &BlockCtx, thread: u32) -> u32 {
     b.warps.borrow().get((thread / 32) as usize).and_then(Option::as_ref).map_or(0, |w| w.generation)
 }
 
-/// The release and acquire an atomic on `addr` makes.
-pub(crate) fn atomic_order(addr: usize, order: Ordering) {
+/// The release and acquire an atomic on `word` (its block for a shared
+/// word, and its address) makes.
+pub(crate) fn atomic_order(word: (Option<u32>, usize), order: Ordering) {
     let (b, t) = (block(), thread());
     let releases = matches!(order, Ordering::Release | Ordering::AcqRel | Ordering::SeqCst);
     let acquires = matches!(order, Ordering::Acquire | Ordering::AcqRel | Ordering::SeqCst);
     let release =
         if releases { Some(Release { epoch: b.epoch.get(), seq: t.seq.get() }) } else { t.last_fence.get() };
     let mut published = b.launch.published.borrow_mut();
-    let slot = published.entry(addr).or_default();
+    let slot = published.entry(word).or_default();
     if let Some(r) = release {
         slot.insert(b.linear, t.linear, r);
         slot.merge(&t.knowledge.borrow());

@@ -195,6 +195,138 @@ pub fn check_parameters(gpu: &Gpu) -> Result<Outcome> {
     Ok(("parameters: *const, &[T], *mut, scalars; fences", result))
 }
 
+/// A shared histogram of awkwardly many values over 5 blocks of 96.
+pub fn check_shared_histogram(gpu: &Gpu) -> Result<Outcome> {
+    let n = 5 * 96 - 13;
+    let x: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761) >> 7).collect();
+    let dx = gpu.upload(&x)?;
+    let mut bins = gpu.upload(&[0u32; atomics::BINS])?;
+    // SAFETY: BINS outputs; the kernel guards i < x.len().
+    unsafe { atomics::shared_histogram::launch(gpu, 5u32, 96u32, 0, &dx, &mut bins) }?;
+    let got = gpu.download(&bins)?;
+    let mut want = vec![0u32; atomics::BINS];
+    for v in &x {
+        want[*v as usize % atomics::BINS] += 1;
+    }
+    Ok(("atomic:: shared histogram (mid, block and device scope)", compare("histogram", &got, &want)))
+}
+
+/// The float atomics of every scope and the integer mid-level functions.
+/// The floats are small integers, so every sum is exact in any order.
+pub fn check_float_and_integer(gpu: &Gpu) -> Result<Outcome> {
+    let (blocks, block) = (3usize, 128usize);
+    let n = blocks * block - 37;
+    let x: Vec<f32> = (0..n).map(|i| ((i * 37) % 101) as f32 - 50.0).collect();
+    let dx = gpu.upload(&x)?;
+    let mut sums = gpu.upload(&[0.0f32; 5])?;
+    let mut wide = gpu.upload(&[0.5f64])?;
+    let init: [u64; atomics::INTS] =
+        [i64::MAX as u64, i64::MIN as u64, 0x1234, 1000, u32::MAX as u64, 0, 0, 5];
+    let mut ints = gpu.upload(&init)?;
+    // SAFETY: 5 sums, 1 wide, INTS integers; the kernel guards i < x.len().
+    unsafe {
+        atomics::float_and_integer::launch(
+            gpu,
+            blocks as u32,
+            block as u32,
+            0,
+            &dx,
+            &mut sums,
+            &mut wide,
+            &mut ints,
+        )
+    }?;
+    let (sums, wide, ints) = (gpu.download(&sums)?, gpu.download(&wide)?, gpu.download(&ints)?);
+    let total: f32 = x.iter().sum();
+    let mut want_sums = vec![total, -total];
+    want_sums.extend((0..blocks).map(|b| x[b * block..((b + 1) * block).min(n)].iter().sum::<f32>()));
+    let signed: Vec<i64> = x.iter().map(|&v| v as i64 * 1_000_003 - 5_000_000).collect();
+    let low = |f: &dyn Fn(usize) -> u64| (0..n).fold(0u64, |a, i| a ^ f(i));
+    let and = (0..n).fold(u32::MAX, |a, i| a & !(1u32 << (i % 32)));
+    let or = (0..n).fold(0u32, |a, i| a | 1u32 << (i % 29));
+    let sub = (0..n).fold(1000i32, |a, i| a.wrapping_sub(i as i32));
+    let want_ints = [
+        *signed.iter().min().unwrap() as u64,
+        *signed.iter().max().unwrap() as u64,
+        0x1234 ^ low(&|i| (i as u64) << 40 | i as u64),
+        sub as u32 as u64,
+        and as u64,
+        or as u64,
+        n as u64,
+        77,
+    ];
+    let want_wide = 0.5 + x.iter().map(|&v| v as f64).sum::<f64>();
+    let result = compare("float sums", &sums, &want_sums)
+        .and_then(|()| compare("f64 sum", &wide, &[want_wide]))
+        .and_then(|()| compare("integers", &ints, &want_ints));
+    Ok(("atomic:: AtomicF32/F64, Block/System scopes, mid functions", result))
+}
+
+/// `&[u8]` handed to foreign code through `AsRef` and `Deref`.
+pub fn check_chunk_hashes(gpu: &Gpu) -> Result<Outcome> {
+    let n = 1001;
+    let data: Vec<u8> = (0..n as u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    let (threads, chunk) = (64usize, 17usize);
+    let dd = gpu.upload(&data)?;
+    let mut out = gpu.alloc::<u32>(2 * threads)?;
+    gpu.poison(&mut out)?;
+    // SAFETY: two outputs per thread of the one block.
+    unsafe { foreign::chunk_hashes::launch(gpu, 1u32, threads as u32, 0, &dd, chunk, &mut out) }?;
+    let got = gpu.download(&out)?;
+    let whole = foreign::fnv1a(&data);
+    let want: Vec<u32> = (0..threads)
+        .flat_map(|t| {
+            let s = (t * chunk).min(n);
+            [foreign::fnv1a(&data[s..(s + chunk).min(n)]), whole]
+        })
+        .collect();
+    // An independent reference for the hash itself: FNV-1a of "a".
+    let known =
+        if foreign::fnv1a(b"a") == 0xe40c_292c { Ok(()) } else { Err("fnv1a(\"a\") is wrong".into()) };
+    Ok((
+        "parameters: &[u8] as AsRef<[u8]> and Deref for foreign code",
+        known.and(compare("hashes", &got, &want)),
+    ))
+}
+
+/// glam and vek against f64 references. Each value is a sum of at most
+/// three products (each rounded, or fused), so its error is at most
+/// `4 eps * sum |terms|`; the length adds one rounding of the square root
+/// (half an ulp, relative), bounded by `4 eps * length`.
+pub fn check_vector_math(gpu: &Gpu) -> Result<Outcome> {
+    let n = 77;
+    let a: Vec<f32> = (0..6 * n).map(|i| ((i * 7919) % 1013) as f32 / 37.0 - 13.5).collect();
+    let da = gpu.upload(&a)?;
+    let mut out = gpu.alloc::<f32>(vectors::VECTOR_VALUES * n)?;
+    gpu.poison(&mut out)?;
+    // SAFETY: 6n inputs, 4n outputs; the kernel guards i < n.
+    unsafe { vectors::vector_math::launch(gpu, 2u32, 64u32, 0, &da, n, &mut out) }?;
+    let got = gpu.download(&out)?;
+    let eps = f32::EPSILON as f64;
+    for i in 0..n {
+        let x: Vec<f64> = a[6 * i..6 * i + 6].iter().map(|&v| v as f64).collect();
+        let terms = [x[0] * x[3], x[1] * x[4], x[2] * x[5]];
+        let dot: f64 = terms.iter().sum();
+        let dot_bound = 4.0 * eps * terms.iter().map(|t| t.abs()).sum::<f64>();
+        let length = (x[0] * x[0] + x[1] * x[1] + x[2] * x[2]).sqrt();
+        let cross = [x[1] * x[5], -(x[2] * x[4])];
+        let want = [
+            (dot, dot_bound),
+            (length, 4.0 * eps * length),
+            (cross[0] + cross[1], 4.0 * eps * (cross[0].abs() + cross[1].abs())),
+            (dot, dot_bound),
+        ];
+        for (j, (w, bound)) in want.iter().enumerate() {
+            let g = got[vectors::VECTOR_VALUES * i + j] as f64;
+            if (g - w).abs() > *bound {
+                let e = format!("vector math: thread {i} value {j} is {g}, expected {w} within {bound}");
+                return Ok(("glam and vek re-exports", Err(e)));
+            }
+        }
+    }
+    Ok(("glam and vek re-exports", Ok(())))
+}
+
 /// Every area.
 pub fn all(gpu: &Gpu) -> Result<Vec<Outcome>> {
     Ok(vec![
@@ -204,5 +336,9 @@ pub fn all(gpu: &Gpu) -> Result<Vec<Outcome>> {
         check_warp_scan(gpu)?,
         check_shared_styles(gpu)?,
         check_parameters(gpu)?,
+        check_shared_histogram(gpu)?,
+        check_float_and_integer(gpu)?,
+        check_chunk_hashes(gpu)?,
+        check_vector_math(gpu)?,
     ])
 }

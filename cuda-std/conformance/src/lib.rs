@@ -7,8 +7,11 @@
 use cuda_std::prelude::*;
 use cuda_std::{address_space, shared, shared_array, warp};
 
+pub mod atomics;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod check;
+pub mod foreign;
+pub mod vectors;
 
 /// Values each thread of [`indices`] writes.
 pub const INDEX_VALUES: usize = 20;

@@ -173,6 +173,20 @@ impl MapElement for half::f16 {
     }
 }
 
+/// FP8 bytes: the copy engine moves them as `u8` (it converts nothing).
+macro_rules! fp8_map_element {
+    ($($t:ty),*) => {$(
+        impl MapElement for $t {
+            const LABEL: &'static str = <$t>::NAME;
+            fn data_type() -> sys::CUtensorMapDataType {
+                sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8
+            }
+        }
+    )*};
+}
+
+fp8_map_element!(gpu_isa::fp8::E4m3, gpu_isa::fp8::E5m2);
+
 impl MapElement for f32 {
     const LABEL: &'static str = "f32";
     fn data_type() -> sys::CUtensorMapDataType {

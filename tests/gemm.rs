@@ -8,7 +8,9 @@
 use half::{bf16, f16};
 use kernel_lab::blas::{Gemm, Layout, Op};
 use kernel_lab::gemm::verify::verify;
-use kernel_lab::gemm::{Act, Bf16, Call, Element, F16, F32, Plan, Precision, Route, TensorGemm, Tf32};
+use kernel_lab::gemm::{
+    Act, Bf16, Call, E4m3, E5m2, Element, F16, F32, Plan, Precision, Route, TensorGemm, Tf32,
+};
 use kernel_lab::runtime::{Error, Gpu};
 
 /// Verifies `call` in `P` with output `O`; returns the route it took.
@@ -168,5 +170,47 @@ fn sixteen_bit_outputs_store_in_pairs_when_aligned() {
         let route = ok::<Bf16, bf16>(&gpu, &lib, Call { gemm: c.gemm.scaled(0.5, 1.5), ..c }, 100 + i as u64);
         assert!(route.fused && !route.pack_a && !route.pack_b, "{route:?}");
         ok::<F16, f16>(&gpu, &lib, Call { gemm: c.gemm.scaled(1.0, 0.0), ..c }, 110 + i as u64);
+    }
+}
+
+#[test]
+fn fp8_in_every_layout_with_scales_batches_splits_and_epilogues() {
+    let gpu = Gpu::emulator();
+    let lib = TensorGemm::new();
+    // The native layout (row-major A, B given as n x k), rows on 16 bytes:
+    // read in place, one kernel writing D.
+    let c = call(Layout::Row, Op::N, Op::T, (70, 40, 96)).with_scales(0.5, 4.0);
+    let route = ok::<E4m3, f32>(&gpu, &lib, c, 120);
+    assert_eq!(route, Route { splits: 1, fused: true, ..Route::default() });
+    for (f, layout) in [Layout::Row, Layout::Col].into_iter().enumerate() {
+        for (g, op_a) in [Op::N, Op::T].into_iter().enumerate() {
+            for (h, op_b) in [Op::N, Op::T].into_iter().enumerate() {
+                let mut c = call(layout, op_a, op_b, (31 + f, 23 + 2 * g, 37 + h)).with_scales(2.0, 0.125);
+                c.gemm.lda += g;
+                c.gemm = c.gemm.scaled(0.75, 1.0);
+                let seed = 121 + (4 * f + 2 * g + h) as u64;
+                ok::<E4m3, bf16>(&gpu, &lib, c.packed(1), seed);
+                ok::<E5m2, f16>(&gpu, &lib, c.packed(1), seed + 10);
+            }
+        }
+    }
+    // A batch over a NaN C (beta = 0), k split three ways, a bias and GELU.
+    let split = TensorGemm::forcing(Plan { splits: 3 });
+    let c = call(Layout::Row, Op::N, Op::T, (20, 33, 700)).packed(2).with_epilogue(true, Act::Gelu);
+    let route = ok::<E4m3, f32>(&gpu, &split, c.with_scales(1.5, 0.5), 140);
+    assert_eq!(route.splits, 3);
+    ok::<E5m2, bf16>(&gpu, &lib, call(Layout::Col, Op::T, Op::N, (1, 1, 1)).with_scales(3.0, 1.0), 141);
+}
+
+#[test]
+fn scales_are_for_fp8_only() {
+    let gpu = Gpu::emulator();
+    let lib = TensorGemm::new();
+    let (a, b) = (gpu.upload(&[bf16::ONE; 64]).unwrap(), gpu.upload(&[bf16::ONE; 64]).unwrap());
+    let mut c = gpu.upload(&[0.0f32; 64]).unwrap();
+    let scaled = Call::new(Gemm::row(8, 8, 8)).with_scales(2.0, 1.0);
+    match lib.run::<Bf16, f32>(&gpu, &scaled, &a, &b, &mut c, None) {
+        Err(Error::InvalidInput(m)) => assert!(m.contains("scale factors are for FP8"), "{m}"),
+        other => panic!("expected an error: {other:?}"),
     }
 }

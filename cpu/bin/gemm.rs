@@ -1,8 +1,9 @@
 //! `cargo run --release --bin gemm -- --precision bf16 --shape 4095x4095x4095 --layout col --op-a t
 //! --alpha 0.5 --beta 1 --out bf16`: the tensor-core GEMM library call
 //! (`kernel_lab::gemm`) verified against the `f64` reference, then timed
-//! against cuBLAS (`cublasGemmStridedBatchedEx`) on the same call in the
-//! same process. `--sweep` runs the public sweep (`bench/gemm-sweep.txt`).
+//! against cuBLAS on the same call in the same process:
+//! `cublasGemmStridedBatchedEx`, or `cublasLtMatmul` for FP8 and for
+//! epilogues. `--sweep` runs the public sweep (`bench/gemm-sweep.txt`).
 //! Without a GPU it verifies on the emulator, at the shapes given.
 
 use std::process::ExitCode;
@@ -13,9 +14,10 @@ use kernel_lab::blas::cublas::Cublas;
 use kernel_lab::blas::gemm::parse_shape;
 use kernel_lab::blas::{Gemm, Layout, Op, Operand};
 use kernel_lab::cli::{EXIT_BAD_INPUT, EXIT_FAILURE};
+use kernel_lab::gemm::lt::Lt;
 use kernel_lab::gemm::reference::Inputs;
 use kernel_lab::gemm::verify::verify;
-use kernel_lab::gemm::{Act, Bf16, Call, Element, F16, F32, Plan, Precision, TensorGemm, Tf32};
+use kernel_lab::gemm::{Act, Bf16, Call, E4m3, E5m2, Element, F16, F32, Plan, Precision, TensorGemm, Tf32};
 use kernel_lab::measure::bench::{self, Runs};
 use kernel_lab::runtime::{self, Error, Gpu, Result};
 
@@ -27,17 +29,18 @@ const SWEEP: &str = include_str!("../../bench/gemm-sweep.txt");
 #[command(name = "gemm", version)]
 struct Options {
     /// What A and B hold and the products are formed in: f32 (FFMA), tf32,
-    /// bf16 or f16.
+    /// bf16, f16, e4m3 or e5m2 (FP8).
     #[arg(long, default_value = "bf16")]
     precision: String,
-    /// D's element type: f32, bf16 or f16.
+    /// D's element type: f32, bf16 or f16 (FP8 inputs too: there is no FP8
+    /// output).
     #[arg(long, default_value = "f32")]
     out: String,
     /// Problems `MxNxK`, comma-separated: D is m x n, op(A) m x k.
     #[arg(long, value_delimiter = ',')]
     shape: Vec<String>,
     /// Every shape of the public sweep (bench/gemm-sweep.txt), in the
-    /// precision's native layout (row-major; tf32 with op(B) = T).
+    /// precision's native layout (row-major; tf32 and FP8 with op(B) = T).
     #[arg(long)]
     sweep: bool,
     /// Storage of A, B, C: row or col.
@@ -63,6 +66,11 @@ struct Options {
     /// Matrices in a strided batch (packed one after another).
     #[arg(long, default_value_t = 1)]
     batch: usize,
+    /// FP8 per-tensor scale factors of A and B.
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    scale_a: f32,
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    scale_b: f32,
     /// Add a bias, one value per row of D.
     #[arg(long)]
     bias: bool,
@@ -87,6 +95,8 @@ struct Row {
     call: Call,
     ours_ms: Option<f64>,
     peer_ms: Option<f64>,
+    /// cuBLAS or cuBLASLt.
+    peer: &'static str,
     ratio: f64,
     route: String,
 }
@@ -117,7 +127,8 @@ fn calls(o: &Options) -> Result<Vec<Call>> {
         if !o.shape.is_empty() {
             return Err(bad("--sweep runs its own shapes; drop --shape".into()));
         }
-        (op_a, op_b) = (Op::N, if o.precision == "tf32" { Op::T } else { Op::N });
+        let k_major_b = ["tf32", "e4m3", "e5m2"].contains(&o.precision.as_str());
+        (op_a, op_b) = (Op::N, if k_major_b { Op::T } else { Op::N });
         for line in SWEEP.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
             let d: Vec<usize> = line.split_whitespace().filter_map(|x| x.parse().ok()).collect();
             shapes.push((d[0], d[1], d[2]));
@@ -125,6 +136,13 @@ fn calls(o: &Options) -> Result<Vec<Call>> {
     }
     if shapes.is_empty() {
         return Err(bad("give --shape MxNxK (or --sweep)".into()));
+    }
+    let fp8 = ["e4m3", "e5m2"].contains(&o.precision.as_str());
+    if !fp8 && (o.scale_a, o.scale_b) != (1.0, 1.0) {
+        return Err(bad(format!(
+            "--scale-a and --scale-b are for FP8 inputs (e4m3, e5m2), not {}",
+            o.precision
+        )));
     }
     if o.splits == Some(0) {
         return Err(bad("--splits must be at least 1".into()));
@@ -135,7 +153,7 @@ fn calls(o: &Options) -> Result<Vec<Call>> {
         g.lda = o.lda.unwrap_or(g.lda);
         g.ldb = o.ldb.unwrap_or(g.ldb);
         g.ldc = o.ldc.unwrap_or(g.ldc);
-        let call = Call::new(g).packed(o.batch).with_epilogue(o.bias, act);
+        let call = Call::new(g).packed(o.batch).with_epilogue(o.bias, act).with_scales(o.scale_a, o.scale_b);
         let sizes = |x: Operand| call.elements(x);
         call.check(sizes(Operand::A), sizes(Operand::B), sizes(Operand::C), if o.bias { m } else { 0 })?;
         calls.push(call);
@@ -160,7 +178,14 @@ fn one<P: Precision, O: Element>(gpu: &Gpu, lib: &TensorGemm, call: &Call, runs:
         if verified.route.fused { ", fused epilogue" } else { ", epilogue pass" }
     );
     if gpu.is_emulator() {
-        return Ok(Row { call: *call, ours_ms: None, peer_ms: None, ratio: verified.ratio, route });
+        return Ok(Row {
+            call: *call,
+            ours_ms: None,
+            peer_ms: None,
+            peer: "-",
+            ratio: verified.ratio,
+            route,
+        });
     }
     let x = Inputs::<P, O>::random(call, 0x7a1e);
     let (a, b) = (gpu.upload(&x.a)?, gpu.upload(&x.b)?);
@@ -168,10 +193,20 @@ fn one<P: Precision, O: Element>(gpu: &Gpu, lib: &TensorGemm, call: &Call, runs:
     let bias = x.bias.as_ref().map(|v| gpu.upload(v)).transpose()?;
     let ours =
         bench::time(gpu, runs, || lib.run::<P, O>(gpu, call, &a, &b, &mut c, bias.as_ref()).map(|_| ()))?;
-    // cuBLAS has no epilogue here, and refuses some pairs of input and
-    // output types (f16 in, bf16 out): no peer then, said on stderr.
-    let peer = if call.has_epilogue() {
-        None
+    // cublasGemmEx for plain calls; cublasLtMatmul for FP8 and epilogues.
+    // Either refuses some calls (f16 in, bf16 out; a row-major bias; FP8
+    // with k not a multiple of 16): no peer then, said on stderr.
+    let lt_peer = P::SCALED || call.has_epilogue();
+    let peer = if lt_peer {
+        let lt = Lt::new(gpu)?;
+        match lt.prepare::<P, O>(gpu, call, &c, bias.as_ref()).and_then(|p| p.run(&a, &b, &mut c).map(|()| p))
+        {
+            Ok(p) => Some(bench::time(gpu, runs, || p.run(&a, &b, &mut c))?.median_ms),
+            Err(e) => {
+                eprintln!("no peer for {call}: {e}");
+                None
+            }
+        }
     } else {
         let cublas = Cublas::new(gpu)?;
         match cublas.gemm::<P, O>(call, &a, &b, &mut c) {
@@ -182,7 +217,14 @@ fn one<P: Precision, O: Element>(gpu: &Gpu, lib: &TensorGemm, call: &Call, runs:
             }
         }
     };
-    Ok(Row { call: *call, ours_ms: Some(ours.median_ms), peer_ms: peer, ratio: verified.ratio, route })
+    Ok(Row {
+        call: *call,
+        ours_ms: Some(ours.median_ms),
+        peer_ms: peer,
+        peer: if lt_peer { "cuBLASLt" } else { "cuBLAS" },
+        ratio: verified.ratio,
+        route,
+    })
 }
 
 fn run_all<P: Precision, O: Element>(gpu: &Gpu, o: &Options, calls: &[Call]) -> Result<Vec<Row>> {
@@ -212,18 +254,18 @@ fn main() -> ExitCode {
     let o = Options::parse();
     let checked = (|| -> Result<Vec<Call>> {
         match o.precision.as_str() {
-            "f32" | "tf32" | "bf16" | "f16" => {}
-            "e4m3" | "e5m2" => {
-                return Err(Error::InvalidInput(format!(
-                    "--precision {}: FP8 is not implemented yet (f32, tf32, bf16, f16 are)",
-                    o.precision
-                )));
-            }
+            "f32" | "tf32" | "bf16" | "f16" | "e4m3" | "e5m2" => {}
             other => {
                 return Err(Error::InvalidInput(format!(
-                    "unknown --precision '{other}'; accepted: f32, tf32, bf16, f16"
+                    "unknown --precision '{other}'; accepted: f32, tf32, bf16, f16, e4m3, e5m2"
                 )));
             }
+        }
+        if ["e4m3", "e5m2"].contains(&o.out.as_str()) {
+            return Err(Error::InvalidInput(format!(
+                "--out {}: D is f32, bf16 or f16 (FP8 inputs accumulate in f32; there is no FP8 output)",
+                o.out
+            )));
         }
         if !["f32", "bf16", "f16"].contains(&o.out.as_str()) {
             return Err(Error::InvalidInput(format!("--out is f32, bf16 or f16, not '{}'", o.out)));
@@ -255,7 +297,9 @@ fn main() -> ExitCode {
         "f32" => by_output::<F32>(&gpu, &o, &calls),
         "tf32" => by_output::<Tf32>(&gpu, &o, &calls),
         "bf16" => by_output::<Bf16>(&gpu, &o, &calls),
-        _ => by_output::<F16>(&gpu, &o, &calls),
+        "f16" => by_output::<F16>(&gpu, &o, &calls),
+        "e4m3" => by_output::<E4m3>(&gpu, &o, &calls),
+        _ => by_output::<E5m2>(&gpu, &o, &calls),
     };
     let rows = match rows {
         Ok(rows) => rows,
@@ -271,9 +315,9 @@ fn main() -> ExitCode {
         }
     };
     println!(
-        "| precision | out | call | worst error / bound | ours ms | ours TFLOP/s | cuBLAS TFLOP/s | ratio | route |"
+        "| precision | out | call | worst error / bound | ours ms | ours TFLOP/s | peer | peer TFLOP/s | ratio | route |"
     );
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     let mut ratios = Vec::new();
     for r in &rows {
         let tflops = |ms: f64| r.call.flops() / (ms * 1e-3) / 1e12;
@@ -285,20 +329,21 @@ fn main() -> ExitCode {
             _ => "-".into(),
         };
         println!(
-            "| {} | {} | {} | {:.3} | {} | {} | {} | {ratio} | {} |",
+            "| {} | {} | {} | {:.3} | {} | {} | {} | {} | {ratio} | {} |",
             o.precision,
             o.out,
             r.call,
             r.ratio,
             r.ours_ms.map_or("-".into(), |ms| format!("{ms:.4}")),
             r.ours_ms.map_or("-".into(), |ms| format!("{:.1}", tflops(ms))),
+            r.peer,
             r.peer_ms.map_or("-".into(), |ms| format!("{:.1}", tflops(ms))),
             r.route
         );
     }
     if !ratios.is_empty() {
         let geomean = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
-        println!("geomean of ours against cuBLAS over {} calls: {:.1}%", ratios.len(), 100.0 * geomean);
+        println!("geomean of ours against the peer over {} calls: {:.1}%", ratios.len(), 100.0 * geomean);
     }
     ExitCode::SUCCESS
 }

@@ -66,6 +66,9 @@ pub struct Call {
     pub stride_c: usize,
     pub bias: bool,
     pub act: Act,
+    /// Per-tensor scale factors of A and B (FP8 inputs only; 1 otherwise):
+    /// the product is `alpha scale_a scale_b op(A) op(B)`.
+    pub scales: (f32, f32),
 }
 
 /// The largest dimension or leading dimension: the kernels index in 32
@@ -75,7 +78,17 @@ pub const MAX_DIM: usize = i32::MAX as usize;
 impl Call {
     /// One matrix, no epilogue, packed strides.
     pub fn new(gemm: Gemm) -> Call {
-        Call { gemm, batch: 1, stride_a: 0, stride_b: 0, stride_c: 0, bias: false, act: Act::None }.packed(1)
+        Call {
+            gemm,
+            batch: 1,
+            stride_a: 0,
+            stride_b: 0,
+            stride_c: 0,
+            bias: false,
+            act: Act::None,
+            scales: (1.0, 1.0),
+        }
+        .packed(1)
     }
 
     /// `batch` matrices, each right after the last.
@@ -92,6 +105,16 @@ impl Call {
 
     pub fn with_epilogue(self, bias: bool, act: Act) -> Call {
         Call { bias, act, ..self }
+    }
+
+    /// With per-tensor scale factors for A and B (FP8).
+    pub fn with_scales(self, scale_a: f32, scale_b: f32) -> Call {
+        Call { scales: (scale_a, scale_b), ..self }
+    }
+
+    /// `alpha scale_a scale_b`: what multiplies the product.
+    pub fn product_scale(&self) -> f32 {
+        self.gemm.alpha * self.scales.0 * self.scales.1
     }
 
     /// Whether anything follows the product (bias or activation).
@@ -140,6 +163,9 @@ impl Call {
         if [g.m, g.n, g.k].iter().any(|&d| d > MAX_DIM) {
             return bad(format!("dimensions above {MAX_DIM}"));
         }
+        if !(self.scales.0.is_finite() && self.scales.1.is_finite()) {
+            return bad(format!("scale factors must be finite, not {:?}", self.scales));
+        }
         if self.batch > 65_535 {
             return bad(format!("a batch of {} (at most 65535)", self.batch));
         }
@@ -183,6 +209,9 @@ impl fmt::Display for Call {
         }
         if self.act != Act::None {
             write!(f, " {:?}", self.act)?;
+        }
+        if self.scales != (1.0, 1.0) {
+            write!(f, " scales {}x{}", self.scales.0, self.scales.1)?;
         }
         Ok(())
     }

@@ -8,7 +8,7 @@ use cudarc::cublas::sys as cublas_sys;
 use cudarc::driver::{DevicePtr, DevicePtrMut};
 
 use super::call::Call;
-use super::precision::{Element, Precision};
+use super::precision::{Element, Input, Precision};
 use crate::blas::cublas::Cublas;
 use crate::blas::{Layout, Op};
 use crate::runtime::{DeviceBuffer, Error, Result};

@@ -1,6 +1,6 @@
 //! The tensor-core GEMM as one library call: `D = act(alpha op(A) op(B) +
-//! beta C + bias)` in `f32`, tf32, bf16 or f16, with `f32`, bf16 or f16
-//! output, any shape, layout, leading dimension and strided batch.
+//! beta C + bias)` in `f32`, tf32, bf16, f16 or FP8 (E4M3, E5M2, with
+//! per-tensor scales), with `f32`, bf16 or f16 output, any shape, layout, leading dimension and strided batch.
 //!
 //! - [`precision`]: the precision axis, once: element types and what each
 //!   precision multiplies, with which kernel and which error;
@@ -8,7 +8,7 @@
 //! - [`run`]: [`TensorGemm`], which packs, plans and launches;
 //! - [`reference`]: the `f64` reference and each element's error bound;
 //! - [`cublas`]: the in-run peer, `cublasGemmStridedBatchedEx` on the same
-//!   call.
+//!   call; [`lt`]: `cublasLtMatmul`, the peer for FP8 and epilogues.
 //!
 //! ```ignore
 //! let call = Call::new(Gemm::new(Layout::Col, Op::T, Op::N, m, n, k).scaled(0.5, 1.0));
@@ -20,11 +20,12 @@ pub const KERNELS: &str = "gpu::gemm";
 
 pub mod call;
 pub mod cublas;
+pub mod lt;
 pub mod precision;
 pub mod reference;
 pub mod run;
 pub mod verify;
 
 pub use call::{Act, Call};
-pub use precision::{Bf16, Element, F16, F32, Precision, Tf32};
+pub use precision::{Bf16, E4m3, E5m2, Element, F16, F32, Input, Precision, Tf32};
 pub use run::{Plan, Route, TensorGemm};

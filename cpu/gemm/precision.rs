@@ -1,5 +1,5 @@
 //! The precision axis, written once: what an element type is on the host
-//! and to cuBLAS ([`Element`]), and what a precision multiplies, with
+//! and to cuBLAS ([`Input`], and [`Element`] for what D may hold), and what a precision multiplies, with
 //! which kernel and which error ([`Precision`]). The launcher, the host
 //! reference, its error bound and the cuBLAS peer all read these, so a
 //! new precision is one marker type and its impls.
@@ -7,27 +7,24 @@
 use cudarc::cublas::sys::{cublasComputeType_t, cudaDataType_t};
 use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use gpu::launch::{Dim3, Kernel};
+use gpu_isa::fp8;
 use half::{bf16, f16};
 
 use crate::runtime::{DeviceBuffer, Gpu, Result};
 use lab_runtime::MapElement;
 
-/// A matrix element type as stored in device memory: `f32`, bf16 or f16.
-pub trait Element:
+/// What A and B may hold: `f32`, bf16, f16, FP8 E4M3 or E5M2.
+pub trait Input:
     DeviceRepr
     + ValidAsZeroBits
     + MapElement
     + gpu::gemm::pack::gemm_pack::Instance
-    + gpu::gemm::epilogue::gemm_epilogue::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_bf16::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_f16::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_tf32::Instance
-    + gpu::gemm::epilogue::Output
     + Copy
     + Default
     + Send
     + Sync
     + std::fmt::Debug
+    + 'static
 {
     const NAME: &'static str;
     /// The relative error of rounding a real number (in range) to this
@@ -36,54 +33,83 @@ pub trait Element:
     /// The smallest positive subnormal: the absolute error of rounding
     /// near zero.
     const TINY: f64;
-    /// Bytes in a 16-byte row start: elements per 16 bytes.
+    /// Elements per 16 bytes (a row start the copy engine accepts).
     const PER_16: usize = 16 / size_of::<Self>();
-    /// Its value (`Output::of_f32` rounds to it from `f32`, to nearest
-    /// even).
-    fn to_f64(self) -> f64 {
-        <Self as gpu::gemm::epilogue::Output>::to_f32(self) as f64
-    }
+    /// Its value.
+    fn to_f64(self) -> f64;
+    /// `x` rounded to this type, to nearest even (FP8: saturating).
+    fn round_f32(x: f32) -> Self;
     /// cuBLAS's name for it.
     fn cuda_type() -> cudaDataType_t;
     /// Its bits (to compare outputs exactly, NaNs included).
     fn bits(self) -> u32;
 }
 
-impl Element for f32 {
-    const NAME: &'static str = "f32";
-    const ROUNDING: f64 = 1.0 / (1u64 << 24) as f64;
-    const TINY: f64 = 1.401298464324817e-45;
-    fn cuda_type() -> cudaDataType_t {
-        cudaDataType_t::CUDA_R_32F
-    }
-    fn bits(self) -> u32 {
-        self.to_bits()
-    }
+/// What D may hold (`f32`, bf16 or f16): an input type with the
+/// epilogue's conversions and a `wgmma` kernel instance per precision.
+pub trait Element:
+    Input
+    + gpu::gemm::epilogue::gemm_epilogue::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_bf16::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_f16::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_tf32::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_e4m3::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_e5m2::Instance
+    + gpu::gemm::epilogue::Output
+{
 }
 
-impl Element for bf16 {
-    const NAME: &'static str = "bf16";
-    const ROUNDING: f64 = 1.0 / 256.0;
-    const TINY: f64 = 9.183549615799121e-41;
-    fn cuda_type() -> cudaDataType_t {
-        cudaDataType_t::CUDA_R_16BF
-    }
-    fn bits(self) -> u32 {
-        self.to_bits().into()
-    }
+macro_rules! element {
+    ($t:ty, $name:literal, $rounding:expr, $tiny:expr, $cuda:ident) => {
+        impl Input for $t {
+            const NAME: &'static str = $name;
+            const ROUNDING: f64 = $rounding;
+            const TINY: f64 = $tiny;
+            fn to_f64(self) -> f64 {
+                <Self as gpu::gemm::epilogue::Output>::to_f32(self) as f64
+            }
+            fn round_f32(x: f32) -> Self {
+                <Self as gpu::gemm::epilogue::Output>::of_f32(x)
+            }
+            fn cuda_type() -> cudaDataType_t {
+                cudaDataType_t::$cuda
+            }
+            fn bits(self) -> u32 {
+                self.to_bits().into()
+            }
+        }
+        impl Element for $t {}
+    };
 }
 
-impl Element for f16 {
-    const NAME: &'static str = "f16";
-    const ROUNDING: f64 = 1.0 / 2048.0;
-    const TINY: f64 = 5.960464477539063e-8;
-    fn cuda_type() -> cudaDataType_t {
-        cudaDataType_t::CUDA_R_16F
-    }
-    fn bits(self) -> u32 {
-        self.to_bits().into()
-    }
+element!(f32, "f32", 1.0 / (1u64 << 24) as f64, 1.401298464324817e-45, CUDA_R_32F);
+element!(bf16, "bf16", 1.0 / 256.0, 9.183549615799121e-41, CUDA_R_16BF);
+element!(f16, "f16", 1.0 / 2048.0, 5.960464477539063e-8, CUDA_R_16F);
+
+macro_rules! fp8_input {
+    ($t:ty, $cuda:ident) => {
+        impl Input for $t {
+            const NAME: &'static str = <$t>::NAME;
+            const ROUNDING: f64 = 1.0 / (2u64 << <$t>::MANTISSA) as f64;
+            const TINY: f64 = 0.0;
+            fn to_f64(self) -> f64 {
+                self.to_f32() as f64
+            }
+            fn round_f32(x: f32) -> Self {
+                <$t>::from_f32(x)
+            }
+            fn cuda_type() -> cudaDataType_t {
+                cudaDataType_t::$cuda
+            }
+            fn bits(self) -> u32 {
+                self.0.into()
+            }
+        }
+    };
 }
+
+fp8_input!(fp8::E4m3, CUDA_R_8F_E4M3);
+fp8_input!(fp8::E5m2, CUDA_R_8F_E5M2);
 
 /// The scalars of a library `wgmma` launch after its buffers (see
 /// `gpu::gemm::wgmma`).
@@ -120,15 +146,27 @@ pub trait Precision: 'static {
     /// `--precision`'s name.
     const NAME: &'static str;
     /// What A and B hold.
-    type Input: Element;
+    type Input: Input;
     /// The relative error of one product of two inputs as the hardware
     /// forms it, before accumulation: 0 where the product of two inputs
     /// is exact in `f32` (bf16, f16: 8 and 11 significant bits, 22 at
     /// most in the product), `2^-9` for tf32 (each `f32` input truncated
     /// to 10 mantissa bits, off by less than `2^-10` relative).
     const PRODUCT_ERROR: f64;
+    /// The relative error of the accumulation, as a multiple of `S = sum_p
+    /// |a_ip b_pj|`, for `k` products and `splits` partial sums: each
+    /// addition into an `f32` accumulator errs by at most one ulp of the
+    /// running sum (`2^-23 S`), so `(k + splits + 2) 2^-23` (the ISA fixes
+    /// neither the order nor the rounding of the tensor cores' additions).
+    fn sum_error(k: usize, splits: usize) -> f64 {
+        (k + splits + 2) as f64 * f64::powi(2.0, -23)
+    }
+    /// A and B come with per-tensor scale factors (FP8, as cuBLASLt's
+    /// `A_SCALE_POINTER` / `B_SCALE_POINTER`): `D = alpha scale_a scale_b
+    /// op(A) op(B) + ...`.
+    const SCALED: bool = false;
     /// The tensor-core kernel reads B K-major (`n x k`), as `wgmma` must
-    /// for tf32; the 16-bit kernels read it N-major (`k x n`).
+    /// for tf32 and FP8; the 16-bit kernels read it N-major (`k x n`).
     const B_K_MAJOR: bool;
     /// The library's `wgmma` kernel for output type `O`, or `None` (the
     /// FFMA path, `f32`).
@@ -158,14 +196,19 @@ pub struct Tf32;
 pub struct Bf16;
 /// IEEE binary16 inputs.
 pub struct F16;
+/// FP8 E4M3 inputs with per-tensor scales.
+pub struct E4m3;
+/// FP8 E5M2 inputs with per-tensor scales.
+pub struct E5m2;
 
 macro_rules! tensor_precision {
-    ($marker:ty, $name:literal, $input:ty, $error:expr, $k_major:literal, $kernel:ident, $compute:ident) => {
+    ($marker:ty, $name:literal, $input:ty, $error:expr, $k_major:literal, $kernel:ident, $compute:ident $(, $extra:item)*) => {
         impl Precision for $marker {
             const NAME: &'static str = $name;
             type Input = $input;
             const PRODUCT_ERROR: f64 = $error;
             const B_K_MAJOR: bool = $k_major;
+            $($extra)*
             fn kernel<O: Element>() -> Option<&'static Kernel> {
                 Some(&gpu::gemm::wgmma::$kernel::KERNELS[<O as gpu::gemm::wgmma::$kernel::Instance>::INDEX])
             }
@@ -211,6 +254,43 @@ macro_rules! tensor_precision {
 tensor_precision!(Tf32, "tf32", f32, 1.0 / 512.0, true, gemm_wgmma_tf32, CUBLAS_COMPUTE_32F_FAST_TF32);
 tensor_precision!(Bf16, "bf16", bf16, 0.0, false, gemm_wgmma_bf16, CUBLAS_COMPUTE_32F);
 tensor_precision!(F16, "f16", f16, 0.0, false, gemm_wgmma_f16, CUBLAS_COMPUTE_32F);
+tensor_precision!(
+    E4m3,
+    "e4m3",
+    fp8::E4m3,
+    0.0,
+    true,
+    gemm_wgmma_e4m3,
+    CUBLAS_COMPUTE_32F,
+    const SCALED: bool = true;,
+    fn sum_error(k: usize, splits: usize) -> f64 {
+        fp8_sum_error(k, splits)
+    }
+);
+tensor_precision!(
+    E5m2,
+    "e5m2",
+    fp8::E5m2,
+    0.0,
+    true,
+    gemm_wgmma_e5m2,
+    CUBLAS_COMPUTE_32F,
+    const SCALED: bool = true;,
+    fn sum_error(k: usize, splits: usize) -> f64 {
+        fp8_sum_error(k, splits)
+    }
+);
+
+/// FP8's accumulation error: the tensor core adds each instruction's 32
+/// products into D keeping about 14 significant bits of the running sum
+/// (DeepSeek-V3's measurement on Hopper, which is why CUTLASS and
+/// DeepSeek move partial sums into `f32` registers every few
+/// instructions). Modelled as `2^-13 S` per `k32` instruction, plus `f32`
+/// roundings for the split sums and the epilogue. The emulator sums in
+/// `f64` and meets the `f32` bound; this one is what the hardware needs.
+fn fp8_sum_error(k: usize, splits: usize) -> f64 {
+    k.div_ceil(32) as f64 * f64::powi(2.0, -13) + (splits + 2) as f64 * f64::powi(2.0, -23)
+}
 
 impl Precision for F32 {
     const NAME: &'static str = "f32";

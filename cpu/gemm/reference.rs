@@ -3,12 +3,15 @@
 //!
 //! - **Products.** bf16 and f16 inputs multiply exactly in `f32`; tf32
 //!   truncates each `f32` input to 10 mantissa bits, so a product is off
-//!   by less than `2^-9` relative ([`Precision::PRODUCT_ERROR`]).
+//!   by less than `2^-9` relative ([`Precision::PRODUCT_ERROR`]); FP8
+//!   inputs multiply exactly.
 //! - **Sums.** Each of the `k` additions into an `f32` accumulator, and
 //!   each of the `splits` partial sums the epilogue adds, errs by at most
 //!   one ulp of the running sum, which is at most `S = sum_p |a_ip b_pj|`
 //!   in magnitude: `(k + splits + 2) 2^-23 S` in all (the ISA fixes
 //!   neither the order nor the rounding of the tensor cores' additions).
+//!   FP8's tensor cores keep fewer bits of the running sum
+//!   ([`Precision::sum_error`]).
 //! - **Epilogue.** `alpha W + beta C + bias` is three `f32` roundings of
 //!   values bounded by `|alpha| S + |beta c| + |bias|`; ReLU passes an
 //!   error through unchanged, GELU multiplies it by at most 1.13 (its
@@ -23,11 +26,10 @@
 //! part of `D` (the gaps a leading dimension or a batch stride leaves)
 //! must come back bit for bit as it was.
 
-use gpu::gemm::epilogue::Output as _;
 use rayon::prelude::*;
 
 use super::call::{Act, Call};
-use super::precision::{Element, Precision};
+use super::precision::{Element, Input, Precision};
 use crate::blas::Operand;
 
 /// What a check found: the worst error as a fraction of its bound.
@@ -69,7 +71,7 @@ pub fn check<P: Precision, O: Element>(
     }
     let all: Vec<usize> = (0..g.m).collect();
     let rows = rows.unwrap_or(&all);
-    let unit = (g.k + splits + 2) as f64 * f64::powi(2.0, -23) + P::PRODUCT_ERROR;
+    let unit = P::sum_error(g.k, splits) + P::PRODUCT_ERROR;
     let f32_round = f64::powi(2.0, -24);
     let work: Vec<(usize, usize)> = (0..call.batch).flat_map(|z| rows.iter().map(move |&i| (z, i))).collect();
     let worst = work
@@ -85,7 +87,7 @@ pub fn check<P: Precision, O: Element>(
                     abs += (x * y).abs();
                 }
                 let at = z * call.stride_c + g.index(Operand::C, i, j);
-                let (alpha, beta) = (g.alpha as f64, g.beta as f64);
+                let (alpha, beta) = (call.product_scale() as f64, g.beta as f64);
                 let c = if g.beta == 0.0 { 0.0 } else { beta * c0[at].to_f64() };
                 let bias = bias.map_or(0.0, |v| v[i] as f64);
                 let zval = alpha * dot + c + bias;
@@ -129,7 +131,7 @@ impl<P: Precision, O: Element> Inputs<P, O> {
         use crate::measure::data::uniform_f32;
         let g = &call.gemm;
         let of = |n: usize, s: u64| -> Vec<P::Input> {
-            uniform_f32(n, seed ^ s).into_iter().map(P::Input::of_f32).collect()
+            uniform_f32(n, seed ^ s).into_iter().map(P::Input::round_f32).collect()
         };
         let c_len = call.elements(Operand::C);
         let c = if g.beta == 0.0 {

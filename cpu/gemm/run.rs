@@ -34,7 +34,7 @@ use gpu::launch::Dim3;
 use gpu::tensor::hopper::{B_BOX_COLS, BM, BN};
 
 use super::call::Call;
-use super::precision::{Element, Precision, WgmmaBuffers, WgmmaScalars};
+use super::precision::{Element, Input, Precision, WgmmaBuffers, WgmmaScalars};
 use crate::blas::{Gemm, Operand, Sgemm};
 use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
 
@@ -99,7 +99,7 @@ impl TensorGemm {
     /// Takes workspace `(T, use)` of at least `len` elements out of the
     /// cache (allocating it when missing or short); [`TensorGemm::put`]
     /// returns it.
-    fn take<T: Element>(&self, gpu: &Gpu, slot: u8, len: usize) -> Result<DeviceBuffer<T>> {
+    fn take<T: Input>(&self, gpu: &Gpu, slot: u8, len: usize) -> Result<DeviceBuffer<T>> {
         let cached = self.scratch.borrow_mut().remove(&(TypeId::of::<T>(), slot));
         match cached.and_then(|b| b.downcast::<DeviceBuffer<T>>().ok()) {
             Some(b) if b.len() >= len.max(1) => Ok(*b),
@@ -107,7 +107,7 @@ impl TensorGemm {
         }
     }
 
-    fn put<T: Element>(&self, slot: u8, buffer: DeviceBuffer<T>) {
+    fn put<T: Input>(&self, slot: u8, buffer: DeviceBuffer<T>) {
         self.scratch.borrow_mut().insert((TypeId::of::<T>(), slot), Box::new(buffer));
     }
 
@@ -149,11 +149,19 @@ impl TensorGemm {
             )));
         }
         call.check(a.len(), b.len(), c.len(), bias.map_or(0, DeviceBuffer::len))?;
+        if !P::SCALED && call.scales != (1.0, 1.0) {
+            return Err(Error::InvalidInput(format!(
+                "gemm {call}: scale factors are for FP8 inputs (e4m3, e5m2), not {}",
+                P::NAME
+            )));
+        }
         let g = &call.gemm;
+        // The scales of A and B fold into alpha.
+        let alpha = call.product_scale();
         if g.m == 0 || g.n == 0 || call.batch == 0 {
             return Ok(Route { nothing: true, ..Route::default() });
         }
-        let trivial = g.alpha == 0.0 || g.k == 0;
+        let trivial = alpha == 0.0 || g.k == 0;
         if trivial && g.beta == 1.0 && !call.has_epilogue() {
             return Ok(Route { nothing: true, ..Route::default() });
         }
@@ -274,7 +282,7 @@ impl TensorGemm {
                     batch: call.batch as u32,
                     splits: splits as u32,
                     split_steps: split_steps as u32,
-                    alpha: g.alpha,
+                    alpha,
                     beta: g.beta,
                     bias_mode,
                     act: call.act.code(),
@@ -314,7 +322,7 @@ impl TensorGemm {
                     splits as u32,
                     r.ldc as u32,
                     call.stride_c as u64,
-                    g.alpha,
+                    alpha,
                     g.beta,
                     bias_mode,
                     call.act.code(),
@@ -332,7 +340,7 @@ impl TensorGemm {
 
     /// `f32` precision: `sgemm` (FFMA), then the epilogue when one is
     /// asked for or the output is not `f32`.
-    fn run_f32<I: Element, O: Element>(
+    fn run_f32<I: Input, O: Element>(
         &self,
         gpu: &Gpu,
         call: &Call,
@@ -341,7 +349,7 @@ impl TensorGemm {
         c: &mut DeviceBuffer<O>,
         bias: Option<&DeviceBuffer<f32>>,
     ) -> Result<Route> {
-        fn as_f32<I: Element>(x: &DeviceBuffer<I>) -> Option<&DeviceBuffer<f32>> {
+        fn as_f32<I: Input>(x: &DeviceBuffer<I>) -> Option<&DeviceBuffer<f32>> {
             (x as &dyn Any).downcast_ref::<DeviceBuffer<f32>>()
         }
         let (Some(a), Some(b)) = (as_f32(a), as_f32(b)) else {
@@ -407,7 +415,7 @@ impl TensorGemm {
 /// Packs `op(X)` (`rows x cols`: element `(i, j)` at `src[z stride + i ld
 /// + j]`, or `src[z stride + j ld + i]` when `transposed`) of each of the
 /// `batch` matrices into `dst` at `(pitch, dst_stride)`.
-fn pack<T: Element>(
+fn pack<T: Input>(
     gpu: &Gpu,
     src: &DeviceBuffer<T>,
     dst: &mut DeviceBuffer<T>,

@@ -78,6 +78,7 @@ pub mod tma;
 pub mod warp;
 pub mod wgmma;
 
+pub use gpu_isa::fp8;
 pub use mem::{In, Out};
 pub use shared::{SharedArray, SharedTile};
 pub use slice::{DisjointSlice, Slice, SliceParam};

@@ -1,8 +1,8 @@
 //! `wgmma`: Hopper's warpgroup-level tensor-core multiply (sm_90a). The
 //! four warps of a warpgroup (128 consecutive threads, the first a
 //! multiple of 128) together compute `D = A B + D` for a 64 x N x 16 tile
-//! of bf16 or f16 (`k16`: 32 bytes of k) or a 64 x N x 8 tile of tf32 (`k8`, also
-//! 32 bytes), reading A and B straight from shared memory through 64-bit
+//! of bf16 or f16 (`k16`: 32 bytes of k), a 64 x N x 8 tile of tf32 (`k8`,
+//! also 32 bytes) or a 64 x N x 32 tile of FP8 E4M3 or E5M2 (`k32`), reading A and B straight from shared memory through 64-bit
 //! matrix descriptors; D stays in registers, spread over the 128 threads.
 //!
 //! **Accumulators** (`f32`): thread `t` of the warpgroup holds
@@ -19,8 +19,8 @@
 //! permuted by [`swizzle`] of the address (what a TMA copy with that
 //! swizzle writes). For elements of `E` bytes ([`element_offset`]):
 //!
-//! - **K-major** (A as a row-major `m x k` tile, or a tf32 B as an `n x k`
-//!   one, `S / E` k per row): element `(r, k)` is at `start + S (r mod 8) +
+//! - **K-major** (A as a row-major `m x k` tile, or a tf32 or FP8 B as an
+//!   `n x k` one, `S / E` k per row): element `(r, k)` is at `start + S (r mod 8) +
 //!   SBO (r / 8) + E k`; the next instruction's k (32 bytes) of the same
 //!   rows starts 32 bytes further.
 //! - **MN-major** (bf16 or f16 B as a row-major `k x n` tile, `S / 2` n per row;
@@ -225,6 +225,54 @@ pub unsafe fn mma_m64n256k8_tf32(acc: [f32; 128], a: Descriptor, b: Descriptor, 
         acc
     }
 }
+
+macro_rules! fp8_mma {
+    ($(#[$doc:meta])* $name:ident, $form:literal, $input:ident) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// As for [`mma_m64n256k16_bf16`].
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub unsafe fn $name(acc: [f32; 128], a: Descriptor, b: Descriptor, scale_d: bool) -> [f32; 128] {
+            #[cfg(target_arch = "nvptx64")]
+            // SAFETY: the caller's contract.
+            unsafe {
+                mma_async!($form, ", 1, 1", acc, a, b, scale_d)
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            {
+                let mut acc = acc;
+                emu::device::wgmma_m64n256(
+                    &mut acc,
+                    (a, b),
+                    emu::device::MmaInput::$input,
+                    scale_d,
+                    core::panic::Location::caller(),
+                );
+                acc
+            }
+        }
+    };
+}
+
+fp8_mma!(
+    /// `wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3`: as
+    /// [`mma_m64n256k8_tf32`] for a k32 of FP8 E4M3 (one byte each, 32
+    /// bytes of k), both operands K-major (the ISA transposes no 8-bit
+    /// operand). Each product of two E4M3 values is exact; how the tensor
+    /// core adds them into D is not specified beyond `f32` accumulation.
+    mma_m64n256k32_e4m3,
+    "m64n256k32.f32.e4m3.e4m3",
+    E4m3
+);
+fp8_mma!(
+    /// `wgmma.mma_async.sync.aligned.m64n256k32.f32.e5m2.e5m2`: as
+    /// [`mma_m64n256k32_e4m3`] for FP8 E5M2 operands.
+    mma_m64n256k32_e5m2,
+    "m64n256k32.f32.e5m2.e5m2",
+    E5m2
+);
 
 /// One `wgmma.mma_async.sync.aligned.<shape and types>` on 128 `f32`
 /// accumulators, descriptors `a` and `b`, `scale-d` from `scale_d`, and

@@ -4,13 +4,16 @@
 //! the exchange among lanes done by the emulator's shuffles, so a lane that
 //! does not take part is reported as for any warp-collective operation.
 //!
-//! Products of bf16, f16 and tf32 inputs are exact in `f64`, and so are sums
-//! of up to 16 of them: each lane's D is computed in `f64` and rounded once
+//! Products of bf16, f16, tf32 and FP8 inputs are exact in `f64`, and so
+//! are sums of up to 16 of them, or of E4M3's 32 (E5M2's 32 products can
+//! span more than 53 bits, and their `f64` sum then rounds far below an
+//! `f32` ulp): each lane's D is computed in `f64` and rounded once
 //! to `f32` (the tensor core's own internal order and rounding are not
 //! specified; the hosts' error bounds allow one `f32` ulp per addition).
 
 use std::panic::Location;
 
+use gpu_isa::fp8::{E4m3, E5m2};
 use gpu_isa::mma::{a_bf16, a_tf32, b_bf16, b_tf32, c_f32, ldmatrix_source};
 use gpu_isa::swizzle::swizzle;
 use gpu_isa::wgmma::{Descriptor, d_f32, element_offset};
@@ -28,12 +31,26 @@ pub enum MmaInput {
     F16,
     /// tf32: an `f32` whose low 13 mantissa bits the tensor core drops.
     Tf32,
+    /// OCP FP8 E4M3 (`wgmma` only).
+    E4m3,
+    /// OCP FP8 E5M2 (`wgmma` only).
+    E5m2,
 }
 
 impl MmaInput {
     /// Bytes of one element in memory.
     fn bytes(self) -> usize {
-        if self == MmaInput::Tf32 { 4 } else { 2 }
+        match self {
+            MmaInput::Tf32 => 4,
+            MmaInput::Bf16 | MmaInput::F16 => 2,
+            MmaInput::E4m3 | MmaInput::E5m2 => 1,
+        }
+    }
+
+    /// `wgmma` reads B MN-major (transposed) only for 16-bit inputs; tf32
+    /// and FP8 are K-major.
+    fn b_mn_major(self) -> bool {
+        self.bytes() == 2
     }
 
     /// The value of an element's bits (`bytes()` of them, in a `u32`).
@@ -43,6 +60,8 @@ impl MmaInput {
             // Every binary16 is exactly an `f64`.
             MmaInput::F16 => half::f16::from_bits(bits as u16).to_f64(),
             MmaInput::Tf32 => f32::from_bits(bits & !0x1fff) as f64,
+            MmaInput::E4m3 => E4m3(bits as u8).to_f32() as f64,
+            MmaInput::E5m2 => E5m2(bits as u8).to_f32() as f64,
         }
     }
 }
@@ -159,10 +178,10 @@ fn operand(desc: Descriptor, mn_major: bool, input: MmaInput) -> impl Fn(usize, 
         // SAFETY: the warpgroup's first thread checked the unit in bounds
         // (see `wgmma_m64n256`).
         let bits = unsafe {
-            if bytes == 2 {
-                (at as *const u16).read_unaligned() as u32
-            } else {
-                (at as *const u32).read_unaligned()
+            match bytes {
+                1 => (at as *const u8).read() as u32,
+                2 => (at as *const u16).read_unaligned() as u32,
+                _ => (at as *const u32).read_unaligned(),
             }
         };
         input.value(bits)
@@ -188,7 +207,8 @@ fn check(desc: Descriptor, mn_major: bool, bytes: usize, (rows, cols): (usize, u
 /// One `wgmma.mma_async.sync.aligned.m64n256k<k>.f32.<input>`: `acc = A B +
 /// (scale_d ? acc : 0)` for this thread's 128 accumulators. A is `64 x k`
 /// K-major; B is `k x 256` MN-major for 16-bit inputs, `256 x k` K-major
-/// for tf32 (k: 16 for 16-bit inputs, 8 for tf32, 32 bytes either way).
+/// for tf32 and FP8 (k: 16 for 16-bit inputs, 8 for tf32, 32 for FP8, 32
+/// bytes in every case).
 pub fn wgmma_m64n256(
     acc: &mut [f32; 128],
     (a, b): (Descriptor, Descriptor),
@@ -199,7 +219,7 @@ pub fn wgmma_m64n256(
     let (t, _, dim, _) = index();
     let linear = t[0] + dim[0] * (t[1] + dim[1] * t[2]);
     let wt = linear % 128;
-    let (bytes, k, mn) = (input.bytes(), 32 / input.bytes(), input != MmaInput::Tf32);
+    let (bytes, k, mn) = (input.bytes(), 32 / input.bytes(), input.b_mn_major());
     if wt == 0 {
         check(a, false, bytes, (64, k), site);
         check(b, mn, bytes, if mn { (k, 256) } else { (256, k) }, site);

@@ -10,6 +10,7 @@
 //! - [`swizzle`]: the 32-, 64- and 128-byte swizzles of TMA copies and
 //!   `wgmma` operands;
 //! - [`shuffle`]: the lane `shfl.sync` reads, and its predicate;
+//! - [`fp8`]: the E4M3 and E5M2 formats and `cvt`'s rounding to them;
 //! - [`Space`]: the memory an access is to.
 //!
 //! No function here touches memory or another thread: the instruction's
@@ -17,6 +18,7 @@
 //! or the emulator's.
 #![no_std]
 
+pub mod fp8;
 pub mod mma;
 pub mod shuffle;
 mod space;

@@ -98,3 +98,58 @@ fn descriptors_round_trip() {
     assert_eq!(element_offset(d, false, 2, (9, 3)), 1024 + 128 + 1024 + 6);
     assert_eq!(element_offset(d, true, 2, (1, 65)), 1024 + 2 + 128 + 8192);
 }
+
+// The FP8 formats.
+mod fp8 {
+    use gpu_isa::fp8::{E4m3, E5m2};
+
+    #[test]
+    fn known_values() {
+        assert_eq!(E4m3(0x7e).to_f32(), 448.0);
+        assert_eq!(E4m3(0x01).to_f32(), 2f32.powi(-9));
+        assert_eq!(E4m3(0x08).to_f32(), 2f32.powi(-6));
+        assert_eq!(E4m3(0x38).to_f32(), 1.0);
+        assert_eq!(E4m3(0xb8).to_f32(), -1.0);
+        assert!(E4m3(0x7f).to_f32().is_nan());
+        assert_eq!(E4m3(0x78).to_f32(), 256.0);
+        assert_eq!(E5m2(0x7b).to_f32(), 57344.0);
+        assert_eq!(E5m2(0x01).to_f32(), 2f32.powi(-16));
+        assert_eq!(E5m2(0x3c).to_f32(), 1.0);
+        assert_eq!(E5m2(0x7c).to_f32(), f32::INFINITY);
+        assert!(E5m2(0x7d).to_f32().is_nan());
+    }
+
+    /// Every finite code round-trips; every value halfway between two
+    /// neighbours rounds to the one with an even code; beyond the largest
+    /// finite saturates.
+    fn round_trips<F: Fn(u8) -> f32, G: Fn(f32) -> u8>(decode: F, encode: G, max: u8) {
+        for bits in 0..=max {
+            let x = decode(bits);
+            assert_eq!(encode(x), bits, "{bits:#x}");
+            assert_eq!(encode(-x), bits | 0x80, "-{bits:#x}");
+            if bits < max {
+                let next = decode(bits + 1);
+                let mid = (x + next) / 2.0;
+                let even = if bits % 2 == 0 { bits } else { bits + 1 };
+                assert_eq!(encode(mid), even, "tie above {bits:#x}");
+                let below = f32::from_bits(mid.to_bits() - 1);
+                assert_eq!(encode(below), bits, "just below the tie above {bits:#x}");
+            }
+        }
+        assert_eq!(encode(1e30), max);
+        assert_eq!(encode(f32::INFINITY), max);
+        assert_eq!(encode(f32::NEG_INFINITY), max | 0x80);
+        assert!(decode(encode(f32::NAN)).is_nan());
+        assert_eq!(encode(1e-30), 0);
+    }
+
+    #[test]
+    fn e4m3_rounds_to_nearest_even_and_saturates() {
+        round_trips(|b| E4m3(b).to_f32(), |x| E4m3::from_f32(x).0, 0x7e);
+    }
+
+    #[test]
+    fn e5m2_rounds_to_nearest_even_and_saturates() {
+        round_trips(|b| E5m2(b).to_f32(), |x| E5m2::from_f32(x).0, 0x7b);
+    }
+}

@@ -7,14 +7,16 @@
 //! give neither: `lda = 4095`, A transposed, a column-major B. One pass
 //! through a 32 x 33 shared tile fixes both: each block reads a 32 x 32
 //! tile along whichever direction is contiguous in the source (a warp
-//! reads 32 consecutive elements: 2 sectors of 16-bit elements, 4 of
-//! `f32`), and writes it along the destination's rows, equally coalesced.
+//! reads 32 consecutive elements: 1 sector of FP8, 2 of 16-bit elements,
+//! 4 of `f32`), and writes it along the destination's rows, equally coalesced.
 //! The tile's column reads (the transposing direction) hit 32 different
 //! banks thanks to the one-element pad, as in `transpose_padded`. It moves
 //! each element twice (read, write): `2 rows cols bytes`, a small fraction
 //! of the product's time whenever the third dimension is large.
 
 use half::{bf16, f16};
+
+use crate::dev::fp8::{E4m3, E5m2};
 
 use crate::dev::{
     In, Out, SharedTile, block_idx_x, block_idx_y, block_idx_z, sync_threads, thread_idx_x, thread_idx_y,
@@ -37,7 +39,7 @@ const STRIDE: usize = TILE + 1;
 ///
 /// Launch: blocks of 32 x 8 threads, the grid `(cols / 32, rows / 32,
 /// batch)` rounded up; `src` and `dst` hold every element named.
-#[kernel(block = [TILE, ROWS], shared = TILE * STRIDE * size_of::<T>(), tile = [TILE, TILE], types = [bf16, f16, f32])]
+#[kernel(block = [TILE, ROWS], shared = TILE * STRIDE * size_of::<T>(), tile = [TILE, TILE], types = [bf16, f16, f32, E4m3, E5m2])]
 #[allow(clippy::too_many_arguments)]
 pub fn gemm_pack<T: Copy + 'static>(
     src: In<T>,

@@ -29,13 +29,15 @@
 use half::{bf16, f16};
 
 use super::epilogue::{ACT_GELU, ACT_NONE, ACT_RELU, BIAS_COLS, BIAS_NONE, BIAS_ROWS, Output, gelu, relu};
+use crate::dev::fp8;
 use crate::dev::registers;
 use crate::dev::tma::acquire_map;
 use crate::dev::wgmma::d_f32;
 use crate::dev::{In, Out, block_idx_x, grid_dim_x, thread_idx_x};
 use crate::kernel;
 use crate::tensor::hopper::{
-    BM, BN, Bf16, Element, F16, STAGES, Tf32, WS_THREADS, consume, grouped, shared_bytes, start, store_at,
+    BM, BN, Bf16, E4m3, E5m2, Element, F16, STAGES, Tf32, WS_THREADS, consume, grouped, shared_bytes, start,
+    store_at,
 };
 use seq_macro::seq;
 
@@ -429,4 +431,9 @@ instances! {
     /// `f32` A (`m x k`) and B transposed (`n x k`), both K-major, read as
     /// tf32 (each input's low 13 mantissa bits dropped).
     gemm_wgmma_tf32(f32, Tf32);
+    /// FP8 E4M3 A (`m x k`) and B transposed (`n x k`), both K-major (the
+    /// host folds the per-tensor scales into `alpha`).
+    gemm_wgmma_e4m3(fp8::E4m3, E4m3);
+    /// FP8 E5M2 A and B, laid out as for E4M3.
+    gemm_wgmma_e5m2(fp8::E5m2, E5m2);
 }

@@ -125,8 +125,9 @@ impl Element for F16 {
 /// 16-bit B is MN-major: groups of 8 k-rows 1024 bytes apart (SBO), its
 /// 64-column boxes `B_BOX_BYTES` apart (LBO), k16 steps 2048 bytes apart.
 const MN_MAJOR_B: (u32, u32) = (2048, B_BOX_BYTES as u32);
-/// tf32 B is K-major, as A: rows 128 bytes apart, 8-row groups 1024 bytes
-/// apart (SBO), each k8 32 bytes further in the row (LBO unused).
+/// tf32 and FP8 B are K-major, as A: rows 128 bytes apart, 8-row groups
+/// 1024 bytes apart (SBO), each instruction's k (32 bytes: k8 of tf32, k32
+/// of FP8) 32 bytes further in the row (LBO unused).
 const K_MAJOR_B: (u32, u32) = (32, 16);
 
 /// Four `wgmma`s (`mma`), one stage's 128 bytes of k: the warpgroup's 64
@@ -174,6 +175,40 @@ impl Element for Tf32 {
         unsafe { four_wgmmas(a_at, b_at, K_MAJOR_B, acc, wgmma::mma_m64n256k8_tf32) }
     }
 }
+
+/// FP8 E4M3 bytes: laid out and copied as [`Tf32`] (A `m x k`, B given as
+/// its transpose `n x k`, both K-major: the ISA transposes no 8-bit
+/// operand), 128 k per stage, four `k32` instructions.
+#[derive(Clone, Copy)]
+pub struct E4m3;
+
+/// FP8 E5M2 bytes, as [`E4m3`].
+#[derive(Clone, Copy)]
+pub struct E5m2;
+
+macro_rules! fp8_element {
+    ($marker:ty, $mma:ident) => {
+        impl Element for $marker {
+            const BYTES: usize = 1;
+            const B_BOX: (usize, usize) = (BN, Self::BK);
+
+            #[inline(always)]
+            unsafe fn copy_b(at: *mut u8, maps: In<u64>, map: usize, k0: i32, n0: usize, bar: Mbarrier) {
+                // SAFETY: the caller's contract.
+                unsafe { Tf32::copy_b(at, maps, map, k0, n0, bar) };
+            }
+
+            #[inline(always)]
+            unsafe fn multiply(a_at: u32, b_at: u32, acc: [f32; 128]) -> [f32; 128] {
+                // SAFETY: the caller's contract.
+                unsafe { four_wgmmas(a_at, b_at, K_MAJOR_B, acc, wgmma::$mma) }
+            }
+        }
+    };
+}
+
+fp8_element!(E4m3, mma_m64n256k32_e4m3);
+fp8_element!(E5m2, mma_m64n256k32_e5m2);
 
 /// Shared memory: 1024 bytes of slack to put the stages on the 1024-byte
 /// boundary the swizzles need, the stages, two mbarriers per

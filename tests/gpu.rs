@@ -66,14 +66,14 @@ fn launch_rejects_wrong_buffers(gpu: &Gpu) -> Result<(), String> {
 }
 
 /// The tensor-core GEMM library call (`kernel_lab::gemm`) in every
-/// precision, layout and pair of ops, at awkward shapes, leading
+/// tensor-core precision (FP8 with scales), layout and pair of ops, at awkward shapes, leading
 /// dimensions above their minimum, BLAS's scalar cases, batches, forced
 /// k-splits and each epilogue: every element within its derived bound
 /// (`gemm::reference`), the gaps outside D untouched.
 fn gemm_library_every_path(gpu: &Gpu) -> Result<(), String> {
     use kernel_lab::blas::{Gemm, Layout, Op};
     use kernel_lab::gemm::verify::verify;
-    use kernel_lab::gemm::{Act, Bf16, Call, Element, F16, Plan, Precision, TensorGemm, Tf32};
+    use kernel_lab::gemm::{Act, Bf16, Call, E4m3, E5m2, Element, F16, Plan, Precision, TensorGemm, Tf32};
     fn one<P: Precision, O: Element>(
         gpu: &Gpu,
         lib: &TensorGemm,
@@ -105,12 +105,104 @@ fn gemm_library_every_path(gpu: &Gpu) -> Result<(), String> {
                     worst = worst.max(one::<Bf16, half::bf16>(gpu, lib, &call, seed)?);
                     worst = worst.max(one::<F16, f32>(gpu, lib, &call, seed)?);
                     worst = worst.max(one::<Tf32, half::f16>(gpu, lib, &call, seed)?);
-                    calls += 3;
+                    let scaled = call.with_scales(0.5, 3.0);
+                    worst = worst.max(one::<E4m3, half::bf16>(gpu, lib, &scaled, seed)?);
+                    worst = worst.max(one::<E5m2, f32>(gpu, lib, &scaled, seed)?);
+                    calls += 5;
                 }
             }
         }
     }
     println!("gemm_library_every_path: {calls} calls, worst error {worst:.3} of its bound");
+    Ok(())
+}
+
+/// The reference BLAS's test criterion (`sblat3`'s: `|D - D_ref| / (eps
+/// G) < 16`, `G = |alpha| sum_p |a_ip b_pj| + |beta c_ij|`) on every
+/// tensor-core precision, with `f32` output, at the netlib sizes in all
+/// eight forms with its alpha and beta values, leading dimensions above
+/// their minimum. `eps` is each precision's: `f32`'s where the products
+/// are exact (bf16, f16), tf32's input truncation (`2^-10`), and for FP8
+/// the tensor core's ~14-bit sums (`2^-13` per 32-term instruction:
+/// `2^-13 ceil(k / 32)`).
+fn gemm_netlib_low_precision(gpu: &Gpu) -> Result<(), String> {
+    use kernel_lab::blas::reference::netlib_scalars;
+    use kernel_lab::blas::{Gemm, Layout, Op, Operand};
+    use kernel_lab::gemm::reference::Inputs;
+    use kernel_lab::gemm::{Bf16, Call, E4m3, E5m2, F16, Input, Precision, TensorGemm, Tf32};
+    fn sweep<P: Precision>(gpu: &Gpu, eps: impl Fn(usize) -> f64) -> Result<(usize, f64), String> {
+        const SIZES: [usize; 10] = [0, 1, 2, 3, 5, 9, 31, 33, 127, 129];
+        let lib = TensorGemm::new();
+        let scalars = netlib_scalars();
+        let (mut calls, mut worst) = (0, 0.0f64);
+        for layout in [Layout::Row, Layout::Col] {
+            for op_a in [Op::N, Op::T] {
+                for op_b in [Op::N, Op::T] {
+                    for i in 0..SIZES.len() {
+                        let (m, n, k) = (SIZES[i], SIZES[(3 * i + 1) % 10], SIZES[(7 * i + 2) % 10]);
+                        let (alpha, beta) = scalars[(calls + i) % scalars.len()];
+                        let mut g = Gemm::new(layout, op_a, op_b, m, n, k).scaled(alpha, beta);
+                        g.lda += 1 + (m + k) % 3;
+                        g.ldb += 1 + (n + k) % 3;
+                        g.ldc += 1 + (m + n) % 3;
+                        let mut call = Call::new(g);
+                        if P::SCALED {
+                            call = call.with_scales(0.5, 2.0);
+                        }
+                        let what = |e: String| format!("{} {call}: {e}", P::NAME);
+                        let x = Inputs::<P, f32>::random(&call, 77 + calls as u64);
+                        let up = |v: &Vec<P::Input>| gpu.upload(v).map_err(|e| what(e.to_string()));
+                        let (a, b) = (up(&x.a)?, up(&x.b)?);
+                        let mut c = gpu.upload(&x.c).map_err(|e| what(e.to_string()))?;
+                        lib.run::<P, f32>(gpu, &call, &a, &b, &mut c, None).map_err(|e| what(e.to_string()))?;
+                        let got = gpu.download(&c).map_err(|e| what(e.to_string()))?;
+                        let scale = call.product_scale() as f64;
+                        for i in 0..m {
+                            for j in 0..n {
+                                let (mut dot, mut abs) = (0.0f64, 0.0f64);
+                                for p in 0..k {
+                                    let v = x.a[g.index(Operand::A, i, p)].to_f64()
+                                        * x.b[g.index(Operand::B, p, j)].to_f64();
+                                    dot += v;
+                                    abs += v.abs();
+                                }
+                                let at = g.index(Operand::C, i, j);
+                                let c0 = if beta == 0.0 { 0.0 } else { beta as f64 * x.c[at] as f64 };
+                                let want = scale * dot + c0;
+                                let gauge = scale.abs() * abs + c0.abs();
+                                let err = (got[at] as f64 - want).abs();
+                                let ratio = if !got[at].is_finite() {
+                                    f64::INFINITY
+                                } else if gauge == 0.0 {
+                                    if err == 0.0 { 0.0 } else { f64::INFINITY }
+                                } else {
+                                    err / (eps(k) * gauge)
+                                };
+                                if ratio >= 16.0 {
+                                    return Err(what(format!("D[{i}][{j}] = {}, want {want}: test ratio {ratio:.2}", got[at])));
+                                }
+                                worst = worst.max(ratio);
+                            }
+                        }
+                        calls += 1;
+                    }
+                }
+            }
+        }
+        Ok((calls, worst))
+    }
+    let f32_eps = f32::EPSILON as f64;
+    let fp8 = |k: usize| f64::powi(2.0, -13) * k.div_ceil(32).max(1) as f64;
+    for (name, result) in [
+        ("bf16", sweep::<Bf16>(gpu, |_| f32_eps)),
+        ("f16", sweep::<F16>(gpu, |_| f32_eps)),
+        ("tf32", sweep::<Tf32>(gpu, |_| f64::powi(2.0, -10))),
+        ("e4m3", sweep::<E4m3>(gpu, fp8)),
+        ("e5m2", sweep::<E5m2>(gpu, fp8)),
+    ] {
+        let (calls, worst) = result?;
+        println!("gemm_netlib_low_precision {name}: {calls} calls, worst test ratio {worst:.3} (threshold 16)");
+    }
     Ok(())
 }
 
@@ -352,8 +444,9 @@ fn main() -> ExitCode {
         }
     };
     println!("gpu tests on {}", kernel_lab::cli::device_line(&gpu));
-    let tests: [(&str, GpuTest); 12] = [
+    let tests: [(&str, GpuTest); 13] = [
         ("gemm_library_every_path", gemm_library_every_path),
+        ("gemm_netlib_low_precision", gemm_netlib_low_precision),
         ("sgemm_netlib", sgemm_netlib),
         ("sgemm_split_k_same_bits", sgemm_split_k_same_bits),
         ("families_verify", families_verify),

@@ -135,8 +135,9 @@ impl Lt {
             set(Desc::CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &f32_type)?;
         }
         if P::SCALED {
-            let scales = gpu.upload(&[call.scales.0, call.scales.1])?;
-            let (sa, sb) = (scales.address(), scales.address() + 4);
+            // Each scale in its own allocation (256-byte aligned).
+            let scales = [gpu.upload(&[call.scales.0])?, gpu.upload(&[call.scales.1])?];
+            let (sa, sb) = (scales[0].address(), scales[1].address());
             // In column-major terms the first operand is B for a row-major call.
             let (first, second) = if g.layout == Layout::Row { (sb, sa) } else { (sa, sb) };
             set(Desc::CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &first)?;
@@ -233,7 +234,7 @@ pub struct Prepared {
     /// The first operand's, the second's, C's and D's.
     layouts: [sys::cublasLtMatrixLayout_t; 3],
     algo: Option<sys::cublasLtMatmulAlgo_t>,
-    scales: Option<DeviceBuffer<f32>>,
+    scales: Option<[DeviceBuffer<f32>; 2]>,
     alpha: f32,
     beta: f32,
     workspace: u64,

@@ -27,10 +27,11 @@ fn ptx(kernels: &[&str]) -> String {
     text
 }
 
-fn init() -> Context {
+/// The emulator's context, or `None` on a machine with a GPU (these
+/// tests' PTX is only entry names; the example's tests run real PTX there).
+fn init() -> Option<Context> {
     let ctx = cust::quick_init().expect("the emulator opens where kernels are linked");
-    assert!(cust::is_emulator(), "these tests expect no GPU");
-    ctx
+    cust::is_emulator().then_some(ctx)
 }
 
 fn random_f32(n: usize, seed: u64) -> Vec<f32> {
@@ -43,7 +44,7 @@ fn random_f32(n: usize, seed: u64) -> Vec<f32> {
 /// the block size from the occupancy call, as rust-cuda's vecadd does.
 #[test]
 fn every_parameter_kind_matches_the_host_at_awkward_sizes() {
-    let _ctx = init();
+    let Some(_ctx) = init() else { return };
     let module = Module::from_ptx(ptx(&["parameters"]), &[]).unwrap();
     let stream = Stream::new(StreamFlags::NON_BLOCKING, None).unwrap();
     let function = module.get_function("parameters").unwrap();
@@ -84,7 +85,7 @@ fn every_parameter_kind_matches_the_host_at_awkward_sizes() {
 /// with page-locked host buffers, asynchronous copies and events.
 #[test]
 fn warp_scan_with_locked_buffers_async_copies_and_events() {
-    let _ctx = init();
+    let Some(_ctx) = init() else { return };
     let module = Module::from_ptx(ptx(&["warp_scan"]), &[]).unwrap();
     let stream = Stream::new(StreamFlags::NON_BLOCKING, None).unwrap();
     let scan = module.get_function("warp_scan").unwrap();
@@ -123,7 +124,7 @@ fn warp_scan_with_locked_buffers_async_copies_and_events() {
 /// the last block part empty; the bins start as `DeviceBuffer::zeroed`.
 #[test]
 fn shared_histogram_counts_every_value() {
-    let _ctx = init();
+    let Some(_ctx) = init() else { return };
     let module = Module::from_ptx(ptx(&["shared_histogram"]), &[]).unwrap();
     let stream = Stream::new(StreamFlags::DEFAULT, None).unwrap();
     for (seed, n) in [1usize, 100, 1001].into_iter().enumerate() {
@@ -158,7 +159,7 @@ struct Particle {
 /// of buffers, `DeviceSlice` copies and memsets.
 #[test]
 fn boxes_buffers_and_slices_round_trip() {
-    let _ctx = init();
+    let Some(_ctx) = init() else { return };
     let p = Particle { position: [1.0, -2.5, 3.25], id: 7, tag: Some(3) };
     let mut a = DeviceBox::new(&p).unwrap();
     assert_eq!(a.as_host_value().unwrap(), p);
@@ -188,7 +189,7 @@ fn boxes_buffers_and_slices_round_trip() {
 /// What a user sees when something is wrong: each one error, never a panic.
 #[test]
 fn mistakes_are_clear_errors() {
-    let _ctx = init();
+    let Some(_ctx) = init() else { return };
     let module = Module::from_ptx(ptx(&["parameters"]), &[]).unwrap();
     let stream = Stream::new(StreamFlags::NON_BLOCKING, None).unwrap();
     let n = 40usize;
@@ -250,7 +251,7 @@ fn mistakes_are_clear_errors() {
 /// description, and `DeviceCopy` on the types rust-cuda programs pass.
 #[test]
 fn files_poison_and_the_device() {
-    let _ctx = init();
+    let Some(_ctx) = init() else { return };
     let path = std::env::temp_dir().join(format!("lab-cust-{}.ptx", std::process::id()));
     std::fs::write(&path, ptx(&["warp_scan", "parameters"])).unwrap();
     let module = Module::from_file(&path).unwrap();

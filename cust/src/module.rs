@@ -76,6 +76,7 @@ impl Module {
     }
 
     /// Loads PTX text (cust's older name).
+    #[allow(clippy::should_implement_trait)]
     pub fn from_str<T: AsRef<str>>(string: T) -> CudaResult<Module> {
         Module::from_ptx(string, &[])
     }

@@ -6,6 +6,9 @@ use cuda_std::prelude::*;
 /// threads past the end of `a` doing nothing. `b` must be at least as long
 /// as `a`, and `c` hold as many elements. One rounding per element, the
 /// same as the host's `a + b`, so the result is exact.
+///
+/// # Safety
+/// `b` and `c` hold at least `a.len()` elements.
 #[kernel]
 #[allow(improper_ctypes_definitions)]
 pub unsafe fn vecadd(a: &[f32], b: &[f32], c: *mut f32) {

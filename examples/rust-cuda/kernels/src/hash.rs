@@ -76,6 +76,9 @@ pub fn sha256(message: &[u8]) -> [u8; 32] {
 /// shorter where `chunk` does not divide the length) into `digests[32 t
 /// ..][..32]`; threads past the last chunk do nothing. `digests` holds 32
 /// bytes per chunk, `data.len().div_ceil(chunk)` chunks.
+///
+/// # Safety
+/// `digests` holds 32 bytes for each chunk of `data`.
 #[kernel]
 #[allow(improper_ctypes_definitions)]
 pub unsafe fn sha256_chunks(data: &[u8], chunk: usize, digests: *mut u8) {

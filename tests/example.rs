@@ -25,7 +25,8 @@ fn the_rust_cuda_example_builds_and_verifies() {
     let test = cargo(&["test", "--release"]);
     let (stdout, stderr) = (String::from_utf8_lossy(&test.stdout), String::from_utf8_lossy(&test.stderr));
     assert!(test.status.success(), "the example's tests failed:\n{stdout}\n{stderr}");
-    assert!(stdout.contains("test result: ok. 4 passed"), "{stdout}");
+    // tests/cust.rs (the cust host programs) and tests/emulator.rs.
+    assert_eq!(stdout.matches("test result: ok. 4 passed").count(), 2, "{stdout}");
 
     let run = cargo(&["run", "--release", "--quiet"]);
     let stdout = String::from_utf8_lossy(&run.stdout);
@@ -37,4 +38,12 @@ fn the_rust_cuda_example_builds_and_verifies() {
             .unwrap_or_else(|| panic!("no {kernel} row:\n{stdout}"));
         assert!(row.ends_with("yes"), "{row}");
     }
+
+    // The host programs written against cust, as a cust user runs them.
+    let run = cargo(&["run", "--release", "--quiet", "--bin", "cust_vecadd", "--", "1001"]);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success() && stdout.contains("every element equals the host's sum"), "{stdout}");
+    let run = cargo(&["run", "--release", "--quiet", "--bin", "cust_sha256", "--", "5000", "77"]);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success() && stdout.contains("65 chunks of up to 77 bytes of 5000: 0 digests differ"), "{stdout}");
 }

@@ -6,8 +6,11 @@ use cuda_std::prelude::*;
 
 /// Each thread walks a row of `A` and a column of `B` in global memory:
 /// `2 k` loads per 2 k FLOPs.
+///
+/// # Safety
+/// `a`, `b` and `c` hold `m x k`, `k x n` and `m x n` elements.
 #[kernel]
-#[allow(improper_ctypes_definitions)]
+#[allow(improper_ctypes_definitions, clippy::too_many_arguments)]
 pub unsafe fn gemm_naive(
     a: &[f32],
     b: &[f32],
@@ -38,8 +41,11 @@ const TILE: usize = 16;
 /// from shared memory, so global traffic falls 16-fold. Tiles past the
 /// matrix edges are zero-filled, so any `m`, `n`, `k` works. Launch with
 /// 16 x 16 blocks.
+///
+/// # Safety
+/// As for [`gemm_naive`].
 #[kernel]
-#[allow(improper_ctypes_definitions)]
+#[allow(improper_ctypes_definitions, clippy::too_many_arguments)]
 pub unsafe fn gemm_tiled(
     a: &[f32],
     b: &[f32],

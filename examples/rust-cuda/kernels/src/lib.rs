@@ -1,12 +1,13 @@
 //! The example's kernels, in rust-cuda's style: `cuda_std`'s prelude,
 //! `#[kernel] pub unsafe fn`, slices and raw pointers as parameters,
-//! shared statics and `shared_array!`. `upstream` holds rust-cuda's own
-//! vecadd example, unchanged.
+//! shared statics and `shared_array!`.
 
+mod elementwise;
 mod gemm;
+mod hash;
 mod reduce;
-mod upstream;
 
+pub use elementwise::vecadd;
 pub use gemm::{gemm_naive, gemm_tiled};
+pub use hash::{sha256, sha256_chunks};
 pub use reduce::block_sum;
-pub use upstream::vecadd::vecadd;

@@ -11,6 +11,9 @@ pub const BLOCK: usize = 256;
 /// barrier after each step), then five `warp_shuffle_down` steps among the
 /// 32 survivors. Elements past `x.len()` count as zero. Launch with 256
 /// threads per block and `sums` of one element per block.
+///
+/// # Safety
+/// `sums` holds one element per block of the launch.
 #[kernel]
 #[allow(improper_ctypes_definitions)]
 pub unsafe fn block_sum(x: &[f32], sums: *mut f32) {

@@ -45,5 +45,8 @@ fn the_rust_cuda_example_builds_and_verifies() {
     assert!(run.status.success() && stdout.contains("every element equals the host's sum"), "{stdout}");
     let run = cargo(&["run", "--release", "--quiet", "--bin", "cust_sha256", "--", "5000", "77"]);
     let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(run.status.success() && stdout.contains("65 chunks of up to 77 bytes of 5000: 0 digests differ"), "{stdout}");
+    assert!(
+        run.status.success() && stdout.contains("65 chunks of up to 77 bytes of 5000: 0 digests differ"),
+        "{stdout}"
+    );
 }

@@ -214,3 +214,23 @@ fn scales_are_for_fp8_only() {
         other => panic!("expected an error: {other:?}"),
     }
 }
+
+#[test]
+fn the_sweep_is_twenty_shapes_in_four_groups_and_its_tables_make_a_report_section() {
+    use kernel_lab::gemm::sweep;
+    let shapes = sweep::shapes();
+    assert!(shapes.len() >= 20, "{} shapes", shapes.len());
+    let mut groups: Vec<&str> = shapes.iter().map(|(g, _)| *g).collect();
+    groups.dedup();
+    assert_eq!(groups, ["squares", "LLM shapes", "skinny and small m", sweep::ODD]);
+    // The committed GPU tables: every sweep parses, each row with our TFLOP/s.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/gemm");
+    let sweeps = kernel_lab::report::gemm::read(&dir).unwrap();
+    assert!(sweeps.iter().any(|s| s.name == "e4m3-bf16" && s.rows.iter().any(|r| r.peer_name == "cuBLASLt")));
+    let (md, plots) = kernel_lab::report::gemm::section(&sweeps, None).unwrap();
+    assert!(plots.is_empty());
+    for s in &sweeps {
+        assert!(s.rows.len() >= 20 && s.rows.iter().all(|r| r.ours > 0.0), "{}", s.name);
+        assert!(md.contains(&format!("### {}\n", s.name)));
+    }
+}

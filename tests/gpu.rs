@@ -154,7 +154,8 @@ fn gemm_netlib_low_precision(gpu: &Gpu) -> Result<(), String> {
                         let up = |v: &Vec<P::Input>| gpu.upload(v).map_err(|e| what(e.to_string()));
                         let (a, b) = (up(&x.a)?, up(&x.b)?);
                         let mut c = gpu.upload(&x.c).map_err(|e| what(e.to_string()))?;
-                        lib.run::<P, f32>(gpu, &call, &a, &b, &mut c, None).map_err(|e| what(e.to_string()))?;
+                        lib.run::<P, f32>(gpu, &call, &a, &b, &mut c, None)
+                            .map_err(|e| what(e.to_string()))?;
                         let got = gpu.download(&c).map_err(|e| what(e.to_string()))?;
                         let scale = call.product_scale() as f64;
                         for i in 0..m {
@@ -179,7 +180,10 @@ fn gemm_netlib_low_precision(gpu: &Gpu) -> Result<(), String> {
                                     err / (eps(k) * gauge)
                                 };
                                 if ratio >= 16.0 {
-                                    return Err(what(format!("D[{i}][{j}] = {}, want {want}: test ratio {ratio:.2}", got[at])));
+                                    return Err(what(format!(
+                                        "D[{i}][{j}] = {}, want {want}: test ratio {ratio:.2}",
+                                        got[at]
+                                    )));
                                 }
                                 worst = worst.max(ratio);
                             }
@@ -201,7 +205,9 @@ fn gemm_netlib_low_precision(gpu: &Gpu) -> Result<(), String> {
         ("e5m2", sweep::<E5m2>(gpu, fp8)),
     ] {
         let (calls, worst) = result?;
-        println!("gemm_netlib_low_precision {name}: {calls} calls, worst test ratio {worst:.3} (threshold 16)");
+        println!(
+            "gemm_netlib_low_precision {name}: {calls} calls, worst test ratio {worst:.3} (threshold 16)"
+        );
     }
     Ok(())
 }

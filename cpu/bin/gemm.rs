@@ -21,9 +21,6 @@ use kernel_lab::gemm::{Act, Bf16, Call, E4m3, E5m2, Element, F16, F32, Plan, Pre
 use kernel_lab::measure::bench::{self, Runs};
 use kernel_lab::runtime::{self, Error, Gpu, Result};
 
-/// The public sweep, one `M N K` a line.
-const SWEEP: &str = include_str!("../../bench/gemm-sweep.txt");
-
 /// Verify and time the tensor-core GEMM call against cuBLAS.
 #[derive(Parser, Debug)]
 #[command(name = "gemm", version)]
@@ -129,10 +126,7 @@ fn calls(o: &Options) -> Result<Vec<Call>> {
         }
         let k_major_b = ["tf32", "e4m3", "e5m2"].contains(&o.precision.as_str());
         (op_a, op_b) = (Op::N, if k_major_b { Op::T } else { Op::N });
-        for line in SWEEP.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
-            let d: Vec<usize> = line.split_whitespace().filter_map(|x| x.parse().ok()).collect();
-            shapes.push((d[0], d[1], d[2]));
-        }
+        shapes.extend(kernel_lab::gemm::sweep::shapes().into_iter().map(|(_, shape)| shape));
     }
     if shapes.is_empty() {
         return Err(bad("give --shape MxNxK (or --sweep)".into()));

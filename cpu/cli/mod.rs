@@ -39,8 +39,8 @@ pub const EXIT_FAILURE: u8 = 1;
 pub fn suite_main() -> ExitCode {
     let args = SuiteArgs::parse();
     main_with(|| match &args.command {
-        Some(Command::Report { json, out, force, checks, plots }) => {
-            write_report(json, out.as_deref(), *force, checks.as_ref(), plots.as_ref())
+        Some(Command::Report { json, out, force, checks, plots, gemm }) => {
+            write_report(json, out.as_deref(), *force, checks.as_ref(), plots.as_ref(), gemm.as_deref())
         }
         None => {
             let all: Vec<&'static dyn Family> = FAMILIES.to_vec();

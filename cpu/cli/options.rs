@@ -80,5 +80,9 @@ pub(super) enum Command {
         /// Also redraw the plots into this folder.
         #[arg(long, value_name = "DIR")]
         plots: Option<PathBuf>,
+        /// Add the GEMM library's section from the `gemm --sweep` tables
+        /// (`sweep-*.md`) in this folder.
+        #[arg(long, value_name = "DIR")]
+        gemm: Option<PathBuf>,
     },
 }

@@ -187,6 +187,7 @@ pub(super) fn write_report(
     force: bool,
     checks: Option<&PathBuf>,
     plots: Option<&PathBuf>,
+    gemm: Option<&Path>,
 ) -> Result<bool> {
     let run: RunReport = serde_json::from_str(&read_file(json)?).map_err(|e| {
         Error::InvalidInput(format!("{} is not a kernel-lab --json file: {e}", json.display()))
@@ -206,8 +207,20 @@ pub(super) fn write_report(
         check_folder_destination("--plots", dir)?;
     }
     let checks = checks.map(|c| read_file(c)).transpose()?;
-    write_file(out, &report::markdown::markdown(&run, checks.as_deref()))?;
+    let mut page = report::markdown::markdown(&run, checks.as_deref());
+    let mut gemm_plots = Vec::new();
+    if let Some(dir) = gemm {
+        let (section, drawn) = report::gemm::section(&report::gemm::read(dir)?, plots.map(PathBuf::as_path))?;
+        page += "\n";
+        page += &section;
+        gemm_plots = drawn;
+    }
+    write_file(out, &page)?;
     println!("wrote {}", out.display());
+    for (path, svg) in gemm_plots {
+        write_file(&path, &svg)?;
+        println!("wrote {}", path.display());
+    }
     if let Some(dir) = plots {
         write_plots(&run, dir)?;
     }

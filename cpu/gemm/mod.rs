@@ -7,6 +7,7 @@
 //! - [`call`]: a call ([`Call`]) and its checks;
 //! - [`run`]: [`TensorGemm`], which packs, plans and launches;
 //! - [`reference`]: the `f64` reference and each element's error bound;
+//! - [`sweep`]: the public sweep's shapes and groups;
 //! - [`cublas`]: the in-run peer, `cublasGemmStridedBatchedEx` on the same
 //!   call; [`lt`]: `cublasLtMatmul`, the peer for FP8 and epilogues.
 //!
@@ -24,6 +25,7 @@ pub mod lt;
 pub mod precision;
 pub mod reference;
 pub mod run;
+pub mod sweep;
 pub mod verify;
 
 pub use call::{Act, Call};

@@ -4,8 +4,10 @@
 //!   (JSON) of one run;
 //! - [`table`]: plain-text tables;
 //! - [`markdown`], which writes `BENCHMARKS.md`;
+//! - [`gemm`]: its GEMM library section, from `gemm --sweep`'s tables;
 //! - [`plots`], which draws the SVG plots.
 
+pub mod gemm;
 pub mod markdown;
 pub mod plots;
 pub mod suite;

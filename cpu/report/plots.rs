@@ -28,18 +28,22 @@ pub fn draw(report: &RunReport, dir: &Path) -> Result<Vec<(PathBuf, String)>> {
             analysis_plot(family.name(), &records, &report.title()).into_iter().collect()
         };
         for plot in plots {
-            let path = dir.join(format!("{}.svg", plot.file));
-            let mut svg = String::new();
-            let drawn = match &plot.categories {
-                Some(categories) => bars(&mut svg, &path, &plot, categories)?,
-                None => lines(&mut svg, &path, &plot)?,
-            };
-            if drawn {
-                written.push((path, svg));
-            }
+            written.extend(draw_one(&plot, dir)?);
         }
     }
     Ok(written)
+}
+
+/// Draws one plot as SVG text with its path in `dir` (`None` when it has
+/// nothing to draw).
+pub fn draw_one(plot: &Plot, dir: &Path) -> Result<Option<(PathBuf, String)>> {
+    let path = dir.join(format!("{}.svg", plot.file));
+    let mut svg = String::new();
+    let drawn = match &plot.categories {
+        Some(categories) => bars(&mut svg, &path, plot, categories)?,
+        None => lines(&mut svg, &path, plot)?,
+    };
+    Ok(drawn.then_some((path, svg)))
 }
 
 /// What the emulator measured for each kernel of a family, as bars: the

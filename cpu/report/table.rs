@@ -1,4 +1,4 @@
-//! Plain-text tables with aligned columns.
+//! Tables: plain text with aligned columns, or markdown.
 
 /// A table: a header row and data rows of already formatted cells.
 pub struct Table {
@@ -49,6 +49,17 @@ impl Table {
             text.push_str(&line(row));
         }
         text.push('\n');
+        text
+    }
+
+    /// The table in markdown: a header, a rule, one line per row.
+    pub fn markdown(&self) -> String {
+        let line = |cells: &[String]| format!("| {} |\n", cells.join(" | "));
+        let mut text = line(&self.header);
+        text.push_str(&line(&vec!["---".to_string(); self.header.len()]));
+        for row in &self.rows {
+            text.push_str(&line(row));
+        }
         text
     }
 }

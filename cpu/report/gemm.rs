@@ -1,0 +1,190 @@
+//! The tensor-core GEMM library's section of `BENCHMARKS.md`, from the
+//! tables `gemm --sweep` printed on a GPU (one `sweep-<precision>[-<out>]
+//! ...md` file per run, kept in `bench/gemm/`): per sweep, each shape's
+//! TFLOP/s against the in-run peer (cuBLAS, or cuBLASLt for FP8), the
+//! geometric mean, the lowest ratio where the peer reaches half its own
+//! best, the odd shapes, and a plot of the ratio by shape.
+
+use std::path::{Path, PathBuf};
+
+use super::table::Table;
+use crate::families::{Plot, Series};
+use crate::gemm::sweep;
+use crate::runtime::{Error, Result};
+
+/// One `gemm --sweep` run.
+pub struct Sweep {
+    /// What the file name says after `sweep-`: `bf16`, `e4m3-bf16`, ...
+    pub name: String,
+    /// The binary's device line (device, driver, date).
+    pub device: String,
+    pub rows: Vec<Row>,
+}
+
+/// One call of a sweep.
+pub struct Row {
+    /// `MxNxK`.
+    pub shape: String,
+    pub ours: f64,
+    pub peer: Option<f64>,
+    pub peer_name: String,
+    pub route: String,
+}
+
+impl Row {
+    fn ratio(&self) -> Option<f64> {
+        self.peer.map(|p| self.ours / p)
+    }
+}
+
+/// Every `sweep-*.md` in `dir`, by name.
+pub fn read(dir: &Path) -> Result<Vec<Sweep>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| Error::InvalidInput(format!("--gemm {}: {e}", dir.display())))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("sweep-") && n.ends_with(".md"))
+        })
+        .collect();
+    files.sort();
+    files.iter().map(|p| parse(p)).collect()
+}
+
+fn parse(path: &Path) -> Result<Sweep> {
+    let text = crate::cli::read_file(path)?;
+    let bad = |why: &str| Error::InvalidInput(format!("{}: {why}", path.display()));
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+    let name = stem.trim_start_matches("sweep-").trim_end_matches("-h100").to_string();
+    let device = text.lines().next().unwrap_or_default().to_string();
+    let mut header: Vec<String> = Vec::new();
+    let mut rows = Vec::new();
+    for line in text.lines().filter(|l| l.starts_with('|')) {
+        let cells: Vec<String> = line.trim_matches('|').split('|').map(|c| c.trim().to_string()).collect();
+        if header.is_empty() {
+            header = cells;
+            continue;
+        }
+        if cells.iter().all(|c| c.starts_with("---")) {
+            continue;
+        }
+        let at = |names: &[&str]| header.iter().position(|h| names.contains(&h.as_str()));
+        let cell = |names: &[&str]| at(names).and_then(|i| cells.get(i)).cloned().unwrap_or_default();
+        let number = |s: String| s.parse::<f64>().ok();
+        let call = cell(&["call"]);
+        rows.push(Row {
+            shape: call.split_whitespace().next().unwrap_or_default().to_string(),
+            ours: number(cell(&["ours TFLOP/s"])).ok_or_else(|| bad("a row without our TFLOP/s"))?,
+            peer: number(cell(&["peer TFLOP/s", "cuBLAS TFLOP/s"])),
+            peer_name: if at(&["peer"]).is_some() { cell(&["peer"]) } else { "cuBLAS".into() },
+            route: cell(&["route"]),
+        });
+    }
+    if rows.is_empty() {
+        return Err(bad("no table rows"));
+    }
+    Ok(Sweep { name, device, rows })
+}
+
+fn geomean(xs: &[f64]) -> Option<f64> {
+    (!xs.is_empty()).then(|| (xs.iter().map(|x| x.ln()).sum::<f64>() / xs.len() as f64).exp())
+}
+
+fn percent(x: Option<f64>) -> String {
+    x.map_or("-".into(), |x| format!("{:.1}%", 100.0 * x))
+}
+
+/// The section's markdown, and (with `plots`) one plot per sweep as SVG
+/// text with its path there.
+pub fn section(sweeps: &[Sweep], plots: Option<&Path>) -> Result<(String, Vec<(PathBuf, String)>)> {
+    let groups: Vec<(&str, String)> =
+        sweep::shapes().into_iter().map(|(group, (m, n, k))| (group, format!("{m}x{n}x{k}"))).collect();
+    let group_of = |shape: &str| groups.iter().find(|(_, s)| s == shape).map_or("", |(g, _)| *g);
+    let mut md = String::from(
+        "## Tensor-core GEMM library (`gemm`)\n\n\
+         `gemm --sweep` on the public sweep (`bench/gemm-sweep.txt`), each call verified against the `f64` \
+         reference, then timed (CUDA events, median) against the peer on the same call in the same process: \
+         `cublasGemmStridedBatchedEx`, or `cublasLtMatmul` for FP8 (fast accumulation, as ours). Regenerated \
+         from the sweep tables in `bench/gemm/` by `kernel-lab report ... --gemm bench/gemm`.\n\n",
+    );
+    let mut summary = Table::new([
+        "sweep",
+        "device",
+        "geomean vs peer",
+        "lowest where the peer reaches half its best",
+        "odd shapes vs peer",
+    ]);
+    let mut drawn = Vec::new();
+    for s in sweeps {
+        let ratios: Vec<f64> = s.rows.iter().filter_map(Row::ratio).collect();
+        let best_peer = s.rows.iter().filter_map(|r| r.peer).fold(0.0, f64::max);
+        let lowest = s
+            .rows
+            .iter()
+            .filter(|r| r.peer.is_some_and(|p| p >= 0.5 * best_peer))
+            .filter_map(|r| r.ratio().map(|x| (x, &r.shape)))
+            .min_by(|a, b| a.0.total_cmp(&b.0));
+        let odd: Vec<String> = s
+            .rows
+            .iter()
+            .filter(|r| group_of(&r.shape) == sweep::ODD)
+            .map(|r| r.ratio().map_or("no peer".into(), |x| format!("{:.2}x", x)))
+            .collect();
+        summary.row([
+            s.name.clone(),
+            s.device.split(" (").next().unwrap_or_default().to_string()
+                + s.device.rsplit(", ").next().map(|d| format!(", {d}")).as_deref().unwrap_or(""),
+            format!("{} over {} shapes", percent(geomean(&ratios)), ratios.len()),
+            lowest.map_or("-".into(), |(x, shape)| format!("{} at {shape}", percent(Some(x)))),
+            odd.join(", "),
+        ]);
+    }
+    md += &summary.markdown();
+    md += "\n";
+    for s in sweeps {
+        md += &format!("### {}\n\n{}\n\n", s.name, s.device);
+        let mut t =
+            Table::new(["group", "shape", "ours TFLOP/s", "peer", "peer TFLOP/s", "ours / peer", "route"]);
+        for r in &s.rows {
+            t.row([
+                group_of(&r.shape).to_string(),
+                r.shape.clone(),
+                format!("{:.1}", r.ours),
+                r.peer_name.clone(),
+                r.peer.map_or("refused".into(), |p| format!("{p:.1}")),
+                percent(r.ratio()),
+                r.route.clone(),
+            ]);
+        }
+        md += &t.markdown();
+        md += "\n";
+        if let Some(dir) = plots {
+            let file = format!("gemm_{}", s.name.replace('-', "_"));
+            let shapes: Vec<String> = s.rows.iter().map(|r| r.shape.clone()).collect();
+            let plot = Plot {
+                file: file.clone(),
+                title: format!("gemm {}: % of the in-run peer by shape", s.name),
+                x_label: String::new(),
+                y_label: "% of the peer (100 = parity)".into(),
+                log_x: false,
+                categories: Some(shapes),
+                series: vec![Series {
+                    name: "ours / peer".into(),
+                    points: s
+                        .rows
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(i, r)| r.ratio().map(|x| (i as f64, 100.0 * x)))
+                        .collect(),
+                    ceiling: false,
+                }],
+            };
+            if let Some(svg) = super::plots::draw_one(&plot, dir)? {
+                md += &format!("![{}](docs/plots/{file}.svg)\n\n", plot.title);
+                drawn.push(svg);
+            }
+        }
+    }
+    Ok((md, drawn))
+}

@@ -234,3 +234,22 @@ fn the_sweep_is_twenty_shapes_in_four_groups_and_its_tables_make_a_report_sectio
         assert!(md.contains(&format!("### {}\n", s.name)));
     }
 }
+
+#[test]
+fn plans_are_cached_by_device_precision_and_shape() {
+    let gpu = Gpu::emulator();
+    let lib = TensorGemm::new();
+    let c = call(Layout::Row, Op::N, Op::N, (24, 40, 600));
+    let first = lib.plan::<Bf16>(&gpu, &c);
+    assert_eq!(lib.plan::<Bf16>(&gpu, &c), first);
+    // The same problem column-major is the same row-major problem swapped.
+    lib.plan::<Bf16>(&gpu, &call(Layout::Col, Op::N, Op::N, (40, 24, 600)));
+    lib.plan::<F16>(&gpu, &c);
+    let plans = lib.plans();
+    assert_eq!(plans.len(), 2, "{plans:?}");
+    assert!(plans.iter().all(|(k, _)| k.device == gpu.info.name && k.mnk == (24, 40, 600)));
+    // A forced plan is not the dispatcher's and is not cached.
+    let forced = TensorGemm::forcing(Plan { splits: 5 });
+    assert_eq!(forced.plan::<Bf16>(&gpu, &c), Plan { splits: 5 });
+    assert!(forced.plans().is_empty());
+}

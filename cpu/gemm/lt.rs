@@ -100,7 +100,9 @@ impl Lt {
         };
         let compute = P::cublas_compute();
         // SAFETY: the compute type is cublasComputeType_t's (cuBLAS and cuBLASLt share it).
-        let compute = unsafe { std::mem::transmute::<_, sys::cublasComputeType_t>(compute) };
+        let compute = unsafe {
+            std::mem::transmute::<cudarc::cublas::sys::cublasComputeType_t, sys::cublasComputeType_t>(compute)
+        };
         p.desc =
             lt::create_matmul_desc(compute, lt_type(BlasType::CUDA_R_32F)).map_err(|e| failed("desc", e))?;
         let op = |o: Op| match o {

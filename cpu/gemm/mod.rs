@@ -30,4 +30,4 @@ pub mod verify;
 
 pub use call::{Act, Call};
 pub use precision::{Bf16, E4m3, E5m2, Element, F16, F32, Input, Precision, Tf32};
-pub use run::{Plan, Route, TensorGemm};
+pub use run::{Plan, PlanKey, Route, TensorGemm};

@@ -70,8 +70,22 @@ pub struct TensorGemm {
     /// Tensor maps by what they describe.
     maps: RefCell<HashMap<String, DeviceBuffer<u64>>>,
     sgemm: RefCell<Sgemm>,
+    /// The dispatcher's plans, by device and problem ([`PlanKey`]).
+    plans: RefCell<HashMap<PlanKey, Plan>>,
     /// A plan to take instead of the dispatcher's.
     pub forced: Option<Plan>,
+}
+
+/// What a plan depends on: the device (its name and SM count), the
+/// precision, and the problem as the kernels see it (row-major `m x n x
+/// k`, the batch).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PlanKey {
+    pub device: String,
+    pub multiprocessors: i32,
+    pub precision: &'static str,
+    pub mnk: (usize, usize, usize),
+    pub batch: usize,
 }
 
 /// Workspace uses.
@@ -117,16 +131,33 @@ impl TensorGemm {
     /// (1 once the tiles alone fill half the SMs, where splitting would add
     /// a wave), each split keeping at least 4 k-steps (one turn of the
     /// ring), 16 splits at most.
+    ///
+    /// Plans are cached by [`PlanKey`]: the same problem on the same device
+    /// is planned once.
     pub fn plan<P: Precision>(&self, gpu: &Gpu, call: &Call) -> Plan {
         if let Some(p) = self.forced {
             return p;
         }
         let r = call.gemm.row_major();
-        let tiles = r.m.div_ceil(BM) * r.n.div_ceil(BN) * call.batch.max(1);
-        let sms = gpu.info.multiprocessors.max(1) as usize;
-        let steps = r.k.div_ceil(P::BK);
-        let splits = if 2 * tiles >= sms { 1 } else { (sms / tiles).min(steps / 4).clamp(1, 16) };
-        Plan { splits }
+        let key = PlanKey {
+            device: gpu.info.name.clone(),
+            multiprocessors: gpu.info.multiprocessors,
+            precision: P::NAME,
+            mnk: (r.m, r.n, r.k),
+            batch: call.batch,
+        };
+        *self.plans.borrow_mut().entry(key).or_insert_with(|| {
+            let tiles = r.m.div_ceil(BM) * r.n.div_ceil(BN) * call.batch.max(1);
+            let sms = gpu.info.multiprocessors.max(1) as usize;
+            let steps = r.k.div_ceil(P::BK);
+            let splits = if 2 * tiles >= sms { 1 } else { (sms / tiles).min(steps / 4).clamp(1, 16) };
+            Plan { splits }
+        })
+    }
+
+    /// The plans made so far, by key.
+    pub fn plans(&self) -> Vec<(PlanKey, Plan)> {
+        self.plans.borrow().iter().map(|(k, p)| (k.clone(), *p)).collect()
     }
 
     /// `D = act(alpha op(A) op(B) + beta C + bias)` in precision `P` with

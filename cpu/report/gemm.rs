@@ -87,6 +87,21 @@ fn parse(path: &Path) -> Result<Sweep> {
     Ok(Sweep { name, device, rows })
 }
 
+/// What two calls of the same `m x n` at two depths say about a sweep's
+/// kernel: time `t(k) = a + b k`, so `b` is the main loop's rate and `a`
+/// the fixed cost of the calls' tiles (prologue, epilogue, the last wave):
+/// the main loop's TFLOP/s alone, and the fixed time in microseconds.
+fn split_costs(s: &Sweep, (m, n): (usize, usize), (k0, k1): (usize, usize)) -> Option<(f64, f64)> {
+    let time = |k: usize| {
+        let r = s.rows.iter().find(|r| r.shape == format!("{m}x{n}x{k}"))?;
+        Some(2.0 * (m * n * k) as f64 / (r.ours * 1e12))
+    };
+    let (t0, t1) = (time(k0)?, time(k1)?);
+    let per_k = (t1 - t0) / (k1 - k0) as f64;
+    let fixed = t0 - per_k * k0 as f64;
+    Some((2.0 * (m * n) as f64 / per_k / 1e12, fixed * 1e6))
+}
+
 fn geomean(xs: &[f64]) -> Option<f64> {
     (!xs.is_empty()).then(|| (xs.iter().map(|x| x.ln()).sum::<f64>() / xs.len() as f64).exp())
 }
@@ -114,6 +129,7 @@ pub fn section(sweeps: &[Sweep], plots: Option<&Path>) -> Result<(String, Vec<(P
         "geomean vs peer",
         "lowest where the peer reaches half its best",
         "odd shapes vs peer",
+        "8192 x 8192: main loop alone, fixed time",
     ]);
     let mut drawn = Vec::new();
     for s in sweeps {
@@ -138,10 +154,21 @@ pub fn section(sweeps: &[Sweep], plots: Option<&Path>) -> Result<(String, Vec<(P
             format!("{} over {} shapes", percent(geomean(&ratios)), ratios.len()),
             lowest.map_or("-".into(), |(x, shape)| format!("{} at {shape}", percent(Some(x)))),
             odd.join(", "),
+            split_costs(s, (8192, 8192), (1024, 8192)).map_or("-".into(), |(rate, fixed)| {
+                let peer = s.rows.iter().find(|r| r.shape == "8192x8192x8192").and_then(|r| r.peer);
+                format!(
+                    "{rate:.0} TFLOP/s (peer at 8192^3: {}), {fixed:.0} us",
+                    peer.map_or("-".into(), |p| format!("{p:.0}"))
+                )
+            }),
         ]);
     }
     md += &summary.markdown();
-    md += "\n";
+    md += "\nThe last column fits `t(k) = a + b k` through 8192 x 8192 at k = 1024 and 8192: `b` is the \
+           main loop's rate alone, `a` the time that does not grow with k (each tile's prologue and \
+           epilogue, the last wave). Where the main loop alone matches the peer and the fixed time is large, \
+           what is missing is the overlap of a tile's epilogue with the next tile's main loop (the two \
+           consumer warpgroups store together while the tensor cores wait; see `docs/notes.md`).\n\n";
     for s in sweeps {
         md += &format!("### {}\n\n{}\n\n", s.name, s.device);
         let mut t =

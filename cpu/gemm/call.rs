@@ -1,6 +1,6 @@
 //! One library call, as cuBLASLt's matmul takes it: BLAS's `D = alpha
 //! op(A) op(B) + beta C` (layout, ops, leading dimensions: the
-//! [`Gemm`](crate::blas::Gemm) of `sgemm`), a strided batch, and an
+//! [`Gemm`] of `sgemm`), a strided batch, and an
 //! optional epilogue (a bias per row of `D`, then ReLU or GELU). `C` and
 //! `D` are one buffer, as in BLAS: `D` overwrites `C`.
 

@@ -6,7 +6,7 @@
 //!   precision multiplies, with which kernel and which error;
 //! - [`call`]: a call ([`Call`]) and its checks;
 //! - [`run`]: [`TensorGemm`], which packs, plans and launches;
-//! - [`reference`]: the `f64` reference and each element's error bound;
+//! - [`reference`](mod@reference): the `f64` reference and each element's error bound;
 //! - [`sweep`]: the public sweep's shapes and groups;
 //! - [`cublas`]: the in-run peer, `cublasGemmStridedBatchedEx` on the same
 //!   call; [`lt`]: `cublasLtMatmul`, the peer for FP8 and epilogues.

@@ -30,7 +30,9 @@ unsafe impl Sync for RawContext {}
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Backend {
     /// The driver is initialized; `context` is set by `Context::new`.
-    Cuda { context: Option<RawContext> },
+    Cuda {
+        context: Option<RawContext>,
+    },
     Emulator,
 }
 
@@ -71,7 +73,11 @@ pub(crate) fn init() -> CudaResult<Backend> {
         eprintln!("no GPU found: running the kernels on the CPU emulator (lab-cust)");
         Backend::Emulator
     } else {
-        let why = if driver_present() { "the CUDA driver reports no devices" } else { "no CUDA driver (libcuda.so)" };
+        let why = if driver_present() {
+            "the CUDA driver reports no devices"
+        } else {
+            "no CUDA driver (libcuda.so)"
+        };
         return Err(CudaError::NoGpu(CudaError::leak(format!(
             "no GPU found ({why}), and no kernel crate is linked for the CPU emulator: add the kernel crate \
              as a dependency of this program and name it once (`use kernels as _;`), or run on a GPU"
@@ -133,7 +139,8 @@ pub(crate) fn alloc(bytes: usize) -> CudaResult<u64> {
         // SAFETY: the caller treats the memory as uninitialized.
         return unsafe { result::malloc_sync(bytes) }.to_result();
     }
-    let layout = Layout::from_size_align(bytes.max(1), ALIGN).map_err(|_| CudaError::InvalidMemoryAllocation)?;
+    let layout =
+        Layout::from_size_align(bytes.max(1), ALIGN).map_err(|_| CudaError::InvalidMemoryAllocation)?;
     // SAFETY: non-zero size.
     let ptr = unsafe { std::alloc::alloc(layout) };
     if ptr.is_null() {
@@ -187,7 +194,12 @@ fn host_range_ok(addr: u64, bytes: usize) -> bool {
 /// # Safety
 /// `src` holds `bytes` readable bytes; `dst` is device memory of at least
 /// that many, alive (until the stream reaches the copy, if async).
-pub(crate) unsafe fn htod(dst: u64, src: *const u8, bytes: usize, stream: Option<sys::CUstream>) -> CudaResult<()> {
+pub(crate) unsafe fn htod(
+    dst: u64,
+    src: *const u8,
+    bytes: usize,
+    stream: Option<sys::CUstream>,
+) -> CudaResult<()> {
     if bytes == 0 {
         return Ok(());
     }
@@ -214,7 +226,12 @@ pub(crate) unsafe fn htod(dst: u64, src: *const u8, bytes: usize, stream: Option
 /// # Safety
 /// `dst` holds `bytes` writable bytes; `src` is device memory of at least
 /// that many.
-pub(crate) unsafe fn dtoh(dst: *mut u8, src: u64, bytes: usize, stream: Option<sys::CUstream>) -> CudaResult<()> {
+pub(crate) unsafe fn dtoh(
+    dst: *mut u8,
+    src: u64,
+    bytes: usize,
+    stream: Option<sys::CUstream>,
+) -> CudaResult<()> {
     if bytes == 0 {
         return Ok(());
     }
@@ -264,7 +281,12 @@ pub(crate) unsafe fn dtod(dst: u64, src: u64, bytes: usize, stream: Option<sys::
 ///
 /// # Safety
 /// `dst` is device memory of at least `bytes`.
-pub(crate) unsafe fn memset(dst: u64, value: u8, bytes: usize, stream: Option<sys::CUstream>) -> CudaResult<()> {
+pub(crate) unsafe fn memset(
+    dst: u64,
+    value: u8,
+    bytes: usize,
+    stream: Option<sys::CUstream>,
+) -> CudaResult<()> {
     if bytes == 0 {
         return Ok(());
     }

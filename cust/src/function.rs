@@ -1,4 +1,4 @@
-//! `Function`: one kernel of a [`Module`](crate::module::Module), its
+//! `Function`: one kernel of a [`Module`], its
 //! attributes and occupancy, and `launch!`.
 
 use std::ffi::c_void;
@@ -128,7 +128,9 @@ impl Function<'_> {
     pub fn get_attribute(&self, attr: FunctionAttribute) -> CudaResult<i32> {
         match self.inner {
             // SAFETY: a function of a live module.
-            FnInner::Cuda(f) => unsafe { result::function::get_function_attribute(f, attr.raw()) }.to_result(),
+            FnInner::Cuda(f) => {
+                unsafe { result::function::get_function_attribute(f, attr.raw()) }.to_result()
+            }
             FnInner::Emulator(kernel) => Ok(match attr {
                 FunctionAttribute::MaxThreadsPerBlock => 1024,
                 FunctionAttribute::SharedMemorySizeBytes => kernel.launch.shared_bytes as i32,
@@ -182,9 +184,10 @@ impl Function<'_> {
         match self.inner {
             FnInner::Cuda(f) => {
                 // SAFETY: a function of a live module; no size callback.
-                let (grid, block) =
-                    unsafe { result::occupancy::max_potential_block_size(f, None, dynamic_smem_size, limit as i32) }
-                        .to_result()?;
+                let (grid, block) = unsafe {
+                    result::occupancy::max_potential_block_size(f, None, dynamic_smem_size, limit as i32)
+                }
+                .to_result()?;
                 Ok((grid as u32, block as u32))
             }
             FnInner::Emulator(_) => {
@@ -269,8 +272,11 @@ fn describe(value: &ArgValue) -> String {
 /// would on the GPU). Each pointer is given the extent of its allocation,
 /// which the emulator lets the kernel touch and no more.
 pub(crate) fn emulator_args(kernel: &Kernel, args: &[KernelArg<'_>]) -> CudaResult<Vec<Arg>> {
-    let wrong = |message: String| CudaError::InvalidLaunch(CudaError::leak(format!("launch of `{}`: {message}", kernel.name)));
-    let needed: usize = kernel.params.iter().map(|p| if matches!(classify(p.ty), ParamKind::Slice(_)) { 2 } else { 1 }).sum();
+    let wrong = |message: String| {
+        CudaError::InvalidLaunch(CudaError::leak(format!("launch of `{}`: {message}", kernel.name)))
+    };
+    let needed: usize =
+        kernel.params.iter().map(|p| if matches!(classify(p.ty), ParamKind::Slice(_)) { 2 } else { 1 }).sum();
     if args.len() != needed {
         let params: Vec<String> = kernel.params.iter().map(|p| declared(p.name, p.ty)).collect();
         return Err(wrong(format!(
@@ -283,7 +289,11 @@ pub(crate) fn emulator_args(kernel: &Kernel, args: &[KernelArg<'_>]) -> CudaResu
     let mut packed = Vec::with_capacity(kernel.params.len());
     for param in kernel.params {
         let mismatch = |want: &str, got: &ArgValue| {
-            wrong(format!("parameter `{}` takes {want}, got {}", declared(param.name, param.ty), describe(got)))
+            wrong(format!(
+                "parameter `{}` takes {want}, got {}",
+                declared(param.name, param.ty),
+                describe(got)
+            ))
         };
         let pointer = |value: ArgValue, elem: &str| match value {
             ArgValue::Ptr { addr, elem: got, size } => {

@@ -86,7 +86,9 @@ impl CudaApiVersion {
         }
         let mut version = 0;
         // SAFETY: writes one int.
-        unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut version) }.result().map_err(error::CudaError::from)?;
+        unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut version) }
+            .result()
+            .map_err(error::CudaError::from)?;
         Ok(CudaApiVersion { version })
     }
 

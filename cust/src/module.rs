@@ -149,9 +149,9 @@ impl Module {
                 // SAFETY: our own loaded module.
                 FnInner::Cuda(unsafe { result::module::get_function(*module, c_name) }.to_result()?)
             }
-            Inner::Emulator(kernels) => {
-                FnInner::Emulator(kernels.iter().copied().find(|k| k.name == name).ok_or(CudaError::NotFound)?)
-            }
+            Inner::Emulator(kernels) => FnInner::Emulator(
+                kernels.iter().copied().find(|k| k.name == name).ok_or(CudaError::NotFound)?,
+            ),
         };
         Ok(Function::new(inner, name, self))
     }

@@ -52,7 +52,11 @@ impl Stream {
         if !backend::cuda()? {
             return Ok(Stream { inner: std::ptr::null_mut(), flags, priority: priority_value });
         }
-        let kind = if flags.contains(StreamFlags::NON_BLOCKING) { StreamKind::NonBlocking } else { StreamKind::Default };
+        let kind = if flags.contains(StreamFlags::NON_BLOCKING) {
+            StreamKind::NonBlocking
+        } else {
+            StreamKind::Default
+        };
         let inner = match priority {
             Some(p) => result::stream::create_with_priority(kind, p),
             None => result::stream::create(kind),
@@ -140,7 +144,8 @@ impl Stream {
             FnInner::Emulator(kernel) => {
                 let packed = emulator_args(kernel, args)?;
                 let gpu = lab_runtime::Gpu::emulator();
-                let (g, b) = (Dim3 { x: grid.x, y: grid.y, z: grid.z }, Dim3 { x: block.x, y: block.y, z: block.z });
+                let (g, b) =
+                    (Dim3 { x: grid.x, y: grid.y, z: grid.z }, Dim3 { x: block.x, y: block.y, z: block.z });
                 // SAFETY: the caller's contract; the arguments match the
                 // declaration (checked above) and every buffer's extent is
                 // what the emulator lets the kernel touch.

@@ -208,7 +208,11 @@ fn mistakes_are_clear_errors() {
             a.as_device_ptr(), a.as_device_ptr(), out.as_device_ptr(), n, 2i32, 1.0f64
         ))
     });
-    assert!(m.contains("6 arguments for parameters taking 7") && m.contains("b: &[f32] (a pointer, then a length)"), "{m}");
+    assert!(
+        m.contains("6 arguments for parameters taking 7")
+            && m.contains("b: &[f32] (a pointer, then a length)"),
+        "{m}"
+    );
 
     // `n as u32` where the kernel takes a usize.
     let m = text(unsafe {

@@ -18,7 +18,10 @@ fn without_a_gpu_or_a_kernel_crate_quick_init_says_what_to_add() {
             assert!(m.contains("no kernel crate is linked for the CPU emulator"), "{m}");
             assert!(m.contains("`use kernels as _;`") && !m.contains('\n'), "{m}");
             // Nothing else works either, with the same kind of answer.
-            assert_eq!(cust::memory::DeviceBuffer::from_slice(&[1.0f32]).unwrap_err(), CudaError::NotInitialized);
+            assert_eq!(
+                cust::memory::DeviceBuffer::from_slice(&[1.0f32]).unwrap_err(),
+                CudaError::NotInitialized
+            );
         }
     }
 }

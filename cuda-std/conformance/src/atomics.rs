@@ -8,7 +8,7 @@ use cuda_std::atomic::{self, mid};
 use cuda_std::prelude::*;
 use cuda_std::shared_array;
 
-/// Bins of [`shared_histogram`].
+/// Bins of [`shared_histogram()`].
 pub const BINS: usize = 16;
 
 /// `bins[v % 16] += 1` for each `v` of `x`: each block counts into a
@@ -34,7 +34,7 @@ pub unsafe fn shared_histogram(x: &[u32], bins: *mut u32) {
     }
 }
 
-/// Words of [`float_and_integer`]'s `ints` output.
+/// Words of [`float_and_integer()`]'s `ints` output.
 pub const INTS: usize = 8;
 
 /// Every thread adds `x[i]` to `sums[0]` (an [`atomic::AtomicF32`]),

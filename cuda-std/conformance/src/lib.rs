@@ -13,7 +13,7 @@ pub mod check;
 pub mod foreign;
 pub mod vectors;
 
-/// Values each thread of [`indices`] writes.
+/// Values each thread of [`indices()`] writes.
 pub const INDEX_VALUES: usize = 20;
 
 /// Every index function, per thread: `out[index() * 20 + j]`.
@@ -51,7 +51,7 @@ pub unsafe fn indices(out: *mut u32) {
 
 /// Widths the shuffle kernels take.
 pub const WIDTHS: [u32; 5] = [32, 16, 8, 4, 2];
-/// Outputs per thread of [`shuffles`]: per width, 4 modes x (value,
+/// Outputs per thread of [`shuffles()`]: per width, 4 modes x (value,
 /// predicate), then `f64`, `i128`, `u8`, `f16` and `bf16` shuffles.
 pub const SHUFFLE_VALUES: usize = WIDTHS.len() * 8 + 8;
 
@@ -110,7 +110,7 @@ pub unsafe fn shuffles(out: *mut u32) {
     }
 }
 
-/// Outputs per thread of [`votes`].
+/// Outputs per thread of [`votes()`].
 pub const VOTE_VALUES: usize = 6;
 
 /// Ballots, `all`, `any` over whole warps, a vote over the first 16 lanes
@@ -157,7 +157,7 @@ pub unsafe fn warp_scan(x: &[u32], out: *mut u32) {
     unsafe { *out.add(thread::index_1d() as usize) = *s.add(t) };
 }
 
-/// Threads per block of [`shared_styles`].
+/// Threads per block of [`shared_styles()`].
 pub const STYLES_BLOCK: usize = 64;
 
 /// The three kinds of shared memory at once, and a launch of several

@@ -3,7 +3,7 @@
 use cuda_std::prelude::*;
 use cuda_std::{glam, vek};
 
-/// Outputs per thread of [`vector_math`].
+/// Outputs per thread of [`vector_math()`].
 pub const VECTOR_VALUES: usize = 4;
 
 /// Thread `i` takes `u = a[6i..6i+3]` and `v = a[6i+3..6i+6]` and writes

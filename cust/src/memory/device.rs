@@ -99,7 +99,9 @@ impl<T: DeviceCopy> DeviceSlice<T> {
         assert!(mid <= self.len(), "mid {mid} beyond a device slice of {}", self.len());
         let (ptr, len) = (self.as_device_ptr(), self.len());
         // SAFETY: two disjoint parts of this slice, borrowed from it.
-        unsafe { (Self::from_raw_parts_mut(ptr, mid), Self::from_raw_parts_mut(ptr.wrapping_add(mid), len - mid)) }
+        unsafe {
+            (Self::from_raw_parts_mut(ptr, mid), Self::from_raw_parts_mut(ptr.wrapping_add(mid), len - mid))
+        }
     }
 
     /// The slice of `len` elements at `ptr`.
@@ -117,7 +119,9 @@ impl<T: DeviceCopy> DeviceSlice<T> {
     /// that memory for `'a`.
     pub unsafe fn from_raw_parts_mut<'a>(ptr: DevicePointer<T>, len: usize) -> &'a mut DeviceSlice<T> {
         // SAFETY: as above.
-        unsafe { &mut *(std::ptr::slice_from_raw_parts_mut(ptr.as_raw() as *mut (), len) as *mut DeviceSlice<T>) }
+        unsafe {
+            &mut *(std::ptr::slice_from_raw_parts_mut(ptr.as_raw() as *mut (), len) as *mut DeviceSlice<T>)
+        }
     }
 
     /// Sets every byte to `value`.
@@ -189,14 +193,28 @@ impl<T: DeviceCopy, I: AsRef<[T]> + AsMut<[T]> + ?Sized> CopyDestination<I> for 
         let source = source.as_ref();
         same_len(self.len(), source.len())?;
         // SAFETY: `source` holds as many bytes as this slice (checked).
-        unsafe { backend::htod(self.as_device_ptr().as_raw(), source.as_ptr() as *const u8, size_of_val(source), None) }
+        unsafe {
+            backend::htod(
+                self.as_device_ptr().as_raw(),
+                source.as_ptr() as *const u8,
+                size_of_val(source),
+                None,
+            )
+        }
     }
 
     fn copy_to(&self, dest: &mut I) -> CudaResult<()> {
         let dest = dest.as_mut();
         same_len(self.len(), dest.len())?;
         // SAFETY: `dest` holds as many bytes as this slice (checked).
-        unsafe { backend::dtoh(dest.as_mut_ptr() as *mut u8, self.as_device_ptr().as_raw(), size_of_val(dest), None) }
+        unsafe {
+            backend::dtoh(
+                dest.as_mut_ptr() as *mut u8,
+                self.as_device_ptr().as_raw(),
+                size_of_val(dest),
+                None,
+            )
+        }
     }
 }
 
@@ -227,7 +245,8 @@ impl<T: DeviceCopy, I: AsRef<[T]> + AsMut<[T]> + ?Sized> AsyncCopyDestination<I>
     unsafe fn async_copy_from(&mut self, source: &I, stream: &Stream) -> CudaResult<()> {
         let source = source.as_ref();
         same_len(self.len(), source.len())?;
-        let (dst, src, bytes) = (self.as_device_ptr().as_raw(), source.as_ptr() as *const u8, size_of_val(source));
+        let (dst, src, bytes) =
+            (self.as_device_ptr().as_raw(), source.as_ptr() as *const u8, size_of_val(source));
         // SAFETY: lengths checked; the caller keeps both alive and alone
         // until the stream is synchronized.
         unsafe { backend::htod(dst, src, bytes, stream.raw()) }
@@ -236,7 +255,8 @@ impl<T: DeviceCopy, I: AsRef<[T]> + AsMut<[T]> + ?Sized> AsyncCopyDestination<I>
     unsafe fn async_copy_to(&self, dest: &mut I, stream: &Stream) -> CudaResult<()> {
         let dest = dest.as_mut();
         same_len(self.len(), dest.len())?;
-        let (dst, src, bytes) = (dest.as_mut_ptr() as *mut u8, self.as_device_ptr().as_raw(), size_of_val(dest));
+        let (dst, src, bytes) =
+            (dest.as_mut_ptr() as *mut u8, self.as_device_ptr().as_raw(), size_of_val(dest));
         // SAFETY: as above.
         unsafe { backend::dtoh(dst, src, bytes, stream.raw()) }
     }
@@ -547,7 +567,9 @@ impl<T: DeviceCopy> CopyDestination<DeviceBox<T>> for DeviceBox<T> {
 impl<T: DeviceCopy> AsyncCopyDestination<T> for DeviceBox<T> {
     unsafe fn async_copy_from(&mut self, val: &T, stream: &Stream) -> CudaResult<()> {
         // SAFETY: one `T` each side; the caller's contract.
-        unsafe { backend::htod(self.ptr.as_raw(), val as *const T as *const u8, size_of::<T>(), stream.raw()) }
+        unsafe {
+            backend::htod(self.ptr.as_raw(), val as *const T as *const u8, size_of::<T>(), stream.raw())
+        }
     }
 
     unsafe fn async_copy_to(&self, val: &mut T, stream: &Stream) -> CudaResult<()> {

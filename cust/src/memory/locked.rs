@@ -21,7 +21,8 @@ fn locked_alloc<T>(len: usize) -> CudaResult<(*mut T, bool)> {
         let ptr = unsafe { result::malloc_host(bytes, 0) }.to_result()?;
         return Ok((ptr as *mut T, true));
     }
-    let layout = Layout::from_size_align(bytes, align_of::<T>().max(64)).map_err(|_| CudaError::InvalidMemoryAllocation)?;
+    let layout = Layout::from_size_align(bytes, align_of::<T>().max(64))
+        .map_err(|_| CudaError::InvalidMemoryAllocation)?;
     // SAFETY: non-zero size.
     let ptr = unsafe { alloc(layout) } as *mut T;
     if ptr.is_null() { Err(CudaError::OutOfMemory) } else { Ok((ptr, false)) }

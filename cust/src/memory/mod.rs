@@ -28,9 +28,17 @@ use crate::error::{CudaResult, ToResult};
 #[derive(Clone, Copy, Debug)]
 pub enum ArgValue {
     /// A device address, of elements of `elem` (`size` bytes each).
-    Ptr { addr: u64, elem: &'static str, size: usize },
+    Ptr {
+        addr: u64,
+        elem: &'static str,
+        size: usize,
+    },
     /// An integer of `bytes` bytes, zero- or sign-extended, named `ty`.
-    Int { value: u64, bytes: usize, ty: &'static str },
+    Int {
+        value: u64,
+        bytes: usize,
+        ty: &'static str,
+    },
     F32(f32),
     F64(f64),
     /// Anything else (a struct): the emulator does not take it.
@@ -119,7 +127,7 @@ macro_rules! tuples {
     )*};
 }
 
-tuples!((A) (A, B) (A, B, C) (A, B, C, D) (A, B, C, D, E) (A, B, C, D, E, F));
+tuples!((A)(A, B)(A, B, C)(A, B, C, D)(A, B, C, D, E)(A, B, C, D, E, F));
 
 /// Device memory that can be passed around as a pointer and a length.
 pub trait GpuBuffer<T: DeviceCopy> {

@@ -147,7 +147,7 @@ plain_through_epilogue!(bf16, f16);
 /// into `D` (`d[base + i ldd + j]`, inside `m x n` only): each thread's
 /// 128 sums lie in two rows 8 apart, in pairs of neighbouring columns
 /// ([`d_f32`]). The activation is chosen once, outside the unrolled
-/// store ([`store_with`]), so each activation's store is one compact run
+/// store (`store_with`), so each activation's store is one compact run
 /// of code (an activation tested per element would interleave every
 /// activation's code through all 128 stores, and the store would wait on
 /// instruction fetches).

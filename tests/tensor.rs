@@ -6,7 +6,8 @@
 use gpu::dev::{In, Out, SharedTile, mma, sync_threads, thread_idx_x};
 use gpu::kernel;
 use kernel_lab::families::Family;
-use kernel_lab::families::tensor::{self, Precision, Tensor, bf16, f32_of};
+use kernel_lab::families::tensor::{self, Ladder, Step, Tensor, bf16, f32_of};
+use kernel_lab::gemm::{self, Bf16, F16, Tf32};
 use kernel_lab::runtime::Gpu;
 use rand::{Rng, SeedableRng, rngs::SmallRng};
 
@@ -76,6 +77,32 @@ fn bf16_conversion_rounds_to_nearest_even() {
     assert_eq!(f32_of(bf16(1.0 + 3.0 * f32::powi(2.0, -8))), 1.0 + f32::powi(2.0, -6));
 }
 
+/// Runs `kernel` on integer A (`m x k`) and B (`k x n`) in `P` (B
+/// transposed where `P` reads it K-major), or `None` if it multiplies
+/// another precision; with the result, whether the TMA kernels can take
+/// the shape (rows on 16 bytes).
+fn integer_run<P: Ladder>(
+    gpu: &Gpu,
+    kernel: &'static gpu::launch::Kernel,
+    (m, n, k): (usize, usize, usize),
+    (a, b): (&[i32], &[i32]),
+    dc: &mut kernel_lab::runtime::DeviceBuffer<f32>,
+) -> Option<(kernel_lab::runtime::Result<()>, bool)> {
+    Step::<P>::of(kernel).ok()?;
+    let to = |x: i32| P::elem(<P::Input as gemm::Input>::round_f32(x as f32));
+    let ah: Vec<P::Elem> = a.iter().map(|&x| to(x)).collect();
+    let bh: Vec<P::Elem> = if P::B_K_MAJOR {
+        (0..n * k).map(|i| to(b[(i % k) * n + i / k])).collect()
+    } else {
+        b.iter().map(|&x| to(x)).collect()
+    };
+    let (da, db) = (gpu.upload(&ah).unwrap(), gpu.upload(&bh).unwrap());
+    let mut ops = tensor::Operands::<P>::new((m, n, k), &da, &db).unwrap();
+    let per_16 = <P::Input as gemm::Input>::PER_16;
+    let rows_on_16 = k % per_16 == 0 && (P::B_K_MAJOR || n % per_16 == 0);
+    Some((tensor::run_once(gpu, kernel, &mut ops, dc), rows_on_16))
+}
+
 /// Integers in [-8, 8] are exact in bf16, f16 and tf32, their products and sums
 /// of up to 2^18 of them exact in f32: every kernel must match the integer
 /// product bit for bit, at shapes with edges in every direction and one
@@ -85,7 +112,6 @@ fn integer_inputs_give_exact_results() {
     let gpu = Gpu::emulator();
     let mut rng = SmallRng::seed_from_u64(11);
     for kernel in Tensor.kernels() {
-        let precision = tensor::typed(kernel).unwrap().precision();
         for (m, n, k) in [
             (1, 1, 1),
             (16, 8, 16),
@@ -104,36 +130,10 @@ fn integer_inputs_give_exact_results() {
             let b: Vec<i32> = (0..k * n).map(|_| rng.random_range(-8..=8)).collect();
             let mut dc = gpu.alloc::<f32>(m * n).unwrap();
             gpu.poison(&mut dc).unwrap();
-            let result = match precision {
-                Precision::Bf16 => {
-                    let (ah, bh): (Vec<u16>, Vec<u16>) = (
-                        a.iter().map(|&x| bf16(x as f32)).collect(),
-                        b.iter().map(|&x| bf16(x as f32)).collect(),
-                    );
-                    let (da, db) = (gpu.upload(&ah).unwrap(), gpu.upload(&bh).unwrap());
-                    let mut ops = tensor::Operands::new((m, n, k), &da, &db).unwrap();
-                    tensor::run_once(&gpu, kernel, &mut ops, &mut dc)
-                }
-                Precision::F16 => {
-                    let to =
-                        |v: &Vec<i32>| v.iter().map(|&x| half::f16::from_f32(x as f32)).collect::<Vec<_>>();
-                    let (da, db) = (gpu.upload(&to(&a)).unwrap(), gpu.upload(&to(&b)).unwrap());
-                    let mut ops = tensor::Operands::f16((m, n, k), &da, &db).unwrap();
-                    tensor::run_once(&gpu, kernel, &mut ops, &mut dc)
-                }
-                Precision::Tf32 => {
-                    let ah: Vec<f32> = a.iter().map(|&x| x as f32).collect();
-                    let bt: Vec<f32> = (0..n * k).map(|i| b[(i % k) * n + i / k] as f32).collect();
-                    let (da, dbt) = (gpu.upload(&ah).unwrap(), gpu.upload(&bt).unwrap());
-                    let mut ops = tensor::Operands::tf32((m, n, k), &da, &dbt).unwrap();
-                    tensor::run_once(&gpu, kernel, &mut ops, &mut dc)
-                }
-            };
-            // TMA kernels need rows on 16 bytes, and say so.
-            let rows_on_16 = match precision {
-                Precision::Bf16 | Precision::F16 => k % 8 == 0 && n % 8 == 0,
-                Precision::Tf32 => k % 4 == 0,
-            };
+            let (result, rows_on_16) = integer_run::<Bf16>(&gpu, kernel, (m, n, k), (&a, &b), &mut dc)
+                .or_else(|| integer_run::<F16>(&gpu, kernel, (m, n, k), (&a, &b), &mut dc))
+                .or_else(|| integer_run::<Tf32>(&gpu, kernel, (m, n, k), (&a, &b), &mut dc))
+                .unwrap_or_else(|| panic!("{}: no precision of the ladder", kernel.name));
             match result {
                 Ok(()) => {}
                 Err(e) if e.to_string().contains("row length must be a multiple of") && !rows_on_16 => {
@@ -164,7 +164,7 @@ fn tf32_kernels_truncate_their_inputs() {
     let (m, n, k) = (64, 256, 8);
     let mut ran = 0;
     for kernel in Tensor.kernels() {
-        if tensor::typed(kernel).unwrap().precision() != Precision::Tf32 {
+        if Step::<Tf32>::of(kernel).is_err() {
             continue;
         }
         ran += 1;
@@ -174,7 +174,7 @@ fn tf32_kernels_truncate_their_inputs() {
         ] {
             let (da, dbt) = (gpu.upload(&vec![x; m * k]).unwrap(), gpu.upload(&vec![x; n * k]).unwrap());
             let mut dc = gpu.alloc::<f32>(m * n).unwrap();
-            let mut ops = tensor::Operands::tf32((m, n, k), &da, &dbt).unwrap();
+            let mut ops = tensor::Operands::<Tf32>::new((m, n, k), &da, &dbt).unwrap();
             tensor::run_once(&gpu, kernel, &mut ops, &mut dc).unwrap();
             gpu.sync().unwrap();
             let want = (k as f64 * seen * seen) as f32;
@@ -205,7 +205,7 @@ fn tensor_analysis(name: &str) -> emu::Analysis {
     let mut dc = gpu.alloc::<f32>(m * n).unwrap();
     gpu.poison(&mut dc).unwrap();
     gpu.set_analysis(true);
-    let mut ops = tensor::Operands::new((m, n, k), &da, &db).unwrap();
+    let mut ops = tensor::Operands::<Bf16>::new((m, n, k), &da, &db).unwrap();
     tensor::run_once(&gpu, kernel, &mut ops, &mut dc).unwrap();
     gpu.sync().unwrap();
     let analysis = gpu.take_analysis();
@@ -256,7 +256,7 @@ fn tf32_padded_tiles_are_conflict_free() {
     let (da, dbt) = (gpu.upload(&a).unwrap(), gpu.upload(&bt).unwrap());
     let mut dc = gpu.alloc::<f32>(m * n).unwrap();
     gpu.set_analysis(true);
-    let mut ops = tensor::Operands::tf32((m, n, k), &da, &dbt).unwrap();
+    let mut ops = tensor::Operands::<Tf32>::new((m, n, k), &da, &dbt).unwrap();
     tensor::run_once(&gpu, kernel, &mut ops, &mut dc).unwrap();
     gpu.sync().unwrap();
     let analysis = gpu.take_analysis();
@@ -644,8 +644,8 @@ fn operands_refuse_what_they_cannot_take() {
     let (da, db) = (gpu.upload(&[0u16; 16]).unwrap(), gpu.upload(&[0u16; 16]).unwrap());
     let mut dc = gpu.alloc::<f32>(40_000).unwrap();
     for kernel in Tensor.kernels() {
-        if matches!(tensor::typed(kernel).unwrap(), tensor::Launchable::Tma(_)) {
-            let mut ops = tensor::Operands::new((3, 9, 0), &da, &db).unwrap();
+        if matches!(Step::<Bf16>::of(kernel), Ok(Step::Tma(_))) {
+            let mut ops = tensor::Operands::<Bf16>::new((3, 9, 0), &da, &db).unwrap();
             let e = tensor::run_once(&gpu, kernel, &mut ops, &mut dc).unwrap_err().to_string();
             assert!(e.contains("multiple of 8, not 9"), "{}: {e}", kernel.name);
         }

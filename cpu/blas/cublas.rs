@@ -4,6 +4,7 @@
 use cudarc::cublas::{CudaBlas, Gemm as _, GemmConfig, sys as cublas_sys};
 
 use super::gemm::{Gemm, Layout, Op};
+use crate::gemm::{Input as _, Precision};
 use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
 
 pub struct Cublas {
@@ -105,57 +106,30 @@ impl Cublas {
             .map_err(|e| Error::InvalidInput(format!("cublasSgemm failed: {e:?}")))
     }
 
-    /// `C = A B` for row-major bf16 `A` (`m x k`) and `B` (`k x n`), `f32`
-    /// `C`, accumulating in `f32` (`cublasGemmEx`, `CUBLAS_COMPUTE_32F`:
-    /// tensor cores), as the column-major `Cᵀ = Bᵀ Aᵀ`.
-    pub fn gemm_bf16_rows(
+    /// `C = A B` in precision `P` for row-major `A` (`m x k`) and `B` (`k x
+    /// n`; where `P` reads B K-major, as `wgmma` does tf32, its transpose
+    /// `bt`, `n x k`), `f32` `C`, accumulating in `f32` (`cublasGemmEx` with
+    /// `P`'s input type and compute type: bf16 and f16 `CUBLAS_COMPUTE_32F`,
+    /// tensor cores; tf32 `CUBLAS_COMPUTE_32F_FAST_TF32`), as the
+    /// column-major `Cᵀ = Bᵀ Aᵀ` (B K-major: `(btᵀ)ᵀ Aᵀ`, the first operand
+    /// transposed, "TN"). `T` is the buffers' element as the caller holds
+    /// it (bf16 as its bits, `u16`): `P`'s input type's size.
+    pub fn gemm_rows<P: Precision, T: cudarc::driver::DeviceRepr>(
         &self,
         (m, n, k): (usize, usize, usize),
-        a: &DeviceBuffer<u16>,
-        b: &DeviceBuffer<u16>,
+        a: &DeviceBuffer<T>,
+        b: &DeviceBuffer<T>,
         c: &mut DeviceBuffer<f32>,
     ) -> Result<()> {
+        if size_of::<T>() != size_of::<P::Input>() {
+            return Err(Error::InvalidInput(format!("{} GEMM: {}-byte elements", P::NAME, size_of::<T>())));
+        }
         if a.len() < m * k || b.len() < k * n || c.len() < m * n {
-            return Err(Error::InvalidInput(format!("bf16 GEMM {m}x{n}x{k}: buffers too small")));
+            return Err(Error::InvalidInput(format!("{} GEMM {m}x{n}x{k}: buffers too small", P::NAME)));
         }
-        let bf16 = cublas_sys::cudaDataType_t::CUDA_R_16BF;
-        let compute = cublas_sys::cublasComputeType_t::CUBLAS_COMPUTE_32F;
-        self.gemm_ex("bf16", (m, n, k), (b, false, n), (a, k), c, (bf16, compute))
-    }
-
-    /// As [`Cublas::gemm_bf16_rows`] for IEEE binary16 `A` and `B`.
-    pub fn gemm_f16_rows(
-        &self,
-        (m, n, k): (usize, usize, usize),
-        a: &DeviceBuffer<half::f16>,
-        b: &DeviceBuffer<half::f16>,
-        c: &mut DeviceBuffer<f32>,
-    ) -> Result<()> {
-        if a.len() < m * k || b.len() < k * n || c.len() < m * n {
-            return Err(Error::InvalidInput(format!("f16 GEMM {m}x{n}x{k}: buffers too small")));
-        }
-        let f16 = cublas_sys::cudaDataType_t::CUDA_R_16F;
-        let compute = cublas_sys::cublasComputeType_t::CUBLAS_COMPUTE_32F;
-        self.gemm_ex("f16", (m, n, k), (b, false, n), (a, k), c, (f16, compute))
-    }
-
-    /// `C = A btᵀ` for row-major `f32` `A` (`m x k`) and `bt` (`n x k`, B
-    /// transposed), `f32` `C`, on the TF32 tensor cores (`cublasGemmEx`,
-    /// `CUBLAS_COMPUTE_32F_FAST_TF32`), as the column-major `Cᵀ = (btᵀ)ᵀ
-    /// Aᵀ`: the first operand transposed ("TN"), the layout `wgmma` needs.
-    pub fn gemm_tf32_rows_nt(
-        &self,
-        (m, n, k): (usize, usize, usize),
-        a: &DeviceBuffer<f32>,
-        bt: &DeviceBuffer<f32>,
-        c: &mut DeviceBuffer<f32>,
-    ) -> Result<()> {
-        if a.len() < m * k || bt.len() < n * k || c.len() < m * n {
-            return Err(Error::InvalidInput(format!("tf32 GEMM {m}x{n}x{k}: buffers too small")));
-        }
-        let f32_ = cublas_sys::cudaDataType_t::CUDA_R_32F;
-        let compute = cublas_sys::cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32;
-        self.gemm_ex("tf32", (m, n, k), (bt, true, k), (a, k), c, (f32_, compute))
+        let ldb = if P::B_K_MAJOR { k } else { n };
+        let types = (P::Input::cuda_type(), P::cublas_compute());
+        self.gemm_ex(P::NAME, (m, n, k), (b, P::B_K_MAJOR, ldb), (a, k), c, types)
     }
 
     /// `cublasGemmEx` for the row-major `C (m x n) = A B`, as the

@@ -2,69 +2,141 @@
 //! accumulation, their references and error bounds, and cuBLAS's GEMMs in
 //! the same precisions as the in-run peers. The kernels are in `gpu/src/tensor.rs`.
 
+use std::marker::PhantomData;
+
+use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use gpu::dev::{In, Out};
-use half::f16;
 use gpu::launch::{Kernel, Typed};
+use gpu::tensor::hopper;
+use half::f16;
 use rayon::prelude::*;
 
 use super::sgemm::{percent_of, rows_to_check};
 use super::{About, Family, Run, Target, percent_target};
 use crate::blas::cublas::Cublas;
+use crate::gemm::{self, Bf16, F16, Tf32};
 use crate::measure::{Rate, Record, Shape, data, trial};
 use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
-
-/// What every tensor-core GEMM kernel takes: A, B (bf16 bits), C, m, n, k.
-pub type Signature = (In<u16>, In<u16>, Out<f32>, u32, u32, u32);
 
 /// The family: `C = A B`, bf16, f16 or tf32 inputs, `f32` accumulation
 /// and output.
 pub struct Tensor;
 
-/// The input type a kernel multiplies in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Precision {
-    /// bf16 bits (`u16`), row-major A (`m x k`) and B (`k x n`).
-    Bf16,
-    /// IEEE binary16, laid out as bf16.
-    F16,
-    /// `f32` read as tf32, row-major A (`m x k`) and B transposed (`bt`,
-    /// `n x k`): `C = A btᵀ` (`wgmma` reads tf32 B only K-major).
-    Tf32,
-}
-
-impl Precision {
-    /// The records' element type.
-    pub fn name(self) -> &'static str {
-        match self {
-            Precision::Bf16 => "bf16",
-            Precision::F16 => "f16",
-            Precision::Tf32 => "tf32",
-        }
-    }
-
+/// What the ladder needs of a precision beyond the library's axis
+/// ([`gemm::Precision`]: the input type and its rounding, the products'
+/// error, B's layout, cuBLAS's compute type): the element its kernels
+/// take, its TMA maps and boxes, its peer's name. A precision of the
+/// ladder is one impl of this and one entry in [`PRECISIONS`].
+pub trait Ladder: gemm::Precision {
+    /// What the kernels take for A and B (bf16: its bits, `u16`).
+    type Elem: DeviceRepr + ValidAsZeroBits + Copy + Send + Sync + 'static;
+    /// How the `wgmma` steps lay out and multiply a stage (its k per
+    /// stage, B's TMA box).
+    type Stage: hopper::Element;
     /// The in-run peer's name: cuBLAS in the same precision.
-    pub fn peer(self) -> &'static str {
-        match self {
-            Precision::Bf16 => "cublas",
-            Precision::F16 => "cublas_f16",
-            Precision::Tf32 => "cublas_tf32",
-        }
-    }
+    const PEER: &'static str;
+    /// An input as the kernels take it.
+    fn elem(x: Self::Input) -> Self::Elem;
+    /// The tensor map of the row-major matrix `buffer` (`shape`), in
+    /// boxes of `boxes` (`gpu::tensor::hopper`).
+    fn tensor_map(
+        gpu: &Gpu,
+        buffer: &DeviceBuffer<Self::Elem>,
+        shape: (usize, usize),
+        boxes: (usize, usize),
+    ) -> Result<[u64; 16]>;
 
     /// The bound's factor on `sum_p |a_ip b_pj|` for `k` terms: each of the
     /// `k` additions into the `f32` accumulator may err by one ulp of the
     /// running sum (the ISA does not fix the order or the rounding), `(k +
-    /// 1) 2^-23`; bf16 and f16 inputs (rounded on the host) multiply
-    /// exactly in `f32`; tf32 inputs are `f32`s the tensor core truncates to 10
-    /// mantissa bits, each (normal) one off by less than `2^-10` relative, a product by
-    /// less than `2^-9`.
-    pub fn unit(self, k: usize) -> f64 {
-        let sums = (k as f64 + 1.0) * f64::powi(2.0, -23);
-        match self {
-            Precision::Bf16 | Precision::F16 => sums,
-            Precision::Tf32 => sums + f64::powi(2.0, -9),
-        }
+    /// 1) 2^-23`, plus the error of one product
+    /// ([`gemm::Precision::PRODUCT_ERROR`]: 0 for bf16 and f16, exact in
+    /// `f32`; `2^-9` for tf32, each input truncated to 10 mantissa bits).
+    fn unit(k: usize) -> f64 {
+        (k as f64 + 1.0) * f64::powi(2.0, -23) + Self::PRODUCT_ERROR
     }
+}
+
+/// bf16 bits (`u16`), row-major A (`m x k`) and B (`k x n`).
+impl Ladder for Bf16 {
+    type Elem = u16;
+    type Stage = hopper::Bf16;
+    const PEER: &'static str = "cublas";
+    fn elem(x: half::bf16) -> u16 {
+        x.to_bits()
+    }
+    fn tensor_map(gpu: &Gpu, b: &DeviceBuffer<u16>, shape: (usize, usize), boxes: (usize, usize)) -> Result<[u64; 16]> {
+        gpu.tensor_map_bf16(b, shape, boxes)
+    }
+}
+
+/// IEEE binary16, laid out as bf16.
+impl Ladder for F16 {
+    type Elem = f16;
+    type Stage = hopper::F16;
+    const PEER: &'static str = "cublas_f16";
+    fn elem(x: f16) -> f16 {
+        x
+    }
+    fn tensor_map(gpu: &Gpu, b: &DeviceBuffer<f16>, shape: (usize, usize), boxes: (usize, usize)) -> Result<[u64; 16]> {
+        gpu.tensor_map_f16(b, shape, boxes)
+    }
+}
+
+/// `f32` read as tf32, row-major A (`m x k`) and B transposed (`bt`,
+/// `n x k`): `C = A btᵀ` (`wgmma` reads tf32 B only K-major:
+/// [`gemm::Precision::B_K_MAJOR`]).
+impl Ladder for Tf32 {
+    type Elem = f32;
+    type Stage = hopper::Tf32;
+    const PEER: &'static str = "cublas_tf32";
+    fn elem(x: f32) -> f32 {
+        x
+    }
+    fn tensor_map(gpu: &Gpu, b: &DeviceBuffer<f32>, shape: (usize, usize), boxes: (usize, usize)) -> Result<[u64; 16]> {
+        gpu.tensor_map_f32(b, shape, boxes)
+    }
+}
+
+/// The ladder's precisions, in the order a run takes them.
+pub const PRECISIONS: [&dyn Rung; 3] = [&On::<Bf16>(PhantomData), &On::<F16>(PhantomData), &On::<Tf32>(PhantomData)];
+
+/// One precision of the ladder behind a `dyn` (for [`PRECISIONS`]).
+pub trait Rung {
+    /// The records' element type ([`gemm::Precision::NAME`]).
+    fn name(&self) -> &'static str;
+    /// Whether `kernel` multiplies in this precision.
+    fn takes(&self, kernel: &'static Kernel) -> bool;
+    /// This precision's part of a run: `kernels` are all its own.
+    fn run(&self, run: &Run, dims: (usize, usize, usize), kernels: &[&'static Kernel]) -> Result<Vec<Record>>;
+}
+
+/// Precision `P` as a [`Rung`].
+pub struct On<P>(PhantomData<P>);
+
+impl<P: Ladder> Rung for On<P> {
+    fn name(&self) -> &'static str {
+        P::NAME
+    }
+    fn takes(&self, kernel: &'static Kernel) -> bool {
+        Step::<P>::of(kernel).is_ok()
+    }
+    fn run(&self, run: &Run, dims: (usize, usize, usize), kernels: &[&'static Kernel]) -> Result<Vec<Record>> {
+        let steps = kernels.iter().map(|&k| Ok((k, Step::<P>::of(k)?))).collect::<Result<Vec<_>>>()?;
+        run_precision::<P>(run, dims, &steps)
+    }
+}
+
+/// The precision `kernel` multiplies in: an error if it is no kernel of
+/// the ladder.
+pub fn precision(kernel: &'static Kernel) -> Result<&'static dyn Rung> {
+    PRECISIONS.into_iter().find(|p| p.takes(kernel)).ok_or_else(|| {
+        Error::InvalidInput(format!(
+            "kernel {} is no tensor GEMM kernel: it takes none of the ladder's signatures ({})",
+            kernel.name,
+            PRECISIONS.map(|p| p.name()).join(", ")
+        ))
+    })
 }
 
 /// `x` rounded to the nearest bf16 (ties to even), as its bits.
@@ -110,7 +182,7 @@ fn overflows((m, n, k): (usize, usize, usize)) -> Error {
 }
 
 /// The f64 reference of rows `rows` of `A B` and, per element, the error
-/// bound `unit sum_p |a_ip b_pj|` ([`Precision::unit`]): `a(i)` is
+/// bound `unit sum_p |a_ip b_pj|` ([`Ladder::unit`]): `a(i)` is
 /// element `i` of the row-major A (`m x k`), `b` the row-major B (`k x n`).
 pub fn reference(
     a: impl Fn(usize) -> f64 + Sync,
@@ -137,12 +209,12 @@ pub fn reference(
         .collect()
 }
 
-/// B (`k x n`, row-major) as `f64`, from its transpose `bt` (`n x k`).
-pub fn untranspose(bt: &[f32], (n, k): (usize, usize)) -> Vec<f64> {
+/// B (`k x n`, row-major) from its transpose `bt` (`n x k`).
+pub fn untranspose(bt: &[f64], (n, k): (usize, usize)) -> Vec<f64> {
     let mut b = vec![0.0f64; k * n];
     for (j, row) in bt.chunks(k.max(1)).take(n).enumerate() {
         for (p, &x) in row.iter().enumerate() {
-            b[p * n + j] = x as f64;
+            b[p * n + j] = x;
         }
     }
     b
@@ -174,160 +246,71 @@ pub fn verify(
     Ok(worst)
 }
 
-/// What the bf16 TMA kernels take (`gpu::tensor::hopper`): the tensor
-/// maps of A and B (16 words each), A, B, C, m, n, k.
-pub type TmaSignature = (In<u64>, In<u16>, In<u16>, Out<f32>, u32, u32, u32);
+/// What the `mma.sync` steps take: A, B (bf16: as bits; tf32: B
+/// transposed, `n x k`), C, m, n, k.
+pub type PlainSignature<E> = (In<E>, In<E>, Out<f32>, u32, u32, u32);
 
-/// What the tf32 `mma.sync` kernels take: `f32` A, B transposed (`n x
-/// k`), C, m, n, k.
-pub type Tf32Signature = (In<f32>, In<f32>, Out<f32>, u32, u32, u32);
+/// What the TMA steps take (`gpu::tensor::hopper`): the tensor maps of A
+/// and B (16 words each), then as [`PlainSignature`].
+pub type TmaSignature<E> = (In<u64>, In<E>, In<E>, Out<f32>, u32, u32, u32);
 
-/// What the f16 `mma.sync` kernels take: as [`Signature`] in binary16.
-pub type F16Signature = (In<f16>, In<f16>, Out<f32>, u32, u32, u32);
-
-/// What the f16 TMA kernels take: as [`TmaSignature`] in binary16.
-pub type TmaF16Signature = (In<u64>, In<f16>, In<f16>, Out<f32>, u32, u32, u32);
-
-/// What the tf32 TMA kernels take: the maps, A, B transposed (`n x k`), C,
-/// m, n, k.
-pub type TmaTf32Signature = (In<u64>, In<f32>, In<f32>, Out<f32>, u32, u32, u32);
-
-/// A tensor GEMM kernel, as whichever signature it declares.
-#[derive(Clone, Copy)]
-pub enum Launchable {
-    Plain(Typed<Signature>),
-    PlainF16(Typed<F16Signature>),
-    PlainTf32(Typed<Tf32Signature>),
-    Tma(Typed<TmaSignature>),
-    TmaF16(Typed<TmaF16Signature>),
-    TmaTf32(Typed<TmaTf32Signature>),
+/// A tensor GEMM kernel in precision `P`, as whichever signature it
+/// declares.
+pub enum Step<P: Ladder> {
+    Plain(Typed<PlainSignature<P::Elem>>),
+    Tma(Typed<TmaSignature<P::Elem>>),
 }
 
-impl Launchable {
-    /// The inputs it multiplies.
-    pub fn precision(self) -> Precision {
-        match self {
-            Launchable::Plain(_) | Launchable::Tma(_) => Precision::Bf16,
-            Launchable::PlainF16(_) | Launchable::TmaF16(_) => Precision::F16,
-            Launchable::PlainTf32(_) | Launchable::TmaTf32(_) => Precision::Tf32,
-        }
+impl<P: Ladder> Clone for Step<P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<P: Ladder> Copy for Step<P> {}
+
+impl<P: Ladder> Step<P> {
+    /// `kernel` as a step in `P`: an error if it takes other parameters.
+    pub fn of(kernel: &'static Kernel) -> Result<Step<P>> {
+        kernel
+            .typed()
+            .map(Step::Plain)
+            .or_else(|_| kernel.typed().map(Step::Tma))
+            .map_err(|e| Error::InvalidInput(format!("{e} (no {} tensor GEMM kernel)", P::NAME)))
     }
 
-    fn kernel(self) -> &'static Kernel {
+    pub fn kernel(self) -> &'static Kernel {
         match self {
-            Launchable::Plain(k) => k.kernel(),
-            Launchable::PlainF16(k) => k.kernel(),
-            Launchable::PlainTf32(k) => k.kernel(),
-            Launchable::Tma(k) => k.kernel(),
-            Launchable::TmaF16(k) => k.kernel(),
-            Launchable::TmaTf32(k) => k.kernel(),
+            Step::Plain(k) => k.kernel(),
+            Step::Tma(k) => k.kernel(),
         }
     }
 }
 
-/// `kernel` as a tensor GEMM kernel: an error if it takes other parameters.
-pub fn typed(kernel: &'static Kernel) -> Result<Launchable> {
-    kernel
-        .typed::<Signature>()
-        .map(Launchable::Plain)
-        .or_else(|_| kernel.typed::<F16Signature>().map(Launchable::PlainF16))
-        .or_else(|_| kernel.typed::<Tf32Signature>().map(Launchable::PlainTf32))
-        .or_else(|_| kernel.typed::<TmaSignature>().map(Launchable::Tma))
-        .or_else(|_| kernel.typed::<TmaF16Signature>().map(Launchable::TmaF16))
-        .or_else(|_| kernel.typed::<TmaTf32Signature>().map(Launchable::TmaTf32))
-        .map_err(Error::InvalidInput)
-}
-
-/// A and B on the device, in a kernel's precision.
-#[derive(Clone, Copy)]
-pub enum Inputs<'a> {
-    /// bf16 A (`m x k`) and B (`k x n`).
-    Bf16(&'a DeviceBuffer<u16>, &'a DeviceBuffer<u16>),
-    /// binary16 A (`m x k`) and B (`k x n`).
-    F16(&'a DeviceBuffer<f16>, &'a DeviceBuffer<f16>),
-    /// `f32` A (`m x k`) and B transposed (`n x k`).
-    Tf32(&'a DeviceBuffer<f32>, &'a DeviceBuffer<f32>),
-}
-
-impl Inputs<'_> {
-    fn precision(self) -> Precision {
-        match self {
-            Inputs::Bf16(..) => Precision::Bf16,
-            Inputs::F16(..) => Precision::F16,
-            Inputs::Tf32(..) => Precision::Tf32,
-        }
-    }
-
-    /// Elements of the two buffers.
-    fn lens(self) -> (usize, usize) {
-        match self {
-            Inputs::Bf16(a, b) => (a.len(), b.len()),
-            Inputs::F16(a, b) => (a.len(), b.len()),
-            Inputs::Tf32(a, b) => (a.len(), b.len()),
-        }
-    }
-}
-
-/// A and B uploaded in one precision (what [`Inputs`] borrows).
-enum Uploaded {
-    Bf16(DeviceBuffer<u16>, DeviceBuffer<u16>),
-    F16(DeviceBuffer<f16>, DeviceBuffer<f16>),
-    Tf32(DeviceBuffer<f32>, DeviceBuffer<f32>),
-}
-
-impl Uploaded {
-    fn inputs(&self) -> Inputs<'_> {
-        match self {
-            Uploaded::Bf16(a, b) => Inputs::Bf16(a, b),
-            Uploaded::F16(a, b) => Inputs::F16(a, b),
-            Uploaded::Tf32(a, b) => Inputs::Tf32(a, b),
-        }
-    }
-}
-
-/// One problem's operands on the device: its dimensions, A, B and, for
-/// the TMA kernels, their tensor maps (encoded once, outside any timing).
-pub struct Operands<'a> {
-    pub inputs: Inputs<'a>,
+/// One problem's operands on the device, in precision `P`: its
+/// dimensions, A (`m x k`), B (`k x n`; `n x k` where
+/// [`gemm::Precision::B_K_MAJOR`]) and, for the TMA kernels, their tensor
+/// maps (encoded once, outside any timing).
+pub struct Operands<'a, P: Ladder> {
+    pub a: &'a DeviceBuffer<P::Elem>,
+    pub b: &'a DeviceBuffer<P::Elem>,
     /// `(m, n, k)`, the problem the buffers were checked for.
     dims: (usize, usize, usize),
     maps: Option<DeviceBuffer<u64>>,
 }
 
-impl<'a> Operands<'a> {
-    /// Checks the problem and the buffers: A holds `m k`, B `k n`
-    /// elements (bf16).
+impl<'a, P: Ladder> Operands<'a, P> {
+    /// Checks the problem and the buffers: A holds `m k` elements, B `k n`.
     pub fn new(
-        dims: (usize, usize, usize),
-        a: &'a DeviceBuffer<u16>,
-        b: &'a DeviceBuffer<u16>,
-    ) -> Result<Operands<'a>> {
-        Operands::of(dims, Inputs::Bf16(a, b))
-    }
-
-    /// As [`Operands::new`] for f16 kernels.
-    pub fn f16(dims: (usize, usize, usize), a: &'a DeviceBuffer<f16>, b: &'a DeviceBuffer<f16>) -> Result<Operands<'a>> {
-        Operands::of(dims, Inputs::F16(a, b))
-    }
-
-    /// As [`Operands::new`] for tf32 kernels: `f32` A (`m x k`) and B
-    /// transposed (`bt`, `n x k`).
-    pub fn tf32(
-        dims: (usize, usize, usize),
-        a: &'a DeviceBuffer<f32>,
-        bt: &'a DeviceBuffer<f32>,
-    ) -> Result<Operands<'a>> {
-        Operands::of(dims, Inputs::Tf32(a, bt))
-    }
-
-    /// Checks the problem and `inputs`' buffers (A `m k` elements, B `k n`).
-    pub fn of((m, n, k): (usize, usize, usize), inputs: Inputs<'a>) -> Result<Operands<'a>> {
+        (m, n, k): (usize, usize, usize),
+        a: &'a DeviceBuffer<P::Elem>,
+        b: &'a DeviceBuffer<P::Elem>,
+    ) -> Result<Operands<'a, P>> {
         check((m, n, k))?;
-        let (a, b) = inputs.lens();
-        if a < m * k || b < k * n {
+        if a.len() < m * k || b.len() < k * n {
             return Err(Error::InvalidInput(format!("tensor GEMM {m}x{n}x{k}: buffers too small")));
         }
-        Ok(Operands { inputs, dims: (m, n, k), maps: None })
+        Ok(Operands { a, b, dims: (m, n, k), maps: None })
     }
 
     /// Errors unless every row of A and B starts on 16 bytes, as TMA needs
@@ -335,11 +318,8 @@ impl<'a> Operands<'a> {
     /// long): even when a dimension is 0 and no copy is made.
     fn rows_on_16(&self) -> Result<()> {
         let (m, n, k) = self.dims;
-        let (name, per_16, lengths) = match self.inputs {
-            Inputs::Bf16(..) => ("bf16", 8, [k, n]),
-            Inputs::F16(..) => ("f16", 8, [k, n]),
-            Inputs::Tf32(..) => ("f32", 4, [k, k]),
-        };
+        let (name, per_16) = (<P::Input as gemm::Input>::NAME, <P::Input as gemm::Input>::PER_16);
+        let lengths = if P::B_K_MAJOR { [k, k] } else { [k, n] };
         match lengths.into_iter().find(|x| !x.is_multiple_of(per_16)) {
             Some(bad) => Err(Error::InvalidInput(format!(
                 "tensor GEMM {m}x{n}x{k}, {name}: TMA needs every row to start on 16 bytes, so the row length must \
@@ -355,7 +335,7 @@ impl<'a> Operands<'a> {
     /// start on 16 bytes (bf16: `k` or `n` not a multiple of 8; tf32: `k`
     /// not a multiple of 4).
     fn maps(&mut self, gpu: &Gpu) -> Result<&DeviceBuffer<u64>> {
-        use gpu::tensor::hopper::{BM, Bf16, Element, F16, Tf32};
+        use gpu::tensor::hopper::{BM, Element};
         let (m, n, k) = self.dims;
         self.rows_on_16()?;
         if self.maps.is_none() {
@@ -366,20 +346,9 @@ impl<'a> Operands<'a> {
                 let of = |what: &str, r: Result<[u64; 16]>| {
                     r.map_err(|e| Error::InvalidInput(format!("tensor GEMM {m}x{n}x{k}, {what}: {e}")))
                 };
-                let (a, b) = match self.inputs {
-                    Inputs::Bf16(a, b) => (
-                        gpu.tensor_map_bf16(a, (m, k), (BM, Bf16::BK)),
-                        gpu.tensor_map_bf16(b, (k, n), Bf16::B_BOX),
-                    ),
-                    Inputs::F16(a, b) => (
-                        gpu.tensor_map_f16(a, (m, k), (BM, F16::BK)),
-                        gpu.tensor_map_f16(b, (k, n), F16::B_BOX),
-                    ),
-                    Inputs::Tf32(a, bt) => (
-                        gpu.tensor_map_f32(a, (m, k), (BM, Tf32::BK)),
-                        gpu.tensor_map_f32(bt, (n, k), Tf32::B_BOX),
-                    ),
-                };
+                let b_shape = if P::B_K_MAJOR { (n, k) } else { (k, n) };
+                let a = P::tensor_map(gpu, self.a, (m, k), (BM, P::Stage::BK));
+                let b = P::tensor_map(gpu, self.b, b_shape, P::Stage::B_BOX);
                 [of("A", a)?, of("B", b)?].concat()
             };
             self.maps = Some(gpu.upload(&words)?);
@@ -387,18 +356,9 @@ impl<'a> Operands<'a> {
         Ok(self.maps.as_ref().expect("just set"))
     }
 
-    /// Readies what `kernel` needs beyond A and B (the tensor maps);
-    /// errors if it multiplies another precision.
-    pub fn prepare(&mut self, gpu: &Gpu, kernel: Launchable) -> Result<()> {
-        if kernel.precision() != self.inputs.precision() {
-            return Err(Error::InvalidInput(format!(
-                "{} multiplies {}, these operands are {}",
-                kernel.kernel().name,
-                kernel.precision().name(),
-                self.inputs.precision().name()
-            )));
-        }
-        if let Launchable::Tma(_) | Launchable::TmaF16(_) | Launchable::TmaTf32(_) = kernel {
+    /// Readies what `kernel` needs beyond A and B (the tensor maps).
+    pub fn prepare(&mut self, gpu: &Gpu, kernel: Step<P>) -> Result<()> {
+        if let Step::Tma(_) = kernel {
             self.maps(gpu)?;
         }
         Ok(())
@@ -406,9 +366,9 @@ impl<'a> Operands<'a> {
 }
 
 /// Queues `C = A B` with `kernel` on the operands' problem after checking
-/// C (A and B were checked by [`Operands::of`]; [`Operands::prepare`]
+/// C (A and B were checked by [`Operands::new`]; [`Operands::prepare`]
 /// readied them for `kernel`).
-pub fn launch(gpu: &Gpu, kernel: Launchable, ops: &Operands, c: &mut DeviceBuffer<f32>) -> Result<()> {
+pub fn launch<P: Ladder>(gpu: &Gpu, kernel: Step<P>, ops: &Operands<P>, c: &mut DeviceBuffer<f32>) -> Result<()> {
     let (m, n, k) = ops.dims;
     if c.len() < m * n {
         return Err(Error::InvalidInput(format!("tensor GEMM {m}x{n}x{k}: C too small")));
@@ -416,34 +376,37 @@ pub fn launch(gpu: &Gpu, kernel: Launchable, ops: &Operands, c: &mut DeviceBuffe
     if m == 0 || n == 0 {
         return Ok(());
     }
-    let dims = (m as u32, n as u32, k as u32);
+    let (mu, nu, ku) = (m as u32, n as u32, k as u32);
     let name = kernel.kernel().name;
-    let unprepared = || Error::InvalidInput(format!("{name}: its operands were not prepared for it"));
-    let maps = || ops.maps.as_ref().ok_or_else(unprepared);
     let launch = kernel.kernel().launch;
-    let plain = launch.grid(n as u32, m as u32);
-    let on_sms = launch.persistent_grid(n as u32, m as u32, gpu.resident_blocks(kernel.kernel())?);
     // SAFETY: (each arm) the buffers hold A, B and C for this problem
-    // (checked by `Operands::of` and above, in the kernel's precision); the grid covers C with the kernel's tile; the
+    // (checked by `Operands::new` and above, in the kernel's precision); the grid covers C with the kernel's tile; the
     // maps describe A and B (prepared for this problem).
     unsafe {
-        match (kernel, ops.inputs) {
-            (Launchable::Plain(kt), Inputs::Bf16(a, b)) => kt.launch(gpu, plain, (a, b, c, dims.0, dims.1, dims.2)),
-            (Launchable::PlainF16(kt), Inputs::F16(a, b)) => kt.launch(gpu, plain, (a, b, c, dims.0, dims.1, dims.2)),
-            (Launchable::PlainTf32(kt), Inputs::Tf32(a, bt)) => kt.launch(gpu, plain, (a, bt, c, dims.0, dims.1, dims.2)),
-            (Launchable::Tma(kt), Inputs::Bf16(a, b)) => kt.launch(gpu, on_sms, (maps()?, a, b, c, dims.0, dims.1, dims.2)),
-            (Launchable::TmaF16(kt), Inputs::F16(a, b)) => kt.launch(gpu, on_sms, (maps()?, a, b, c, dims.0, dims.1, dims.2)),
-            (Launchable::TmaTf32(kt), Inputs::Tf32(a, bt)) => kt.launch(gpu, on_sms, (maps()?, a, bt, c, dims.0, dims.1, dims.2)),
-            _ => Err(unprepared()),
+        match kernel {
+            Step::Plain(kt) => kt.launch(gpu, launch.grid(nu, mu), (ops.a, ops.b, c, mu, nu, ku)),
+            Step::Tma(kt) => {
+                let maps = ops.maps.as_ref().ok_or_else(|| {
+                    Error::InvalidInput(format!("{name}: its operands were not prepared for it"))
+                })?;
+                let on_sms = launch.persistent_grid(nu, mu, gpu.resident_blocks(kernel.kernel())?);
+                kt.launch(gpu, on_sms, (maps, ops.a, ops.b, c, mu, nu, ku))
+            }
         }
     }
 }
 
-/// Runs `kernel` once on `ops` into `c` (for tests): prepares, launches.
-pub fn run_once(gpu: &Gpu, kernel: &'static Kernel, ops: &mut Operands, c: &mut DeviceBuffer<f32>) -> Result<()> {
-    let kt = typed(kernel)?;
-    ops.prepare(gpu, kt)?;
-    launch(gpu, kt, ops, c)
+/// Runs `kernel` once on `ops` into `c` (for tests): prepares, launches;
+/// errors if it multiplies another precision.
+pub fn run_once<P: Ladder>(
+    gpu: &Gpu,
+    kernel: &'static Kernel,
+    ops: &mut Operands<P>,
+    c: &mut DeviceBuffer<f32>,
+) -> Result<()> {
+    let step = Step::<P>::of(kernel)?;
+    ops.prepare(gpu, step)?;
+    launch(gpu, step, ops, c)
 }
 
 impl Family for Tensor {
@@ -491,15 +454,15 @@ impl Family for Tensor {
     fn run(&self, run: &Run) -> Result<Vec<Record>> {
         let (m, n, k) = dims(run.size)?;
         check((m, n, k))?;
-        let mut chosen: Vec<(&'static Kernel, Launchable)> = Vec::new();
+        // Every kernel is one of the ladder's, before anything runs.
         for &kernel in run.kernels {
-            chosen.push((kernel, typed(kernel)?));
+            precision(kernel)?;
         }
         let mut records = Vec::new();
-        for precision in [Precision::Bf16, Precision::F16, Precision::Tf32] {
-            let these: Vec<_> = chosen.iter().copied().filter(|(_, kt)| kt.precision() == precision).collect();
+        for rung in PRECISIONS {
+            let these: Vec<_> = run.kernels.iter().copied().filter(|&kernel| rung.takes(kernel)).collect();
             if !these.is_empty() {
-                records.extend(run_precision(run, (m, n, k), precision, &these)?);
+                records.extend(rung.run(run, (m, n, k), &these)?);
             }
         }
         Ok(records)
@@ -560,45 +523,33 @@ impl Family for Tensor {
     }
 }
 
-/// One precision's part of [`Tensor`]'s run: random inputs (bf16 rounded
-/// on the host; tf32 as `f32`, B transposed), the reference of up to 512
-/// rows, the peer (on a GPU, when timing), then each kernel, verified.
-fn run_precision(
+/// One precision's part of [`Tensor`]'s run: random inputs (rounded to
+/// `P`'s input type on the host; B transposed where `P` reads it K-major),
+/// the reference of up to 512 rows, the peer (on a GPU, when timing), then
+/// each kernel, verified.
+fn run_precision<P: Ladder>(
     run: &Run,
     (m, n, k): (usize, usize, usize),
-    precision: Precision,
-    kernels: &[(&'static Kernel, Launchable)],
+    kernels: &[(&'static Kernel, Step<P>)],
 ) -> Result<Vec<Record>> {
     let Run { gpu, size, runs, progress, .. } = *run;
-    let a32 = data::uniform_f32(m * k, 0x7e45);
-    // B: `k x n` for bf16, its transpose `n x k` for tf32.
-    let b32 = data::uniform_f32(k * n, 0x7e46);
+    // A, and B: `k x n`, or its transpose `n x k` where `P` reads it
+    // K-major; in `P`'s input type.
+    let round = |x: Vec<f32>| -> Vec<P::Input> { x.into_iter().map(<P::Input as gemm::Input>::round_f32).collect() };
+    let a = round(data::uniform_f32(m * k, 0x7e45));
+    let b = round(data::uniform_f32(k * n, 0x7e46));
     let rows = rows_to_check(m, 512, 0x7e47);
-    let unit = precision.unit(k);
-    // The inputs in this precision, on the device, and the reference.
-    let (uploaded, want) = match precision {
-        Precision::Bf16 => {
-            let (a, b): (Vec<u16>, Vec<u16>) = (a32.iter().map(|&x| bf16(x)).collect(), b32.iter().map(|&x| bf16(x)).collect());
-            let b64: Vec<f64> = b.iter().map(|&x| f32_of(x) as f64).collect();
-            let want = reference(|i| f32_of(a[i]) as f64, &b64, (m, n, k), &rows, unit);
-            (Uploaded::Bf16(gpu.upload(&a)?, gpu.upload(&b)?), want)
-        }
-        Precision::F16 => {
-            let (a, b): (Vec<f16>, Vec<f16>) =
-                (a32.iter().map(|&x| f16::from_f32(x)).collect(), b32.iter().map(|&x| f16::from_f32(x)).collect());
-            let b64: Vec<f64> = b.iter().map(|&x| x.to_f64()).collect();
-            let want = reference(|i| a[i].to_f64(), &b64, (m, n, k), &rows, unit);
-            (Uploaded::F16(gpu.upload(&a)?, gpu.upload(&b)?), want)
-        }
-        Precision::Tf32 => {
-            let want = reference(|i| a32[i] as f64, &untranspose(&b32, (n, k)), (m, n, k), &rows, unit);
-            (Uploaded::Tf32(gpu.upload(&a32)?, gpu.upload(&b32)?), want)
-        }
-    };
-    let mut ops = Operands::of((m, n, k), uploaded.inputs())?;
+    let value = |x: P::Input| gemm::Input::to_f64(x);
+    let b64: Vec<f64> = b.iter().map(|&x| value(x)).collect();
+    let b64 = if P::B_K_MAJOR { untranspose(&b64, (n, k)) } else { b64 };
+    let want = reference(|i| value(a[i]), &b64, (m, n, k), &rows, P::unit(k));
+    // The inputs on the device, as the kernels take them.
+    let elems = |x: &[P::Input]| -> Vec<P::Elem> { x.iter().map(|&x| P::elem(x)).collect() };
+    let (da, db) = (gpu.upload(&elems(&a))?, gpu.upload(&elems(&b))?);
+    let mut ops = Operands::<P>::new((m, n, k), &da, &db)?;
     let mut c = gpu.alloc::<f32>(m * n)?;
     let flops = 2.0 * (m * n) as f64 * k as f64;
-    let (element, peer) = (precision.name(), precision.peer());
+    let (element, peer) = (P::NAME, P::PEER);
     let mut records = Vec::new();
     let mut measure = |name: &str, run: &dyn Fn(&mut DeviceBuffer<f32>) -> Result<()>| -> Result<Record> {
         progress(&format!("tensor {size} {element}: {name}"));
@@ -613,21 +564,16 @@ fn run_precision(
     };
     if runs.is_some() && !gpu.is_emulator() {
         let cublas = Cublas::new(gpu)?;
-        let record = match ops.inputs {
-            Inputs::Bf16(a, b) => measure(peer, &|c| cublas.gemm_bf16_rows((m, n, k), a, b, c))?,
-            Inputs::F16(a, b) => measure(peer, &|c| cublas.gemm_f16_rows((m, n, k), a, b, c))?,
-            Inputs::Tf32(a, bt) => measure(peer, &|c| cublas.gemm_tf32_rows_nt((m, n, k), a, bt, c))?,
-        };
-        records.push(record);
+        records.push(measure(peer, &|c| cublas.gemm_rows::<P, _>((m, n, k), &da, &db, c))?);
     }
-    for &(kernel, kt) in kernels {
+    for &(kernel, step) in kernels {
         // A kernel this device's PTX lacks (sm_90a kernels elsewhere), or a
         // shape its TMA cannot take, is left out of the table.
-        if let Err(e) = ops.prepare(gpu, kt).and_then(|()| gpu.has_kernel(kernel)) {
+        if let Err(e) = ops.prepare(gpu, step).and_then(|()| gpu.has_kernel(kernel)) {
             progress(&format!("tensor {size} {element}: {} left out: {e}", kernel.name));
             continue;
         }
-        records.push(measure(kernel.name, &|c| launch(gpu, kt, &ops, c))?);
+        records.push(measure(kernel.name, &|c| launch(gpu, step, &ops, c))?);
     }
     percent_of(&mut records, peer);
     Ok(records)

@@ -75,3 +75,43 @@ pub fn f16_bits(x: f32) -> u16 {
         emu::device::f16_bits(x)
     }
 }
+
+/// `lo` and `hi` rounded to bf16 as [`bf16_bits`] does, packed into one
+/// word (`lo` in the low half, the lower address when stored): one
+/// `cvt.rn.bf16x2.f32` (SASS `F2FP.BF16.F32.PACK_AB`) in place of two
+/// conversions and a byte permute.
+#[inline(always)]
+pub fn bf16x2_bits(lo: f32, hi: f32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let r: u32;
+        // SAFETY: an arithmetic instruction on registers; its first source
+        // goes to the upper half (PTX ISA, `cvt`).
+        unsafe {
+            core::arch::asm!("cvt.rn.bf16x2.f32 {r}, {hi}, {lo};", r = out(reg32) r, hi = in(reg32) hi, lo = in(reg32) lo, options(pure, nomem, nostack))
+        };
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        u32::from(bf16_bits(lo)) | u32::from(bf16_bits(hi)) << 16
+    }
+}
+
+/// [`bf16x2_bits`] for IEEE binary16 (`cvt.rn.f16x2.f32`).
+#[inline(always)]
+pub fn f16x2_bits(lo: f32, hi: f32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let r: u32;
+        // SAFETY: as for `bf16x2_bits`.
+        unsafe {
+            core::arch::asm!("cvt.rn.f16x2.f32 {r}, {hi}, {lo};", r = out(reg32) r, hi = in(reg32) hi, lo = in(reg32) lo, options(pure, nomem, nostack))
+        };
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        u32::from(f16_bits(lo)) | u32::from(f16_bits(hi)) << 16
+    }
+}

@@ -32,17 +32,32 @@ pub trait Output: Copy + 'static {
     ///
     /// # Safety
     /// Both elements lie in `d`; `at` is even and `d` 8-byte aligned.
-    #[inline(always)]
-    unsafe fn store_pair(d: &Out<Self>, at: usize, v: [f32; 2]) {
-        let bits = |x: f32| -> u32 {
-            let h = Self::of_f32(x);
-            // SAFETY: `Self` is a 16-bit type here (`f32` overrides this).
-            u32::from(unsafe { core::mem::transmute_copy::<Self, u16>(&h) })
-        };
-        // SAFETY: the caller's contract: `at` even, so `at / 2` is the
-        // 4-byte word holding both.
-        unsafe { d.recast::<u32>().store(at / 2, bits(v[0]) | bits(v[1]) << 16) };
-    }
+    unsafe fn store_pair(d: &Out<Self>, at: usize, v: [f32; 2]);
+
+    /// `d[at]` and `d[at + 1]` with one load.
+    ///
+    /// # Safety
+    /// As for [`Output::store_pair`].
+    unsafe fn load_pair(d: &Out<Self>, at: usize) -> [f32; 2];
+}
+
+/// The 16-bit types' pair: one 4-byte word, `at / 2` (`at` even).
+macro_rules! half_pair {
+    ($t:ty, $pack:ident) => {
+        #[inline(always)]
+        unsafe fn store_pair(d: &Out<$t>, at: usize, v: [f32; 2]) {
+            // SAFETY: the caller's contract: `at` even, so `at / 2` is the
+            // 4-byte word holding both.
+            unsafe { d.recast::<u32>().store(at / 2, crate::dev::math::$pack(v[0], v[1])) };
+        }
+
+        #[inline(always)]
+        unsafe fn load_pair(d: &Out<$t>, at: usize) -> [f32; 2] {
+            // SAFETY: as for `store_pair`.
+            let w = unsafe { d.recast::<u32>().load(at / 2) };
+            [<$t>::from_bits(w as u16).to_f32(), <$t>::from_bits((w >> 16) as u16).to_f32()]
+        }
+    };
 }
 
 impl Output for f32 {
@@ -50,6 +65,11 @@ impl Output for f32 {
     unsafe fn store_pair(d: &Out<f32>, at: usize, v: [f32; 2]) {
         // SAFETY: the caller's contract.
         unsafe { d.store_x2(at, v) };
+    }
+    #[inline(always)]
+    unsafe fn load_pair(d: &Out<f32>, at: usize) -> [f32; 2] {
+        // SAFETY: the caller's contract.
+        unsafe { [d.load(at), d.load(at + 1)] }
     }
     #[inline(always)]
     fn of_f32(x: f32) -> f32 {
@@ -62,6 +82,7 @@ impl Output for f32 {
 }
 
 impl Output for bf16 {
+    half_pair!(bf16, bf16x2_bits);
     #[inline(always)]
     fn of_f32(x: f32) -> bf16 {
         bf16::from_bits(crate::dev::math::bf16_bits(x))
@@ -73,6 +94,7 @@ impl Output for bf16 {
 }
 
 impl Output for f16 {
+    half_pair!(f16, f16x2_bits);
     #[inline(always)]
     fn of_f32(x: f32) -> f16 {
         f16::from_bits(crate::dev::math::f16_bits(x))

@@ -28,8 +28,9 @@
 
 use half::{bf16, f16};
 
-use super::epilogue::{ACT_GELU, ACT_NONE, ACT_RELU, BIAS_COLS, BIAS_NONE, BIAS_ROWS, Output, gelu, relu};
+use super::epilogue::{ACT_GELU, ACT_RELU, BIAS_COLS, BIAS_ROWS, Output, gelu, relu};
 use crate::dev::fp8;
+use crate::dev::math::fma;
 use crate::dev::registers;
 use crate::dev::tma::acquire_map;
 use crate::dev::wgmma::d_f32;
@@ -75,82 +76,20 @@ pub struct Epilogue {
     pub act: u32,
 }
 
-/// How an output type stores a tile's plain sums (`alpha = 1`, `beta =
-/// 0`, no bias, no activation).
-pub trait PlainStore: Output {
-    /// Warpgroup `wg`'s sums of the tile at `origin` into `D`
-    /// (`d[base + i ldd + j]`, inside `m x n` only).
-    ///
-    /// # Safety
-    /// As for [`store_through`].
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn store_plain(
-        d: &Out<Self>,
-        acc: &[f32; 128],
-        origin: (usize, usize),
-        wg: usize,
-        t: u32,
-        mn: (usize, usize),
-        at: (usize, usize),
-        e: Epilogue,
-    );
-}
-
-impl PlainStore for f32 {
-    /// Step 6's store: 8-byte pairs when `n`, `ldd` and the base are even.
-    #[inline(always)]
-    unsafe fn store_plain(
-        d: &Out<f32>,
-        acc: &[f32; 128],
-        origin: (usize, usize),
-        wg: usize,
-        t: u32,
-        (m, n): (usize, usize),
-        (base, ldd): (usize, usize),
-        _: Epilogue,
-    ) {
-        // SAFETY: the caller's contract; pairs only when even.
-        unsafe {
-            if n.is_multiple_of(2) && ldd.is_multiple_of(2) && base.is_multiple_of(2) {
-                store_at::<true>(d, acc, origin, wg, t, (m, n), (base, ldd));
-            } else {
-                store_at::<false>(d, acc, origin, wg, t, (m, n), (base, ldd));
-            }
-        }
-    }
-}
-
-macro_rules! plain_through_epilogue {
-    ($($t:ty),*) => {$(
-        impl PlainStore for $t {
-            #[inline(always)]
-            unsafe fn store_plain(
-                d: &Out<$t>,
-                acc: &[f32; 128],
-                origin: (usize, usize),
-                wg: usize,
-                t: u32,
-                mn: (usize, usize),
-                at: (usize, usize),
-                e: Epilogue,
-            ) {
-                // SAFETY: the caller's contract (`e` applies nothing).
-                unsafe { store_with(d, acc, origin, wg, t, mn, at, e, |x| x) }
-            }
-        }
-    )*};
-}
-
-plain_through_epilogue!(bf16, f16);
-
 /// Warpgroup `wg`'s sums of the tile at `(m0, n0)` through the epilogue
 /// into `D` (`d[base + i ldd + j]`, inside `m x n` only): each thread's
 /// 128 sums lie in two rows 8 apart, in pairs of neighbouring columns
-/// ([`d_f32`]). The activation is chosen once, outside the unrolled
-/// store (`store_with`), so each activation's store is one compact run
-/// of code (an activation tested per element would interleave every
-/// activation's code through all 128 stores, and the store would wait on
-/// instruction fetches).
+/// ([`d_f32`]).
+///
+/// The store is the tile's fixed cost, paid while the tensor cores wait,
+/// so it is kept to straight-line code: the activation, whether C is read
+/// and whether the bias runs along columns are chosen here, once, each
+/// combination its own unrolled store ([`store_with`]); a thread's two
+/// row-bias values are read once; inside D each pair is one conversion
+/// and one store at a constant offset from one of two row addresses.
+/// (Tested per element, the choices compiled to some 2,300 instructions
+/// per warp and tile, branches and address arithmetic around 64 stores,
+/// more than the instruction cache holds.)
 ///
 /// # Safety
 /// `d` holds the matrix at `base`, `ldd`; the bias (by its mode) `m` or
@@ -170,20 +109,51 @@ pub unsafe fn store_through<T: Output>(
     // SAFETY: the caller's contract, for each activation's store.
     unsafe {
         match e.act {
-            ACT_RELU => store_with(d, acc, origin, wg, t, mn, at, e, relu),
-            ACT_GELU => store_with(d, acc, origin, wg, t, mn, at, e, gelu),
-            _ => store_with(d, acc, origin, wg, t, mn, at, e, |x| x),
+            ACT_RELU => store_act(d, acc, origin, wg, t, mn, at, e, relu),
+            ACT_GELU => store_act(d, acc, origin, wg, t, mn, at, e, gelu),
+            _ => store_act(d, acc, origin, wg, t, mn, at, e, |x| x),
         }
     }
 }
 
-/// [`store_through`] with the activation `act`.
+/// [`store_through`] with the activation `act`: C's read (`beta != 0`)
+/// and a column bias chosen.
 ///
 /// # Safety
 /// As for [`store_through`].
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn store_with<T: Output>(
+unsafe fn store_act<T: Output>(
+    d: &Out<T>,
+    acc: &[f32; 128],
+    origin: (usize, usize),
+    wg: usize,
+    t: u32,
+    mn: (usize, usize),
+    at: (usize, usize),
+    e: Epilogue,
+    act: impl Fn(f32) -> f32,
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        match (e.beta != 0.0, e.bias_mode == BIAS_COLS) {
+            (false, false) => store_with::<T, false, false>(d, acc, origin, wg, t, mn, at, e, act),
+            (true, false) => store_with::<T, true, false>(d, acc, origin, wg, t, mn, at, e, act),
+            (false, true) => store_with::<T, false, true>(d, acc, origin, wg, t, mn, at, e, act),
+            (true, true) => store_with::<T, true, true>(d, acc, origin, wg, t, mn, at, e, act),
+        }
+    }
+}
+
+/// [`store_through`] with the activation `act`, C read when `C`, the bias
+/// per column when `COLS` (per row, or none, by `e.bias_mode` otherwise):
+/// `act(alpha sum + beta C + bias)`, `alpha sum + row bias` one `fma`.
+///
+/// # Safety
+/// As for [`store_through`].
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn store_with<T: Output, const C: bool, const COLS: bool>(
     d: &Out<T>,
     acc: &[f32; 128],
     (m0, n0): (usize, usize),
@@ -196,51 +166,76 @@ unsafe fn store_with<T: Output>(
 ) {
     let (r, col) = d_f32(t, 0);
     let (row, col) = (m0 + 64 * wg + r as usize, n0 + col as usize);
-    let value = |at: usize, row: usize, col: usize, sum: f32| {
-        let mut x = e.alpha * sum;
-        if e.beta != 0.0 {
-            // SAFETY: inside D (the caller's contract); this thread's
-            // element alone.
-            x += e.beta * unsafe { d.load(at) }.to_f32();
+    let row_bias = |row: usize| {
+        if e.bias_mode == BIAS_ROWS && row < m {
+            // SAFETY: row < m, the bias's length in this mode.
+            unsafe { e.bias.load(row) }
+        } else {
+            0.0
         }
-        if e.bias_mode == BIAS_ROWS || e.bias_mode == BIAS_COLS {
-            let i = if e.bias_mode == BIAS_ROWS { row } else { col };
-            // SAFETY: i < m or i < n, the bias's length by its mode.
-            x += unsafe { e.bias.load(i) };
+    };
+    // The bias of the thread's two rows (`h` = 0, 1: rows `row`, `row + 8`).
+    let rows_bias = [row_bias(row), row_bias(row + 8)];
+    // One element's value from its sum, C's value there (unused unless
+    // `C`), its row half and its column.
+    let finish = |sum: f32, c: f32, h: usize, col: usize| {
+        let mut x = fma(e.alpha, sum, rows_bias[h]);
+        if C {
+            x += e.beta * c;
+        }
+        if COLS {
+            // SAFETY: col < n, the bias's length in this mode.
+            x += unsafe { e.bias.load(col) };
         }
         act(x)
     };
     // Pairs of neighbouring columns start on even elements when `n`,
-    // `ldd` and `base` are even (`col` always is): one store each, and
-    // inside D (all but the last tile row and column) no guards.
+    // `ldd` and `base` are even (`col` always is): one load of C and one
+    // store each, inside D (all but the last tile row and column) at
+    // constant offsets from two row addresses, without guards.
     if n.is_multiple_of(2) && ldd.is_multiple_of(2) && base.is_multiple_of(2) {
-        let inside = row + 8 < m && n0 + BN <= n;
-        seq!(J in 0..64 {{
-            let j: usize = J;
-            let (row, col) = (row + 8 * (j % 2), col + 8 * (j / 2));
-            if inside || (row < m && col < n) {
-                let at = base + row * ldd + col;
-                let v = [value(at, row, col, acc[2 * j]), value(at + 1, row, col + 1, acc[2 * j + 1])];
-                // SAFETY: both inside D (n even, col even: col + 1 < n);
-                // at even.
-                unsafe { T::store_pair(d, at, v) };
+        let pair = |at: usize, j: usize, h: usize, col: usize| {
+            // SAFETY: both inside D (n even, col even: col + 1 < n), at
+            // even; this thread's elements alone.
+            unsafe {
+                let c = if C { T::load_pair(d, at) } else { [0.0; 2] };
+                let v = [finish(acc[2 * j], c[0], h, col), finish(acc[2 * j + 1], c[1], h, col + 1)];
+                T::store_pair(d, at, v);
             }
-        }});
+        };
+        if row + 8 < m && n0 + BN <= n {
+            let rows = [base + row * ldd + col, base + (row + 8) * ldd + col];
+            seq!(J in 0..64 {{
+                let j: usize = J;
+                pair(rows[j % 2] + 8 * (j / 2), j, j % 2, col + 8 * (j / 2));
+            }});
+        } else {
+            seq!(J in 0..64 {{
+                let j: usize = J;
+                let (row, col) = (row + 8 * (j % 2), col + 8 * (j / 2));
+                if row < m && col < n {
+                    pair(base + row * ldd + col, j, j % 2, col);
+                }
+            }});
+        }
         return;
     }
-    let one = |row: usize, col: usize, sum: f32| {
+    let one = |sum: f32, h: usize, col: usize| {
+        let row = row + 8 * h;
         if row < m && col < n {
             let at = base + row * ldd + col;
-            let x = value(at, row, col, sum);
             // SAFETY: inside D; this thread's element alone.
-            unsafe { d.store(at, T::of_f32(x)) };
+            unsafe {
+                let c = if C { d.load(at).to_f32() } else { 0.0 };
+                d.store(at, T::of_f32(finish(sum, c, h, col)));
+            }
         }
     };
     seq!(J in 0..64 {{
         let j: usize = J;
-        let (row, col) = (row + 8 * (j % 2), col + 8 * (j / 2));
-        one(row, col, acc[2 * j]);
-        one(row, col + 1, acc[2 * j + 1]);
+        let col = col + 8 * (j / 2);
+        one(acc[2 * j], j % 2, col);
+        one(acc[2 * j + 1], j % 2, col + 1);
     }});
 }
 
@@ -269,7 +264,7 @@ fn items(w: Work) -> impl Iterator<Item = Item> {
 
 /// The body of every instance (see the module).
 #[inline(always)]
-fn gemm<E: Element, T: PlainStore>(
+fn gemm<E: Element, T: Output>(
     maps: In<u64>,
     (d, sums): (Out<T>, Out<f32>),
     w: Work,
@@ -312,28 +307,6 @@ fn gemm<E: Element, T: PlainStore>(
     let consumer = t / 128 - 1;
     let t = (t % 128) as u32;
     let mut it = 0;
-    // Nothing to apply: the output type's own store of plain sums (`f32`:
-    // step 6's, unguarded 8-byte pairs inside D).
-    let plain = e.alpha == 1.0 && e.beta == 0.0 && e.bias_mode == BIAS_NONE && e.act == ACT_NONE;
-    if w.splits == 1 && plain {
-        for item in items(w) {
-            // SAFETY: as below.
-            unsafe {
-                let acc = consume(ring, consumer, item.steps, &mut it);
-                T::store_plain(
-                    &d,
-                    &acc,
-                    item.origin,
-                    consumer,
-                    t,
-                    (w.m, w.n),
-                    (item.z * w.d_batch, w.ldd),
-                    e,
-                );
-            }
-        }
-        return;
-    }
     if w.splits == 1 {
         for item in items(w) {
             // SAFETY: the warpgroup, converged; the producer fills these
@@ -385,7 +358,7 @@ macro_rules! instances {
             types = [f32, bf16, f16]
         )]
         #[allow(clippy::too_many_arguments)]
-        pub fn $name<T: PlainStore>(
+        pub fn $name<T: Output>(
             maps: In<u64>,
             a: In<$ty>,
             b: In<$ty>,

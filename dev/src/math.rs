@@ -115,3 +115,22 @@ pub fn f16x2_bits(lo: f32, hi: f32) -> u32 {
         u32::from(f16_bits(lo)) | u32::from(f16_bits(hi)) << 16
     }
 }
+
+/// The IEEE binary16 `bits` as `f32`, exactly (`cvt.f32.f16`, one
+/// instruction: the `half` crate's portable conversion is some twenty).
+#[inline(always)]
+pub fn f16_to_f32(bits: u16) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let r: f32;
+        // SAFETY: an arithmetic instruction on registers.
+        unsafe {
+            core::arch::asm!("cvt.f32.f16 {r}, {h};", r = out(reg32) r, h = in(reg16) bits, options(pure, nomem, nostack))
+        };
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        emu::device::f16_to_f32(bits)
+    }
+}

@@ -117,4 +117,9 @@ pub mod device {
     pub fn f16_bits(x: f32) -> u16 {
         half::f16::from_f32(x).to_bits()
     }
+
+    /// `cvt.f32.f16`: exact.
+    pub fn f16_to_f32(bits: u16) -> f32 {
+        half::f16::from_bits(bits).to_f32()
+    }
 }

@@ -55,7 +55,7 @@ macro_rules! half_pair {
         unsafe fn load_pair(d: &Out<$t>, at: usize) -> [f32; 2] {
             // SAFETY: as for `store_pair`.
             let w = unsafe { d.recast::<u32>().load(at / 2) };
-            [<$t>::from_bits(w as u16).to_f32(), <$t>::from_bits((w >> 16) as u16).to_f32()]
+            [Output::to_f32(<$t>::from_bits(w as u16)), Output::to_f32(<$t>::from_bits((w >> 16) as u16))]
         }
     };
 }
@@ -101,7 +101,7 @@ impl Output for f16 {
     }
     #[inline(always)]
     fn to_f32(self) -> f32 {
-        f16::to_f32(self)
+        crate::dev::math::f16_to_f32(self.to_bits())
     }
 }
 

@@ -28,7 +28,7 @@
 
 use half::{bf16, f16};
 
-use super::epilogue::{ACT_GELU, ACT_RELU, BIAS_COLS, BIAS_ROWS, Output, gelu, relu};
+use super::epilogue::{ACT_GELU, ACT_RELU, BIAS_COLS, BIAS_ROWS, Output, activate, gelu, relu};
 use crate::dev::fp8;
 use crate::dev::math::fma;
 use crate::dev::registers;
@@ -82,14 +82,13 @@ pub struct Epilogue {
 /// ([`d_f32`]).
 ///
 /// The store is the tile's fixed cost, paid while the tensor cores wait,
-/// so it is kept to straight-line code: the activation, whether C is read
-/// and whether the bias runs along columns are chosen here, once, each
-/// combination its own unrolled store ([`store_with`]); a thread's two
-/// row-bias values are read once; inside D each pair is one conversion
-/// and one store at a constant offset from one of two row addresses.
-/// (Tested per element, the choices compiled to some 2,300 instructions
-/// per warp and tile, branches and address arithmetic around 64 stores,
-/// more than the instruction cache holds.)
+/// so the usual case is straight-line code ([`store_pairs`]): the
+/// activation, whether C is read and whether the bias runs along columns
+/// are chosen here, once, each combination its own unrolled store. (Tested
+/// per element, the choices compiled to some 2,300 instructions per warp
+/// and tile, branches and address arithmetic around 64 stores, more than
+/// the instruction cache holds.) An odd `n`, `ldd` or `base` (no aligned
+/// pairs) takes [`store_odd`], which tests per element.
 ///
 /// # Safety
 /// `d` holds the matrix at `base`, `ldd`; the bias (by its mode) `m` or
@@ -102,12 +101,16 @@ pub unsafe fn store_through<T: Output>(
     origin: (usize, usize),
     wg: usize,
     t: u32,
-    mn: (usize, usize),
-    at: (usize, usize),
+    (m, n): (usize, usize),
+    (base, ldd): (usize, usize),
     e: Epilogue,
 ) {
-    // SAFETY: the caller's contract, for each activation's store.
+    let (mn, at) = ((m, n), (base, ldd));
+    // SAFETY: the caller's contract; pairs only when all three are even.
     unsafe {
+        if !(n.is_multiple_of(2) && ldd.is_multiple_of(2) && base.is_multiple_of(2)) {
+            return store_odd(d, acc, origin, wg, t, mn, at, e);
+        }
         match e.act {
             ACT_RELU => store_act(d, acc, origin, wg, t, mn, at, e, relu),
             ACT_GELU => store_act(d, acc, origin, wg, t, mn, at, e, gelu),
@@ -116,11 +119,11 @@ pub unsafe fn store_through<T: Output>(
     }
 }
 
-/// [`store_through`] with the activation `act`: C's read (`beta != 0`)
-/// and a column bias chosen.
+/// [`store_pairs`] with the activation `act`: C's read (`beta != 0`) and
+/// a column bias chosen.
 ///
 /// # Safety
-/// As for [`store_through`].
+/// As for [`store_pairs`].
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn store_act<T: Output>(
@@ -137,23 +140,41 @@ unsafe fn store_act<T: Output>(
     // SAFETY: the caller's contract.
     unsafe {
         match (e.beta != 0.0, e.bias_mode == BIAS_COLS) {
-            (false, false) => store_with::<T, false, false>(d, acc, origin, wg, t, mn, at, e, act),
-            (true, false) => store_with::<T, true, false>(d, acc, origin, wg, t, mn, at, e, act),
-            (false, true) => store_with::<T, false, true>(d, acc, origin, wg, t, mn, at, e, act),
-            (true, true) => store_with::<T, true, true>(d, acc, origin, wg, t, mn, at, e, act),
+            (false, false) => store_pairs::<T, false, false>(d, acc, origin, wg, t, mn, at, e, act),
+            (true, false) => store_pairs::<T, true, false>(d, acc, origin, wg, t, mn, at, e, act),
+            (false, true) => store_pairs::<T, false, true>(d, acc, origin, wg, t, mn, at, e, act),
+            (true, true) => store_pairs::<T, true, true>(d, acc, origin, wg, t, mn, at, e, act),
         }
     }
 }
 
-/// [`store_through`] with the activation `act`, C read when `C`, the bias
-/// per column when `COLS` (per row, or none, by `e.bias_mode` otherwise):
-/// `act(alpha sum + beta C + bias)`, `alpha sum + row bias` one `fma`.
+/// The thread's two rows (`row`, `row + 8`): their bias values (0 unless
+/// the bias runs along rows), read once per tile.
+#[inline(always)]
+fn rows_bias(e: Epilogue, row: usize, m: usize) -> [f32; 2] {
+    let one = |row: usize| {
+        if e.bias_mode == BIAS_ROWS && row < m {
+            // SAFETY: row < m, the bias's length in this mode.
+            unsafe { e.bias.load(row) }
+        } else {
+            0.0
+        }
+    };
+    [one(row), one(row + 8)]
+}
+
+/// The aligned store: `act(alpha sum + beta C + bias)` (`alpha sum + row
+/// bias` one `fma`), C read only when `C`, the bias per column when
+/// `COLS` (per row, or none, by `e.bias_mode` otherwise). Each pair is one
+/// conversion and one store ([`Output::store_pair`]) at a constant offset
+/// from one of the thread's two row addresses, predicated on lying inside
+/// D: a row test made once, a column test per pair of pairs.
 ///
 /// # Safety
-/// As for [`store_through`].
+/// As for [`store_through`]; `n`, `ldd` and `base` even.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn store_with<T: Output, const C: bool, const COLS: bool>(
+unsafe fn store_pairs<T: Output, const C: bool, const COLS: bool>(
     d: &Out<T>,
     acc: &[f32; 128],
     (m0, n0): (usize, usize),
@@ -166,68 +187,71 @@ unsafe fn store_with<T: Output, const C: bool, const COLS: bool>(
 ) {
     let (r, col) = d_f32(t, 0);
     let (row, col) = (m0 + 64 * wg + r as usize, n0 + col as usize);
-    let row_bias = |row: usize| {
-        if e.bias_mode == BIAS_ROWS && row < m {
-            // SAFETY: row < m, the bias's length in this mode.
-            unsafe { e.bias.load(row) }
-        } else {
-            0.0
-        }
-    };
-    // The bias of the thread's two rows (`h` = 0, 1: rows `row`, `row + 8`).
-    let rows_bias = [row_bias(row), row_bias(row + 8)];
-    // One element's value from its sum, C's value there (unused unless
-    // `C`), its row half and its column.
-    let finish = |sum: f32, c: f32, h: usize, col: usize| {
-        let mut x = fma(e.alpha, sum, rows_bias[h]);
-        if C {
-            x += e.beta * c;
-        }
-        if COLS {
-            // SAFETY: col < n, the bias's length in this mode.
-            x += unsafe { e.bias.load(col) };
-        }
-        act(x)
-    };
-    // Pairs of neighbouring columns start on even elements when `n`,
-    // `ldd` and `base` are even (`col` always is): one load of C and one
-    // store each, inside D (all but the last tile row and column) at
-    // constant offsets from two row addresses, without guards.
-    if n.is_multiple_of(2) && ldd.is_multiple_of(2) && base.is_multiple_of(2) {
-        let pair = |at: usize, j: usize, h: usize, col: usize| {
+    let bias = rows_bias(e, row, m);
+    let rows = [base + row * ldd + col, base + (row + 8) * ldd + col];
+    let inside = [row < m, row + 8 < m];
+    seq!(J in 0..64 {{
+        let j: usize = J;
+        let (h, col) = (j % 2, col + 8 * (j / 2));
+        if inside[h] && col < n {
+            let at = rows[h] + 8 * (j / 2);
+            let finish = |sum: f32, c: f32, col: usize| {
+                let mut x = fma(e.alpha, sum, bias[h]);
+                if C {
+                    x += e.beta * c;
+                }
+                if COLS {
+                    // SAFETY: col < n, the bias's length in this mode.
+                    x += unsafe { e.bias.load(col) };
+                }
+                act(x)
+            };
             // SAFETY: both inside D (n even, col even: col + 1 < n), at
             // even; this thread's elements alone.
             unsafe {
                 let c = if C { T::load_pair(d, at) } else { [0.0; 2] };
-                let v = [finish(acc[2 * j], c[0], h, col), finish(acc[2 * j + 1], c[1], h, col + 1)];
-                T::store_pair(d, at, v);
+                T::store_pair(d, at, [finish(acc[2 * j], c[0], col), finish(acc[2 * j + 1], c[1], col + 1)]);
             }
-        };
-        if row + 8 < m && n0 + BN <= n {
-            let rows = [base + row * ldd + col, base + (row + 8) * ldd + col];
-            seq!(J in 0..64 {{
-                let j: usize = J;
-                pair(rows[j % 2] + 8 * (j / 2), j, j % 2, col + 8 * (j / 2));
-            }});
-        } else {
-            seq!(J in 0..64 {{
-                let j: usize = J;
-                let (row, col) = (row + 8 * (j % 2), col + 8 * (j / 2));
-                if row < m && col < n {
-                    pair(base + row * ldd + col, j, j % 2, col);
-                }
-            }});
         }
-        return;
-    }
+    }});
+}
+
+/// The store without aligned pairs (`n`, `ldd` or `base` odd): each
+/// element tested and stored alone, the epilogue's choices made per
+/// element (rare shapes; one copy of the code for all of them).
+///
+/// # Safety
+/// As for [`store_through`].
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn store_odd<T: Output>(
+    d: &Out<T>,
+    acc: &[f32; 128],
+    (m0, n0): (usize, usize),
+    wg: usize,
+    t: u32,
+    (m, n): (usize, usize),
+    (base, ldd): (usize, usize),
+    e: Epilogue,
+) {
+    let (r, col) = d_f32(t, 0);
+    let (row, col) = (m0 + 64 * wg + r as usize, n0 + col as usize);
+    let bias = rows_bias(e, row, m);
     let one = |sum: f32, h: usize, col: usize| {
         let row = row + 8 * h;
         if row < m && col < n {
             let at = base + row * ldd + col;
-            // SAFETY: inside D; this thread's element alone.
+            let mut x = fma(e.alpha, sum, bias[h]);
+            // SAFETY: inside D; this thread's element alone; col < n,
+            // the bias's length when it runs along columns.
             unsafe {
-                let c = if C { d.load(at).to_f32() } else { 0.0 };
-                d.store(at, T::of_f32(finish(sum, c, h, col)));
+                if e.beta != 0.0 {
+                    x += e.beta * d.load(at).to_f32();
+                }
+                if e.bias_mode == BIAS_COLS {
+                    x += e.bias.load(col);
+                }
+                d.store(at, T::of_f32(activate(e.act, x)));
             }
         }
     };

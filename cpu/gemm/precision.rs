@@ -127,6 +127,9 @@ pub struct WgmmaScalars {
     pub beta: f32,
     pub bias_mode: u32,
     pub act: u32,
+    /// 1 when the maps hold D's after A's and B's (the store through
+    /// shared memory and TMA), 0 when D's rows cannot take TMA.
+    pub d_maps: u32,
 }
 
 /// The buffers of a library `wgmma` launch: the maps, A and B they
@@ -241,6 +244,7 @@ macro_rules! tensor_precision {
                         s.beta,
                         s.bias_mode,
                         s.act,
+                        s.d_maps,
                     )
                 }
             }

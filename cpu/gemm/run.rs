@@ -269,15 +269,27 @@ impl TensorGemm {
                 let (b_src, b_ld, b_stride) =
                     if route.pack_b { (&pb, b_pitch, b_rows * b_pitch) } else { (b, r.ldb, stride_b) };
                 let b_box = if P::B_K_MAJOR { (BN, P::BK) } else { (P::BK, B_BOX_COLS) };
+                // D's maps (after A's and B's), for the store through shared memory: boxes
+                // of 16 rows of 128 bytes, which TMA takes when every matrix's rows start on
+                // 16 bytes.
+                let d_box = (16, 128 / size_of::<O>());
+                let d_maps = (0..call.batch)
+                    .map(|z| gpu.tensor_map_pitched(&*c, z * call.stride_c, (r.m, r.n), r.ldc, d_box))
+                    .collect::<Result<Vec<_>>>()
+                    .ok();
                 let key = format!(
-                    "{} {:x} {a_ld} {a_stride} {:x} {b_ld} {b_stride} {}x{}x{} {}",
+                    "{} {:x} {a_ld} {a_stride} {:x} {b_ld} {b_stride} {}x{}x{} {} {:x} {} {} {}",
                     P::NAME,
                     a_src.address(),
                     b_src.address(),
                     r.m,
                     r.n,
                     r.k,
-                    call.batch
+                    call.batch,
+                    c.address(),
+                    r.ldc,
+                    call.stride_c,
+                    O::NAME
                 );
                 if !self.maps.borrow().contains_key(&key) {
                     let mut words = Vec::with_capacity(32 * call.batch);
@@ -296,6 +308,9 @@ impl TensorGemm {
                             b_ld,
                             b_box,
                         )?);
+                    }
+                    for map in d_maps.iter().flatten() {
+                        words.extend(map);
                     }
                     let uploaded = gpu.upload(&words)?;
                     self.maps.borrow_mut().insert(key.clone(), uploaded);
@@ -317,6 +332,7 @@ impl TensorGemm {
                     beta: g.beta,
                     bias_mode,
                     act: call.act.code(),
+                    d_maps: u32::from(d_maps.is_some()),
                 };
                 let buffers =
                     WgmmaBuffers { maps, a: a_src, b: b_src, d: &mut *c, sums: &mut w, bias: bias_buffer };

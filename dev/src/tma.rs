@@ -112,6 +112,90 @@ pub unsafe fn copy_2d_multicast(
     }
 }
 
+/// `cp.async.bulk.tensor.2d.global.shared::cta.bulk_group`: the reverse
+/// of [`copy_2d`], a TMA store. The copy engine reads the box of map `i`
+/// of `maps` from shared memory at `src` (laid out, and swizzled, as
+/// [`copy_2d`] would have landed it) and writes it to the matrix with its
+/// first element at column `x`, row `y`, leaving out what lies outside the
+/// matrix: a tile's edges need no guards. It runs on after this thread
+/// goes on; [`bulk_commit`] closes a group of them, [`bulk_wait_read`]
+/// waits until a group has read its shared bytes.
+///
+/// # Safety
+/// `maps` holds at least `i + 1` maps encoded for this launch's buffers,
+/// acquired by this thread ([`acquire_map`]); `src` lies in the launch's
+/// shared memory with the box, aligned as the swizzle needs (1024 bytes
+/// for 128); every thread's writes of the box are ordered before this
+/// (a barrier or `sync_warp` after each writer's
+/// [`fence_async_shared`]); nothing writes the box until a
+/// [`bulk_wait_read`] of this thread has seen its group read it; no other
+/// access of the matrix's bytes races with it.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn store_2d(src: *const u8, maps: In<u64>, i: usize, (x, y): (i32, i32)) {
+    let map = maps.as_ptr().wrapping_add(i * MAP_WORDS);
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller's contract.
+    unsafe {
+        core::arch::asm!(
+            "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [{m}, {{{x}, {y}}}], [{s}];",
+            m = in(reg64) map, x = in(reg32) x, y = in(reg32) y,
+            s = in(reg32) crate::shared::window_address(src), options(nostack)
+        )
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let site = core::panic::Location::caller();
+        emu::device::async_read(emu::device::Space::Global, map as usize, 8 * MAP_WORDS, site);
+        // SAFETY: checked above to lie in a buffer of the launch.
+        let words = unsafe { (map as *const [u64; MAP_WORDS]).read_unaligned() };
+        let Some(m) = emu::tma::Map2d::decode(&words) else {
+            panic!("store_2d: map {i} is not a tensor map encoded for the emulator");
+        };
+        emu::device::tma_store(m, (x as i64, y as i64), src as usize, site);
+    }
+}
+
+/// `cp.async.bulk.commit_group`: closes this thread's group of TMA stores.
+#[inline(always)]
+pub fn bulk_commit() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: no memory-safety preconditions.
+    unsafe {
+        core::arch::asm!("cp.async.bulk.commit_group;", options(nostack))
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    emu::device::bulk_commit();
+}
+
+/// `cp.async.bulk.wait_group.read N`: waits until all but this thread's
+/// `N` newest groups of TMA stores have read their shared bytes (their
+/// buffers may be written again; the global writes may still be under
+/// way, and complete before the grid does).
+#[inline(always)]
+pub fn bulk_wait_read<const N: u32>() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: no memory-safety preconditions.
+    unsafe {
+        core::arch::asm!("cp.async.bulk.wait_group.read {n};", n = const N, options(nostack))
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    emu::device::bulk_wait(N as usize);
+}
+
+/// `fence.proxy.async.shared::cta`: orders this thread's writes of shared
+/// memory before later reads by the asynchronous proxy (a TMA store),
+/// once a barrier or `sync_warp` has ordered the threads. (The emulator
+/// orders them by the barrier alone.)
+#[inline(always)]
+pub fn fence_async_shared() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: a fence.
+    unsafe {
+        core::arch::asm!("fence.proxy.async.shared::cta;", options(nostack))
+    };
+}
+
 /// The emulator's copy engine: the box of the map at `map` (map `i` of
 /// the launch's) at column `x`, row `y`, as it lands at `dst` (swizzled
 /// by its offset), read from global memory with bounds and race checks.

@@ -2,7 +2,7 @@
 //! copies and multicasts, and the asynchronous proxy's reads.
 
 use super::abi::{Op, Site, Space};
-use super::context::{Event, PendingCopy, async_misuse, block, peer, suspend, thread};
+use super::context::{Event, PendingCopy, PendingStore, async_misuse, block, peer, suspend, thread};
 use super::hooks::{check_bounds, check_words, checked_access, mark_written};
 use super::order::Kind;
 use super::proxy::Proxy;
@@ -149,4 +149,51 @@ pub fn async_read(space: Space, addr: usize, bytes: usize, site: Site) {
         }
     }
     check_words(space, addr, bytes, Kind::Read, None, false, site);
+}
+
+/// A TMA store (`cp.async.bulk.tensor.2d.global.shared::cta`): the box of
+/// `map` at column `x`, row `y` from shared memory at `src`, issued now,
+/// carried out at the [`bulk_wait`] that completes its group.
+pub fn tma_store(map: crate::tma::Map2d, (x, y): (i64, i64), src: usize, site: Site) {
+    check_bounds(Space::Shared, src, map.box_bytes(), site);
+    if !(src - block().shared as usize).is_multiple_of(1024) && map.swizzle == 128 {
+        async_misuse("stores a TMA box with the 128-byte swizzle from shared memory not on 1024 bytes".into(), site);
+    }
+    thread().copies.borrow_mut().bulk_open.push(PendingStore { map, xy: (x, y), src, site });
+}
+
+/// `cp.async.bulk.commit_group`.
+pub fn bulk_commit() {
+    let mut copies = thread().copies.borrow_mut();
+    let group = std::mem::take(&mut copies.bulk_open);
+    copies.bulk_groups.push_back(group);
+}
+
+/// `cp.async.bulk.wait_group(.read) n`: the TMA stores of all but the `n`
+/// newest groups read their shared bytes (bounds, races with the block's
+/// writes, bytes never written) and write global memory (bounds, races),
+/// in this thread's name, now.
+pub fn bulk_wait(n: usize) {
+    let t = thread();
+    loop {
+        let group = {
+            let mut copies = t.copies.borrow_mut();
+            if copies.bulk_groups.len() <= n {
+                return;
+            }
+            copies.bulk_groups.pop_front().unwrap()
+        };
+        for st in group {
+            let bytes = st.map.box_bytes();
+            async_read(Space::Shared, st.src, bytes, st.site);
+            // SAFETY: checked above to lie within the block's shared memory.
+            let data = unsafe { std::slice::from_raw_parts(st.src as *const u8, bytes) }.to_vec();
+            let base = block().shared as usize;
+            st.map.store_box(st.xy, st.src - base, &data, |addr, row| {
+                checked_access(Space::Global, addr, row.len(), super::abi::Op::Write(row), st.site);
+                // SAFETY: checked to lie in a buffer of the launch.
+                unsafe { std::ptr::copy_nonoverlapping(row.as_ptr(), addr as *mut u8, row.len()) };
+            });
+        }
+    }
 }

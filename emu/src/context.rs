@@ -72,10 +72,25 @@ pub(crate) struct PendingCopy {
     pub(crate) site: Site,
 }
 
+/// One TMA store (`cp.async.bulk.tensor` to global): the box of `map` at
+/// `xy`, from shared memory at `src`. Its shared bytes are read, and its
+/// global ones written, when a bulk wait of the issuing thread completes
+/// its group: the latest the hardware may read them, so that a buffer
+/// rewritten before that wait shows as a race or as wrong results.
+pub(crate) struct PendingStore {
+    pub(crate) map: crate::tma::Map2d,
+    pub(crate) xy: (i64, i64),
+    pub(crate) src: usize,
+    pub(crate) site: Site,
+}
+
 #[derive(Default)]
 pub(crate) struct AsyncCopies {
     pub(crate) open: Vec<PendingCopy>,
     pub(crate) groups: std::collections::VecDeque<Vec<PendingCopy>>,
+    /// TMA stores not yet committed, and committed bulk groups.
+    pub(crate) bulk_open: Vec<PendingStore>,
+    pub(crate) bulk_groups: std::collections::VecDeque<Vec<PendingStore>>,
 }
 
 impl AsyncCopies {

@@ -242,6 +242,18 @@ fn run_cluster(ctxs: &[BlockCtx], body: &dyn Fn(), stacks: &mut Vec<DefaultStack
                             ),
                         });
                     }
+                    if let Some(first) = copies.bulk_groups.iter().flatten().chain(&copies.bulk_open).next() {
+                        return Err(EmuError::Panic {
+                            kernel: ctx.kernel.to_string(),
+                            block: ctx.block,
+                            thread: threads[g].idx,
+                            message: format!(
+                                "exited with TMA stores never waited for (cp.async.bulk.wait_group), the first \
+                                 issued at {}",
+                                first.site
+                            ),
+                        });
+                    }
                     drop(copies);
                     state[g] = State::Exited;
                     ctx.exited.borrow_mut()[i / 32] |= 1 << (i % 32);

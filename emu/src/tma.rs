@@ -103,6 +103,37 @@ impl Map2d {
         }
         out
     }
+
+    /// The reverse of [`Map2d::copy_box`], a TMA store: `data`, the box as
+    /// it lies in shared memory at byte offset `src` (swizzled by its
+    /// offset), written to the matrix with its first element at column
+    /// `x`, row `y`; what falls outside the matrix is not written.
+    /// `write(addr, bytes)` writes one row's part to global memory (the
+    /// caller checks it).
+    pub fn store_box(&self, (x, y): (i64, i64), src: usize, data: &[u8], mut write: impl FnMut(usize, &[u8])) {
+        let e = self.element_bytes;
+        let row_len = self.box_cols * e;
+        let mut row = vec![0u8; row_len];
+        for r in 0..self.box_rows {
+            let gy = y + r as i64;
+            if gy < 0 || gy >= self.rows as i64 {
+                continue;
+            }
+            let first = (-x).clamp(0, self.box_cols as i64) as usize;
+            let last = (self.cols as i64 - x).clamp(0, self.box_cols as i64) as usize;
+            if first >= last {
+                continue;
+            }
+            for i in 0..row_len.div_ceil(16) {
+                let at = r * row_len + 16 * i;
+                let from = swizzle(self.swizzle, src + at) - src;
+                let len = 16.min(row_len - 16 * i);
+                row[16 * i..16 * i + len].copy_from_slice(&data[from..from + len]);
+            }
+            let dst = self.global + gy as usize * self.row_bytes + (x + first as i64) as usize * e;
+            write(dst, &row[first * e..last * e]);
+        }
+    }
 }
 
 pub use gpu_isa::swizzle::{swizzle, swizzle_128};

@@ -39,11 +39,22 @@ pub trait Output: Copy + 'static {
     /// # Safety
     /// As for [`Output::store_pair`].
     unsafe fn load_pair(d: &Out<Self>, at: usize) -> [f32; 2];
+
+    /// Two neighbours rounded and packed as one shared-memory element (4
+    /// bytes for 16-bit types, 8 for `f32`), the lower column first.
+    type Pair: Copy;
+    fn pack(v: [f32; 2]) -> Self::Pair;
 }
 
 /// The 16-bit types' pair: one 4-byte word, `at / 2` (`at` even).
 macro_rules! half_pair {
     ($t:ty, $pack:ident) => {
+        type Pair = u32;
+        #[inline(always)]
+        fn pack(v: [f32; 2]) -> u32 {
+            crate::dev::math::$pack(v[0], v[1])
+        }
+
         #[inline(always)]
         unsafe fn store_pair(d: &Out<$t>, at: usize, v: [f32; 2]) {
             // SAFETY: the caller's contract: `at` even, so `at / 2` is the
@@ -61,6 +72,11 @@ macro_rules! half_pair {
 }
 
 impl Output for f32 {
+    type Pair = u64;
+    #[inline(always)]
+    fn pack(v: [f32; 2]) -> u64 {
+        u64::from(v[0].to_bits()) | u64::from(v[1].to_bits()) << 32
+    }
     #[inline(always)]
     unsafe fn store_pair(d: &Out<f32>, at: usize, v: [f32; 2]) {
         // SAFETY: the caller's contract.

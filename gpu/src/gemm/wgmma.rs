@@ -32,13 +32,16 @@ use super::epilogue::{ACT_GELU, ACT_RELU, BIAS_COLS, BIAS_ROWS, Output, activate
 use crate::dev::fp8;
 use crate::dev::math::fma;
 use crate::dev::registers;
-use crate::dev::tma::acquire_map;
+use crate::dev::shared::launch_sized_base;
+use crate::dev::tma::{acquire_map, bulk_commit, bulk_wait_read, fence_async_shared, store_2d, swizzle_128};
+use crate::dev::warp::sync_warp;
+use crate::dev::SharedArray;
 use crate::dev::wgmma::d_f32;
 use crate::dev::{In, Out, block_idx_x, grid_dim_x, thread_idx_x};
 use crate::kernel;
 use crate::tensor::hopper::{
-    BM, BN, Bf16, E4m3, E5m2, Element, F16, STAGES, Tf32, WS_THREADS, consume, grouped, shared_bytes, start,
-    store_at,
+    BM, BN, Bf16, E4m3, E5m2, Element, F16, STAGES, Tf32, WS_THREADS, consume, grouped, shared_bytes_with,
+    start, store_at,
 };
 use seq_macro::seq;
 
@@ -53,6 +56,8 @@ struct Work {
     splits: usize,
     split_steps: usize,
     steps: usize,
+    /// D's tensor maps follow A's and B's (the staged store).
+    d_maps: bool,
 }
 
 /// One item: the C tile's origin, its matrix of the batch, its k-split,
@@ -263,6 +268,136 @@ unsafe fn store_odd<T: Output>(
     }});
 }
 
+/// Bytes of one staging buffer: a warp's 16 rows of a 128-byte-wide
+/// column chunk of the tile (64 16-bit or 32 `f32` columns), laid out as
+/// a TMA box with the 128-byte swizzle.
+const CHUNK_BYTES: usize = 16 * 128;
+/// Two buffers for each of the 8 consumer warps.
+const STAGING_BYTES: usize = 8 * 2 * CHUNK_BYTES;
+
+/// The staged store: warpgroup `wg`'s sums of the tile through the
+/// epilogue (`act(alpha sum + bias)`, the bias per row or, with `COLS`,
+/// per column) into shared memory, and from there to D by the copy engine,
+/// so the consumers go back to the tensor cores while D drains to memory.
+///
+/// Each warp owns 16 rows of the tile and stages them a chunk of 128
+/// bytes of columns at a time into one of its two 2 KB buffers
+/// (`offset`, the warp's first, in the launch's shared memory): its lanes
+/// write the chunk (each pair one 4- or 8-byte store at its swizzled
+/// place: the 8 rows of a store instruction fall in 8 different 16-byte
+/// columns, so a warp's 128 or 256 bytes take the fewest wavefronts),
+/// fence the writes for the asynchronous proxy and meet at a `sync_warp`;
+/// lane 0 then issues the TMA store of the 16 x 128-byte box, which
+/// leaves out whatever lies past `m` or `n` (no guards). Before a buffer
+/// is written again, lane 0 waits until the store two chunks back has
+/// read it (`wait_group.read 1`) and the warp meets again. A 128 x 256
+/// tile is 32 (16-bit) or 64 (`f32`) such stores of 2 KB.
+///
+/// `count` numbers the warp's chunks across tiles (which buffer is next).
+///
+/// # Safety
+/// The warpgroup runs it converged; map `map` of `maps` is D's (16 x 128
+/// -byte boxes, 128-byte swizzle), acquired by lane 0 of each warp; the
+/// staging lies at `offset` (1024-aligned, two buffers per warp); the bias
+/// (by its mode) holds `m` or `n` values.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn store_staged<T: Output, const COLS: bool>(
+    (maps, map, offset): (In<u64>, usize, usize),
+    count: &mut usize,
+    acc: &[f32; 128],
+    (m0, n0): (usize, usize),
+    wg: usize,
+    t: u32,
+    (m, n): (usize, usize),
+    e: Epilogue,
+    act: impl Fn(f32) -> f32,
+) {
+    let (r, col) = d_f32(t, 0);
+    let row = m0 + 64 * wg + r as usize;
+    let bias = rows_bias(e, row, m);
+    let (g, q, lane0) = ((t % 32 / 4) as usize, (t % 4) as usize, t.is_multiple_of(32));
+    let finish = |sum: f32, h: usize, col: usize| {
+        let mut x = fma(e.alpha, sum, bias[h]);
+        if COLS && col < n {
+            // SAFETY: col < n, the bias's length in this mode.
+            x += unsafe { e.bias.load(col) };
+        }
+        act(x)
+    };
+    // Columns per chunk, and groups of 8 columns (`j / 2`) per chunk.
+    let cols = 128 / size_of::<T>();
+    let groups = cols / 8;
+    seq!(C in 0..8 {{
+        let c: usize = C;
+        if c < BN / cols {
+            let at = offset + (*count % 2) * CHUNK_BYTES;
+            if lane0 {
+                bulk_wait_read::<1>();
+            }
+            sync_warp(u32::MAX);
+            // SAFETY: the warp's buffer, free (the wait above, ordered
+            // before every lane by the sync); 4- or 8-byte elements at
+            // multiples of their size.
+            let buf = unsafe { SharedArray::<T::Pair>::launch_sized_at(at) };
+            seq!(P in 0..8 {{
+                let p: usize = P;
+                if p < groups {
+                    let jj = c * groups + p;
+                    seq!(H in 0..2 {{
+                        let h: usize = H;
+                        let j = 2 * jj + h;
+                        let col = col as usize + n0 + 8 * jj;
+                        let v = [finish(acc[2 * j], h, col), finish(acc[2 * j + 1], h, col + 1)];
+                        let byte = (g + 8 * h) * 128 + (8 * p + 2 * q) * size_of::<T>();
+                        // SAFETY: inside the buffer; this lane's pair alone.
+                        unsafe { buf.set(swizzle_128(byte) / size_of::<T::Pair>(), T::pack(v)) };
+                    }});
+                }
+            }});
+            fence_async_shared();
+            sync_warp(u32::MAX);
+            if lane0 {
+                let origin = ((n0 + c * cols) as i32, (m0 + 64 * wg + 16 * (t / 32) as usize) as i32);
+                // SAFETY: the caller's contract; the lanes' writes are
+                // fenced and ordered before this by the sync.
+                unsafe { store_2d(launch_sized_base().wrapping_add(at), maps, map, origin) };
+                bulk_commit();
+            }
+            *count += 1;
+        }
+    }});
+}
+
+/// [`store_staged`] with the activation and the bias's direction chosen.
+///
+/// # Safety
+/// As for [`store_staged`].
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn store_staged_by<T: Output>(
+    to: (In<u64>, usize, usize),
+    count: &mut usize,
+    acc: &[f32; 128],
+    origin: (usize, usize),
+    wg: usize,
+    t: u32,
+    mn: (usize, usize),
+    e: Epilogue,
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        match (e.act, e.bias_mode == BIAS_COLS) {
+            (ACT_RELU, false) => store_staged::<T, false>(to, count, acc, origin, wg, t, mn, e, relu),
+            (ACT_RELU, true) => store_staged::<T, true>(to, count, acc, origin, wg, t, mn, e, relu),
+            (ACT_GELU, false) => store_staged::<T, false>(to, count, acc, origin, wg, t, mn, e, gelu),
+            (ACT_GELU, true) => store_staged::<T, true>(to, count, acc, origin, wg, t, mn, e, gelu),
+            (_, false) => store_staged::<T, false>(to, count, acc, origin, wg, t, mn, e, |x| x),
+            (_, true) => store_staged::<T, true>(to, count, acc, origin, wg, t, mn, e, |x| x),
+        }
+    }
+}
+
 /// This block's items, in the order every warpgroup walks them.
 #[inline(always)]
 fn items(w: Work) -> impl Iterator<Item = Item> {
@@ -331,6 +466,34 @@ fn gemm<E: Element, T: Output>(
     let consumer = t / 128 - 1;
     let t = (t % 128) as u32;
     let mut it = 0;
+    // C read (beta != 0) goes through the registers' store; else, with
+    // D's maps, the staged store.
+    if w.splits == 1 && w.d_maps && e.beta == 0.0 {
+        let lane0 = t.is_multiple_of(32);
+        let map = 2 * w.batch;
+        if lane0 {
+            for z in 0..w.batch {
+                // SAFETY: the launch passes the batch's D maps after A's and B's.
+                unsafe { acquire_map(maps, map + z) };
+            }
+        }
+        let offset = ring.after() + (4 * consumer + t as usize / 32) * 2 * CHUNK_BYTES;
+        let mut count = 0;
+        for item in items(w) {
+            // SAFETY: as below; map `map + z` is matrix z's D, acquired
+            // above by lane 0; the staging follows the ring
+            // (`shared_bytes_with(STAGING_BYTES)`).
+            unsafe {
+                let acc = consume(ring, consumer, item.steps, &mut it);
+                let to = (maps, map + item.z, offset);
+                store_staged_by::<T>(to, &mut count, &acc, item.origin, consumer, t, (w.m, w.n), e);
+            }
+        }
+        if lane0 {
+            bulk_wait_read::<0>();
+        }
+        return;
+    }
     if w.splits == 1 {
         for item in items(w) {
             // SAFETY: the warpgroup, converged; the producer fills these
@@ -374,7 +537,7 @@ macro_rules! instances {
         /// `split_steps` k-steps per split, enough splits to cover `k`.
         #[kernel(
             block = WS_THREADS,
-            shared = shared_bytes(),
+            shared = shared_bytes_with(STAGING_BYTES),
             tile = [BN, BM],
             min_blocks = 1,
             persistent = true,
@@ -401,6 +564,7 @@ macro_rules! instances {
             beta: f32,
             bias_mode: u32,
             act: u32,
+            d_maps: u32,
         ) {
             // The copy engine reads A and B through the maps.
             let _ = (a, b);
@@ -413,6 +577,7 @@ macro_rules! instances {
                 splits: splits as usize,
                 split_steps: split_steps as usize,
                 steps: 0,
+                d_maps: d_maps != 0,
             };
             let epilogue = Epilogue { alpha, beta, bias, bias_mode, act };
             gemm::<$element, T>(maps, (d, sums), work, k, epilogue);

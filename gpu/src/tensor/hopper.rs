@@ -210,6 +210,12 @@ macro_rules! fp8_element {
 fp8_element!(E4m3, mma_m64n256k32_e4m3);
 fp8_element!(E5m2, mma_m64n256k32_e5m2);
 
+/// Shared memory a kernel needs for the ring and `extra` bytes on a
+/// 1024-byte boundary after it ([`Ring::after`]).
+pub const fn shared_bytes_with(extra: usize) -> usize {
+    1024 + STAGES * STAGE_BYTES + 2048 + extra
+}
+
 /// Shared memory: 1024 bytes of slack to put the stages on the 1024-byte
 /// boundary the swizzles need, the stages, two mbarriers per
 /// stage ("full" and "empty").
@@ -250,6 +256,16 @@ impl<E: Element> Ring<E> {
             origin: (block_idx_y() as usize * BM, block_idx_x() as usize * BN),
             element: PhantomData,
         }
+    }
+
+    /// The byte offset, in the launch's shared memory, of what a kernel
+    /// places after the ring: the first 1024-byte boundary past the stages
+    /// and the mbarriers (at most `1024 + STAGES STAGE_BYTES + 2048`
+    /// bytes in).
+    #[inline(always)]
+    pub(crate) fn after(self) -> usize {
+        let start = self.stages as usize - launch_sized_base() as usize;
+        start + STAGES * STAGE_BYTES + 2048
     }
 
     #[inline(always)]

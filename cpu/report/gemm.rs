@@ -166,9 +166,9 @@ pub fn section(sweeps: &[Sweep], plots: Option<&Path>) -> Result<(String, Vec<(P
     md += &summary.markdown();
     md += "\nThe last column fits `t(k) = a + b k` through 8192 x 8192 at k = 1024 and 8192: `b` is the \
            main loop's rate alone, `a` the time that does not grow with k (each tile's prologue and \
-           epilogue, the last wave). Where the main loop alone matches the peer and the fixed time is large, \
-           what is missing is the overlap of a tile's epilogue with the next tile's main loop (the two \
-           consumer warpgroups store together while the tensor cores wait; see `docs/notes.md`).\n\n";
+           epilogue, the last wave). A large fixed time means the tile's store is not overlapped with \
+           the next tile's main loop: so it was before D went through shared memory and TMA stores \
+           (a table's date and `git log bench/gemm` say which kernel it measured; see `docs/notes.md`).\n\n";
     for s in sweeps {
         md += &format!("### {}\n\n{}\n\n", s.name, s.device);
         let mut t =

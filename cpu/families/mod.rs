@@ -29,6 +29,7 @@ families! {
     reduce::Reduce,
     sgemm::SUITE,
     tensor::Tensor,
+    attention::Attention,
     lab::Lab,
     scale::Scale,
 }

@@ -23,16 +23,20 @@
 //!   the argument errs by `δ_ij = scale (e_ij + 2^-21 (|s_ij| + S))` in
 //!   natural units, and `p` by a factor `e^δ`.
 //! - **`ex2.approx`**: `2^-22` relative per call ([`EX2_ERROR`]), for `p`
-//!   and for every rescale factor `alpha` (applied alike to O and `l`, so
-//!   its error perturbs a whole tile's weights, once per later tile), and
-//!   `2^-24` per rescaling multiplication: `(tiles + 2) (2^-22 + 2^-23)`
-//!   with `tiles = ceil(s_k / 32)` (the smallest key tile).
+//!   and for every rescale factor (step 2: `alpha`, applied alike to O and
+//!   `l`, so its error perturbs a whole tile's weights, once per later
+//!   tile; step 1: a lane's running sum, once per larger key, and the five
+//!   merges across lanes), and `2^-24` per rescaling multiplication: at
+//!   most `tiles + 7` of each, `tiles = ceil(s_k / 32)` (the smallest key
+//!   tile, and a lane's keys in step 1), so `(tiles + 7) (2^-22 + 2^-23)`.
 //! - **`l`**: a sum of positive `f32` terms, relative error `γ_{s_k}`.
 //!
 //! So each weight's numerator and denominator carry relative errors within
-//! `B = max_j (e^δ_ij - 1) + (tiles + 2) (2^-22 + 2^-23) + γ_{s_k}`; P
+//! `B = max_j (e^δ_ij - 1) + (tiles + 7) (2^-22 + 2^-23) + γ_{s_k}`; P
 //! rounded to the input type adds `u` (bf16 `2^-8`, f16 `2^-11`:
-//! [`Input::ROUNDING`]) to the numerator's, `A = B + u (1 + B)`, and an
+//! [`Input::ROUNDING`]) to the numerator's, and step 1's normalization
+//! before that rounding (`1 / l` and the product) `2^-23`: `A = B + u (1 +
+//! B) + 2^-23`, and an
 //! absolute `τ` (the input type's smallest subnormal, at least `2^-126`,
 //! `ex2`'s flush to zero) to each weight. With `o' = sum w (1 + a) v / sum
 //! w (1 + b)`, `|o' - o| <= (A W + B |o|) / (1 - B)` where `W_c = sum_j w_j
@@ -57,7 +61,7 @@ use rayon::prelude::*;
 use super::{About, Family, Run};
 use crate::blas::{Gemm, Layout, Op};
 use crate::gemm::{self, Bf16, Call, Element, F16, Input, TensorGemm};
-use crate::measure::{Rate, Record, Shape, bench, data};
+use crate::measure::{AnalysisColumns, Rate, Record, Shape, bench, data};
 use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
 
 /// The family: fused and unfused attention, bf16 and f16.
@@ -107,10 +111,12 @@ impl Problem {
         if batch * heads > 65535 {
             return bad("batch x heads must be at most 65535 (the grid's y)".into());
         }
-        let fits = |x: Option<usize>| x.is_some_and(|x| x < 1 << 31);
+        // Rows go to the kernels as u32; elements (the baseline's scores
+        // too) are 64-bit indices, and their bytes must not overflow.
         let rows = batch.checked_mul(heads).and_then(|x| x.checked_mul(s_q.max(s_k)));
-        if !fits(rows.and_then(|r| r.checked_mul(d))) || !fits(rows.and_then(|r| r.checked_mul(s_q.max(s_k)))) {
-            return bad("too large (element counts must fit in 31 bits)".into());
+        let elements = rows.and_then(|r| r.checked_mul(d.max(s_k))).and_then(|e| e.checked_mul(8));
+        if rows.is_none_or(|r| r > u32::MAX as usize) || elements.is_none() {
+            return bad("too large (rows must fit in 32 bits)".into());
         }
         Ok(())
     }
@@ -331,8 +337,8 @@ pub fn reference(
             let w: Vec<f64> = w.iter().map(|x| x / l).collect();
             let delta: Vec<f64> = (0..keys).map(|j| scale * (e[j] + two(-21) * (s[j].abs() + big))).collect();
             let dmax = delta.iter().fold(0.0f64, |a, &b| a.max(b));
-            let bb = dmax.exp_m1() + (tiles + 2.0) * (EX2_ERROR + two(-23)) + gamma(p.s_k);
-            let aa = bb + u * (1.0 + bb);
+            let bb = dmax.exp_m1() + (tiles + 7.0) * (EX2_ERROR + two(-23)) + gamma(p.s_k);
+            let aa = bb + u * (1.0 + bb) + two(-23);
             let (mut o, mut bound) = (vec![0.0; d], vec![0.0; d]);
             for c in 0..d {
                 let (mut oc, mut wc, mut vc) = (0.0, 0.0, 0.0);
@@ -429,6 +435,9 @@ pub fn reference_of<T: Input>(p: &Problem, (q, k, v): (&[T], &[T], &[T]), rows: 
 pub struct Outcome {
     pub worst: std::result::Result<f64, String>,
     pub timing: Option<bench::Timing>,
+    /// On the emulator: the verification run's bank-conflict and sector
+    /// analysis (every launch of the step).
+    pub analysis: Option<emu::Analysis>,
 }
 
 /// Verifies (outputs poisoned first) then, given `runs`, times each of
@@ -449,8 +458,11 @@ pub fn run_steps<P: Precision>(
     for &step in steps {
         gpu.poison(&mut x.o)?;
         gpu.poison(&mut x.lse)?;
-        launch::<P>(gpu, &lib, step, p, &mut x)?;
-        gpu.sync()?;
+        gpu.set_analysis(gpu.is_emulator());
+        let launched = launch::<P>(gpu, &lib, step, p, &mut x).and_then(|()| gpu.sync());
+        gpu.set_analysis(false);
+        let analysis = gpu.is_emulator().then(|| gpu.take_analysis());
+        launched?;
         let (o, lse) = (gpu.download(&x.o)?, gpu.download(&x.lse)?);
         let name = format!("attention {}", step.name());
         let worst = verify(&name, p, &o, &lse, &want);
@@ -460,7 +472,7 @@ pub fn run_steps<P: Precision>(
             }
             _ => None,
         };
-        out.push((step, Outcome { worst, timing }));
+        out.push((step, Outcome { worst, timing, analysis }));
     }
     Ok(out)
 }
@@ -497,6 +509,7 @@ fn run_precision<P: Precision>(run: &Run, s: usize, kernels: &[&'static Kernel])
             r.verified = outcome.worst.is_ok();
             r.error = outcome.worst.clone().err();
             r.relative_error = outcome.worst.ok();
+            r.analysis = outcome.analysis.as_ref().map(|a| AnalysisColumns::from(run.size.lead(), a));
             r.timed(outcome.timing, Rate::Flops { flops: p.flops(), peer: "-", peer_tflops: None })
         })
         .collect())

@@ -29,9 +29,9 @@ families! {
     reduce::Reduce,
     sgemm::SUITE,
     tensor::Tensor,
-    attention::Attention,
     lab::Lab,
     scale::Scale,
+    attention::Attention,
 }
 
 /// The elements one size may have on the emulator by default: about a

@@ -27,9 +27,6 @@
 //! 2. [`flash`]: FlashAttention-2 on `mma.sync`: S and P never leave
 //!    registers.
 
-// `seq!` substitutes 0, 1, ... into index arithmetic.
-#![allow(clippy::erasing_op, clippy::identity_op)]
-
 pub mod flash;
 pub mod softmax;
 

@@ -64,9 +64,13 @@
 //! Registers per thread: O `d / 2` (32, 64, 128), S `BC / 2` (32; 16 at `d
 //! = 256`), plus fragments and addresses.
 
+// `seq!` substitutes 0, 1, ... into index arithmetic.
+#![allow(clippy::erasing_op, clippy::identity_op)]
+
 use super::{Half, LOG2_E};
 use crate::dev::copy::{commit_copies, wait_copies};
 use crate::dev::math::{ex2_approx, fma, lg2_approx};
+use crate::dev::registers::opaque;
 use crate::dev::warp::{FULL_MASK, shfl_xor_f32};
 use crate::dev::{In, Out, SharedArray, block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 use crate::kernel;
@@ -161,10 +165,12 @@ fn flash<T: Half, const D: usize>(
     scale: f32,
     causal: u32,
 ) {
-    let (heads, kv_heads) = (heads as usize, kv_heads as usize);
+    // (`max(1)`: the launch's contract makes them at least 1; said so,
+    // the divisions need no divide-by-zero branch.)
+    let (heads, kv_heads) = ((heads as usize).max(1), (kv_heads as usize).max(1));
     let bh = block_idx_y() as usize;
     let (b, h) = (bh / heads, bh % heads);
-    let kvh = h / (heads / kv_heads);
+    let kvh = h / (heads / kv_heads).max(1);
     let t = thread_idx_x() as usize;
     let (s_q, s_k) = (s_q as usize, s_k as usize);
     let at = Block {
@@ -253,7 +259,6 @@ impl<const D: usize> Rows<D> {
     #[inline(always)]
     unsafe fn tile<T: Half>(&mut self, at: &Block, stage: usize, key0: usize, masked: bool, c: f32) {
         let bc = bc(D);
-        let lane = at.lane;
         // SAFETY: Q at byte 0, K at `stage`, V after K (the launch's
         // shared memory); read only here, after the barrier.
         let (qs, ks, vs) = unsafe {
@@ -266,19 +271,37 @@ impl<const D: usize> Rows<D> {
         // ldmatrix rows: lane l gives row l % 8 of matrix l / 8.
         // Q (A fragment): matrices (rows 0-7, k 0-7), (rows 8-15, k 0-7),
         // (rows 0-7, k 8-15), (rows 8-15, k 8-15).
-        let (a_row, a_col) = (16 * at.warp + lane % 8 + 8 * (lane / 8 % 2), 8 * (lane / 16));
         // K (B fragments of two key tiles): (keys 0-7, k 0-7), (keys 0-7,
         // k 8-15), (keys 8-15, k 0-7), (keys 8-15, k 8-15).
-        let (k_row, k_col) = (lane % 8 + 8 * (lane / 16), 8 * (lane / 8 % 2));
+        // V (.trans, B fragments of two column tiles): (keys 0-7, columns
+        // 0-7), (keys 8-15, 0-7), (keys 0-7, 8-15), (keys 8-15, 8-15).
+        //
+        // Each lane's rows are `r = lane % 8` mod 8, and it reads chunk `2 j
+        // + x` of 16 columns `j` (x = lane / 16 for Q and V, lane / 8 % 2
+        // for K). Its swizzled place, `(2 j + x) ^ r`, is `8 (j / 4) + ((2
+        // (j % 4) + x) ^ r)`: four offsets per lane, `lo[j % 4]`, plus a
+        // constant. Every address is then a lane's base plus a constant,
+        // which `ldmatrix` takes as its immediate offset; the bases are
+        // recomputed per tile (`zero` is 0, but not to LLVM), so that no
+        // loop-invariant address of the 16 x 16 x ... unrolled products
+        // is hoisted out of the tile loop to hold a register through it.
+        let zero = opaque(key0) - key0;
+        let lane = at.lane + zero;
+        let r = lane % 8;
+        let lo = |x: usize| -> [usize; 4] { core::array::from_fn(|j| 8 * ((2 * j + x) ^ r)) };
+        let (lo_qv, lo_k) = (lo(lane / 16), lo(lane / 8 % 2));
+        let q_base = (16 * at.warp + lane % 8 + 8 * (lane / 8 % 2)) * D;
+        let k_base = (lane % 8 + 8 * (lane / 16)) * D;
+        let v_base = (lane % 8 + 8 * (lane / 8 % 2)) * D;
         let mut s = [[0.0f32; 4]; 8];
         seq!(KK in 0..16 {
             if KK < D / 16 {
                 // SAFETY: row < BR, 16 bytes inside a chunk; converged.
-                let qa = unsafe { qs.ldmatrix_x4(0, swz(D, a_row, 16 * KK + a_col)) };
+                let qa = unsafe { qs.ldmatrix_x4(0, q_base + 64 * (KK / 4) + lo_qv[KK % 4]) };
                 seq!(P in 0..4 {
                     if P < bc / 16 {
                         // SAFETY: key row < bc, as above.
-                        let kb = unsafe { ks.ldmatrix_x4(0, swz(D, 16 * P + k_row, 16 * KK + k_col)) };
+                        let kb = unsafe { ks.ldmatrix_x4(0, k_base + 16 * P * D + 64 * (KK / 4) + lo_k[KK % 4]) };
                         // SAFETY: the whole warp, converged.
                         unsafe {
                             s[2 * P] = T::mma(qa, [kb[0], kb[1]], s[2 * P]);
@@ -344,10 +367,7 @@ impl<const D: usize> Rows<D> {
             });
         }});
         // O += P V: P's A fragments straight from the score registers (see
-        // the module documentation); V's B fragments by ldmatrix.trans:
-        // (keys 0-7, columns 0-7), (keys 8-15, 0-7), (keys 0-7, 8-15),
-        // (keys 8-15, 8-15).
-        let (v_row, v_col) = (lane % 8 + 8 * (lane / 8 % 2), 8 * (lane / 16));
+        // the module documentation); V's B fragments by ldmatrix.trans.
         seq!(KT in 0..4 {
             if KT < bc / 16 {
                 let pa = [
@@ -359,7 +379,7 @@ impl<const D: usize> Rows<D> {
                 seq!(P in 0..16 {
                     if P < D / 16 {
                         // SAFETY: key row < bc, column < D, 16 bytes; converged.
-                        let vb = unsafe { vs.ldmatrix_x4_trans(0, swz(D, 16 * KT + v_row, 16 * P + v_col)) };
+                        let vb = unsafe { vs.ldmatrix_x4_trans(0, v_base + 16 * KT * D + 64 * (P / 4) + lo_qv[P % 4]) };
                         // SAFETY: the whole warp, converged.
                         unsafe {
                             self.acc[2 * P] = T::mma(pa, [vb[0], vb[1]], self.acc[2 * P]);

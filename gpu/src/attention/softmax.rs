@@ -28,8 +28,9 @@ pub const ROWS: usize = 4;
 /// writes 4 bytes of S, this kernel reads them twice and writes 2 of P,
 /// and the second GEMM reads P again: at least `b h s_q s_k (4 + 8 + 2 +
 /// 2)` bytes against `4 b h s_q s_k d` FLOPs, `d / 4` FLOP per byte (32 at
-/// `d = 128`), far below the tensor cores' ratio to DRAM bandwidth (about
-/// 300 on an H100). The fused step moves none of these bytes.
+/// `d = 128`), an order of magnitude below what the tensor cores need of
+/// each byte of DRAM bandwidth (their peak FLOP/s over the bytes/s: in the
+/// hundreds on sm_80 and sm_90 parts). The fused step moves none of these bytes.
 ///
 /// Launch: `s` holds `rows s_k` `f32`, `p` `rows s_k` elements, `lse`
 /// `rows`; `ceil(rows / 4)` blocks of 128 threads; `scale > 0`.
@@ -52,7 +53,7 @@ pub fn attention_softmax<T: Half>(
         // The whole warp leaves together: no shuffle waits for it.
         return;
     }
-    let keys = visible_keys(row % s_q, s_q, s_k, causal != 0);
+    let keys = visible_keys(row % s_q.max(1), s_q, s_k, causal != 0);
     let c = scale * LOG2_E;
     let at = row * s_k;
     // Pass 1: this lane's running maximum and sum, in log2 units.

@@ -281,7 +281,8 @@ impl<const D: usize> Rows<D> {
         // for K). Its swizzled place, `(2 j + x) ^ r`, is `8 (j / 4) + ((2
         // (j % 4) + x) ^ r)`: four offsets per lane, `lo[j % 4]`, plus a
         // constant. Every address is then a lane's base plus a constant,
-        // which `ldmatrix` takes as its immediate offset; the bases are
+        // which `ldmatrix` takes as its immediate offset (below, `j >> 2`
+        // for `j / 4`: `seq!`'s literals would make `4 / 4`); the bases are
         // recomputed per tile (`zero` is 0, but not to LLVM), so that no
         // loop-invariant address of the 16 x 16 x ... unrolled products
         // is hoisted out of the tile loop to hold a register through it.
@@ -297,11 +298,11 @@ impl<const D: usize> Rows<D> {
         seq!(KK in 0..16 {
             if KK < D / 16 {
                 // SAFETY: row < BR, 16 bytes inside a chunk; converged.
-                let qa = unsafe { qs.ldmatrix_x4(0, q_base + 64 * (KK / 4) + lo_qv[KK % 4]) };
+                let qa = unsafe { qs.ldmatrix_x4(0, q_base + 64 * (KK >> 2) + lo_qv[KK % 4]) };
                 seq!(P in 0..4 {
                     if P < bc / 16 {
                         // SAFETY: key row < bc, as above.
-                        let kb = unsafe { ks.ldmatrix_x4(0, k_base + 16 * P * D + 64 * (KK / 4) + lo_k[KK % 4]) };
+                        let kb = unsafe { ks.ldmatrix_x4(0, k_base + 16 * P * D + 64 * (KK >> 2) + lo_k[KK % 4]) };
                         // SAFETY: the whole warp, converged.
                         unsafe {
                             s[2 * P] = T::mma(qa, [kb[0], kb[1]], s[2 * P]);
@@ -318,7 +319,7 @@ impl<const D: usize> Rows<D> {
             seq!(J in 0..8 {
                 if J < bc / 8 {
                     seq!(E in 0..4 {{
-                        let (row, key) = (row0 + 8 * (E / 2), key0 + 8 * J + 2 * q + E % 2);
+                        let (row, key) = (row0 + 8 * (E >> 1), key0 + 8 * J + 2 * q + E % 2);
                         let limit = super::visible_keys(row.min(at.s_q - 1), at.s_q, at.s_k, at.causal);
                         // Rows past s_q are never stored: any limit will do.
                         if key >= limit {
@@ -379,7 +380,7 @@ impl<const D: usize> Rows<D> {
                 seq!(P in 0..16 {
                     if P < D / 16 {
                         // SAFETY: key row < bc, column < D, 16 bytes; converged.
-                        let vb = unsafe { vs.ldmatrix_x4_trans(0, v_base + 16 * KT * D + 64 * (P / 4) + lo_qv[P % 4]) };
+                        let vb = unsafe { vs.ldmatrix_x4_trans(0, v_base + 16 * KT * D + 64 * (P >> 2) + lo_qv[P % 4]) };
                         // SAFETY: the whole warp, converged.
                         unsafe {
                             self.acc[2 * P] = T::mma(pa, [vb[0], vb[1]], self.acc[2 * P]);

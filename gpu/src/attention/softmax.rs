@@ -36,6 +36,7 @@ pub const ROWS: usize = 4;
 /// `rows`; `ceil(rows / 4)` blocks of 128 threads; `scale > 0`.
 /// Measured: `BENCHMARKS.md`, rows `attention_softmax`.
 #[kernel(block = 32 * ROWS, tile = ROWS, types = [bf16, f16])]
+#[allow(clippy::too_many_arguments)]
 pub fn attention_softmax<T: Half>(
     s: In<f32>,
     p: Out<T>,

@@ -77,6 +77,23 @@ for section in "$@"; do
       ncu --clock-control none --csv -k regex:gemm_wgmma --metrics $M $D/gemm --precision $p --out f32 --shape 8192x8192x8192 --op-b $([ $p = e4m3 ] && echo t || echo n) --iters 1 --warmup 0 > "$OUT/ncu-$p.csv" 2> "$OUT/ncu-$p.err"
       echo "ncu $p:"; grep gemm_wgmma "$OUT/ncu-$p.csv" | awk -F'","' '{print $5, $(NF-2), $NF}' | tail -9
     done | tee -a "$LOG" ;;
+  attention)
+    # The attention family (issue 28): ours verified then timed on the
+    # sweep (the issue's table, odd lengths, GQA) in bf16 and f16, every
+    # step; torch's SDPA FLASH and CUDNN backends on the same shapes, in
+    # the same device call; compute-sanitizer on a small causal GQA call.
+    echo "=== attention sweep" | tee -a "$LOG"
+    for p in bf16 f16; do
+      $D/attention --precision $p --sweep --iters 20 --warmup 5 > "$OUT/attention-sweep-$p.md" 2> "$OUT/attention-sweep-$p.err"
+      echo "attention sweep $p: exit $?" | tee -a "$LOG"
+    done
+    python3 scripts/torch-sdpa.py --dtype bf16 > "$OUT/torch-sdpa-bf16.md" 2>&1; echo "torch-sdpa exit $?" | tee -a "$LOG"
+    for tool in memcheck racecheck synccheck initcheck; do
+      compute-sanitizer --tool $tool --error-exitcode 9 $D/attention --batch 2 --heads 4 --kv-heads 2 --seq 77 --seq-k 130 \
+        --head-dim 64 --causal --iters 1 --warmup 0 > "$OUT/sanitize-attention-$tool.log" 2>&1
+      echo "compute-sanitizer $tool attention: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-attention-$tool.log" | tr '\n' ' ')" | tee -a "$LOG"
+    done
+    cat "$OUT"/attention-sweep-*.md "$OUT/torch-sdpa-bf16.md" | tee -a "$LOG" ;;
   tensor)
     echo "=== tensor family (the ladder after the hopper.rs generalization)" | tee -a "$LOG"
     $D/kernel-lab --only tensor --sizes 4096,8192 --quiet > "$OUT/tensor.txt" 2>&1; echo "exit $?" >> "$OUT/tensor.txt" ;;

@@ -361,3 +361,42 @@ fn no_gpu_runs_the_sizes_given() {
     let line = rejected(MAIN, &["--device", "5"]);
     assert!(line.contains("no device 5"), "{line}");
 }
+
+const ATTENTION: &str = env!("CARGO_BIN_EXE_attention");
+
+/// `attention`'s bad input: an unsupported head dimension, kv-heads not
+/// dividing heads, a zero size, an unknown precision or step; and
+/// `--sweep` without a GPU (full-size problems: the emulator cannot).
+#[test]
+fn attention_rejects_bad_input_before_running() {
+    for (args, says) in [
+        (&["--head-dim", "96"][..], "head dim 96 is not supported"),
+        (&["--heads", "4", "--kv-heads", "3"][..], "kv-heads 3 does not divide heads 4"),
+        (&["--seq", "0"][..], "every size must be at least 1"),
+        (&["--batch", "0"][..], "every size must be at least 1"),
+        (&["--precision", "fp8"][..], "unknown --precision 'fp8'; accepted: bf16, f16"),
+        (&["--kernels", "fast"][..], "unknown --kernels 'fast'; accepted: unfused, flash"),
+    ] {
+        let line = rejected(ATTENTION, args);
+        assert!(line.contains(says), "{args:?}: {line}");
+    }
+    if !has_gpu() {
+        let line = rejected(ATTENTION, &["--sweep"]);
+        assert!(line.contains("needs a GPU"), "{line}");
+    }
+}
+
+/// Without a GPU, `attention` verifies both steps on the emulator at the
+/// shape given and prints their rows.
+#[test]
+fn attention_runs_on_the_emulator() {
+    if has_gpu() {
+        return;
+    }
+    let args =
+        ["--heads", "2", "--kv-heads", "1", "--seq", "17", "--seq-k", "33", "--head-dim", "64", "--causal"];
+    let out = run(ATTENTION, &args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("| unfused |") && stdout.contains("| flash |"), "{stdout}");
+}

@@ -31,6 +31,7 @@ families! {
     tensor::Tensor,
     lab::Lab,
     scale::Scale,
+    attention::Attention,
 }
 
 /// The elements one size may have on the emulator by default: about a

@@ -38,6 +38,60 @@ pub fn tanh_approx(x: f32) -> f32 {
     }
 }
 
+/// `2^x` by `ex2.approx.ftz.f32` (SASS `MUFU.EX2`, one instruction on the
+/// special-function unit): within 2 ulp of the exact power, a relative
+/// error of at most `2^-22` ([`EX2_ERROR`]; PTX ISA, "ex2"); subnormal
+/// inputs and results are flushed to zero, so the smallest nonzero result
+/// is `2^-126`. Softmax kernels compute `e^z` as `2^(z log2 e)`, with the
+/// factor `log2 e` folded into the score's scale: one `FFMA` and one
+/// `MUFU.EX2` an element, where a correctly rounded `expf` takes a dozen
+/// instructions. The emulator computes the host's `exp2` with the same
+/// flushes: a kernel's result then lies within the same bound of both.
+#[inline(always)]
+pub fn ex2_approx(x: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let r: f32;
+        // SAFETY: an arithmetic instruction on registers.
+        unsafe {
+            core::arch::asm!("ex2.approx.ftz.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack))
+        };
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        emu::device::ex2(x)
+    }
+}
+
+/// The relative error [`ex2_approx`] may make: 2 ulp of `f32`, `2^-22`.
+pub const EX2_ERROR: f64 = 1.0 / (1u64 << 22) as f64;
+
+/// `log2 x` by `lg2.approx.ftz.f32` (SASS `MUFU.LG2`): an absolute error of
+/// at most `2^-22` for `x` in `[0.5, 2]` and 2 ulp elsewhere, so at most
+/// `2^-22 (1 + |log2 x|)` ([`LG2_ERROR`]; PTX ISA, "lg2"). Subnormal
+/// inputs are flushed to zero (`-inf`). The emulator computes the host's
+/// `log2`.
+#[inline(always)]
+pub fn lg2_approx(x: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let r: f32;
+        // SAFETY: an arithmetic instruction on registers.
+        unsafe {
+            core::arch::asm!("lg2.approx.ftz.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack))
+        };
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        emu::device::lg2(x)
+    }
+}
+
+/// The error [`lg2_approx`] may make, as a factor on `1 + |log2 x|`.
+pub const LG2_ERROR: f64 = EX2_ERROR;
+
 /// `x` rounded to the nearest bf16, ties to even (`cvt.rn.bf16.f32`, one
 /// instruction on sm_80+; NaN stays NaN), as its bits.
 #[inline(always)]

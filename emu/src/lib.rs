@@ -107,6 +107,21 @@ pub mod device {
         x.tanh()
     }
 
+    /// `ex2.approx.ftz.f32`, as the host's `exp2` with the instruction's
+    /// flush to zero of subnormal inputs and results (the device's result
+    /// lies within 2 ulp of the exact power).
+    pub fn ex2(x: f32) -> f32 {
+        let x = if x.is_subnormal() { 0.0 } else { x };
+        let r = x.exp2();
+        if r.is_subnormal() { 0.0 } else { r }
+    }
+
+    /// `lg2.approx.ftz.f32`, as the host's `log2` (subnormal inputs flushed
+    /// to zero, whose logarithm is `-inf`).
+    pub fn lg2(x: f32) -> f32 {
+        if x.is_subnormal() { f32::NEG_INFINITY } else { x.log2() }
+    }
+
     /// `cvt.rn.bf16.f32`: to nearest, ties to even (the `half` crate's
     /// conversion), as bits.
     pub fn bf16_bits(x: f32) -> u16 {

@@ -31,6 +31,7 @@ pub use gpu_macros::kernel;
 
 /// The device layer (the `gpu-dev` crate).
 pub use gpu_dev as dev;
+pub mod attention;
 pub mod gemm;
 pub mod hazards;
 /// The registry and the types of typed launches (host builds only; the

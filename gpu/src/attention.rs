@@ -1,0 +1,106 @@
+//! Attention: `O = softmax(scale Q Kᵀ + mask) V`, forward, one step per
+//! file.
+//!
+//! Layout (row-major): Q is `[batch, heads, s_q, d]`, K and V are `[batch,
+//! kv_heads, s_k, d]`, O is Q's shape, and the log-sum-exp of each row of
+//! scores, `lse = ln sum_j e^(scale s_ij)` (what a backward pass needs), is
+//! `[batch, heads, s_q]` in `f32`. Grouped-query attention: `kv_heads`
+//! divides `heads`, and query head `h` reads K/V head `h / (heads /
+//! kv_heads)`. Inputs and O are bf16 or f16 ([`Half`]); scores, sums and
+//! the accumulators are `f32`.
+//!
+//! Causal masking with `s_q != s_k` aligns the diagonal bottom-right, as
+//! FlashAttention-2 does: query `i` sees keys `j <= i + s_k - s_q`, so the
+//! last query sees every key. With `s_q > s_k` the first `s_q - s_k`
+//! queries see no key at all: their row of O is 0 and their `lse` is
+//! `+inf` (FlashAttention's convention, so that a backward pass's `e^(s -
+//! lse)` is 0 there).
+//!
+//! FLOPs: `4 b h s_q s_k d` (two products of `2 s_q s_k d` each), about
+//! half of that when causal (the kernels count what they skip, the rates
+//! count `2 b h s_q s_k d`).
+//!
+//! The steps:
+//! 1. [`softmax`]: the unfused baseline's middle kernel. `S = Q Kᵀ` and `P
+//!    V` are the GEMM library's calls (`kernel_lab::gemm`); S and P go
+//!    through global memory.
+//! 2. [`flash`]: FlashAttention-2 on `mma.sync`: S and P never leave
+//!    registers.
+
+pub mod flash;
+pub mod softmax;
+
+use crate::dev::math::{bf16_bits, f16_bits};
+use crate::dev::mma::{mma_bf16_m16n8k16, mma_f16_m16n8k16};
+use half::{bf16, f16};
+
+/// `log2 e`: scores are scaled by `scale log2 e` so that `e^x` is one
+/// `ex2.approx` ([`crate::dev::math::ex2_approx`]).
+pub const LOG2_E: f32 = core::f32::consts::LOG2_E;
+
+/// The 16-bit element types attention runs in: bf16 and IEEE binary16.
+pub trait Half: Copy + 'static {
+    /// `x` rounded to nearest (ties to even), as its bits
+    /// (`cvt.rn.bf16.f32` / `cvt.rn.f16.f32`).
+    fn round_bits(x: f32) -> u16;
+    /// `D = A B + C` for one `m16n8k16` in this type.
+    ///
+    /// # Safety
+    /// As for [`mma_bf16_m16n8k16`]: all 32 lanes of the warp, converged.
+    unsafe fn mma(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4];
+
+    /// `x` rounded to this type.
+    #[inline(always)]
+    fn round(x: f32) -> Self {
+        Self::from_bits(Self::round_bits(x))
+    }
+    /// The element with bits `b`.
+    fn from_bits(b: u16) -> Self;
+    /// Two `f32` rounded to this type, as one register: `lo` in bits 0..16
+    /// (the lower index, as the `mma` fragments want).
+    #[inline(always)]
+    fn pack(lo: f32, hi: f32) -> u32 {
+        u32::from(Self::round_bits(lo)) | u32::from(Self::round_bits(hi)) << 16
+    }
+}
+
+impl Half for bf16 {
+    #[inline(always)]
+    fn round_bits(x: f32) -> u16 {
+        bf16_bits(x)
+    }
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn mma(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
+        // SAFETY: the caller's contract.
+        unsafe { mma_bf16_m16n8k16(a, b, c) }
+    }
+    #[inline(always)]
+    fn from_bits(b: u16) -> Self {
+        bf16::from_bits(b)
+    }
+}
+
+impl Half for f16 {
+    #[inline(always)]
+    fn round_bits(x: f32) -> u16 {
+        f16_bits(x)
+    }
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn mma(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
+        // SAFETY: the caller's contract.
+        unsafe { mma_f16_m16n8k16(a, b, c) }
+    }
+    #[inline(always)]
+    fn from_bits(b: u16) -> Self {
+        f16::from_bits(b)
+    }
+}
+
+/// How many keys query `row` (of `s_q`) may see: all `s_k`, or causally
+/// (bottom-right) `row + s_k - s_q + 1`, clamped to `0..=s_k`.
+#[inline(always)]
+pub fn visible_keys(row: usize, s_q: usize, s_k: usize, causal: bool) -> usize {
+    if causal { (row + s_k + 1).saturating_sub(s_q).min(s_k) } else { s_k }
+}

@@ -1,0 +1,504 @@
+//! Step 2, fused attention in the style of FlashAttention-2 (sm_80 and
+//! later): S and P live in registers, K and V stream through shared memory.
+//!
+//! A block owns one (batch, head) and [`BR`] = 64 queries, a warp 16 of
+//! them. For each tile of `BC` keys (64; 32 at `d = 256`, whose O
+//! accumulator takes 128 registers a thread) a warp computes its 16 x `BC`
+//! scores with `mma.sync` m16n8k16 (Q's fragments by `ldmatrix`, K's by
+//! `ldmatrix`: a row of K is a column of Kᵀ, two neighbours along `d` in
+//! one register, as the B fragment wants), updates each row's running
+//! maximum `m` and sum `l` (the online softmax: when `m` grows, `l` and the
+//! row's O accumulators are multiplied by `2^(m_old - m_new)`), turns the
+//! scores into `P = 2^(s c - m c)` (`c = scale log2 e`: one `FFMA` and one
+//! `ex2.approx` a score), and multiplies `P V` into O (V's fragments by
+//! `ldmatrix.trans`: V is stored key-major, and the B fragment wants two
+//! neighbouring keys of one column). After the last tile, O is divided by
+//! `l` and stored; `lse = (m c + log2 l) ln 2`.
+//!
+//! **P from the accumulators to the A fragment, in registers.** The
+//! `m16n8` C fragment gives lane `(g, q) = (lane / 4, lane % 4)` elements
+//! `c0, c1` at row `g`, columns `2q, 2q + 1` and `c2, c3` at row `g + 8`,
+//! the same columns. The `m16n8k16` A fragment wants, for k 0..16: `a0` =
+//! row `g`, k `2q, 2q + 1`; `a1` = row `g + 8`, the same k; `a2`, `a3` the
+//! same at k `8 + 2q, 9 + 2q`. So the scores of key tiles `2t` and `2t + 1`
+//! (keys `16t..16t + 16`) are the A fragment of k-step `t` of `P V` as they
+//! lie: `a0 = (c0, c1)` and `a1 = (c2, c3)` of tile `2t`, `a2`, `a3` the
+//! same of tile `2t + 1`, each pair rounded to the input type and packed.
+//! No shuffle, no shared memory.
+//!
+//! **Causal.** Query `i` sees keys up to `i + s_k - s_q` (bottom-right
+//! aligned). Key tiles wholly past the block's last query's limit are
+//! never loaded nor multiplied (the loop stops before them); only tiles
+//! that cross some row's limit, or the end of K, compare each key with
+//! its row's limit. Non-causal blocks mask only the last tile, and only
+//! when `s_k` is not a multiple of `BC`.
+//!
+//! **Pipeline.** Two stages of (K tile, V tile). Each tile: wait for this
+//! thread's copies (`cp.async.wait_group 0`), one barrier (everyone's
+//! copies landed, and every warp is done with the other stage), issue the
+//! next tile's 16-byte `cp.async` copies into the other stage, compute.
+//! The copies of tile `j + 1` fly while the tensor cores work on tile `j`.
+//! Q is copied once, with the first tile. Rows past `s_q` or `s_k` are the
+//! copies' zero fill (source size 0): no NaN from uninitialized memory
+//! reaches a product.
+//!
+//! **Shared memory, swizzled.** Q, K and V tiles keep their rows of `d`
+//! elements (`d / 8` 16-byte chunks; 8, 16 or 32) whole, chunk `c` of row
+//! `r` stored at chunk `c ^ (r mod 8)`. An `ldmatrix` 8 x 8 matrix is 8
+//! consecutive rows at one logical chunk: physical chunks `c ^ 0..c ^ 7`,
+//! eight different 16-byte slots of the 128-byte bank line (`d / 8` is a
+//! multiple of 8, so a row's slot is its chunk mod 8): one pass each, no
+//! conflict, no padding. The copies write 8 consecutive chunks of one row
+//! per 8 lanes: `8a + (b ^ (r mod 8))` for `b = 0..8`, again 8 slots.
+//!
+//! **Arithmetic.** FLOPs `4 b h s_q s_k d` (about half when causal). Bytes
+//! from L2: per block, Q once and K, V once per tile: `2 d (BR + 2 s_k)`
+//! (bf16), so `4 BR s_k d / (2 d (BR + 2 s_k)) ~ BR = 64` FLOP per byte of
+//! L2 traffic, and DRAM sees Q, K, V and O once. No `s_q x s_k` matrix is
+//! written: the baseline's bytes are gone, and what bounds this kernel is
+//! the tensor cores' issue rate, diluted by what is not `mma`: the
+//! softmax's `MUFU.EX2` (16 per thread and tile at `BC = 64`), the
+//! rescales, the fragment loads (`d / 16` of Q, `BC d / 128` of K and of
+//! V per warp and tile) and the barrier per tile.
+//!
+//! Registers per thread: O `d / 2` (32, 64, 128), S `BC / 2` (32; 16 at `d
+//! = 256`), plus fragments and addresses.
+
+// `seq!` substitutes 0, 1, ... into index arithmetic.
+#![allow(clippy::erasing_op, clippy::identity_op)]
+
+use super::{Half, LOG2_E};
+use crate::dev::copy::{commit_copies, wait_copies};
+use crate::dev::math::{ex2_approx, fma, lg2_approx};
+use crate::dev::registers::opaque;
+use crate::dev::warp::{FULL_MASK, shfl_xor_f32};
+use crate::dev::{In, Out, SharedArray, block_idx_x, block_idx_y, sync_threads, thread_idx_x};
+use crate::kernel;
+use half::{bf16, f16};
+use seq_macro::seq;
+
+/// Queries per block: 4 warps of 16 rows.
+pub const BR: usize = 64;
+/// Threads per block.
+pub const THREADS: usize = 128;
+
+/// Keys per tile for head dimension `d`: 64, or 32 at `d = 256` (its O
+/// accumulator alone is 128 registers a thread).
+pub const fn bc(d: usize) -> usize {
+    if d > 128 { 32 } else { 64 }
+}
+
+/// Bytes of shared memory for head dimension `d`: Q's tile, then two
+/// stages of a K tile and a V tile, all 16-bit.
+pub const fn shared_bytes(d: usize) -> usize {
+    2 * d * (BR + 2 * 2 * bc(d))
+}
+
+/// Element index of row `r`, column `c` in a swizzled tile of rows of `d`
+/// elements: 16-byte chunk `c / 8` moves to `(c / 8) ^ (r mod 8)`.
+#[inline(always)]
+const fn swz(d: usize, r: usize, c: usize) -> usize {
+    r * d + 8 * ((c / 8) ^ (r % 8)) + c % 8
+}
+
+/// Where this block works, from the launch: the (batch, head) pair and
+/// the query tile, the problem, and the thread.
+#[derive(Clone, Copy)]
+struct Block {
+    /// Q's (and O's) first row of this head, in rows of `d`.
+    q_rows: usize,
+    /// K's and V's first row of this head's K/V head.
+    kv_rows: usize,
+    /// The first query of the tile.
+    q0: usize,
+    s_q: usize,
+    s_k: usize,
+    causal: bool,
+    lane: usize,
+    warp: usize,
+}
+
+/// Copies `rows` rows of `d` elements from `src` (from row `first`; rows
+/// at or past `valid` are zero-filled) into the swizzled tile at byte
+/// `at` of shared memory: 16-byte `cp.async` copies, `d / 8` per row,
+/// thread `t` taking chunks `t, t + 128, ...`. Uncommitted.
+///
+/// # Safety
+/// The launch passes the tile's bytes at `at`; `src` holds every valid
+/// row; nobody touches the tile until the copies are waited for and a
+/// barrier passed.
+#[inline(always)]
+unsafe fn copy_tile<const D: usize>(
+    src: In<u16>,
+    first: usize,
+    valid: usize,
+    rows: usize,
+    at: usize,
+    t: usize,
+) {
+    // SAFETY: the caller's contract.
+    let tile = unsafe { SharedArray::<f32>::launch_sized_at(at) };
+    let chunks = D / 8;
+    let mut i = t;
+    while i < rows * chunks {
+        let (r, c) = (i / chunks, i % chunks);
+        let row = first + r;
+        // SAFETY: inside `src` when valid (rows start on 16 bytes: d is a
+        // multiple of 8); a whole chunk of the tile, word index / 2.
+        unsafe {
+            tile.copy_async4_or_zero(0, swz(D, r, 8 * c) / 2, src.words(), (row * D + 8 * c) / 2, r < valid)
+        };
+        i += THREADS;
+    }
+}
+
+/// Step 2's body for head dimension `D`, in element type `T`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn flash<T: Half, const D: usize>(
+    q: In<T>,
+    k: In<T>,
+    v: In<T>,
+    o: Out<T>,
+    lse: Out<f32>,
+    (heads, kv_heads, s_q, s_k): (u32, u32, u32, u32),
+    scale: f32,
+    causal: u32,
+) {
+    // (`max(1)`: the launch's contract makes them at least 1; said so,
+    // the divisions need no divide-by-zero branch.)
+    let (heads, kv_heads) = ((heads as usize).max(1), (kv_heads as usize).max(1));
+    let bh = block_idx_y() as usize;
+    let (b, h) = (bh / heads, bh % heads);
+    let kvh = h / (heads / kv_heads).max(1);
+    let t = thread_idx_x() as usize;
+    let (s_q, s_k) = (s_q as usize, s_k as usize);
+    let at = Block {
+        q_rows: bh * s_q,
+        kv_rows: (b * kv_heads + kvh) * s_k,
+        q0: block_idx_x() as usize * BR,
+        s_q,
+        s_k,
+        causal: causal != 0,
+
+        lane: t % 32,
+        warp: t / 32,
+    };
+    let (q, k, v) = (q.same_bytes::<u16>(), k.same_bytes::<u16>(), v.same_bytes::<u16>());
+    let bc = bc(D);
+    // Keys any query of the tile sees: causally, up to the last query's
+    // limit (tiles past it are skipped, never masked).
+    let keys = if at.causal { (at.q0 + BR + s_k).saturating_sub(s_q).min(s_k) } else { s_k };
+    let tiles = keys.div_ceil(bc);
+    // Shared memory: Q, then stage s's K at q_bytes + s * stage, V after it.
+    let (q_bytes, kv_bytes) = (2 * BR * D, 2 * bc * D);
+    let stage_at = |s: usize| q_bytes + s * 2 * kv_bytes;
+    let fill = |tile: usize| {
+        let (first, valid) = (at.kv_rows + tile * bc, s_k.saturating_sub(tile * bc));
+        let s = stage_at(tile % 2);
+        // SAFETY: the declaration passes `shared_bytes(D)`: both stages;
+        // K and V hold `s_k` rows of this K/V head; the stage is free
+        // (the caller's barrier) and read after the next wait and barrier.
+        unsafe {
+            copy_tile::<D>(k, first, valid, bc, s, t);
+            copy_tile::<D>(v, first, valid, bc, s + kv_bytes, t);
+        }
+    };
+    if tiles > 0 {
+        // SAFETY: Q's tile at byte 0; the rows of this head's queries.
+        unsafe { copy_tile::<D>(q, at.q_rows + at.q0, s_q.saturating_sub(at.q0), BR, 0, t) };
+        fill(0);
+        commit_copies();
+    }
+    let c = scale * LOG2_E;
+    let mut rows = Rows::<D>::new();
+    for tile in 0..tiles {
+        // This thread's copies of the tile landed; after the barrier,
+        // everyone's, and every warp is past the tile before.
+        wait_copies::<0>();
+        sync_threads();
+        if tile + 1 < tiles {
+            fill(tile + 1);
+            commit_copies();
+        }
+        let key0 = tile * bc;
+        // Whether some key of the tile is past some row's limit: the end
+        // of K, or (causal) the first query's limit `q0 + s_k - s_q`.
+        let masked = key0 + bc > s_k || (at.causal && key0 + bc + s_q > at.q0 + s_k + 1);
+        // SAFETY: the stage's copies landed (the wait and the barrier);
+        // the whole block runs this alike.
+        unsafe { rows.tile::<T>(&at, stage_at(tile % 2), key0, masked, c) };
+    }
+    // SAFETY: O and lse hold this head's `s_q` rows; each lane stores its
+    // own elements.
+    unsafe { rows.store::<T>(&at, o, lse, c) };
+}
+
+/// A warp's 16 rows: the O accumulators (`D / 8` m16n8 fragments; the
+/// arrays hold the largest `D`, 256, and only the first `D / 8` are
+/// touched), and for its two rows (`g`, `g + 8`) the running maximum, in
+/// score units, and this lane's part of the running sum.
+struct Rows<const D: usize> {
+    acc: [[f32; 4]; 32],
+    m: [f32; 2],
+    l: [f32; 2],
+}
+
+impl<const D: usize> Rows<D> {
+    #[inline(always)]
+    fn new() -> Self {
+        Rows { acc: [[0.0; 4]; 32], m: [f32::NEG_INFINITY; 2], l: [0.0; 2] }
+    }
+
+    /// One key tile at `key0` in the stage at byte `stage`: S = Q Kᵀ, the
+    /// mask where `masked`, the online softmax, O += P V.
+    ///
+    /// # Safety
+    /// The stage and Q's tile hold their data (after the barrier); every
+    /// lane of the block's warps calls it alike.
+    #[inline(always)]
+    unsafe fn tile<T: Half>(&mut self, at: &Block, stage: usize, key0: usize, masked: bool, c: f32) {
+        let bc = bc(D);
+        // SAFETY: Q at byte 0, K at `stage`, V after K (the launch's
+        // shared memory); read only here, after the barrier.
+        let (qs, ks, vs) = unsafe {
+            (
+                SharedArray::<u16>::launch_sized(),
+                SharedArray::<u16>::launch_sized_at(stage),
+                SharedArray::<u16>::launch_sized_at(stage + 2 * bc * D),
+            )
+        };
+        // ldmatrix rows: lane l gives row l % 8 of matrix l / 8.
+        // Q (A fragment): matrices (rows 0-7, k 0-7), (rows 8-15, k 0-7),
+        // (rows 0-7, k 8-15), (rows 8-15, k 8-15).
+        // K (B fragments of two key tiles): (keys 0-7, k 0-7), (keys 0-7,
+        // k 8-15), (keys 8-15, k 0-7), (keys 8-15, k 8-15).
+        // V (.trans, B fragments of two column tiles): (keys 0-7, columns
+        // 0-7), (keys 8-15, 0-7), (keys 0-7, 8-15), (keys 8-15, 8-15).
+        //
+        // Each lane's rows are `r = lane % 8` mod 8, and it reads chunk `2 j
+        // + x` of 16 columns `j` (x = lane / 16 for Q and V, lane / 8 % 2
+        // for K). Its swizzled place, `(2 j + x) ^ r`, is `8 (j / 4) + ((2
+        // (j % 4) + x) ^ r)`: four offsets per lane, `lo[j % 4]`, plus a
+        // constant. Every address is then a lane's base plus a constant,
+        // which `ldmatrix` takes as its immediate offset (below, `j >> 2`
+        // for `j / 4`: `seq!`'s literals would make `4 / 4`); the bases are
+        // recomputed per tile (`zero` is 0, but not to LLVM), so that no
+        // loop-invariant address of the 16 x 16 x ... unrolled products
+        // is hoisted out of the tile loop to hold a register through it.
+        let zero = opaque(key0) - key0;
+        let lane = at.lane + zero;
+        let r = lane % 8;
+        let lo = |x: usize| -> [usize; 4] { core::array::from_fn(|j| 8 * ((2 * j + x) ^ r)) };
+        let (lo_qv, lo_k) = (lo(lane / 16), lo(lane / 8 % 2));
+        let q_base = (16 * at.warp + lane % 8 + 8 * (lane / 8 % 2)) * D;
+        let k_base = (lane % 8 + 8 * (lane / 16)) * D;
+        let v_base = (lane % 8 + 8 * (lane / 8 % 2)) * D;
+        let mut s = [[0.0f32; 4]; 8];
+        seq!(KK in 0..16 {
+            if KK < D / 16 {
+                // SAFETY: row < BR, 16 bytes inside a chunk; converged.
+                let qa = unsafe { qs.ldmatrix_x4(0, q_base + 64 * (KK >> 2) + lo_qv[KK % 4]) };
+                seq!(P in 0..4 {
+                    if P < bc / 16 {
+                        // SAFETY: key row < bc, as above.
+                        let kb = unsafe { ks.ldmatrix_x4(0, k_base + 16 * P * D + 64 * (KK >> 2) + lo_k[KK % 4]) };
+                        // SAFETY: the whole warp, converged.
+                        unsafe {
+                            s[2 * P] = T::mma(qa, [kb[0], kb[1]], s[2 * P]);
+                            s[2 * P + 1] = T::mma(qa, [kb[2], kb[3]], s[2 * P + 1]);
+                        }
+                    }
+                });
+            }
+        });
+        let (g, q) = (lane / 4, lane % 4);
+        if masked {
+            // Element e of key tile j: row g + 8 (e / 2), key 8 j + 2 q + e % 2.
+            let row0 = at.q0 + 16 * at.warp + g;
+            seq!(J in 0..8 {
+                if J < bc / 8 {
+                    seq!(E in 0..4 {{
+                        let (row, key) = (row0 + 8 * (E >> 1), key0 + 8 * J + 2 * q + E % 2);
+                        let limit = super::visible_keys(row.min(at.s_q - 1), at.s_q, at.s_k, at.causal);
+                        // Rows past s_q are never stored: any limit will do.
+                        if key >= limit {
+                            s[J][E] = f32::NEG_INFINITY;
+                        }
+                    }});
+                }
+            });
+        }
+        // The online softmax, row by row (r = 0: row g, elements 0 and 1;
+        // r = 1: row g + 8, elements 2 and 3).
+        seq!(R in 0..2 {{
+            let mut top = f32::NEG_INFINITY;
+            seq!(J in 0..8 {
+                if J < bc / 8 {
+                    top = top.max(s[J][2 * R]).max(s[J][2 * R + 1]);
+                }
+            });
+            // The row's four lanes (one quad) agree.
+            // SAFETY: every lane of the warp is here.
+            top = top.max(unsafe { shfl_xor_f32(FULL_MASK, top, 1) });
+            // SAFETY: as above.
+            top = top.max(unsafe { shfl_xor_f32(FULL_MASK, top, 2) });
+            let m = self.m[R].max(top);
+            // The reference point in log2 units; 0 while the row has seen
+            // no key (then every p is 2^-inf = 0, and so is `alpha`).
+            let reference = if m == f32::NEG_INFINITY { 0.0 } else { m * c };
+            let alpha = ex2_approx(fma(self.m[R], c, -reference));
+            self.m[R] = m;
+            let mut sum = 0.0f32;
+            seq!(J in 0..8 {
+                if J < bc / 8 {
+                    seq!(E in 0..2 {{
+                        let p = ex2_approx(fma(s[J][2 * R + E], c, -reference));
+                        s[J][2 * R + E] = p;
+                        sum += p;
+                    }});
+                }
+            });
+            self.l[R] = self.l[R] * alpha + sum;
+            seq!(N in 0..32 {
+                if N < D / 8 {
+                    self.acc[N][2 * R] *= alpha;
+                    self.acc[N][2 * R + 1] *= alpha;
+                }
+            });
+        }});
+        // O += P V: P's A fragments straight from the score registers (see
+        // the module documentation); V's B fragments by ldmatrix.trans.
+        seq!(KT in 0..4 {
+            if KT < bc / 16 {
+                let pa = [
+                    T::pack(s[2 * KT][0], s[2 * KT][1]),
+                    T::pack(s[2 * KT][2], s[2 * KT][3]),
+                    T::pack(s[2 * KT + 1][0], s[2 * KT + 1][1]),
+                    T::pack(s[2 * KT + 1][2], s[2 * KT + 1][3]),
+                ];
+                seq!(P in 0..16 {
+                    if P < D / 16 {
+                        // SAFETY: key row < bc, column < D, 16 bytes; converged.
+                        let vb = unsafe { vs.ldmatrix_x4_trans(0, v_base + 16 * KT * D + 64 * (P >> 2) + lo_qv[P % 4]) };
+                        // SAFETY: the whole warp, converged.
+                        unsafe {
+                            self.acc[2 * P] = T::mma(pa, [vb[0], vb[1]], self.acc[2 * P]);
+                            self.acc[2 * P + 1] = T::mma(pa, [vb[2], vb[3]], self.acc[2 * P + 1]);
+                        }
+                    }
+                });
+            }
+        });
+    }
+
+    /// O = acc / l into rows `< s_q` (two elements of one row per 4-byte
+    /// store), and `lse` by the quad's first lane.
+    ///
+    /// # Safety
+    /// `o` holds the head's `s_q` rows of `D` at `at.q_rows`, `lse` its
+    /// `s_q` values; every lane of the warp calls it.
+    #[inline(always)]
+    unsafe fn store<T: Half>(&mut self, at: &Block, o: Out<T>, lse: Out<f32>, c: f32) {
+        let (g, q) = (at.lane / 4, at.lane % 4);
+        let o = o.recast::<u32>();
+        seq!(R in 0..2 {{
+            // The row's sum over its quad.
+            let mut l = self.l[R];
+            // SAFETY: every lane of the warp is here.
+            l += unsafe { shfl_xor_f32(FULL_MASK, l, 1) };
+            // SAFETY: as above.
+            l += unsafe { shfl_xor_f32(FULL_MASK, l, 2) };
+            let row = at.q0 + 16 * at.warp + g + 8 * R;
+            if row < at.s_q {
+                let inv = if l > 0.0 { 1.0 / l } else { 0.0 };
+                let first = (at.q_rows + row) * D;
+                seq!(N in 0..32 {
+                    if N < D / 8 {
+                        let pair = T::pack(self.acc[N][2 * R] * inv, self.acc[N][2 * R + 1] * inv);
+                        // SAFETY: inside the row (column 8 N + 2 q + 1 < D),
+                        // 4 bytes on 4; this lane's two elements.
+                        unsafe { o.store((first + 8 * N + 2 * q) / 2, pair) };
+                    }
+                });
+                if q == 0 {
+                    let value =
+                        if l > 0.0 { (self.m[R] * c + lg2_approx(l)) * core::f32::consts::LN_2 } else { f32::INFINITY };
+                    // SAFETY: row < s_q; one lane per row.
+                    unsafe { lse.store(at.q_rows + row, value) };
+                }
+            }
+        }});
+    }
+}
+
+/// 2. Fused attention, FlashAttention-2 style, `d = 64`: S and P never
+/// leave registers (the module documentation has the idea, the fragment
+/// mapping, the swizzle and the arithmetic).
+///
+/// Launch: Q, O `[b, heads, s_q, 64]`, K, V `[b, kv_heads, s_k, 64]`, lse
+/// `[b, heads, s_q]`; the grid is `ceil(s_q / 64)` x `b heads` blocks of
+/// 128 threads; `kv_heads` divides `heads`; `scale > 0`.
+/// Measured: `BENCHMARKS.md`, rows `attention_flash_d64`.
+#[kernel(block = THREADS, shared = shared_bytes(64), tile = [BR, 1], types = [bf16, f16])]
+#[allow(clippy::too_many_arguments)]
+pub fn attention_flash_d64<T: Half>(
+    q: In<T>,
+    k: In<T>,
+    v: In<T>,
+    o: Out<T>,
+    lse: Out<f32>,
+    heads: u32,
+    kv_heads: u32,
+    s_q: u32,
+    s_k: u32,
+    scale: f32,
+    causal: u32,
+) {
+    flash::<T, 64>(q, k, v, o, lse, (heads, kv_heads, s_q, s_k), scale, causal);
+}
+
+/// 2. Fused attention at `d = 128`: as [`attention_flash_d64()`].
+///
+/// Launch: as [`attention_flash_d64()`], rows of 128.
+/// Measured: `BENCHMARKS.md`, rows `attention_flash_d128`.
+#[kernel(block = THREADS, shared = shared_bytes(128), tile = [BR, 1], types = [bf16, f16])]
+#[allow(clippy::too_many_arguments)]
+pub fn attention_flash_d128<T: Half>(
+    q: In<T>,
+    k: In<T>,
+    v: In<T>,
+    o: Out<T>,
+    lse: Out<f32>,
+    heads: u32,
+    kv_heads: u32,
+    s_q: u32,
+    s_k: u32,
+    scale: f32,
+    causal: u32,
+) {
+    flash::<T, 128>(q, k, v, o, lse, (heads, kv_heads, s_q, s_k), scale, causal);
+}
+
+/// 2. Fused attention at `d = 256`: as [`attention_flash_d64()`], with key
+/// tiles of 32 (the O accumulator is 128 registers a thread).
+///
+/// Launch: as [`attention_flash_d64()`], rows of 256.
+/// Measured: `BENCHMARKS.md`, rows `attention_flash_d256`.
+#[kernel(block = THREADS, shared = shared_bytes(256), tile = [BR, 1], types = [bf16, f16])]
+#[allow(clippy::too_many_arguments)]
+pub fn attention_flash_d256<T: Half>(
+    q: In<T>,
+    k: In<T>,
+    v: In<T>,
+    o: Out<T>,
+    lse: Out<f32>,
+    heads: u32,
+    kv_heads: u32,
+    s_q: u32,
+    s_k: u32,
+    scale: f32,
+    causal: u32,
+) {
+    flash::<T, 256>(q, k, v, o, lse, (heads, kv_heads, s_q, s_k), scale, causal);
+}

@@ -1,0 +1,128 @@
+//! Attention on the emulator: both steps, bf16 and f16, every head
+//! dimension, odd lengths, `s_q != s_k` both ways, causal and not,
+//! grouped-query heads, every element of O and lse within the bound the
+//! family derives (`cpu/families/attention.rs`); that bound catches a
+//! kernel computing with a wrong scale; the fused kernel's shared memory
+//! is conflict-free; the emulator's `ex2.approx` and `lg2.approx` models.
+
+use gpu::dev::math::{ex2_approx, lg2_approx};
+use kernel_lab::families::attention::{self, Buffers, Precision, Problem, Step};
+use kernel_lab::gemm::{Bf16, F16, TensorGemm};
+use kernel_lab::runtime::Gpu;
+
+/// Runs `step` on `p` in `P` on the emulator and checks every row.
+fn check<P: Precision>(step: Step, p: Problem) {
+    let gpu = Gpu::emulator();
+    let outcome = attention::run_steps::<P>(&gpu, &p, &[step], None).unwrap();
+    if let Err(e) = &outcome[0].1.worst {
+        panic!("{} {p}: {e}", step.name());
+    }
+}
+
+fn problem(heads: (usize, usize), (s_q, s_k): (usize, usize), d: usize, causal: bool) -> Problem {
+    Problem::new(1, heads.0, heads.1, (s_q, s_k), d, causal)
+}
+
+#[test]
+fn flash_d64() {
+    check::<Bf16>(Step::Flash, problem((4, 2), (17, 17), 64, false));
+    check::<F16>(Step::Flash, problem((4, 1), (77, 130), 64, true));
+    check::<Bf16>(Step::Flash, problem((1, 1), (130, 130), 64, true));
+}
+
+#[test]
+fn flash_d128() {
+    // s_q > s_k, causal: the first 53 queries see no key.
+    check::<Bf16>(Step::Flash, problem((2, 2), (130, 77), 128, true));
+    check::<F16>(Step::Flash, problem((2, 1), (1, 1), 128, false));
+    check::<F16>(Step::Flash, problem((1, 1), (1, 77), 128, true));
+}
+
+#[test]
+fn flash_d256() {
+    check::<Bf16>(Step::Flash, problem((2, 1), (33, 33), 256, true));
+    check::<F16>(Step::Flash, problem((1, 1), (17, 40), 256, false));
+}
+
+#[test]
+fn unfused() {
+    check::<Bf16>(Step::Unfused, problem((4, 2), (17, 17), 64, true));
+    check::<F16>(Step::Unfused, problem((2, 1), (77, 130), 128, false));
+    check::<Bf16>(Step::Unfused, problem((1, 1), (130, 77), 64, true));
+    check::<F16>(Step::Unfused, problem((1, 1), (1, 1), 256, false));
+}
+
+/// A kernel run with a scale 5% off (what a wrong `1 / sqrt(d)`, or a
+/// forgotten `log2 e` in part of the arithmetic, would give) is caught:
+/// some element leaves its bound, for both steps and both precisions.
+#[test]
+fn the_bound_catches_a_wrong_scale() {
+    let gpu = Gpu::emulator();
+    let lib = TensorGemm::new();
+    for step in Step::ALL {
+        for f16 in [false, true] {
+            let p = problem((2, 1), (40, 40), 64, false);
+            let wrong = Problem { scale: p.scale * 1.05, ..p };
+            let caught = if f16 {
+                wrong_scale::<F16>(&gpu, &lib, step, p, wrong)
+            } else {
+                wrong_scale::<Bf16>(&gpu, &lib, step, p, wrong)
+            };
+            assert!(caught, "{} f16 {f16}: a 5% scale error passed", step.name());
+        }
+    }
+}
+
+/// Whether `verify` rejects `step` run at `wrong`'s scale against `p`'s
+/// reference.
+fn wrong_scale<P: Precision>(gpu: &Gpu, lib: &TensorGemm, step: Step, p: Problem, wrong: Problem) -> bool {
+    let (q, k, v) = attention::inputs::<P::T>(&p, 3);
+    let rows: Vec<usize> = (0..p.rows()).collect();
+    let want = attention::reference_of(&p, (&q, &k, &v), &rows);
+    let mut x = Buffers::new(gpu, &p, &q, &k, &v).unwrap();
+    attention::launch::<P>(gpu, lib, step, &wrong, &mut x).unwrap();
+    gpu.sync().unwrap();
+    let (o, lse) = (gpu.download(&x.o).unwrap(), gpu.download(&x.lse).unwrap());
+    // The right scale passes on the same inputs.
+    attention::launch::<P>(gpu, lib, step, &p, &mut x).unwrap();
+    gpu.sync().unwrap();
+    let (o2, lse2) = (gpu.download(&x.o).unwrap(), gpu.download(&x.lse).unwrap());
+    attention::verify("right", &p, &o2, &lse2, &want).unwrap();
+    attention::verify("wrong", &p, &o, &lse, &want).is_err()
+}
+
+/// The fused kernel's `ldmatrix` reads (Q, K, and V transposed) and its
+/// `cp.async` tiles are served in one pass per 8 x 8 matrix or per 8
+/// lanes: the swizzle leaves no bank conflict.
+#[test]
+fn flash_shared_memory_is_conflict_free() {
+    let gpu = Gpu::emulator();
+    let p = problem((1, 1), (64, 128), 64, false);
+    let (q, k, v) = attention::inputs::<half::bf16>(&p, 5);
+    let mut x = Buffers::new(&gpu, &p, &q, &k, &v).unwrap();
+    gpu.set_analysis(true);
+    attention::launch::<Bf16>(&gpu, &TensorGemm::new(), Step::Flash, &p, &mut x).unwrap();
+    gpu.sync().unwrap();
+    let a = gpu.take_analysis();
+    assert_eq!(a.shared_loads.efficiency(), 1.0, "{:?}", a.shared_loads);
+    assert_eq!(a.shared_stores.efficiency(), 1.0, "{:?}", a.shared_stores);
+    assert!(a.shared_loads.requests > 0);
+}
+
+/// The host models of `ex2.approx.ftz` and `lg2.approx.ftz`: exact powers
+/// and logarithms where the host's are, the flushes to zero, infinities.
+#[test]
+fn ex2_and_lg2_models() {
+    assert_eq!(ex2_approx(0.0), 1.0);
+    assert_eq!(ex2_approx(-3.0), 0.125);
+    assert_eq!(ex2_approx(f32::NEG_INFINITY), 0.0);
+    // 2^-130 is subnormal: flushed.
+    assert_eq!(ex2_approx(-130.0), 0.0);
+    assert_eq!(ex2_approx(-126.0), f32::MIN_POSITIVE);
+    assert_eq!(lg2_approx(8.0), 3.0);
+    assert_eq!(lg2_approx(f32::MIN_POSITIVE / 2.0), f32::NEG_INFINITY);
+    for x in [-10.5f32, -0.3, 0.7, 12.25] {
+        let r = ex2_approx(x) as f64;
+        assert!((r / f64::from(x).exp2() - 1.0).abs() <= gpu::dev::math::EX2_ERROR, "{x}");
+    }
+}

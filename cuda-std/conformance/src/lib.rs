@@ -11,6 +11,9 @@ pub mod atomics;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod check;
 pub mod foreign;
+pub mod math;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod math_check;
 pub mod vectors;
 
 /// Values each thread of [`indices()`] writes.

@@ -37,6 +37,7 @@ CORE = {
     "LOG10_E": 1 / mpmath.log(10),
     "LOG10_2": mpmath.log10(2),
     "FRAC_2_SQRT_PI": 2 / mpmath.sqrt(mpmath.pi),
+    "FRAC_1_SQRT_2": 1 / mpmath.sqrt(2),
 }
 CORE = {f64(v): name for name, v in CORE.items()}
 
@@ -117,3 +118,41 @@ for j in range(-38, 54):
     hi = rounded(v, 53) if v != 0 else mpf(0)
     print(f"    ({inv!r}, {lit(hi)}, {lit(v - hi)}),")
 print("];")
+
+
+def erfcx(x):
+    return mpmath.exp(x * x) * mpmath.erfc(x)
+
+
+def fit(f, a, b, n, name):
+    """Chebyshev fit of degree n on [a, b] (mpmath.chebyfit: interpolation
+    at Chebyshev nodes, near-minimax), as power coefficients lowest first;
+    asserts its maximum relative error is below 2^-60."""
+    poly, err = mpmath.chebyfit(f, [a, b], n + 1, error=True)
+    scale = min(abs(f(a)), abs(f(b)))
+    assert err / scale < mpf(2) ** -60, (name, a, b, err / scale)
+    return list(reversed(poly))
+
+
+mpmath.mp.prec = 200
+print()
+print("/// erfcx(c + t) for |t| <= 1/4 around c = 0.75, 1.25, ..., 3.75: power")
+print("/// coefficients of t, lowest first (Chebyshev fits of degree 16 by")
+print("/// mpmath.chebyfit, each within 2^-60 of erfcx relative).")
+print("pub const ERFCX_MID: [[f64; 17]; 7] = [")
+for i in range(7):
+    c = mpf(0.75) + mpf(i) / 2
+    co = fit(lambda t: erfcx(c + t), mpf(-0.25), mpf(0.25), 16, "mid")
+    print("    [" + ", ".join(lit(v) for v in co) + "],")
+print("];")
+print()
+print("/// g(u) = sqrt(pi) x erfcx(x) as a polynomial in u = 1/x for x >= 4")
+print("/// (u in [0, 1/4]), lowest first (degree 22, mpmath.chebyfit, within")
+print("/// 2^-60).")
+g = lambda u: mpmath.sqrt(mpmath.pi) / u * erfcx(1 / u) if u > 0 else mpf(1)
+co = fit(g, mpf(0), mpf(0.25), 22, "tail")
+print(f"pub const ERFCX_TAIL: [f64; {len(co)}] = [")
+for v in co:
+    print(f"    {lit(v)},")
+print("];")
+split("FRAC_1_SQRT_2", 1 / mpmath.sqrt(2), 53, "1/sqrt(2) as a double-double")

@@ -10,7 +10,7 @@ use cuda_std::prelude::*;
 use cuda_std::{FloatExt, GpuFloat};
 
 /// Every function, by id: the same for both types.
-pub const FUNCTIONS: [&str; 48] = [
+pub const FUNCTIONS: [&str; 54] = [
     "floor",
     "ceil",
     "round",
@@ -59,6 +59,12 @@ pub const FUNCTIONS: [&str; 48] = [
     "scale_by_n",
     "sincospi",
     "sinpi",
+    "error_function",
+    "complementary_error_function",
+    "scaled_complementary_error_function",
+    "norm_cdf",
+    "inv_complementary_error_function",
+    "inv_norm_cdf",
 ];
 
 /// The id of function `name` in [`FUNCTIONS`].
@@ -131,6 +137,12 @@ macro_rules! eval {
                     (s, c, 0)
                 }
                 47 => one(FloatExt::sinpi(x)),
+                48 => one(FloatExt::error_function(x)),
+                49 => one(FloatExt::complementary_error_function(x)),
+                50 => one(FloatExt::scaled_complementary_error_function(x)),
+                51 => one(FloatExt::norm_cdf(x)),
+                52 => one(FloatExt::inv_complementary_error_function(x)),
+                53 => one(FloatExt::inv_norm_cdf(x)),
                 _ => (0.0, 0.0, 0),
             }
         }

@@ -34,7 +34,7 @@ const R1: f64 = 0.5 + 1.0 / (1u64 << 26) as f64;
 /// figures are distances to glibc's result, whose own error is in them:
 /// glibc's `log10` at `1.1470571642230465` is 2 ulps from ours, and ours is
 /// the correctly rounded one (mpmath).
-pub const BOUNDS: [(&str, f64, f64); 48] = [
+pub const BOUNDS: [(&str, f64, f64); 54] = [
     ("floor", 0.0, 0.0),
     ("ceil", 0.0, 0.0),
     ("round", 0.0, 0.0),
@@ -83,6 +83,12 @@ pub const BOUNDS: [(&str, f64, f64); 48] = [
     ("scale_by_n", 0.0, 0.0),
     ("sincospi", R1, 1.0),
     ("sinpi", R1, 1.0),
+    ("error_function", R1, 1.0),
+    ("complementary_error_function", R1, 3.0),
+    ("scaled_complementary_error_function", R1, 4.0),
+    ("norm_cdf", R1, 3.0),
+    ("inv_complementary_error_function", R1, 3.0),
+    ("inv_norm_cdf", R1, 3.0),
 ];
 
 /// The documented bound of `name`, `(f32, f64)`.
@@ -105,6 +111,8 @@ unsafe extern "C" {
     fn asinh(x: f64) -> f64;
     fn acosh(x: f64) -> f64;
     fn atanh(x: f64) -> f64;
+    fn erf(x: f64) -> f64;
+    fn erfc(x: f64) -> f64;
 }
 
 /// SplitMix64: the sweeps' deterministic random bits.
@@ -233,6 +241,12 @@ fn ranges(name: &str) -> Vec<(f64, f64)> {
         "atanh" => vec![(-1.0, 1.0), (0.999, 1.0)],
         "cbrt" | "rcbrt" => vec![(-10.0, 10.0)],
         "sinpi" | "cospi" | "sincospi" => vec![(-10.0, 10.0), (-1e4, 1e4), (-1e-3, 1e-3), (-1e15, 1e15)],
+        "error_function" | "complementary_error_function" | "scaled_complementary_error_function" => {
+            vec![(-6.0, 6.0), (-1.0, 1.0), (0.0, 28.0), (-30.0, 0.0), (-1e-3, 1e-3)]
+        }
+        "norm_cdf" => vec![(-40.0, 10.0), (-2.0, 2.0)],
+        "inv_complementary_error_function" => vec![(0.0, 2.0), (0.0, 1e-3), (0.99, 1.01), (0.47, 0.49)],
+        "inv_norm_cdf" => vec![(0.0, 1.0), (0.0, 1e-3), (0.49, 0.51), (0.999, 1.0)],
         "round" | "floor" | "ceil" | "trunc" | "fract" => vec![(-10.0, 10.0)],
         "sqrt" => vec![(0.0, 10.0)],
         _ => vec![],
@@ -260,6 +274,13 @@ fn points(name: &str) -> Vec<f64> {
         "exp_m1" => vec![709.782712893384, 88.72283, std::f64::consts::LN_2 / 2.0],
         "sinpi" | "cospi" | "sincospi" => (-40..40).map(|k| k as f64 * 0.5).collect(),
         "tanh" | "sinh" | "cosh" => vec![2.0, 20.0, 710.475860073944, 89.41599],
+        // The ends of the erfcx polynomials' intervals.
+        "error_function" | "complementary_error_function" | "scaled_complementary_error_function" => {
+            (1..=8).map(|k| k as f64 * 0.5).chain([6.0, 27.2, 26.55, 9.19, 10.05]).collect()
+        }
+        "norm_cdf" => vec![std::f64::consts::FRAC_1_SQRT_2, -38.4, -37.5, -13.0, -14.5],
+        "inv_complementary_error_function" => vec![0.0, 1.0, 2.0, 0.479, 5e-324, 1e-300],
+        "inv_norm_cdf" => vec![0.0, 0.5, 1.0, 0.2395, 5e-324, 1e-300],
         _ => vec![],
     }
 }
@@ -329,6 +350,101 @@ fn sincospi_ref(x: f64) -> (f64, f64) {
     (s, c)
 }
 
+/// `e^(x^2) erfc(x)` from glibc: `e^(x^2)` as `e^h (1 + l)` with `x^2 =
+/// h + l` exactly (an error in `h` is a relative error of `e^h`); from 26,
+/// where `erfc` underflows, the asymptotic series `(1 - 1/(2x^2) + 3/(2x^2)^2
+/// - ...)/(x sqrt(pi))` to 12 terms (the next below `10^-22`).
+fn erfcx_ref(x: f64) -> f64 {
+    if x.is_nan() {
+        return x;
+    }
+    if x < -27.0 {
+        return f64::INFINITY;
+    }
+    if x >= 26.0 {
+        let w = 1.0 / (2.0 * x * x);
+        let (mut term, mut sum) = (1.0, 1.0);
+        for n in 1..=12 {
+            term *= -((2 * n - 1) as f64) * w;
+            sum += term;
+        }
+        return sum / std::f64::consts::PI.sqrt() / x;
+    }
+    let h = x * x;
+    let l = x.mul_add(x, -h);
+    let e = h.exp() * (1.0 + l);
+    // SAFETY: glibc's erfc has no preconditions.
+    let c = unsafe { erfc(x) };
+    if x >= -0.5 { e * c } else { 2.0 * e - erfcx_ref(-x) }
+}
+
+/// `erfc(-x/sqrt(2))/2` from glibc, with the first-order correction for
+/// the rounding of `-x/sqrt(2)` (`erfc(a + d) = erfc(a) - 2/sqrt(pi)
+/// e^(-a^2) d`).
+fn norm_cdf_ref(x: f64) -> f64 {
+    if x.is_infinite() {
+        return if x > 0.0 { 1.0 } else { 0.0 };
+    }
+    let c = std::f64::consts::FRAC_1_SQRT_2;
+    let a = -x * c;
+    let d = (-x).mul_add(c, -a) + -x * -4.833646656726457e-17;
+    // SAFETY: glibc's erfc has no preconditions.
+    let e = unsafe { erfc(a) };
+    0.5 * (e - std::f64::consts::FRAC_2_SQRT_PI * (-a * a).exp() * d)
+}
+
+/// `x` with `erfc(x) = y`, by bisection on the doubles (64 halvings of
+/// the ordered bit patterns of `[0, inf)`) on glibc's `erf(x) = 1 - y`
+/// (exact) for `y` in `[1/2, 1]`, on `ln erfc(x) = ln y` below (from
+/// glibc's `erfc` and `exp` through [`erfcx_ref`]), and
+/// `-erfcinv(2 - y)` above 1: independent of our Newton iterations, and
+/// as good as glibc's functions (within about `1/(2x^2)` ulps of `x`).
+fn erfcinv_ref(y: f64) -> f64 {
+    if y.is_nan() || !(0.0..=2.0).contains(&y) {
+        return f64::NAN;
+    }
+    if y == 0.0 {
+        return f64::INFINITY;
+    }
+    if y == 2.0 {
+        return f64::NEG_INFINITY;
+    }
+    if y > 1.0 {
+        return -erfcinv_ref(2.0 - y);
+    }
+    if y == 1.0 {
+        return 0.0;
+    }
+    // ln erfc(x) = ln erfcx(x) - x^2, which does not underflow (glibc's
+    // erfc of a subnormal result has few bits, so its root would be
+    // ill-defined there), with x^2 = h + l exactly.
+    let ln_erfc = |x: f64| {
+        let h = x * x;
+        (erfcx_ref(x).ln() - x.mul_add(x, -h)) - h
+    };
+    let target = y.ln();
+    // Whether x is at or below the root.
+    let below = |x: f64| {
+        // SAFETY: glibc's erf has no preconditions.
+        if y >= 0.5 { unsafe { erf(x) <= 1.0 - y } } else { ln_erfc(x) >= target }
+    };
+    let (mut lo, mut hi) = (0u64, f64::INFINITY.to_bits());
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if below(f64::from_bits(mid)) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    // The nearer of the two doubles around the root, by the residual.
+    let (a, b) = (f64::from_bits(lo), f64::from_bits(hi));
+    // SAFETY: as above.
+    let r =
+        |x: f64| if y >= 0.5 { unsafe { (erf(x) - (1.0 - y)).abs() } } else { (ln_erfc(x) - target).abs() };
+    if r(b) < r(a) { b } else { a }
+}
+
 /// The reference of an approximated function `name` at the exact `(x,
 /// y)`: glibc's `f64` results, `(first, second)`.
 pub fn reference(name: &str, x: f64, y: f64) -> (f64, f64) {
@@ -380,6 +496,17 @@ pub fn reference(name: &str, x: f64, y: f64) -> (f64, f64) {
         "sinpi" => one(sincospi_ref(x).0),
         "sincospi" => sincospi_ref(x),
         "rcbrt" => one(1.0 / x.cbrt()),
+        // SAFETY: glibc's functions of one double have no preconditions.
+        "error_function" => one(unsafe { erf(x) }),
+        // SAFETY: as above.
+        "complementary_error_function" => one(unsafe { erfc(x) }),
+        "scaled_complementary_error_function" => one(erfcx_ref(x)),
+        "norm_cdf" => one(norm_cdf_ref(x)),
+        "inv_complementary_error_function" => one(erfcinv_ref(x)),
+        "inv_norm_cdf" => one(match erfcinv_ref(2.0 * x) {
+            0.0 => 0.0,
+            v => -std::f64::consts::SQRT_2 * v,
+        }),
         _ => panic!("{name} has no approximate reference"),
     }
 }

@@ -191,15 +191,35 @@ pub trait GpuFloat: Copy + PartialOrd + private::Sealed {
 /// rust-cuda's (libdevice, GPU only), these run on the host too (the
 /// emulator), computing the GPU's bits.
 ///
-/// Not here yet (a call is a compile error naming the method): the error
-/// functions (`error_function`, `complementary_error_function`, their
-/// inverses and the scaled one), `norm_cdf`, `inv_norm_cdf`, `gamma`,
+/// Not here yet (a call is a compile error naming the method): `gamma`,
 /// `log_gamma`, and the Bessel functions `j0`, `j1`, `jn`, `y0`, `y1`,
 /// `yn`: each needs its own approximations and measured bound.
 pub trait FloatExt: Sized + private::Sealed {
     /// `cos(pi self)`, the product `pi r` exact after an exact reduction
     /// ([`imp::sincospi`]). Bound: f32 0.5 ulp, f64 1 ulp.
     fn cospi(self) -> Self;
+    /// The error function `2/sqrt(pi) ∫_0^x e^(-t^2) dt`: its Taylor
+    /// series below 1/2, `1 - erfc` above ([`imp::erf`]). Bound: f32 0.5
+    /// ulp, f64 1 ulp.
+    fn error_function(self) -> Self;
+    /// `1 - erf(self)`: `e^(-x^2) erfcx(x)` from 1/2, `x^2` a
+    /// double-double ([`imp::erfc`]). Bound: f32 0.5 ulp, f64 3 ulps.
+    fn complementary_error_function(self) -> Self;
+    /// `e^(x^2) erfc(x)`: fitted polynomials from 1/2 ([`imp::erfcx`]).
+    /// Bound: f32 0.5 ulp, f64 4 ulps.
+    fn scaled_complementary_error_function(self) -> Self;
+    /// The standard normal distribution function `erfc(-x/sqrt(2))/2`,
+    /// the argument a double-double ([`imp::norm_cdf`]). Bound: f32 0.5
+    /// ulp, f64 3 ulps.
+    fn norm_cdf(self) -> Self;
+    /// `x` with `erfc(x) = self`, for `self` in `[0, 2]`: Newton's method
+    /// on `erf` near 1, on `ln erfc` below ([`imp::erfcinv`]). Bound: f32
+    /// 0.5 ulp, f64 3 ulps.
+    fn inv_complementary_error_function(self) -> Self;
+    /// The inverse of [`norm_cdf`](Self::norm_cdf), `-sqrt(2)
+    /// erfcinv(2 self)` ([`imp::inv_norm_cdf`]). Bound: f32 0.5 ulp, f64
+    /// 3 ulps.
+    fn inv_norm_cdf(self) -> Self;
     /// `(m, e)` with `self = m 2^e`, `|m|` in `[0.5, 1)`; `(self, 0)` for
     /// zero, infinities, NaN. Exact.
     fn frexp(self) -> (Self, i32);
@@ -492,6 +512,30 @@ impl GpuFloat for f32 {
 
 impl FloatExt for f64 {
     #[inline]
+    fn error_function(self) -> f64 {
+        imp::erf(self)
+    }
+    #[inline]
+    fn complementary_error_function(self) -> f64 {
+        imp::erfc(self)
+    }
+    #[inline]
+    fn scaled_complementary_error_function(self) -> f64 {
+        imp::erfcx(self)
+    }
+    #[inline]
+    fn norm_cdf(self) -> f64 {
+        imp::norm_cdf(self)
+    }
+    #[inline]
+    fn inv_complementary_error_function(self) -> f64 {
+        imp::erfcinv(self)
+    }
+    #[inline]
+    fn inv_norm_cdf(self) -> f64 {
+        imp::inv_norm_cdf(self)
+    }
+    #[inline]
     fn cospi(self) -> f64 {
         imp::cospi(self)
     }
@@ -539,6 +583,12 @@ impl FloatExt for f32 {
         log1p() => imp::ln_1p;
         rcbrt() => imp::rcbrt;
         sinpi() => imp::sinpi;
+        error_function() => imp::erf;
+        complementary_error_function() => imp::erfc;
+        scaled_complementary_error_function() => imp::erfcx;
+        norm_cdf() => imp::norm_cdf;
+        inv_complementary_error_function() => imp::erfcinv;
+        inv_norm_cdf() => imp::inv_norm_cdf;
     }
     #[inline]
     fn frexp(self) -> (f32, i32) {

@@ -10,7 +10,7 @@ use cuda_std::prelude::*;
 use cuda_std::{FloatExt, GpuFloat};
 
 /// Every function, by id: the same for both types.
-pub const FUNCTIONS: [&str; 54] = [
+pub const FUNCTIONS: [&str; 56] = [
     "floor",
     "ceil",
     "round",
@@ -65,6 +65,8 @@ pub const FUNCTIONS: [&str; 54] = [
     "norm_cdf",
     "inv_complementary_error_function",
     "inv_norm_cdf",
+    "gamma",
+    "log_gamma",
 ];
 
 /// The id of function `name` in [`FUNCTIONS`].
@@ -143,6 +145,8 @@ macro_rules! eval {
                 51 => one(FloatExt::norm_cdf(x)),
                 52 => one(FloatExt::inv_complementary_error_function(x)),
                 53 => one(FloatExt::inv_norm_cdf(x)),
+                54 => one(FloatExt::gamma(x)),
+                55 => one(FloatExt::log_gamma(x)),
                 _ => (0.0, 0.0, 0),
             }
         }

@@ -41,6 +41,10 @@ pub const FRAC_1_SQRT_PI_LO: f64 = 7.66772980658294e-18;
 pub const LN_SQRT_2PI_HI: f64 = 0.9189385332046728;
 /// ln sqrt(2 pi) as a double-double: the rest, rounded.
 pub const LN_SQRT_2PI_LO: f64 = -3.8782941580672414e-17;
+/// ln pi as a double-double: the high part (53 significant bits).
+pub const LN_PI_HI: f64 = 1.1447298858494002;
+/// ln pi as a double-double: the rest, rounded.
+pub const LN_PI_LO: f64 = 1.0265951162707826e-17;
 /// pi/2, part 1 of 3 (each the rest of the previous, rounded).
 pub const PIO2_1: f64 = core::f64::consts::FRAC_PI_2;
 /// pi/2, part 2 of 3 (each the rest of the previous, rounded).
@@ -385,3 +389,55 @@ pub const ERFCX_TAIL: [f64; 23] = [
 pub const FRAC_1_SQRT_2_HI: f64 = core::f64::consts::FRAC_1_SQRT_2;
 /// 1/sqrt(2) as a double-double: the rest, rounded.
 pub const FRAC_1_SQRT_2_LO: f64 = -4.833646656726457e-17;
+
+/// Stirling's series: B_2k / (2k (2k - 1)) for k = 1..=10, the
+/// coefficients of ln Gamma(x) - (x - 1/2) ln x + x - ln sqrt(2 pi) in
+/// 1/x^(2k-1).
+pub const STIRLING: [f64; 10] = [
+    0.08333333333333333,
+    -0.002777777777777778,
+    0.0007936507936507937,
+    -0.0005952380952380953,
+    0.0008417508417508417,
+    -0.0019175269175269176,
+    0.00641025641025641,
+    -0.029550653594771242,
+    0.17964437236883057,
+    -1.3924322169059011,
+];
+
+/// ln Gamma(2 + z) = sum of LGAMMA2[k] z^k (k >= 1): 1 - Euler's gamma,
+/// then (-1)^k (zeta(k) - 1)/k; LGAMMA2[0] = 0.
+pub const LGAMMA2: [f64; 31] = [
+    0.0,
+    0.42278433509846713,
+    0.3224670334241132,
+    -0.0673523010531981,
+    0.020580808427784546,
+    -0.007385551028673986,
+    0.0028905103307415234,
+    -0.001192753911703261,
+    0.0005096695247430425,
+    -0.00022315475845357939,
+    9.945751278180853e-05,
+    -4.492623673813314e-05,
+    2.050721277567069e-05,
+    -9.439488275268397e-06,
+    4.374866789907488e-06,
+    -2.039215753801366e-06,
+    9.55141213040742e-07,
+    -4.492469198764566e-07,
+    2.1207184805554665e-07,
+    -1.0043224823968099e-07,
+    4.7698101693639804e-08,
+    -2.2711094608943164e-08,
+    1.0838659214896955e-08,
+    -5.183475041970047e-09,
+    2.4836745438024785e-09,
+    -1.1921401405860912e-09,
+    5.731367241678862e-10,
+    -2.7595228851242334e-10,
+    1.330476437424449e-10,
+    -6.4229645638381e-11,
+    3.1044247747322276e-11,
+];

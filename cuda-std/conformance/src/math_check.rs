@@ -458,7 +458,7 @@ fn erfcinv_ref(y: f64) -> f64 {
 pub fn reference(name: &str, x: f64, y: f64) -> (f64, f64) {
     let one = |v: f64| (v, 0.0);
     // Kahan and McDonald's worst case for the reduction by pi/2, where
-    // glibc (2.39 here) is 8 ulps off on cos and 14 on tan: the correctly
+    // glibc (2.36 here) is 8 ulps off on cos and 14 on tan: the correctly
     // rounded values, from mpmath at 3000 bits.
     if x.abs() == 6381956970095103.0 * 2f64.powi(797) {
         let (s, c, t) = (1.0f64.copysign(x), -4.687165924254628e-19, -2.133485385753704e18f64.copysign(x));

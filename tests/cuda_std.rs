@@ -8,7 +8,7 @@ use lab_runtime::Gpu;
 fn every_cuda_std_area_matches_cuda_semantics_on_the_emulator() {
     let gpu = Gpu::emulator();
     let outcomes = cuda_std_conformance::check::all(&gpu).unwrap();
-    assert_eq!(outcomes.len(), 10);
+    assert_eq!(outcomes.len(), 11);
     let failed: Vec<String> =
         outcomes.iter().filter_map(|(area, r)| r.as_ref().err().map(|e| format!("{area}: {e}"))).collect();
     assert!(failed.is_empty(), "{failed:#?}");
@@ -51,4 +51,28 @@ fn a_shared_atomic_flag_orders_the_block_only_with_release_and_acquire() {
         Err(Error::Emulator(emu::EmuError::Race(r))) => assert_eq!(r.space, "shared", "{r:?}"),
         other => panic!("expected a shared race, got {other:?}"),
     }
+}
+
+/// `GpuFloat` and `FloatExt`: every function over its sweep (bit patterns,
+/// specials, its ranges, the neighbourhoods of its zeros and poles), as
+/// the emulator computes it (the kernels' bodies on the host), each
+/// maximum error within the bound its documentation states. Prints the
+/// table (`-- --nocapture`).
+#[test]
+fn float_functions_are_within_their_documented_ulp_bounds() {
+    use cuda_std_conformance::math_check;
+    let (r32, r64) = math_check::sweep_host(1 << 15);
+    println!("{}", math_check::table(&r32, &r64));
+    let bad = math_check::over_bounds(&r32, &r64);
+    assert!(bad.is_empty(), "{bad:#?}");
+}
+
+/// The sweep's kernels themselves (`math_f32`, `math_f64`) on the
+/// emulator, on a small sweep: each result the host evaluation's, within
+/// the bound (the GPU test runs the same check on 2^18 inputs).
+#[test]
+fn float_function_kernels_agree_with_the_host_on_the_emulator() {
+    let gpu = Gpu::emulator();
+    let result = cuda_std_conformance::math_check::sweep_on(&gpu, 64).unwrap();
+    assert!(result.is_ok(), "{}", result.unwrap_err());
 }

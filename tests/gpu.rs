@@ -440,6 +440,25 @@ fn cuda_std_conformance(_: &Gpu) -> Result<(), String> {
     Ok(())
 }
 
+/// `GpuFloat` and `FloatExt` on the GPU: every function over its sweep
+/// (2^18 bit patterns, the specials, its ranges and the neighbourhoods of
+/// its zeros), each result bit-equal to the host's evaluation (the
+/// emulator's model) and within the bound its documentation states.
+/// Prints the table of measured maxima.
+fn cuda_std_float_functions(_: &Gpu) -> Result<(), String> {
+    use cuda_std_conformance::math_check;
+    static PTX: &[lab_runtime::Ptx] = lab_runtime::include_ptx!("cuda_std_conformance");
+    let gpu = Gpu::open(0, PTX).map_err(|e| e.to_string())?;
+    let (r32, r64) = math_check::sweep_on(&gpu, 1 << 18).map_err(|e| e.to_string())??;
+    println!(
+        "float functions on {} ({}):\n{}",
+        gpu.info.name,
+        gpu.info.ptx_arch,
+        math_check::table(&r32, &r64)
+    );
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let gpu = match kernel_lab::runtime::open(0) {
         Ok(gpu) => gpu,
@@ -453,7 +472,7 @@ fn main() -> ExitCode {
         }
     };
     println!("gpu tests on {}", kernel_lab::cli::device_line(&gpu));
-    let tests: [(&str, GpuTest); 13] = [
+    let tests: [(&str, GpuTest); 14] = [
         ("gemm_library_every_path", gemm_library_every_path),
         ("gemm_netlib_low_precision", gemm_netlib_low_precision),
         ("sgemm_netlib", sgemm_netlib),
@@ -467,6 +486,7 @@ fn main() -> ExitCode {
         ("transpose_shapes", transpose_shapes),
         ("launch_rejects_wrong_buffers", launch_rejects_wrong_buffers),
         ("cuda_std_conformance", cuda_std_conformance),
+        ("cuda_std_float_functions", cuda_std_float_functions),
     ];
     let mut failed = 0;
     for (name, test) in tests {

@@ -18,10 +18,12 @@
 //! [`warp`] (`warp_shuffle_{down,up,xor,idx}` with width and predicate,
 //! `lane_id`, `activemask`, `sync_warp`, votes), [`shared`]
 //! (`shared_array!`, `dynamic_shared_mem`) and
-//! [`address_space`]`(shared)` statics, and [`atomic`] (the float
+//! [`address_space`]`(shared)` statics, [`atomic`] (the float
 //! atomics of each scope and the mid-level functions, on global and shared
-//! memory). What is not (`println!`, the
-//! allocator, float intrinsics, OptiX)
+//! memory), and [`float`] ([`GpuFloat`] and [`FloatExt`], from PTX
+//! instructions and our own polynomials, each with a measured ulp bound).
+//! What is not (`println!`, the allocator, the libdevice functions of
+//! [`FloatExt`] listed there, OptiX)
 //! is a compile error naming it: an unresolved item, or for the macros a
 //! message saying so.
 //!
@@ -50,12 +52,14 @@
 extern crate std;
 
 pub mod atomic;
+pub mod float;
 mod params;
 mod ptr;
 pub mod shared;
 pub mod thread;
 pub mod warp;
 
+pub use float::{FloatExt, GpuFloat};
 /// The `glam` crate (no std, `libm` floats, CUDA-aligned vectors), as
 /// rust-cuda re-exports it.
 pub use glam;

@@ -55,6 +55,12 @@ pub struct KernelArgs {
     /// A rust-cuda style kernel (`cuda_std::kernel`): an `unsafe fn` whose
     /// launch gives the block and the dynamic shared memory.
     pub cuda: bool,
+    /// The kernel's function is the item its module is named after (a
+    /// file `name.rs` or `name/mod.rs` holding `fn name`): its launch
+    /// module is then glob-imported into that module under a hidden name,
+    /// so that `pub use name::name;` next to `mod name;` re-exports only
+    /// the function and does not clash with the module.
+    pub named_like_its_module: bool,
 }
 
 const KEYS: &str = "block, shared, tile, min_blocks, arch, persistent, cluster or types";
@@ -134,6 +140,7 @@ impl Parse for KernelArgs {
             types_span,
             root: quote!(::gpu),
             cuda: false,
+            named_like_its_module: false,
         })
     }
 }

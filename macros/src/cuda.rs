@@ -30,7 +30,11 @@ fn facade() -> TokenStream {
     quote!(::cuda_std::__private)
 }
 
-pub fn kernel(attr: TokenStream, mut function: ItemFn) -> syn::Result<TokenStream> {
+pub fn kernel(
+    attr: TokenStream,
+    mut function: ItemFn,
+    file: Option<std::path::PathBuf>,
+) -> syn::Result<TokenStream> {
     if !attr.is_empty() {
         return Err(syn::Error::new(
             attr.span(),
@@ -201,6 +205,7 @@ pub fn kernel(attr: TokenStream, mut function: ItemFn) -> syn::Result<TokenStrea
         types_span: None,
         root: quote!(#private::gpu),
         cuda: true,
+        named_like_its_module: file.is_some_and(|f| named_like(&f, &function.sig.ident.to_string())),
     };
     let expanded = expand::kernel(args, function)?;
     Ok(quote! {
@@ -317,4 +322,16 @@ impl VisitMut for SharedArrays<'_> {
 /// Whether two paths are written the same.
 fn same(a: &syn::Path, b: &syn::Path) -> bool {
     quote!(#a).to_string() == quote!(#b).to_string()
+}
+
+/// Whether a kernel named `name` in `file` is the item its module is named
+/// after: the file is `name.rs` or `name/mod.rs`.
+fn named_like(file: &std::path::Path, name: &str) -> bool {
+    let stem = file.file_stem().and_then(|s| s.to_str());
+    let module = if stem == Some("mod") {
+        file.parent().and_then(|p| p.file_name()).and_then(|s| s.to_str())
+    } else {
+        stem
+    };
+    module == Some(name)
 }

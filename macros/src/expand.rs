@@ -228,6 +228,15 @@ fn host_module(
         quote!(#root::launch::Param { name: #n, ty: #t })
     });
     let param_infos = quote!(&[#(#param_infos),*]);
+    let named_like_its_module = args.named_like_its_module;
+    // The launch module's path: its own, or for a hidden one (see below)
+    // that of the module it is glob-imported into.
+    let path = if named_like_its_module {
+        let hidden = format!("::__{name_str}_launch");
+        quote!(::core::module_path!().split_at(::core::module_path!().len() - #hidden.len()).0)
+    } else {
+        quote!(::core::module_path!())
+    };
 
     let (bx, by, bz) = (args.block.get(0), args.block.get(1), args.block.get(2));
     let (tx, ty) = match &args.tile {
@@ -267,7 +276,7 @@ fn host_module(
                     function: #name_str,
                     instance: #instance_name,
                     index: #index,
-                    path: ::core::module_path!(),
+                    path: #path,
                     file: ::core::file!(),
                     line: #line,
                     launch: #root::launch::Launch {
@@ -435,10 +444,28 @@ fn host_module(
     let module_doc = format!(
         "The launch of [`{name_str}`](fn@super::{name_str}): registry entry, signature, typed launcher."
     );
+    // A kernel named like its own module (see `KernelArgs`) has its launch
+    // module under a hidden name, glob-imported into that module: the
+    // launcher is `module::launch`, and `pub use module::name;` beside
+    // `mod module;` imports only the function.
+    let (module, glob) = if named_like_its_module {
+        let hidden = format_ident!("__{}_launch", name);
+        (
+            hidden.clone(),
+            quote! {
+                #[cfg(not(target_arch = "nvptx64"))]
+                #[doc(hidden)]
+                pub use #hidden::*;
+            },
+        )
+    } else {
+        (name.clone(), TokenStream::new())
+    };
     quote! {
+        #glob
         #[cfg(not(target_arch = "nvptx64"))]
         #[doc = #module_doc]
-        pub mod #name {
+        pub mod #module {
             #[allow(unused_imports)]
             use super::*;
             #registry

@@ -62,7 +62,8 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn cuda_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     let function = syn::parse_macro_input!(item as syn::ItemFn);
-    cuda::kernel(attr.into(), function).unwrap_or_else(syn::Error::into_compile_error).into()
+    let file = proc_macro::Span::call_site().local_file();
+    cuda::kernel(attr.into(), function, file).unwrap_or_else(syn::Error::into_compile_error).into()
 }
 
 /// `cuda_std::address_space`: only meaningful on a `static` at the top of a

@@ -327,6 +327,28 @@ pub fn check_vector_math(gpu: &Gpu) -> Result<Outcome> {
     Ok(("glam and vek re-exports", Ok(())))
 }
 
+/// A kernel named like its module (`mod gemm_naive; pub use
+/// gemm_naive::gemm_naive;`), launched through that module. Small
+/// integers, so every sum is exact in any order.
+pub fn check_gemm_naive(gpu: &Gpu) -> Result<Outcome> {
+    let (m, n, k) = (19usize, 23usize, 7usize);
+    let a: Vec<f32> = (0..m * k).map(|i| (i % 5) as f32 - 2.0).collect();
+    let b: Vec<f32> = (0..k * n).map(|i| (i % 7) as f32 - 3.0).collect();
+    let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
+    let mut c = gpu.alloc::<f32>(m * n)?;
+    gpu.poison(&mut c)?;
+    // SAFETY: m * n outputs; a and b hold m * k and k * n; the kernel
+    // guards idx < m * n.
+    unsafe { gemm_naive::launch(gpu, (m * n).div_ceil(64) as u32, 64u32, 0, &da, &db, &mut c, m, n, k) }?;
+    let got = gpu.download(&c)?;
+    let want: Vec<f32> =
+        (0..m * n).map(|idx| (0..k).map(|l| a[idx / n * k + l] * b[l * n + idx % n]).sum()).collect();
+    Ok((
+        "#[kernel] named like its module (mod gemm_naive; pub use gemm_naive::gemm_naive)",
+        compare("gemm_naive", &got, &want),
+    ))
+}
+
 /// Every area.
 pub fn all(gpu: &Gpu) -> Result<Vec<Outcome>> {
     Ok(vec![
@@ -340,5 +362,6 @@ pub fn all(gpu: &Gpu) -> Result<Vec<Outcome>> {
         check_float_and_integer(gpu)?,
         check_chunk_hashes(gpu)?,
         check_vector_math(gpu)?,
+        check_gemm_naive(gpu)?,
     ])
 }

@@ -11,6 +11,13 @@ pub mod atomics;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod check;
 pub mod foreign;
+// A kernel named like its file, re-exported beside its (private) module as
+// rust-cuda projects do; `#[kernel]`'s launch module must not clash.
+mod gemm_naive;
+pub use gemm_naive::gemm_naive;
+pub mod math;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod math_check;
 pub mod vectors;
 
 /// Values each thread of [`indices()`] writes.

@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig,
-    PushKernelArg, ValidAsZeroBits,
+    CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg,
+    ValidAsZeroBits,
 };
 use cudarc::nvrtc::Ptx as CudarcPtx;
 use emu::Analysis;
@@ -40,11 +40,11 @@ pub struct DeviceInfo {
     pub ptx_arch: &'static str,
 }
 
-/// A CUDA device, its stream and our PTX module.
+/// A CUDA device, its stream and our PTX (each kernel loaded from its own
+/// module on its first launch).
 pub struct Cuda {
     pub ctx: Arc<CudaContext>,
     pub stream: Arc<CudaStream>,
-    module: Arc<CudaModule>,
     pub ptx: Ptx,
     /// Every embedded PTX (to say where a missing kernel is).
     archs: &'static [Ptx],
@@ -198,7 +198,6 @@ impl Gpu {
             minor,
             built: archs.iter().map(|p| p.arch).collect::<Vec<_>>().join(", "),
         })?;
-        let module = ctx.load_module(CudarcPtx::from_src(ptx.text)).during("cuModuleLoadData")?;
         let mut driver_version = 0;
         // SAFETY: writes one int.
         unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut driver_version) };
@@ -216,7 +215,7 @@ impl Gpu {
         };
         let stream = ctx.default_stream();
         Ok(Gpu {
-            backend: Backend::Cuda(Cuda { ctx, stream, module, ptx, archs, functions: Default::default() }),
+            backend: Backend::Cuda(Cuda { ctx, stream, ptx, archs, functions: Default::default() }),
             info,
             analyze: Cell::new(false),
             analysis: RefCell::new(Analysis::default()),
@@ -396,7 +395,12 @@ impl Gpu {
         let function = match cached {
             Some(f) => f,
             None => {
-                let f = c.module.load_function(kernel.name).map_err(|_| self.missing(c, kernel))?;
+                // Each kernel from its own module ([`ptx::entry_module`]):
+                // the driver compiles what it loads.
+                let text =
+                    ptx::entry_module(c.ptx.text, kernel.name).ok_or_else(|| self.missing(c, kernel))?;
+                let module = c.ctx.load_module(CudarcPtx::from_src(text)).during("cuModuleLoadData")?;
+                let f = module.load_function(kernel.name).map_err(|_| self.missing(c, kernel))?;
                 c.functions.borrow_mut().insert(kernel.name, f.clone());
                 f
             }

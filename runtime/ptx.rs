@@ -52,6 +52,41 @@ pub fn entries(text: &str) -> Vec<&str> {
         .collect()
 }
 
+/// The module of `text` with one kernel, `name`: every line outside a
+/// kernel's body (the header, the globals, the device functions and their
+/// declarations) and that kernel's `.entry` through its closing brace.
+/// `None` when `text` has no such kernel.
+///
+/// The driver compiles a PTX module whole when it loads it, and our
+/// `sm_90a` module is tens of megabytes (the library's `wgmma` GEMM alone
+/// is fifteen unrolled instances of some nine seconds of `ptxas` each):
+/// loading each kernel from its own module, when it is first launched,
+/// costs a program the kernels it runs, not all of them.
+pub fn entry_module(text: &str, name: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len().min(1 << 20));
+    let (mut inside, mut found) = (None::<&str>, false);
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix(".visible .entry ").or_else(|| line.strip_prefix(".entry ")) {
+            inside = rest.split('(').next().map(str::trim);
+        }
+        let keep = match inside {
+            None => true,
+            Some(entry) => entry == name,
+        };
+        if keep {
+            found |= inside.is_some();
+            out.push_str(line);
+            out.push('\n');
+        }
+        // A kernel's body ends at the first closing brace in column 0
+        // (the braces of its inner scopes are indented).
+        if inside.is_some() && line == "}" {
+            inside = None;
+        }
+    }
+    found.then_some(out)
+}
+
 /// The PTX a `cuda-builder` build script left in `OUT_DIR` for the crate
 /// `name`, every architecture it builds: `include_ptx!("kernels")`.
 #[macro_export]
@@ -82,5 +117,28 @@ mod tests {
         let blackwell = [Ptx::new("sm_90", ""), Ptx::new("sm_100a", "")];
         assert_eq!((blackwell[1].compute, blackwell[1].specific), (100, true));
         assert_eq!(for_device(&blackwell, 10, 0).unwrap().arch, "sm_100a");
+    }
+}
+
+#[cfg(test)]
+mod split {
+    use super::{entries, entry_module};
+
+    const TEXT: &str = ".version 8.3\n.target sm_90a\n.address_size 64\n\n.func helper(\n.param .b32 x\n)\n;\n\
+        .global .align 4 .b8 table[4];\n\n.visible .entry first(\n.param .u64 p\n)\n{\n\t{\n\tret;\n\t}\n}\n\
+        \n.visible .entry second(\n.param .u64 p\n)\n{\n\tret;\n}\n\n.func helper(\n.param .b32 x\n)\n{\n\tret;\n}\n";
+
+    #[test]
+    fn a_kernels_module_keeps_everything_but_the_other_kernels() {
+        let one = entry_module(TEXT, "second").unwrap();
+        assert_eq!(entries(&one), ["second"]);
+        for kept in [".target sm_90a", ".global .align 4 .b8 table[4];", ".func helper(", "\tret;"] {
+            assert!(one.contains(kept), "{kept} missing from\n{one}");
+        }
+        assert_eq!(one.matches(".func helper(").count(), 2, "the declaration and the definition");
+        let first = entry_module(TEXT, "first").unwrap();
+        assert_eq!(entries(&first), ["first"]);
+        assert!(first.contains("\t}\n}\n"), "an inner scope's brace does not end the kernel");
+        assert_eq!(entry_module(TEXT, "third"), None);
     }
 }

@@ -142,6 +142,26 @@ fn every_ptx_assembles_for_its_targets_without_spills() {
     }
 }
 
+/// The runtime loads each kernel from its own module
+/// (`ptx::entry_module`): every kernel of every PTX splits out alone, and
+/// its module assembles by itself to the same code as in the whole PTX.
+#[test]
+fn each_kernel_loads_from_a_module_of_its_own() {
+    for p in ARCHS {
+        for name in ptx::entries(p.text) {
+            let one = ptx::entry_module(p.text, name).unwrap();
+            assert_eq!(ptx::entries(&one), [name], "{} PTX", p.arch);
+        }
+    }
+    let p = ARCHS.iter().find(|p| p.arch == "sm_90a").unwrap();
+    for name in ["tc_wgmma_bf16", "sgemm_wide"] {
+        let one = assemble(&ptx::entry_module(p.text, name).unwrap(), "sm_90a");
+        assert_eq!(one.len(), 1, "{name}: {one:?}");
+        let (_, u) = &one[0];
+        assert_eq!((u.stack_bytes, u.spill_stores, u.spill_loads), (0, 0, 0), "{name} alone: {u:?}");
+    }
+}
+
 /// The body of `.entry name` in `text`.
 fn entry_body<'a>(text: &'a str, name: &str) -> &'a str {
     let start = text.find(&format!(".entry {name}(")).unwrap_or_else(|| panic!("no entry {name}"));

@@ -1,7 +1,7 @@
 //! The PTX `build.rs` compiled from `gpu/`, embedded in the binary, and the
 //! choice of which one a device runs.
 
-pub use lab_runtime::ptx::{Ptx, entries};
+pub use lab_runtime::ptx::{Ptx, entries, entry_module};
 
 /// Every embedded PTX, oldest architecture first.
 pub const ARCHS: &[Ptx] = &[

@@ -157,7 +157,10 @@ pub fn async_read(space: Space, addr: usize, bytes: usize, site: Site) {
 pub fn tma_store(map: crate::tma::Map2d, (x, y): (i64, i64), src: usize, site: Site) {
     check_bounds(Space::Shared, src, map.box_bytes(), site);
     if !(src - block().shared as usize).is_multiple_of(1024) && map.swizzle == 128 {
-        async_misuse("stores a TMA box with the 128-byte swizzle from shared memory not on 1024 bytes".into(), site);
+        async_misuse(
+            "stores a TMA box with the 128-byte swizzle from shared memory not on 1024 bytes".into(),
+            site,
+        );
     }
     thread().copies.borrow_mut().bulk_open.push(PendingStore { map, xy: (x, y), src, site });
 }

@@ -86,8 +86,8 @@ pub use scheduler::launch;
 pub mod device {
     pub use crate::abi::{Op, ShflOp, Site, Space};
     pub use crate::async_hooks::{
-        async_read, bulk_commit, bulk_wait, copy_async, copy_commit, copy_wait, mbarrier_arrive, mbarrier_arrive_peer,
-        mbarrier_init, mbarrier_wait, tma_copy, tma_copy_multicast, tma_store,
+        async_read, bulk_commit, bulk_wait, copy_async, copy_commit, copy_wait, mbarrier_arrive,
+        mbarrier_arrive_peer, mbarrier_init, mbarrier_wait, tma_copy, tma_copy_multicast, tma_store,
     };
     pub use crate::hooks::{
         access, active_mask, barrier, cluster, cluster_barrier, fence, index, shared_base, shared_len,

@@ -110,7 +110,13 @@ impl Map2d {
     /// `x`, row `y`; what falls outside the matrix is not written.
     /// `write(addr, bytes)` writes one row's part to global memory (the
     /// caller checks it).
-    pub fn store_box(&self, (x, y): (i64, i64), src: usize, data: &[u8], mut write: impl FnMut(usize, &[u8])) {
+    pub fn store_box(
+        &self,
+        (x, y): (i64, i64),
+        src: usize,
+        data: &[u8],
+        mut write: impl FnMut(usize, &[u8]),
+    ) {
         let e = self.element_bytes;
         let row_len = self.box_cols * e;
         let mut row = vec![0u8; row_len];

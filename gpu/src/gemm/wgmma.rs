@@ -29,13 +29,13 @@
 use half::{bf16, f16};
 
 use super::epilogue::{ACT_GELU, ACT_RELU, BIAS_COLS, BIAS_ROWS, Output, activate, gelu, relu};
+use crate::dev::SharedArray;
 use crate::dev::fp8;
 use crate::dev::math::fma;
 use crate::dev::registers;
 use crate::dev::shared::launch_sized_base;
 use crate::dev::tma::{acquire_map, bulk_commit, bulk_wait_read, fence_async_shared, store_2d, swizzle_128};
 use crate::dev::warp::sync_warp;
-use crate::dev::SharedArray;
 use crate::dev::wgmma::d_f32;
 use crate::dev::{In, Out, block_idx_x, grid_dim_x, thread_idx_x};
 use crate::kernel;
@@ -87,13 +87,14 @@ pub struct Epilogue {
 /// ([`d_f32`]).
 ///
 /// The store is the tile's fixed cost, paid while the tensor cores wait,
-/// so the usual case is straight-line code ([`store_pairs`]): the
-/// activation, whether C is read and whether the bias runs along columns
-/// are chosen here, once, each combination its own unrolled store. (Tested
-/// per element, the choices compiled to some 2,300 instructions per warp
-/// and tile, branches and address arithmetic around 64 stores, more than
-/// the instruction cache holds.) An odd `n`, `ldd` or `base` (no aligned
-/// pairs) takes [`store_odd`], which tests per element.
+/// so the usual case (no C, no column bias, aligned pairs) is
+/// straight-line code ([`store_pairs`]), the activation chosen here, once,
+/// each its own unrolled store. (Tested per element, the choices compiled
+/// to some 2,300 instructions per warp and tile, branches and address
+/// arithmetic around 64 stores, more than the instruction cache holds.)
+/// The rest takes [`store_odd`], which tests per element: with C or a
+/// column bias unrolled alike, the compiler hoists their loads across the
+/// store and the 16-bit outputs' kernels spill (ptxas, sm_90a).
 ///
 /// # Safety
 /// `d` holds the matrix at `base`, `ldd`; the bias (by its mode) `m` or
@@ -113,42 +114,14 @@ pub unsafe fn store_through<T: Output>(
     let (mn, at) = ((m, n), (base, ldd));
     // SAFETY: the caller's contract; pairs only when all three are even.
     unsafe {
-        if !(n.is_multiple_of(2) && ldd.is_multiple_of(2) && base.is_multiple_of(2)) {
+        let pairs = n.is_multiple_of(2) && ldd.is_multiple_of(2) && base.is_multiple_of(2);
+        if !pairs || e.beta != 0.0 || e.bias_mode == BIAS_COLS {
             return store_odd(d, acc, origin, wg, t, mn, at, e);
         }
         match e.act {
-            ACT_RELU => store_act(d, acc, origin, wg, t, mn, at, e, relu),
-            ACT_GELU => store_act(d, acc, origin, wg, t, mn, at, e, gelu),
-            _ => store_act(d, acc, origin, wg, t, mn, at, e, |x| x),
-        }
-    }
-}
-
-/// [`store_pairs`] with the activation `act`: C's read (`beta != 0`) and
-/// a column bias chosen.
-///
-/// # Safety
-/// As for [`store_pairs`].
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn store_act<T: Output>(
-    d: &Out<T>,
-    acc: &[f32; 128],
-    origin: (usize, usize),
-    wg: usize,
-    t: u32,
-    mn: (usize, usize),
-    at: (usize, usize),
-    e: Epilogue,
-    act: impl Fn(f32) -> f32,
-) {
-    // SAFETY: the caller's contract.
-    unsafe {
-        match (e.beta != 0.0, e.bias_mode == BIAS_COLS) {
-            (false, false) => store_pairs::<T, false, false>(d, acc, origin, wg, t, mn, at, e, act),
-            (true, false) => store_pairs::<T, true, false>(d, acc, origin, wg, t, mn, at, e, act),
-            (false, true) => store_pairs::<T, false, true>(d, acc, origin, wg, t, mn, at, e, act),
-            (true, true) => store_pairs::<T, true, true>(d, acc, origin, wg, t, mn, at, e, act),
+            ACT_RELU => store_pairs(d, acc, origin, wg, t, mn, at, e, relu),
+            ACT_GELU => store_pairs(d, acc, origin, wg, t, mn, at, e, gelu),
+            _ => store_pairs(d, acc, origin, wg, t, mn, at, e, |x| x),
         }
     }
 }
@@ -168,9 +141,8 @@ fn rows_bias(e: Epilogue, row: usize, m: usize) -> [f32; 2] {
     [one(row), one(row + 8)]
 }
 
-/// The aligned store: `act(alpha sum + beta C + bias)` (`alpha sum + row
-/// bias` one `fma`), C read only when `C`, the bias per column when
-/// `COLS` (per row, or none, by `e.bias_mode` otherwise). Each pair is one
+/// The aligned store without C or a column bias: `act(alpha sum + row
+/// bias)`, one `fma` and the activation per element. Each pair is one
 /// conversion and one store ([`Output::store_pair`]) at a constant offset
 /// from one of the thread's two row addresses, predicated on lying inside
 /// D: a row test made once, a column test per pair of pairs.
@@ -179,7 +151,7 @@ fn rows_bias(e: Epilogue, row: usize, m: usize) -> [f32; 2] {
 /// As for [`store_through`]; `n`, `ldd` and `base` even.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn store_pairs<T: Output, const C: bool, const COLS: bool>(
+unsafe fn store_pairs<T: Output>(
     d: &Out<T>,
     acc: &[f32; 128],
     (m0, n0): (usize, usize),
@@ -200,23 +172,10 @@ unsafe fn store_pairs<T: Output, const C: bool, const COLS: bool>(
         let (h, col) = (j % 2, col + 8 * (j / 2));
         if inside[h] && col < n {
             let at = rows[h] + 8 * (j / 2);
-            let finish = |sum: f32, c: f32, col: usize| {
-                let mut x = fma(e.alpha, sum, bias[h]);
-                if C {
-                    x += e.beta * c;
-                }
-                if COLS {
-                    // SAFETY: col < n, the bias's length in this mode.
-                    x += unsafe { e.bias.load(col) };
-                }
-                act(x)
-            };
+            let v = [act(fma(e.alpha, acc[2 * j], bias[h])), act(fma(e.alpha, acc[2 * j + 1], bias[h]))];
             // SAFETY: both inside D (n even, col even: col + 1 < n), at
             // even; this thread's elements alone.
-            unsafe {
-                let c = if C { T::load_pair(d, at) } else { [0.0; 2] };
-                T::store_pair(d, at, [finish(acc[2 * j], c[0], col), finish(acc[2 * j + 1], c[1], col + 1)]);
-            }
+            unsafe { T::store_pair(d, at, v) };
         }
     }});
 }
@@ -276,8 +235,8 @@ const CHUNK_BYTES: usize = 16 * 128;
 const STAGING_BYTES: usize = 8 * 2 * CHUNK_BYTES;
 
 /// The staged store: warpgroup `wg`'s sums of the tile through the
-/// epilogue (`act(alpha sum + bias)`, the bias per row or, with `COLS`,
-/// per column) into shared memory, and from there to D by the copy engine,
+/// epilogue (`act(alpha sum + bias)`, the bias, if any, per row) into
+/// shared memory, and from there to D by the copy engine,
 /// so the consumers go back to the tensor cores while D drains to memory.
 ///
 /// Each warp owns 16 rows of the tile and stages them a chunk of 128
@@ -302,29 +261,22 @@ const STAGING_BYTES: usize = 8 * 2 * CHUNK_BYTES;
 /// (by its mode) holds `m` or `n` values.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn store_staged<T: Output, const COLS: bool>(
+unsafe fn store_staged<T: Output>(
     (maps, map, offset): (In<u64>, usize, usize),
     count: &mut usize,
     acc: &[f32; 128],
     (m0, n0): (usize, usize),
     wg: usize,
     t: u32,
-    (m, n): (usize, usize),
+    (m, _): (usize, usize),
     e: Epilogue,
     act: impl Fn(f32) -> f32,
 ) {
-    let (r, col) = d_f32(t, 0);
+    let (r, _) = d_f32(t, 0);
     let row = m0 + 64 * wg + r as usize;
     let bias = rows_bias(e, row, m);
     let (g, q, lane0) = ((t % 32 / 4) as usize, (t % 4) as usize, t.is_multiple_of(32));
-    let finish = |sum: f32, h: usize, col: usize| {
-        let mut x = fma(e.alpha, sum, bias[h]);
-        if COLS && col < n {
-            // SAFETY: col < n, the bias's length in this mode.
-            x += unsafe { e.bias.load(col) };
-        }
-        act(x)
-    };
+    let finish = |sum: f32, h: usize| act(fma(e.alpha, sum, bias[h]));
     // Columns per chunk, and groups of 8 columns (`j / 2`) per chunk.
     let cols = 128 / size_of::<T>();
     let groups = cols / 8;
@@ -347,8 +299,7 @@ unsafe fn store_staged<T: Output, const COLS: bool>(
                     seq!(H in 0..2 {{
                         let h: usize = H;
                         let j = 2 * jj + h;
-                        let col = col as usize + n0 + 8 * jj;
-                        let v = [finish(acc[2 * j], h, col), finish(acc[2 * j + 1], h, col + 1)];
+                        let v = [finish(acc[2 * j], h), finish(acc[2 * j + 1], h)];
                         let byte = (g + 8 * h) * 128 + (8 * p + 2 * q) * size_of::<T>();
                         // SAFETY: inside the buffer; this lane's pair alone.
                         unsafe { buf.set(swizzle_128(byte) / size_of::<T::Pair>(), T::pack(v)) };
@@ -387,13 +338,10 @@ unsafe fn store_staged_by<T: Output>(
 ) {
     // SAFETY: the caller's contract.
     unsafe {
-        match (e.act, e.bias_mode == BIAS_COLS) {
-            (ACT_RELU, false) => store_staged::<T, false>(to, count, acc, origin, wg, t, mn, e, relu),
-            (ACT_RELU, true) => store_staged::<T, true>(to, count, acc, origin, wg, t, mn, e, relu),
-            (ACT_GELU, false) => store_staged::<T, false>(to, count, acc, origin, wg, t, mn, e, gelu),
-            (ACT_GELU, true) => store_staged::<T, true>(to, count, acc, origin, wg, t, mn, e, gelu),
-            (_, false) => store_staged::<T, false>(to, count, acc, origin, wg, t, mn, e, |x| x),
-            (_, true) => store_staged::<T, true>(to, count, acc, origin, wg, t, mn, e, |x| x),
+        match e.act {
+            ACT_RELU => store_staged::<T>(to, count, acc, origin, wg, t, mn, e, relu),
+            ACT_GELU => store_staged::<T>(to, count, acc, origin, wg, t, mn, e, gelu),
+            _ => store_staged::<T>(to, count, acc, origin, wg, t, mn, e, |x| x),
         }
     }
 }
@@ -423,13 +371,7 @@ fn items(w: Work) -> impl Iterator<Item = Item> {
 
 /// The body of every instance (see the module).
 #[inline(always)]
-fn gemm<E: Element, T: Output>(
-    maps: In<u64>,
-    (d, sums): (Out<T>, Out<f32>),
-    w: Work,
-    k: u32,
-    e: Epilogue,
-) {
+fn gemm<E: Element, T: Output>(maps: In<u64>, (d, sums): (Out<T>, Out<f32>), w: Work, k: u32, e: Epilogue) {
     let t = thread_idx_x() as usize;
     let (ring, steps) = start::<E>(maps, 2, k);
     let w = Work { steps, ..w };
@@ -466,9 +408,10 @@ fn gemm<E: Element, T: Output>(
     let consumer = t / 128 - 1;
     let t = (t % 128) as u32;
     let mut it = 0;
-    // C read (beta != 0) goes through the registers' store; else, with
-    // D's maps, the staged store.
-    if w.splits == 1 && w.d_maps && e.beta == 0.0 {
+    // C read (beta != 0) or a column bias go through the registers'
+    // store (their loads, hoisted by the compiler across the unrolled
+    // store, would spill); else, with D's maps, the staged store.
+    if w.splits == 1 && w.d_maps && e.beta == 0.0 && e.bias_mode != BIAS_COLS {
         let lane0 = t.is_multiple_of(32);
         let map = 2 * w.batch;
         if lane0 {

@@ -9,6 +9,9 @@ OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 export PATH=/usr/local/cuda/bin:$PATH
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+# The revision the binaries were built from (device-build.sh writes it;
+# there is no checkout here): the sweep tables record it.
+export KERNEL_LAB_GIT_REV=${KERNEL_LAB_GIT_REV:-$(cat $D/git-rev 2>/dev/null || echo unknown)}
 LOG=$OUT/gemm.log
 : > "$LOG"
 for section in "$@"; do

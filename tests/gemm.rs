@@ -236,6 +236,23 @@ fn the_sweep_is_twenty_shapes_in_four_groups_and_its_tables_make_a_report_sectio
 }
 
 #[test]
+fn a_sweep_table_records_the_revision_it_measured() {
+    let dir = std::env::temp_dir().join(format!("kernel-lab-sweep-rev-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let table = "GPU (device 0), driver 13.0, PTX sm_90a, 2026-11-25\ngit 0123456789ab\n\
+                 | call | ours TFLOP/s | peer | peer TFLOP/s | route |\n| --- | --- | --- | --- | --- |\n\
+                 | 64x64x64 row NN | 1.5 | cuBLAS | 1.0 | splits 1 |\n";
+    std::fs::write(dir.join("sweep-bf16.md"), table).unwrap();
+    std::fs::write(dir.join("sweep-f16.md"), table.replace("git 0123456789ab\n", "")).unwrap();
+    let sweeps = kernel_lab::report::gemm::read(&dir).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let revisions: Vec<_> = sweeps.iter().map(|s| (s.name.as_str(), s.revision.as_deref())).collect();
+    assert_eq!(revisions, [("bf16", Some("0123456789ab")), ("f16", None)]);
+    let (md, _) = kernel_lab::report::gemm::section(&sweeps, None).unwrap();
+    assert!(md.contains("2026-11-25, git 0123456789ab |"), "{md}");
+}
+
+#[test]
 fn plans_are_cached_by_device_precision_and_shape() {
     let gpu = Gpu::emulator();
     let lib = TensorGemm::new();

@@ -286,6 +286,8 @@ fn main() -> ExitCode {
     };
     if !gpu.is_emulator() {
         println!("{}", kernel_lab::cli::device_line(&gpu));
+        // The kernel a table measured (the report shows it beside the date).
+        println!("git {}", kernel_lab::cli::git_revision());
     }
     let rows = match o.precision.as_str() {
         "f32" => by_output::<F32>(&gpu, &o, &calls),

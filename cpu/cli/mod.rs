@@ -26,7 +26,7 @@ use crate::runtime::{Error, Result};
 pub use options::Common;
 use options::{Command, SuiteArgs};
 pub use output::{check_file_destination, read_file, write_file};
-pub use provenance::{civil_from_days, device_line, today};
+pub use provenance::{civil_from_days, device_line, git_revision, today};
 use run::{run, write_report};
 
 /// Exit code for a user's mistake: bad sizes, unknown names, an absent

@@ -5,7 +5,7 @@ use crate::runtime::Gpu;
 
 /// The git revision: `KERNEL_LAB_GIT_REV` (set where the binary runs
 /// without a checkout), else `git rev-parse`, else `unknown`.
-pub(super) fn git_revision() -> String {
+pub fn git_revision() -> String {
     if let Ok(rev) = std::env::var("KERNEL_LAB_GIT_REV") {
         return rev;
     }

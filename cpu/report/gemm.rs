@@ -18,6 +18,9 @@ pub struct Sweep {
     pub name: String,
     /// The binary's device line (device, driver, date).
     pub device: String,
+    /// The git revision the binary was built from (its `git` line), where
+    /// the table records it.
+    pub revision: Option<String>,
     pub rows: Vec<Row>,
 }
 
@@ -58,6 +61,7 @@ fn parse(path: &Path) -> Result<Sweep> {
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
     let name = stem.trim_start_matches("sweep-").trim_end_matches("-h100").to_string();
     let device = text.lines().next().unwrap_or_default().to_string();
+    let revision = text.lines().find_map(|l| l.strip_prefix("git ")).map(|r| r.trim().to_string());
     let mut header: Vec<String> = Vec::new();
     let mut rows = Vec::new();
     for line in text.lines().filter(|l| l.starts_with('|')) {
@@ -84,7 +88,7 @@ fn parse(path: &Path) -> Result<Sweep> {
     if rows.is_empty() {
         return Err(bad("no table rows"));
     }
-    Ok(Sweep { name, device, rows })
+    Ok(Sweep { name, device, revision, rows })
 }
 
 /// What two calls of the same `m x n` at two depths say about a sweep's
@@ -150,7 +154,8 @@ pub fn section(sweeps: &[Sweep], plots: Option<&Path>) -> Result<(String, Vec<(P
         summary.row([
             s.name.clone(),
             s.device.split(" (").next().unwrap_or_default().to_string()
-                + s.device.rsplit(", ").next().map(|d| format!(", {d}")).as_deref().unwrap_or(""),
+                + s.device.rsplit(", ").next().map(|d| format!(", {d}")).as_deref().unwrap_or("")
+                + s.revision.as_ref().map(|r| format!(", git {r}")).as_deref().unwrap_or(""),
             format!("{} over {} shapes", percent(geomean(&ratios)), ratios.len()),
             lowest.map_or("-".into(), |(x, shape)| format!("{} at {shape}", percent(Some(x)))),
             odd.join(", "),
@@ -168,7 +173,8 @@ pub fn section(sweeps: &[Sweep], plots: Option<&Path>) -> Result<(String, Vec<(P
            main loop's rate alone, `a` the time that does not grow with k (each tile's prologue and \
            epilogue, the last wave). A large fixed time means the tile's store is not overlapped with \
            the next tile's main loop: so it was before D went through shared memory and TMA stores \
-           (a table's date and `git log bench/gemm` say which kernel it measured; see `docs/notes.md`).\n\n";
+           (a table's git revision, where it has one, or its date and `git log bench/gemm` say which \
+           kernel it measured; see `docs/notes.md`).\n\n";
     for s in sweeps {
         md += &format!("### {}\n\n{}\n\n", s.name, s.device);
         let mut t =

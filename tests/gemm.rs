@@ -236,6 +236,29 @@ fn the_sweep_is_twenty_shapes_in_four_groups_and_its_tables_make_a_report_sectio
 }
 
 #[test]
+fn a_d_off_16_bytes_goes_through_a_padded_workspace() {
+    let gpu = Gpu::emulator();
+    let mut lib = TensorGemm::new();
+    lib.pad_d_from = Some(0);
+    // n = 133: bf16 rows of 266 bytes, off 16; a row bias and GELU (what
+    // the staged store takes), over a C of NaN with beta = 0.
+    for (i, act) in [Act::None, Act::Gelu].into_iter().enumerate() {
+        let c = call(Layout::Row, Op::N, Op::N, (70, 133, 48)).packed(2).with_epilogue(i > 0, act);
+        let route = ok::<Bf16, bf16>(&gpu, &lib, Call { gemm: c.gemm.scaled(0.5, 0.0), ..c }, 140 + i as u64);
+        assert!(route.fused && route.pad_d, "{route:?}");
+        let c = call(Layout::Row, Op::N, Op::T, (70, 133, 96));
+        let route = ok::<E4m3, f16>(&gpu, &lib, c.with_scales(0.5, 2.0), 150 + i as u64);
+        assert!(route.pad_d, "{route:?}");
+    }
+    // Reading C (beta != 0), or below the threshold: in place.
+    let c = call(Layout::Row, Op::N, Op::N, (70, 133, 48));
+    let route = ok::<Bf16, bf16>(&gpu, &lib, Call { gemm: c.gemm.scaled(1.0, 1.0), ..c }, 160);
+    assert!(route.fused && !route.pad_d, "{route:?}");
+    let route = ok::<Bf16, bf16>(&gpu, &TensorGemm::new(), c, 161);
+    assert!(route.fused && !route.pad_d, "{route:?}");
+}
+
+#[test]
 fn a_sweep_table_records_the_revision_it_measured() {
     let dir = std::env::temp_dir().join(format!("kernel-lab-sweep-rev-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

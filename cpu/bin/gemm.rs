@@ -165,11 +165,12 @@ fn one<P: Precision, O: Element>(gpu: &Gpu, lib: &TensorGemm, call: &Call, runs:
     let verified = verify::<P, O>(gpu, lib, call, 0x6e4d, rows.as_deref())?
         .map_err(|why| Error::InvalidInput(format!("verification failed: {}: {why}", call)))?;
     let route = format!(
-        "{}{}splits {}{}",
+        "{}{}splits {}{}{}",
         if verified.route.pack_a { "pack A, " } else { "" },
         if verified.route.pack_b { "pack B, " } else { "" },
         verified.route.splits,
-        if verified.route.fused { ", fused epilogue" } else { ", epilogue pass" }
+        if verified.route.fused { ", fused epilogue" } else { ", epilogue pass" },
+        if verified.route.pad_d { ", padded D" } else { "" }
     );
     if gpu.is_emulator() {
         return Ok(Row {

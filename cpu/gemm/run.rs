@@ -18,9 +18,15 @@
 //!    SMs.
 //! 5. With one split the `wgmma` kernel writes `D` itself, the epilogue
 //!    (alpha, beta, bias, activation, the output type) applied as it
-//!    stores; with several it writes `f32` partial sums to a workspace and
-//!    the epilogue kernel ([`gpu::gemm::epilogue`]) adds them and makes
-//!    `D`.
+//!    stores: through shared memory and TMA stores when D's rows start on
+//!    16 bytes and nothing is read from D or along its columns, else
+//!    element by element from the registers. A D whose rows do not start
+//!    on 16 bytes (n = 50257 in bf16), large enough
+//!    ([`TensorGemm::pad_d_from`]) and otherwise fit for the staged store,
+//!    is written to a padded workspace and copied into place
+//!    ([`Route::pad_d`]). With several splits the kernel writes `f32`
+//!    partial sums to a workspace and the epilogue kernel
+//!    ([`gpu::gemm::epilogue`]) adds them and makes `D`.
 //!
 //! `f32` precision takes the FFMA path (`blas::Sgemm`, one matrix at a
 //! time is not yet supported for batches).
@@ -54,6 +60,10 @@ pub struct Route {
     pub splits: usize,
     /// The kernel wrote `D` itself, its epilogue fused (no second pass).
     pub fused: bool,
+    /// D's rows do not start on 16 bytes: the kernel wrote D into a padded
+    /// workspace through the staged TMA store, and a copy moved it into
+    /// place ([`TensorGemm::pad_d_from`]).
+    pub pad_d: bool,
     /// Only the epilogue ran (`alpha = 0` or `k = 0`).
     pub scale_only: bool,
     /// Nothing ran (a BLAS quick return).
@@ -74,6 +84,11 @@ pub struct TensorGemm {
     plans: RefCell<HashMap<PlanKey, Plan>>,
     /// A plan to take instead of the dispatcher's.
     pub forced: Option<Plan>,
+    /// The least `batch m n` at which a D whose rows are not on 16 bytes
+    /// is written through a padded workspace (the staged store there, then
+    /// one copy of `2 batch m n` elements' bytes) rather than element by
+    /// element in place; `None`: [`PAD_D_FROM`].
+    pub pad_d_from: Option<usize>,
 }
 
 /// What a plan depends on: the device (its name and SM count), the
@@ -93,6 +108,12 @@ const PACK_A: u8 = 0;
 const PACK_B: u8 = 1;
 const SUMS: u8 = 2;
 const NO_BIAS: u8 = 3;
+const PAD_D: u8 = 4;
+
+/// [`TensorGemm::pad_d_from`]'s default: a million elements of D, where
+/// the copy's extra pass (about 3 us per million bf16 elements at 3 TB/s)
+/// is small beside what the per-element store costs a tile.
+pub const PAD_D_FROM: usize = 1 << 20;
 
 /// `x` rounded up to a multiple of `to`.
 fn round_up(x: usize, to: usize) -> usize {
@@ -219,18 +240,30 @@ impl TensorGemm {
         let a_in_place = !r.a_t && fits(r.lda, stride_a);
         let b_in_place = r.b_t == P::B_K_MAJOR && fits(r.ldb, stride_b);
         let fused = !trivial && splits == 1;
+        let bias_mode = match (call.bias, r.swapped) {
+            (false, _) => BIAS_NONE,
+            (true, false) => BIAS_ROWS,
+            (true, true) => BIAS_COLS,
+        };
+        // D's rows off 16 bytes, nothing read from D or along its columns
+        // (what the staged store takes), and enough of it for the copy to
+        // pay: a padded D in the workspace.
+        let per16_d = O::PER_16;
+        let d_aligned =
+            r.ldc.is_multiple_of(per16_d) && (call.batch == 1 || call.stride_c.is_multiple_of(per16_d));
+        let pad_d = fused
+            && !d_aligned
+            && g.beta == 0.0
+            && bias_mode != BIAS_COLS
+            && call.batch * r.m * r.n >= self.pad_d_from.unwrap_or(PAD_D_FROM);
         let route = Route {
             pack_a: !trivial && !a_in_place,
             pack_b: !trivial && !b_in_place,
             splits,
             fused,
+            pad_d,
             scale_only: trivial,
             nothing: false,
-        };
-        let bias_mode = match (call.bias, r.swapped) {
-            (false, _) => BIAS_NONE,
-            (true, false) => BIAS_ROWS,
-            (true, true) => BIAS_COLS,
         };
         if r.m.div_ceil(gpu::gemm::epilogue::ROWS) > 65_535 || r.m.div_ceil(gpu::gemm::pack::TILE) > 65_535 {
             return Err(Error::InvalidInput(format!(
@@ -239,6 +272,7 @@ impl TensorGemm {
         }
 
         let (kp, np) = (round_up(r.k, per16), round_up(r.n, per16));
+        let pd = round_up(r.n, O::PER_16);
         let ldw = r.n;
         let w_split = r.m * ldw;
         let w_batch = splits * w_split;
@@ -253,6 +287,7 @@ impl TensorGemm {
             let b_len = call.batch * b_rows * b_pitch;
             let mut pa = self.take::<P::Input>(gpu, PACK_A, if route.pack_a { a_len } else { 0 })?;
             let mut pb = self.take::<P::Input>(gpu, PACK_B, if route.pack_b { b_len } else { 0 })?;
+            let mut dpad = self.take::<O>(gpu, PAD_D, if route.pad_d { call.batch * r.m * pd } else { 0 })?;
             let result = (|| {
                 if route.pack_a {
                     pack(gpu, a, &mut pa, (r.m, r.k), (r.lda, stride_a, r.a_t), (kp, r.m * kp), call.batch)?;
@@ -273,10 +308,17 @@ impl TensorGemm {
                 // of 16 rows of 128 bytes, which TMA takes when every matrix's rows start on
                 // 16 bytes.
                 let d_box = (16, 128 / size_of::<O>());
-                let d_maps = (0..call.batch)
-                    .map(|z| gpu.tensor_map_pitched(&*c, z * call.stride_c, (r.m, r.n), r.ldc, d_box))
-                    .collect::<Result<Vec<_>>>()
-                    .ok();
+                let maps_of = |d: &DeviceBuffer<O>, (ld, stride): (usize, usize)| {
+                    (0..call.batch)
+                        .map(|z| gpu.tensor_map_pitched(d, z * stride, (r.m, r.n), ld, d_box))
+                        .collect::<Result<Vec<_>>>()
+                        .ok()
+                };
+                let mut d_maps = maps_of(&*c, (r.ldc, call.stride_c));
+                let (d_ld, d_stride) = if route.pad_d { (pd, r.m * pd) } else { (r.ldc, call.stride_c) };
+                if route.pad_d {
+                    d_maps = maps_of(&dpad, (d_ld, d_stride));
+                }
                 let key = format!(
                     "{} {:x} {a_ld} {a_stride} {:x} {b_ld} {b_stride} {}x{}x{} {} {:x} {} {} {}",
                     P::NAME,
@@ -286,9 +328,9 @@ impl TensorGemm {
                     r.n,
                     r.k,
                     call.batch,
-                    c.address(),
-                    r.ldc,
-                    call.stride_c,
+                    if route.pad_d { dpad.address() } else { c.address() },
+                    d_ld,
+                    d_stride,
                     O::NAME
                 );
                 if !self.maps.borrow().contains_key(&key) {
@@ -323,8 +365,8 @@ impl TensorGemm {
                     m: r.m as u32,
                     n: r.n as u32,
                     k: r.k as u32,
-                    ldd: r.ldc as u32,
-                    d_batch: call.stride_c as u64,
+                    ldd: d_ld as u32,
+                    d_batch: d_stride as u64,
                     batch: call.batch as u32,
                     splits: splits as u32,
                     split_steps: split_steps as u32,
@@ -334,16 +376,29 @@ impl TensorGemm {
                     act: call.act.code(),
                     d_maps: u32::from(d_maps.is_some()),
                 };
-                let buffers =
-                    WgmmaBuffers { maps, a: a_src, b: b_src, d: &mut *c, sums: &mut w, bias: bias_buffer };
+                let d = if route.pad_d { &mut dpad } else { &mut *c };
+                let buffers = WgmmaBuffers { maps, a: a_src, b: b_src, d, sums: &mut w, bias: bias_buffer };
                 // SAFETY: the maps describe A and B inside `a_src` and `b_src` (checked by
                 // `Call::check` and `tensor_map_pitched`); D holds the batch at ldc and
                 // stride_c, the bias m values (checked); with several splits the workspace
                 // holds batch x splits x m x n sums.
-                unsafe { P::launch(gpu, grid, buffers, scalars) }
+                unsafe { P::launch(gpu, grid, buffers, scalars)? };
+                if route.pad_d {
+                    pack(
+                        gpu,
+                        &dpad,
+                        c,
+                        (r.m, r.n),
+                        (d_ld, d_stride, false),
+                        (r.ldc, call.stride_c),
+                        call.batch,
+                    )?;
+                }
+                Ok(())
             })();
             self.put(PACK_A, pa);
             self.put(PACK_B, pb);
+            self.put(PAD_D, dpad);
             result?;
         }
         if !fused {

@@ -7,7 +7,7 @@
 //!   the ranges where each function changes (its reduction's boundaries,
 //!   overflow thresholds), and the neighbours (a few ulps either side) of
 //!   its zeros and poles (`sin` at multiples of `pi/2`, `ln` at 1, ...).
-//! - References ([`reference`]): glibc's `f64` function of the exact
+//! - References ([`reference()`]): glibc's `f64` function of the exact
 //!   (widened) arguments; for `sinpi`, `cospi` an exact reduction then
 //!   glibc; the exactly specified functions (`floor`, `fmod`-based,
 //!   `frexp`, ...) against std's or glibc's own in the same type, bit for
@@ -30,7 +30,7 @@ const R1: f64 = 0.5 + 1.0 / (1u64 << 26) as f64;
 
 /// Each function's documented bound in ulps, `(name, f32, f64)`; 0 means
 /// bit-equal to the reference. The `f32` functions round the `f64`
-/// algorithm's result once ([`R1`]). The `f64`
+/// algorithm's result once (`R1`). The `f64`
 /// figures are distances to glibc's result, whose own error is in them:
 /// glibc's `log10` at `1.1470571642230465` is 2 ulps from ours, and ours is
 /// the correctly rounded one (mpmath).
@@ -710,7 +710,7 @@ pub fn sweep_host(n: u64) -> Sweep {
 }
 
 /// Every function over its sweep, on `gpu` through the kernels
-/// [`math_f32`] and [`math_f64`]: each result's error within the
+/// [`math_f32()`] and [`math_f64()`]: each result's error within the
 /// function's bound, and each result bit-equal to the host's evaluation
 /// (the instructions are correctly rounded, so the emulator's model is
 /// exact). `Err` names the first function that fails either way.

@@ -84,7 +84,7 @@ pub const INV_FACT: [f64; 28] = [
     9.183689863795546e-29,
 ];
 
-/// 2/pi in binary: 2/pi = sum of TWO_OVER_PI[i] * 2^(-64 (i + 1)), truncated after 24 words.
+/// 2/pi in binary: 2/pi = sum of `TWO_OVER_PI[i]` * 2^(-64 (i + 1)), truncated after 24 words.
 pub const TWO_OVER_PI: [u64; 24] = [
     0xa2f9836e4e441529,
     0xfc2757d1f534ddc0,
@@ -406,8 +406,8 @@ pub const STIRLING: [f64; 10] = [
     -1.3924322169059011,
 ];
 
-/// ln Gamma(2 + z) = sum of LGAMMA2[k] z^k (k >= 1): 1 - Euler's gamma,
-/// then (-1)^k (zeta(k) - 1)/k; LGAMMA2[0] = 0.
+/// ln Gamma(2 + z) = sum of `LGAMMA2[k]` z^k (k >= 1): 1 - Euler's gamma,
+/// then (-1)^k (zeta(k) - 1)/k; `LGAMMA2[0]` = 0.
 pub const LGAMMA2: [f64; 31] = [
     0.0,
     0.42278433509846713,

@@ -1,6 +1,6 @@
 //! The `f64` algorithms behind [`GpuFloat`](super::GpuFloat) and
 //! [`FloatExt`](super::FloatExt), written once for the device and the
-//! emulator from the correctly rounded instructions of [`prim`].
+//! emulator from the correctly rounded instructions of [`prim`](super::prim).
 //!
 //! The common tools:
 //!
@@ -216,7 +216,7 @@ fn exp_finish(k: i32, qh: f64, ql: f64) -> f64 {
     ldexp(s + (e + ql), k)
 }
 
-/// `e^x`: [`exp_reduce`], then [`exp_finish`].
+/// `e^x`: `exp_reduce`, then `exp_finish`.
 pub fn exp(x: f64) -> f64 {
     if x.is_nan() {
         return x;
@@ -390,7 +390,7 @@ fn ln_special(x: f64) -> Option<f64> {
     }
 }
 
-/// `ln x`: [`ln_dd`] rounded once.
+/// `ln x`: `ln_dd` rounded once.
 pub fn ln(x: f64) -> f64 {
     if let Some(r) = ln_special(x) {
         return r;
@@ -431,7 +431,7 @@ pub fn log(x: f64, base: f64) -> f64 {
     h + l
 }
 
-/// `ln(1 + x)`: [`ln1p_dd`] rounded once.
+/// `ln(1 + x)`: `ln1p_dd` rounded once.
 pub fn ln_1p(x: f64) -> f64 {
     if x.is_nan() || x == f64::INFINITY || x == 0.0 {
         return x;
@@ -453,10 +453,10 @@ fn is_odd_integer(y: f64) -> bool {
 }
 
 /// `x^y` as C's `pow` (the special cases of C99 F.9.4.4), else `e^(y ln
-/// |x|)`: `ln |x|` a double-double ([`ln_dd`], relative error below
-/// `2^-100`), `y ln |x|` a double-double (`two_prod`), and [`exp_reduce`]
+/// |x|)`: `ln |x|` a double-double (`ln_dd`, relative error below
+/// `2^-100`), `y ln |x|` a double-double (`two_prod`), and `exp_reduce`
 /// of it. The error of `ln` is multiplied by `|y ln x|` (up to 745), which
-/// the table-driven [`ln_core`] keeps below `2^-90`.
+/// the table-driven `ln_core` keeps below `2^-90`.
 pub fn powf(x: f64, y: f64) -> f64 {
     if y == 0.0 || x == 1.0 {
         return 1.0;
@@ -529,7 +529,7 @@ fn cube_split(x: f64) -> (f64, i32) {
     (ldexp(m, e - 3 * q), q)
 }
 
-/// The cube root: [`cube_split`], [`cbrt_core`], `2^q` exactly.
+/// The cube root: `cube_split`, `cbrt_core`, `2^q` exactly.
 pub fn cbrt(x: f64) -> f64 {
     if x == 0.0 || !x.is_finite() {
         return x;
@@ -650,7 +650,7 @@ fn cos_k(rh: f64, rl: f64) -> f64 {
 /// `two_prod`, so `r` is a double-double accurate to `2^-120` absolute,
 /// while no double below `2^20` is closer than about `2^-61` to a multiple
 /// of `pi/2`. Above: Payne and Hanek's reduction with the bits of `2/pi`
-/// ([`rem_pio2_large`]).
+/// (`rem_pio2_large`).
 pub fn rem_pio2(x: f64) -> (i32, f64, f64) {
     let ax = abs(x);
     if ax <= core::f64::consts::FRAC_PI_4 {
@@ -722,7 +722,7 @@ fn rem_pio2_large(ax: f64) -> (i32, f64, f64) {
     (n & 3, sign * rh, sign * rl)
 }
 
-/// `sin x`: [`rem_pio2`], then [`sin_k`] or [`cos_k`] by the quadrant.
+/// `sin x`: [`rem_pio2`], then `sin_k` or `cos_k` by the quadrant.
 pub fn sin(x: f64) -> f64 {
     if x == 0.0 || x.is_nan() {
         return x;
@@ -739,7 +739,7 @@ pub fn sin(x: f64) -> f64 {
     }
 }
 
-/// `cos x`: [`rem_pio2`], then [`cos_k`] or [`sin_k`] by the quadrant.
+/// `cos x`: [`rem_pio2`], then `cos_k` or `sin_k` by the quadrant.
 pub fn cos(x: f64) -> f64 {
     if !x.is_finite() {
         return f64::NAN;
@@ -774,7 +774,7 @@ pub fn tan(x: f64) -> f64 {
 
 /// `(sin pi x, cos pi x)`: `n = rint(2x)`, `r = x - n/2` (both exact,
 /// `|r| <= 1/4`), `pi r` a double-double (`two_prod` with `pi` in two
-/// parts), then [`sin_k`] and [`cos_k`] by the quadrant `n mod 4`.
+/// parts), then `sin_k` and `cos_k` by the quadrant `n mod 4`.
 /// Integers give `sin = ±0` with the sign of `x`, half-integers `cos =
 /// +0`.
 pub fn sincospi(x: f64) -> (f64, f64) {
@@ -852,7 +852,7 @@ fn angle(y: (f64, f64), x: (f64, f64)) -> (f64, f64) {
     }
 }
 
-/// `atan2(y, x)` with C's special values; otherwise [`angle`] of `(|x|,
+/// `atan2(y, x)` with C's special values; otherwise `angle` of `(|x|,
 /// |y|)`, `pi -` it for `x < 0`, the sign of `y`.
 pub fn atan2(y: f64, x: f64) -> f64 {
     if x.is_nan() || y.is_nan() {
@@ -881,7 +881,7 @@ pub fn atan2(y: f64, x: f64) -> f64 {
     copysign(a.0 + a.1, y)
 }
 
-/// `atan x`: [`atan_01`] of `|x|` or of `1/|x|` (a double-double), then
+/// `atan x`: `atan_01` of `|x|` or of `1/|x|` (a double-double), then
 /// `pi/2 -` it.
 pub fn atan(x: f64) -> f64 {
     if x.is_nan() || x == 0.0 {
@@ -908,7 +908,7 @@ fn cos_of_asin(ax: f64) -> (f64, f64) {
     (r, (fma(-r, r, s) + sl) / (2.0 * r))
 }
 
-/// `asin x` = the [`angle`] of `(sqrt(1 - x^2), x)`.
+/// `asin x` = the `angle` of `(sqrt(1 - x^2), x)`.
 pub fn asin(x: f64) -> f64 {
     if x.is_nan() || x == 0.0 {
         return x;
@@ -924,7 +924,7 @@ pub fn asin(x: f64) -> f64 {
     copysign(a.0 + a.1, x)
 }
 
-/// `acos x` = the [`angle`] of `(|x|, sqrt(1 - x^2))`, `pi -` it for `x <
+/// `acos x` = the `angle` of `(|x|, sqrt(1 - x^2))`, `pi -` it for `x <
 /// 0`.
 pub fn acos(x: f64) -> f64 {
     if x.is_nan() {
@@ -1171,7 +1171,7 @@ pub fn erf(x: f64) -> f64 {
 }
 
 /// The complementary error function: `1 - erf` (a double-double) below
-/// 1/2, [`erfc_pos`] above, `2 - erfc(-x)` below -1/2.
+/// 1/2, `erfc_pos` above, `2 - erfc(-x)` below -1/2.
 pub fn erfc(x: f64) -> f64 {
     if x.is_nan() {
         return x;
@@ -1185,7 +1185,7 @@ pub fn erfc(x: f64) -> f64 {
 }
 
 /// The scaled complementary error function `e^(x^2) erfc(x)`:
-/// [`erfcx_pos`] from 1/2; `e^(x^2) (1 - erf x)` below (double-doubles);
+/// `erfcx_pos` from 1/2; `e^(x^2) (1 - erf x)` below (double-doubles);
 /// `2 e^(x^2) - erfcx(-x)` below -1/2.
 pub fn erfcx(x: f64) -> f64 {
     if x.is_nan() {
@@ -1249,7 +1249,7 @@ pub fn norm_cdf(x: f64) -> f64 {
 ///
 /// - `y` in `[0.479, 1]`: Newton's method on `erf(x) = t`, `t = 1 - y` a
 ///   double-double, from the series' first terms `sqrt(pi)/2 (t + pi t^3/12)`;
-///   the residual `erf(x) - t` a double-double ([`erf_small`]), five steps
+///   the residual `erf(x) - t` a double-double (`erf_small`), five steps
 ///   (quadratic convergence from a few percent).
 /// - `y < 0.479` (`x > 0.5006`): Newton's method on `ln erfc(x) = ln y`, with `ln erfc(x) =
 ///   ln erfcx(x) - x^2` (double-doubles, so that `x^2` up to 745 loses
@@ -1375,7 +1375,7 @@ fn ceil_int(v: f64) -> i32 {
     super::prim::ceil(v) as i32
 }
 
-/// The gamma function: [`gamma_parts`] for `x > 0`; for `x < 0`, `pi /
+/// The gamma function: `gamma_parts` for `x > 0`; for `x < 0`, `pi /
 /// (sin(pi x) Gamma(1 - x))` with `1 - x` a double-double and `sin(pi x)`
 /// from [`sincospi`]; poles (`0`, negative integers) as C's `tgamma`
 /// (`±inf` at `±0`, NaN at the negative integers).
@@ -1458,7 +1458,7 @@ fn lgamma_pos(x: f64) -> (f64, f64) {
     dd_add(lgamma2(x), (-l.0, -l.1))
 }
 
-/// `ln |Gamma(x)|`: [`lgamma_pos`] above -1/2; below, `ln pi - ln|sin(pi x)| -
+/// `ln |Gamma(x)|`: `lgamma_pos` above -1/2; below, `ln pi - ln|sin(pi x)| -
 /// ln Gamma(1 - x)` (`1 - x` a double-double, to first order through
 /// `psi`). Near the zeros of `ln |Gamma|` at negative `x` (`-2.457...`,
 /// `-2.747...`, ...) the terms cancel and the relative error grows as the

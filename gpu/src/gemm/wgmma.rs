@@ -88,11 +88,11 @@ pub struct Epilogue {
 ///
 /// The store is the tile's fixed cost, paid while the tensor cores wait,
 /// so the usual case (no C, no column bias, aligned pairs) is
-/// straight-line code ([`store_pairs`]), the activation chosen here, once,
+/// straight-line code (`store_pairs`), the activation chosen here, once,
 /// each its own unrolled store. (Tested per element, the choices compiled
 /// to some 2,300 instructions per warp and tile, branches and address
 /// arithmetic around 64 stores, more than the instruction cache holds.)
-/// The rest takes [`store_odd`], which tests per element: with C or a
+/// The rest takes `store_odd`, which tests per element: with C or a
 /// column bias unrolled alike, the compiler hoists their loads across the
 /// store and the 16-bit outputs' kernels spill (ptxas, sm_90a).
 ///

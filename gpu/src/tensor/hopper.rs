@@ -211,7 +211,7 @@ fp8_element!(E4m3, mma_m64n256k32_e4m3);
 fp8_element!(E5m2, mma_m64n256k32_e5m2);
 
 /// Shared memory a kernel needs for the ring and `extra` bytes on a
-/// 1024-byte boundary after it ([`Ring::after`]).
+/// 1024-byte boundary after it (`Ring::after`).
 pub const fn shared_bytes_with(extra: usize) -> usize {
     1024 + STAGES * STAGE_BYTES + 2048 + extra
 }

@@ -6,9 +6,9 @@ ours: no promotion between tensor-core instructions). CUDA events, warm-up,
 the median of `--iters` runs. Shapes torch refuses (k or n not a multiple
 of 16) are listed as refused. Prints a markdown table."""
 import argparse
-import statistics
 
 import torch
+from torch_timing import median_ms
 
 p = argparse.ArgumentParser()
 p.add_argument("--sweep", default="bench/gemm-sweep.txt")
@@ -32,17 +32,7 @@ for m, n, k in shapes:
         sa = torch.tensor(0.5, device="cuda")
         sb = torch.tensor(2.0, device="cuda")
         run = lambda: torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16, use_fast_accum=True)
-        for _ in range(o.warmup):
-            run()
-        times = []
-        for _ in range(o.iters):
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            run()
-            e.record()
-            e.synchronize()
-            times.append(s.elapsed_time(e))
-        ms = statistics.median(times)
+        ms = median_ms(run, o.warmup, o.iters)
         print(f"| {o.dtype} | {m}x{n}x{k} | {ms:.4f} | {2 * m * n * k / ms / 1e9:.1f} |")
     except Exception as ex:  # noqa: BLE001 - a refused shape is a result
         print(f"| {o.dtype} | {m}x{n}x{k} | refused: {str(ex).splitlines()[0][:80]} | - |")

@@ -10,11 +10,11 @@ Grouped-query shapes repeat K/V per head group with `enable_gqa=True`
 where torch has it. A backend that refuses a shape is listed as refused.
 Prints a markdown table."""
 import argparse
-import statistics
 
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 import torch.nn.functional as F
+from torch_timing import median_ms
 
 # (batch, heads, kv_heads, s_q, s_k, d, causal): the issue's table, then
 # odd lengths and grouped-query heads (cpu/bin/attention.rs's sweep).
@@ -48,20 +48,6 @@ print("| b h/kv s_q x s_k d | causal | backend | ms | TFLOP/s |")
 print("| --- | --- | --- | --- | --- |")
 
 
-def median_ms(run):
-    for _ in range(o.warmup):
-        run()
-    times = []
-    for _ in range(o.iters):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        run()
-        e.record()
-        torch.cuda.synchronize()
-        times.append(s.elapsed_time(e))
-    return statistics.median(times)
-
-
 for b, h, kv, sq, sk, d, causal in shapes:
     causal = bool(causal)
     flops = 4.0 * b * h * sq * sk * d / (2 if causal else 1)
@@ -74,7 +60,7 @@ for b, h, kv, sq, sk, d, causal in shapes:
         try:
             with sdpa_kernel(backend):
                 run = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=kv != h)
-                ms = median_ms(run)
+                ms = median_ms(run, o.warmup, o.iters)
             print(f"| {name} | {mask} | {label} | {ms:.4f} | {flops / (ms * 1e-3) / 1e12:.1f} |")
         except Exception as e:  # a backend that refuses the shape
             print(f"| {name} | {mask} | {label} | refused | {str(e).splitlines()[0][:80]} |")

@@ -146,12 +146,7 @@ pub unsafe fn store_2d(src: *const u8, maps: In<u64>, i: usize, (x, y): (i32, i3
     #[cfg(not(target_arch = "nvptx64"))]
     {
         let site = core::panic::Location::caller();
-        emu::device::async_read(emu::device::Space::Global, map as usize, 8 * MAP_WORDS, site);
-        // SAFETY: checked above to lie in a buffer of the launch.
-        let words = unsafe { (map as *const [u64; MAP_WORDS]).read_unaligned() };
-        let Some(m) = emu::tma::Map2d::decode(&words) else {
-            panic!("store_2d: map {i} is not a tensor map encoded for the emulator");
-        };
+        let m = read_map(map, i, "store_2d", site);
         emu::device::tma_store(m, (x as i64, y as i64), src as usize, site);
     }
 }
@@ -196,6 +191,20 @@ pub fn fence_async_shared() {
     };
 }
 
+/// The emulator's reading of the map at `map` (map `i` of the launch's,
+/// used by `what`): the copy engine's read of global memory, checked, and
+/// its decoding.
+#[cfg(not(target_arch = "nvptx64"))]
+fn read_map(map: *const u64, i: usize, what: &str, site: emu::device::Site) -> emu::tma::Map2d {
+    emu::device::async_read(emu::device::Space::Global, map as usize, 8 * MAP_WORDS, site);
+    // SAFETY: checked above to lie in a buffer of the launch.
+    let words = unsafe { (map as *const [u64; MAP_WORDS]).read_unaligned() };
+    let Some(m) = emu::tma::Map2d::decode(&words) else {
+        panic!("{what}: map {i} is not a tensor map encoded for the emulator");
+    };
+    m
+}
+
 /// The emulator's copy engine: the box of the map at `map` (map `i` of
 /// the launch's) at column `x`, row `y`, as it lands at `dst` (swizzled
 /// by its offset), read from global memory with bounds and race checks.
@@ -207,12 +216,7 @@ fn box_bytes(
     (x, y): (i32, i32),
     site: emu::device::Site,
 ) -> std::vec::Vec<u8> {
-    emu::device::async_read(emu::device::Space::Global, map as usize, 8 * MAP_WORDS, site);
-    // SAFETY: checked above to lie in a buffer of the launch.
-    let words = unsafe { (map as *const [u64; MAP_WORDS]).read_unaligned() };
-    let Some(m) = emu::tma::Map2d::decode(&words) else {
-        panic!("copy_2d: map {i} is not a tensor map encoded for the emulator");
-    };
+    let m = read_map(map, i, "copy_2d", site);
     let base = emu::device::shared_base() as usize;
     m.copy_box((x as i64, y as i64), dst as usize - base, |addr, bytes| {
         emu::device::async_read(emu::device::Space::Global, addr, bytes.len(), site);

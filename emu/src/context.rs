@@ -97,6 +97,23 @@ impl AsyncCopies {
     pub(crate) fn in_flight(&self) -> usize {
         self.open.len() + self.groups.iter().map(Vec::len).sum::<usize>()
     }
+
+    /// What a thread exiting now would leave in flight: `cp.async` copies
+    /// or TMA stores it never waited for, as the error's message.
+    pub(crate) fn left_over(&self) -> Option<String> {
+        if let Some(first) = self.groups.iter().flatten().chain(&self.open).next() {
+            return Some(format!(
+                "exited with {} cp.async copies never waited for, the first issued at {}",
+                self.in_flight(),
+                first.site
+            ));
+        }
+        let first = self.bulk_groups.iter().flatten().chain(&self.bulk_open).next()?;
+        Some(format!(
+            "exited with TMA stores never waited for (cp.async.bulk.wait_group), the first issued at {}",
+            first.site
+        ))
+    }
 }
 
 /// What a launch remembers across its blocks.

@@ -229,32 +229,14 @@ fn run_cluster(ctxs: &[BlockCtx], body: &dyn Fn(), stacks: &mut Vec<DefaultStack
                     state[g] = State::MbarrierWait { addr, parity, site }
                 }
                 Ok(CoroutineResult::Return(())) => {
-                    let copies = threads[g].copies.borrow();
-                    if let Some(first) = copies.groups.iter().flatten().chain(&copies.open).next() {
+                    if let Some(message) = threads[g].copies.borrow().left_over() {
                         return Err(EmuError::Panic {
                             kernel: ctx.kernel.to_string(),
                             block: ctx.block,
                             thread: threads[g].idx,
-                            message: format!(
-                                "exited with {} cp.async copies never waited for, the first issued at {}",
-                                copies.in_flight(),
-                                first.site
-                            ),
+                            message,
                         });
                     }
-                    if let Some(first) = copies.bulk_groups.iter().flatten().chain(&copies.bulk_open).next() {
-                        return Err(EmuError::Panic {
-                            kernel: ctx.kernel.to_string(),
-                            block: ctx.block,
-                            thread: threads[g].idx,
-                            message: format!(
-                                "exited with TMA stores never waited for (cp.async.bulk.wait_group), the first \
-                                 issued at {}",
-                                first.site
-                            ),
-                        });
-                    }
-                    drop(copies);
                     state[g] = State::Exited;
                     ctx.exited.borrow_mut()[i / 32] |= 1 << (i % 32);
                     if let Some(co) = coroutines[g].take() {

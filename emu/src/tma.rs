@@ -68,6 +68,24 @@ impl Map2d {
         self.box_rows * self.box_cols * self.element_bytes
     }
 
+    /// The rows of the box at column `x`, row `y` that lie in the matrix
+    /// with some of their columns: each as its row in the box, the global
+    /// address of its first element inside the matrix, and the box columns
+    /// `first..last` inside it.
+    fn rows_inside(&self, (x, y): (i64, i64)) -> impl Iterator<Item = (usize, usize, (usize, usize))> + '_ {
+        let first = (-x).clamp(0, self.box_cols as i64) as usize;
+        let last = (self.cols as i64 - x).clamp(0, self.box_cols as i64) as usize;
+        (0..self.box_rows).filter_map(move |r| {
+            let gy = y + r as i64;
+            (gy >= 0 && gy < self.rows as i64 && first < last).then(|| {
+                let addr = self.global
+                    + gy as usize * self.row_bytes
+                    + (x + first as i64) as usize * self.element_bytes;
+                (r, addr, (first, last))
+            })
+        })
+    }
+
     /// The box whose first element is column `x`, row `y`, as it lands in
     /// shared memory at byte offset `dst` (the swizzle depends on it):
     /// elements outside the matrix are zero. `read(addr, bytes)` reads
@@ -81,20 +99,9 @@ impl Map2d {
         let e = self.element_bytes;
         let row_len = self.box_cols * e;
         let mut out = vec![0u8; self.box_bytes()];
-        for r in 0..self.box_rows {
-            let gy = y + r as i64;
-            if gy < 0 || gy >= self.rows as i64 {
-                continue;
-            }
-            // The columns of this box row inside the matrix.
-            let first = (-x).clamp(0, self.box_cols as i64) as usize;
-            let last = (self.cols as i64 - x).clamp(0, self.box_cols as i64) as usize;
-            if first >= last {
-                continue;
-            }
+        for (r, addr, (first, last)) in self.rows_inside((x, y)) {
             let mut row = vec![0u8; row_len];
-            let src = self.global + gy as usize * self.row_bytes + (x + first as i64) as usize * e;
-            read(src, &mut row[first * e..last * e]);
+            read(addr, &mut row[first * e..last * e]);
             for (i, chunk) in row.chunks(16).enumerate() {
                 let at = r * row_len + 16 * i;
                 let to = swizzle(self.swizzle, dst + at) - dst;
@@ -120,24 +127,14 @@ impl Map2d {
         let e = self.element_bytes;
         let row_len = self.box_cols * e;
         let mut row = vec![0u8; row_len];
-        for r in 0..self.box_rows {
-            let gy = y + r as i64;
-            if gy < 0 || gy >= self.rows as i64 {
-                continue;
-            }
-            let first = (-x).clamp(0, self.box_cols as i64) as usize;
-            let last = (self.cols as i64 - x).clamp(0, self.box_cols as i64) as usize;
-            if first >= last {
-                continue;
-            }
+        for (r, addr, (first, last)) in self.rows_inside((x, y)) {
             for i in 0..row_len.div_ceil(16) {
                 let at = r * row_len + 16 * i;
                 let from = swizzle(self.swizzle, src + at) - src;
                 let len = 16.min(row_len - 16 * i);
                 row[16 * i..16 * i + len].copy_from_slice(&data[from..from + len]);
             }
-            let dst = self.global + gy as usize * self.row_bytes + (x + first as i64) as usize * e;
-            write(dst, &row[first * e..last * e]);
+            write(addr, &row[first * e..last * e]);
         }
     }
 }

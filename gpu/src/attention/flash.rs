@@ -432,73 +432,50 @@ impl<const D: usize> Rows<D> {
     }
 }
 
-/// 2. Fused attention, FlashAttention-2 style, `d = 64`: S and P never
-/// leave registers (the module documentation has the idea, the fragment
-/// mapping, the swizzle and the arithmetic).
-///
-/// Launch: Q, O `[b, heads, s_q, 64]`, K, V `[b, kv_heads, s_k, 64]`, lse
-/// `[b, heads, s_q]`; the grid is `ceil(s_q / 64)` x `b heads` blocks of
-/// 128 threads; `kv_heads` divides `heads`; `scale > 0`.
-/// Measured: `BENCHMARKS.md`, rows `attention_flash_d64`.
-#[kernel(block = THREADS, shared = shared_bytes(64), tile = [BR, 1], types = [bf16, f16])]
-#[allow(clippy::too_many_arguments)]
-pub fn attention_flash_d64<T: Half>(
-    q: In<T>,
-    k: In<T>,
-    v: In<T>,
-    o: Out<T>,
-    lse: Out<f32>,
-    heads: u32,
-    kv_heads: u32,
-    s_q: u32,
-    s_k: u32,
-    scale: f32,
-    causal: u32,
-) {
-    flash::<T, 64>(q, k, v, o, lse, (heads, kv_heads, s_q, s_k), scale, causal);
+/// One kernel per head dimension `$d` (the body is [`flash`]'s), each
+/// with its doc.
+macro_rules! head_dims {
+    ($($(#[$doc:meta])* $name:ident($d:literal);)*) => {$(
+        $(#[$doc])*
+        #[kernel(block = THREADS, shared = shared_bytes($d), tile = [BR, 1], types = [bf16, f16])]
+        #[allow(clippy::too_many_arguments)]
+        pub fn $name<T: Half>(
+            q: In<T>,
+            k: In<T>,
+            v: In<T>,
+            o: Out<T>,
+            lse: Out<f32>,
+            heads: u32,
+            kv_heads: u32,
+            s_q: u32,
+            s_k: u32,
+            scale: f32,
+            causal: u32,
+        ) {
+            flash::<T, $d>(q, k, v, o, lse, (heads, kv_heads, s_q, s_k), scale, causal);
+        }
+    )*};
 }
 
-/// 2. Fused attention at `d = 128`: as [`attention_flash_d64()`].
-///
-/// Launch: as [`attention_flash_d64()`], rows of 128.
-/// Measured: `BENCHMARKS.md`, rows `attention_flash_d128`.
-#[kernel(block = THREADS, shared = shared_bytes(128), tile = [BR, 1], types = [bf16, f16])]
-#[allow(clippy::too_many_arguments)]
-pub fn attention_flash_d128<T: Half>(
-    q: In<T>,
-    k: In<T>,
-    v: In<T>,
-    o: Out<T>,
-    lse: Out<f32>,
-    heads: u32,
-    kv_heads: u32,
-    s_q: u32,
-    s_k: u32,
-    scale: f32,
-    causal: u32,
-) {
-    flash::<T, 128>(q, k, v, o, lse, (heads, kv_heads, s_q, s_k), scale, causal);
-}
-
-/// 2. Fused attention at `d = 256`: as [`attention_flash_d64()`], with key
-/// tiles of 32 (the O accumulator is 128 registers a thread).
-///
-/// Launch: as [`attention_flash_d64()`], rows of 256.
-/// Measured: `BENCHMARKS.md`, rows `attention_flash_d256`.
-#[kernel(block = THREADS, shared = shared_bytes(256), tile = [BR, 1], types = [bf16, f16])]
-#[allow(clippy::too_many_arguments)]
-pub fn attention_flash_d256<T: Half>(
-    q: In<T>,
-    k: In<T>,
-    v: In<T>,
-    o: Out<T>,
-    lse: Out<f32>,
-    heads: u32,
-    kv_heads: u32,
-    s_q: u32,
-    s_k: u32,
-    scale: f32,
-    causal: u32,
-) {
-    flash::<T, 256>(q, k, v, o, lse, (heads, kv_heads, s_q, s_k), scale, causal);
+head_dims! {
+    /// 2. Fused attention, FlashAttention-2 style, `d = 64`: S and P never
+    /// leave registers (the module documentation has the idea, the fragment
+    /// mapping, the swizzle and the arithmetic).
+    ///
+    /// Launch: Q, O `[b, heads, s_q, 64]`, K, V `[b, kv_heads, s_k, 64]`, lse
+    /// `[b, heads, s_q]`; the grid is `ceil(s_q / 64)` x `b heads` blocks of
+    /// 128 threads; `kv_heads` divides `heads`; `scale > 0`.
+    /// Measured: `BENCHMARKS.md`, rows `attention_flash_d64`.
+    attention_flash_d64(64);
+    /// 2. Fused attention at `d = 128`: as [`attention_flash_d64()`].
+    ///
+    /// Launch: as [`attention_flash_d64()`], rows of 128.
+    /// Measured: `BENCHMARKS.md`, rows `attention_flash_d128`.
+    attention_flash_d128(128);
+    /// 2. Fused attention at `d = 256`: as [`attention_flash_d64()`], with key
+    /// tiles of 32 (the O accumulator is 128 registers a thread).
+    ///
+    /// Launch: as [`attention_flash_d64()`], rows of 256.
+    /// Measured: `BENCHMARKS.md`, rows `attention_flash_d256`.
+    attention_flash_d256(256);
 }

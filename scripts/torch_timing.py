@@ -1,0 +1,21 @@
+"""What the torch peer scripts share: the median time of a CUDA call."""
+
+import statistics
+
+import torch
+
+
+def median_ms(run, warmup, iters):
+    """`run()` timed with CUDA events after `warmup` calls: the median of
+    `iters` runs, in milliseconds."""
+    for _ in range(warmup):
+        run()
+    times = []
+    for _ in range(iters):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        run()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e))
+    return statistics.median(times)

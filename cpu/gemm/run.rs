@@ -305,20 +305,12 @@ impl TensorGemm {
                     if route.pack_b { (&pb, b_pitch, b_rows * b_pitch) } else { (b, r.ldb, stride_b) };
                 let b_box = if P::B_K_MAJOR { (BN, P::BK) } else { (P::BK, B_BOX_COLS) };
                 // D's maps (after A's and B's), for the store through shared memory: boxes
-                // of 16 rows of 128 bytes, which TMA takes when every matrix's rows start on
-                // 16 bytes.
+                // of 16 rows of 128 bytes, which TMA takes where every matrix's rows start on
+                // 16 bytes (a padded D's always do).
                 let d_box = (16, 128 / size_of::<O>());
-                let maps_of = |d: &DeviceBuffer<O>, (ld, stride): (usize, usize)| {
-                    (0..call.batch)
-                        .map(|z| gpu.tensor_map_pitched(d, z * stride, (r.m, r.n), ld, d_box))
-                        .collect::<Result<Vec<_>>>()
-                        .ok()
-                };
-                let mut d_maps = maps_of(&*c, (r.ldc, call.stride_c));
-                let (d_ld, d_stride) = if route.pad_d { (pd, r.m * pd) } else { (r.ldc, call.stride_c) };
-                if route.pad_d {
-                    d_maps = maps_of(&dpad, (d_ld, d_stride));
-                }
+                let d_maps = route.pad_d || d_aligned;
+                let (d_buf, d_ld, d_stride) =
+                    if route.pad_d { (&dpad, pd, r.m * pd) } else { (&*c, r.ldc, call.stride_c) };
                 let key = format!(
                     "{} {:x} {a_ld} {a_stride} {:x} {b_ld} {b_stride} {}x{}x{} {} {:x} {} {} {}",
                     P::NAME,
@@ -328,7 +320,7 @@ impl TensorGemm {
                     r.n,
                     r.k,
                     call.batch,
-                    if route.pad_d { dpad.address() } else { c.address() },
+                    d_buf.address(),
                     d_ld,
                     d_stride,
                     O::NAME
@@ -351,8 +343,16 @@ impl TensorGemm {
                             b_box,
                         )?);
                     }
-                    for map in d_maps.iter().flatten() {
-                        words.extend(map);
+                    if d_maps {
+                        for z in 0..call.batch {
+                            words.extend(gpu.tensor_map_pitched(
+                                d_buf,
+                                z * d_stride,
+                                (r.m, r.n),
+                                d_ld,
+                                d_box,
+                            )?);
+                        }
                     }
                     let uploaded = gpu.upload(&words)?;
                     self.maps.borrow_mut().insert(key.clone(), uploaded);
@@ -374,7 +374,7 @@ impl TensorGemm {
                     beta: g.beta,
                     bias_mode,
                     act: call.act.code(),
-                    d_maps: u32::from(d_maps.is_some()),
+                    d_maps: u32::from(d_maps),
                 };
                 let d = if route.pad_d { &mut dpad } else { &mut *c };
                 let buffers = WgmmaBuffers { maps, a: a_src, b: b_src, d, sums: &mut w, bias: bias_buffer };

@@ -72,6 +72,48 @@ for section in "$@"; do
       ncu --clock-control none --csv -k regex:gemm_wgmma --metrics $M $D/gemm --precision bf16 --out $out --shape 4096x4096x4096 --iters 1 --warmup 0 > "$OUT/ncu-$out.csv" 2> "$OUT/ncu-$out.err"
       echo "ncu $out:"; grep gemm_wgmma "$OUT/ncu-$out.csv" | awk -F'","' '{print $5, $(NF-2), $NF}' | tail -8
     done | tee -a "$LOG" ;;
+  startup)
+    # The first call in a fresh process on a fresh machine: each kernel is
+    # JIT-compiled from its own PTX module on first use (the driver's cache
+    # keeps it for later processes).
+    echo "=== startup: first and second call of one bf16 shape" | tee -a "$LOG"
+    for i in 1 2; do
+      s=$(date +%s%N); $D/gemm --precision bf16 --out bf16 --shape 1000x1000x1000 --iters 3 --warmup 1 > "$OUT/startup-$i.log" 2>&1; rc=$?
+      echo "call $i: exit $rc, $(( ($(date +%s%N) - s) / 1000000 )) ms" | tee -a "$LOG"
+    done ;;
+  ncu-shapes)
+    # Where the small and skinny shapes lose: every kernel of one call
+    # (ours, the split-k epilogue pass, the packs, and cuBLAS's), its
+    # duration, grid, and SM and DRAM throughput.
+    M=gpu__time_duration.sum,launch__grid_size,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed
+    for shape in 128x8192x8192 8192x128x8192 64x14336x4096 5000x3000x2000 1000x1000x1000; do
+      ncu --clock-control none --csv --metrics $M $D/gemm --precision bf16 --out bf16 --shape $shape --iters 1 --warmup 0 > "$OUT/ncu-$shape.csv" 2> "$OUT/ncu-$shape.err"
+      echo "ncu $shape:"; python3 scripts/ncu-table.py "$OUT/ncu-$shape.csv"
+    done | tee -a "$LOG" ;;
+  shapes-probe)
+    # What makes 5000x3000x2000 slow (alignment of its strides, its tails,
+    # its tile count) and what a small call's fixed cost is (k-splits).
+    echo "=== probe: alignment and tails" | tee -a "$LOG"
+    $D/gemm --precision bf16 --out bf16 --shape 5000x3000x2000,5120x3072x2048,5000x3072x2048,5120x3000x2048,5120x3072x2000,5000x3000x2048,4992x3072x2048 --iters 20 2>&1 | grep '^| bf16' | tee -a "$LOG"
+    echo "=== probe: small calls by k-splits" | tee -a "$LOG"
+    for s in 1 2 4; do
+      $D/gemm --precision bf16 --out f32 --shape 1000x1000x1000,1000x1000x64,1024x1024x1024,128x8192x8192 --splits $s --iters 20 2>&1 | grep '^| bf16' | tee -a "$LOG"
+    done ;;
+  ncu-source)
+    # Per-instruction stall samples of the library kernel at one shape
+    # (NCU_SHAPE, NCU_SPLITS), SASS with the samples as CSV.
+    shape=${NCU_SHAPE:-5000x3000x2000}
+    ncu --clock-control none --section SourceCounters --section WarpStateStats --import-source no -k regex:gemm_wgmma --launch-count 1 \
+      -o "$OUT/src-$shape" $D/gemm --precision bf16 --out bf16 --shape $shape ${NCU_SPLITS:+--splits $NCU_SPLITS} --iters 1 --warmup 0 > "$OUT/src-$shape.log" 2>&1
+    ncu -i "$OUT/src-$shape.ncu-rep" --page source --csv --print-source sass > "$OUT/sass-$shape.csv" 2>/dev/null
+    ncu -i "$OUT/src-$shape.ncu-rep" --page details > "$OUT/details-$shape.txt" 2>/dev/null
+    echo "ncu-source $shape: $(wc -l < "$OUT/sass-$shape.csv") SASS lines" | tee -a "$LOG" ;;
+  align-probe)
+    # Which misaligned rows cost: B (packed now when off 32 bytes) or D.
+    echo "=== probe: D rows off 32 bytes" | tee -a "$LOG"
+    $D/gemm --precision bf16 --out bf16 --shape 5120x3000x2048,5120x3072x2048 --iters 20 2>&1 | grep '^| bf16' | tee -a "$LOG"
+    $D/gemm --precision bf16 --out bf16 --shape 5120x3000x2048 --ldc 3072 --iters 20 2>&1 | grep '^| bf16' | tee -a "$LOG"
+    $D/gemm --precision bf16 --out bf16 --shape 5120x3000x2048 --ldb 3072 --iters 20 2>&1 | grep '^| bf16' | tee -a "$LOG" ;;
   ncu-fp8)
     # Where FP8 loses to cuBLASLt: the library kernel in bf16 and e4m3 at
     # 8192^3 (f32 out), time, issue stalls and throughput side by side.

@@ -239,7 +239,7 @@ fn the_sweep_is_twenty_shapes_in_four_groups_and_its_tables_make_a_report_sectio
 fn a_d_off_16_bytes_goes_through_a_padded_workspace() {
     let gpu = Gpu::emulator();
     let mut lib = TensorGemm::new();
-    lib.pad_d_from = Some(0);
+    lib.pad_from = Some(0);
     // n = 133: bf16 rows of 266 bytes, off 16; a row bias and GELU (what
     // the staged store takes), over a C of NaN with beta = 0.
     for (i, act) in [Act::None, Act::Gelu].into_iter().enumerate() {

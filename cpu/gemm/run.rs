@@ -10,9 +10,10 @@
 //!    the columns): from here on everything is row-major.
 //! 3. Each operand the tensor-core kernel can read in place is read in
 //!    place: A K-major (`m x k`), B N-major (`k x n`; tf32: K-major, `n x
-//!    k`), rows and batch strides on 16 bytes. Any other is packed once
+//!    k`), rows and batch strides on 16 bytes (on 32 for a large matrix,
+//!    [`TensorGemm::pad_from`]). Any other is packed once
 //!    ([`gpu::gemm::pack`]) into a workspace at a row stride rounded up to
-//!    16 bytes; the kernel's maps describe exactly `m x k` and `k x n`,
+//!    128 bytes; the kernel's maps describe exactly `m x k` and `k x n`,
 //!    so the copy engine's zero fill covers every tail.
 //! 4. The plan ([`Plan`]) splits k when the tiles are too few for the
 //!    SMs.
@@ -22,7 +23,7 @@
 //!    16 bytes and nothing is read from D or along its columns, else
 //!    element by element from the registers. A D whose rows do not start
 //!    on 16 bytes (n = 50257 in bf16), large enough
-//!    ([`TensorGemm::pad_d_from`]) and otherwise fit for the staged store,
+//!    ([`TensorGemm::pad_from`]) and otherwise fit for the staged store,
 //!    is written to a padded workspace and copied into place
 //!    ([`Route::pad_d`]). With several splits the kernel writes `f32`
 //!    partial sums to a workspace and the epilogue kernel
@@ -62,7 +63,7 @@ pub struct Route {
     pub fused: bool,
     /// D's rows do not start on 16 bytes: the kernel wrote D into a padded
     /// workspace through the staged TMA store, and a copy moved it into
-    /// place ([`TensorGemm::pad_d_from`]).
+    /// place ([`TensorGemm::pad_from`]).
     pub pad_d: bool,
     /// Only the epilogue ran (`alpha = 0` or `k = 0`).
     pub scale_only: bool,
@@ -84,11 +85,16 @@ pub struct TensorGemm {
     plans: RefCell<HashMap<PlanKey, Plan>>,
     /// A plan to take instead of the dispatcher's.
     pub forced: Option<Plan>,
-    /// The least `batch m n` at which a D whose rows are not on 16 bytes
-    /// is written through a padded workspace (the staged store there, then
-    /// one copy of `2 batch m n` elements' bytes) rather than element by
-    /// element in place; `None`: [`PAD_D_FROM`].
-    pub pad_d_from: Option<usize>,
+    /// The least elements of a matrix (`batch` times its rows and
+    /// columns) at which a padded copy pays: a D whose rows are not on 16
+    /// bytes is written through a padded workspace (the staged store
+    /// there, then one copy of `2 batch m n` elements' bytes) rather than
+    /// element by element in place; an A or B whose rows are on 16 bytes
+    /// but not on 32 is packed (TMA then reads every box row as whole
+    /// 32-byte sectors: rows half a sector off cost the copy engine more
+    /// than a third of its rate, H100, `docs/notes.md`). `None`:
+    /// [`PAD_FROM`].
+    pub pad_from: Option<usize>,
 }
 
 /// What a plan depends on: the device (its name and SM count), the
@@ -110,14 +116,70 @@ const SUMS: u8 = 2;
 const NO_BIAS: u8 = 3;
 const PAD_D: u8 = 4;
 
-/// [`TensorGemm::pad_d_from`]'s default: a million elements of D, where
-/// the copy's extra pass (about 3 us per million bf16 elements at 3 TB/s)
-/// is small beside what the per-element store costs a tile.
-pub const PAD_D_FROM: usize = 1 << 20;
+/// [`TensorGemm::pad_from`]'s default: a million elements, where the
+/// copy's extra pass (about 3 us per million bf16 elements at 3 TB/s) is
+/// small beside what the unpadded matrix costs the kernel.
+pub const PAD_FROM: usize = 1 << 20;
 
 /// `x` rounded up to a multiple of `to`.
 fn round_up(x: usize, to: usize) -> usize {
     x.div_ceil(to) * to
+}
+
+/// What the dispatcher's model sees of a call.
+#[derive(Clone, Copy, Debug)]
+struct Shape {
+    /// 128 x 256 tiles of D, over the batch.
+    tiles: usize,
+    /// k-steps of 128 bytes of k.
+    steps: usize,
+    sms: usize,
+    /// Bytes of A, B and D (as `f32`) the call must move at least.
+    bytes: f64,
+    /// Elements of D, over the batch.
+    outputs: f64,
+}
+
+impl Shape {
+    /// `batch` problems `m x n x k` with `bk` elements of `bytes` bytes
+    /// per k-step, on `sms` SMs.
+    fn of(batch: usize, (m, n, k): (usize, usize, usize), bk: usize, bytes: usize, sms: usize) -> Shape {
+        Shape {
+            tiles: m.div_ceil(BM) * n.div_ceil(BN) * batch.max(1),
+            steps: k.div_ceil(bk),
+            sms,
+            bytes: (batch * ((m + n) * k * bytes + m * n * 4)) as f64,
+            outputs: (batch * m * n) as f64,
+        }
+    }
+}
+
+/// The model's constants, an H100 SXM's (`docs/notes.md`): one k-step of
+/// a tile; a wave's fixed time (ring fill, store); the device's and one
+/// SM's streaming rates; the epilogue pass's launch and rate.
+const STEP_US: f64 = 0.65;
+const ITEM_US: f64 = 5.0;
+const DRAM_BYTES_PER_US: f64 = 3.0e6;
+const SM_BYTES_PER_US: f64 = 5.0e4;
+const PASS_US: f64 = 3.0;
+const PASS_BYTES_PER_US: f64 = 2.0e6;
+
+/// The modelled time of `s` splits (see [`TensorGemm::plan`]).
+fn modelled_us(x: Shape, s: usize) -> f64 {
+    let items = x.tiles * s;
+    let waves = items.div_ceil(x.sms) as f64;
+    let tensor = waves * (ITEM_US + x.steps.div_ceil(s) as f64 * STEP_US);
+    let rate = DRAM_BYTES_PER_US.min(items.min(x.sms) as f64 * SM_BYTES_PER_US);
+    let memory = x.bytes / rate;
+    let pass = if s > 1 { PASS_US + 8.0 * s as f64 * x.outputs / PASS_BYTES_PER_US } else { 0.0 };
+    tensor.max(memory) + pass
+}
+
+/// The split [`TensorGemm::plan`] takes for `shape` (at most 16, each
+/// split at least 4 k-steps).
+fn best_split(shape: Shape) -> usize {
+    let most = (shape.steps / 4).clamp(1, 16);
+    (1..=most).min_by(|&x, &y| modelled_us(shape, x).total_cmp(&modelled_us(shape, y))).unwrap_or(1)
 }
 
 impl TensorGemm {
@@ -146,12 +208,26 @@ impl TensorGemm {
         self.scratch.borrow_mut().insert((TypeId::of::<T>(), slot), Box::new(buffer));
     }
 
-    /// The dispatcher. A persistent grid runs `items` work items in
-    /// `ceil(items / SMs)` waves, so the k-split that helps is the largest
-    /// that still fits the items in one wave: `floor(SMs / tiles)` splits
-    /// (1 once the tiles alone fill half the SMs, where splitting would add
-    /// a wave), each split keeping at least 4 k-steps (one turn of the
-    /// ring), 16 splits at most.
+    /// The dispatcher: the k-split with the least modelled time. A
+    /// persistent grid runs `items = tiles x splits` work items in `waves
+    /// = ceil(items / SMs)`; a split costs, beside its k-steps, the `f32`
+    /// partial sums it writes and the epilogue pass that adds them. The
+    /// model ([`modelled_us`]) takes the largest of the tensor cores' time
+    /// and the memory's, plus the pass:
+    ///
+    /// - tensor cores: `waves (ITEM_US + ceil(steps / splits) STEP_US)`,
+    ///   a k-step being 128 bytes of k of a 128 x 256 tile (the same
+    ///   time in every precision: twice the k is twice the rate);
+    /// - memory: A's, B's and D's bytes at the device's rate, or at
+    ///   `SM_BYTES_PER_US` per busy SM when fewer SMs than that rate needs
+    ///   have items (one 128 x 8192 x 8192 tile row on 32 SMs streams B
+    ///   at half the DRAM rate);
+    /// - the pass: its launch and `2 splits m n` words of partial sums.
+    ///
+    /// Each split keeps at least 4 k-steps (one turn of the ring), 16
+    /// splits at most. The constants are an H100's, measured
+    /// (`docs/notes.md`); on another device the model still ranks the
+    /// splits, less well.
     ///
     /// Plans are cached by [`PlanKey`]: the same problem on the same device
     /// is planned once.
@@ -168,11 +244,9 @@ impl TensorGemm {
             batch: call.batch,
         };
         *self.plans.borrow_mut().entry(key).or_insert_with(|| {
-            let tiles = r.m.div_ceil(BM) * r.n.div_ceil(BN) * call.batch.max(1);
             let sms = gpu.info.multiprocessors.max(1) as usize;
-            let steps = r.k.div_ceil(P::BK);
-            let splits = if 2 * tiles >= sms { 1 } else { (sms / tiles).min(steps / 4).clamp(1, 16) };
-            Plan { splits }
+            let shape = Shape::of(call.batch, (r.m, r.n, r.k), P::BK, size_of::<P::Input>(), sms);
+            Plan { splits: best_split(shape) }
         })
     }
 
@@ -234,11 +308,15 @@ impl TensorGemm {
         let steps = r.k.div_ceil(P::BK);
         let split_steps = steps.div_ceil(plan.splits.max(1)).max(1);
         let splits = if trivial { 0 } else { steps.div_ceil(split_steps) };
-        let fits = |ld: usize, stride: usize| {
-            ld.is_multiple_of(per16) && (call.batch == 1 || stride.is_multiple_of(per16))
+        // Rows (and batch strides) on 16 bytes, which TMA needs; on 32
+        // too for a matrix large enough that a padded copy pays.
+        let pad_from = self.pad_from.unwrap_or(PAD_FROM);
+        let fits = |ld: usize, stride: usize, elements: usize| {
+            let unit = if elements >= pad_from { 2 * per16 } else { per16 };
+            ld.is_multiple_of(unit) && (call.batch == 1 || stride.is_multiple_of(unit))
         };
-        let a_in_place = !r.a_t && fits(r.lda, stride_a);
-        let b_in_place = r.b_t == P::B_K_MAJOR && fits(r.ldb, stride_b);
+        let a_in_place = !r.a_t && fits(r.lda, stride_a, call.batch * r.m * r.k);
+        let b_in_place = r.b_t == P::B_K_MAJOR && fits(r.ldb, stride_b, call.batch * r.k * r.n);
         let fused = !trivial && splits == 1;
         let bias_mode = match (call.bias, r.swapped) {
             (false, _) => BIAS_NONE,
@@ -255,7 +333,7 @@ impl TensorGemm {
             && !d_aligned
             && g.beta == 0.0
             && bias_mode != BIAS_COLS
-            && call.batch * r.m * r.n >= self.pad_d_from.unwrap_or(PAD_D_FROM);
+            && call.batch * r.m * r.n >= self.pad_from.unwrap_or(PAD_FROM);
         let route = Route {
             pack_a: !trivial && !a_in_place,
             pack_b: !trivial && !b_in_place,
@@ -271,7 +349,8 @@ impl TensorGemm {
             )));
         }
 
-        let (kp, np) = (round_up(r.k, per16), round_up(r.n, per16));
+        // Packed rows on 128 bytes: whole sectors and lines for every box row.
+        let (kp, np) = (round_up(r.k, 8 * per16), round_up(r.n, 8 * per16));
         let pd = round_up(r.n, O::PER_16);
         let ldw = r.n;
         let w_split = r.m * ldw;
@@ -544,5 +623,27 @@ fn pack<T: Input>(
             dst_stride as u64,
             u32::from(transposed),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Shape, best_split};
+
+    /// The splits the model picks on an H100 (132 SMs) in bf16 are the
+    /// fastest measured there (`docs/notes.md`, 2026-11-25): none for a
+    /// small square, whose partial sums cost more than the k-steps they
+    /// save; two for the skinny calls that stream one operand; six to eight
+    /// (one wave of items) for a decode-like call; none once the tiles fill the SMs.
+    #[test]
+    fn the_model_picks_the_measured_fastest_split() {
+        let bf16 = |m, n, k| best_split(Shape::of(1, (m, n, k), 64, 2, 132));
+        assert_eq!(bf16(1000, 1000, 1000), 1);
+        assert_eq!(bf16(1024, 1024, 1024), 1);
+        assert_eq!(bf16(128, 8192, 8192), 2);
+        assert_eq!(bf16(8192, 128, 8192), 2);
+        assert!((6..=8).contains(&bf16(16, 4096, 4096)));
+        assert_eq!(bf16(4096, 4096, 4096), 1);
+        assert_eq!(bf16(5000, 3000, 2000), 1);
     }
 }

@@ -190,21 +190,28 @@ pub fn gemm_epilogue<T: Output>(
 ) {
     let (m, n) = (m as usize, n as usize);
     let j = block_idx_x() as usize * THREADS + thread_idx_x() as usize;
-    let z = block_idx_z() as usize;
-    if j >= n {
+    let (z, i0) = (block_idx_z() as usize, block_idx_y() as usize * ROWS);
+    if j >= n || i0 >= m {
         return;
     }
-    for r in 0..ROWS {
-        let i = block_idx_y() as usize * ROWS + r;
-        if i >= m {
-            return;
+    // The thread's rows' partial sums, split by split: each split's
+    // `ROWS` loads are independent and issued together, so a warp keeps
+    // `ROWS` 128-byte rows in flight instead of one (the pass is a stream
+    // of `splits m n` words; one load at a time left it latency-bound).
+    let rows = (m - i0).min(ROWS);
+    let mut sums = [0.0f32; ROWS];
+    for s in 0..splits as usize {
+        let base = z * w_batch as usize + s * w_split as usize + i0 * ldw as usize + j;
+        for (r, sum) in sums.iter_mut().enumerate() {
+            if r < rows {
+                // SAFETY: (i0 + r, j) is inside W's split `s` of batch
+                // `z`, which `w` holds (the launch's contract).
+                *sum += unsafe { w.load(base + r * ldw as usize) };
+            }
         }
-        let mut sum = 0.0f32;
-        for s in 0..splits as usize {
-            // SAFETY: (i, j) is inside W's split `s` of batch `z`, which
-            // `w` holds (the launch's contract).
-            sum += unsafe { w.load(z * w_batch as usize + s * w_split as usize + i * ldw as usize + j) };
-        }
+    }
+    for (r, &sum) in sums.iter().enumerate().take(rows) {
+        let i = i0 + r;
         let at = z * d_batch as usize + i * ldd as usize + j;
         let mut x = alpha * sum;
         if beta != 0.0 {

@@ -19,6 +19,7 @@ pub trait Input:
     + ValidAsZeroBits
     + MapElement
     + gpu::gemm::pack::gemm_pack::Instance
+    + gpu::gemm::pack::gemm_repitch::Instance
     + Copy
     + Default
     + Send

@@ -595,7 +595,9 @@ impl TensorGemm {
 
 /// Packs `op(X)` (`rows x cols`: element `(i, j)` at `src[z stride + i ld
 /// + j]`, or `src[z stride + j ld + i]` when `transposed`) of each of the
-/// `batch` matrices into `dst` at `(pitch, dst_stride)`.
+/// `batch` matrices into `dst` at `(pitch, dst_stride)`: through the
+/// transposing tile kernel, or, untransposed, the unit-wide row copy
+/// ([`gpu::gemm::pack::gemm_repitch`]).
 fn pack<T: Input>(
     gpu: &Gpu,
     src: &DeviceBuffer<T>,
@@ -605,6 +607,35 @@ fn pack<T: Input>(
     (pitch, dst_stride): (usize, usize),
     batch: usize,
 ) -> Result<()> {
+    if !transposed {
+        // The widest unit dividing every row's start and length in bytes.
+        let size = size_of::<T>();
+        let lengths = [ld, pitch, cols, if batch > 1 { stride } else { 0 }, if batch > 1 { dst_stride } else { 0 }];
+        let unit = [16, 8, 4, 2, 1]
+            .into_iter()
+            .find(|&u| u >= size && lengths.iter().all(|&x| (x * size).is_multiple_of(u)))
+            .unwrap_or(size);
+        use gpu::gemm::pack::gemm_repitch;
+        let kernel = &gemm_repitch::KERNELS[<T as gemm_repitch::Instance>::INDEX];
+        let grid = Dim3 { z: batch as u32, ..kernel.launch.grid((cols * size / unit) as u32, rows as u32) };
+        // SAFETY: as below; every row is a whole number of `unit`-byte
+        // units on a `unit`-byte boundary (the buffers are 256-aligned).
+        return unsafe {
+            gemm_repitch::launch::<T, _>(
+                gpu,
+                grid,
+                src,
+                dst,
+                rows as u32,
+                cols as u32,
+                ld as u64,
+                stride as u64,
+                pitch as u32,
+                dst_stride as u64,
+                unit as u32,
+            )
+        };
+    }
     let kernel = &gpu::gemm::pack::gemm_pack::KERNELS[<T as gpu::gemm::pack::gemm_pack::Instance>::INDEX];
     let grid = Dim3 { z: batch as u32, ..kernel.launch.grid(cols as u32, rows as u32) };
     // SAFETY: `src` holds every element named (`Call::check`); `dst` was taken with

@@ -48,6 +48,14 @@ impl<T> In<T> {
         const { assert!(size_of::<T>() == size_of::<U>() && align_of::<U>() <= align_of::<T>()) };
         In(self.0 as *const U)
     }
+
+    /// The same memory as elements of `U`: wider units for a copy that
+    /// moves bytes whatever their type (each load's index and alignment
+    /// are then `U`'s).
+    #[inline(always)]
+    pub const fn recast<U>(self) -> In<U> {
+        In(self.0 as *const U)
+    }
 }
 
 impl<T: Copy> In<T> {

@@ -13,6 +13,12 @@
 //! banks thanks to the one-element pad, as in `transpose_padded`. It moves
 //! each element twice (read, write): `2 rows cols bytes`, a small fraction
 //! of the product's time whenever the third dimension is large.
+//!
+//! An operand that needs no transposing, only rows on other boundaries
+//! (`ldb = 3000` bf16 rows, 16 bytes apart but not 32), is copied by
+//! [`gemm_repitch`] in units as wide as its rows allow: 16 bytes a thread
+//! where the tile kernel moves one element (a 32-byte sector per warp in
+//! FP8), so the copy runs at the memory's rate.
 
 use half::{bf16, f16};
 
@@ -79,6 +85,90 @@ pub fn gemm_pack<T: Copy + 'static>(
             // SAFETY: phase 1 stored this cell (same bounds); `dst` holds
             // the destination element; each is this thread's alone.
             unsafe { dst.store(dst_base + (r0 + r) * dst_ld as usize + c0 + c, tile.load(r, c)) };
+        }
+    }
+}
+
+/// Units (of the unit type) per block of [`gemm_repitch`], one a thread.
+pub const REPITCH_THREADS: usize = 128;
+/// Rows per block of [`gemm_repitch`].
+pub const REPITCH_ROWS: usize = 4;
+
+/// Copies the `rows x cols` matrix of batch `z` from `src` (element `(r,
+/// c)` at `src[z src_batch + r src_ld + c]`) to `dst` (at `dst[z
+/// dst_batch + r dst_ld + c]`), untransposed, in units of `unit` bytes
+/// (16, 8, 4, 2 or 1, at least an element): the host picks the widest
+/// that divides every row's start and length in bytes, so each thread
+/// moves one aligned unit of a row and a warp 32 neighbouring ones, up to
+/// 512 contiguous bytes.
+///
+/// Launch: 128 x 1 threads; the grid `(cols bytes / unit / 128, rows / 4,
+/// batch)` rounded up; `src` and `dst` hold every element named, both
+/// 16-byte aligned.
+#[kernel(block = REPITCH_THREADS, tile = [REPITCH_THREADS, REPITCH_ROWS], types = [bf16, f16, f32, E4m3, E5m2])]
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_repitch<T: Copy + 'static>(
+    src: In<T>,
+    dst: Out<T>,
+    rows: u32,
+    cols: u32,
+    src_ld: u64,
+    src_batch: u64,
+    dst_ld: u32,
+    dst_batch: u64,
+    unit: u32,
+) {
+    let bytes = size_of::<T>();
+    // Every length in units of `unit` bytes.
+    let units = |elements: u64| elements as usize * bytes / unit as usize;
+    let (cols, src_ld, src_batch) = (units(u64::from(cols)), units(src_ld), units(src_batch));
+    let (dst_ld, dst_batch) = (units(u64::from(dst_ld)), units(dst_batch));
+    let c = block_idx_x() as usize * REPITCH_THREADS + thread_idx_x() as usize;
+    let (r0, z) = (block_idx_y() as usize * REPITCH_ROWS, block_idx_z() as usize);
+    if c >= cols {
+        return;
+    }
+    let at = (z * src_batch + r0 * src_ld + c, z * dst_batch + r0 * dst_ld + c);
+    let (ld, rows) = ((src_ld, dst_ld), (rows as usize).saturating_sub(r0).min(REPITCH_ROWS));
+    // SAFETY (each arm): the unit is inside both matrices' rows (the
+    // host's choice of `unit` makes every row a whole number of aligned
+    // units); this thread's alone.
+    unsafe {
+        match unit {
+            16 => copy_units(src.recast::<u128>(), dst.recast::<u128>(), at, ld, rows),
+            8 => copy_units(src.recast::<u64>(), dst.recast::<u64>(), at, ld, rows),
+            4 => copy_units(src.recast::<u32>(), dst.recast::<u32>(), at, ld, rows),
+            2 => copy_units(src.recast::<u16>(), dst.recast::<u16>(), at, ld, rows),
+            _ => copy_units(src.recast::<u8>(), dst.recast::<u8>(), at, ld, rows),
+        }
+    }
+}
+
+/// One column of units of [`gemm_repitch`]'s block: `rows` units from
+/// `src[from + i src_ld]` to `dst[to + i dst_ld]`, the loads issued
+/// together.
+///
+/// # Safety
+/// Every unit named is inside its buffer, aligned, and this thread's alone.
+#[inline(always)]
+unsafe fn copy_units<U: Copy + Default>(
+    src: In<U>,
+    dst: Out<U>,
+    (from, to): (usize, usize),
+    (src_ld, dst_ld): (usize, usize),
+    rows: usize,
+) {
+    let mut v = [U::default(); REPITCH_ROWS];
+    for (i, v) in v.iter_mut().enumerate() {
+        if i < rows {
+            // SAFETY: the caller's contract.
+            *v = unsafe { src.load(from + i * src_ld) };
+        }
+    }
+    for (i, v) in v.iter().enumerate() {
+        if i < rows {
+            // SAFETY: the caller's contract.
+            unsafe { dst.store(to + i * dst_ld, *v) };
         }
     }
 }

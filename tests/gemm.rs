@@ -100,15 +100,28 @@ fn batches_with_strides_and_gaps() {
     ok::<Tf32, f16>(&gpu, &lib, c, 61);
 }
 
+/// k split three ways: the last split of each tile adds the partial sums
+/// and writes D in the same launch (no epilogue pass), and leaves its
+/// tickets at zero, so the next call with the same workspaces is right
+/// too (D is poisoned before each call and checked whole).
 #[test]
 fn k_splits_add_up_in_order() {
     let gpu = Gpu::emulator();
-    let lib = TensorGemm::forcing(Plan { splits: 3 });
+    // Three blocks: each tile's splits on different ones, so its last
+    // reads what the others wrote (the emulator's race checks see the
+    // tickets' release and acquire).
+    let mut lib = TensorGemm::forcing(Plan { splits: 3 });
+    lib.blocks = Some(3);
     let c = call(Layout::Row, Op::N, Op::N, (24, 40, 600));
     let route = ok::<Bf16, f32>(&gpu, &lib, c, 70);
-    assert_eq!(route.splits, 3);
-    assert!(!route.fused, "splits go through the epilogue");
+    assert_eq!(route, Route { splits: 3, fused: true, ..Route::default() });
     ok::<F16, bf16>(&gpu, &lib, Call { gemm: c.gemm.scaled(0.5, 2.0), ..c }, 71);
+    // Four tiles of a batch of two, an odd n (single stores), a bias.
+    let c = call(Layout::Row, Op::N, Op::T, (150, 261, 600)).packed(2).with_epilogue(true, Act::Relu);
+    for seed in [72, 73] {
+        let route = ok::<Bf16, bf16>(&gpu, &lib, c, seed);
+        assert_eq!((route.splits, route.fused), (3, true));
+    }
 }
 
 #[test]

@@ -118,7 +118,8 @@ fp8_input!(fp8::E5m2, CUDA_R_8F_E5M2);
 pub struct WgmmaScalars {
     pub m: u32,
     pub n: u32,
-    pub k: u32,
+    /// k-steps of [`Precision::BK`]: `ceil(k / BK)`.
+    pub k_steps: u32,
     pub ldd: u32,
     pub d_batch: u64,
     pub batch: u32,
@@ -134,13 +135,15 @@ pub struct WgmmaScalars {
 }
 
 /// The buffers of a library `wgmma` launch: the maps, A and B they
-/// describe, D, the split sums' workspace, the bias.
+/// describe, D, the split sums' workspace and tickets, the bias.
 pub struct WgmmaBuffers<'a, I, O> {
     pub maps: &'a DeviceBuffer<u64>,
     pub a: &'a DeviceBuffer<I>,
     pub b: &'a DeviceBuffer<I>,
     pub d: &'a mut DeviceBuffer<O>,
     pub sums: &'a mut DeviceBuffer<f32>,
+    /// One zero word per thread and tile (`256 batch tiles`), left zero.
+    pub tickets: &'a mut DeviceBuffer<u32>,
     pub bias: &'a DeviceBuffer<f32>,
 }
 
@@ -232,10 +235,11 @@ macro_rules! tensor_precision {
                         x.b,
                         x.d,
                         x.sums,
+                        x.tickets,
                         x.bias,
                         s.m,
                         s.n,
-                        s.k,
+                        s.k_steps,
                         s.ldd,
                         s.d_batch,
                         s.batch,

@@ -15,8 +15,8 @@
 //!    ([`gpu::gemm::pack`]) into a workspace at a row stride rounded up to
 //!    128 bytes; the kernel's maps describe exactly `m x k` and `k x n`,
 //!    so the copy engine's zero fill covers every tail.
-//! 4. The plan ([`Plan`]) splits k when the tiles are too few for the
-//!    SMs.
+//! 4. The plan ([`Plan`], [`TensorGemm::plan`]) splits k where a cost
+//!    model says it pays: when the tiles are too few for the SMs.
 //! 5. With one split the `wgmma` kernel writes `D` itself, the epilogue
 //!    (alpha, beta, bias, activation, the output type) applied as it
 //!    stores: through shared memory and TMA stores when D's rows start on
@@ -26,8 +26,11 @@
 //!    ([`TensorGemm::pad_from`]) and otherwise fit for the staged store,
 //!    is written to a padded workspace and copied into place
 //!    ([`Route::pad_d`]). With several splits the kernel writes `f32`
-//!    partial sums to a workspace and the epilogue kernel
-//!    ([`gpu::gemm::epilogue`]) adds them and makes `D`.
+//!    partial sums to a workspace, and the last split of each tile adds
+//!    them and writes `D` through the same epilogue, in the same launch
+//!    (tickets in a zeroed workspace; see [`gpu::gemm::wgmma`]). The
+//!    epilogue kernel ([`gpu::gemm::epilogue`]) runs only when there is
+//!    no product (`alpha = 0` or `k = 0`).
 //!
 //! `f32` precision takes the FFMA path (`blas::Sgemm`, one matrix at a
 //! time is not yet supported for batches).
@@ -44,6 +47,7 @@ use super::call::Call;
 use super::precision::{Element, Input, Precision, WgmmaBuffers, WgmmaScalars};
 use crate::blas::{Gemm, Operand, Sgemm};
 use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
+use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 
 /// How a call runs: what [`TensorGemm::plan`] decides, and what a user may
 /// force instead.
@@ -95,6 +99,10 @@ pub struct TensorGemm {
     /// than a third of its rate, H100, `docs/notes.md`). `None`:
     /// [`PAD_FROM`].
     pub pad_from: Option<usize>,
+    /// The persistent grid's size instead of as many blocks as the device
+    /// holds at once: tests spread the items over several blocks on the
+    /// emulator, which has one SM.
+    pub blocks: Option<usize>,
 }
 
 /// What a plan depends on: the device (its name and SM count), the
@@ -109,12 +117,17 @@ pub struct PlanKey {
     pub batch: usize,
 }
 
+/// What a workspace holds: inputs, sums, tickets.
+trait Work: DeviceRepr + ValidAsZeroBits + 'static {}
+impl<T: DeviceRepr + ValidAsZeroBits + 'static> Work for T {}
+
 /// Workspace uses.
 const PACK_A: u8 = 0;
 const PACK_B: u8 = 1;
 const SUMS: u8 = 2;
 const NO_BIAS: u8 = 3;
 const PAD_D: u8 = 4;
+const TICKETS: u8 = 5;
 
 /// [`TensorGemm::pad_from`]'s default: a million elements, where the
 /// copy's extra pass (about 3 us per million bf16 elements at 3 TB/s) is
@@ -156,13 +169,15 @@ impl Shape {
 
 /// The model's constants, an H100 SXM's (`docs/notes.md`): one k-step of
 /// a tile; a wave's fixed time (ring fill, store); the device's and one
-/// SM's streaming rates; the epilogue pass's launch and rate.
+/// SM's streaming rates; the split fix-up's fixed time (the tickets, the
+/// last split's reads) and the rate at which its partial sums go to L2
+/// and back.
 const STEP_US: f64 = 0.65;
 const ITEM_US: f64 = 5.0;
 const DRAM_BYTES_PER_US: f64 = 3.0e6;
 const SM_BYTES_PER_US: f64 = 5.0e4;
-const PASS_US: f64 = 3.0;
-const PASS_BYTES_PER_US: f64 = 2.0e6;
+const FIXUP_US: f64 = 2.0;
+const FIXUP_BYTES_PER_US: f64 = 3.0e6;
 
 /// The modelled time of `s` splits (see [`TensorGemm::plan`]).
 fn modelled_us(x: Shape, s: usize) -> f64 {
@@ -171,8 +186,8 @@ fn modelled_us(x: Shape, s: usize) -> f64 {
     let tensor = waves * (ITEM_US + x.steps.div_ceil(s) as f64 * STEP_US);
     let rate = DRAM_BYTES_PER_US.min(items.min(x.sms) as f64 * SM_BYTES_PER_US);
     let memory = x.bytes / rate;
-    let pass = if s > 1 { PASS_US + 8.0 * s as f64 * x.outputs / PASS_BYTES_PER_US } else { 0.0 };
-    tensor.max(memory) + pass
+    let fixup = if s > 1 { FIXUP_US + 8.0 * s as f64 * x.outputs / FIXUP_BYTES_PER_US } else { 0.0 };
+    tensor.max(memory) + fixup
 }
 
 /// The split [`TensorGemm::plan`] takes for `shape` (at most 16, each
@@ -196,24 +211,41 @@ impl TensorGemm {
     /// Takes workspace `(T, use)` of at least `len` elements out of the
     /// cache (allocating it when missing or short); [`TensorGemm::put`]
     /// returns it.
-    fn take<T: Input>(&self, gpu: &Gpu, slot: u8, len: usize) -> Result<DeviceBuffer<T>> {
+    fn take<T: Work>(&self, gpu: &Gpu, slot: u8, len: usize) -> Result<DeviceBuffer<T>> {
+        self.take_or(gpu, slot, len, Gpu::alloc::<T>)
+    }
+
+    /// [`TensorGemm::take`] for a workspace that is all zeros between
+    /// calls (each launch leaves it as it found it): zeroed when made.
+    fn take_zeros<T: Work>(&self, gpu: &Gpu, slot: u8, len: usize) -> Result<DeviceBuffer<T>> {
+        self.take_or(gpu, slot, len, Gpu::zeros::<T>)
+    }
+
+    /// The cached workspace, or a new one from `make`.
+    fn take_or<T: Work>(
+        &self,
+        gpu: &Gpu,
+        slot: u8,
+        len: usize,
+        make: fn(&Gpu, usize) -> Result<DeviceBuffer<T>>,
+    ) -> Result<DeviceBuffer<T>> {
         let cached = self.scratch.borrow_mut().remove(&(TypeId::of::<T>(), slot));
         match cached.and_then(|b| b.downcast::<DeviceBuffer<T>>().ok()) {
             Some(b) if b.len() >= len.max(1) => Ok(*b),
-            _ => gpu.alloc::<T>(len.max(1)),
+            _ => make(gpu, len.max(1)),
         }
     }
 
-    fn put<T: Input>(&self, slot: u8, buffer: DeviceBuffer<T>) {
+    fn put<T: Work>(&self, slot: u8, buffer: DeviceBuffer<T>) {
         self.scratch.borrow_mut().insert((TypeId::of::<T>(), slot), Box::new(buffer));
     }
 
     /// The dispatcher: the k-split with the least modelled time. A
     /// persistent grid runs `items = tiles x splits` work items in `waves
     /// = ceil(items / SMs)`; a split costs, beside its k-steps, the `f32`
-    /// partial sums it writes and the epilogue pass that adds them. The
-    /// model ([`modelled_us`]) takes the largest of the tensor cores' time
-    /// and the memory's, plus the pass:
+    /// partial sums it writes and the last split reads back. The model
+    /// ([`modelled_us`]) takes the largest of the tensor cores' time and
+    /// the memory's, plus the fix-up:
     ///
     /// - tensor cores: `waves (ITEM_US + ceil(steps / splits) STEP_US)`,
     ///   a k-step being 128 bytes of k of a 128 x 256 tile (the same
@@ -222,7 +254,7 @@ impl TensorGemm {
     ///   `SM_BYTES_PER_US` per busy SM when fewer SMs than that rate needs
     ///   have items (one 128 x 8192 x 8192 tile row on 32 SMs streams B
     ///   at half the DRAM rate);
-    /// - the pass: its launch and `2 splits m n` words of partial sums.
+    /// - the fix-up: the tickets and `2 splits m n` words of partial sums.
     ///
     /// Each split keeps at least 4 k-steps (one turn of the ring), 16
     /// splits at most. The constants are an H100's, measured
@@ -317,7 +349,7 @@ impl TensorGemm {
         };
         let a_in_place = !r.a_t && fits(r.lda, stride_a, call.batch * r.m * r.k);
         let b_in_place = r.b_t == P::B_K_MAJOR && fits(r.ldb, stride_b, call.batch * r.k * r.n);
-        let fused = !trivial && splits == 1;
+        let fused = !trivial;
         let bias_mode = match (call.bias, r.swapped) {
             (false, _) => BIAS_NONE,
             (true, false) => BIAS_ROWS,
@@ -355,7 +387,8 @@ impl TensorGemm {
         let ldw = r.n;
         let w_split = r.m * ldw;
         let w_batch = splits * w_split;
-        let mut w = self.take::<f32>(gpu, SUMS, if fused { 0 } else { call.batch * w_batch })?;
+        let mut w =
+            self.take::<f32>(gpu, SUMS, if splits > 1 || trivial { call.batch * w_batch } else { 0 })?;
         let none = self.take::<f32>(gpu, NO_BIAS, 1)?;
         let bias_buffer = bias.unwrap_or(&none);
         if !trivial {
@@ -439,11 +472,15 @@ impl TensorGemm {
                 let maps = self.maps.borrow();
                 let maps = &maps[&key];
                 let items = call.batch * splits * r.m.div_ceil(BM) * r.n.div_ceil(BN);
-                let grid = Dim3::xy(items.min(gpu.resident_blocks(kernel)? as usize) as u32, 1);
+                let resident = match self.blocks {
+                    Some(blocks) => blocks.max(1),
+                    None => gpu.resident_blocks(kernel)? as usize,
+                };
+                let grid = Dim3::xy(items.min(resident) as u32, 1);
                 let scalars = WgmmaScalars {
                     m: r.m as u32,
                     n: r.n as u32,
-                    k: r.k as u32,
+                    k_steps: r.k.div_ceil(P::BK) as u32,
                     ldd: d_ld as u32,
                     d_batch: d_stride as u64,
                     batch: call.batch as u32,
@@ -456,12 +493,25 @@ impl TensorGemm {
                     d_maps: u32::from(d_maps),
                 };
                 let d = if route.pad_d { &mut dpad } else { &mut *c };
-                let buffers = WgmmaBuffers { maps, a: a_src, b: b_src, d, sums: &mut w, bias: bias_buffer };
+                let tiles = call.batch * r.m.div_ceil(BM) * r.n.div_ceil(BN);
+                let mut tickets =
+                    self.take_zeros::<u32>(gpu, TICKETS, if splits > 1 { 256 * tiles } else { 0 })?;
+                let buffers = WgmmaBuffers {
+                    maps,
+                    a: a_src,
+                    b: b_src,
+                    d,
+                    sums: &mut w,
+                    tickets: &mut tickets,
+                    bias: bias_buffer,
+                };
                 // SAFETY: the maps describe A and B inside `a_src` and `b_src` (checked by
                 // `Call::check` and `tensor_map_pitched`); D holds the batch at ldc and
                 // stride_c, the bias m values (checked); with several splits the workspace
-                // holds batch x splits x m x n sums.
-                unsafe { P::launch(gpu, grid, buffers, scalars)? };
+                // holds batch x splits x m x n sums, and the tickets 256 zeros a tile.
+                let launched = unsafe { P::launch(gpu, grid, buffers, scalars) };
+                self.put(TICKETS, tickets);
+                launched?;
                 if route.pad_d {
                     pack(
                         gpu,
@@ -610,7 +660,8 @@ fn pack<T: Input>(
     if !transposed {
         // The widest unit dividing every row's start and length in bytes.
         let size = size_of::<T>();
-        let lengths = [ld, pitch, cols, if batch > 1 { stride } else { 0 }, if batch > 1 { dst_stride } else { 0 }];
+        let lengths =
+            [ld, pitch, cols, if batch > 1 { stride } else { 0 }, if batch > 1 { dst_stride } else { 0 }];
         let unit = [16, 8, 4, 2, 1]
             .into_iter()
             .find(|&u| u >= size && lengths.iter().all(|&x| (x * size).is_multiple_of(u)))

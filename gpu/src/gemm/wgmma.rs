@@ -19,9 +19,18 @@
 //!   its sums into `D = act(alpha acc + beta C + bias)` in the output type
 //!   as it stores them (`C` read only when `beta != 0`): no `f32`
 //!   workspace, no second pass over `D`. With several, partial sums land
-//!   in the `f32` workspace `w` (split `s` of matrix `z` at `(z splits +
-//!   s) m n`, rows `n` apart, 8-byte pairs when `n` is even) and
-//!   `gemm_epilogue` finishes.
+//!   in the `f32` workspace `sums` (split `s` of matrix `z` at `(z splits
+//!   + s) m n`, rows `n` apart, 8-byte pairs when `n` is even), and the
+//!   last split to finish a tile finishes it, in the same launch: each
+//!   thread, after writing its 128 partial sums, draws a ticket for its
+//!   place in the tile (`atom.add.acq_rel`, one word per tile and
+//!   thread, releasing its writes and acquiring the others'); the thread
+//!   that draws the last one adds the splits' sums in split order (the
+//!   same bits whoever comes last), applies the epilogue and stores D,
+//!   and resets the ticket for the next launch. No block waits for
+//!   another, so no order of blocks can deadlock (nor the emulator,
+//!   which runs them one after another); the partial sums, written and
+//!   read within microseconds, mostly stay in L2.
 //!
 //! Its arithmetic is step 6's: per stage 48 KB for `2 x 128 x 256 x BK`
 //! FLOPs.
@@ -30,6 +39,7 @@ use half::{bf16, f16};
 
 use super::epilogue::{ACT_GELU, ACT_RELU, BIAS_COLS, BIAS_ROWS, Output, activate, gelu, relu};
 use crate::dev::SharedArray;
+use crate::dev::atomic::Ordering;
 use crate::dev::fp8;
 use crate::dev::math::fma;
 use crate::dev::registers;
@@ -41,34 +51,82 @@ use crate::dev::{In, Out, block_idx_x, grid_dim_x, thread_idx_x};
 use crate::kernel;
 use crate::tensor::hopper::{
     BM, BN, Bf16, E4m3, E5m2, Element, F16, STAGES, Tf32, WS_THREADS, consume, grouped, shared_bytes_with,
-    start, store_at,
+    start_ring, store_at,
 };
 use seq_macro::seq;
 
-/// The scalars of a launch (what [`items`] and the stores need).
+/// The scalars of a launch (what [`items`] and the stores need), in the
+/// words the launch gives them (read as `usize`), 32 bits but for D's
+/// batch stride: like an [`Item`]'s, they live across the consumers'
+/// k-loop beside 128 sums.
 #[derive(Clone, Copy)]
 struct Work {
-    m: usize,
-    n: usize,
-    ldd: usize,
-    d_batch: usize,
-    batch: usize,
-    splits: usize,
-    split_steps: usize,
-    steps: usize,
+    m: u32,
+    n: u32,
+    ldd: u32,
+    d_batch: u64,
+    batch: u32,
+    splits: u32,
+    split_steps: u32,
+    steps: u32,
     /// D's tensor maps follow A's and B's (the staged store).
     d_maps: bool,
 }
 
-/// One item: the C tile's origin, its matrix of the batch, its k-split,
-/// its first k-step and count.
+impl Work {
+    fn m(&self) -> usize {
+        self.m as usize
+    }
+    fn n(&self) -> usize {
+        self.n as usize
+    }
+    fn ldd(&self) -> usize {
+        self.ldd as usize
+    }
+    fn d_batch(&self) -> usize {
+        self.d_batch as usize
+    }
+    fn batch(&self) -> usize {
+        self.batch as usize
+    }
+    fn splits(&self) -> usize {
+        self.splits as usize
+    }
+    fn split_steps(&self) -> usize {
+        self.split_steps as usize
+    }
+    fn steps(&self) -> usize {
+        self.steps as usize
+    }
+}
+
+/// One item: the C tile's origin and index, its matrix of the batch, its
+/// k-split, its first k-step and count. In 32-bit words: the consumers
+/// keep an item across their k-loop beside 128 sums, and 64-bit fields
+/// would take registers that ptxas then spills.
 #[derive(Clone, Copy)]
 struct Item {
-    origin: (usize, usize),
-    z: usize,
-    s: usize,
-    first: usize,
-    steps: usize,
+    origin: (u32, u32),
+    /// The tile's index in the batch's grid of tiles (`z tiles + tile`).
+    tile: u32,
+    z: u32,
+    s: u32,
+    first: u32,
+    steps: u32,
+}
+
+impl Item {
+    fn origin(&self) -> (usize, usize) {
+        (self.origin.0 as usize, self.origin.1 as usize)
+    }
+
+    fn z(&self) -> usize {
+        self.z as usize
+    }
+
+    fn steps(&self) -> usize {
+        self.steps as usize
+    }
 }
 
 /// `D = act(alpha acc + beta C + bias)`: the epilogue's scalars.
@@ -84,7 +142,8 @@ pub struct Epilogue {
 /// Warpgroup `wg`'s sums of the tile at `(m0, n0)` through the epilogue
 /// into `D` (`d[base + i ldd + j]`, inside `m x n` only): each thread's
 /// 128 sums lie in two rows 8 apart, in pairs of neighbouring columns
-/// ([`d_f32`]).
+/// ([`d_f32`]). Only pairs `LO..HI` of the 64 are stored (all of them,
+/// but for the k-split fix-up, which holds a quarter at a time).
 ///
 /// The store is the tile's fixed cost, paid while the tensor cores wait,
 /// so the usual case (no C, no column bias, aligned pairs) is
@@ -101,7 +160,7 @@ pub struct Epilogue {
 /// `n` values; no other thread touches these elements.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn store_through<T: Output>(
+pub unsafe fn store_through<T: Output, const LO: usize, const HI: usize>(
     d: &Out<T>,
     acc: &[f32; 128],
     origin: (usize, usize),
@@ -116,12 +175,12 @@ pub unsafe fn store_through<T: Output>(
     unsafe {
         let pairs = n.is_multiple_of(2) && ldd.is_multiple_of(2) && base.is_multiple_of(2);
         if !pairs || e.beta != 0.0 || e.bias_mode == BIAS_COLS {
-            return store_odd(d, acc, origin, wg, t, mn, at, e);
+            return store_odd::<T, LO, HI>(d, acc, origin, wg, t, mn, at, e);
         }
         match e.act {
-            ACT_RELU => store_pairs(d, acc, origin, wg, t, mn, at, e, relu),
-            ACT_GELU => store_pairs(d, acc, origin, wg, t, mn, at, e, gelu),
-            _ => store_pairs(d, acc, origin, wg, t, mn, at, e, |x| x),
+            ACT_RELU => store_pairs::<T, LO, HI>(d, acc, origin, wg, t, mn, at, e, relu),
+            ACT_GELU => store_pairs::<T, LO, HI>(d, acc, origin, wg, t, mn, at, e, gelu),
+            _ => store_pairs::<T, LO, HI>(d, acc, origin, wg, t, mn, at, e, |x| x),
         }
     }
 }
@@ -151,7 +210,7 @@ fn rows_bias(e: Epilogue, row: usize, m: usize) -> [f32; 2] {
 /// As for [`store_through`]; `n`, `ldd` and `base` even.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn store_pairs<T: Output>(
+unsafe fn store_pairs<T: Output, const LO: usize, const HI: usize>(
     d: &Out<T>,
     acc: &[f32; 128],
     (m0, n0): (usize, usize),
@@ -170,7 +229,7 @@ unsafe fn store_pairs<T: Output>(
     seq!(J in 0..64 {{
         let j: usize = J;
         let (h, col) = (j % 2, col + 8 * (j / 2));
-        if inside[h] && col < n {
+        if (LO..HI).contains(&j) && inside[h] && col < n {
             let at = rows[h] + 8 * (j / 2);
             let v = [act(fma(e.alpha, acc[2 * j], bias[h])), act(fma(e.alpha, acc[2 * j + 1], bias[h]))];
             // SAFETY: both inside D (n even, col even: col + 1 < n), at
@@ -188,7 +247,7 @@ unsafe fn store_pairs<T: Output>(
 /// As for [`store_through`].
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn store_odd<T: Output>(
+unsafe fn store_odd<T: Output, const LO: usize, const HI: usize>(
     d: &Out<T>,
     acc: &[f32; 128],
     (m0, n0): (usize, usize),
@@ -221,9 +280,11 @@ unsafe fn store_odd<T: Output>(
     };
     seq!(J in 0..64 {{
         let j: usize = J;
-        let col = col + 8 * (j / 2);
-        one(acc[2 * j], j % 2, col);
-        one(acc[2 * j + 1], j % 2, col + 1);
+        if (LO..HI).contains(&j) {
+            let col = col + 8 * (j / 2);
+            one(acc[2 * j], j % 2, col);
+            one(acc[2 * j + 1], j % 2, col + 1);
+        }
     }});
 }
 
@@ -349,44 +410,54 @@ unsafe fn store_staged_by<T: Output>(
 /// This block's items, in the order every warpgroup walks them.
 #[inline(always)]
 fn items(w: Work) -> impl Iterator<Item = Item> {
-    let grid = (w.m.div_ceil(BM), w.n.div_ceil(BN));
+    let grid = (w.m().div_ceil(BM), w.n().div_ceil(BN));
     // At least one tile: the clamp tells the compiler the divisions below
     // cannot be by zero (no panic path).
     let tiles = (grid.0 * grid.1).max(1);
-    (block_idx_x() as usize..w.batch * w.splits * tiles).step_by(grid_dim_x() as usize).map(move |i| {
+    (block_idx_x() as usize..w.batch() * w.splits() * tiles).step_by(grid_dim_x() as usize).map(move |i| {
         let (tile, rest) = (i % tiles, i / tiles);
-        let splits = w.splits.max(1);
+        let splits = w.splits().max(1);
         let (s, z) = (rest % splits, rest / splits);
         let (tm, tn) = grouped(tile, grid);
-        let first = s * w.split_steps;
+        let first = s * w.split_steps();
         Item {
-            origin: (tm * BM, tn * BN),
-            z,
-            s,
-            first,
-            steps: w.split_steps.min(w.steps.saturating_sub(first)),
+            origin: ((tm * BM) as u32, (tn * BN) as u32),
+            tile: (z * tiles + tile) as u32,
+            z: z as u32,
+            s: s as u32,
+            first: first as u32,
+            steps: w.split_steps().min(w.steps().saturating_sub(first)) as u32,
         }
     })
 }
 
 /// The body of every instance (see the module).
 #[inline(always)]
-fn gemm<E: Element, T: Output>(maps: In<u64>, (d, sums): (Out<T>, Out<f32>), w: Work, k: u32, e: Epilogue) {
+fn gemm<E: Element, T: Output>(
+    maps: In<u64>,
+    (d, sums, tickets): (Out<T>, Out<f32>, Out<u32>),
+    w: Work,
+    k_steps: u32,
+    e: Epilogue,
+) {
     let t = thread_idx_x() as usize;
-    let (ring, steps) = start::<E>(maps, 2, k);
-    let w = Work { steps, ..w };
+    let ring = start_ring::<E>(maps, 2);
+    // The k-steps come from the launch as they are: a parameter, which
+    // ptxas reads again where it needs it, where a count computed here
+    // would hold a register across every loop (and was spilled).
+    let w = Work { steps: k_steps, ..w };
     if t < 128 {
         // SAFETY: the warpgroup, converged; 40 + 2 x 232 = 3 x 168.
         unsafe { registers::release::<40>() };
         if t == 0 {
             // `start` made maps 0 and 1 visible; the batch's others too.
-            for map in 2..2 * w.batch {
+            for map in 2..2 * w.batch() {
                 // SAFETY: the launch passes 2 batch maps.
                 unsafe { acquire_map(maps, map) };
             }
             let mut it = 0;
             for item in items(w) {
-                for step in item.first..item.first + item.steps {
+                for step in item.first as usize..(item.first + item.steps) as usize {
                     let (s, round) = (it % STAGES, it / STAGES);
                     // SAFETY: one thread; the stage is free once both
                     // consumers released its previous round; maps 2 z and
@@ -395,7 +466,7 @@ fn gemm<E: Element, T: Output>(maps: In<u64>, (d, sums): (Out<T>, Out<f32>), w: 
                         if round > 0 {
                             ring.empty(s).wait(((round - 1) % 2) as u32);
                         }
-                        ring.fill_from(s, step, item.origin, (2 * item.z, 2 * item.z + 1));
+                        ring.fill_from(s, step, item.origin(), (2 * item.z(), 2 * item.z() + 1));
                     }
                     it += 1;
                 }
@@ -411,11 +482,11 @@ fn gemm<E: Element, T: Output>(maps: In<u64>, (d, sums): (Out<T>, Out<f32>), w: 
     // C read (beta != 0) or a column bias go through the registers'
     // store (their loads, hoisted by the compiler across the unrolled
     // store, would spill); else, with D's maps, the staged store.
-    if w.splits == 1 && w.d_maps && e.beta == 0.0 && e.bias_mode != BIAS_COLS {
+    if w.splits() == 1 && w.d_maps && e.beta == 0.0 && e.bias_mode != BIAS_COLS {
         let lane0 = t.is_multiple_of(32);
-        let map = 2 * w.batch;
+        let map = 2 * w.batch();
         if lane0 {
-            for z in 0..w.batch {
+            for z in 0..w.batch() {
                 // SAFETY: the launch passes the batch's D maps after A's and B's.
                 unsafe { acquire_map(maps, map + z) };
             }
@@ -427,9 +498,9 @@ fn gemm<E: Element, T: Output>(maps: In<u64>, (d, sums): (Out<T>, Out<f32>), w: 
             // above by lane 0; the staging follows the ring
             // (`shared_bytes_with(STAGING_BYTES)`).
             unsafe {
-                let acc = consume(ring, consumer, item.steps, &mut it);
-                let to = (maps, map + item.z, offset);
-                store_staged_by::<T>(to, &mut count, &acc, item.origin, consumer, t, (w.m, w.n), e);
+                let acc = consume(ring, consumer, item.steps(), &mut it);
+                let to = (maps, map + item.z(), offset);
+                store_staged_by::<T>(to, &mut count, &acc, item.origin(), consumer, t, (w.m(), w.n()), e);
             }
         }
         if lane0 {
@@ -437,33 +508,147 @@ fn gemm<E: Element, T: Output>(maps: In<u64>, (d, sums): (Out<T>, Out<f32>), w: 
         }
         return;
     }
-    if w.splits == 1 {
+    if w.splits() == 1 {
         for item in items(w) {
             // SAFETY: the warpgroup, converged; the producer fills these
             // k-steps in this order; `d` holds every matrix of the batch
             // at `ldd`, `d_batch` apart, and the bias its values (the
             // launch's contract).
             unsafe {
-                let acc = consume(ring, consumer, item.steps, &mut it);
-                store_through(&d, &acc, item.origin, consumer, t, (w.m, w.n), (item.z * w.d_batch, w.ldd), e);
+                let acc = consume(ring, consumer, item.steps(), &mut it);
+                store_through::<T, 0, 64>(
+                    &d,
+                    &acc,
+                    item.origin(),
+                    consumer,
+                    t,
+                    (w.m(), w.n()),
+                    (item.z() * w.d_batch(), w.ldd()),
+                    e,
+                );
             }
         }
         return;
     }
-    let split = w.m * w.n;
+    let split = w.m() * w.n();
+    // The same words, read (the last split of a tile reads them all).
+    let sums_in = In::from_out(sums.recast::<f32>());
     for item in items(w) {
-        let base = (item.z * w.splits + item.s) * split;
+        let base = |s: usize| (item.z() * w.splits() + s) * split;
         // SAFETY: as above; `sums` holds `batch splits m n` values, rows
-        // `n` apart; pairs only when `n` (so every base) is even.
+        // `n` apart; pairs only when `n` (so every base) is even; the
+        // tickets `tiles 256` words, zero at the launch.
         unsafe {
-            let acc = consume(ring, consumer, item.steps, &mut it);
-            if w.n.is_multiple_of(2) {
-                store_at::<true>(&sums, &acc, item.origin, consumer, t, (w.m, w.n), (base, w.n));
+            let acc = consume(ring, consumer, item.steps(), &mut it);
+            if w.n().is_multiple_of(2) {
+                store_at::<true>(
+                    &sums,
+                    &acc,
+                    item.origin(),
+                    consumer,
+                    t,
+                    (w.m(), w.n()),
+                    (base(item.s as usize), w.n()),
+                );
             } else {
-                store_at::<false>(&sums, &acc, item.origin, consumer, t, (w.m, w.n), (base, w.n));
+                store_at::<false>(
+                    &sums,
+                    &acc,
+                    item.origin(),
+                    consumer,
+                    t,
+                    (w.m(), w.n()),
+                    (base(item.s as usize), w.n()),
+                );
+            }
+            // The thread's ticket for its place in the tile: the last of
+            // the splits to draw it has everyone's partial sums.
+            let ticket = item.tile as usize * 256 + 128 * consumer + t as usize;
+            if tickets.atomic_add(ticket, 1, Ordering::AcqRel) as usize + 1 == w.splits() {
+                tickets.atomic_store(ticket, 0, Ordering::Relaxed);
+                // A quarter of the thread's sums at a time: 32 running
+                // totals and their loads in flight fit beside the loop's
+                // state, where the whole 128 and theirs would not (ptxas
+                // spilled, and still did with halves).
+                finish_part::<T, 0, 16>(&d, sums_in, item, w, consumer, t, e);
+                finish_part::<T, 16, 32>(&d, sums_in, item, w, consumer, t, e);
+                finish_part::<T, 32, 48>(&d, sums_in, item, w, consumer, t, e);
+                finish_part::<T, 48, 64>(&d, sums_in, item, w, consumer, t, e);
             }
         }
     }
+}
+
+/// The last split's fix-up of the thread's places `LO..HI` of `item`'s
+/// tile: every split's partial sums added in split order (the same bits
+/// whoever finishes), then the epilogue and the store to D.
+///
+/// # Safety
+/// As for [`add_partial`] for each split's sums, and [`store_through`].
+#[inline(always)]
+unsafe fn finish_part<T: Output, const LO: usize, const HI: usize>(
+    d: &Out<T>,
+    sums: In<f32>,
+    item: Item,
+    w: Work,
+    wg: usize,
+    t: u32,
+    e: Epilogue,
+) {
+    let mut total = crate::dev::wgmma::zeros();
+    for s in 0..w.splits() {
+        let at = (item.origin(), wg, t, (w.m(), w.n()), (item.z() * w.splits() + s) * w.m() * w.n());
+        // SAFETY: the caller's contract.
+        unsafe {
+            if w.n().is_multiple_of(2) {
+                add_partial::<true, LO, HI>(&mut total, sums, at);
+            } else {
+                add_partial::<false, LO, HI>(&mut total, sums, at);
+            }
+        }
+    }
+    let at = (item.z() * w.d_batch(), w.ldd());
+    // SAFETY: the caller's contract.
+    unsafe { store_through::<T, LO, HI>(d, &total, item.origin(), wg, t, (w.m(), w.n()), at, e) };
+}
+
+/// Adds the partial sums at `base` (an `m x n` matrix, rows `n` apart, as
+/// [`store_at`] wrote them) of the thread's places `LO..HI` (pairs, of
+/// 64) in the tile at `origin` of warpgroup `wg` to `acc`: each pair one
+/// 8-byte load when `PAIRS` (`n` even).
+///
+/// # Safety
+/// `sums` holds the matrix at `base`; with `PAIRS`, `n` and `base` are
+/// even; what this reads was written before (this thread, or published to
+/// it through its ticket).
+#[inline(always)]
+unsafe fn add_partial<const PAIRS: bool, const LO: usize, const HI: usize>(
+    acc: &mut [f32; 128],
+    sums: In<f32>,
+    ((m0, n0), wg, t, (m, n), base): ((usize, usize), usize, u32, (usize, usize), usize),
+) {
+    let (r, col) = d_f32(t, 0);
+    let (row, col) = (m0 + 64 * wg + r as usize, n0 + col as usize);
+    seq!(J in 0..64 {{
+        let j: usize = J;
+        let (row, col) = (row + 8 * (j % 2), col + 8 * (j / 2));
+        if (LO..HI).contains(&j) && row < m && col < n {
+            let at = base + row * n + col;
+            // SAFETY: inside the matrix (with PAIRS, n even: col + 1 < n
+            // too, and `at` even).
+            let v = unsafe {
+                if PAIRS {
+                    sums.load8::<2>(at)
+                } else if col + 1 < n {
+                    [sums.load(at), sums.load(at + 1)]
+                } else {
+                    [sums.load(at), 0.0]
+                }
+            };
+            acc[2 * j] += v[0];
+            acc[2 * j + 1] += v[1];
+        }
+    }});
 }
 
 macro_rules! instances {
@@ -476,8 +661,10 @@ macro_rules! instances {
         /// element's); `a` and `b` are the buffers they point into; `d`
         /// holds `batch` matrices `m x n` at `ldd`, `d_batch` apart (read
         /// when `beta != 0`), `sums` (with `splits > 1`) `batch splits m
-        /// n` values; the bias `m` or `n` values by `bias_mode`;
-        /// `split_steps` k-steps per split, enough splits to cover `k`.
+        /// n` values and `tickets` `256 batch tiles` zeros (zeros again
+        /// after the launch); the bias `m` or `n` values by `bias_mode`;
+        /// `k_steps = ceil(k / BK)` k-steps of the element's `BK`,
+        /// `split_steps` per split, enough splits to cover them.
         #[kernel(
             block = WS_THREADS,
             shared = shared_bytes_with(STAGING_BYTES),
@@ -494,10 +681,11 @@ macro_rules! instances {
             b: In<$ty>,
             d: Out<T>,
             sums: Out<f32>,
+            tickets: Out<u32>,
             bias: In<f32>,
             m: u32,
             n: u32,
-            k: u32,
+            k_steps: u32,
             ldd: u32,
             d_batch: u64,
             batch: u32,
@@ -511,19 +699,9 @@ macro_rules! instances {
         ) {
             // The copy engine reads A and B through the maps.
             let _ = (a, b);
-            let work = Work {
-                m: m as usize,
-                n: n as usize,
-                ldd: ldd as usize,
-                d_batch: d_batch as usize,
-                batch: batch as usize,
-                splits: splits as usize,
-                split_steps: split_steps as usize,
-                steps: 0,
-                d_maps: d_maps != 0,
-            };
+            let work = Work { m, n, ldd, d_batch, batch, splits, split_steps, steps: 0, d_maps: d_maps != 0 };
             let epilogue = Epilogue { alpha, beta, bias, bias_mode, act };
-            gemm::<$element, T>(maps, (d, sums), work, k, epilogue);
+            gemm::<$element, T>(maps, (d, sums, tickets), work, k_steps, epilogue);
         }
     )*};
 }

@@ -364,13 +364,19 @@ impl<E: Element> Ring<E> {
 /// thread after the barrier; and the k-steps of a tile.
 #[inline(always)]
 pub(crate) fn start<E: Element>(maps: In<u64>, consumers: u32, k: u32) -> (Ring<E>, usize) {
+    (start_ring(maps, consumers), (k as usize).div_ceil(E::BK))
+}
+
+/// [`start`]'s ring alone.
+#[inline(always)]
+pub(crate) fn start_ring<E: Element>(maps: In<u64>, consumers: u32) -> Ring<E> {
     let ring = Ring::<E>::new(maps);
     if thread_idx_x() == 0 {
         // SAFETY: thread 0, the barrier follows.
         unsafe { ring.init(consumers) };
     }
     sync_threads();
-    (ring, (k as usize).div_ceil(E::BK))
+    ring
 }
 
 /// The producer of steps 5 and 6: one thread fills the ring with every

@@ -56,6 +56,10 @@ for section in "$@"; do
       compute-sanitizer --tool $tool --error-exitcode 9 $D/gemm --precision bf16 --out bf16 --shape 300x200x100,67x130x257 \
         --layout col --op-a t --beta 1 --bias --act relu --iters 1 --warmup 0 > "$OUT/sanitize-$tool.log" 2>&1
       echo "compute-sanitizer $tool gemm: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool.log" | tr '\n' ' ')" | tee -a "$LOG"
+      # k split three ways: the partial sums, the tickets and the fix-up.
+      compute-sanitizer --tool $tool --error-exitcode 9 $D/gemm --precision bf16 --out bf16 --shape 200x300x2000,67x130x777 \
+        --splits 3 --beta 1 --bias --act gelu --iters 1 --warmup 0 > "$OUT/sanitize-splits-$tool.log" 2>&1
+      echo "compute-sanitizer $tool gemm splits: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-splits-$tool.log" | tr '\n' ' ')" | tee -a "$LOG"
     done ;;
   sweep-*)
     # sweep-PRECISION or sweep-PRECISION-OUT
@@ -99,6 +103,17 @@ for section in "$@"; do
     for s in 1 2 4; do
       $D/gemm --precision bf16 --out f32 --shape 1000x1000x1000,1000x1000x64,1024x1024x1024,128x8192x8192 --splits $s --iters 20 2>&1 | grep '^| bf16' | tee -a "$LOG"
     done ;;
+  splits-probe)
+    # The in-kernel split-k fix-up's cost, to calibrate the dispatcher's
+    # model (cpu/gemm/run.rs, FIXUP_*): each shape at forced splits, then
+    # as the dispatcher chooses, bf16 and e4m3 with bf16 out.
+    echo "=== probe: k-splits with the in-kernel fix-up" | tee -a "$LOG"
+    for p in bf16 e4m3; do
+      shapes=128x8192x8192,8192x128x8192,1000x1000x1000,64x14336x4096,16x4096x4096,1024x1024x8192,5000x3000x2000
+      for s in 1 2 3 4 8 auto; do
+        $D/gemm --precision $p --out bf16 --shape $shapes $([ $s = auto ] || echo --splits $s) --iters 20 2>&1 | grep "^| $p" | sed "s/^/splits $s /" | tee -a "$LOG"
+      done
+    done ;;
   ncu-source)
     # Per-instruction stall samples of the library kernel at one shape
     # (NCU_SHAPE, NCU_SPLITS), SASS with the samples as CSV.
@@ -129,13 +144,14 @@ for section in "$@"; do
     # the same device call; compute-sanitizer on a small causal GQA call.
     echo "=== attention sweep" | tee -a "$LOG"
     for p in bf16 f16; do
-      $D/attention --precision $p --sweep --iters 20 --warmup 5 > "$OUT/attention-sweep-$p.md" 2> "$OUT/attention-sweep-$p.err"
+      $D/attention --precision $p --sweep ${ATTENTION_KERNELS:+--kernels $ATTENTION_KERNELS} --iters 20 --warmup 5 \
+        > "$OUT/attention-sweep-$p.md" 2> "$OUT/attention-sweep-$p.err"
       echo "attention sweep $p: exit $?" | tee -a "$LOG"
     done
     python3 scripts/torch-sdpa.py --dtype bf16 > "$OUT/torch-sdpa-bf16.md" 2>&1; echo "torch-sdpa exit $?" | tee -a "$LOG"
     for tool in memcheck racecheck synccheck initcheck; do
       compute-sanitizer --tool $tool --error-exitcode 9 $D/attention --batch 2 --heads 4 --kv-heads 2 --seq 77 --seq-k 130 \
-        --head-dim 64 --causal --iters 1 --warmup 0 > "$OUT/sanitize-attention-$tool.log" 2>&1
+        --head-dim 64 --causal ${ATTENTION_KERNELS:+--kernels $ATTENTION_KERNELS} --iters 1 --warmup 0 > "$OUT/sanitize-attention-$tool.log" 2>&1
       echo "compute-sanitizer $tool attention: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-attention-$tool.log" | tr '\n' ' ')" | tee -a "$LOG"
     done
     cat "$OUT"/attention-sweep-*.md "$OUT/torch-sdpa-bf16.md" | tee -a "$LOG" ;;

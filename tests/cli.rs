@@ -256,6 +256,69 @@ fn absent_device_and_too_large_problem_on_a_gpu() {
     assert!(one_line_error(&out).contains("device memory"));
 }
 
+/// `report --attention DIR` joins `attention --sweep`'s table with torch's
+/// on the same problems: each step's TFLOP/s beside FLASH's and CUDNN's,
+/// the best step's ratio to each, and the plot.
+#[test]
+fn report_adds_the_attention_section_from_both_tables() {
+    let dir = scratch("attention-report");
+    let tables = dir.join("attention");
+    std::fs::create_dir_all(&tables).unwrap();
+    let json = dir.join("run.json");
+    let out = run(MAIN, &["--quiet", "--only", "scale", "--sizes", "1000", "--json", json.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::write(
+        tables.join("sweep-bf16-h100.md"),
+        "NVIDIA H100 (test)\n| precision | problem | step | worst error / bound | ms | TFLOP/s |\n\
+         | --- | --- | --- | --- | --- | --- |\n\
+         | bf16 | b4 h16/16 s4096 d128 causal | unfused | 0.010 | 9.0 | 50.0 |\n\
+         | bf16 | b4 h16/16 s4096 d128 causal | flash | 0.020 | 1.0 | 150.0 |\n\
+         | bf16 | b4 h16/4 s1000x4097 d128 causal | flash | 0.020 | 1.0 | 120.0 |\n",
+    )
+    .unwrap();
+    std::fs::write(
+        tables.join("torch-sdpa-bf16-h100.md"),
+        "torch 2.11, NVIDIA H100, bf16\n| b h/kv s_q x s_k d | causal | backend | ms | TFLOP/s |\n\
+         | --- | --- | --- | --- | --- |\n\
+         | 4 16/16 4096x4096 128 | yes | FLASH | 0.5 | 300.0 |\n\
+         | 4 16/16 4096x4096 128 | yes | CUDNN | 0.25 | 600.0 |\n\
+         | 4 16/4 1000x4097 128 | yes (top-left) | FLASH | 0.5 | 240.0 |\n\
+         | 4 16/4 1000x4097 128 | yes (top-left) | CUDNN | refused | no kernel |\n",
+    )
+    .unwrap();
+    let (md, plots) = (dir.join("B.md"), dir.join("plots"));
+    let args =
+        ["report", json.to_str().unwrap(), "--out", md.to_str().unwrap(), "--plots", plots.to_str().unwrap()];
+    let out = run(MAIN, &[&args[..], &["--attention", tables.to_str().unwrap()]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(text.contains("## Attention"), "{text}");
+    let row = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("| {name} ")))
+            .unwrap_or_else(|| panic!("{name}: {text}"))
+            .to_string()
+    };
+    // The best step (flash, 150) against FLASH (300) and CUDNN (600).
+    assert_eq!(
+        row("4·16·4096·128 causal"),
+        "| 4·16·4096·128 causal | 50.0 | 150.0 | 300.0 | 600.0 | 50.0% | 25.0% |"
+    );
+    // A step that did not run is a dash, and so is a backend that refused.
+    assert_eq!(
+        row("4·16/4·1000x4097·128 causal"),
+        "| 4·16/4·1000x4097·128 causal | - | 120.0 | 240.0 | - | 50.0% | - |"
+    );
+    let svg = std::fs::read_to_string(plots.join("attention_bf16.svg")).unwrap();
+    assert!(svg.contains("torch CUDNN") && svg.contains("flash"), "{svg}");
+    // A folder without our tables is one line and exit 2, and writes nothing.
+    std::fs::remove_file(&md).unwrap();
+    let out = run(MAIN, &[&args[..], &["--attention", dir.join("plots").to_str().unwrap()]].concat());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(one_line_error(&out).contains("no sweep-"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!md.exists());
+}
+
 #[test]
 fn report_rejects_a_file_that_is_not_a_run() {
     let dir = scratch("report");

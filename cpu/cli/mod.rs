@@ -27,7 +27,7 @@ pub use options::Common;
 use options::{Command, SuiteArgs};
 pub use output::{check_file_destination, read_file, write_file};
 pub use provenance::{civil_from_days, device_line, git_revision, today};
-use run::{run, write_report};
+use run::{Sections, run, write_report};
 
 /// Exit code for a user's mistake: bad sizes, unknown names, an absent
 /// device index, a problem that does not fit, an unwritable destination.
@@ -39,8 +39,9 @@ pub const EXIT_FAILURE: u8 = 1;
 pub fn suite_main() -> ExitCode {
     let args = SuiteArgs::parse();
     main_with(|| match &args.command {
-        Some(Command::Report { json, out, force, checks, plots, gemm }) => {
-            write_report(json, out.as_deref(), *force, checks.as_ref(), plots.as_ref(), gemm.as_deref())
+        Some(Command::Report { json, out, force, checks, plots, gemm, attention }) => {
+            let sections = Sections { gemm: gemm.as_deref(), attention: attention.as_deref() };
+            write_report(json, out.as_deref(), *force, checks.as_ref(), plots.as_ref(), sections)
         }
         None => {
             let all: Vec<&'static dyn Family> = FAMILIES.to_vec();

@@ -84,5 +84,10 @@ pub(super) enum Command {
         /// (`sweep-*.md`) in this folder.
         #[arg(long, value_name = "DIR")]
         gemm: Option<PathBuf>,
+        /// Add the attention family's section from `attention --sweep`'s
+        /// tables (`sweep-*.md`) and torch's beside them
+        /// (`torch-sdpa-*.md`) in this folder.
+        #[arg(long, value_name = "DIR")]
+        attention: Option<PathBuf>,
     },
 }

@@ -178,6 +178,12 @@ fn finish(common: &Common, jobs: &[Job], report: RunReport) -> Result<bool> {
 /// The page `report` writes when no `--out` is given.
 const BENCHMARKS: &str = "BENCHMARKS.md";
 
+/// The folders of sweep tables whose sections `report` adds.
+pub(super) struct Sections<'a> {
+    pub gemm: Option<&'a Path>,
+    pub attention: Option<&'a Path>,
+}
+
 /// `kernel-lab report`: BENCHMARKS.md (and the plots) from a run's JSON.
 /// An emulator run's page replaces a GPU run's `BENCHMARKS.md` only when
 /// asked: `--force`, or the path given with `--out`.
@@ -187,7 +193,7 @@ pub(super) fn write_report(
     force: bool,
     checks: Option<&PathBuf>,
     plots: Option<&PathBuf>,
-    gemm: Option<&Path>,
+    sections: Sections,
 ) -> Result<bool> {
     let run: RunReport = serde_json::from_str(&read_file(json)?).map_err(|e| {
         Error::InvalidInput(format!("{} is not a kernel-lab --json file: {e}", json.display()))
@@ -208,16 +214,23 @@ pub(super) fn write_report(
     }
     let checks = checks.map(|c| read_file(c)).transpose()?;
     let mut page = report::markdown::markdown(&run, checks.as_deref());
-    let mut gemm_plots = Vec::new();
-    if let Some(dir) = gemm {
-        let (section, drawn) = report::gemm::section(&report::gemm::read(dir)?, plots.map(PathBuf::as_path))?;
+    let mut section_plots = Vec::new();
+    let plots_dir = plots.map(PathBuf::as_path);
+    if let Some(dir) = sections.gemm {
+        let (section, drawn) = report::gemm::section(&report::gemm::read(dir)?, plots_dir)?;
         page += "\n";
         page += &section;
-        gemm_plots = drawn;
+        section_plots.extend(drawn);
+    }
+    if let Some(dir) = sections.attention {
+        let (section, drawn) = report::attention::section(&report::attention::read(dir)?, plots_dir)?;
+        page += "\n";
+        page += &section;
+        section_plots.extend(drawn);
     }
     write_file(out, &page)?;
     println!("wrote {}", out.display());
-    for (path, svg) in gemm_plots {
+    for (path, svg) in section_plots {
         write_file(&path, &svg)?;
         println!("wrote {}", path.display());
     }

@@ -5,8 +5,11 @@
 //! - [`table`]: plain-text tables;
 //! - [`markdown`], which writes `BENCHMARKS.md`;
 //! - [`gemm`]: its GEMM library section, from `gemm --sweep`'s tables;
+//! - [`attention`]: its attention section, from `attention --sweep`'s
+//!   tables and torch's;
 //! - [`plots`], which draws the SVG plots.
 
+pub mod attention;
 pub mod gemm;
 pub mod markdown;
 pub mod plots;

@@ -1,0 +1,279 @@
+//! The attention family's section of `BENCHMARKS.md`, from the tables a
+//! GPU run printed (kept in `bench/attention/`): `attention --sweep`'s
+//! (`sweep-<precision>[-<device>].md`: each step's TFLOP/s per problem)
+//! and `scripts/torch-sdpa.py`'s, run in the same device call
+//! (`torch-sdpa-<precision>[-<device>].md`: torch's FLASH and CUDNN
+//! backends on the same problems). Per precision: a table of every step
+//! beside both peers with the best step's ratio to each, and a plot of
+//! TFLOP/s by problem, ours beside FLASH and CUDNN.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::table::Table;
+use crate::families::{Plot, Series};
+use crate::runtime::{Error, Result};
+
+/// A problem as both tables name it: batch, heads, K/V heads, query and
+/// key lengths, head dimension, causal.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Key {
+    b: usize,
+    h: usize,
+    kv: usize,
+    s_q: usize,
+    s_k: usize,
+    d: usize,
+    causal: bool,
+}
+
+impl std::fmt::Display for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "{}·{}", self.b, self.h)?;
+        if self.kv != self.h {
+            write!(f, "/{}", self.kv)?;
+        }
+        write!(f, "·{}", self.s_q)?;
+        if self.s_k != self.s_q {
+            write!(f, "x{}", self.s_k)?;
+        }
+        write!(f, "·{}{}", self.d, if self.causal { " causal" } else { "" })
+    }
+}
+
+/// One precision's run: ours per step, the peers per backend.
+pub struct Run {
+    precision: String,
+    device: String,
+    /// Problems in the sweep's order, each with (step, TFLOP/s) in order.
+    ours: Vec<(Key, Vec<(String, f64)>)>,
+    /// (problem, backend) to TFLOP/s; `None` where the backend refused.
+    peers: BTreeMap<(Key, String), Option<f64>>,
+    peer_device: String,
+}
+
+/// Every `sweep-*.md` in `dir` with the `torch-sdpa-*.md` beside it.
+pub fn read(dir: &Path) -> Result<Vec<Run>> {
+    let names: Vec<String> = std::fs::read_dir(dir)
+        .map_err(|e| Error::InvalidInput(format!("--attention {}: {e}", dir.display())))?
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .collect();
+    let mut sweeps: Vec<&String> =
+        names.iter().filter(|n| n.starts_with("sweep-") && n.ends_with(".md")).collect();
+    sweeps.sort();
+    let mut runs = Vec::new();
+    for name in sweeps {
+        let rest = &name["sweep-".len()..];
+        let peer = dir.join(format!("torch-sdpa-{rest}"));
+        let path = dir.join(name);
+        let precision = rest.trim_end_matches(".md").split('-').next().unwrap_or_default().to_string();
+        let (device, ours) = parse_ours(&path)?;
+        let (peer_device, peers) =
+            if peer.exists() { parse_peers(&peer)? } else { (String::new(), BTreeMap::new()) };
+        runs.push(Run { precision, device, ours, peers, peer_device });
+    }
+    if runs.is_empty() {
+        return Err(Error::InvalidInput(format!("--attention {}: no sweep-*.md tables", dir.display())));
+    }
+    Ok(runs)
+}
+
+/// The table's rows as cells (header and rule left out).
+fn rows(text: &str) -> impl Iterator<Item = Vec<String>> + '_ {
+    text.lines()
+        .filter(|l| l.starts_with('|'))
+        .map(|l| l.trim_matches('|').split('|').map(|c| c.trim().to_string()).collect::<Vec<_>>())
+        .skip(2)
+}
+
+/// `b4 h16/4 s1000x4097 d128 causal`, as `attention` prints a problem.
+fn our_key(s: &str) -> Option<Key> {
+    let mut words = s.split_whitespace();
+    let b = words.next()?.strip_prefix('b')?.parse().ok()?;
+    let (h, kv) = words.next()?.strip_prefix('h')?.split_once('/')?;
+    let lengths = words.next()?.strip_prefix('s')?;
+    let (s_q, s_k) = lengths.split_once('x').unwrap_or((lengths, lengths));
+    let d = words.next()?.strip_prefix('d')?.parse().ok()?;
+    Some(Key {
+        b,
+        h: h.parse().ok()?,
+        kv: kv.parse().ok()?,
+        s_q: s_q.parse().ok()?,
+        s_k: s_k.parse().ok()?,
+        d,
+        causal: words.next() == Some("causal"),
+    })
+}
+
+/// `4 16/4 1000x4097 128` and `yes`/`no`, as the torch script prints them.
+fn peer_key(problem: &str, causal: &str) -> Option<Key> {
+    let w: Vec<&str> = problem.split_whitespace().collect();
+    let (h, kv) = w.get(1)?.split_once('/')?;
+    let (s_q, s_k) = w.get(2)?.split_once('x')?;
+    Some(Key {
+        b: w.first()?.parse().ok()?,
+        h: h.parse().ok()?,
+        kv: kv.parse().ok()?,
+        s_q: s_q.parse().ok()?,
+        s_k: s_k.parse().ok()?,
+        d: w.get(3)?.parse().ok()?,
+        causal: causal.starts_with("yes"),
+    })
+}
+
+type Ours = Vec<(Key, Vec<(String, f64)>)>;
+
+fn parse_ours(path: &Path) -> Result<(String, Ours)> {
+    let text = crate::cli::read_file(path)?;
+    let bad = |why: String| Error::InvalidInput(format!("{}: {why}", path.display()));
+    let mut ours: Ours = Vec::new();
+    // | precision | problem | step | worst error / bound | ms | TFLOP/s |
+    for cells in rows(&text) {
+        let [_, problem, step, _, _, tflops] = &cells[..] else {
+            return Err(bad(format!("a row of {} cells, not 6", cells.len())));
+        };
+        let key = our_key(problem).ok_or_else(|| bad(format!("a problem named '{problem}'")))?;
+        let Ok(tflops) = tflops.parse::<f64>() else { continue };
+        match ours.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, steps)) => steps.push((step.clone(), tflops)),
+            None => ours.push((key, vec![(step.clone(), tflops)])),
+        }
+    }
+    if ours.is_empty() {
+        return Err(bad("no timed rows".into()));
+    }
+    Ok((text.lines().next().unwrap_or_default().to_string(), ours))
+}
+
+fn parse_peers(path: &Path) -> Result<(String, BTreeMap<(Key, String), Option<f64>>)> {
+    let text = crate::cli::read_file(path)?;
+    let bad = |why: String| Error::InvalidInput(format!("{}: {why}", path.display()));
+    let mut peers = BTreeMap::new();
+    // | b h/kv s_q x s_k d | causal | backend | ms | TFLOP/s |
+    for cells in rows(&text) {
+        let [problem, causal, backend, ms, tflops] = &cells[..] else {
+            return Err(bad(format!("a row of {} cells, not 5", cells.len())));
+        };
+        let key = peer_key(problem, causal).ok_or_else(|| bad(format!("a problem named '{problem}'")))?;
+        let value = if ms == "refused" { None } else { tflops.parse::<f64>().ok() };
+        peers.insert((key, backend.clone()), value);
+    }
+    Ok((text.lines().next().unwrap_or_default().to_string(), peers))
+}
+
+fn ratio(ours: f64, peer: Option<f64>) -> String {
+    peer.map_or("-".into(), |p| format!("{:.1}%", 100.0 * ours / p))
+}
+
+const BACKENDS: [&str; 2] = ["FLASH", "CUDNN"];
+
+/// The section's markdown, and (with `plots`) one plot per precision as
+/// SVG text with its path there.
+pub fn section(runs: &[Run], plots: Option<&Path>) -> Result<(String, Vec<(PathBuf, String)>)> {
+    let mut md = String::from(
+        "## Attention (`attention`)\n\n\
+         `attention --sweep`: each step verified against the `f64` reference, then timed (CUDA events, \
+         median); torch's `scaled_dot_product_attention` with its FLASH (FlashAttention-2) and CUDNN \
+         backends forced one at a time, on the same problems in the same device call \
+         (`scripts/torch-sdpa.py`). TFLOP/s count `4 b h s_q s_k d`, halved when causal. A problem is \
+         `batch·heads[/kv heads]·length[x key length]·head dim`. Regenerated from the tables in \
+         `bench/attention/` by `kernel-lab report ... --attention bench/attention`.\n\n",
+    );
+    let mut drawn = Vec::new();
+    for run in runs {
+        md += &format!("### {}\n\n{}\n\n", run.precision, run.device);
+        if !run.peer_device.is_empty() {
+            md += &format!("Peers: {}\n\n", run.peer_device);
+        }
+        let steps: Vec<String> = {
+            let mut s: Vec<String> = Vec::new();
+            for (_, row) in &run.ours {
+                for (step, _) in row {
+                    if !s.contains(step) {
+                        s.push(step.clone());
+                    }
+                }
+            }
+            s
+        };
+        let mut header = vec!["problem".to_string()];
+        header.extend(steps.iter().map(|s| format!("{s} TFLOP/s")));
+        header.extend(BACKENDS.iter().map(|b| format!("{b} TFLOP/s")));
+        header.extend(BACKENDS.iter().map(|b| format!("best / {b}")));
+        let mut t = Table::new(header);
+        let peer = |k: &Key, b: &str| run.peers.get(&(k.clone(), b.to_string())).copied().flatten();
+        for (key, row) in &run.ours {
+            let of = |step: &String| row.iter().find(|(s, _)| s == step).map(|&(_, x)| x);
+            let best = row.iter().map(|&(_, x)| x).fold(0.0, f64::max);
+            let mut cells = vec![key.to_string()];
+            cells.extend(steps.iter().map(|s| of(s).map_or("-".into(), |x| format!("{x:.1}"))));
+            cells.extend(BACKENDS.iter().map(|b| peer(key, b).map_or("-".into(), |x| format!("{x:.1}"))));
+            cells.extend(BACKENDS.iter().map(|b| ratio(best, peer(key, b))));
+            t.row(cells);
+        }
+        md += &t.markdown();
+        md += "\n";
+        if let Some(dir) = plots {
+            let file = format!("attention_{}", run.precision);
+            let categories: Vec<String> = run.ours.iter().map(|(k, _)| k.to_string()).collect();
+            let mut series: Vec<Series> = steps
+                .iter()
+                .map(|step| Series {
+                    name: step.clone(),
+                    points: run
+                        .ours
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(i, (_, row))| {
+                            row.iter().find(|(s, _)| s == step).map(|&(_, x)| (i as f64, x))
+                        })
+                        .collect(),
+                    ceiling: false,
+                })
+                .collect();
+            series.extend(BACKENDS.iter().map(|b| {
+                Series {
+                    name: format!("torch {b}"),
+                    points: run
+                        .ours
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(i, (k, _))| peer(k, b).map(|x| (i as f64, x)))
+                        .collect(),
+                    ceiling: false,
+                }
+            }));
+            let plot = Plot {
+                file: file.clone(),
+                title: format!(
+                    "attention {}: TFLOP/s by problem (sequence length), ours beside torch",
+                    run.precision
+                ),
+                x_label: String::new(),
+                y_label: "TFLOP/s".into(),
+                log_x: false,
+                categories: Some(categories),
+                series,
+            };
+            if let Some(svg) = super::plots::draw_one(&plot, dir)? {
+                md += &format!("![{}](docs/plots/{file}.svg)\n\n", plot.title);
+                drawn.push(svg);
+            }
+        }
+    }
+    Ok((md, drawn))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_tables_name_a_problem_alike() {
+        let ours = our_key("b4 h16/4 s1000x4097 d128 causal").unwrap();
+        assert_eq!(Some(ours.clone()), peer_key("4 16/4 1000x4097 128", "yes (top-left)"));
+        assert_eq!(our_key("b8 h16/16 s77 d128"), peer_key("8 16/16 77x77 128", "no"));
+        assert_ne!(our_key("b8 h16/16 s77 d128"), peer_key("8 16/16 77x77 128", "yes"));
+        assert_eq!(ours.to_string(), "4·16/4·1000x4097·128 causal");
+    }
+}

@@ -148,13 +148,15 @@ for section in "$@"; do
         > "$OUT/attention-sweep-$p.md" 2> "$OUT/attention-sweep-$p.err"
       echo "attention sweep $p: exit $?" | tee -a "$LOG"
     done
-    python3 scripts/torch-sdpa.py --dtype bf16 > "$OUT/torch-sdpa-bf16.md" 2>&1; echo "torch-sdpa exit $?" | tee -a "$LOG"
+    for p in bf16 f16; do
+      python3 scripts/torch-sdpa.py --dtype $p > "$OUT/torch-sdpa-$p.md" 2> "$OUT/torch-sdpa-$p.err"; echo "torch-sdpa $p exit $?" | tee -a "$LOG"
+    done
     for tool in memcheck racecheck synccheck initcheck; do
       compute-sanitizer --tool $tool --error-exitcode 9 $D/attention --batch 2 --heads 4 --kv-heads 2 --seq 77 --seq-k 130 \
         --head-dim 64 --causal ${ATTENTION_KERNELS:+--kernels $ATTENTION_KERNELS} --iters 1 --warmup 0 > "$OUT/sanitize-attention-$tool.log" 2>&1
       echo "compute-sanitizer $tool attention: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-attention-$tool.log" | tr '\n' ' ')" | tee -a "$LOG"
     done
-    cat "$OUT"/attention-sweep-*.md "$OUT/torch-sdpa-bf16.md" | tee -a "$LOG" ;;
+    cat "$OUT"/attention-sweep-*.md "$OUT"/torch-sdpa-*.md | tee -a "$LOG" ;;
   tensor)
     echo "=== tensor family (the ladder after the hopper.rs generalization)" | tee -a "$LOG"
     $D/kernel-lab --only tensor --sizes 4096,8192 --quiet > "$OUT/tensor.txt" 2>&1; echo "exit $?" >> "$OUT/tensor.txt" ;;

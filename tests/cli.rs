@@ -273,7 +273,8 @@ fn report_adds_the_attention_section_from_both_tables() {
          | --- | --- | --- | --- | --- | --- |\n\
          | bf16 | b4 h16/16 s4096 d128 causal | unfused | 0.010 | 9.0 | 50.0 |\n\
          | bf16 | b4 h16/16 s4096 d128 causal | flash | 0.020 | 1.0 | 150.0 |\n\
-         | bf16 | b4 h16/4 s1000x4097 d128 causal | flash | 0.020 | 1.0 | 120.0 |\n",
+         | bf16 | b4 h16/4 s1000x4097 d128 causal | flash | 0.020 | 1.0 | 120.0 |\n\
+         | bf16 | b8 h16/16 s77 d128 | flash | 0.020 | 1.0 | 30.0 |\n",
     )
     .unwrap();
     std::fs::write(
@@ -283,7 +284,9 @@ fn report_adds_the_attention_section_from_both_tables() {
          | 4 16/16 4096x4096 128 | yes | FLASH | 0.5 | 300.0 |\n\
          | 4 16/16 4096x4096 128 | yes | CUDNN | 0.25 | 600.0 |\n\
          | 4 16/4 1000x4097 128 | yes (top-left) | FLASH | 0.5 | 240.0 |\n\
-         | 4 16/4 1000x4097 128 | yes (top-left) | CUDNN | refused | no kernel |\n",
+         | 4 16/4 1000x4097 128 | yes (top-left) | CUDNN | 0.1 | 900.0 |\n\
+         | 8 16/16 77x77 128 | no | FLASH | 0.5 | 15.0 |\n\
+         | 8 16/16 77x77 128 | no | CUDNN | refused | no kernel |\n",
     )
     .unwrap();
     let (md, plots) = (dir.join("B.md"), dir.join("plots"));
@@ -304,11 +307,14 @@ fn report_adds_the_attention_section_from_both_tables() {
         row("4·16·4096·128 causal"),
         "| 4·16·4096·128 causal | 50.0 | 150.0 | 300.0 | 600.0 | 50.0% | 25.0% |"
     );
-    // A step that did not run is a dash, and so is a backend that refused.
+    // A step that did not run is a dash, and so is a peer with another
+    // mask (torch's top-left causal where the lengths differ) ...
     assert_eq!(
         row("4·16/4·1000x4097·128 causal"),
-        "| 4·16/4·1000x4097·128 causal | - | 120.0 | 240.0 | - | 50.0% | - |"
+        "| 4·16/4·1000x4097·128 causal | - | 120.0 | - | - | - | - |"
     );
+    // ... and a backend that refused.
+    assert_eq!(row("8·16·77·128"), "| 8·16·77·128 | - | 30.0 | 15.0 | - | 200.0% | - |");
     let svg = std::fs::read_to_string(plots.join("attention_bf16.svg")).unwrap();
     assert!(svg.contains("torch CUDNN") && svg.contains("flash"), "{svg}");
     // A folder without our tables is one line and exit 2, and writes nothing.

@@ -3,7 +3,8 @@
 //! (`sweep-<precision>[-<device>].md`: each step's TFLOP/s per problem)
 //! and `scripts/torch-sdpa.py`'s, run in the same device call
 //! (`torch-sdpa-<precision>[-<device>].md`: torch's FLASH and CUDNN
-//! backends on the same problems). Per precision: a table of every step
+//! backends on the same problems; a causal mask torch aligns top-left
+//! where ours is bottom-right is left out). Per precision: a table of every step
 //! beside both peers with the best step's ratio to each, and a plot of
 //! TFLOP/s by problem, ours beside FLASH and CUDNN.
 
@@ -155,14 +156,23 @@ fn parse_peers(path: &Path) -> Result<(String, BTreeMap<(Key, String), Option<f6
             return Err(bad(format!("a row of {} cells, not 5", cells.len())));
         };
         let key = peer_key(problem, causal).ok_or_else(|| bad(format!("a problem named '{problem}'")))?;
+        if causal.contains("top-left") {
+            // torch's causal mask for s_q != s_k, not ours: not a peer.
+            continue;
+        }
         let value = if ms == "refused" { None } else { tflops.parse::<f64>().ok() };
         peers.insert((key, backend.clone()), value);
     }
     Ok((text.lines().next().unwrap_or_default().to_string(), peers))
 }
 
+/// `ours / peer` as a percentage; a dash without a peer or where it
+/// rounds to zero TFLOP/s (a problem of one row).
 fn ratio(ours: f64, peer: Option<f64>) -> String {
-    peer.map_or("-".into(), |p| format!("{:.1}%", 100.0 * ours / p))
+    match peer {
+        Some(p) if p > 0.0 => format!("{:.1}%", 100.0 * ours / p),
+        _ => "-".into(),
+    }
 }
 
 const BACKENDS: [&str; 2] = ["FLASH", "CUDNN"];

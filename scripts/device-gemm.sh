@@ -114,6 +114,17 @@ for section in "$@"; do
         $D/gemm --precision $p --out bf16 --shape $shapes $([ $s = auto ] || echo --splits $s) --iters 20 2>&1 | grep "^| $p" | sed "s/^/splits $s /" | tee -a "$LOG"
       done
     done ;;
+  ab)
+    # Two builds on one machine, alternating (gemm-old: an earlier
+    # revision's binary, copied into .device by hand): the large squares,
+    # where a few percent between sessions can be the machine.
+    echo "=== A/B: $(cat $D/git-rev-old 2>/dev/null) (old) against $(cat $D/git-rev) (new)" | tee -a "$LOG"
+    for round in 1 2; do
+      for bin in gemm-old gemm; do
+        $D/$bin --precision bf16 --out bf16 --shape 4096x4096x4096,8192x8192x8192,2048x8192x2048 --iters 30 2>&1 | grep '^| bf16' | sed "s/^/$bin /" | tee -a "$LOG"
+        $D/$bin --precision e4m3 --out bf16 --op-b t --shape 4096x4096x4096,8192x8192x8192 --iters 30 2>&1 | grep '^| e4m3' | sed "s/^/$bin /" | tee -a "$LOG"
+      done
+    done ;;
   ncu-source)
     # Per-instruction stall samples of the library kernel at one shape
     # (NCU_SHAPE, NCU_SPLITS), SASS with the samples as CSV.

@@ -42,6 +42,9 @@
 //! method does not exist (`no_std` host builds, and every [`FloatExt`]
 //! method). On the device the trait is the only `sin`.
 
+pub mod bessel;
+#[rustfmt::skip]
+pub mod bessel_tables;
 pub mod consts;
 pub mod imp;
 pub mod prim;
@@ -190,10 +193,6 @@ pub trait GpuFloat: Copy + PartialOrd + private::Sealed {
 /// rust-cuda's `FloatExt`: the libdevice functions std lacks. Unlike
 /// rust-cuda's (libdevice, GPU only), these run on the host too (the
 /// emulator), computing the GPU's bits.
-///
-/// Not here yet (a call is a compile error naming the method): the Bessel
-/// functions `j0`, `j1`, `jn`, `y0`, `y1`,
-/// `yn`: each needs its own approximations and measured bound.
 pub trait FloatExt: Sized + private::Sealed {
     /// `cos(pi self)`, the product `pi r` exact after an exact reduction
     /// ([`imp::sincospi`]). Bound: f32 0.5 ulp, f64 1 ulp.
@@ -253,6 +252,53 @@ pub trait FloatExt: Sized + private::Sealed {
     fn sincospi(self) -> (Self, Self);
     /// `sin(pi self)` ([`imp::sincospi`]). Bound: f32 0.5 ulp, f64 1 ulp.
     fn sinpi(self) -> Self;
+    /// The Bessel function of the first kind of order 0, `J_0(self)`
+    /// ([`bessel::j0`]): fitted polynomials around each zero below 20, the
+    /// modulus and phase above. Bound: f32 0.5 ulp, f64 2 ulps, relative to
+    /// the result (the zeros included) but in `f64` from 20, where the
+    /// result is below `2^-16 sqrt(2/(pi |self|))` (near a zero: the phase's
+    /// rounding is then more than an ulp), an absolute error in units of
+    /// `f64::EPSILON sqrt(2/(pi |self|))` instead, within the same bound.
+    fn j0(self) -> Self;
+    /// The Bessel function of the first kind of order 1, `J_1(self)`
+    /// ([`bessel::j1`]), odd: as [`j0`](Self::j0). Bound: f32 0.5 ulp, f64 1
+    /// ulp, relative to the result (the zeros included) but in `f64` from 20, where the
+    /// result is below `2^-16 sqrt(2/(pi |self|))` (near a zero: the phase's
+    /// rounding is then more than an ulp), an absolute error in units of
+    /// `f64::EPSILON sqrt(2/(pi |self|))` instead, within the same bound.
+    fn j1(self) -> Self;
+    /// The Bessel function of the first kind of order `order`,
+    /// `J_order(self)` ([`bessel::jn`]): recurrences in double-doubles from
+    /// `J0`, `J1` (forward from `|self| >= |order|`, Miller's backward below),
+    /// the power series for `self^2 < |order| + 1`; time linear in `|order|`.
+    /// Bound: f32 0.5 ulp (relative); f64 2 ulps relative to the result
+    /// where it is at least `s = sqrt(2/(pi max(|self|, |order|)))` (the
+    /// envelope), below it (near the zeros, which the recurrence does not
+    /// resolve to a relative error) absolute, in units of `f64::EPSILON s`.
+    fn jn(self, order: i32) -> Self;
+    /// The Bessel function of the second kind of order 0, `Y_0(self)`
+    /// ([`bessel::y0`]): NaN below 0, `-inf` at 0; the power series
+    /// around the logarithm below 0.625, then as [`j0`](Self::j0). Bound: f32
+    /// 0.5 ulp, f64 2 ulps, relative to the result (the zeros included) but
+    /// in `f64` from 20, where the result is below `2^-16 sqrt(2/(pi |self|))` (near a zero: the phase's
+    /// rounding is then more than an ulp), an absolute error in units of
+    /// `f64::EPSILON sqrt(2/(pi |self|))` instead, within the same bound.
+    fn y0(self) -> Self;
+    /// The Bessel function of the second kind of order 1, `Y_1(self)`
+    /// ([`bessel::y1`]): NaN below 0, `-inf` at 0; the power series
+    /// around the logarithm below 1, then as [`j0`](Self::j0). Bound: f32
+    /// 0.5 ulp, f64 1 ulp, relative to the result (the zeros included) but
+    /// in `f64` from 20, where the result is below `2^-16 sqrt(2/(pi |self|))` (near a zero: the phase's
+    /// rounding is then more than an ulp), an absolute error in units of
+    /// `f64::EPSILON sqrt(2/(pi |self|))` instead, within the same bound.
+    fn y1(self) -> Self;
+    /// The Bessel function of the second kind of order `order`,
+    /// `Y_order(self)` ([`bessel::yn`]): the forward recurrence in
+    /// double-doubles from `Y0`, `Y1`; time linear in `|order|`. Bound: f32
+    /// 0.5 ulp (relative); f64 1 ulp relative to the result where it is at
+    /// least `s = sqrt(2/(pi max(self, |order|)))`, below it absolute, in units
+    /// of `f64::EPSILON s`, as [`jn`](Self::jn).
+    fn yn(self, order: i32) -> Self;
 }
 
 impl GpuFloat for f64 {
@@ -594,6 +640,30 @@ impl FloatExt for f64 {
     fn sinpi(self) -> f64 {
         imp::sinpi(self)
     }
+    #[inline]
+    fn j0(self) -> f64 {
+        bessel::j0(self)
+    }
+    #[inline]
+    fn j1(self) -> f64 {
+        bessel::j1(self)
+    }
+    #[inline]
+    fn jn(self, order: i32) -> f64 {
+        bessel::jn(order, self)
+    }
+    #[inline]
+    fn y0(self) -> f64 {
+        bessel::y0(self)
+    }
+    #[inline]
+    fn y1(self) -> f64 {
+        bessel::y1(self)
+    }
+    #[inline]
+    fn yn(self, order: i32) -> f64 {
+        bessel::yn(order, self)
+    }
 }
 
 impl FloatExt for f32 {
@@ -610,6 +680,18 @@ impl FloatExt for f32 {
         inv_norm_cdf() => imp::inv_norm_cdf;
         gamma() => imp::gamma;
         log_gamma() => imp::lgamma;
+        j0() => bessel::j0;
+        j1() => bessel::j1;
+        y0() => bessel::y0;
+        y1() => bessel::y1;
+    }
+    #[inline]
+    fn jn(self, order: i32) -> f32 {
+        bessel::jn(order, self as f64) as f32
+    }
+    #[inline]
+    fn yn(self, order: i32) -> f32 {
+        bessel::yn(order, self as f64) as f32
     }
     #[inline]
     fn frexp(self) -> (f32, i32) {

@@ -92,8 +92,10 @@ pub const BOUNDS: [(&str, f64, f64); 62] = [
     ("inv_complementary_error_function", R1, 3.0),
     ("inv_norm_cdf", R1, 3.0),
     ("gamma", R1, 6.0),
-    // Below -1/2 where |result| < 1, in units of EPSILON ([`absolute_ulps`]).
-    ("log_gamma", R1, 3.0),
+    // Below -4 where |result| < 1, in units of EPSILON ([`absolute_ulps`]).
+    // 4 from glibc at -3.1766939969623147, where ours is 1.7 ulps from
+    // mpmath's value and glibc's 2.3.
+    ("log_gamma", R1, 4.0),
     // Against mpmath's correctly rounded values; jn and yn where |result|
     // is near a zero in units of their scale ([`bessel_check::absolute`]).
     ("j0", R1, 2.0),
@@ -546,9 +548,11 @@ pub fn ulps_f64(got: f64, want: f64) -> f64 {
 }
 
 /// `|got - want|` in units of `eps` (an ulp of 1): `log_gamma`'s error
-/// below -1/2 where `|ln Gamma| < 1`, whose zeros there (`-2.457...`,
-/// `-2.747...`, ...) no evaluation by reflection resolves to a relative
-/// error (the reflection's terms, about 1 to 3, cancel).
+/// below -4 where `|ln Gamma| < 1`, whose zeros there (`-4.039...`,
+/// `-4.991...`, ..., two by each pole to -17) no evaluation by
+/// reflection resolves to a relative error (its terms cancel); the four
+/// above -4 have fits of their own. Also the Bessel functions' near their
+/// zeros ([`bessel_check::absolute`]).
 pub fn absolute_ulps(got: f64, want: f64, eps: f64) -> f64 {
     if same_f64(got, want) {
         return 0.0;
@@ -595,7 +599,7 @@ macro_rules! measure {
                 } else {
                     let (a, b) = reference(name, x[i] as f64, y[i] as f64);
                     let two = matches!(name, "sin_cos" | "sincospi");
-                    let e = if name == "log_gamma" && (x[i] as f64) < -0.5 && a.abs() < 1.0 {
+                    let e = if name == "log_gamma" && (x[i] as f64) < -4.0 && a.abs() < 1.0 {
                         absolute_ulps(out[i] as f64, a, <$t>::EPSILON as f64)
                     } else if let Some((below, unit)) =
                         bessel_check::absolute(name, x[i] as f64, y[i] as i32, size_of::<$t>() == 4)

@@ -64,7 +64,15 @@ pub(crate) fn points(name: &str) -> Vec<f64> {
         "norm_cdf" => vec![std::f64::consts::FRAC_1_SQRT_2, -38.4, -37.5, -13.0, -14.5],
         "inv_complementary_error_function" => vec![0.0, 1.0, 2.0, 0.479, 5e-324, 1e-300],
         "inv_norm_cdf" => vec![0.0, 0.5, 1.0, 0.2395, 5e-324, 1e-300],
-        "gamma" | "log_gamma" => (-12..=12).map(|k| k as f64 * 0.5).chain([10.0, 171.6, 1e-300]).collect(),
+        "gamma" => (-12..=12).map(|k| k as f64 * 0.5).chain([10.0, 171.6, 1e-300]).collect(),
+        // ln |Gamma|'s zeros below -2, and the ends of their fits' stretches.
+        "log_gamma" => (-12..=12)
+            .map(|k| k as f64 * 0.5)
+            .chain([10.0, 171.6, 1e-300])
+            .chain([-2.4570247382208006, -2.7476826467274127, -3.14358088834998, -3.955294284858598])
+            .chain([-4.039361839740537, -4.991544640560048, -5.0082181683225935, -5.998607480080875])
+            .chain(cuda_std::float::lgamma_tables::LGAMMA_ZEROS.iter().flat_map(|z| [z.0, z.1]))
+            .collect(),
         _ => vec![],
     }
 }

@@ -37,6 +37,7 @@
 
 use super::bessel_tables::*;
 use super::consts::{FRAC_PI_2_HI, FRAC_PI_2_LO};
+use super::fit::{horner, pieces};
 use super::imp::{cos_k, sin_k};
 use super::imp::{dd_add, dd_div, dd_mul, fast_two_sum, ldexp, ln_dd, rem_pio2, two_prod, two_sum};
 use super::prim::{fma, sqrt};
@@ -47,37 +48,6 @@ const PI4_LO: f64 = FRAC_PI_2_LO * 0.5;
 /// `2^600` and `2^-600`: the recurrences' rescaling.
 const TWO_600: f64 = 4.149515568880993e180;
 const TWO_M600: f64 = 2.409919865102884e-181;
-
-/// `c[0] + c[1] s + ...` by Horner's rule.
-#[inline(always)]
-fn horner(c: &[f64], s: f64) -> f64 {
-    let mut i = c.len() - 1;
-    let mut p = c[i];
-    while i > 0 {
-        i -= 1;
-        p = fma(p, s, c[i]);
-    }
-    p
-}
-
-/// The piecewise fit at `x` in `[START, X0)`.
-fn pieces(ps: &[Piece], x: f64) -> f64 {
-    let mut i = 0;
-    while i + 1 < ps.len() && x >= ps[i].end {
-        i += 1;
-    }
-    let p = &ps[i];
-    let t = ((x - p.z[0]) - p.z[1]) - p.z[2];
-    let c = p.c;
-    let q = horner(&c[1..], t);
-    if p.zero {
-        // t (c0 + t q) with the product t c0 exact.
-        let (a, ae) = two_prod(t, c[0]);
-        a + fma(t * t, q, ae)
-    } else {
-        fma(t, q, c[0])
-    }
-}
 
 /// `J_nu(x)` (`second` false) or `Y_nu(x)` for finite `x >= X0`, from the
 /// modulus and phase.

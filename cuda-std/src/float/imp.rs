@@ -1458,11 +1458,13 @@ fn lgamma_pos(x: f64) -> (f64, f64) {
     dd_add(lgamma2(x), (-l.0, -l.1))
 }
 
-/// `ln |Gamma(x)|`: `lgamma_pos` above -1/2; below, `ln pi - ln|sin(pi x)| -
-/// ln Gamma(1 - x)` (`1 - x` a double-double, to first order through
-/// `psi`). Near the zeros of `ln |Gamma|` at negative `x` (`-2.457...`,
-/// `-2.747...`, ...) the terms cancel and the relative error grows as the
-/// result shrinks. `+inf` at the poles.
+/// `ln |Gamma(x)|`: `lgamma_pos` above -1/2; around the four negative
+/// zeros (`-2.457...`, `-2.747...`, `-3.143...`, `-3.955...`), where
+/// `|ln |Gamma|| < 3/4`, the fits of `lgamma_tables` (`t g(t)` around each
+/// zero, so relative up to it); elsewhere below -1/2, `ln pi - ln|sin(pi
+/// x)| - ln Gamma(1 - x)` (`1 - x` a double-double, to first order through
+/// `psi`), whose terms cancel to an absolute error of a few `EPSILON`.
+/// `+inf` at the poles.
 pub fn lgamma(x: f64) -> f64 {
     if x.is_nan() {
         return x;
@@ -1481,6 +1483,9 @@ pub fn lgamma(x: f64) -> f64 {
     }
     if trunc(x) == x {
         return f64::INFINITY;
+    }
+    if let Some(r) = super::fit::lgamma_near_zero(x) {
+        return r;
     }
     let (yh, yl) = two_sum(1.0, -x);
     let g = lgamma_pos(yh);

@@ -46,7 +46,10 @@ pub mod bessel;
 #[rustfmt::skip]
 pub mod bessel_tables;
 pub mod consts;
+mod fit;
 pub mod imp;
+#[rustfmt::skip]
+pub mod lgamma_tables;
 pub mod prim;
 
 mod private {
@@ -224,9 +227,11 @@ pub trait FloatExt: Sized + private::Sealed {
     /// Bound: f32 0.5 ulp, f64 6 ulps.
     fn gamma(self) -> Self;
     /// `ln |Gamma(self)|`: Taylor series around 2, Stirling's from 10, the
-    /// reflection below -1/2 ([`imp::lgamma`]). Bound: f32 0.5 ulp, f64 3
-    /// ulps; below -1/2 where `|ln |Gamma|| < 1` (it has zeros there, at
-    /// `-2.457...`, `-2.747...`, ..., which the reflection's cancelling
+    /// reflection below -1/2 but for fits around its four zeros above -4
+    /// (`-2.457...`, `-2.747...`, `-3.143...`, `-3.955...`) ([`imp::lgamma`]).
+    /// Bound: f32 0.5 ulp, f64 4 ulps, relative to the result above -4
+    /// (the zeros included); below -4 where `|ln |Gamma|| < 1` (its zeros
+    /// there, two by each pole to -17, which the reflection's cancelling
     /// terms cannot resolve to a relative error), an absolute error of 3
     /// `f64::EPSILON` (f32: half an `f32::EPSILON`).
     fn log_gamma(self) -> Self;

@@ -93,14 +93,14 @@ pub const BOUNDS: [(&str, f64, f64); 62] = [
     ("inv_norm_cdf", R1, 3.0),
     ("gamma", R1, 6.0),
     // Below -4 where |result| < 1, in units of EPSILON ([`absolute_ulps`]).
-    // 4 from glibc at -3.1766939969623147, where ours is 1.7 ulps from
-    // mpmath's value and glibc's 2.3.
-    ("log_gamma", R1, 4.0),
+    // From glibc's lgamma near -3.18, which mpmath puts 3.1 ulps off at
+    // -3.1777736990077936 (ours 0.9).
+    ("log_gamma", R1, 5.0),
     // Against mpmath's correctly rounded values; jn and yn where |result|
     // is near a zero in units of their scale ([`bessel_check::absolute`]).
     ("j0", R1, 2.0),
     ("j1", R1, 1.0),
-    ("jn", R1, 2.0),
+    ("jn", R1, 1.0),
     ("y0", R1, 2.0),
     ("y1", R1, 1.0),
     ("yn", R1, 1.0),

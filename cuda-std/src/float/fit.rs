@@ -4,7 +4,7 @@
 //! zeros.
 
 use super::bessel_tables::Piece;
-use super::imp::two_prod;
+use super::imp::{two_prod, two_sum};
 use super::prim::fma;
 
 /// `c[0] + c[1] s + ...` by Horner's rule.
@@ -21,8 +21,9 @@ pub(crate) fn horner(c: &[f64], s: f64) -> f64 {
 
 /// The fit at `x` (at or above the first piece's start): the piece
 /// holding `x`, at `t = x - z` (`z` a triple-double, so `t` is rounded
-/// once), `t g(t)` around a zero (the product `t c0` exact), `g(t)`
-/// elsewhere.
+/// once), `t g(t)` around a zero, `g(t)` elsewhere; `g = c0 + t (c1 + t
+/// r(t))` with the last two steps carried in double-doubles, so that the
+/// rounding of `r` (a small part of the result) is the main error.
 pub(crate) fn pieces(ps: &[Piece], x: f64) -> f64 {
     let mut i = 0;
     while i + 1 < ps.len() && x >= ps[i].end {
@@ -31,12 +32,20 @@ pub(crate) fn pieces(ps: &[Piece], x: f64) -> f64 {
     let p = &ps[i];
     let t = ((x - p.z[0]) - p.z[1]) - p.z[2];
     let c = p.c;
-    let q = horner(&c[1..], t);
+    let r = horner(&c[2..], t);
+    // q = c1 + t r
+    let (a, ae) = two_prod(t, r);
+    let (q, qe) = two_sum(c[1], a);
+    let ql = qe + ae;
+    // g = c0 + t q
+    let (b, be) = two_prod(t, q);
+    let (g, ge) = two_sum(c[0], b);
+    let gl = ge + fma(t, ql, be);
     if p.zero {
-        let (a, ae) = two_prod(t, c[0]);
-        a + fma(t * t, q, ae)
+        let (m, me) = two_prod(t, g);
+        m + fma(t, gl, me)
     } else {
-        fma(t, q, c[0])
+        g + gl
     }
 }
 

@@ -229,7 +229,7 @@ pub trait FloatExt: Sized + private::Sealed {
     /// `ln |Gamma(self)|`: Taylor series around 2, Stirling's from 10, the
     /// reflection below -1/2 but for fits around its four zeros above -4
     /// (`-2.457...`, `-2.747...`, `-3.143...`, `-3.955...`) ([`imp::lgamma`]).
-    /// Bound: f32 0.5 ulp, f64 4 ulps, relative to the result above -4
+    /// Bound: f32 0.5 ulp, f64 5 ulps, relative to the result above -4
     /// (the zeros included); below -4 where `|ln |Gamma|| < 1` (its zeros
     /// there, two by each pole to -17, which the reflection's cancelling
     /// terms cannot resolve to a relative error), an absolute error of 3
@@ -276,7 +276,7 @@ pub trait FloatExt: Sized + private::Sealed {
     /// `J_order(self)` ([`bessel::jn`]): recurrences in double-doubles from
     /// `J0`, `J1` (forward from `|self| >= |order|`, Miller's backward below),
     /// the power series for `self^2 < |order| + 1`; time linear in `|order|`.
-    /// Bound: f32 0.5 ulp (relative); f64 2 ulps relative to the result
+    /// Bound: f32 0.5 ulp (relative); f64 1 ulp relative to the result
     /// where it is at least `s = sqrt(2/(pi max(|self|, |order|)))` (the
     /// envelope), below it (near the zeros, which the recurrence does not
     /// resolve to a relative error) absolute, in units of `f64::EPSILON s`.

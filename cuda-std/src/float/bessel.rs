@@ -19,21 +19,23 @@
 //! - from `X0`, `J = M cos(theta)`, `Y = M sin(theta)` with `M =
 //!   sqrt(2/(pi x)) (1 + w m(w))` and `theta = x - (2 nu + 1) pi/4 + (c0 +
 //!   w a(w))/x`, `w = 1/x^2`, `m` and `a` fitted: `x` is reduced by `pi/2`
-//!   ([`rem_pio2`], exact to `2^-120` at any size), so the phase's
-//!   remainder `t` is a double-double whose error is far below its size
-//!   even next to a zero, and `cos`/`sin` of it keep a relative error.
+//!   ([`rem_pio2`], exact to `2^-120` at any size) and `c0/x` is a
+//!   double-double, so the phase's remainder `t` is a double-double but
+//!   for `w a/x`, a rounded double: an absolute error of about `2^-56/x^3`
+//!   in `t`, which next to a zero (where the result is `M t`) is more than
+//!   an ulp; there the bound is absolute (see
+//!   [`FloatExt::j0`](super::FloatExt::j0)).
 //!
-//! `J_n`, `Y_n` (`n >= 2`): `Y_n` by the forward recurrence `Y_(k+1) =
-//! (2k/x) Y_k - Y_(k-1)` from `Y0`, `Y1` (`Y` grows with `k`, so it is
-//! stable); `J_n` by the same recurrence for `x >= n` (where it is stable
+//! `J_n`, `Y_n` (`n >= 2`), the recurrences carried in double-doubles:
+//! `Y_n` by the forward recurrence `Y_(k+1) = (2k/x) Y_k - Y_(k-1)` from
+//! `Y0`, `Y1` (`Y` grows with `k`, so it is stable); `J_n` by the same recurrence for `x >= n` (where it is stable
 //! too), by Miller's backward recurrence below (from `N = n + 20 +
 //! sqrt(40 n)`, where `J_N/J_n` is negligible, normalized by whichever of
 //! `J0(x)`, `J1(x)` is larger), and by the power series `(x/2)^n/n!
 //! sum (-x^2/4)^k/(k! (n+1)_k)` for `x^2 < n + 1` (each term below a
 //! quarter of the last). Near their zeros these lose the relative accuracy
-//! the cancelling recurrence cannot keep: their bounds are in ulps of the
-//! larger of the result and the function's local scale (see
-//! [`FloatExt::jn`](super::FloatExt::jn)).
+//! the cancelling recurrence cannot keep: below their envelope their
+//! bounds are absolute (see [`FloatExt::jn`](super::FloatExt::jn)).
 
 use super::bessel_tables::*;
 use super::consts::{FRAC_PI_2_HI, FRAC_PI_2_LO};

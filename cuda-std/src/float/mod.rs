@@ -19,8 +19,9 @@
 //!   ulp plus the `f64` error (below `2^-26` `f32` ulps), so correctly
 //!   rounded but where the `f64` result straddles a midpoint.
 //!   The price is `f64` throughput (half of `f32` on H100, a 64th on
-//!   consumer parts); a faster `f32` path from `ex2.approx.f32` (2 ulp per
-//!   the PTX ISA) and `f32` polynomials is not written.
+//!   consumer parts). `exp` and `exp2` are written in `f32` arithmetic
+//!   ([`imp32`]: a Taylor polynomial, `fma.rn.f32`, an exact scaling),
+//!   within an ulp; the others' `f32` paths are not written yet.
 //!
 //! # Bounds
 //!
@@ -48,6 +49,7 @@ pub mod bessel_tables;
 pub mod consts;
 mod fit;
 pub mod imp;
+pub mod imp32;
 #[rustfmt::skip]
 pub mod lgamma_tables;
 pub mod prim;
@@ -116,10 +118,12 @@ pub trait GpuFloat: Copy + PartialOrd + private::Sealed {
     /// Square root (`sqrt.rn`). Exact.
     #[must_use = "method returns a new number and does not mutate the original value"]
     fn sqrt(self) -> Self;
-    /// `e^self` ([`imp::exp`]). Bound: f32 0.5 ulp, f64 1 ulp.
+    /// `e^self` ([`imp::exp`]; for `f32`, [`imp32::expf`] in `f32`
+    /// arithmetic). Bound: f32 1 ulp, f64 1 ulp.
     #[must_use = "method returns a new number and does not mutate the original value"]
     fn exp(self) -> Self;
-    /// `2^self` ([`imp::exp2`]). Bound: f32 0.5 ulp, f64 1 ulp.
+    /// `2^self` ([`imp::exp2`]; for `f32`, [`imp32::exp2f`] in `f32`
+    /// arithmetic). Bound: f32 1 ulp, f64 1 ulp.
     #[must_use = "method returns a new number and does not mutate the original value"]
     fn exp2(self) -> Self;
     /// Natural logarithm ([`imp::ln`]). Bound: f32 0.5 ulp, f64 1 ulp.
@@ -544,10 +548,16 @@ impl GpuFloat for f32 {
         let (s, c) = imp::sin_cos(self as f64);
         (s as f32, c as f32)
     }
+    #[inline]
+    fn exp(self) -> f32 {
+        imp32::expf(self)
+    }
+    #[inline]
+    fn exp2(self) -> f32 {
+        imp32::exp2f(self)
+    }
     via_f64! {
         powf(n) => imp::powf;
-        exp() => imp::exp;
-        exp2() => imp::exp2;
         ln() => imp::ln;
         log(base) => imp::log;
         log2() => imp::log2;

@@ -15,9 +15,13 @@ pub mod foreign;
 // rust-cuda projects do; `#[kernel]`'s launch module must not clash.
 mod gemm_naive;
 pub use gemm_naive::gemm_naive;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod bessel_check;
 pub mod math;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod math_check;
+#[cfg(not(target_arch = "nvptx64"))]
+mod math_inputs;
 pub mod vectors;
 
 /// Values each thread of [`indices()`] writes.

@@ -1,7 +1,7 @@
 //! `GpuFloat` and `FloatExt` on every input of a sweep: thread `i`
 //! evaluates function `id` ([`FUNCTIONS`]) at `x[i]` (and `y[i]` for the
-//! functions of two arguments; as an `i32` for `powi`, `ldexp` and
-//! `scale_by_n`), writing the result, the second result (`sin_cos`,
+//! functions of two arguments; as an `i32` for `powi`, `ldexp`,
+//! `scale_by_n`, `jn` and `yn`), writing the result, the second result (`sin_cos`,
 //! `sincospi`) and the integer result (`frexp`, `unbiased_exp`).
 //! [`eval_f32`] and [`eval_f64`] are the kernels' bodies, which the host
 //! sweeps call directly (the emulator runs the same code).
@@ -10,7 +10,7 @@ use cuda_std::prelude::*;
 use cuda_std::{FloatExt, GpuFloat};
 
 /// Every function, by id: the same for both types.
-pub const FUNCTIONS: [&str; 56] = [
+pub const FUNCTIONS: [&str; 62] = [
     "floor",
     "ceil",
     "round",
@@ -67,6 +67,12 @@ pub const FUNCTIONS: [&str; 56] = [
     "inv_norm_cdf",
     "gamma",
     "log_gamma",
+    "j0",
+    "j1",
+    "jn",
+    "y0",
+    "y1",
+    "yn",
 ];
 
 /// The id of function `name` in [`FUNCTIONS`].
@@ -147,6 +153,12 @@ macro_rules! eval {
                 53 => one(FloatExt::inv_norm_cdf(x)),
                 54 => one(FloatExt::gamma(x)),
                 55 => one(FloatExt::log_gamma(x)),
+                56 => one(FloatExt::j0(x)),
+                57 => one(FloatExt::j1(x)),
+                58 => one(FloatExt::jn(x, n)),
+                59 => one(FloatExt::y0(x)),
+                60 => one(FloatExt::y1(x)),
+                61 => one(FloatExt::yn(x, n)),
                 _ => (0.0, 0.0, 0),
             }
         }

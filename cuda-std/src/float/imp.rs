@@ -32,7 +32,7 @@ pub(crate) fn two_sum(a: f64, b: f64) -> (f64, f64) {
 
 /// `a + b = s + e` exactly, given `|a| >= |b|` (or `a == 0`).
 #[inline(always)]
-fn fast_two_sum(a: f64, b: f64) -> (f64, f64) {
+pub(crate) fn fast_two_sum(a: f64, b: f64) -> (f64, f64) {
     let s = a + b;
     (s, b - (s - a))
 }
@@ -46,14 +46,14 @@ pub(crate) fn two_prod(a: f64, b: f64) -> (f64, f64) {
 
 /// Double-double sum, relative error about `2^-104`.
 #[inline(always)]
-fn dd_add(a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
+pub(crate) fn dd_add(a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
     let (s, e) = two_sum(a.0, b.0);
     fast_two_sum(s, e + a.1 + b.1)
 }
 
 /// Double-double product (the `lo * lo` term dropped).
 #[inline(always)]
-fn dd_mul(a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
+pub(crate) fn dd_mul(a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
     let (p, e) = two_prod(a.0, b.0);
     fast_two_sum(p, fma(a.0, b.1, fma(a.1, b.0, e)))
 }
@@ -61,7 +61,7 @@ fn dd_mul(a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
 /// Double-double quotient: `q = a/b` rounded, then one correction from the
 /// exact residual `a - q b` (Sterbenz: `a.0 - q b.0` is exact).
 #[inline(always)]
-fn dd_div(a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
+pub(crate) fn dd_div(a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
     let q = a.0 / b.0;
     let (p, pe) = two_prod(q, b.0);
     let r = ((a.0 - p) - pe + a.1) - q * b.1;
@@ -356,7 +356,7 @@ fn ln_split(x: f64) -> (f64, i32) {
 }
 
 /// `ln x` as a double-double, for finite `x > 0`.
-fn ln_dd(x: f64) -> (f64, f64) {
+pub(crate) fn ln_dd(x: f64) -> (f64, f64) {
     let (f, e) = ln_split(x);
     ln_core(f, 0.0, e)
 }
@@ -613,7 +613,7 @@ const COS_C: [f64; 11] = {
 /// rh^2/2)`, `S` the Taylor polynomial to `r^19/19!` (the next term is
 /// below `2^-66` of the result).
 #[inline(always)]
-fn sin_k(rh: f64, rl: f64) -> f64 {
+pub(crate) fn sin_k(rh: f64, rl: f64) -> f64 {
     let z = rh * rh;
     let mut p = SIN_C[9];
     let mut j = 8;
@@ -628,7 +628,7 @@ fn sin_k(rh: f64, rl: f64) -> f64 {
 /// exactly (`w = 1 - h` and its error), plus `rh^4 C(rh^2)` (Taylor to
 /// `r^20/20!`) and `-rh rl`.
 #[inline(always)]
-fn cos_k(rh: f64, rl: f64) -> f64 {
+pub(crate) fn cos_k(rh: f64, rl: f64) -> f64 {
     let (z, ze) = two_prod(rh, rh);
     let mut p = COS_C[10];
     let mut j = 9;
@@ -1458,11 +1458,13 @@ fn lgamma_pos(x: f64) -> (f64, f64) {
     dd_add(lgamma2(x), (-l.0, -l.1))
 }
 
-/// `ln |Gamma(x)|`: `lgamma_pos` above -1/2; below, `ln pi - ln|sin(pi x)| -
-/// ln Gamma(1 - x)` (`1 - x` a double-double, to first order through
-/// `psi`). Near the zeros of `ln |Gamma|` at negative `x` (`-2.457...`,
-/// `-2.747...`, ...) the terms cancel and the relative error grows as the
-/// result shrinks. `+inf` at the poles.
+/// `ln |Gamma(x)|`: `lgamma_pos` above -1/2; around the four negative
+/// zeros (`-2.457...`, `-2.747...`, `-3.143...`, `-3.955...`), where
+/// `|ln |Gamma|| < 3/4`, the fits of `lgamma_tables` (`t g(t)` around each
+/// zero, so relative up to it); elsewhere below -1/2, `ln pi - ln|sin(pi
+/// x)| - ln Gamma(1 - x)` (`1 - x` a double-double, to first order through
+/// `psi`), whose terms cancel to an absolute error of a few `EPSILON`.
+/// `+inf` at the poles.
 pub fn lgamma(x: f64) -> f64 {
     if x.is_nan() {
         return x;
@@ -1481,6 +1483,9 @@ pub fn lgamma(x: f64) -> f64 {
     }
     if trunc(x) == x {
         return f64::INFINITY;
+    }
+    if let Some(r) = super::fit::lgamma_near_zero(x) {
+        return r;
     }
     let (yh, yl) = two_sum(1.0, -x);
     let g = lgamma_pos(yh);

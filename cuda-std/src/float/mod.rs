@@ -19,8 +19,9 @@
 //!   ulp plus the `f64` error (below `2^-26` `f32` ulps), so correctly
 //!   rounded but where the `f64` result straddles a midpoint.
 //!   The price is `f64` throughput (half of `f32` on H100, a 64th on
-//!   consumer parts); a faster `f32` path from `ex2.approx.f32` (2 ulp per
-//!   the PTX ISA) and `f32` polynomials is not written.
+//!   consumer parts). `exp` and `exp2` are written in `f32` arithmetic
+//!   ([`imp32`]: a Taylor polynomial, `fma.rn.f32`, an exact scaling),
+//!   within an ulp; the others' `f32` paths are not written yet.
 //!
 //! # Bounds
 //!
@@ -42,8 +43,15 @@
 //! method does not exist (`no_std` host builds, and every [`FloatExt`]
 //! method). On the device the trait is the only `sin`.
 
+pub mod bessel;
+#[rustfmt::skip]
+pub mod bessel_tables;
 pub mod consts;
+mod fit;
 pub mod imp;
+pub mod imp32;
+#[rustfmt::skip]
+pub mod lgamma_tables;
 pub mod prim;
 
 mod private {
@@ -110,10 +118,12 @@ pub trait GpuFloat: Copy + PartialOrd + private::Sealed {
     /// Square root (`sqrt.rn`). Exact.
     #[must_use = "method returns a new number and does not mutate the original value"]
     fn sqrt(self) -> Self;
-    /// `e^self` ([`imp::exp`]). Bound: f32 0.5 ulp, f64 1 ulp.
+    /// `e^self` ([`imp::exp`]; for `f32`, [`imp32::expf`] in `f32`
+    /// arithmetic). Bound: f32 1 ulp, f64 1 ulp.
     #[must_use = "method returns a new number and does not mutate the original value"]
     fn exp(self) -> Self;
-    /// `2^self` ([`imp::exp2`]). Bound: f32 0.5 ulp, f64 1 ulp.
+    /// `2^self` ([`imp::exp2`]; for `f32`, [`imp32::exp2f`] in `f32`
+    /// arithmetic). Bound: f32 1 ulp, f64 1 ulp.
     #[must_use = "method returns a new number and does not mutate the original value"]
     fn exp2(self) -> Self;
     /// Natural logarithm ([`imp::ln`]). Bound: f32 0.5 ulp, f64 1 ulp.
@@ -190,10 +200,6 @@ pub trait GpuFloat: Copy + PartialOrd + private::Sealed {
 /// rust-cuda's `FloatExt`: the libdevice functions std lacks. Unlike
 /// rust-cuda's (libdevice, GPU only), these run on the host too (the
 /// emulator), computing the GPU's bits.
-///
-/// Not here yet (a call is a compile error naming the method): the Bessel
-/// functions `j0`, `j1`, `jn`, `y0`, `y1`,
-/// `yn`: each needs its own approximations and measured bound.
 pub trait FloatExt: Sized + private::Sealed {
     /// `cos(pi self)`, the product `pi r` exact after an exact reduction
     /// ([`imp::sincospi`]). Bound: f32 0.5 ulp, f64 1 ulp.
@@ -225,9 +231,11 @@ pub trait FloatExt: Sized + private::Sealed {
     /// Bound: f32 0.5 ulp, f64 6 ulps.
     fn gamma(self) -> Self;
     /// `ln |Gamma(self)|`: Taylor series around 2, Stirling's from 10, the
-    /// reflection below -1/2 ([`imp::lgamma`]). Bound: f32 0.5 ulp, f64 3
-    /// ulps; below -1/2 where `|ln |Gamma|| < 1` (it has zeros there, at
-    /// `-2.457...`, `-2.747...`, ..., which the reflection's cancelling
+    /// reflection below -1/2 but for fits around its four zeros above -4
+    /// (`-2.457...`, `-2.747...`, `-3.143...`, `-3.955...`) ([`imp::lgamma`]).
+    /// Bound: f32 0.5 ulp, f64 5 ulps, relative to the result above -4
+    /// (the zeros included); below -4 where `|ln |Gamma|| < 1` (its zeros
+    /// there, two by each pole to -17, which the reflection's cancelling
     /// terms cannot resolve to a relative error), an absolute error of 3
     /// `f64::EPSILON` (f32: half an `f32::EPSILON`).
     fn log_gamma(self) -> Self;
@@ -253,6 +261,53 @@ pub trait FloatExt: Sized + private::Sealed {
     fn sincospi(self) -> (Self, Self);
     /// `sin(pi self)` ([`imp::sincospi`]). Bound: f32 0.5 ulp, f64 1 ulp.
     fn sinpi(self) -> Self;
+    /// The Bessel function of the first kind of order 0, `J_0(self)`
+    /// ([`bessel::j0`]): fitted polynomials around each zero below 20, the
+    /// modulus and phase above. Bound: f32 0.5 ulp, f64 2 ulps, relative to
+    /// the result (the zeros included) but in `f64` from 20, where the
+    /// result is below `2^-16 sqrt(2/(pi |self|))` (near a zero: the phase's
+    /// rounding is then more than an ulp), an absolute error in units of
+    /// `f64::EPSILON sqrt(2/(pi |self|))` instead, within the same bound.
+    fn j0(self) -> Self;
+    /// The Bessel function of the first kind of order 1, `J_1(self)`
+    /// ([`bessel::j1`]), odd: as [`j0`](Self::j0). Bound: f32 0.5 ulp, f64 1
+    /// ulp, relative to the result (the zeros included) but in `f64` from 20, where the
+    /// result is below `2^-16 sqrt(2/(pi |self|))` (near a zero: the phase's
+    /// rounding is then more than an ulp), an absolute error in units of
+    /// `f64::EPSILON sqrt(2/(pi |self|))` instead, within the same bound.
+    fn j1(self) -> Self;
+    /// The Bessel function of the first kind of order `order`,
+    /// `J_order(self)` ([`bessel::jn`]): recurrences in double-doubles from
+    /// `J0`, `J1` (forward from `|self| >= |order|`, Miller's backward below),
+    /// the power series for `self^2 < |order| + 1`; time linear in `|order|`.
+    /// Bound: f32 0.5 ulp (relative); f64 1 ulp relative to the result
+    /// where it is at least `s = sqrt(2/(pi max(|self|, |order|)))` (the
+    /// envelope), below it (near the zeros, which the recurrence does not
+    /// resolve to a relative error) absolute, in units of `f64::EPSILON s`.
+    fn jn(self, order: i32) -> Self;
+    /// The Bessel function of the second kind of order 0, `Y_0(self)`
+    /// ([`bessel::y0`]): NaN below 0, `-inf` at 0; the power series
+    /// around the logarithm below 0.625, then as [`j0`](Self::j0). Bound: f32
+    /// 0.5 ulp, f64 2 ulps, relative to the result (the zeros included) but
+    /// in `f64` from 20, where the result is below `2^-16 sqrt(2/(pi |self|))` (near a zero: the phase's
+    /// rounding is then more than an ulp), an absolute error in units of
+    /// `f64::EPSILON sqrt(2/(pi |self|))` instead, within the same bound.
+    fn y0(self) -> Self;
+    /// The Bessel function of the second kind of order 1, `Y_1(self)`
+    /// ([`bessel::y1`]): NaN below 0, `-inf` at 0; the power series
+    /// around the logarithm below 1, then as [`j0`](Self::j0). Bound: f32
+    /// 0.5 ulp, f64 1 ulp, relative to the result (the zeros included) but
+    /// in `f64` from 20, where the result is below `2^-16 sqrt(2/(pi |self|))` (near a zero: the phase's
+    /// rounding is then more than an ulp), an absolute error in units of
+    /// `f64::EPSILON sqrt(2/(pi |self|))` instead, within the same bound.
+    fn y1(self) -> Self;
+    /// The Bessel function of the second kind of order `order`,
+    /// `Y_order(self)` ([`bessel::yn`]): the forward recurrence in
+    /// double-doubles from `Y0`, `Y1`; time linear in `|order|`. Bound: f32
+    /// 0.5 ulp (relative); f64 1 ulp relative to the result where it is at
+    /// least `s = sqrt(2/(pi max(self, |order|)))`, below it absolute, in units
+    /// of `f64::EPSILON s`, as [`jn`](Self::jn).
+    fn yn(self, order: i32) -> Self;
 }
 
 impl GpuFloat for f64 {
@@ -493,10 +548,16 @@ impl GpuFloat for f32 {
         let (s, c) = imp::sin_cos(self as f64);
         (s as f32, c as f32)
     }
+    #[inline]
+    fn exp(self) -> f32 {
+        imp32::expf(self)
+    }
+    #[inline]
+    fn exp2(self) -> f32 {
+        imp32::exp2f(self)
+    }
     via_f64! {
         powf(n) => imp::powf;
-        exp() => imp::exp;
-        exp2() => imp::exp2;
         ln() => imp::ln;
         log(base) => imp::log;
         log2() => imp::log2;
@@ -594,6 +655,30 @@ impl FloatExt for f64 {
     fn sinpi(self) -> f64 {
         imp::sinpi(self)
     }
+    #[inline]
+    fn j0(self) -> f64 {
+        bessel::j0(self)
+    }
+    #[inline]
+    fn j1(self) -> f64 {
+        bessel::j1(self)
+    }
+    #[inline]
+    fn jn(self, order: i32) -> f64 {
+        bessel::jn(order, self)
+    }
+    #[inline]
+    fn y0(self) -> f64 {
+        bessel::y0(self)
+    }
+    #[inline]
+    fn y1(self) -> f64 {
+        bessel::y1(self)
+    }
+    #[inline]
+    fn yn(self, order: i32) -> f64 {
+        bessel::yn(order, self)
+    }
 }
 
 impl FloatExt for f32 {
@@ -610,6 +695,18 @@ impl FloatExt for f32 {
         inv_norm_cdf() => imp::inv_norm_cdf;
         gamma() => imp::gamma;
         log_gamma() => imp::lgamma;
+        j0() => bessel::j0;
+        j1() => bessel::j1;
+        y0() => bessel::y0;
+        y1() => bessel::y1;
+    }
+    #[inline]
+    fn jn(self, order: i32) -> f32 {
+        bessel::jn(order, self as f64) as f32
+    }
+    #[inline]
+    fn yn(self, order: i32) -> f32 {
+        bessel::yn(order, self as f64) as f32
     }
     #[inline]
     fn frexp(self) -> (f32, i32) {

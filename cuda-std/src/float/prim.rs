@@ -63,6 +63,10 @@ unary!(
     sqrtf, f32, reg32, "sqrt.rn.f32", |x| x.sqrt()
 );
 unary!(
+    /// `cvt.rni.f32.f32`: to the nearest integer, ties to even.
+    rintf, f32, reg32, "cvt.rni.f32.f32", |x| x.round_ties_even()
+);
+unary!(
     /// `cvt.rmi.f32.f32`: towards minus infinity.
     floorf, f32, reg32, "cvt.rmi.f32.f32", |x| x.floor()
 );

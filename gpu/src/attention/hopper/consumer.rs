@@ -162,6 +162,7 @@ impl Consumer {
             unsafe { smem.q_full().wait((n % 2) as u32) };
             let mut st = State { o: O::zeroed(), m: [f32::NEG_INFINITY; 2], l: [0.0; 2] };
             let mut pr = [0u32; 32];
+            let mut sc = S::zeroed();
             for j in 0..key_tiles {
                 let (s, parity) = smem.stage(it);
                 let (sp, pp) = smem.stage(it.wrapping_sub(1));
@@ -177,12 +178,14 @@ impl Consumer {
                 self.wait_turn(round);
                 // What the products read from registers, computed before
                 // the fence (see `wgmma::pinned_fragments`).
-                let sc = S::zeroed().pinned();
+                // (S's registers: the last tile's, unread by the first
+                // product, which does not add.)
+                sc = sc.pinned();
                 st.o = st.o.pinned();
                 pr = wgmma::pinned_fragments(pr);
                 wgmma::fence();
                 // SAFETY: Q and K landed (the waits).
-                let mut sc = unsafe { self.issue_qk::<T, O, S>(sc, s) };
+                sc = unsafe { self.issue_qk::<T, O, S>(sc, s) };
                 wgmma::commit();
                 if j > 0 {
                     // SAFETY: V of the previous tile landed (the wait).
@@ -194,6 +197,7 @@ impl Consumer {
                 self.pass_turn();
                 round += 1;
                 sc = wait_for::<1, S>(sc);
+                self.release(smem.k_empty(s));
                 if j + 1 == key_tiles {
                     // This warpgroup's last read of Q in the tile is done.
                     self.release(smem.q_empty());
@@ -203,7 +207,7 @@ impl Consumer {
                 let alpha = self.softmax::<T, S>((&mut st.m, &mut st.l), &mut sc, &mut pr, (rows, key0, masked), p, c);
                 st.o = wait_for::<0, O>(st.o);
                 if j > 0 {
-                    self.release(smem.empty(sp));
+                    self.release(smem.v_empty(sp));
                 }
                 seq!(I in 0..128 {
                     if I < O::N / 2 {
@@ -226,7 +230,7 @@ impl Consumer {
                 self.pass_turn();
                 round += 1;
                 st.o = wait_for::<0, O>(st.o);
-                self.release(smem.empty(sp));
+                self.release(smem.v_empty(sp));
             } else {
                 self.release(smem.q_empty());
             }

@@ -5,12 +5,12 @@
 //! **Roles.** A block of 384 threads: a producer warpgroup, of which one
 //! thread issues every TMA copy ([`pipeline`]), and two consumer
 //! warpgroups, each owning 64 of the tile's [`BR`] = 128 queries
-//! ([`consumer`]). The producer keeps 56 registers a thread (`setmaxnreg`)
-//! and the consumers take 224: `56 + 2 x 224 = 3 x 168`, the 168 that
+//! ([`consumer`]). The producer keeps 72 registers a thread (`setmaxnreg`)
+//! and the consumers take 216: `72 + 2 x 216 = 3 x 168`, the 168 that
 //! ptxas gives each of 384 threads of a block alone on its SM. (ptxas
-//! allocates each role's code within its count: with 40 the producer's
-//! loop spills at `d = 128` and 256; 224 hold the consumers' O, S and P,
-//! 176 registers at `d = 256`.)
+//! allocates each role's code within its count: with 40 or 56 the
+//! producer's loop spills at `d = 256`; 216 hold the consumers' O, S and
+//! P, 176 registers at `d = 256`.)
 //!
 //! **Data path.** Q's tile is copied once per work tile, K and V tile by
 //! tile into a ring of `stages(d)` stages, all as 64 x 64 TMA boxes with
@@ -55,8 +55,9 @@
 //! Key tiles: `bc` = 128 at `d` = 64 and 128, 64 at 256. Registers per
 //! consumer thread: O `d / 2` (32, 64, 128), S `bc / 2` (64, 64, 32), P
 //! `bc / 4` (32, 32, 16). Shared memory: Q `256 d` bytes, a stage `4 bc d`
-//! (d = 64: 16 KB and 3 x 32 KB; 128: 32 KB and 2 x 64 KB; 256: 64 KB and
-//! 2 x 64 KB), below the 227 KB a block may have.
+//! (d = 64: 16 KB and 4 x 32 KB; 128: 32 KB and 3 x 64 KB, 230,560 bytes
+//! with the slack and the mbarriers; 256: 64 KB and 2 x 64 KB), within
+//! the 227 KB (232,448 bytes) a block may have.
 
 // `seq!` substitutes 0, 1, ... into index arithmetic.
 #![allow(clippy::erasing_op, clippy::identity_op)]
@@ -91,16 +92,24 @@ pub const fn bc(d: usize) -> usize {
     if d > 128 { 64 } else { 128 }
 }
 
-/// K/V stages for head dimension `d`: as many as shared memory holds
-/// with room to spare (3 at `d = 64`, 2 beyond).
+/// K/V stages for head dimension `d`: as many as shared memory holds (4
+/// at `d = 64`, 3 at 128, 2 at 256).
 pub const fn stages(d: usize) -> usize {
-    if d > 64 { 2 } else { 3 }
+    match d {
+        64 => 4,
+        128 => 3,
+        _ => 2,
+    }
 }
 
 /// Shared memory bytes for head dimension `d`.
 pub const fn shared_bytes(d: usize) -> usize {
     shared_bytes_for(d, bc(d), stages(d))
 }
+
+/// The most shared memory a block may have (sm_90: 227 KB).
+const SHARED_LIMIT: usize = 227 * 1024;
+const _: () = assert!(shared_bytes(64) <= SHARED_LIMIT && shared_bytes(128) <= SHARED_LIMIT && shared_bytes(256) <= SHARED_LIMIT);
 
 /// Step 3's body: O with `O::N = d` columns, S with `S::N = bc(d)`.
 #[inline(always)]
@@ -114,8 +123,8 @@ fn hopper<T: Half, O: Accumulators, S: Accumulators>(maps: In<u64>, out: (Out<T>
     }
     sync_threads();
     if t < 128 {
-        // SAFETY: the warpgroup, converged; 56 + 2 x 224 = 3 x 168.
-        unsafe { registers::release::<56>() };
+        // SAFETY: the warpgroup, converged; 72 + 2 x 216 = 3 x 168.
+        unsafe { registers::release::<72>() };
         if t == 0 {
             // SAFETY: one thread; initialized; the consumers walk the same
             // tiles (the launch's maps, as the kernel's contract says).
@@ -124,7 +133,7 @@ fn hopper<T: Half, O: Accumulators, S: Accumulators>(maps: In<u64>, out: (Out<T>
         return;
     }
     // SAFETY: as above; the producer releases what this claims.
-    unsafe { registers::claim::<224>() };
+    unsafe { registers::claim::<216>() };
     let (c, t) = consumer::who();
     // SAFETY: the warpgroup, converged; initialized; `o` and `lse` hold
     // the problem's rows (the launch's contract).

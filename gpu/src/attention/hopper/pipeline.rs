@@ -15,11 +15,18 @@
 //! **Mbarriers**: `q_full` (the producer's arrival and Q's bytes),
 //! `q_empty` (one arrival per consumer warpgroup once its last `Q Kᵀ` of
 //! the tile completed), per stage `k_full` and `v_full` (K's and V's bytes
-//! apart, so `Q Kᵀ` starts before V lands) and `empty` (one arrival per
-//! consumer warpgroup once its `P V` of the stage completed), and the two
-//! consumers' turns (`consumer` module). A buffer's `i`-th fill is waited
-//! for with parity `i mod 2`; its `i`-th refill waits for `empty`'s phase
-//! `i - 1` (parity `(i - 1) mod 2`).
+//! apart, so `Q Kᵀ` starts before V lands), `k_empty` (one arrival per
+//! consumer warpgroup once its `Q Kᵀ` of the stage completed) and
+//! `v_empty` (the same for `P V`), and the two consumers' turns
+//! (`consumer` module). A buffer's `i`-th fill is waited for with parity
+//! `i mod 2`; its `i`-th refill waits for its "empty" phase `i - 1`
+//! (parity `(i - 1) mod 2`).
+//!
+//! **Order.** The consumers need K of tile `j` with V of tile `j - 1`
+//! (`Q K_jᵀ` and `P_{j-1} V_{j-1}` are issued together), and release K a
+//! product earlier than V. So the producer copies K one tile ahead of V
+//! (`K_0, K_1, V_0, K_2, V_1, ...`), and K's stage is refilled as soon as
+//! its `Q Kᵀ` is done, while `P V` of that tile may still run.
 
 use super::scheduler::{Problem, Tile};
 use super::{BOX, BR, SPAN};
@@ -29,8 +36,8 @@ use crate::dev::tma::{acquire_map, copy_2d};
 use crate::dev::wgmma::shared_address;
 use crate::dev::{In, SharedArray};
 
-/// Mbarriers: Q's two, the two turns, three per stage (at most 4 stages).
-const BARRIERS: usize = 4 + 3 * 4;
+/// Mbarriers: Q's two, the two turns, four per stage (at most 4 stages).
+const BARRIERS: usize = 4 + 4 * 4;
 
 /// Shared memory bytes for head dimension `d`, key tiles of `bc` and
 /// `stages` stages: the slack to the 1024-byte boundary, Q, the stages,
@@ -110,8 +117,11 @@ impl Smem {
     pub fn v_full(self, s: usize) -> Mbarrier {
         self.bar(4 + self.stages + s)
     }
-    pub fn empty(self, s: usize) -> Mbarrier {
+    pub fn k_empty(self, s: usize) -> Mbarrier {
         self.bar(4 + 2 * self.stages + s)
+    }
+    pub fn v_empty(self, s: usize) -> Mbarrier {
+        self.bar(4 + 3 * self.stages + s)
     }
 
     /// Stage and fill parity of the block's `it`-th key tile.
@@ -121,7 +131,7 @@ impl Smem {
     }
 
     /// One thread, before the block's barrier: every mbarrier initialized
-    /// (the "empty" ones and `q_empty` counting the two consumer
+    /// (the "empty" ones counting the two consumer
     /// warpgroups, the turns their four warps) and Q's map acquired.
     ///
     /// # Safety
@@ -138,7 +148,8 @@ impl Smem {
             for s in 0..self.stages {
                 self.k_full(s).init(1);
                 self.v_full(s).init(1);
-                self.empty(s).init(2);
+                self.k_empty(s).init(2);
+                self.v_empty(s).init(2);
             }
             fence_init();
             acquire_map(maps, 0);
@@ -166,10 +177,10 @@ unsafe fn copy_tile(at: *mut u8, (maps, map): (In<u64>, usize), row0: usize, (ro
 
 /// The producer, one thread: for each of the block's tiles, Q (once the
 /// consumers released the last tile's), then every key tile's K and V
-/// into the ring (each stage once both consumers released its last
-/// round). Map 0 is Q's (`b heads s_q x d`), maps `1 + 2 i` and `2 + 2 i`
-/// K/V head `i`'s K and V (`s_k x d` each: rows past `s_k` read as
-/// zeros).
+/// into the ring, K one tile ahead of V (see the module), each buffer
+/// once both consumers released its last round. Map 0 is Q's (`b heads
+/// s_q x d`), maps `1 + 2 i` and `2 + 2 i` K/V head `i`'s K and V (`s_k x
+/// d` each: rows past `s_k` read as zeros).
 ///
 /// # Safety
 /// One thread; the mbarriers initialized ([`Smem::init`]); `maps` holds
@@ -178,15 +189,26 @@ unsafe fn copy_tile(at: *mut u8, (maps, map): (In<u64>, usize), row0: usize, (ro
 #[inline(always)]
 pub(super) unsafe fn produce(smem: Smem, maps: In<u64>, p: Problem) {
     let (d, bc) = (smem.d, smem.bc);
+    let bytes = (2 * bc * d) as u32;
+    // The block's key tiles so far (K's and V's stage and round).
     let mut it = 0;
     let mut n = 0;
     for tile in p.tiles(bc) {
         let Tile { bh, kvh, q0, key_tiles } = tile;
         let (k_map, v_map) = (1 + 2 * kvh, 2 + 2 * kvh);
-        // SAFETY: the caller's contract: the launch passes these maps, Q's
-        // tile and the stages lie in its shared memory, and nothing reads
-        // a buffer before its "full" phase completes, nor does this refill
-        // one before its readers released it.
+        // SAFETY (all below): the caller's contract: the launch passes
+        // these maps, Q's tile and the stages lie in its shared memory,
+        // and nothing reads a buffer before its "full" phase completes,
+        // nor does this refill one before its readers released it.
+        let v_tile = |it: usize, j: usize| unsafe {
+            let (s, parity) = smem.stage(it);
+            if it >= smem.stages {
+                smem.v_empty(s).wait(parity ^ 1);
+            }
+            smem.v_full(s).arrive_expect_tx(bytes);
+            copy_tile(smem.v(s), (maps, v_map), j * bc, (bc, d), smem.v_full(s));
+        };
+        // SAFETY: as above.
         unsafe {
             acquire_map(maps, k_map);
             acquire_map(maps, v_map);
@@ -195,17 +217,24 @@ pub(super) unsafe fn produce(smem: Smem, maps: In<u64>, p: Problem) {
             }
             smem.q_full().arrive_expect_tx((2 * BR * d) as u32);
             copy_tile(smem.q(), (maps, 0), bh * p.s_q + q0, (BR, d), smem.q_full());
-            for j in 0..key_tiles {
-                let (s, parity) = smem.stage(it);
+        }
+        for j in 0..key_tiles {
+            let (s, parity) = smem.stage(it);
+            // SAFETY: as above.
+            unsafe {
                 if it >= smem.stages {
-                    smem.empty(s).wait(parity ^ 1);
+                    smem.k_empty(s).wait(parity ^ 1);
                 }
-                smem.k_full(s).arrive_expect_tx((2 * bc * d) as u32);
+                smem.k_full(s).arrive_expect_tx(bytes);
                 copy_tile(smem.k(s), (maps, k_map), j * bc, (bc, d), smem.k_full(s));
-                smem.v_full(s).arrive_expect_tx((2 * bc * d) as u32);
-                copy_tile(smem.v(s), (maps, v_map), j * bc, (bc, d), smem.v_full(s));
-                it += 1;
             }
+            if j > 0 {
+                v_tile(it - 1, j - 1);
+            }
+            it += 1;
+        }
+        if key_tiles > 0 {
+            v_tile(it - 1, key_tiles - 1);
         }
         n += 1;
     }

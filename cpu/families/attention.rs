@@ -615,7 +615,9 @@ impl Family for Attention {
         "Step 1 (the rows `attention_softmax_*`) is the unfused baseline timed whole: S = Q Kᵀ by the GEMM \
          library (f32 out), the softmax kernel writing P in the input type and lse, then P V by the GEMM library; \
          it moves at least 16 bytes per score. Step 2 (`attention_flash_d*`) is FlashAttention-2 on `mma.sync`: S \
-         and P stay in registers. The fused kernels' rows are at d = 128 only here; the `attention` binary runs \
+         and P stay in registers. Step 3 (`attention_hopper_d*`, sm_90a) is FlashAttention-3 style: TMA, \
+         mbarriers, `wgmma` with P from registers, a producer and two consumer warpgroups taking turns, \
+         persistent blocks. The fused kernels' rows are at d = 128 only here; the `attention` binary runs \
          every head dimension."
     }
 }

@@ -5,10 +5,10 @@
 //! same bf16 inputs. The inputs are small integers, so every product and
 //! sum is exact and the comparison is equality.
 
+use gpu::dev::tma::swizzle_128;
 use gpu::dev::wgmma::{Accumulators, Descriptor, d_f32, fence, shared_address};
 use gpu::dev::{In, Out, SharedArray, sync_threads, thread_idx_x};
 use gpu::kernel;
-use gpu::dev::tma::swizzle_128;
 use kernel_lab::runtime::Gpu;
 
 /// Bytes of the A tile (64 rows of 128 bytes, k in the first 32), of the
@@ -60,7 +60,8 @@ pub fn wgmma_forms(a: In<u16>, b: In<u16>, d64: Out<f32>, d128: Out<f32>, d256: 
     // no fence).
     let s64 = unsafe { <[f32; 32]>::zeroed().mma_ss::<true, false>(desc(A_AT, 16), desc(BK_AT, 16), false) };
     // SAFETY: as above.
-    let s128 = unsafe { <[f32; 64]>::zeroed().mma_ss::<true, true>(desc(A_AT, 16), desc(BM_AT, 2048), false) };
+    let s128 =
+        unsafe { <[f32; 64]>::zeroed().mma_ss::<true, true>(desc(A_AT, 16), desc(BM_AT, 2048), false) };
     let (w, g, q) = (t / 32, t % 32 / 4, t % 4);
     let fragment: [u32; 4] = core::array::from_fn(|j| {
         let (r, k) = (16 * w + g + 8 * (j % 2), 2 * q + 8 * (j / 2));
@@ -74,14 +75,14 @@ pub fn wgmma_forms(a: In<u16>, b: In<u16>, d64: Out<f32>, d128: Out<f32>, d256: 
         // SAFETY: inside the 64 x n output; each element this thread's.
         unsafe { d.store(r as usize * n + c as usize, x) };
     };
-    for i in 0..32 {
-        store(&d64, 64, i, s64[i]);
+    for (i, &x) in s64.iter().enumerate() {
+        store(&d64, 64, i, x);
     }
-    for i in 0..64 {
-        store(&d128, 128, i, s128[i]);
+    for (i, &x) in s128.iter().enumerate() {
+        store(&d128, 128, i, x);
     }
-    for i in 0..128 {
-        store(&d256, 256, i, s256[i]);
+    for (i, &x) in s256.iter().enumerate() {
+        store(&d256, 256, i, x);
     }
 }
 
@@ -93,7 +94,8 @@ fn wgmma_forms_match_the_host_product() {
     let b: Vec<f32> = (0..16 * 256).map(|i| value(i, 11)).collect();
     let bits = |x: &[f32]| -> Vec<u16> { x.iter().map(|&v| half::bf16::from_f32(v).to_bits()).collect() };
     let (da, db) = (gpu.upload(&bits(&a)).unwrap(), gpu.upload(&bits(&b)).unwrap());
-    let mut outs: Vec<_> = [64, 128, 256].iter().map(|n| gpu.upload(&vec![f32::NAN; 64 * n]).unwrap()).collect();
+    let mut outs: Vec<_> =
+        [64, 128, 256].iter().map(|n| gpu.upload(&vec![f32::NAN; 64 * n]).unwrap()).collect();
     let [o64, o128, o256] = &mut outs[..] else { unreachable!() };
     // SAFETY: the buffers hold the lengths the kernel's contract names.
     unsafe { wgmma_forms::launch(&gpu, 1, &da, &db, o64, o128, o256) }.unwrap();

@@ -183,7 +183,9 @@ fn main() -> ExitCode {
     let steps: Vec<Step> = if o.kernels.is_empty() {
         steps
             .into_iter()
-            .filter(|s| problems.iter().all(|p| s.kernel(&o.precision, p.d).is_ok_and(|k| gpu.has_kernel(k).is_ok())))
+            .filter(|s| {
+                problems.iter().all(|p| s.kernel(&o.precision, p.d).is_ok_and(|k| gpu.has_kernel(k).is_ok()))
+            })
             .collect()
     } else {
         steps

@@ -298,8 +298,21 @@ fp8_mma!(
 pub trait Accumulators: Copy + core::ops::IndexMut<usize, Output = f32> {
     /// The instruction's N.
     const N: usize;
+    /// These accumulators rounded to 16 bits and packed in pairs, `N / 4`
+    /// registers: the A fragments of a product whose k runs over these
+    /// `N` columns (four per k16 step, see the trait's documentation).
+    type Fragments: Copy + core::ops::IndexMut<usize, Output = u32>;
     /// Zeros, each set by its own instruction (see [`zeros`]).
     fn zeroed() -> Self;
+    /// Zero fragments.
+    fn fragments_zeroed() -> Self::Fragments;
+    /// `f` through an empty `asm` that "changes" them and keeps its place
+    /// (not `pure`): the A fragments of a run of
+    /// [`Accumulators::mma_rs`], pinned before the [`fence`] so that the
+    /// compiler cannot sink what computes them (conversions, packing) past
+    /// it, between the fence and the `wgmma`s, where ptxas would fence
+    /// again or serialize.
+    fn pinned_fragments(f: Self::Fragments) -> Self::Fragments;
     /// The registers through an empty `asm` that "changes" them: after a
     /// [`wait_for`], no use of them moves above the wait.
     fn pinned(self) -> Self;
@@ -308,15 +321,24 @@ pub trait Accumulators: Copy + core::ops::IndexMut<usize, Output = f32> {
     ///
     /// # Safety
     /// As for [`mma_m64n256k16_bf16`].
-    unsafe fn mma_ss<const BF16: bool, const TRANS_B: bool>(self, a: Descriptor, b: Descriptor, scale_d: bool)
-    -> Self;
+    unsafe fn mma_ss<const BF16: bool, const TRANS_B: bool>(
+        self,
+        a: Descriptor,
+        b: Descriptor,
+        scale_d: bool,
+    ) -> Self;
     /// As [`Accumulators::mma_ss`], A from this thread's registers `a` (see
     /// the trait's documentation).
     ///
     /// # Safety
     /// As for [`mma_m64n256k16_bf16`]; `a` are not written until a wait
     /// has seen the instruction complete (in PTX, ptxas keeps them).
-    unsafe fn mma_rs<const BF16: bool, const TRANS_B: bool>(self, a: [u32; 4], b: Descriptor, scale_d: bool) -> Self;
+    unsafe fn mma_rs<const BF16: bool, const TRANS_B: bool>(
+        self,
+        a: [u32; 4],
+        b: Descriptor,
+        scale_d: bool,
+    ) -> Self;
 }
 
 /// `wgmma.wait_group.sync.aligned G`, then `acc` pinned
@@ -334,34 +356,34 @@ pub fn wait_for<const G: u32, A: Accumulators>(acc: A) -> A {
     acc.pinned()
 }
 
-/// `regs` through an empty `asm` that "changes" them and keeps its place
-/// (not `pure`): the A fragments of a run of [`Accumulators::mma_rs`],
-/// pinned before the [`fence`] so that the compiler cannot sink the
-/// instructions that compute them (conversions, packing) past it, between
-/// the fence and the `wgmma`s, where ptxas would fence again or serialize.
-/// (The same for accumulators is [`Accumulators::pinned`].)
-#[inline(always)]
-pub fn pinned_fragments(regs: [u32; 32]) -> [u32; 32] {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        seq_macro::seq!(I in 0..32 {{
-            #(let mut d~I = regs[I];)*
-            // SAFETY: an empty asm.
-            unsafe {
-                core::arch::asm!(concat!("// ", operands!(#(I)*)), #(d~I = inout(reg32) d~I,)* options(nomem, nostack))
-            };
-            [#(d~I,)*]
-        }})
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    regs
-}
-
-/// [`Accumulators`] for `[f32; $regs]`, `N = $n`.
+/// [`Accumulators`] for `[f32; $regs]`, `N = $n`, fragments `[u32; $frags]`.
 macro_rules! accumulators {
-    ($n:tt, $regs:tt) => {
+    ($n:tt, $regs:tt, $frags:tt) => {
         impl Accumulators for [f32; $regs] {
             const N: usize = $n;
+            type Fragments = [u32; $frags];
+
+            #[inline(always)]
+            fn fragments_zeroed() -> Self::Fragments {
+                [0; $frags]
+            }
+
+            #[inline(always)]
+            fn pinned_fragments(f: Self::Fragments) -> Self::Fragments {
+                #[cfg(target_arch = "nvptx64")]
+                {
+                    seq_macro::seq!(I in 0..$frags {{
+                        #(let mut d~I = f[I];)*
+                        // SAFETY: an empty asm.
+                        unsafe {
+                            core::arch::asm!(concat!("// ", operands!(#(I)*)), #(d~I = inout(reg32) d~I,)* options(nomem, nostack))
+                        };
+                        [#(d~I,)*]
+                    }})
+                }
+                #[cfg(not(target_arch = "nvptx64"))]
+                f
+            }
 
             #[inline(always)]
             fn zeroed() -> Self {
@@ -471,9 +493,9 @@ macro_rules! accumulators {
     };
 }
 
-accumulators!(64, 32);
-accumulators!(128, 64);
-accumulators!(256, 128);
+accumulators!(64, 32, 16);
+accumulators!(128, 64, 32);
+accumulators!(256, 128, 64);
 
 /// One `wgmma.mma_async.sync.aligned.m64n$n k16.f32.$types` on `$regs`
 /// accumulators, A and B descriptors, `tnspB` = `$trans`.

@@ -264,7 +264,8 @@ pub fn wgmma(
         for (l, regs) in (0u32..).zip(&all) {
             for i in 0..8 {
                 let (r, col) = a_bf16(l, i);
-                wa[r as usize][col as usize] = input.value((regs[(i / 2) as usize] >> (16 * (i % 2))) & 0xffff);
+                wa[r as usize][col as usize] =
+                    input.value((regs[(i / 2) as usize] >> (16 * (i % 2))) & 0xffff);
             }
         }
     }

@@ -58,13 +58,23 @@ pub trait Half: Copy + 'static {
     ///
     /// # Safety
     /// As for [`Accumulators::mma_ss`].
-    unsafe fn wgmma_ss<A: Accumulators, const TRANS_B: bool>(acc: A, a: Descriptor, b: Descriptor, scale_d: bool) -> A;
+    unsafe fn wgmma_ss<A: Accumulators, const TRANS_B: bool>(
+        acc: A,
+        a: Descriptor,
+        b: Descriptor,
+        scale_d: bool,
+    ) -> A;
     /// `wgmma` `m64nNk16` in this type, A from registers
     /// ([`Accumulators::mma_rs`]).
     ///
     /// # Safety
     /// As for [`Accumulators::mma_rs`].
-    unsafe fn wgmma_rs<A: Accumulators, const TRANS_B: bool>(acc: A, a: [u32; 4], b: Descriptor, scale_d: bool) -> A;
+    unsafe fn wgmma_rs<A: Accumulators, const TRANS_B: bool>(
+        acc: A,
+        a: [u32; 4],
+        b: Descriptor,
+        scale_d: bool,
+    ) -> A;
 
     /// `x` rounded to this type.
     #[inline(always)]
@@ -94,13 +104,23 @@ impl Half for bf16 {
     }
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    unsafe fn wgmma_ss<A: Accumulators, const TRANS_B: bool>(acc: A, a: Descriptor, b: Descriptor, scale_d: bool) -> A {
+    unsafe fn wgmma_ss<A: Accumulators, const TRANS_B: bool>(
+        acc: A,
+        a: Descriptor,
+        b: Descriptor,
+        scale_d: bool,
+    ) -> A {
         // SAFETY: the caller's contract.
         unsafe { acc.mma_ss::<true, TRANS_B>(a, b, scale_d) }
     }
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    unsafe fn wgmma_rs<A: Accumulators, const TRANS_B: bool>(acc: A, a: [u32; 4], b: Descriptor, scale_d: bool) -> A {
+    unsafe fn wgmma_rs<A: Accumulators, const TRANS_B: bool>(
+        acc: A,
+        a: [u32; 4],
+        b: Descriptor,
+        scale_d: bool,
+    ) -> A {
         // SAFETY: the caller's contract.
         unsafe { acc.mma_rs::<true, TRANS_B>(a, b, scale_d) }
     }
@@ -123,13 +143,23 @@ impl Half for f16 {
     }
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    unsafe fn wgmma_ss<A: Accumulators, const TRANS_B: bool>(acc: A, a: Descriptor, b: Descriptor, scale_d: bool) -> A {
+    unsafe fn wgmma_ss<A: Accumulators, const TRANS_B: bool>(
+        acc: A,
+        a: Descriptor,
+        b: Descriptor,
+        scale_d: bool,
+    ) -> A {
         // SAFETY: the caller's contract.
         unsafe { acc.mma_ss::<false, TRANS_B>(a, b, scale_d) }
     }
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    unsafe fn wgmma_rs<A: Accumulators, const TRANS_B: bool>(acc: A, a: [u32; 4], b: Descriptor, scale_d: bool) -> A {
+    unsafe fn wgmma_rs<A: Accumulators, const TRANS_B: bool>(
+        acc: A,
+        a: [u32; 4],
+        b: Descriptor,
+        scale_d: bool,
+    ) -> A {
         // SAFETY: the caller's contract.
         unsafe { acc.mma_rs::<false, TRANS_B>(a, b, scale_d) }
     }

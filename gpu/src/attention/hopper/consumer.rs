@@ -52,6 +52,28 @@ struct Rows {
     head_row: usize,
 }
 
+/// What a tile's key steps share and change: the rows' state, S's and
+/// P's registers, the block's key tile count (stage and round) and this
+/// warpgroup's turn count.
+struct Walk<O, S: Accumulators> {
+    st: State<O>,
+    sc: S,
+    pr: S::Fragments,
+    it: usize,
+    round: usize,
+}
+
+/// What a tile's key steps read.
+#[derive(Clone, Copy)]
+struct At {
+    rows: Rows,
+    /// The keys the warpgroup's first row sees.
+    first_limit: usize,
+    key_tiles: usize,
+    p: Problem,
+    c: f32,
+}
+
 /// A warpgroup's running state for its 64 rows: O (`d / 2` per thread),
 /// and per row of the thread (`g`, `g + 8` of its warp) the running
 /// maximum (in score units) and this thread's part of the running sum.
@@ -105,15 +127,16 @@ impl Consumer {
         let (d, bc) = (O::N, S::N);
         let q = shared_address(self.smem.q()) + (self.c * 64 * SPAN) as u32;
         let k = shared_address(self.smem.k(s));
-        seq!(KK in 0..16 {
-            if KK < d / 16 {
-                let a = Descriptor::swizzled(SPAN as u32, q + ((KK / 4) * BR * SPAN + 32 * (KK % 4)) as u32, 16, 1024);
-                let b = Descriptor::swizzled(SPAN as u32, k + ((KK / 4) * bc * SPAN + 32 * (KK % 4)) as u32, 16, 1024);
+        seq!(KK in 0..16 {{
+            let kk: usize = KK;
+            if kk < d / 16 {
+                let a = Descriptor::swizzled(SPAN as u32, q + ((kk / 4) * BR * SPAN + 32 * (kk % 4)) as u32, 16, 1024);
+                let b = Descriptor::swizzled(SPAN as u32, k + ((kk / 4) * bc * SPAN + 32 * (kk % 4)) as u32, 16, 1024);
                 // SAFETY: the caller's contract; Q's rows of this
                 // warpgroup and K's, K-major, as the layout says.
-                acc = unsafe { T::wgmma_ss::<S, false>(acc, a, b, KK > 0) };
+                acc = unsafe { T::wgmma_ss::<S, false>(acc, a, b, kk > 0) };
             }
-        });
+        }});
         acc
     }
 
@@ -123,7 +146,12 @@ impl Consumer {
     /// # Safety
     /// Converged warpgroup; stage `s`'s V has landed.
     #[inline(always)]
-    unsafe fn issue_pv<T: Half, O: Accumulators, S: Accumulators>(self, mut o: O, p: &[u32; 32], s: usize) -> O {
+    unsafe fn issue_pv<T: Half, O: Accumulators, S: Accumulators>(
+        self,
+        mut o: O,
+        p: &S::Fragments,
+        s: usize,
+    ) -> O {
         let bc = S::N;
         let v = shared_address(self.smem.v(s));
         seq!(KT in 0..8 {
@@ -151,93 +179,136 @@ impl Consumer {
     ) {
         let smem = self.smem;
         let bc = S::N;
-        let (mut it, mut round, mut n) = (0usize, 0usize, 0usize);
-        for tile in p.tiles(bc) {
+        // The block's key tiles so far, this warpgroup's turns; S's and P's
+        // registers (S's unread by a tile's first product, which does not
+        // add).
+        let state = State { o: O::zeroed(), m: [f32::NEG_INFINITY; 2], l: [0.0; 2] };
+        let mut w = Walk { st: state, sc: S::zeroed(), pr: S::fragments_zeroed(), it: 0, round: 0 };
+        for (n, tile) in p.tiles(bc).enumerate() {
             let Tile { bh, q0, key_tiles, .. } = tile;
-            let rows = Rows { q0: q0 + 64 * self.c, head_row: bh * p.s_q };
+            let rows = Rows { q0: q0 + 64 * self.c, head_row: bh * p.s_q as usize };
             // Whether a tile needs masking: its last key lies past the
             // limit of the warpgroup's first row (the end of K included).
-            let first_limit = visible_keys(rows.q0.min(p.s_q.saturating_sub(1)), p.s_q, p.s_k, p.causal);
+            let first_limit = visible_keys(
+                rows.q0.min((p.s_q as usize).saturating_sub(1)),
+                p.s_q as usize,
+                p.s_k as usize,
+                p.causal,
+            );
+            let at = At { rows, first_limit, key_tiles, p, c };
             // SAFETY: initialized; Q's `n`-th fill.
             unsafe { smem.q_full().wait((n % 2) as u32) };
-            let mut st = State { o: O::zeroed(), m: [f32::NEG_INFINITY; 2], l: [0.0; 2] };
-            let mut pr = [0u32; 32];
-            let mut sc = S::zeroed();
-            for j in 0..key_tiles {
-                let (s, parity) = smem.stage(it);
-                let (sp, pp) = smem.stage(it.wrapping_sub(1));
-                // Every wait before the fence: between a fence and its
-                // `wgmma`s ptxas wants straight-line code.
-                // SAFETY: initialized; the stages' fills of these rounds.
-                unsafe {
-                    smem.k_full(s).wait(parity);
-                    if j > 0 {
-                        smem.v_full(sp).wait(pp);
-                    }
-                }
-                self.wait_turn(round);
-                // What the products read from registers, computed before
-                // the fence (see `wgmma::pinned_fragments`).
-                // (S's registers: the last tile's, unread by the first
-                // product, which does not add.)
-                sc = sc.pinned();
-                st.o = st.o.pinned();
-                pr = wgmma::pinned_fragments(pr);
-                wgmma::fence();
-                // SAFETY: Q and K landed (the waits).
-                sc = unsafe { self.issue_qk::<T, O, S>(sc, s) };
-                wgmma::commit();
-                if j > 0 {
-                    // SAFETY: V of the previous tile landed (the wait).
-                    st.o = unsafe { self.issue_pv::<T, O, S>(st.o, &pr, sp) };
-                }
-                // (An empty group at j = 0: `wait_group 1` below then
-                // always means "S is done".)
-                wgmma::commit();
-                self.pass_turn();
-                round += 1;
-                sc = wait_for::<1, S>(sc);
-                self.release(smem.k_empty(s));
-                if j + 1 == key_tiles {
-                    // This warpgroup's last read of Q in the tile is done.
-                    self.release(smem.q_empty());
-                }
-                let key0 = j * bc;
-                let masked = key0 + bc > first_limit;
-                let alpha = self.softmax::<T, S>((&mut st.m, &mut st.l), &mut sc, &mut pr, (rows, key0, masked), p, c);
-                st.o = wait_for::<0, O>(st.o);
-                if j > 0 {
-                    self.release(smem.v_empty(sp));
-                }
-                seq!(I in 0..128 {
-                    if I < O::N / 2 {
-                        st.o[I] *= alpha[(I / 2) % 2];
-                    }
-                });
-                it += 1;
+            w.st = State { o: O::zeroed(), m: [f32::NEG_INFINITY; 2], l: [0.0; 2] };
+            // (Fresh S and P registers: nothing of the last tile's lives
+            // through its store.)
+            (w.sc, w.pr) = (S::zeroed(), S::fragments_zeroed());
+            // The first key tile has no `P V` before it: its own code, so
+            // that no branch lies between a fence and its `wgmma`s (ptxas
+            // would fence again there, or serialize).
+            if key_tiles > 0 {
+                // SAFETY: the caller's contract.
+                unsafe { self.step::<T, O, S, false>(&mut w, 0, at) };
+            }
+            for j in 1..key_tiles {
+                // SAFETY: the caller's contract.
+                unsafe { self.step::<T, O, S, true>(&mut w, j, at) };
             }
             if key_tiles > 0 {
-                let (sp, pp) = smem.stage(it - 1);
-                // SAFETY: as above.
+                // `P V` of the last key tile.
+                let (sp, pp) = smem.stage(w.it - 1);
+                // SAFETY: initialized; V's fill of this round.
                 unsafe { smem.v_full(sp).wait(pp) };
-                self.wait_turn(round);
-                st.o = st.o.pinned();
-                pr = wgmma::pinned_fragments(pr);
+                self.wait_turn(w.round);
+                w.st.o = w.st.o.pinned();
+                w.pr = S::pinned_fragments(w.pr);
                 wgmma::fence();
-                // SAFETY: as above.
-                st.o = unsafe { self.issue_pv::<T, O, S>(st.o, &pr, sp) };
+                // SAFETY: V landed (the wait).
+                w.st.o = unsafe { self.issue_pv::<T, O, S>(w.st.o, &w.pr, sp) };
                 wgmma::commit();
                 self.pass_turn();
-                round += 1;
-                st.o = wait_for::<0, O>(st.o);
+                w.round += 1;
+                w.st.o = wait_for::<0, O>(w.st.o);
                 self.release(smem.v_empty(sp));
             } else {
                 self.release(smem.q_empty());
             }
             // SAFETY: the caller's contract.
-            unsafe { self.store::<T, O>(&mut st, rows, p, (&o, &lse), c) };
-            n += 1;
+            unsafe { self.store::<T, O>(&mut w.st, rows, p, (&o, &lse), c) };
         }
+    }
+
+    /// Key tile `j` of the tile (stage `w.it`): `S_j = Q K_jᵀ` and, with
+    /// `PV`, `O += P_{j-1} V_{j-1}`, issued in this warpgroup's turn; the
+    /// softmax of `S_j` while `P V` runs; O rescaled (see the module).
+    ///
+    /// # Safety
+    /// As for [`Consumer::run`]; `PV` exactly when `j > 0`.
+    #[inline(always)]
+    unsafe fn step<T: Half, O: Accumulators, S: Accumulators, const PV: bool>(
+        self,
+        w: &mut Walk<O, S>,
+        j: usize,
+        at: At,
+    ) {
+        let smem = self.smem;
+        let bc = S::N;
+        let (s, parity) = smem.stage(w.it);
+        let (sp, pp) = smem.stage(w.it.wrapping_sub(1));
+        // Every wait before the fence: between a fence and its `wgmma`s
+        // ptxas wants straight-line code.
+        // SAFETY: initialized; the stages' fills of these rounds.
+        unsafe {
+            smem.k_full(s).wait(parity);
+            if PV {
+                smem.v_full(sp).wait(pp);
+            }
+        }
+        self.wait_turn(w.round);
+        // What the products read from registers, computed before the fence
+        // (see `Accumulators::pinned_fragments`).
+        w.sc = w.sc.pinned();
+        if PV {
+            w.st.o = w.st.o.pinned();
+            w.pr = S::pinned_fragments(w.pr);
+        }
+        wgmma::fence();
+        // SAFETY: Q and K landed (the waits).
+        w.sc = unsafe { self.issue_qk::<T, O, S>(w.sc, s) };
+        wgmma::commit();
+        if PV {
+            // SAFETY: V of the previous tile landed (the wait).
+            w.st.o = unsafe { self.issue_pv::<T, O, S>(w.st.o, &w.pr, sp) };
+            wgmma::commit();
+        }
+        self.pass_turn();
+        w.round += 1;
+        w.sc = if PV { wait_for::<1, S>(w.sc) } else { wait_for::<0, S>(w.sc) };
+        self.release(smem.k_empty(s));
+        if j + 1 == at.key_tiles {
+            // This warpgroup's last read of Q in the tile is done.
+            self.release(smem.q_empty());
+        }
+        let key0 = j * bc;
+        let masked = key0 + bc > at.first_limit;
+        let alpha = self.softmax::<T, S>(
+            (&mut w.st.m, &mut w.st.l),
+            &mut w.sc,
+            &mut w.pr,
+            (at.rows, key0, masked),
+            at.p,
+            at.c,
+        );
+        if PV {
+            w.st.o = wait_for::<0, O>(w.st.o);
+            self.release(smem.v_empty(sp));
+            seq!(I in 0..128 {{
+                let i: usize = I;
+                if i < O::N / 2 {
+                    w.st.o[i] *= alpha[(i / 2) % 2];
+                }
+            }});
+        }
+        w.it += 1;
     }
 
     /// The online softmax of one key tile's scores `sc` (keys `key0..`):
@@ -250,33 +321,47 @@ impl Consumer {
         self,
         (mm, ll): (&mut [f32; 2], &mut [f32; 2]),
         sc: &mut S,
-        pr: &mut [u32; 32],
+        pr: &mut S::Fragments,
         (rows, key0, masked): (Rows, usize, bool),
         p: Problem,
         c: f32,
     ) -> [f32; 2] {
         let t = self.t as u32;
         if masked {
-            seq!(I in 0..128 {
-                if I < S::N / 2 {
-                    let (r, col) = d_f32(t, I);
-                    let row = rows.q0 + r as usize;
-                    // Rows past s_q are never stored: any limit will do.
-                    let limit = visible_keys(row.min(p.s_q.saturating_sub(1)), p.s_q, p.s_k, p.causal);
-                    if key0 + col as usize >= limit {
-                        sc[I] = f32::NEG_INFINITY;
-                    }
+            // Each of the thread's two rows' limit, once; its keys are
+            // `key0 + col0 + 8 (i / 4) + i mod 2` for accumulator `i`.
+            let (r0, col0) = d_f32(t, 0);
+            let limit = |r: u32| {
+                let row = rows.q0 + r as usize;
+                // Rows past s_q are never stored: any limit will do.
+                visible_keys(
+                    row.min((p.s_q as usize).saturating_sub(1)),
+                    p.s_q as usize,
+                    p.s_k as usize,
+                    p.causal,
+                )
+            };
+            let limits = [
+                limit(r0).saturating_sub(key0 + col0 as usize),
+                limit(r0 + 8).saturating_sub(key0 + col0 as usize),
+            ];
+            seq!(I in 0..128 {{
+                let i: usize = I;
+                if i < S::N / 2 && 8 * (i / 4) + i % 2 >= limits[(i / 2) % 2] {
+                    sc[I] = f32::NEG_INFINITY;
                 }
-            });
+            }});
         }
         let mut alpha = [0.0f32; 2];
         seq!(R in 0..2 {{
+            let r: usize = R;
             let mut top = f32::NEG_INFINITY;
-            seq!(I in 0..128 {
-                if I < S::N / 2 && (I / 2) % 2 == R {
+            seq!(I in 0..128 {{
+                let i: usize = I;
+                if i < S::N / 2 && (i / 2) % 2 == r {
                     top = top.max(sc[I]);
                 }
-            });
+            }});
             // The row's four threads (one quad) agree.
             // SAFETY: every lane of the warp is here.
             top = top.max(unsafe { shfl_xor_f32(FULL_MASK, top, 1) });
@@ -288,13 +373,14 @@ impl Consumer {
             alpha[R] = ex2_approx(fma(mm[R], c, -reference));
             mm[R] = m;
             let mut sum = 0.0f32;
-            seq!(I in 0..128 {
-                if I < S::N / 2 && (I / 2) % 2 == R {
+            seq!(I in 0..128 {{
+                let i: usize = I;
+                if i < S::N / 2 && (i / 2) % 2 == r {
                     let e = ex2_approx(fma(sc[I], c, -reference));
                     sc[I] = e;
                     sum += e;
                 }
-            });
+            }});
             ll[R] = ll[R] * alpha[R] + sum;
         }});
         // Accumulators 8 t..8 t + 8 are the A fragment of k16 step t.
@@ -330,7 +416,7 @@ impl Consumer {
             // SAFETY: as above.
             l += unsafe { shfl_xor_f32(FULL_MASK, l, 2) };
             let row = rows.q0 + r as usize + 8 * R;
-            if row < p.s_q {
+            if row < p.s_q as usize {
                 let inv = if l > 0.0 { 1.0 / l } else { 0.0 };
                 let first = (rows.head_row + row) * d + col as usize;
                 seq!(N in 0..32 {

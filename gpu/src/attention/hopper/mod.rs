@@ -5,12 +5,13 @@
 //! **Roles.** A block of 384 threads: a producer warpgroup, of which one
 //! thread issues every TMA copy ([`pipeline`]), and two consumer
 //! warpgroups, each owning 64 of the tile's [`BR`] = 128 queries
-//! ([`consumer`]). The producer keeps 72 registers a thread (`setmaxnreg`)
-//! and the consumers take 216: `72 + 2 x 216 = 3 x 168`, the 168 that
-//! ptxas gives each of 384 threads of a block alone on its SM. (ptxas
-//! allocates each role's code within its count: with 40 or 56 the
-//! producer's loop spills at `d = 256`; 216 hold the consumers' O, S and
-//! P, 176 registers at `d = 256`.)
+//! ([`consumer`]). The producer keeps 56 registers a thread (`setmaxnreg`)
+//! and the consumers take 224: `56 + 2 x 224 = 3 x 168`, the 168 that
+//! ptxas gives each of 384 threads of a block alone on its SM. ptxas
+//! allocates each role's code within its count, and at `d = 256` both are
+//! tight: the consumers hold O, S and P (176 registers) and the softmax's
+//! temporaries, the producer its loop (with 48, or the consumers with
+//! 216, ptxas spills).
 //!
 //! **Data path.** Q's tile is copied once per work tile, K and V tile by
 //! tile into a ring of `stages(d)` stages, all as 64 x 64 TMA boxes with
@@ -109,11 +110,20 @@ pub const fn shared_bytes(d: usize) -> usize {
 
 /// The most shared memory a block may have (sm_90: 227 KB).
 const SHARED_LIMIT: usize = 227 * 1024;
-const _: () = assert!(shared_bytes(64) <= SHARED_LIMIT && shared_bytes(128) <= SHARED_LIMIT && shared_bytes(256) <= SHARED_LIMIT);
+const _: () = assert!(
+    shared_bytes(64) <= SHARED_LIMIT
+        && shared_bytes(128) <= SHARED_LIMIT
+        && shared_bytes(256) <= SHARED_LIMIT
+);
 
 /// Step 3's body: O with `O::N = d` columns, S with `S::N = bc(d)`.
 #[inline(always)]
-fn hopper<T: Half, O: Accumulators, S: Accumulators>(maps: In<u64>, out: (Out<T>, Out<f32>), p: Problem, scale: f32) {
+fn hopper<T: Half, O: Accumulators, S: Accumulators>(
+    maps: In<u64>,
+    out: (Out<T>, Out<f32>),
+    p: Problem,
+    scale: f32,
+) {
     let d = O::N;
     let smem = Smem::new(d, S::N, stages(d));
     let t = thread_idx_x() as usize;
@@ -123,8 +133,8 @@ fn hopper<T: Half, O: Accumulators, S: Accumulators>(maps: In<u64>, out: (Out<T>
     }
     sync_threads();
     if t < 128 {
-        // SAFETY: the warpgroup, converged; 72 + 2 x 216 = 3 x 168.
-        unsafe { registers::release::<72>() };
+        // SAFETY: the warpgroup, converged; 56 + 2 x 224 = 3 x 168.
+        unsafe { registers::release::<56>() };
         if t == 0 {
             // SAFETY: one thread; initialized; the consumers walk the same
             // tiles (the launch's maps, as the kernel's contract says).
@@ -133,7 +143,7 @@ fn hopper<T: Half, O: Accumulators, S: Accumulators>(maps: In<u64>, out: (Out<T>
         return;
     }
     // SAFETY: as above; the producer releases what this claims.
-    unsafe { registers::claim::<216>() };
+    unsafe { registers::claim::<224>() };
     let (c, t) = consumer::who();
     // SAFETY: the warpgroup, converged; initialized; `o` and `lse` hold
     // the problem's rows (the launch's contract).
@@ -172,11 +182,11 @@ macro_rules! head_dims {
             // The copy engine reads Q, K and V through the maps.
             let _ = (q, k, v);
             let p = Problem {
-                batch: batch as usize,
-                heads: heads as usize,
-                kv_heads: kv_heads as usize,
-                s_q: s_q as usize,
-                s_k: s_k as usize,
+                batch,
+                heads,
+                kv_heads,
+                s_q,
+                s_k,
                 causal: causal != 0,
             };
             hopper::<T, $o, $s>(maps, (o, lse), p, scale);

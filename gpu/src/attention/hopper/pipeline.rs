@@ -164,7 +164,13 @@ impl Smem {
 /// # Safety
 /// As for [`copy_2d`]; the tile has `rows x d` elements at `at`.
 #[inline(always)]
-unsafe fn copy_tile(at: *mut u8, (maps, map): (In<u64>, usize), row0: usize, (rows, d): (usize, usize), bar: Mbarrier) {
+unsafe fn copy_tile(
+    at: *mut u8,
+    (maps, map): (In<u64>, usize),
+    row0: usize,
+    (rows, d): (usize, usize),
+    bar: Mbarrier,
+) {
     for cb in 0..d / BOX {
         for rb in 0..rows / BOX {
             let dst = at.wrapping_add(cb * rows * SPAN + rb * BOX * SPAN);
@@ -192,11 +198,10 @@ pub(super) unsafe fn produce(smem: Smem, maps: In<u64>, p: Problem) {
     let bytes = (2 * bc * d) as u32;
     // The block's key tiles so far (K's and V's stage and round).
     let mut it = 0;
-    let mut n = 0;
-    for tile in p.tiles(bc) {
+    for (n, tile) in p.tiles(bc).enumerate() {
         let Tile { bh, kvh, q0, key_tiles } = tile;
         let (k_map, v_map) = (1 + 2 * kvh, 2 + 2 * kvh);
-        // SAFETY (all below): the caller's contract: the launch passes
+        // SAFETY: (all below) the caller's contract: the launch passes
         // these maps, Q's tile and the stages lie in its shared memory,
         // and nothing reads a buffer before its "full" phase completes,
         // nor does this refill one before its readers released it.
@@ -216,7 +221,7 @@ pub(super) unsafe fn produce(smem: Smem, maps: In<u64>, p: Problem) {
                 smem.q_empty().wait(((n - 1) % 2) as u32);
             }
             smem.q_full().arrive_expect_tx((2 * BR * d) as u32);
-            copy_tile(smem.q(), (maps, 0), bh * p.s_q + q0, (BR, d), smem.q_full());
+            copy_tile(smem.q(), (maps, 0), bh * p.s_q as usize + q0, (BR, d), smem.q_full());
         }
         for j in 0..key_tiles {
             let (s, parity) = smem.stage(it);
@@ -236,6 +241,5 @@ pub(super) unsafe fn produce(smem: Smem, maps: In<u64>, p: Problem) {
         if key_tiles > 0 {
             v_tile(it - 1, key_tiles - 1);
         }
-        n += 1;
     }
 }

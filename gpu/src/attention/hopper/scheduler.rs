@@ -14,14 +14,16 @@
 use super::BR;
 use crate::dev::{block_idx_x, grid_dim_x};
 
-/// The problem, as every role reads it from the launch.
+/// The problem, as every role reads it from the launch (32-bit sizes,
+/// which the host's checks allow: 64-bit divisions and values would hold
+/// registers in code that runs beside O's accumulators).
 #[derive(Clone, Copy)]
 pub(super) struct Problem {
-    pub batch: usize,
-    pub heads: usize,
-    pub kv_heads: usize,
-    pub s_q: usize,
-    pub s_k: usize,
+    pub batch: u32,
+    pub heads: u32,
+    pub kv_heads: u32,
+    pub s_q: u32,
+    pub s_k: u32,
     pub causal: bool,
 }
 
@@ -43,30 +45,34 @@ pub(super) struct Tile {
 impl Problem {
     /// Query tiles per head.
     #[inline(always)]
-    fn m_blocks(self) -> usize {
-        self.s_q.div_ceil(BR).max(1)
+    fn m_blocks(self) -> u32 {
+        self.s_q.div_ceil(BR as u32).max(1)
     }
 
     /// Work tile `i` for key tiles of `bc` keys.
     #[inline(always)]
-    pub fn tile(self, i: usize, bc: usize) -> Tile {
+    pub fn tile(self, i: u32, bc: usize) -> Tile {
         let m_blocks = self.m_blocks();
+        let (heads, kv_heads) = (self.heads.max(1), self.kv_heads.max(1));
         let (bh, mut mb) = (i / m_blocks, i % m_blocks);
         if self.causal {
             mb = m_blocks - 1 - mb;
         }
-        let (heads, kv_heads) = (self.heads.max(1), self.kv_heads.max(1));
         let (b, h) = (bh / heads, bh % heads);
-        let kvh = b * kv_heads + h / (heads / kv_heads).max(1);
-        let q0 = mb * BR;
-        let keys = if self.causal { (q0 + BR + self.s_k).saturating_sub(self.s_q).min(self.s_k) } else { self.s_k };
-        Tile { bh, kvh, q0, key_tiles: keys.div_ceil(bc.max(1)) }
+        let kvh = (b * kv_heads + h / (heads / kv_heads).max(1)) as usize;
+        let q0 = mb as usize * BR;
+        let (s_q, s_k) = (self.s_q as usize, self.s_k as usize);
+        let keys = if self.causal { (q0 + BR + s_k).saturating_sub(s_q).min(s_k) } else { s_k };
+        Tile { bh: bh as usize, kvh, q0, key_tiles: keys.div_ceil(bc.max(1)) }
     }
 
-    /// This block's tiles, in the order every role walks them.
+    /// This block's tiles, in the order every role walks them (`b heads
+    /// ceil(s_q / BR)` of them fit in 32 bits: the host checks that `b
+    /// heads s_q` rows do).
     #[inline(always)]
     pub fn tiles(self, bc: usize) -> impl Iterator<Item = Tile> {
         let count = self.batch * self.heads * self.m_blocks();
-        (block_idx_x() as usize..count).step_by(grid_dim_x() as usize).map(move |i| self.tile(i, bc))
+        let (first, grid) = (block_idx_x(), grid_dim_x().max(1));
+        (0..count.saturating_sub(first).div_ceil(grid)).map(move |k| self.tile(first + k * grid, bc))
     }
 }

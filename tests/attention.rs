@@ -1,4 +1,4 @@
-//! Attention on the emulator: both steps, bf16 and f16, every head
+//! Attention on the emulator: every step, bf16 and f16, every head
 //! dimension, odd lengths, `s_q != s_k` both ways, causal and not,
 //! grouped-query heads, every element of O and lse within the bound the
 //! family derives (`cpu/families/attention.rs`); that bound catches a
@@ -45,6 +45,27 @@ fn flash_d256() {
 }
 
 #[test]
+fn hopper_d64() {
+    // Two query tiles, each warpgroup's rows masked differently; causal
+    // with s_q > s_k (the first 53 queries see no key) and grouped heads.
+    check::<Bf16>(Step::Hopper, problem((4, 2), (17, 17), 64, false));
+    check::<F16>(Step::Hopper, problem((2, 1), (130, 77), 64, true));
+    check::<Bf16>(Step::Hopper, problem((1, 1), (1, 200), 64, true));
+}
+
+#[test]
+fn hopper_d128() {
+    check::<Bf16>(Step::Hopper, problem((2, 2), (77, 130), 128, true));
+    check::<F16>(Step::Hopper, problem((2, 1), (1, 1), 128, false));
+}
+
+#[test]
+fn hopper_d256() {
+    check::<Bf16>(Step::Hopper, problem((2, 1), (33, 70), 256, true));
+    check::<F16>(Step::Hopper, problem((1, 1), (17, 40), 256, false));
+}
+
+#[test]
 fn unfused() {
     check::<Bf16>(Step::Unfused, problem((4, 2), (17, 17), 64, true));
     check::<F16>(Step::Unfused, problem((2, 1), (77, 130), 128, false));
@@ -54,7 +75,7 @@ fn unfused() {
 
 /// A kernel run with a scale 5% off (what a wrong `1 / sqrt(d)`, or a
 /// forgotten `log2 e` in part of the arithmetic, would give) is caught:
-/// some element leaves its bound, for both steps and both precisions.
+/// some element leaves its bound, for every step and both precisions.
 #[test]
 fn the_bound_catches_a_wrong_scale() {
     let gpu = Gpu::emulator();

@@ -444,7 +444,7 @@ fn attention_rejects_bad_input_before_running() {
         (&["--seq", "0"][..], "every size must be at least 1"),
         (&["--batch", "0"][..], "every size must be at least 1"),
         (&["--precision", "fp8"][..], "unknown --precision 'fp8'; accepted: bf16, f16"),
-        (&["--kernels", "fast"][..], "unknown --kernels 'fast'; accepted: unfused, flash"),
+        (&["--kernels", "fast"][..], "unknown --kernels 'fast'; accepted: unfused, flash, hopper"),
     ] {
         let line = rejected(ATTENTION, args);
         assert!(line.contains(says), "{args:?}: {line}");
@@ -455,7 +455,7 @@ fn attention_rejects_bad_input_before_running() {
     }
 }
 
-/// Without a GPU, `attention` verifies both steps on the emulator at the
+/// Without a GPU, `attention` verifies every step on the emulator at the
 /// shape given and prints their rows.
 #[test]
 fn attention_runs_on_the_emulator() {
@@ -467,5 +467,7 @@ fn attention_runs_on_the_emulator() {
     let out = run(ATTENTION, &args);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("| unfused |") && stdout.contains("| flash |"), "{stdout}");
+    for step in ["unfused", "flash", "hopper"] {
+        assert!(stdout.contains(&format!("| {step} |")), "{stdout}");
+    }
 }

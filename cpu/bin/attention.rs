@@ -45,7 +45,8 @@ struct Options {
     /// bf16 or f16.
     #[arg(long, default_value = "bf16")]
     precision: String,
-    /// Steps to run: unfused, flash (default: both).
+    /// Steps to run: unfused, flash, hopper (default: every one the device
+    /// runs; hopper needs sm_90a).
     #[arg(long, value_delimiter = ',')]
     kernels: Vec<String>,
     /// The table of shapes, then odd lengths (a GPU only).
@@ -95,7 +96,7 @@ fn problems(o: &Options) -> Result<(Vec<Problem>, Vec<Step>)> {
         match Step::ALL.into_iter().find(|s| s.name() == name.as_str()) {
             Some(s) if !steps.contains(&s) => steps.push(s),
             Some(_) => {}
-            None => return bad(format!("unknown --kernels '{name}'; accepted: unfused, flash")),
+            None => return bad(format!("unknown --kernels '{name}'; accepted: unfused, flash, hopper")),
         }
     }
     if steps.is_empty() {
@@ -177,6 +178,18 @@ fn main() -> ExitCode {
             }
         }
     }
+    // By default, the steps this device runs (hopper's kernels are in the
+    // sm_90a PTX only); a step asked for by name runs or fails.
+    let steps: Vec<Step> = if o.kernels.is_empty() {
+        steps
+            .into_iter()
+            .filter(|s| {
+                problems.iter().all(|p| s.kernel(&o.precision, p.d).is_ok_and(|k| gpu.has_kernel(k).is_ok()))
+            })
+            .collect()
+    } else {
+        steps
+    };
     let runs = Runs { warmup: o.warmup, timed: o.iters };
     println!("| precision | problem | step | worst error / bound | ms | TFLOP/s |");
     println!("| --- | --- | --- | --- | --- | --- |");

@@ -121,6 +121,11 @@ impl Problem {
         Ok(())
     }
 
+    /// The sizes (what the Hopper step's tensor maps depend on).
+    pub fn shape(&self) -> [usize; 6] {
+        [self.batch, self.heads, self.kv_heads, self.s_q, self.s_k, self.d]
+    }
+
     /// Query heads per K/V head.
     pub fn group(&self) -> usize {
         self.heads / self.kv_heads
@@ -178,6 +183,9 @@ impl Precision for F16 {
 
 /// What the fused kernels take.
 pub type FlashSignature<T> = (In<T>, In<T>, In<T>, Out<T>, Out<f32>, u32, u32, u32, u32, f32, u32);
+/// What the Hopper kernels take: the tensor maps, then as
+/// [`FlashSignature`] with the batch before the heads.
+pub type HopperSignature<T> = (In<u64>, In<T>, In<T>, In<T>, Out<T>, Out<f32>, u32, u32, u32, u32, u32, f32, u32);
 /// What the softmax kernel takes.
 pub type SoftmaxSignature<T> = (In<f32>, Out<T>, Out<f32>, u32, u32, u32, f32, u32);
 
@@ -188,15 +196,18 @@ pub enum Step {
     Unfused,
     /// 2: the FlashAttention-2 kernel.
     Flash,
+    /// 3: the FlashAttention-3 kernel (sm_90a).
+    Hopper,
 }
 
 impl Step {
-    pub const ALL: [Step; 2] = [Step::Unfused, Step::Flash];
+    pub const ALL: [Step; 3] = [Step::Unfused, Step::Flash, Step::Hopper];
 
     pub fn name(self) -> &'static str {
         match self {
             Step::Unfused => "unfused",
             Step::Flash => "flash",
+            Step::Hopper => "hopper",
         }
     }
 
@@ -206,6 +217,7 @@ impl Step {
         let name = match self {
             Step::Unfused => format!("attention_softmax_{precision}"),
             Step::Flash => format!("attention_flash_d{d}_{precision}"),
+            Step::Hopper => format!("attention_hopper_d{d}_{precision}"),
         };
         registry::find(&name).ok_or_else(|| Error::InvalidInput(format!("no kernel {name}")))
     }
@@ -220,6 +232,9 @@ pub struct Buffers<T: DeviceRepr> {
     pub o: DeviceBuffer<T>,
     pub lse: DeviceBuffer<f32>,
     scores: Option<(DeviceBuffer<f32>, DeviceBuffer<T>)>,
+    /// The Hopper step's tensor maps, encoded at its first launch on a
+    /// shape (`Problem::shape`).
+    maps: Option<([usize; 6], DeviceBuffer<u64>)>,
 }
 
 impl<T: DeviceRepr + ValidAsZeroBits + Copy> Buffers<T> {
@@ -236,6 +251,7 @@ impl<T: DeviceRepr + ValidAsZeroBits + Copy> Buffers<T> {
             o: gpu.alloc(problem.q_len())?,
             lse: gpu.alloc(problem.rows())?,
             scores: None,
+            maps: None,
         })
     }
 }
@@ -258,6 +274,29 @@ pub fn launch<P: Precision>(gpu: &Gpu, lib: &TensorGemm, step: Step, p: &Problem
                     gpu,
                     grid,
                     (&x.q, &x.k, &x.v, &mut x.o, &mut x.lse, dims.0, dims.1, dims.2, dims.3, p.scale, causal),
+                )
+            }
+        }
+        Step::Hopper => {
+            let kernel = Step::Hopper.kernel(<P::T as Input>::NAME, p.d)?;
+            let typed = kernel.typed::<HopperSignature<P::T>>().map_err(Error::InvalidInput)?;
+            if x.maps.as_ref().is_none_or(|(shape, _)| *shape != p.shape()) {
+                x.maps = Some((p.shape(), gpu.upload(&hopper_maps(gpu, p, x)?)?));
+            }
+            let maps = &x.maps.as_ref().expect("just encoded").1;
+            let grid = kernel.launch.persistent_grid(sq, (p.batch * p.heads) as u32, gpu.resident_blocks(kernel)?);
+            let dims = (p.batch as u32, p.heads as u32, p.kv_heads as u32, sq, sk);
+            // SAFETY: the buffers hold Q, K, V, O and lse of this checked
+            // problem (`Buffers::new`), and the maps describe them as the
+            // kernel reads them (`hopper_maps`); the grid is the kernel's.
+            unsafe {
+                typed.launch(
+                    gpu,
+                    grid,
+                    (
+                        maps, &x.q, &x.k, &x.v, &mut x.o, &mut x.lse, dims.0, dims.1, dims.2, dims.3, dims.4, p.scale,
+                        causal,
+                    ),
                 )
             }
         }
@@ -285,6 +324,22 @@ pub fn launch<P: Precision>(gpu: &Gpu, lib: &TensorGemm, step: Step, p: &Problem
             lib.run::<P, P::T>(gpu, &pv, pr, &x.v, &mut x.o, None).map(drop)
         }
     }
+}
+
+/// The Hopper step's tensor maps, 64 x 64 boxes with the 128-byte
+/// swizzle: Q's (every head's rows, `b heads s_q x d`), then each K/V
+/// head's K and V (`s_k x d`, so a head's last tile reads zeros past
+/// `s_k`).
+fn hopper_maps<T: Input>(gpu: &Gpu, p: &Problem, x: &Buffers<T>) -> Result<Vec<u64>> {
+    let boxes = (64, 64);
+    let mut words = Vec::with_capacity(16 * (1 + 2 * p.batch * p.kv_heads));
+    words.extend(gpu.tensor_map_pitched(&x.q, 0, (p.batch * p.heads * p.s_q, p.d), p.d, boxes)?);
+    for head in 0..p.batch * p.kv_heads {
+        for buffer in [&x.k, &x.v] {
+            words.extend(gpu.tensor_map_pitched(buffer, head * p.s_k * p.d, (p.s_k, p.d), p.d, boxes)?);
+        }
+    }
+    Ok(words)
 }
 
 /// The reference of some rows: O (`d` a row) and lse, each with its bound.
@@ -491,7 +546,8 @@ fn run_precision<P: Precision>(run: &Run, s: usize, kernels: &[&'static Kernel])
     let mut steps = Vec::new();
     for &kernel in kernels {
         for step in Step::ALL {
-            if step.kernel(name, p.d).is_ok_and(|k| std::ptr::eq(k, kernel)) {
+            // (A kernel this device's PTX lacks, sm_90a's elsewhere, is left out.)
+            if step.kernel(name, p.d).is_ok_and(|k| std::ptr::eq(k, kernel)) && run.gpu.has_kernel(kernel).is_ok() {
                 steps.push((step, kernel));
             }
         }
@@ -559,7 +615,9 @@ impl Family for Attention {
         "Step 1 (the rows `attention_softmax_*`) is the unfused baseline timed whole: S = Q Kᵀ by the GEMM \
          library (f32 out), the softmax kernel writing P in the input type and lse, then P V by the GEMM library; \
          it moves at least 16 bytes per score. Step 2 (`attention_flash_d*`) is FlashAttention-2 on `mma.sync`: S \
-         and P stay in registers. The fused kernels' rows are at d = 128 only here; the `attention` binary runs \
+         and P stay in registers. Step 3 (`attention_hopper_d*`, sm_90a) is FlashAttention-3 style: TMA, \
+         mbarriers, `wgmma` with P from registers, a producer and two consumer warpgroups taking turns, \
+         persistent blocks. The fused kernels' rows are at d = 128 only here; the `attention` binary runs \
          every head dimension."
     }
 }

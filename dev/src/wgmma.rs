@@ -274,6 +274,281 @@ fp8_mma!(
     E5m2
 );
 
+/// The accumulators of one warpgroup thread for a 16-bit `wgmma` of `N`
+/// columns, `[f32; N / 2]` (N = 64, 128 or 256), and the `m64nNk16` forms
+/// on them: A K-major in shared memory (`mma_ss`) or in registers
+/// (`mma_rs`), B in shared memory, K-major (`N x 16`, `TRANS_B` false) or
+/// MN-major (`16 x N`, `TRANS_B` true: the instruction's `tnspB`), bf16
+/// (`BF16`) or f16 inputs.
+///
+/// **A in registers** (`mma_rs`): each thread gives four registers, two
+/// elements each, laid out as `mma.sync`'s `m16n8k16` A fragment of its
+/// warp's 16 rows (warp `w` of the warpgroup: rows `16 w..16 w + 16`, the
+/// rows of D it holds): register `j` holds row `g + 8 (j mod 2)`, k `2 q +
+/// 8 (j / 2)` and the next, with `g = lane / 4`, `q = lane mod 4`. That is
+/// where accumulators `8 t..8 t + 8` of an earlier product lie ([`d_f32`]):
+/// row `g`, columns `16 t + 2 q, +1`, row `g + 8` the same, then both rows
+/// at `16 t + 8 + 2 q`. So a product's `f32` accumulators, rounded and
+/// packed in pairs, are the A operand of its k16 step `t` as they lie (how
+/// FlashAttention-3 feeds P to `P V`).
+///
+/// On the host each computes D through `emu::device::wgmma` (the
+/// descriptors, swizzles and fragments of `gpu_isa`, the whole product in
+/// `f64`, rounded once).
+pub trait Accumulators: Copy + core::ops::IndexMut<usize, Output = f32> {
+    /// The instruction's N.
+    const N: usize;
+    /// These accumulators rounded to 16 bits and packed in pairs, `N / 4`
+    /// registers: the A fragments of a product whose k runs over these
+    /// `N` columns (four per k16 step, see the trait's documentation).
+    type Fragments: Copy + core::ops::IndexMut<usize, Output = u32>;
+    /// Zeros, each set by its own instruction (see [`zeros`]).
+    fn zeroed() -> Self;
+    /// Zero fragments.
+    fn fragments_zeroed() -> Self::Fragments;
+    /// `f` through an empty `asm` that "changes" them and keeps its place
+    /// (not `pure`): the A fragments of a run of
+    /// [`Accumulators::mma_rs`], pinned before the [`fence`] so that the
+    /// compiler cannot sink what computes them (conversions, packing) past
+    /// it, between the fence and the `wgmma`s, where ptxas would fence
+    /// again or serialize.
+    fn pinned_fragments(f: Self::Fragments) -> Self::Fragments;
+    /// The registers through an empty `asm` that "changes" them: after a
+    /// [`wait_for`], no use of them moves above the wait.
+    fn pinned(self) -> Self;
+    /// `wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}` (A K-major at
+    /// `a`, B at `b`): `A B + (scale_d ? self : 0)`.
+    ///
+    /// # Safety
+    /// As for [`mma_m64n256k16_bf16`].
+    unsafe fn mma_ss<const BF16: bool, const TRANS_B: bool>(
+        self,
+        a: Descriptor,
+        b: Descriptor,
+        scale_d: bool,
+    ) -> Self;
+    /// As [`Accumulators::mma_ss`], A from this thread's registers `a` (see
+    /// the trait's documentation).
+    ///
+    /// # Safety
+    /// As for [`mma_m64n256k16_bf16`]; `a` are not written until a wait
+    /// has seen the instruction complete (in PTX, ptxas keeps them).
+    unsafe fn mma_rs<const BF16: bool, const TRANS_B: bool>(
+        self,
+        a: [u32; 4],
+        b: Descriptor,
+        scale_d: bool,
+    ) -> Self;
+}
+
+/// `wgmma.wait_group.sync.aligned G`, then `acc` pinned
+/// ([`Accumulators::pinned`]): the accumulators of the groups waited for
+/// are read only after the wait. Only `acc`'s registers are touched: the
+/// accumulators of a younger group still in flight must be left alone, or
+/// ptxas serializes the `wgmma`s.
+#[inline(always)]
+pub fn wait_for<const G: u32, A: Accumulators>(acc: A) -> A {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: a wait.
+    unsafe {
+        core::arch::asm!("wgmma.wait_group.sync.aligned {n};", n = const G, options(nostack))
+    };
+    acc.pinned()
+}
+
+/// [`Accumulators`] for `[f32; $regs]`, `N = $n`, fragments `[u32; $frags]`.
+macro_rules! accumulators {
+    ($n:tt, $regs:tt, $frags:tt) => {
+        impl Accumulators for [f32; $regs] {
+            const N: usize = $n;
+            type Fragments = [u32; $frags];
+
+            #[inline(always)]
+            fn fragments_zeroed() -> Self::Fragments {
+                [0; $frags]
+            }
+
+            #[inline(always)]
+            fn pinned_fragments(f: Self::Fragments) -> Self::Fragments {
+                #[cfg(target_arch = "nvptx64")]
+                {
+                    seq_macro::seq!(I in 0..$frags {{
+                        #(let mut d~I = f[I];)*
+                        // SAFETY: an empty asm.
+                        unsafe {
+                            core::arch::asm!(concat!("// ", operands!(#(I)*)), #(d~I = inout(reg32) d~I,)* options(nomem, nostack))
+                        };
+                        [#(d~I,)*]
+                    }})
+                }
+                #[cfg(not(target_arch = "nvptx64"))]
+                f
+            }
+
+            #[inline(always)]
+            fn zeroed() -> Self {
+                #[cfg(target_arch = "nvptx64")]
+                {
+                    seq_macro::seq!(I in 0..$regs {{
+                        #(let d~I: f32;)*
+                        // SAFETY: register moves only.
+                        unsafe {
+                            core::arch::asm!(
+                                concat!(#("mov.b32 {d", I, "}, 0; ",)*),
+                                #(d~I = out(reg32) d~I,)*
+                                options(pure, nomem, nostack)
+                            )
+                        };
+                        [#(d~I,)*]
+                    }})
+                }
+                #[cfg(not(target_arch = "nvptx64"))]
+                [0.0; $regs]
+            }
+
+            #[inline(always)]
+            fn pinned(self) -> Self {
+                #[cfg(target_arch = "nvptx64")]
+                {
+                    seq_macro::seq!(I in 0..$regs {{
+                        #(let mut d~I = self[I];)*
+                        // SAFETY: an empty asm that "changes" the registers
+                        // (and keeps its place: not `pure`).
+                        unsafe {
+                            core::arch::asm!(concat!("// ", operands!(#(I)*)), #(d~I = inout(reg32) d~I,)* options(nomem, nostack))
+                        };
+                        [#(d~I,)*]
+                    }})
+                }
+                #[cfg(not(target_arch = "nvptx64"))]
+                self
+            }
+
+            #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            unsafe fn mma_ss<const BF16: bool, const TRANS_B: bool>(
+                self,
+                a: Descriptor,
+                b: Descriptor,
+                scale_d: bool,
+            ) -> Self {
+                #[cfg(target_arch = "nvptx64")]
+                // SAFETY: the caller's contract.
+                unsafe {
+                    match (BF16, TRANS_B) {
+                        (true, false) => issue_ss!($n, $regs, "bf16.bf16", "0", self, a, b, scale_d),
+                        (true, true) => issue_ss!($n, $regs, "bf16.bf16", "1", self, a, b, scale_d),
+                        (false, false) => issue_ss!($n, $regs, "f16.f16", "0", self, a, b, scale_d),
+                        (false, true) => issue_ss!($n, $regs, "f16.f16", "1", self, a, b, scale_d),
+                    }
+                }
+                #[cfg(not(target_arch = "nvptx64"))]
+                {
+                    let mut acc = self;
+                    let input = if BF16 { emu::device::MmaInput::Bf16 } else { emu::device::MmaInput::F16 };
+                    emu::device::wgmma(
+                        &mut acc,
+                        (emu::device::WgmmaA::Shared(a), b),
+                        (input, TRANS_B),
+                        scale_d,
+                        core::panic::Location::caller(),
+                    );
+                    acc
+                }
+            }
+
+            #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            unsafe fn mma_rs<const BF16: bool, const TRANS_B: bool>(
+                self,
+                a: [u32; 4],
+                b: Descriptor,
+                scale_d: bool,
+            ) -> Self {
+                #[cfg(target_arch = "nvptx64")]
+                // SAFETY: the caller's contract.
+                unsafe {
+                    match (BF16, TRANS_B) {
+                        (true, false) => issue_rs!($n, $regs, "bf16.bf16", "0", self, a, b, scale_d),
+                        (true, true) => issue_rs!($n, $regs, "bf16.bf16", "1", self, a, b, scale_d),
+                        (false, false) => issue_rs!($n, $regs, "f16.f16", "0", self, a, b, scale_d),
+                        (false, true) => issue_rs!($n, $regs, "f16.f16", "1", self, a, b, scale_d),
+                    }
+                }
+                #[cfg(not(target_arch = "nvptx64"))]
+                {
+                    let mut acc = self;
+                    let input = if BF16 { emu::device::MmaInput::Bf16 } else { emu::device::MmaInput::F16 };
+                    emu::device::wgmma(
+                        &mut acc,
+                        (emu::device::WgmmaA::Registers(a), b),
+                        (input, TRANS_B),
+                        scale_d,
+                        core::panic::Location::caller(),
+                    );
+                    acc
+                }
+            }
+        }
+    };
+}
+
+accumulators!(64, 32, 16);
+accumulators!(128, 64, 32);
+accumulators!(256, 128, 64);
+
+/// One `wgmma.mma_async.sync.aligned.m64n$n k16.f32.$types` on `$regs`
+/// accumulators, A and B descriptors, `tnspB` = `$trans`.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! issue_ss {
+    ($n:tt, $regs:tt, $types:literal, $trans:literal, $acc:expr, $a:expr, $b:expr, $scale_d:expr) => {{
+        let (acc, a, b, scale_d): ([f32; $regs], Descriptor, Descriptor, bool) = ($acc, $a, $b, $scale_d);
+        seq_macro::seq!(I in 0..$regs {{
+            #(let mut d~I = acc[I];)*
+            core::arch::asm!(
+                concat!(
+                    "{{ .reg .pred p; setp.ne.b32 p, {scale}, 0; ",
+                    "wgmma.mma_async.sync.aligned.m64n", $n, "k16.f32.", $types, " {{",
+                    operands!(#(I)*),
+                    "}}, {a}, {b}, p, 1, 1, 0, ", $trans, "; }}"
+                ),
+                #(d~I = inout(reg32) d~I,)*
+                a = in(reg64) a.0, b = in(reg64) b.0, scale = in(reg32) scale_d as u32,
+                options(nostack)
+            );
+            [#(d~I,)*]
+        }})
+    }};
+}
+#[cfg(target_arch = "nvptx64")]
+use issue_ss;
+
+/// As [`issue_ss`] with A from four registers (`tnspA` does not exist).
+#[cfg(target_arch = "nvptx64")]
+macro_rules! issue_rs {
+    ($n:tt, $regs:tt, $types:literal, $trans:literal, $acc:expr, $a:expr, $b:expr, $scale_d:expr) => {{
+        let (acc, a, b, scale_d): ([f32; $regs], [u32; 4], Descriptor, bool) = ($acc, $a, $b, $scale_d);
+        seq_macro::seq!(I in 0..$regs {{
+            #(let mut d~I = acc[I];)*
+            core::arch::asm!(
+                concat!(
+                    "{{ .reg .pred p; setp.ne.b32 p, {scale}, 0; ",
+                    "wgmma.mma_async.sync.aligned.m64n", $n, "k16.f32.", $types, " {{",
+                    operands!(#(I)*),
+                    "}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, p, 1, 1, ", $trans, "; }}"
+                ),
+                #(d~I = inout(reg32) d~I,)*
+                a0 = in(reg32) a[0], a1 = in(reg32) a[1], a2 = in(reg32) a[2], a3 = in(reg32) a[3],
+                b = in(reg64) b.0, scale = in(reg32) scale_d as u32,
+                options(nostack)
+            );
+            [#(d~I,)*]
+        }})
+    }};
+}
+#[cfg(target_arch = "nvptx64")]
+use issue_rs;
+
 /// One `wgmma.mma_async.sync.aligned.<shape and types>` on 128 `f32`
 /// accumulators, descriptors `a` and `b`, `scale-d` from `scale_d`, and
 /// the instruction's remaining immediates (`tail`: the scales of A and B,

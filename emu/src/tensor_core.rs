@@ -216,15 +216,68 @@ pub fn wgmma_m64n256(
     scale_d: bool,
     site: Site,
 ) {
+    wgmma(acc, (WgmmaA::Shared(a), b), (input, input.b_mn_major()), scale_d, site);
+}
+
+/// The A operand of a `wgmma`: K-major in shared memory, or (16-bit inputs
+/// only) in registers, four a thread: its warp's 16 rows of A as
+/// `mma.sync`'s `m16n8k16` A fragment (warp `w` of the warpgroup holds rows
+/// `16 w..16 w + 16`, the rows of D it holds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WgmmaA {
+    Shared(Descriptor),
+    Registers([u32; 4]),
+}
+
+/// One `wgmma.mma_async.sync.aligned.m64n<N>k<k>.f32.<input>` with `N = 2
+/// acc.len()`: `acc = A B + (scale_d ? acc : 0)` for this thread's `N / 2`
+/// accumulators ([`d_f32`]). A as [`WgmmaA`] says; B in shared memory,
+/// `k x N` MN-major when `b_mn_major` (16-bit inputs only: the
+/// instruction's `tnspB`), else `N x k` K-major. With A in registers every
+/// lane of the warp takes part (its fragment goes to the others, through
+/// the emulator's shuffles).
+pub fn wgmma(
+    acc: &mut [f32],
+    (a, b): (WgmmaA, Descriptor),
+    (input, b_mn_major): (MmaInput, bool),
+    scale_d: bool,
+    site: Site,
+) {
+    let n = 2 * acc.len();
+    assert!(n.is_multiple_of(8) && (8..=256).contains(&n), "wgmma: no m64n{n} shape");
     let (t, _, dim, _) = index();
     let linear = t[0] + dim[0] * (t[1] + dim[1] * t[2]);
     let wt = linear % 128;
-    let (bytes, k, mn) = (input.bytes(), 32 / input.bytes(), input.b_mn_major());
+    let (bytes, k, mn) = (input.bytes(), 32 / input.bytes(), b_mn_major);
+    assert!(!mn || bytes == 2, "wgmma: only 16-bit B is read MN-major");
     if wt == 0 {
-        check(a, false, bytes, (64, k), site);
-        check(b, mn, bytes, if mn { (k, 256) } else { (256, k) }, site);
+        if let WgmmaA::Shared(a) = a {
+            check(a, false, bytes, (64, k), site);
+        }
+        check(b, mn, bytes, if mn { (k, n) } else { (n, k) }, site);
     }
-    let (a_at, b_raw) = (operand(a, false, input), operand(b, mn, input));
+    // The warp's 16 rows of A (rows `16 w..`, as `r % 16`), from registers.
+    let mut wa = [[0.0f64; 16]; 16];
+    if let WgmmaA::Registers(regs) = a {
+        assert_eq!(bytes, 2, "wgmma: A in registers is 16-bit only");
+        let (_, all) = gather(regs);
+        for (l, regs) in (0u32..).zip(&all) {
+            for i in 0..8 {
+                let (r, col) = a_bf16(l, i);
+                wa[r as usize][col as usize] =
+                    input.value((regs[(i / 2) as usize] >> (16 * (i % 2))) & 0xffff);
+            }
+        }
+    }
+    let a_shared = match a {
+        WgmmaA::Shared(d) => Some(operand(d, false, input)),
+        WgmmaA::Registers(_) => None,
+    };
+    let a_at = |r: usize, k: usize| match &a_shared {
+        Some(at) => at(r, k),
+        None => wa[r % 16][k],
+    };
+    let b_raw = operand(b, mn, input);
     let b_at = |k: usize, n: usize| if mn { b_raw(k, n) } else { b_raw(n, k) };
     for (i, d) in acc.iter_mut().enumerate() {
         let (r, c) = d_f32(wt, i as u32);

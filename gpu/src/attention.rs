@@ -26,12 +26,17 @@
 //!    through global memory.
 //! 2. [`flash`]: FlashAttention-2 on `mma.sync`: S and P never leave
 //!    registers.
+//! 3. [`hopper`]: FlashAttention-3 on Hopper (sm_90a): TMA, mbarriers,
+//!    `wgmma` with P from registers, a producer warp and two consumer
+//!    warpgroups taking turns, persistent blocks.
 
 pub mod flash;
+pub mod hopper;
 pub mod softmax;
 
 use crate::dev::math::{bf16_bits, f16_bits};
 use crate::dev::mma::{mma_bf16_m16n8k16, mma_f16_m16n8k16};
+use crate::dev::wgmma::{Accumulators, Descriptor};
 use half::{bf16, f16};
 
 /// `log2 e`: scores are scaled by `scale log2 e` so that `e^x` is one
@@ -48,6 +53,28 @@ pub trait Half: Copy + 'static {
     /// # Safety
     /// As for [`mma_bf16_m16n8k16`]: all 32 lanes of the warp, converged.
     unsafe fn mma(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4];
+    /// `wgmma` `m64nNk16` in this type, A and B from shared memory
+    /// ([`Accumulators::mma_ss`]).
+    ///
+    /// # Safety
+    /// As for [`Accumulators::mma_ss`].
+    unsafe fn wgmma_ss<A: Accumulators, const TRANS_B: bool>(
+        acc: A,
+        a: Descriptor,
+        b: Descriptor,
+        scale_d: bool,
+    ) -> A;
+    /// `wgmma` `m64nNk16` in this type, A from registers
+    /// ([`Accumulators::mma_rs`]).
+    ///
+    /// # Safety
+    /// As for [`Accumulators::mma_rs`].
+    unsafe fn wgmma_rs<A: Accumulators, const TRANS_B: bool>(
+        acc: A,
+        a: [u32; 4],
+        b: Descriptor,
+        scale_d: bool,
+    ) -> A;
 
     /// `x` rounded to this type.
     #[inline(always)]
@@ -76,6 +103,28 @@ impl Half for bf16 {
         unsafe { mma_bf16_m16n8k16(a, b, c) }
     }
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn wgmma_ss<A: Accumulators, const TRANS_B: bool>(
+        acc: A,
+        a: Descriptor,
+        b: Descriptor,
+        scale_d: bool,
+    ) -> A {
+        // SAFETY: the caller's contract.
+        unsafe { acc.mma_ss::<true, TRANS_B>(a, b, scale_d) }
+    }
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn wgmma_rs<A: Accumulators, const TRANS_B: bool>(
+        acc: A,
+        a: [u32; 4],
+        b: Descriptor,
+        scale_d: bool,
+    ) -> A {
+        // SAFETY: the caller's contract.
+        unsafe { acc.mma_rs::<true, TRANS_B>(a, b, scale_d) }
+    }
+    #[inline(always)]
     fn from_bits(b: u16) -> Self {
         bf16::from_bits(b)
     }
@@ -91,6 +140,28 @@ impl Half for f16 {
     unsafe fn mma(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
         // SAFETY: the caller's contract.
         unsafe { mma_f16_m16n8k16(a, b, c) }
+    }
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn wgmma_ss<A: Accumulators, const TRANS_B: bool>(
+        acc: A,
+        a: Descriptor,
+        b: Descriptor,
+        scale_d: bool,
+    ) -> A {
+        // SAFETY: the caller's contract.
+        unsafe { acc.mma_ss::<false, TRANS_B>(a, b, scale_d) }
+    }
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn wgmma_rs<A: Accumulators, const TRANS_B: bool>(
+        acc: A,
+        a: [u32; 4],
+        b: Descriptor,
+        scale_d: bool,
+    ) -> A {
+        // SAFETY: the caller's contract.
+        unsafe { acc.mma_rs::<false, TRANS_B>(a, b, scale_d) }
     }
     #[inline(always)]
     fn from_bits(b: u16) -> Self {

@@ -1,0 +1,446 @@
+//! A consumer warpgroup: 64 of the tile's [`BR`] queries, its products on
+//! the tensor cores (`wgmma`), the online softmax in registers, O and lse
+//! stored.
+//!
+//! **Per key tile `j`** (stage `s`): wait for K; in its turn, issue `S_j =
+//! Q K_jᵀ` (`d / 16` `wgmma`s, A = Q and B = K from shared memory) and
+//! then `O += P_{j-1} V_{j-1}` (`bc / 16` `wgmma`s, A = P from registers),
+//! two groups; hand the turn over; wait for the first group only
+//! (`wait_group 1`) and run the softmax of `S_j` (mask, row maxima, `P_j =
+//! 2^(S c - m c)`, row sums, the rescale factor) while `P_{j-1} V_{j-1}`
+//! still runs on the tensor cores; then wait for it (`wait_group 0`),
+//! release its stage and rescale O. After the last tile, `P V` of the
+//! last one alone. The softmax of one tile overlaps the other product of
+//! the warpgroup: the intra-warpgroup overlap of FlashAttention-3.
+//!
+//! **Turns** (the ping-pong of two warpgroups): each warpgroup issues its
+//! products only in its turn, then passes the turn to the other (mbarrier
+//! `turn(c)`: one arrival per warp of the other warpgroup). So while one
+//! warpgroup runs its softmax (`MUFU.EX2` and the FP32 pipes) the other's
+//! products keep the tensor cores busy, and the two alternate rather than
+//! contending. Warpgroup 0 waits for `turn(0)`'s phase `r - 1` before its
+//! round `r` (none before round 0), warpgroup 1 for `turn(1)`'s phase `r`:
+//! each phase is completed by the other's round, and no phase can complete
+//! twice before the waiter saw it (each needs the waiter's own arrivals in
+//! between).
+
+use super::pipeline::Smem;
+use super::scheduler::{Problem, Tile};
+use super::{BR, SPAN};
+use crate::attention::{Half, visible_keys};
+use crate::dev::math::{ex2_approx, fma, lg2_approx};
+use crate::dev::warp::{FULL_MASK, shfl_xor_f32};
+use crate::dev::wgmma::{self, Accumulators, Descriptor, d_f32, shared_address, wait_for};
+use crate::dev::{Out, thread_idx_x};
+use seq_macro::seq;
+
+/// A consumer warpgroup: which (0: the tile's first 64 queries, 1: the
+/// next), its thread, and the block's layout.
+#[derive(Clone, Copy)]
+pub(super) struct Consumer {
+    pub c: usize,
+    pub t: usize,
+    pub smem: Smem,
+}
+
+/// Where the warpgroup's rows of one tile go.
+#[derive(Clone, Copy)]
+struct Rows {
+    /// The warpgroup's first query.
+    q0: usize,
+    /// O's and lse's first row of the head.
+    head_row: usize,
+}
+
+/// What a tile's key steps share and change: the rows' state, S's and
+/// P's registers, the block's key tile count (stage and round) and this
+/// warpgroup's turn count.
+struct Walk<O, S: Accumulators> {
+    st: State<O>,
+    sc: S,
+    pr: S::Fragments,
+    it: usize,
+    round: usize,
+}
+
+/// What a tile's key steps read.
+#[derive(Clone, Copy)]
+struct At {
+    rows: Rows,
+    /// The keys the warpgroup's first row sees.
+    first_limit: usize,
+    key_tiles: usize,
+    p: Problem,
+    c: f32,
+}
+
+/// A warpgroup's running state for its 64 rows: O (`d / 2` per thread),
+/// and per row of the thread (`g`, `g + 8` of its warp) the running
+/// maximum (in score units) and this thread's part of the running sum.
+struct State<O> {
+    o: O,
+    m: [f32; 2],
+    l: [f32; 2],
+}
+
+impl Consumer {
+    /// This warpgroup's turn to issue round `r` has come.
+    #[inline(always)]
+    fn wait_turn(self, r: usize) {
+        // SAFETY: initialized (the block's start); see the module.
+        unsafe {
+            if self.c == 1 {
+                self.smem.turn(1).wait((r % 2) as u32);
+            } else if r > 0 {
+                self.smem.turn(0).wait(((r - 1) % 2) as u32);
+            }
+        }
+    }
+
+    /// Passes the turn to the other warpgroup: one arrival per warp, after
+    /// the warp issued.
+    #[inline(always)]
+    fn pass_turn(self) {
+        if self.t.is_multiple_of(32) {
+            // SAFETY: initialized, counting the four warps.
+            unsafe { self.smem.turn(1 - self.c).arrive() };
+        }
+    }
+
+    /// One arrival of the warpgroup on `bar` (from its first thread), after
+    /// a wait that saw its reads complete.
+    #[inline(always)]
+    fn release(self, bar: crate::dev::barrier::Mbarrier) {
+        if self.t == 0 {
+            // SAFETY: initialized, counting one arrival per warpgroup.
+            unsafe { bar.arrive() };
+        }
+    }
+
+    /// Issues `S = Q Kᵀ` for stage `s` (`D / 16` k16 steps) into `acc`
+    /// (its values unread: the first step does not add), uncommitted.
+    ///
+    /// # Safety
+    /// Converged warpgroup; Q and stage `s`'s K have landed.
+    #[inline(always)]
+    unsafe fn issue_qk<T: Half, O: Accumulators, S: Accumulators>(self, mut acc: S, s: usize) -> S {
+        let (d, bc) = (O::N, S::N);
+        let q = shared_address(self.smem.q()) + (self.c * 64 * SPAN) as u32;
+        let k = shared_address(self.smem.k(s));
+        seq!(KK in 0..16 {{
+            let kk: usize = KK;
+            if kk < d / 16 {
+                let a = Descriptor::swizzled(SPAN as u32, q + ((kk / 4) * BR * SPAN + 32 * (kk % 4)) as u32, 16, 1024);
+                let b = Descriptor::swizzled(SPAN as u32, k + ((kk / 4) * bc * SPAN + 32 * (kk % 4)) as u32, 16, 1024);
+                // SAFETY: the caller's contract; Q's rows of this
+                // warpgroup and K's, K-major, as the layout says.
+                acc = unsafe { T::wgmma_ss::<S, false>(acc, a, b, kk > 0) };
+            }
+        }});
+        acc
+    }
+
+    /// Issues `O += P V` for stage `s` (`BC / 16` k16 steps, P's A
+    /// fragments from registers), uncommitted.
+    ///
+    /// # Safety
+    /// Converged warpgroup; stage `s`'s V has landed.
+    #[inline(always)]
+    unsafe fn issue_pv<T: Half, O: Accumulators, S: Accumulators>(
+        self,
+        mut o: O,
+        p: &S::Fragments,
+        s: usize,
+    ) -> O {
+        let bc = S::N;
+        let v = shared_address(self.smem.v(s));
+        seq!(KT in 0..8 {
+            if KT < bc / 16 {
+                let b = Descriptor::swizzled(SPAN as u32, v + (KT * 16 * SPAN) as u32, (bc * SPAN) as u32, 1024);
+                let a = [p[4 * KT], p[4 * KT + 1], p[4 * KT + 2], p[4 * KT + 3]];
+                // SAFETY: the caller's contract; V MN-major (16 keys x D).
+                o = unsafe { T::wgmma_rs::<O, true>(o, a, b, true) };
+            }
+        });
+        o
+    }
+
+    /// The warpgroup's part of every tile of the block.
+    ///
+    /// # Safety
+    /// Converged warpgroup; the mbarriers initialized; the producer fills
+    /// the same tiles; `o` and `lse` hold the problem's rows.
+    #[inline(always)]
+    pub unsafe fn run<T: Half, O: Accumulators, S: Accumulators>(
+        self,
+        p: Problem,
+        (o, lse): (Out<T>, Out<f32>),
+        c: f32,
+    ) {
+        let smem = self.smem;
+        let bc = S::N;
+        // The block's key tiles so far, this warpgroup's turns; S's and P's
+        // registers (S's unread by a tile's first product, which does not
+        // add).
+        let state = State { o: O::zeroed(), m: [f32::NEG_INFINITY; 2], l: [0.0; 2] };
+        let mut w = Walk { st: state, sc: S::zeroed(), pr: S::fragments_zeroed(), it: 0, round: 0 };
+        for (n, tile) in p.tiles(bc).enumerate() {
+            let Tile { bh, q0, key_tiles, .. } = tile;
+            let rows = Rows { q0: q0 + 64 * self.c, head_row: bh * p.s_q as usize };
+            // Whether a tile needs masking: its last key lies past the
+            // limit of the warpgroup's first row (the end of K included).
+            let first_limit = visible_keys(
+                rows.q0.min((p.s_q as usize).saturating_sub(1)),
+                p.s_q as usize,
+                p.s_k as usize,
+                p.causal,
+            );
+            let at = At { rows, first_limit, key_tiles, p, c };
+            // SAFETY: initialized; Q's `n`-th fill.
+            unsafe { smem.q_full().wait((n % 2) as u32) };
+            w.st = State { o: O::zeroed(), m: [f32::NEG_INFINITY; 2], l: [0.0; 2] };
+            // (Fresh S and P registers: nothing of the last tile's lives
+            // through its store.)
+            (w.sc, w.pr) = (S::zeroed(), S::fragments_zeroed());
+            // The first key tile has no `P V` before it: its own code, so
+            // that no branch lies between a fence and its `wgmma`s (ptxas
+            // would fence again there, or serialize).
+            if key_tiles > 0 {
+                // SAFETY: the caller's contract.
+                unsafe { self.step::<T, O, S, false>(&mut w, 0, at) };
+            }
+            for j in 1..key_tiles {
+                // SAFETY: the caller's contract.
+                unsafe { self.step::<T, O, S, true>(&mut w, j, at) };
+            }
+            if key_tiles > 0 {
+                // `P V` of the last key tile.
+                let (sp, pp) = smem.stage(w.it - 1);
+                // SAFETY: initialized; V's fill of this round.
+                unsafe { smem.v_full(sp).wait(pp) };
+                self.wait_turn(w.round);
+                w.st.o = w.st.o.pinned();
+                w.pr = S::pinned_fragments(w.pr);
+                wgmma::fence();
+                // SAFETY: V landed (the wait).
+                w.st.o = unsafe { self.issue_pv::<T, O, S>(w.st.o, &w.pr, sp) };
+                wgmma::commit();
+                self.pass_turn();
+                w.round += 1;
+                w.st.o = wait_for::<0, O>(w.st.o);
+                self.release(smem.v_empty(sp));
+            } else {
+                self.release(smem.q_empty());
+            }
+            // SAFETY: the caller's contract.
+            unsafe { self.store::<T, O>(&mut w.st, rows, p, (&o, &lse), c) };
+        }
+    }
+
+    /// Key tile `j` of the tile (stage `w.it`): `S_j = Q K_jᵀ` and, with
+    /// `PV`, `O += P_{j-1} V_{j-1}`, issued in this warpgroup's turn; the
+    /// softmax of `S_j` while `P V` runs; O rescaled (see the module).
+    ///
+    /// # Safety
+    /// As for [`Consumer::run`]; `PV` exactly when `j > 0`.
+    #[inline(always)]
+    unsafe fn step<T: Half, O: Accumulators, S: Accumulators, const PV: bool>(
+        self,
+        w: &mut Walk<O, S>,
+        j: usize,
+        at: At,
+    ) {
+        let smem = self.smem;
+        let bc = S::N;
+        let (s, parity) = smem.stage(w.it);
+        let (sp, pp) = smem.stage(w.it.wrapping_sub(1));
+        // Every wait before the fence: between a fence and its `wgmma`s
+        // ptxas wants straight-line code.
+        // SAFETY: initialized; the stages' fills of these rounds.
+        unsafe {
+            smem.k_full(s).wait(parity);
+            if PV {
+                smem.v_full(sp).wait(pp);
+            }
+        }
+        self.wait_turn(w.round);
+        // What the products read from registers, computed before the fence
+        // (see `Accumulators::pinned_fragments`).
+        w.sc = w.sc.pinned();
+        if PV {
+            w.st.o = w.st.o.pinned();
+            w.pr = S::pinned_fragments(w.pr);
+        }
+        wgmma::fence();
+        // SAFETY: Q and K landed (the waits).
+        w.sc = unsafe { self.issue_qk::<T, O, S>(w.sc, s) };
+        wgmma::commit();
+        if PV {
+            // SAFETY: V of the previous tile landed (the wait).
+            w.st.o = unsafe { self.issue_pv::<T, O, S>(w.st.o, &w.pr, sp) };
+            wgmma::commit();
+        }
+        self.pass_turn();
+        w.round += 1;
+        w.sc = if PV { wait_for::<1, S>(w.sc) } else { wait_for::<0, S>(w.sc) };
+        self.release(smem.k_empty(s));
+        if j + 1 == at.key_tiles {
+            // This warpgroup's last read of Q in the tile is done.
+            self.release(smem.q_empty());
+        }
+        let key0 = j * bc;
+        let masked = key0 + bc > at.first_limit;
+        let alpha = self.softmax::<T, S>(
+            (&mut w.st.m, &mut w.st.l),
+            &mut w.sc,
+            &mut w.pr,
+            (at.rows, key0, masked),
+            at.p,
+            at.c,
+        );
+        if PV {
+            w.st.o = wait_for::<0, O>(w.st.o);
+            self.release(smem.v_empty(sp));
+            seq!(I in 0..128 {{
+                let i: usize = I;
+                if i < O::N / 2 {
+                    w.st.o[i] *= alpha[(i / 2) % 2];
+                }
+            }});
+        }
+        w.it += 1;
+    }
+
+    /// The online softmax of one key tile's scores `sc` (keys `key0..`):
+    /// where `masked`, scores past each row's limit become `-inf`; each
+    /// row's maximum `m` grows, `P = 2^(s c - m c)` is packed into `pr` as
+    /// the A fragments of `P V`, `l` takes the row sums; returns each
+    /// row's rescale factor `2^(m_old c - m_new c)` for O.
+    #[inline(always)]
+    fn softmax<T: Half, S: Accumulators>(
+        self,
+        (mm, ll): (&mut [f32; 2], &mut [f32; 2]),
+        sc: &mut S,
+        pr: &mut S::Fragments,
+        (rows, key0, masked): (Rows, usize, bool),
+        p: Problem,
+        c: f32,
+    ) -> [f32; 2] {
+        let t = self.t as u32;
+        if masked {
+            // Each of the thread's two rows' limit, once; its keys are
+            // `key0 + col0 + 8 (i / 4) + i mod 2` for accumulator `i`.
+            let (r0, col0) = d_f32(t, 0);
+            let limit = |r: u32| {
+                let row = rows.q0 + r as usize;
+                // Rows past s_q are never stored: any limit will do.
+                visible_keys(
+                    row.min((p.s_q as usize).saturating_sub(1)),
+                    p.s_q as usize,
+                    p.s_k as usize,
+                    p.causal,
+                )
+            };
+            let limits = [
+                limit(r0).saturating_sub(key0 + col0 as usize),
+                limit(r0 + 8).saturating_sub(key0 + col0 as usize),
+            ];
+            seq!(I in 0..128 {{
+                let i: usize = I;
+                if i < S::N / 2 && 8 * (i / 4) + i % 2 >= limits[(i / 2) % 2] {
+                    sc[I] = f32::NEG_INFINITY;
+                }
+            }});
+        }
+        let mut alpha = [0.0f32; 2];
+        seq!(R in 0..2 {{
+            let r: usize = R;
+            let mut top = f32::NEG_INFINITY;
+            seq!(I in 0..128 {{
+                let i: usize = I;
+                if i < S::N / 2 && (i / 2) % 2 == r {
+                    top = top.max(sc[I]);
+                }
+            }});
+            // The row's four threads (one quad) agree.
+            // SAFETY: every lane of the warp is here.
+            top = top.max(unsafe { shfl_xor_f32(FULL_MASK, top, 1) });
+            // SAFETY: as above.
+            top = top.max(unsafe { shfl_xor_f32(FULL_MASK, top, 2) });
+            let m = mm[R].max(top);
+            // 0 while the row has seen no key (every p and alpha is then 0).
+            let reference = if m == f32::NEG_INFINITY { 0.0 } else { m * c };
+            alpha[R] = ex2_approx(fma(mm[R], c, -reference));
+            mm[R] = m;
+            let mut sum = 0.0f32;
+            seq!(I in 0..128 {{
+                let i: usize = I;
+                if i < S::N / 2 && (i / 2) % 2 == r {
+                    let e = ex2_approx(fma(sc[I], c, -reference));
+                    sc[I] = e;
+                    sum += e;
+                }
+            }});
+            ll[R] = ll[R] * alpha[R] + sum;
+        }});
+        // Accumulators 8 t..8 t + 8 are the A fragment of k16 step t.
+        seq!(K in 0..32 {
+            if K < S::N / 4 {
+                pr[K] = T::pack(sc[2 * K], sc[2 * K + 1]);
+            }
+        });
+        alpha
+    }
+
+    /// O / l into the rows below `s_q` (two neighbours per 4-byte store),
+    /// lse by each row's first thread (`+inf` for a row that saw no key).
+    ///
+    /// # Safety
+    /// `o` and `lse` hold the problem's rows; every lane of the warp calls it.
+    #[inline(always)]
+    unsafe fn store<T: Half, O: Accumulators>(
+        self,
+        st: &mut State<O>,
+        rows: Rows,
+        p: Problem,
+        (o, lse): (&Out<T>, &Out<f32>),
+        c: f32,
+    ) {
+        let d = O::N;
+        let (r, col) = d_f32(self.t as u32, 0);
+        let o = o.recast::<u32>();
+        seq!(R in 0..2 {{
+            let mut l = st.l[R];
+            // SAFETY: every lane of the warp is here.
+            l += unsafe { shfl_xor_f32(FULL_MASK, l, 1) };
+            // SAFETY: as above.
+            l += unsafe { shfl_xor_f32(FULL_MASK, l, 2) };
+            let row = rows.q0 + r as usize + 8 * R;
+            if row < p.s_q as usize {
+                let inv = if l > 0.0 { 1.0 / l } else { 0.0 };
+                let first = (rows.head_row + row) * d + col as usize;
+                seq!(N in 0..32 {
+                    if N < d / 8 {
+                        let pair = T::pack(st.o[4 * N + 2 * R] * inv, st.o[4 * N + 2 * R + 1] * inv);
+                        // SAFETY: inside the row (column 8 N + 2 q + 1 <
+                        // d), 4 bytes on 4; this thread's two elements.
+                        unsafe { o.store((first + 8 * N) / 2, pair) };
+                    }
+                });
+                if col == 0 {
+                    let value =
+                        if l > 0.0 { (st.m[R] * c + lg2_approx(l)) * core::f32::consts::LN_2 } else { f32::INFINITY };
+                    // SAFETY: row < s_q; one thread per row.
+                    unsafe { lse.store(rows.head_row + row, value) };
+                }
+            }
+        }});
+    }
+}
+
+/// The thread's index in its warpgroup and the warpgroup's consumer index.
+#[inline(always)]
+pub(super) fn who() -> (usize, usize) {
+    let t = thread_idx_x() as usize;
+    (t / 128 - 1, t % 128)
+}

@@ -1,0 +1,223 @@
+//! Step 3, fused attention in the style of FlashAttention-3 (sm_90a): the
+//! copy engine feeds shared memory, the tensor cores read it with
+//! `wgmma`, and the warps that do neither wait on nothing but mbarriers.
+//!
+//! **Roles.** A block of 384 threads: a producer warpgroup, of which one
+//! thread issues every TMA copy ([`pipeline`]), and two consumer
+//! warpgroups, each owning 64 of the tile's [`BR`] = 128 queries
+//! ([`consumer`]). The producer keeps 56 registers a thread (`setmaxnreg`)
+//! and the consumers take 224: `56 + 2 x 224 = 3 x 168`, the 168 that
+//! ptxas gives each of 384 threads of a block alone on its SM. ptxas
+//! allocates each role's code within its count, and at `d = 256` both are
+//! tight: the consumers hold O, S and P (176 registers) and the softmax's
+//! temporaries, the producer its loop (with 48, or the consumers with
+//! 216, ptxas spills).
+//!
+//! **Data path.** Q's tile is copied once per work tile, K and V tile by
+//! tile into a ring of `stages(d)` stages, all as 64 x 64 TMA boxes with
+//! the 128-byte swizzle (K and V through one tensor map per K/V head, so a
+//! head's last tile reads zeros past `s_k`, never the next head's rows).
+//! `S = Q Kᵀ` is `wgmma` `m64n{bc}k16` with both operands in shared
+//! memory (K-major: a row of K is a column of Kᵀ); `O += P V` is `wgmma`
+//! `m64n{d}k16` with A = P from registers (the accumulators of `S`, after
+//! the softmax, rounded and packed in pairs, are the A fragments as they
+//! lie: `dev::wgmma::Accumulators`) and B = V MN-major. S and P never
+//! leave registers.
+//!
+//! **Overlap.** Within a warpgroup, the softmax of key tile `j` runs while
+//! the tensor cores compute `P_{j-1} V_{j-1}`; between the two warpgroups,
+//! an mbarrier turn orders their products so one's softmax runs while the
+//! other's products do (the ping-pong). The arithmetic below says why
+//! both matter: the exponentials are as slow as the products at `d = 64`.
+//!
+//! **Schedule.** Persistent: one block per SM walks the tiles statically
+//! ([`scheduler`]); the ring runs on across tiles, so the next tile's K/V
+//! (and its Q, once both consumers are done with the last one's) load
+//! while the consumers finish and store the last tile.
+//!
+//! **Masks and tails.** As [`super::flash`]: causal key tiles past the
+//! tile's last query are never loaded nor multiplied; a tile whose last
+//! key lies past the limit of a warpgroup's first row (the diagonal, or
+//! the end of K) compares each key with its row's limit; rows past `s_q`
+//! are computed on whatever Q's map reads there and never stored.
+//!
+//! **Arithmetic** (bf16 or f16, per key tile of `bc` keys and the block's
+//! 128 queries): `4 x 128 bc d` FLOPs for `2 x 2 bc d` bytes of K and V
+//! from L2, 128 FLOPs per byte (step 2: 64); DRAM sees Q, K, V and O about
+//! once. Shared memory: `Q Kᵀ` reads Q and K (`2 d (64 + bc)` bytes per
+//! warpgroup for `2 x 64 bc d` FLOPs, 43 FLOPs a byte at `bc` = 128), `P V`
+//! only V (64 FLOPs a byte), above the 32 a Hopper SM's tensor cores
+//! (about 4096 FLOPs a clock) need from its 128 bytes a clock. What bounds
+//! it is the tensor cores and, beside them, the exponentials: `128 bc`
+//! `MUFU.EX2` per tile at 16 a clock take `8 bc` clocks against the
+//! products' `128 bc d / 1024`: a ratio of `64 / d` (1 at `d = 64`, 1/2 at
+//! 128, 1/4 at 256), which only the overlap hides.
+//!
+//! Key tiles: `bc` = 128 at `d` = 64 and 128, 64 at 256. Registers per
+//! consumer thread: O `d / 2` (32, 64, 128), S `bc / 2` (64, 64, 32), P
+//! `bc / 4` (32, 32, 16). Shared memory: Q `256 d` bytes, a stage `4 bc d`
+//! (d = 64: 16 KB and 4 x 32 KB; 128: 32 KB and 3 x 64 KB, 230,560 bytes
+//! with the slack and the mbarriers; 256: 64 KB and 2 x 64 KB), within
+//! the 227 KB (232,448 bytes) a block may have.
+
+// `seq!` substitutes 0, 1, ... into index arithmetic.
+#![allow(clippy::erasing_op, clippy::identity_op)]
+
+mod consumer;
+mod pipeline;
+mod scheduler;
+
+use super::{Half, LOG2_E};
+use crate::dev::registers;
+use crate::dev::wgmma::Accumulators;
+use crate::dev::{In, Out, sync_threads, thread_idx_x};
+use crate::kernel;
+use consumer::Consumer;
+use half::{bf16, f16};
+use pipeline::{Smem, produce, shared_bytes_for};
+use scheduler::Problem;
+
+/// Queries per work tile: two consumer warpgroups of 64.
+pub const BR: usize = 128;
+/// Threads per block: the producer warpgroup and two consumers.
+pub const THREADS: usize = 384;
+/// Rows and columns of every TMA box: 64 16-bit elements are 128 bytes,
+/// one row of the 128-byte swizzle.
+const BOX: usize = 64;
+/// Bytes of a tile row per column block (the swizzle's span).
+const SPAN: usize = 128;
+
+/// Keys per tile for head dimension `d`: 128, or 64 at `d = 256` (its O
+/// accumulator alone is 128 registers a thread).
+pub const fn bc(d: usize) -> usize {
+    if d > 128 { 64 } else { 128 }
+}
+
+/// K/V stages for head dimension `d`: as many as shared memory holds (4
+/// at `d = 64`, 3 at 128, 2 at 256).
+pub const fn stages(d: usize) -> usize {
+    match d {
+        64 => 4,
+        128 => 3,
+        _ => 2,
+    }
+}
+
+/// Shared memory bytes for head dimension `d`.
+pub const fn shared_bytes(d: usize) -> usize {
+    shared_bytes_for(d, bc(d), stages(d))
+}
+
+/// The most shared memory a block may have (sm_90: 227 KB).
+const SHARED_LIMIT: usize = 227 * 1024;
+const _: () = assert!(
+    shared_bytes(64) <= SHARED_LIMIT
+        && shared_bytes(128) <= SHARED_LIMIT
+        && shared_bytes(256) <= SHARED_LIMIT
+);
+
+/// Step 3's body: O with `O::N = d` columns, S with `S::N = bc(d)`.
+#[inline(always)]
+fn hopper<T: Half, O: Accumulators, S: Accumulators>(
+    maps: In<u64>,
+    out: (Out<T>, Out<f32>),
+    p: Problem,
+    scale: f32,
+) {
+    let d = O::N;
+    let smem = Smem::new(d, S::N, stages(d));
+    let t = thread_idx_x() as usize;
+    if t == 0 {
+        // SAFETY: thread 0; the barrier follows; map 0 is Q's.
+        unsafe { smem.init(maps) };
+    }
+    sync_threads();
+    if t < 128 {
+        // SAFETY: the warpgroup, converged; 56 + 2 x 224 = 3 x 168.
+        unsafe { registers::release::<56>() };
+        if t == 0 {
+            // SAFETY: one thread; initialized; the consumers walk the same
+            // tiles (the launch's maps, as the kernel's contract says).
+            unsafe { produce(smem, maps, p) };
+        }
+        return;
+    }
+    // SAFETY: as above; the producer releases what this claims.
+    unsafe { registers::claim::<224>() };
+    let (c, t) = consumer::who();
+    // SAFETY: the warpgroup, converged; initialized; `o` and `lse` hold
+    // the problem's rows (the launch's contract).
+    unsafe { Consumer { c, t, smem }.run::<T, O, S>(p, out, scale * LOG2_E) };
+}
+
+/// One kernel per head dimension `$d` (O's accumulators `$o`, S's `$s`).
+macro_rules! head_dims {
+    ($($(#[$doc:meta])* $name:ident($d:literal, $o:ty, $s:ty);)*) => {$(
+        $(#[$doc])*
+        #[kernel(
+            block = THREADS,
+            shared = shared_bytes($d),
+            tile = [BR, 1],
+            min_blocks = 1,
+            persistent = true,
+            arch = "sm_90a",
+            types = [bf16, f16]
+        )]
+        #[allow(clippy::too_many_arguments)]
+        pub fn $name<T: Half>(
+            maps: In<u64>,
+            q: In<T>,
+            k: In<T>,
+            v: In<T>,
+            o: Out<T>,
+            lse: Out<f32>,
+            batch: u32,
+            heads: u32,
+            kv_heads: u32,
+            s_q: u32,
+            s_k: u32,
+            scale: f32,
+            causal: u32,
+        ) {
+            // The copy engine reads Q, K and V through the maps.
+            let _ = (q, k, v);
+            let p = Problem {
+                batch,
+                heads,
+                kv_heads,
+                s_q,
+                s_k,
+                causal: causal != 0,
+            };
+            hopper::<T, $o, $s>(maps, (o, lse), p, scale);
+        }
+    )*};
+}
+
+head_dims! {
+    /// 3. Fused attention, FlashAttention-3 style, `d = 64` (the module
+    /// documentation has the roles, the pipeline, the overlap and the
+    /// arithmetic).
+    ///
+    /// Launch: persistent, one block of 384 threads per SM (fewer if there
+    /// are fewer tiles); `maps` holds `1 + 2 b kv_heads` tensor maps of 64 x
+    /// 64 boxes with the 128-byte swizzle: Q's (`b heads s_q x 64`), then
+    /// each K/V head's K and V (`s_k x 64`); `q`, `k`, `v` are the buffers
+    /// they read; O `[b, heads, s_q, 64]`, lse `[b, heads, s_q]`;
+    /// `kv_heads` divides `heads`; every size at least 1; `scale > 0`.
+    /// Measured: `BENCHMARKS.md`, rows `attention_hopper_d64`.
+    attention_hopper_d64(64, [f32; 32], [f32; 64]);
+    /// 3. Fused attention on Hopper at `d = 128`: as
+    /// [`attention_hopper_d64()`].
+    ///
+    /// Launch: as [`attention_hopper_d64()`], rows of 128.
+    /// Measured: `BENCHMARKS.md`, rows `attention_hopper_d128`.
+    attention_hopper_d128(128, [f32; 64], [f32; 64]);
+    /// 3. Fused attention on Hopper at `d = 256`: as
+    /// [`attention_hopper_d64()`], with key tiles of 64 (O is 128 registers
+    /// a thread) and two stages.
+    ///
+    /// Launch: as [`attention_hopper_d64()`], rows of 256.
+    /// Measured: `BENCHMARKS.md`, rows `attention_hopper_d256`.
+    attention_hopper_d256(256, [f32; 128], [f32; 32]);
+}

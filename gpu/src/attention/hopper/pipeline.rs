@@ -1,0 +1,245 @@
+//! The shared memory of a block and the producer: Q's tile and a ring of
+//! K/V stages, filled by the copy engine (TMA), with the mbarriers that
+//! say when a buffer has landed and when its readers are done with it.
+//!
+//! **Layout** (from the first 1024-byte boundary, which the 128-byte
+//! swizzle needs): Q's [`BR`] x `d` tile, then `stages(d)` stages of a K
+//! tile and a V tile of `bc` x `d`. Every tile is stored as `d / 64`
+//! column blocks of 64 elements (128 bytes a row), each block `rows x 128`
+//! bytes, rows consecutive: what TMA boxes of 64 x 64 with the 128-byte
+//! swizzle write (one box is 64 rows of one block, 8 KB), and what the
+//! `wgmma` descriptors read (K-major: 8-row atoms 1024 bytes apart, the
+//! next k16 32 bytes on; MN-major V: the next 8 keys 1024 bytes on, the
+//! next 64 columns one block on).
+//!
+//! **Mbarriers**: `q_full` (the producer's arrival and Q's bytes),
+//! `q_empty` (one arrival per consumer warpgroup once its last `Q Kᵀ` of
+//! the tile completed), per stage `k_full` and `v_full` (K's and V's bytes
+//! apart, so `Q Kᵀ` starts before V lands), `k_empty` (one arrival per
+//! consumer warpgroup once its `Q Kᵀ` of the stage completed) and
+//! `v_empty` (the same for `P V`), and the two consumers' turns
+//! (`consumer` module). A buffer's `i`-th fill is waited for with parity
+//! `i mod 2`; its `i`-th refill waits for its "empty" phase `i - 1`
+//! (parity `(i - 1) mod 2`).
+//!
+//! **Order.** The consumers need K of tile `j` with V of tile `j - 1`
+//! (`Q K_jᵀ` and `P_{j-1} V_{j-1}` are issued together), and release K a
+//! product earlier than V. So the producer copies K one tile ahead of V
+//! (`K_0, K_1, V_0, K_2, V_1, ...`), and K's stage is refilled as soon as
+//! its `Q Kᵀ` is done, while `P V` of that tile may still run.
+
+use super::scheduler::{Problem, Tile};
+use super::{BOX, BR, SPAN};
+use crate::dev::barrier::{Mbarrier, fence_init};
+use crate::dev::shared::launch_sized_base;
+use crate::dev::tma::{acquire_map, copy_2d};
+use crate::dev::wgmma::shared_address;
+use crate::dev::{In, SharedArray};
+
+/// Mbarriers: Q's two, the two turns, four per stage (at most 4 stages).
+const BARRIERS: usize = 4 + 4 * 4;
+
+/// Shared memory bytes for head dimension `d`, key tiles of `bc` and
+/// `stages` stages: the slack to the 1024-byte boundary, Q, the stages,
+/// the mbarriers.
+pub const fn shared_bytes_for(d: usize, bc: usize, stages: usize) -> usize {
+    1024 + 2 * BR * d + stages * 2 * 2 * bc * d + 8 * BARRIERS
+}
+
+/// The block's shared memory, as every role sees it.
+#[derive(Clone, Copy)]
+pub(super) struct Smem {
+    /// Q's tile, on a 1024-byte boundary; the stages follow.
+    base: *mut u8,
+    bars: SharedArray<u64>,
+    d: usize,
+    bc: usize,
+    stages: usize,
+}
+
+impl Smem {
+    /// This launch's layout for head dimension `d`, key tiles of `bc`,
+    /// `stages` stages.
+    #[inline(always)]
+    pub fn new(d: usize, bc: usize, stages: usize) -> Smem {
+        let raw = launch_sized_base();
+        let base = raw.wrapping_add((1024 - shared_address(raw) as usize % 1024) % 1024);
+        let bars_at = shared_bytes_for(d, bc, stages) - 8 * BARRIERS;
+        // SAFETY: the launch passes `shared_bytes_for(d, bc, stages)`: the
+        // mbarriers lie past the slack, Q and the stages, 8-aligned.
+        let bars = unsafe { SharedArray::<u64>::launch_sized_at(bars_at) };
+        Smem { base, bars, d, bc, stages }
+    }
+
+    /// Bytes of one K (or V) tile.
+    #[inline(always)]
+    fn kv_bytes(self) -> usize {
+        2 * self.bc * self.d
+    }
+
+    /// Q's tile.
+    #[inline(always)]
+    pub fn q(self) -> *mut u8 {
+        self.base
+    }
+
+    /// Stage `s`'s K tile.
+    #[inline(always)]
+    pub fn k(self, s: usize) -> *mut u8 {
+        self.base.wrapping_add(2 * BR * self.d + 2 * s * self.kv_bytes())
+    }
+
+    /// Stage `s`'s V tile.
+    #[inline(always)]
+    pub fn v(self, s: usize) -> *mut u8 {
+        self.k(s).wrapping_add(self.kv_bytes())
+    }
+
+    #[inline(always)]
+    fn bar(self, i: usize) -> Mbarrier {
+        // SAFETY: i < BARRIERS, inside the launch's mbarriers.
+        unsafe { Mbarrier::at(self.bars, i) }
+    }
+
+    pub fn q_full(self) -> Mbarrier {
+        self.bar(0)
+    }
+    pub fn q_empty(self) -> Mbarrier {
+        self.bar(1)
+    }
+    /// Consumer `c`'s turn to issue its products (`consumer` module).
+    pub fn turn(self, c: usize) -> Mbarrier {
+        self.bar(2 + c)
+    }
+    pub fn k_full(self, s: usize) -> Mbarrier {
+        self.bar(4 + s)
+    }
+    pub fn v_full(self, s: usize) -> Mbarrier {
+        self.bar(4 + self.stages + s)
+    }
+    pub fn k_empty(self, s: usize) -> Mbarrier {
+        self.bar(4 + 2 * self.stages + s)
+    }
+    pub fn v_empty(self, s: usize) -> Mbarrier {
+        self.bar(4 + 3 * self.stages + s)
+    }
+
+    /// Stage and fill parity of the block's `it`-th key tile.
+    #[inline(always)]
+    pub fn stage(self, it: usize) -> (usize, u32) {
+        (it % self.stages, ((it / self.stages) % 2) as u32)
+    }
+
+    /// One thread, before the block's barrier: every mbarrier initialized
+    /// (the "empty" ones counting the two consumer
+    /// warpgroups, the turns their four warps) and Q's map acquired.
+    ///
+    /// # Safety
+    /// Thread 0 alone; a `sync_threads` follows before any use; `maps`
+    /// holds Q's map first.
+    #[inline(always)]
+    pub unsafe fn init(self, maps: In<u64>) {
+        // SAFETY: one thread, before any use (the caller's contract).
+        unsafe {
+            self.q_full().init(1);
+            self.q_empty().init(2);
+            self.turn(0).init(4);
+            self.turn(1).init(4);
+            for s in 0..self.stages {
+                self.k_full(s).init(1);
+                self.v_full(s).init(1);
+                self.k_empty(s).init(2);
+                self.v_empty(s).init(2);
+            }
+            fence_init();
+            acquire_map(maps, 0);
+        }
+    }
+}
+
+/// `rows x d` of the matrix of map `map` from row `row0` into the tile at
+/// `at` (`rows` rows, column blocks as the layout says), counting on
+/// `bar`: `rows / 64 x d / 64` boxes of 64 x 64.
+///
+/// # Safety
+/// As for [`copy_2d`]; the tile has `rows x d` elements at `at`.
+#[inline(always)]
+unsafe fn copy_tile(
+    at: *mut u8,
+    (maps, map): (In<u64>, usize),
+    row0: usize,
+    (rows, d): (usize, usize),
+    bar: Mbarrier,
+) {
+    for cb in 0..d / BOX {
+        for rb in 0..rows / BOX {
+            let dst = at.wrapping_add(cb * rows * SPAN + rb * BOX * SPAN);
+            // SAFETY: the caller's contract; each box 8 KB on a 1024-byte
+            // boundary, inside the tile.
+            unsafe { copy_2d(dst, maps, map, ((cb * BOX) as i32, (row0 + rb * BOX) as i32), bar) };
+        }
+    }
+}
+
+/// The producer, one thread: for each of the block's tiles, Q (once the
+/// consumers released the last tile's), then every key tile's K and V
+/// into the ring, K one tile ahead of V (see the module), each buffer
+/// once both consumers released its last round. Map 0 is Q's (`b heads
+/// s_q x d`), maps `1 + 2 i` and `2 + 2 i` K/V head `i`'s K and V (`s_k x
+/// d` each: rows past `s_k` read as zeros).
+///
+/// # Safety
+/// One thread; the mbarriers initialized ([`Smem::init`]); `maps` holds
+/// `1 + 2 b kv_heads` maps of 64 x 64 boxes with the 128-byte swizzle;
+/// the consumers walk the same tiles.
+#[inline(always)]
+pub(super) unsafe fn produce(smem: Smem, maps: In<u64>, p: Problem) {
+    let (d, bc) = (smem.d, smem.bc);
+    let bytes = (2 * bc * d) as u32;
+    // The block's key tiles so far (K's and V's stage and round).
+    let mut it = 0;
+    for (n, tile) in p.tiles(bc).enumerate() {
+        let Tile { bh, kvh, q0, key_tiles } = tile;
+        let (k_map, v_map) = (1 + 2 * kvh, 2 + 2 * kvh);
+        // SAFETY: (all below) the caller's contract: the launch passes
+        // these maps, Q's tile and the stages lie in its shared memory,
+        // and nothing reads a buffer before its "full" phase completes,
+        // nor does this refill one before its readers released it.
+        let v_tile = |it: usize, j: usize| unsafe {
+            let (s, parity) = smem.stage(it);
+            if it >= smem.stages {
+                smem.v_empty(s).wait(parity ^ 1);
+            }
+            smem.v_full(s).arrive_expect_tx(bytes);
+            copy_tile(smem.v(s), (maps, v_map), j * bc, (bc, d), smem.v_full(s));
+        };
+        // SAFETY: as above.
+        unsafe {
+            acquire_map(maps, k_map);
+            acquire_map(maps, v_map);
+            if n > 0 {
+                smem.q_empty().wait(((n - 1) % 2) as u32);
+            }
+            smem.q_full().arrive_expect_tx((2 * BR * d) as u32);
+            copy_tile(smem.q(), (maps, 0), bh * p.s_q as usize + q0, (BR, d), smem.q_full());
+        }
+        for j in 0..key_tiles {
+            let (s, parity) = smem.stage(it);
+            // SAFETY: as above.
+            unsafe {
+                if it >= smem.stages {
+                    smem.k_empty(s).wait(parity ^ 1);
+                }
+                smem.k_full(s).arrive_expect_tx(bytes);
+                copy_tile(smem.k(s), (maps, k_map), j * bc, (bc, d), smem.k_full(s));
+            }
+            if j > 0 {
+                v_tile(it - 1, j - 1);
+            }
+            it += 1;
+        }
+        if key_tiles > 0 {
+            v_tile(it - 1, key_tiles - 1);
+        }
+    }
+}

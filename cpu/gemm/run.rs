@@ -210,7 +210,7 @@ impl TensorGemm {
     }
 
     /// Takes workspace `(T, use)` of at least `len` elements out of the
-    /// cache (allocating it when missing or short); [`TensorGemm::put`]
+    /// cache (allocating it when missing or short); `TensorGemm::put`
     /// returns it.
     fn take<T: Work>(&self, gpu: &Gpu, slot: u8, len: usize) -> Result<DeviceBuffer<T>> {
         self.take_or(gpu, slot, len, Gpu::alloc::<T>)

@@ -16,7 +16,7 @@
 //!
 //! An operand that needs no transposing, only rows on other boundaries
 //! (`ldb = 3000` bf16 rows, 16 bytes apart but not 32), is copied by
-//! [`gemm_repitch`] in units as wide as its rows allow: 16 bytes a thread
+//! [`gemm_repitch()`] in units as wide as its rows allow: 16 bytes a thread
 //! where the tile kernel moves one element (a 32-byte sector per warp in
 //! FP8), so the copy runs at the memory's rate.
 
@@ -89,9 +89,9 @@ pub fn gemm_pack<T: Copy + 'static>(
     }
 }
 
-/// Units (of the unit type) per block of [`gemm_repitch`], one a thread.
+/// Units (of the unit type) per block of [`gemm_repitch()`], one a thread.
 pub const REPITCH_THREADS: usize = 128;
-/// Rows per block of [`gemm_repitch`].
+/// Rows per block of [`gemm_repitch()`].
 pub const REPITCH_ROWS: usize = 4;
 
 /// Copies the `rows x cols` matrix of batch `z` from `src` (element `(r,
@@ -130,7 +130,7 @@ pub fn gemm_repitch<T: Copy + 'static>(
     }
     let at = (z * src_batch + r0 * src_ld + c, z * dst_batch + r0 * dst_ld + c);
     let (ld, rows) = ((src_ld, dst_ld), (rows as usize).saturating_sub(r0).min(REPITCH_ROWS));
-    // SAFETY (each arm): the unit is inside both matrices' rows (the
+    // SAFETY: (each arm) the unit is inside both matrices' rows (the
     // host's choice of `unit` makes every row a whole number of aligned
     // units); this thread's alone.
     unsafe {
@@ -144,7 +144,7 @@ pub fn gemm_repitch<T: Copy + 'static>(
     }
 }
 
-/// One column of units of [`gemm_repitch`]'s block: `rows` units from
+/// One column of units of [`gemm_repitch()`]'s block: `rows` units from
 /// `src[from + i src_ld]` to `dst[to + i dst_ld]`, the loads issued
 /// together.
 ///

@@ -3,9 +3,9 @@
 //! `wgmma`, and the warps that do neither wait on nothing but mbarriers.
 //!
 //! **Roles.** A block of 384 threads: a producer warpgroup, of which one
-//! thread issues every TMA copy ([`pipeline`]), and two consumer
+//! thread issues every TMA copy (`pipeline`), and two consumer
 //! warpgroups, each owning 64 of the tile's [`BR`] = 128 queries
-//! ([`consumer`]). The producer keeps 56 registers a thread (`setmaxnreg`)
+//! (`consumer`). The producer keeps 56 registers a thread (`setmaxnreg`)
 //! and the consumers take 224: `56 + 2 x 224 = 3 x 168`, the 168 that
 //! ptxas gives each of 384 threads of a block alone on its SM. ptxas
 //! allocates each role's code within its count, and at `d = 256` both are
@@ -31,7 +31,7 @@
 //! both matter: the exponentials are as slow as the products at `d = 64`.
 //!
 //! **Schedule.** Persistent: one block per SM walks the tiles statically
-//! ([`scheduler`]); the ring runs on across tiles, so the next tile's K/V
+//! (`scheduler`); the ring runs on across tiles, so the next tile's K/V
 //! (and its Q, once both consumers are done with the last one's) load
 //! while the consumers finish and store the last tile.
 //!

@@ -48,8 +48,7 @@ pub struct Run {
     device: String,
     /// Problems in the sweep's order, each with (step, TFLOP/s) in order.
     ours: Vec<(Key, Vec<(String, f64)>)>,
-    /// (problem, backend) to TFLOP/s; `None` where the backend refused.
-    peers: BTreeMap<(Key, String), Option<f64>>,
+    peers: Peers,
     peer_device: String,
 }
 
@@ -124,6 +123,9 @@ fn peer_key(problem: &str, causal: &str) -> Option<Key> {
 
 type Ours = Vec<(Key, Vec<(String, f64)>)>;
 
+/// (problem, backend) to TFLOP/s; `None` where the backend refused.
+type Peers = BTreeMap<(Key, String), Option<f64>>;
+
 fn parse_ours(path: &Path) -> Result<(String, Ours)> {
     let text = crate::cli::read_file(path)?;
     let bad = |why: String| Error::InvalidInput(format!("{}: {why}", path.display()));
@@ -146,7 +148,7 @@ fn parse_ours(path: &Path) -> Result<(String, Ours)> {
     Ok((text.lines().next().unwrap_or_default().to_string(), ours))
 }
 
-fn parse_peers(path: &Path) -> Result<(String, BTreeMap<(Key, String), Option<f64>>)> {
+fn parse_peers(path: &Path) -> Result<(String, Peers)> {
     let text = crate::cli::read_file(path)?;
     let bad = |why: String| Error::InvalidInput(format!("{}: {why}", path.display()));
     let mut peers = BTreeMap::new();

@@ -52,10 +52,15 @@ pub trait Element:
     Input
     + gpu::gemm::epilogue::gemm_epilogue::Instance
     + gpu::gemm::wgmma::gemm_wgmma_bf16::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_bf16_split::Instance
     + gpu::gemm::wgmma::gemm_wgmma_f16::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_f16_split::Instance
     + gpu::gemm::wgmma::gemm_wgmma_tf32::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_tf32_split::Instance
     + gpu::gemm::wgmma::gemm_wgmma_e4m3::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_e4m3_split::Instance
     + gpu::gemm::wgmma::gemm_wgmma_e5m2::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_e5m2_split::Instance
     + gpu::gemm::epilogue::Output
 {
 }
@@ -209,7 +214,7 @@ pub struct E4m3;
 pub struct E5m2;
 
 macro_rules! tensor_precision {
-    ($marker:ty, $name:literal, $input:ty, $error:expr, $k_major:literal, $kernel:ident, $compute:ident $(, $extra:item)*) => {
+    ($marker:ty, $name:literal, $input:ty, $error:expr, $k_major:literal, $kernel:ident / $split:ident, $compute:ident $(, $extra:item)*) => {
         impl Precision for $marker {
             const NAME: &'static str = $name;
             type Input = $input;
@@ -225,9 +230,11 @@ macro_rules! tensor_precision {
                 x: WgmmaBuffers<'_, $input, O>,
                 s: WgmmaScalars,
             ) -> Result<()> {
-                // SAFETY: the caller's contract.
+                // SAFETY: the caller's contract; the split kernel where k
+                // is split.
                 unsafe {
-                    gpu::gemm::wgmma::$kernel::launch::<O, _>(
+                    if s.splits > 1 {
+                        gpu::gemm::wgmma::$split::launch::<O, _>(
                         gpu,
                         grid,
                         x.maps,
@@ -251,6 +258,32 @@ macro_rules! tensor_precision {
                         s.act,
                         s.d_maps,
                     )
+                    } else {
+                        gpu::gemm::wgmma::$kernel::launch::<O, _>(
+                        gpu,
+                        grid,
+                        x.maps,
+                        x.a,
+                        x.b,
+                        x.d,
+                        x.sums,
+                        x.tickets,
+                        x.bias,
+                        s.m,
+                        s.n,
+                        s.k_steps,
+                        s.ldd,
+                        s.d_batch,
+                        s.batch,
+                        s.splits,
+                        s.split_steps,
+                        s.alpha,
+                        s.beta,
+                        s.bias_mode,
+                        s.act,
+                        s.d_maps,
+                    )
+                    }
                 }
             }
             fn cublas_compute() -> cublasComputeType_t {
@@ -260,16 +293,32 @@ macro_rules! tensor_precision {
     };
 }
 
-tensor_precision!(Tf32, "tf32", f32, 1.0 / 512.0, true, gemm_wgmma_tf32, CUBLAS_COMPUTE_32F_FAST_TF32);
-tensor_precision!(Bf16, "bf16", bf16, 0.0, false, gemm_wgmma_bf16, CUBLAS_COMPUTE_32F);
-tensor_precision!(F16, "f16", f16, 0.0, false, gemm_wgmma_f16, CUBLAS_COMPUTE_32F);
+tensor_precision!(
+    Tf32,
+    "tf32",
+    f32,
+    1.0 / 512.0,
+    true,
+    gemm_wgmma_tf32 / gemm_wgmma_tf32_split,
+    CUBLAS_COMPUTE_32F_FAST_TF32
+);
+tensor_precision!(
+    Bf16,
+    "bf16",
+    bf16,
+    0.0,
+    false,
+    gemm_wgmma_bf16 / gemm_wgmma_bf16_split,
+    CUBLAS_COMPUTE_32F
+);
+tensor_precision!(F16, "f16", f16, 0.0, false, gemm_wgmma_f16 / gemm_wgmma_f16_split, CUBLAS_COMPUTE_32F);
 tensor_precision!(
     E4m3,
     "e4m3",
     fp8::E4m3,
     0.0,
     true,
-    gemm_wgmma_e4m3,
+    gemm_wgmma_e4m3 / gemm_wgmma_e4m3_split,
     CUBLAS_COMPUTE_32F,
     const SCALED: bool = true;,
     fn sum_error(k: usize, splits: usize) -> f64 {
@@ -282,7 +331,7 @@ tensor_precision!(
     fp8::E5m2,
     0.0,
     true,
-    gemm_wgmma_e5m2,
+    gemm_wgmma_e5m2 / gemm_wgmma_e5m2_split,
     CUBLAS_COMPUTE_32F,
     const SCALED: bool = true;,
     fn sum_error(k: usize, splits: usize) -> f64 {

@@ -433,7 +433,7 @@ fn items(w: Work) -> impl Iterator<Item = Item> {
 
 /// The body of every instance (see the module).
 #[inline(always)]
-fn gemm<E: Element, T: Output>(
+fn gemm<E: Element, T: Output, const SPLIT: bool>(
     maps: In<u64>,
     (d, sums, tickets): (Out<T>, Out<f32>, Out<u32>),
     w: Work,
@@ -482,7 +482,7 @@ fn gemm<E: Element, T: Output>(
     // C read (beta != 0) or a column bias go through the registers'
     // store (their loads, hoisted by the compiler across the unrolled
     // store, would spill); else, with D's maps, the staged store.
-    if w.splits() == 1 && w.d_maps && e.beta == 0.0 && e.bias_mode != BIAS_COLS {
+    if !SPLIT && w.d_maps && e.beta == 0.0 && e.bias_mode != BIAS_COLS {
         let lane0 = t.is_multiple_of(32);
         let map = 2 * w.batch();
         if lane0 {
@@ -508,7 +508,7 @@ fn gemm<E: Element, T: Output>(
         }
         return;
     }
-    if w.splits() == 1 {
+    if !SPLIT {
         for item in items(w) {
             // SAFETY: the warpgroup, converged; the producer fills these
             // k-steps in this order; `d` holds every matrix of the batch
@@ -652,7 +652,24 @@ unsafe fn add_partial<const PAIRS: bool, const LO: usize, const HI: usize>(
 }
 
 macro_rules! instances {
-    ($($(#[$doc:meta])* $name:ident($ty:ty, $element:ty);)*) => {$(
+    ($($(#[$doc:meta])* $name:ident / $split:ident($ty:ty, $element:ty);)*) => {$(
+        instance!($(#[$doc])* $name($ty, $element, false));
+        instance!(
+            $(#[$doc])*
+            ///
+            /// With k split (`splits > 1`): the partial sums, the tickets
+            /// and the last split's fix-up are a kernel of their own, so
+            /// that the one-split kernel keeps its k-loop's addresses on
+            /// the uniform datapath (with the fix-up beside it, ptxas moved
+            /// them to per-thread registers: 3-4% slower on large squares).
+            $split($ty, $element, true)
+        );
+    )*};
+}
+
+/// One kernel: [`gemm`] for an element and a split mode.
+macro_rules! instance {
+    ($(#[$doc:meta])* $name:ident($ty:ty, $element:ty, $split_mode:literal)) => {
         $(#[$doc])*
         ///
         /// Launch: 384 threads, one block per SM or fewer
@@ -701,22 +718,22 @@ macro_rules! instances {
             let _ = (a, b);
             let work = Work { m, n, ldd, d_batch, batch, splits, split_steps, steps: 0, d_maps: d_maps != 0 };
             let epilogue = Epilogue { alpha, beta, bias, bias_mode, act };
-            gemm::<$element, T>(maps, (d, sums, tickets), work, k_steps, epilogue);
+            gemm::<$element, T, $split_mode>(maps, (d, sums, tickets), work, k_steps, epilogue);
         }
-    )*};
+    };
 }
 
 instances! {
     /// bf16 A (`m x k`, K-major) and B (`k x n`, N-major).
-    gemm_wgmma_bf16(bf16, Bf16);
+    gemm_wgmma_bf16 / gemm_wgmma_bf16_split(bf16, Bf16);
     /// IEEE binary16 A and B, laid out as for bf16.
-    gemm_wgmma_f16(f16, F16);
+    gemm_wgmma_f16 / gemm_wgmma_f16_split(f16, F16);
     /// `f32` A (`m x k`) and B transposed (`n x k`), both K-major, read as
     /// tf32 (each input's low 13 mantissa bits dropped).
-    gemm_wgmma_tf32(f32, Tf32);
+    gemm_wgmma_tf32 / gemm_wgmma_tf32_split(f32, Tf32);
     /// FP8 E4M3 A (`m x k`) and B transposed (`n x k`), both K-major (the
     /// host folds the per-tensor scales into `alpha`).
-    gemm_wgmma_e4m3(fp8::E4m3, E4m3);
+    gemm_wgmma_e4m3 / gemm_wgmma_e4m3_split(fp8::E4m3, E4m3);
     /// FP8 E5M2 A and B, laid out as for E4M3.
-    gemm_wgmma_e5m2(fp8::E5m2, E5m2);
+    gemm_wgmma_e5m2 / gemm_wgmma_e5m2_split(fp8::E5m2, E5m2);
 }

@@ -213,6 +213,38 @@ pub struct E4m3;
 /// FP8 E5M2 inputs with per-tensor scales.
 pub struct E5m2;
 
+/// The launch of the library `wgmma` kernel `$kernel` with a call's buffers and
+/// scalars (both kernels of a precision take the same arguments).
+macro_rules! wgmma_launch {
+    ($kernel:ident, $gpu:expr, $grid:expr, $x:expr, $s:expr) => {{
+        let (x, s) = ($x, $s);
+        gpu::gemm::wgmma::$kernel::launch::<O, _>(
+            $gpu,
+            $grid,
+            x.maps,
+            x.a,
+            x.b,
+            x.d,
+            x.sums,
+            x.tickets,
+            x.bias,
+            s.m,
+            s.n,
+            s.k_steps,
+            s.ldd,
+            s.d_batch,
+            s.batch,
+            s.splits,
+            s.split_steps,
+            s.alpha,
+            s.beta,
+            s.bias_mode,
+            s.act,
+            s.d_maps,
+        )
+    }};
+}
+
 macro_rules! tensor_precision {
     ($marker:ty, $name:literal, $input:ty, $error:expr, $k_major:literal, $kernel:ident / $split:ident, $compute:ident $(, $extra:item)*) => {
         impl Precision for $marker {
@@ -234,55 +266,9 @@ macro_rules! tensor_precision {
                 // is split.
                 unsafe {
                     if s.splits > 1 {
-                        gpu::gemm::wgmma::$split::launch::<O, _>(
-                        gpu,
-                        grid,
-                        x.maps,
-                        x.a,
-                        x.b,
-                        x.d,
-                        x.sums,
-                        x.tickets,
-                        x.bias,
-                        s.m,
-                        s.n,
-                        s.k_steps,
-                        s.ldd,
-                        s.d_batch,
-                        s.batch,
-                        s.splits,
-                        s.split_steps,
-                        s.alpha,
-                        s.beta,
-                        s.bias_mode,
-                        s.act,
-                        s.d_maps,
-                    )
+                        wgmma_launch!($split, gpu, grid, x, s)
                     } else {
-                        gpu::gemm::wgmma::$kernel::launch::<O, _>(
-                        gpu,
-                        grid,
-                        x.maps,
-                        x.a,
-                        x.b,
-                        x.d,
-                        x.sums,
-                        x.tickets,
-                        x.bias,
-                        s.m,
-                        s.n,
-                        s.k_steps,
-                        s.ldd,
-                        s.d_batch,
-                        s.batch,
-                        s.splits,
-                        s.split_steps,
-                        s.alpha,
-                        s.beta,
-                        s.bias_mode,
-                        s.act,
-                        s.d_maps,
-                    )
+                        wgmma_launch!($kernel, gpu, grid, x, s)
                     }
                 }
             }

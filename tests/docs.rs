@@ -249,3 +249,38 @@ fn hazard_count_is_the_registry_s() {
     let said = format!("labelled suite of {count} small kernels");
     assert!(readme.contains(&said), "README.md should say \"{said}\"");
 }
+
+/// Every Rust file of the workspace (not build outputs or installed tools).
+fn workspace_sources(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy();
+        if path.is_dir() {
+            if !name.starts_with('.') && name != "target" {
+                files.extend(workspace_sources(&path));
+            }
+        } else if name.ends_with(".rs") {
+            files.push(path);
+        }
+    }
+    files
+}
+
+/// A file is one idea a reader can hold: at most 800 lines, or its first
+/// line says why it must be longer ("Over 800 lines: ...").
+#[test]
+fn no_source_file_is_over_800_lines_without_its_reason() {
+    let files = workspace_sources(&root());
+    assert!(files.len() > 100, "{} files", files.len());
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|path| {
+            let text = read(path);
+            let first = text.lines().next().unwrap_or_default();
+            (text.lines().count() > 800 && !first.starts_with("// Over 800 lines: "))
+                .then(|| format!("{} ({} lines)", path.display(), text.lines().count()))
+        })
+        .collect();
+    assert!(long.is_empty(), "over 800 lines with no reason on the first line: {long:?}");
+}

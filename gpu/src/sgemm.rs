@@ -1,3 +1,4 @@
+// Over 800 lines: the SGEMM ladder is read top to bottom as one lesson, each kernel a step from the one before over shared private tile machinery.
 //! SGEMM, `C = alpha * A * B + beta * C`: from one thread per element to a
 //! double-buffered, warp-tiled, bank-conflict-free block tile.
 //!

@@ -1,3 +1,4 @@
+// Over 800 lines: the mma.sync ladder is read top to bottom as one lesson, each kernel a step from the one before over shared private fragment code.
 //! Tensor cores: the GEMM ladder continued through `mma.sync`.
 //!
 //! The kernels here compute `C = A B` for row-major `A` (`m x k`) and `B`

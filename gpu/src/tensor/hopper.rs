@@ -1,3 +1,4 @@
+// Over 800 lines: the wgmma ladder (steps 5 to 8) is read top to bottom as one lesson over one ring, producer and consumer; the GEMM library and attention reuse its pieces.
 //! Hopper's own tensor-core path (sm_90a): `wgmma` reading its operands
 //! from shared memory that TMA fills, synchronized by mbarriers.
 //!

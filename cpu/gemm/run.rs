@@ -245,7 +245,7 @@ impl TensorGemm {
     /// persistent grid runs `items = tiles x splits` work items in `waves
     /// = ceil(items / SMs)`; a split costs, beside its k-steps, the `f32`
     /// partial sums it writes and the last split reads back. The model
-    /// ([`modelled_us`]) takes the largest of the tensor cores' time and
+    /// (`modelled_us`) takes the largest of the tensor cores' time and
     /// the memory's, plus the fix-up:
     ///
     /// - tensor cores: `waves (ITEM_US + ceil(steps / splits) STEP_US)`,

@@ -388,8 +388,9 @@ impl TensorGemm {
         let ldw = r.n;
         let w_split = r.m * ldw;
         let w_batch = splits * w_split;
-        let mut w =
-            self.take::<f32>(gpu, SUMS, if splits > 1 || trivial { call.batch * w_batch } else { 0 })?;
+        // Partial sums only with several splits (none are read when there
+        // is no product: `splits` is 0 then).
+        let mut w = self.take::<f32>(gpu, SUMS, if splits > 1 { call.batch * w_batch } else { 0 })?;
         let none = self.take::<f32>(gpu, NO_BIAS, 1)?;
         let bias_buffer = bias.unwrap_or(&none);
         if !trivial {

@@ -152,6 +152,7 @@ impl<T> Drop for DeviceBuffer<T> {
     fn drop(&mut self) {
         if let BufferInner::Host { ptr, len } = self.inner {
             let bytes = (len * size_of::<T>()).max(1);
+            emu::freed(ptr as usize);
             // SAFETY: allocated in `Gpu::alloc` with this layout.
             unsafe { dealloc(ptr as *mut u8, Layout::from_size_align(bytes, HOST_ALIGN).unwrap()) };
         }
@@ -296,6 +297,8 @@ impl Gpu {
                 if ptr.is_null() {
                     return Err(Error::OutOfMemory { needed: layout.size(), free: 0 });
                 }
+                // What the copy engine may read through a tensor map.
+                emu::allocated(ptr as usize, layout.size());
                 BufferInner::Host { ptr, len }
             }
         };

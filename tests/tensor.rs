@@ -103,6 +103,22 @@ fn integer_run<P: Ladder>(
     Some((tensor::run_once(gpu, kernel, &mut ops, dc), rows_on_16))
 }
 
+/// A TMA step takes only its maps, so its name says its precision: every
+/// kernel of the family is taken by exactly one precision of the ladder,
+/// and a TMA step by none other than its own.
+#[test]
+fn every_ladder_kernel_has_one_precision() {
+    for kernel in Tensor.kernels() {
+        let takers: Vec<_> =
+            tensor::PRECISIONS.iter().filter(|p| p.takes(kernel)).map(|p| p.name()).collect();
+        assert_eq!(takers.len(), 1, "{}: {takers:?}", kernel.name);
+    }
+    let tf32 = gpu::launch::registry::find("tc_wgmma_persistent_tf32").unwrap();
+    let wrong = Step::<Bf16>::of(tf32).err().unwrap().to_string();
+    assert!(wrong.contains("a TMA step in another precision"), "{wrong}");
+    assert!(Step::<Tf32>::of(tf32).is_ok());
+}
+
 /// Integers in [-8, 8] are exact in bf16, f16 and tf32, their products and sums
 /// of up to 2^18 of them exact in f32: every kernel must match the integer
 /// product bit for bit, at shapes with edges in every direction and one
@@ -329,16 +345,15 @@ fn ldmatrix_and_stmatrix_follow_the_isa() {
     }
 }
 
-/// Thread 0 copies the 16 x 64 box at the origin of map 0 (over `a`) into
-/// shared memory with TMA; then each of 16 threads copies its row, read
+/// Thread 0 copies the 16 x 64 box at the origin of map 0 into shared
+/// memory with TMA (the kernel has no other handle on the matrix); then each of 16 threads copies its row, read
 /// back through the 128-byte swizzle, to `out`. `mode` plants a fault: 1
 /// expects more bytes than the copy brings (the wait never completes), 2
 /// reads without waiting, 3 arrives twice in one phase of count 1.
 #[kernel(block = 16, shared = 2048 + 8)]
-pub fn tma_probe(maps: In<u64>, a: In<u16>, out: Out<u16>, mode: u32) {
+pub fn tma_probe(maps: In<u64>, out: Out<u16>, mode: u32) {
     use gpu::dev::barrier::{Mbarrier, fence_init};
     use gpu::dev::tma::{copy_2d, swizzle_128};
-    let _ = a;
     let t = thread_idx_x() as usize;
     // SAFETY: 2048 bytes of box, then the mbarrier (the declaration's);
     // the faults are the point of the modes.
@@ -380,7 +395,7 @@ fn tma_and_mbarrier_faults_are_reported() {
     let run = |mode: u32| {
         let mut out = gpu.alloc::<u16>(16 * 64).unwrap();
         // SAFETY: the buffers hold what the kernel's doc says.
-        let r = unsafe { tma_probe::launch(&gpu, 1, &maps, &da, &mut out, mode) };
+        let r = unsafe { tma_probe::launch(&gpu, 1, &maps, &mut out, mode) };
         r.map(|()| gpu.download(&out).unwrap()).map_err(|e| e.to_string())
     };
     let out = run(0).unwrap();
@@ -396,6 +411,19 @@ fn tma_and_mbarrier_faults_are_reported() {
     assert!(early.contains("before a wait on its mbarrier"), "{early}");
     let twice = run(3).unwrap_err();
     assert!(twice.contains("beyond its count 1"), "{twice}");
+    // The copy engine reads through the map alone: a map whose matrix was
+    // freed since it was encoded is an error, not a read of freed memory.
+    let freed = {
+        let gone = gpu.upload(&a).unwrap();
+        let map = gpu.tensor_map_bf16(&gone, (rows, cols), (16, 64)).unwrap();
+        let maps = gpu.upload(&map).unwrap();
+        let mut out = gpu.alloc::<u16>(16 * 64).unwrap();
+        // Freed after the other allocations, so none of them reuses it.
+        drop(gone);
+        // SAFETY: as above but for the freed matrix, the point of the test.
+        unsafe { tma_probe::launch(&gpu, 1, &maps, &mut out, 0) }.unwrap_err().to_string()
+    };
+    assert!(freed.contains("through a tensor map, are in no live allocation"), "{freed}");
     // Rows of A not on 16 bytes cannot be described to TMA.
     let odd = gpu.tensor_map_bf16(&da, (8, 50), (16, 64)).unwrap_err().to_string();
     assert!(odd.contains("multiple of 8"), "{odd}");
@@ -416,11 +444,10 @@ fn tma_and_mbarrier_faults_are_reported() {
 /// before the cluster barrier, into a block whose mbarrier is not
 /// initialized.
 #[kernel(block = 16, shared = 2048 + 8, cluster = [2, 1, 1], arch = "sm_90a")]
-pub fn cluster_probe(maps: In<u64>, a: In<u16>, out: Out<u16>, mode: u32) {
+pub fn cluster_probe(maps: In<u64>, out: Out<u16>, mode: u32) {
     use gpu::dev::barrier::{Mbarrier, fence_init};
     use gpu::dev::cluster::{cluster_rank, cluster_size, cluster_sync};
     use gpu::dev::tma::{copy_2d_multicast, swizzle_128};
-    let _ = a;
     let (t, rank) = (thread_idx_x() as usize, cluster_rank());
     assert!(cluster_size() == 2 && rank == gpu::dev::block_idx_x() % 2);
     // SAFETY: 2048 bytes of box, then the mbarrier (the declaration's);
@@ -478,7 +505,7 @@ fn cluster_multicast_and_faults_are_reported() {
         let mut out = gpu.alloc::<u16>(2 * 16 * 64).unwrap();
         gpu.poison(&mut out).unwrap();
         // SAFETY: the buffers hold what the kernel's doc says.
-        let r = unsafe { cluster_probe::launch(&gpu, grid, &maps, &da, &mut out, mode) };
+        let r = unsafe { cluster_probe::launch(&gpu, grid, &maps, &mut out, mode) };
         r.map(|()| gpu.download(&out).unwrap()).map_err(|e| e.to_string())
     };
     let out = run(2, 0).unwrap();

@@ -183,9 +183,10 @@ impl Precision for F16 {
 
 /// What the fused kernels take.
 pub type FlashSignature<T> = (In<T>, In<T>, In<T>, Out<T>, Out<f32>, u32, u32, u32, u32, f32, u32);
-/// What the Hopper kernels take: the tensor maps, then as
-/// [`FlashSignature`] with the batch before the heads.
-pub type HopperSignature<T> = (In<u64>, In<T>, In<T>, In<T>, Out<T>, Out<f32>, u32, u32, u32, u32, u32, f32, u32);
+/// What the Hopper kernels take: the tensor maps of Q, K and V (read
+/// through them alone), then as [`FlashSignature`] from O, with the batch
+/// before the heads.
+pub type HopperSignature<T> = (In<u64>, Out<T>, Out<f32>, u32, u32, u32, u32, u32, f32, u32);
 /// What the softmax kernel takes.
 pub type SoftmaxSignature<T> = (In<f32>, Out<T>, Out<f32>, u32, u32, u32, f32, u32);
 
@@ -294,8 +295,7 @@ pub fn launch<P: Precision>(gpu: &Gpu, lib: &TensorGemm, step: Step, p: &Problem
                     gpu,
                     grid,
                     (
-                        maps, &x.q, &x.k, &x.v, &mut x.o, &mut x.lse, dims.0, dims.1, dims.2, dims.3, dims.4, p.scale,
-                        causal,
+                        maps, &mut x.o, &mut x.lse, dims.0, dims.1, dims.2, dims.3, dims.4, p.scale, causal,
                     ),
                 )
             }

@@ -251,14 +251,15 @@ pub fn verify(
 pub type PlainSignature<E> = (In<E>, In<E>, Out<f32>, u32, u32, u32);
 
 /// What the TMA steps take (`gpu::tensor::hopper`): the tensor maps of A
-/// and B (16 words each), then as [`PlainSignature`].
-pub type TmaSignature<E> = (In<u64>, In<E>, In<E>, Out<f32>, u32, u32, u32);
+/// and B (16 words each; the kernels read A and B through them alone),
+/// then C, m, n, k.
+pub type TmaSignature = (In<u64>, Out<f32>, u32, u32, u32);
 
 /// A tensor GEMM kernel in precision `P`, as whichever signature it
 /// declares.
 pub enum Step<P: Ladder> {
     Plain(Typed<PlainSignature<P::Elem>>),
-    Tma(Typed<TmaSignature<P::Elem>>),
+    Tma(Typed<TmaSignature>),
 }
 
 impl<P: Ladder> Clone for Step<P> {
@@ -271,11 +272,18 @@ impl<P: Ladder> Copy for Step<P> {}
 
 impl<P: Ladder> Step<P> {
     /// `kernel` as a step in `P`: an error if it takes other parameters.
+    /// A `mma.sync` step's element parameters name its precision; a TMA
+    /// step takes only maps, and its name ends with its precision
+    /// (`tc_wgmma_persistent_tf32`; a test holds every TMA kernel to it).
     pub fn of(kernel: &'static Kernel) -> Result<Step<P>> {
         kernel
             .typed()
             .map(Step::Plain)
-            .or_else(|_| kernel.typed().map(Step::Tma))
+            .or_else(|e| match kernel.typed() {
+                Ok(typed) if kernel.name.ends_with(&format!("_{}", P::NAME)) => Ok(Step::Tma(typed)),
+                Ok(_) => Err(format!("{}: a TMA step in another precision", kernel.name)),
+                Err(_) => Err(e),
+            })
             .map_err(|e| Error::InvalidInput(format!("{e} (no {} tensor GEMM kernel)", P::NAME)))
     }
 
@@ -390,7 +398,7 @@ pub fn launch<P: Ladder>(gpu: &Gpu, kernel: Step<P>, ops: &Operands<P>, c: &mut 
                     Error::InvalidInput(format!("{name}: its operands were not prepared for it"))
                 })?;
                 let on_sms = launch.persistent_grid(nu, mu, gpu.resident_blocks(kernel.kernel())?);
-                kt.launch(gpu, on_sms, (maps, ops.a, ops.b, c, mu, nu, ku))
+                kt.launch(gpu, on_sms, (maps, c, mu, nu, ku))
             }
         }
     }

@@ -139,12 +139,11 @@ pub struct WgmmaScalars {
     pub d_maps: u32,
 }
 
-/// The buffers of a library `wgmma` launch: the maps, A and B they
-/// describe, D, the split sums' workspace and tickets, the bias.
-pub struct WgmmaBuffers<'a, I, O> {
+/// The buffers of a library `wgmma` launch: the maps (A and B are read
+/// through them alone), D, the split sums' workspace and tickets, the
+/// bias.
+pub struct WgmmaBuffers<'a, O> {
     pub maps: &'a DeviceBuffer<u64>,
-    pub a: &'a DeviceBuffer<I>,
-    pub b: &'a DeviceBuffer<I>,
     pub d: &'a mut DeviceBuffer<O>,
     pub sums: &'a mut DeviceBuffer<f32>,
     /// One zero word per thread and tile (`256 batch tiles`), left zero.
@@ -188,12 +187,12 @@ pub trait Precision: 'static {
     /// Launches [`Precision::kernel`].
     ///
     /// # Safety
-    /// The maps describe A and B within `a` and `b`; `c` holds what the
+    /// The maps describe A and B within live buffers; `d` holds what the
     /// scalars name (the kernel's contract).
     unsafe fn launch<O: Element>(
         gpu: &Gpu,
         grid: Dim3,
-        x: WgmmaBuffers<'_, Self::Input, O>,
+        x: WgmmaBuffers<'_, O>,
         s: WgmmaScalars,
     ) -> Result<()>;
     /// cuBLAS's compute type for the same products.
@@ -222,8 +221,6 @@ macro_rules! wgmma_launch {
             $gpu,
             $grid,
             x.maps,
-            x.a,
-            x.b,
             x.d,
             x.sums,
             x.tickets,
@@ -259,7 +256,7 @@ macro_rules! tensor_precision {
             unsafe fn launch<O: Element>(
                 gpu: &Gpu,
                 grid: Dim3,
-                x: WgmmaBuffers<'_, $input, O>,
+                x: WgmmaBuffers<'_, O>,
                 s: WgmmaScalars,
             ) -> Result<()> {
                 // SAFETY: the caller's contract; the split kernel where k
@@ -344,12 +341,7 @@ impl Precision for F32 {
     fn kernel<O: Element>() -> Option<&'static Kernel> {
         None
     }
-    unsafe fn launch<O: Element>(
-        _: &Gpu,
-        _: Dim3,
-        _: WgmmaBuffers<'_, f32, O>,
-        _: WgmmaScalars,
-    ) -> Result<()> {
+    unsafe fn launch<O: Element>(_: &Gpu, _: Dim3, _: WgmmaBuffers<'_, O>, _: WgmmaScalars) -> Result<()> {
         unreachable!("f32 has no tensor-core kernel: `kernel()` is None")
     }
     fn cublas_compute() -> cublasComputeType_t {

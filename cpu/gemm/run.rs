@@ -498,15 +498,8 @@ impl TensorGemm {
                 let tiles = call.batch * r.m.div_ceil(BM) * r.n.div_ceil(BN);
                 let mut tickets =
                     self.take_zeros::<u32>(gpu, TICKETS, if splits > 1 { 256 * tiles } else { 0 })?;
-                let buffers = WgmmaBuffers {
-                    maps,
-                    a: a_src,
-                    b: b_src,
-                    d,
-                    sums: &mut w,
-                    tickets: &mut tickets,
-                    bias: bias_buffer,
-                };
+                let buffers =
+                    WgmmaBuffers { maps, d, sums: &mut w, tickets: &mut tickets, bias: bias_buffer };
                 // SAFETY: the maps describe A and B inside `a_src` and `b_src` (checked by
                 // `Call::check` and `tensor_map_pitched`); D holds the batch at ldc and
                 // stride_c, the bias m values (checked); with several splits the workspace

@@ -219,8 +219,8 @@ fn box_bytes(
     let m = read_map(map, i, "copy_2d", site);
     let base = emu::device::shared_base() as usize;
     m.copy_box((x as i64, y as i64), dst as usize - base, |addr, bytes| {
-        emu::device::async_read(emu::device::Space::Global, addr, bytes.len(), site);
-        // SAFETY: checked above to lie in a buffer of the launch.
+        emu::device::tma_read(addr, bytes.len(), site);
+        // SAFETY: checked above to lie in a live allocation.
         unsafe { core::ptr::copy_nonoverlapping(addr as *const u8, bytes.as_mut_ptr(), bytes.len()) };
     })
 }

@@ -3,7 +3,9 @@
 
 use super::abi::{Op, Site, Space};
 use super::context::{Event, PendingCopy, PendingStore, async_misuse, block, peer, suspend, thread};
-use super::hooks::{check_bounds, check_words, checked_access, mark_written};
+use super::hooks::{
+    check_bounds, check_map_bounds, check_words, checked_access, mark_written, recorded_access,
+};
 use super::order::Kind;
 use super::proxy::Proxy;
 
@@ -172,6 +174,14 @@ pub fn bulk_commit() {
     copies.bulk_groups.push_back(group);
 }
 
+/// The copy engine's read of `bytes` at `addr` in global memory through a
+/// tensor map (a row of a TMA box): bounds against the live allocations,
+/// races with the grid's writes; not counted in the access analysis.
+pub fn tma_read(addr: usize, bytes: usize, site: Site) {
+    check_map_bounds(addr, bytes, site);
+    check_words(Space::Global, addr, bytes, Kind::Read, None, false, site);
+}
+
 /// `cp.async.bulk.wait_group(.read) n`: the TMA stores of all but the `n`
 /// newest groups read their shared bytes (bounds, races with the block's
 /// writes, bytes never written) and write global memory (bounds, races),
@@ -193,8 +203,9 @@ pub fn bulk_wait(n: usize) {
             let data = unsafe { std::slice::from_raw_parts(st.src as *const u8, bytes) }.to_vec();
             let base = block().shared as usize;
             st.map.store_box(st.xy, st.src - base, &data, |addr, row| {
-                checked_access(Space::Global, addr, row.len(), super::abi::Op::Write(row), st.site);
-                // SAFETY: checked to lie in a buffer of the launch.
+                check_map_bounds(addr, row.len(), st.site);
+                recorded_access(Space::Global, addr, row.len(), Op::Write(row), st.site);
+                // SAFETY: checked to lie in a live allocation.
                 unsafe { std::ptr::copy_nonoverlapping(row.as_ptr(), addr as *mut u8, row.len()) };
             });
         }

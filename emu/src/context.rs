@@ -178,7 +178,15 @@ impl BlockCtx<'_> {
             Space::Shared => format!("the word at byte {} of shared memory", addr - self.shared as usize),
             Space::Global => match self.buffers.iter().find(|b| addr >= b.addr && addr < b.addr + b.bytes) {
                 Some(b) => format!("the word at byte {} of `{}`", addr - b.addr, b.name),
-                None => format!("the word at {addr:#x}"),
+                None => match crate::allocations::containing(addr, 1) {
+                    Some((base, _)) => {
+                        format!(
+                            "the word at byte {} of the allocation at {base:#x} (through a tensor map)",
+                            addr - base
+                        )
+                    }
+                    None => format!("the word at {addr:#x}"),
+                },
             },
         }
     }

@@ -108,6 +108,23 @@ pub(crate) fn check_bounds(space: Space, addr: usize, bytes: usize, site: Site) 
     }
 }
 
+/// The bounds of the copy engine's access to global memory through a
+/// tensor map: inside a buffer of the launch or another live allocation
+/// (the map names its matrix by address; [`crate::allocations`]).
+pub(crate) fn check_map_bounds(addr: usize, bytes: usize, site: Site) {
+    let in_launch = block().buffers.iter().any(|x| addr >= x.addr && addr + bytes <= x.addr + x.bytes);
+    if !in_launch && crate::allocations::containing(addr, bytes).is_none() {
+        out_of_bounds(
+            Space::Global,
+            format!(
+                "bytes {addr:#x}..{:#x}, read or written through a tensor map, are in no live allocation (freed since the map was encoded?)",
+                addr + bytes
+            ),
+            site,
+        );
+    }
+}
+
 /// Checks, records and orders one access of `bytes` at `addr`: bounds,
 /// uninitialized shared reads, races; for atomics, the release and
 /// acquire they make.
@@ -128,6 +145,11 @@ pub fn access(space: Space, addr: usize, bytes: usize, op: Op, site: Site) {
 /// [`access`] without its effects: bounds, analysis and word checks.
 pub(crate) fn checked_access(space: Space, addr: usize, bytes: usize, op: Op, site: Site) -> Kind {
     check_bounds(space, addr, bytes, site);
+    recorded_access(space, addr, bytes, op, site)
+}
+
+/// [`checked_access`] after its bounds check: analysis and word checks.
+pub(crate) fn recorded_access(space: Space, addr: usize, bytes: usize, op: Op, site: Site) -> Kind {
     if space == Space::Shared {
         let offset = addr - block().shared as usize;
         if let Some(why) = block().proxy.borrow().read_before_landing(offset, bytes) {

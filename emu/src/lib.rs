@@ -38,7 +38,8 @@
 //! thread(s), word and the `file:line` of each access involved:
 //!
 //! - bounds: shared memory against the launch's size, global memory
-//!   against the buffers passed to the launch;
+//!   against the buffers passed to the launch (the copy engine's accesses
+//!   through a tensor map against the live allocations, [`allocated`]);
 //! - races, in shared *and* global memory, within a block and across
 //!   blocks, per byte, with happens-before from barriers, `sync_warp`, and
 //!   fences with atomics ([`order`] says what is modelled);
@@ -63,6 +64,7 @@
 //! kernel may touch.
 
 mod abi;
+mod allocations;
 mod analysis;
 mod async_hooks;
 mod context;
@@ -77,6 +79,7 @@ mod tensor_core;
 pub mod tma;
 
 pub use abi::{Buffer, LaunchSpec};
+pub use allocations::{allocated, freed};
 pub use analysis::{AccessStats, Analysis};
 pub use report::{Actor, EmuError, Race};
 pub use scheduler::launch;
@@ -87,7 +90,8 @@ pub mod device {
     pub use crate::abi::{Op, ShflOp, Site, Space};
     pub use crate::async_hooks::{
         async_read, bulk_commit, bulk_wait, copy_async, copy_commit, copy_wait, mbarrier_arrive,
-        mbarrier_arrive_peer, mbarrier_init, mbarrier_wait, tma_copy, tma_copy_multicast, tma_store,
+        mbarrier_arrive_peer, mbarrier_init, mbarrier_wait, tma_copy, tma_copy_multicast, tma_read,
+        tma_store,
     };
     pub use crate::hooks::{
         access, active_mask, barrier, cluster, cluster_barrier, fence, index, shared_base, shared_len,

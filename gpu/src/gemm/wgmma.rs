@@ -40,7 +40,6 @@ use half::{bf16, f16};
 use super::epilogue::{ACT_GELU, ACT_RELU, BIAS_COLS, BIAS_ROWS, Output, activate, gelu, relu};
 use crate::dev::SharedArray;
 use crate::dev::atomic::Ordering;
-use crate::dev::fp8;
 use crate::dev::math::fma;
 use crate::dev::registers;
 use crate::dev::shared::launch_sized_base;
@@ -652,8 +651,8 @@ unsafe fn add_partial<const PAIRS: bool, const LO: usize, const HI: usize>(
 }
 
 macro_rules! instances {
-    ($($(#[$doc:meta])* $name:ident / $split:ident($ty:ty, $element:ty);)*) => {$(
-        instance!($(#[$doc])* $name($ty, $element, false));
+    ($($(#[$doc:meta])* $name:ident / $split:ident($element:ty);)*) => {$(
+        instance!($(#[$doc])* $name($element, false));
         instance!(
             $(#[$doc])*
             ///
@@ -662,20 +661,20 @@ macro_rules! instances {
             /// that the one-split kernel keeps its k-loop's addresses on
             /// the uniform datapath (with the fix-up beside it, ptxas moved
             /// them to per-thread registers: 3-4% slower on large squares).
-            $split($ty, $element, true)
+            $split($element, true)
         );
     )*};
 }
 
 /// One kernel: [`gemm`] for an element and a split mode.
 macro_rules! instance {
-    ($(#[$doc:meta])* $name:ident($ty:ty, $element:ty, $split_mode:literal)) => {
+    ($(#[$doc:meta])* $name:ident($element:ty, $split_mode:literal)) => {
         $(#[$doc])*
         ///
         /// Launch: 384 threads, one block per SM or fewer
         /// (`persistent`); `maps` holds `2 batch` tensor maps (A's then
         /// B's for each matrix of the batch, rows on 16 bytes, boxes as the
-        /// element's); `a` and `b` are the buffers they point into; `d`
+        /// element's; the copy engine reads A and B through them alone); `d`
         /// holds `batch` matrices `m x n` at `ldd`, `d_batch` apart (read
         /// when `beta != 0`), `sums` (with `splits > 1`) `batch splits m
         /// n` values and `tickets` `256 batch tiles` zeros (zeros again
@@ -694,8 +693,6 @@ macro_rules! instance {
         #[allow(clippy::too_many_arguments)]
         pub fn $name<T: Output>(
             maps: In<u64>,
-            a: In<$ty>,
-            b: In<$ty>,
             d: Out<T>,
             sums: Out<f32>,
             tickets: Out<u32>,
@@ -714,8 +711,6 @@ macro_rules! instance {
             act: u32,
             d_maps: u32,
         ) {
-            // The copy engine reads A and B through the maps.
-            let _ = (a, b);
             let work = Work { m, n, ldd, d_batch, batch, splits, split_steps, steps: 0, d_maps: d_maps != 0 };
             let epilogue = Epilogue { alpha, beta, bias, bias_mode, act };
             gemm::<$element, T, $split_mode>(maps, (d, sums, tickets), work, k_steps, epilogue);
@@ -725,15 +720,15 @@ macro_rules! instance {
 
 instances! {
     /// bf16 A (`m x k`, K-major) and B (`k x n`, N-major).
-    gemm_wgmma_bf16 / gemm_wgmma_bf16_split(bf16, Bf16);
+    gemm_wgmma_bf16 / gemm_wgmma_bf16_split(Bf16);
     /// IEEE binary16 A and B, laid out as for bf16.
-    gemm_wgmma_f16 / gemm_wgmma_f16_split(f16, F16);
+    gemm_wgmma_f16 / gemm_wgmma_f16_split(F16);
     /// `f32` A (`m x k`) and B transposed (`n x k`), both K-major, read as
     /// tf32 (each input's low 13 mantissa bits dropped).
-    gemm_wgmma_tf32 / gemm_wgmma_tf32_split(f32, Tf32);
+    gemm_wgmma_tf32 / gemm_wgmma_tf32_split(Tf32);
     /// FP8 E4M3 A (`m x k`) and B transposed (`n x k`), both K-major (the
     /// host folds the per-tensor scales into `alpha`).
-    gemm_wgmma_e4m3 / gemm_wgmma_e4m3_split(fp8::E4m3, E4m3);
+    gemm_wgmma_e4m3 / gemm_wgmma_e4m3_split(E4m3);
     /// FP8 E5M2 A and B, laid out as for E4M3.
-    gemm_wgmma_e5m2 / gemm_wgmma_e5m2_split(fp8::E5m2, E5m2);
+    gemm_wgmma_e5m2 / gemm_wgmma_e5m2_split(E5m2);
 }

@@ -6,8 +6,8 @@
 //! B`, row-major 16-bit A and B, `f32` C, any `m`); the tf32 one takes `f32` A
 //! and B with B given transposed (`bt`, `n x k` row-major: `C = A bt^T`),
 //! because `wgmma` reads tf32 B only K-major. Both read through tensor maps
-//! the host encodes for A and B (`maps`: A's, then B's, 16 words each; `a`
-//! and `b` are passed as well, the buffers the maps point into). A map's
+//! the host encodes for A and B (`maps`: A's, then B's, 16 words each;
+//! the kernels take no other handle on A and B). A map's
 //! row stride must be a multiple of 16 bytes: for bf16 and f16 `k` and `n`
 //! multiples of 8, for tf32 `k` a multiple of 4.
 
@@ -23,7 +23,6 @@ use crate::dev::wgmma::{self, Descriptor, d_f32, shared_address};
 use crate::dev::{In, Out, SharedArray, block_idx_x, block_idx_y, grid_dim_x, sync_threads, thread_idx_x};
 use crate::kernel;
 use core::marker::PhantomData;
-use half::f16;
 use seq_macro::seq;
 
 /// Block tile: 128 x 256 of C, 128 bytes of k per stage (64 bf16, 32
@@ -581,9 +580,7 @@ pub(crate) unsafe fn store_at<const PAIRS: bool>(
 /// tiles, 256 threads; `k` and `n` multiples of 8.
 /// Measured: `BENCHMARKS.md`, rows `tc_wgmma_bf16`.
 #[kernel(block = THREADS, shared = shared_bytes(), tile = [BN, BM], arch = "sm_90a")]
-pub fn tc_wgmma_bf16(maps: In<u64>, a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
-    // The copy engine reads A and B through the maps.
-    let _ = (a, b);
+pub fn tc_wgmma_bf16(maps: In<u64>, c: Out<f32>, m: u32, n: u32, k: u32) {
     let t = thread_idx_x() as usize;
     let (ring, steps) = start::<Bf16>(maps, 1, k);
     if t == 0 {
@@ -639,9 +636,7 @@ pub const WS_THREADS: usize = 384;
 /// Launch: as [`tc_wgmma_bf16()`], with 384 threads.
 /// Measured: `BENCHMARKS.md`, rows `tc_wgmma_ws_bf16`.
 #[kernel(block = WS_THREADS, shared = shared_bytes(), tile = [BN, BM], min_blocks = 1, arch = "sm_90a")]
-pub fn tc_wgmma_ws_bf16(maps: In<u64>, a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
-    // The copy engine reads A and B through the maps.
-    let _ = (a, b);
+pub fn tc_wgmma_ws_bf16(maps: In<u64>, c: Out<f32>, m: u32, n: u32, k: u32) {
     let t = thread_idx_x() as usize;
     let (ring, steps) = start::<Bf16>(maps, 2, k);
     if t < 128 {
@@ -710,21 +705,17 @@ pub fn grouped(i: usize, grid: (usize, usize)) -> (usize, usize) {
 /// fewer tiles).
 /// Measured: `BENCHMARKS.md`, rows `tc_wgmma_persistent_bf16`.
 #[kernel(block = WS_THREADS, shared = shared_bytes(), tile = [BN, BM], min_blocks = 1, persistent = true, arch = "sm_90a")]
-pub fn tc_wgmma_persistent_bf16(maps: In<u64>, a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
-    // The copy engine reads A and B through the maps.
-    let _ = (a, b);
+pub fn tc_wgmma_persistent_bf16(maps: In<u64>, c: Out<f32>, m: u32, n: u32, k: u32) {
     persistent::<Bf16>(maps, c, (m, n, k));
 }
 
 /// 6, f16: step 6 on IEEE binary16 inputs (`wgmma`'s f16 form; the
 /// layouts, copies and ring of the bf16 kernel).
 ///
-/// Launch: as [`tc_wgmma_persistent_bf16()`], with f16 `a` and `b`.
+/// Launch: as [`tc_wgmma_persistent_bf16()`], with maps of f16 A and B.
 /// Measured: `BENCHMARKS.md`, rows `tc_wgmma_persistent_f16`.
 #[kernel(block = WS_THREADS, shared = shared_bytes(), tile = [BN, BM], min_blocks = 1, persistent = true, arch = "sm_90a")]
-pub fn tc_wgmma_persistent_f16(maps: In<u64>, a: In<f16>, b: In<f16>, c: Out<f32>, m: u32, n: u32, k: u32) {
-    // The copy engine reads A and B through the maps.
-    let _ = (a, b);
+pub fn tc_wgmma_persistent_f16(maps: In<u64>, c: Out<f32>, m: u32, n: u32, k: u32) {
     persistent::<F16>(maps, c, (m, n, k));
 }
 
@@ -740,13 +731,11 @@ pub fn tc_wgmma_persistent_f16(maps: In<u64>, a: In<f16>, b: In<f16>, c: Out<f32
 /// Each input loses its low 13 mantissa bits (truncated, 10 kept): the
 /// host's error bound allows `2^-10` relative per input.
 ///
-/// Launch: as [`tc_wgmma_persistent_bf16()`], with `a` (`m x k`) and `bt`
-/// (`n x k`) `f32`; `k` a multiple of 4 (16-byte rows), any `m` and `n`.
+/// Launch: as [`tc_wgmma_persistent_bf16()`], with maps of `f32` A (`m x
+/// k`) and `bt` (`n x k`); `k` a multiple of 4 (16-byte rows), any `m` and `n`.
 /// Measured: `BENCHMARKS.md`, rows `tc_wgmma_persistent_tf32`.
 #[kernel(block = WS_THREADS, shared = shared_bytes(), tile = [BN, BM], min_blocks = 1, persistent = true, arch = "sm_90a")]
-pub fn tc_wgmma_persistent_tf32(maps: In<u64>, a: In<f32>, bt: In<f32>, c: Out<f32>, m: u32, n: u32, k: u32) {
-    // The copy engine reads A and B through the maps.
-    let _ = (a, bt);
+pub fn tc_wgmma_persistent_tf32(maps: In<u64>, c: Out<f32>, m: u32, n: u32, k: u32) {
     persistent::<Tf32>(maps, c, (m, n, k));
 }
 
@@ -890,9 +879,7 @@ impl Ring<Bf16> {
     cluster = [CLUSTER, 1, 1],
     arch = "sm_90a"
 )]
-pub fn tc_wgmma_cluster_bf16(maps: In<u64>, a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
-    // The copy engine reads A and B through the maps.
-    let _ = (a, b);
+pub fn tc_wgmma_cluster_bf16(maps: In<u64>, c: Out<f32>, m: u32, n: u32, k: u32) {
     let t = thread_idx_x() as usize;
     let (m, n) = (m as usize, n as usize);
     let rank = cluster_rank() as usize;

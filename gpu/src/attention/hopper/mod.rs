@@ -166,9 +166,6 @@ macro_rules! head_dims {
         #[allow(clippy::too_many_arguments)]
         pub fn $name<T: Half>(
             maps: In<u64>,
-            q: In<T>,
-            k: In<T>,
-            v: In<T>,
             o: Out<T>,
             lse: Out<f32>,
             batch: u32,
@@ -179,8 +176,6 @@ macro_rules! head_dims {
             scale: f32,
             causal: u32,
         ) {
-            // The copy engine reads Q, K and V through the maps.
-            let _ = (q, k, v);
             let p = Problem {
                 batch,
                 heads,
@@ -202,8 +197,8 @@ head_dims! {
     /// Launch: persistent, one block of 384 threads per SM (fewer if there
     /// are fewer tiles); `maps` holds `1 + 2 b kv_heads` tensor maps of 64 x
     /// 64 boxes with the 128-byte swizzle: Q's (`b heads s_q x 64`), then
-    /// each K/V head's K and V (`s_k x 64`); `q`, `k`, `v` are the buffers
-    /// they read; O `[b, heads, s_q, 64]`, lse `[b, heads, s_q]`;
+    /// each K/V head's K and V (`s_k x 64`), through which alone the
+    /// kernel reads Q, K and V; O `[b, heads, s_q, 64]`, lse `[b, heads, s_q]`;
     /// `kv_heads` divides `heads`; every size at least 1; `scale > 0`.
     /// Measured: `BENCHMARKS.md`, rows `attention_hopper_d64`.
     attention_hopper_d64(64, [f32; 32], [f32; 64]);

@@ -225,6 +225,13 @@ impl Gpu {
 
     /// The CPU emulator: the same kernels, from their host build.
     pub fn emulator() -> Gpu {
+        Gpu::emulator_with_sms(1)
+    }
+
+    /// The emulator as a device of `sms` multiprocessors: what a persistent
+    /// kernel's grid is sized by ([`Gpu::resident_blocks`]), so that a test
+    /// can run its blocks' shares of the work as a GPU would deal them.
+    pub fn emulator_with_sms(sms: i32) -> Gpu {
         Gpu {
             backend: Backend::Emulator,
             info: DeviceInfo {
@@ -232,7 +239,7 @@ impl Gpu {
                 name: "CPU emulator".into(),
                 major: 0,
                 minor: 0,
-                multiprocessors: 1,
+                multiprocessors: sms.max(1),
                 total_memory: 4 << 30,
                 driver_version: 0,
                 ptx_arch: "emulator",

@@ -59,6 +59,37 @@ fn hopper_d128() {
     check::<F16>(Step::Hopper, problem((2, 1), (1, 1), 128, false));
 }
 
+/// Causal tiles are dealt longest first in rounds that turn back at each
+/// end: every tile index goes to one block, at any grid, and on an
+/// emulated device of 3 SMs (3 blocks, 2 and 3 heads of 3 query tiles:
+/// turned rounds and a partial last one) every row is right.
+#[test]
+fn hopper_causal_deal_covers_every_tile_once() {
+    use gpu::attention::hopper::dealt;
+    for (count, grid) in [(1u32, 1u32), (7, 3), (2048, 132), (131, 132), (264, 132), (10, 4)] {
+        let mut seen = vec![0; count as usize];
+        for block in 0..grid {
+            for round in 0..count.div_ceil(grid) {
+                let i = dealt(block, grid, round, true);
+                if i < count {
+                    seen[i as usize] += 1;
+                }
+            }
+        }
+        assert!(seen.iter().all(|&n| n == 1), "{count} tiles on {grid} blocks: {seen:?}");
+    }
+    assert_eq!(dealt(0, 4, 1, true), 7, "odd rounds turn back");
+    assert_eq!(dealt(0, 4, 1, false), 4);
+    let gpu = Gpu::emulator_with_sms(3);
+    for (p, heads) in [(problem((2, 1), (300, 300), 64, true), 2), (problem((3, 3), (257, 300), 64, true), 3)]
+    {
+        let outcome = attention::run_steps::<Bf16>(&gpu, &p, &[Step::Hopper], None).unwrap();
+        if let Err(e) = &outcome[0].1.worst {
+            panic!("{heads} heads, 3 SMs: {e}");
+        }
+    }
+}
+
 #[test]
 fn hopper_d256() {
     check::<Bf16>(Step::Hopper, problem((2, 1), (33, 70), 256, true));

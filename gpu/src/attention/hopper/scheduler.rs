@@ -1,15 +1,27 @@
-//! The persistent static tile scheduler: one block per SM walks the work
-//! tiles `blockIdx.x, blockIdx.x + gridDim.x, ...`, a tile being one
-//! (batch, head) pair's [`BR`] queries. The producer and both consumer
-//! warpgroups walk the same sequence, so every role agrees on which tile
-//! each stage and phase belongs to without talking about it.
+//! The persistent static tile scheduler: one block per SM walks its share
+//! of the work tiles, a tile being one (batch, head) pair's [`BR`]
+//! queries. The producer and both consumer warpgroups walk the same
+//! sequence, so every role agrees on which tile each stage and phase
+//! belongs to without talking about it.
 //!
-//! Order: the query tiles of one head are consecutive, and the heads of
-//! one K/V head too (`h = kvh group + ..`), so blocks running at once read
-//! the same K and V from L2. Causal tiles see `q0 + BR` keys or so, so
-//! the later query tiles of a head are the longer ones: a head's tiles are
-//! walked last first, which puts the long tiles early in each block's
-//! list and the short ones at the end, where they fill the tail.
+//! Without a mask every tile costs the same: block `b` takes tiles `b, b +
+//! G, ...` (`G = gridDim.x`) in an order where the query tiles of one head
+//! are consecutive, and the heads of one K/V head too (`h = kvh group +
+//! ..`), so blocks running at once read the same K and V from L2.
+//!
+//! Causal tiles differ: query tile `mb` sees about `mb + 1` key tiles.
+//! Dealt out `b, b + G, ...` in that order, block `b` gets query tiles `b,
+//! b + G, ...` modulo the tiles per head: at 16 heads of 16384 queries
+//! (128 tiles each) and `G = 132` block `b` gets `b, b + 4, b + 8, ...`,
+//! and the block that starts at 64 has three times the work of the one
+//! that starts at 0 (the longest block 1.56 times the mean). So causal
+//! tiles are taken longest first (the last query tile of every head, then
+//! the one before, ...) and dealt in rounds of `G` that turn back at each
+//! end (block `b` takes place `b` of even rounds and `G - 1 - b` of odd
+//! ones): a round's tiles cost nearly the same, and a block that took a
+//! longer one in one round takes a shorter one in the next. The longest
+//! block is then within 1% of the mean at these shapes (a model that
+//! counts key tiles: `docs/notes.md`).
 
 use super::BR;
 use crate::dev::{block_idx_x, grid_dim_x};
@@ -49,15 +61,18 @@ impl Problem {
         self.s_q.div_ceil(BR as u32).max(1)
     }
 
-    /// Work tile `i` for key tiles of `bc` keys.
+    /// Work tile `i` for key tiles of `bc` keys: head-major, or, causal,
+    /// longest first (query tile `mb` of every head, from the last).
     #[inline(always)]
     pub fn tile(self, i: u32, bc: usize) -> Tile {
         let m_blocks = self.m_blocks();
         let (heads, kv_heads) = (self.heads.max(1), self.kv_heads.max(1));
-        let (bh, mut mb) = (i / m_blocks, i % m_blocks);
-        if self.causal {
-            mb = m_blocks - 1 - mb;
-        }
+        let (bh, mb) = if self.causal {
+            let bhs = (self.batch * heads).max(1);
+            (i % bhs, m_blocks - 1 - i / bhs)
+        } else {
+            (i / m_blocks, i % m_blocks)
+        };
         let (b, h) = (bh / heads, bh % heads);
         let kvh = (b * kv_heads + h / (heads / kv_heads).max(1)) as usize;
         let q0 = mb as usize * BR;
@@ -72,7 +87,21 @@ impl Problem {
     #[inline(always)]
     pub fn tiles(self, bc: usize) -> impl Iterator<Item = Tile> {
         let count = self.batch * self.heads * self.m_blocks();
-        let (first, grid) = (block_idx_x(), grid_dim_x().max(1));
-        (0..count.saturating_sub(first).div_ceil(grid)).map(move |k| self.tile(first + k * grid, bc))
+        let (block, grid) = (block_idx_x(), grid_dim_x().max(1));
+        let turn = self.causal;
+        (0..count.div_ceil(grid))
+            .map(move |round| dealt(block, grid, round, turn))
+            .filter(move |&i| i < count)
+            .map(move |i| self.tile(i, bc))
     }
+}
+
+/// The tile block `block` of `grid` takes in round `round`: place `block`
+/// of the round, or with `turn` place `grid - 1 - block` of odd rounds (the
+/// deal turns back at each end). Over all rounds, each tile index goes to
+/// exactly one block.
+#[inline(always)]
+pub fn dealt(block: u32, grid: u32, round: u32, turn: bool) -> u32 {
+    let place = if turn && round % 2 == 1 { grid - 1 - block } else { block };
+    round * grid + place
 }

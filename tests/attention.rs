@@ -65,18 +65,17 @@ fn hopper_d128() {
 /// turned rounds and a partial last one) every row is right.
 #[test]
 fn hopper_causal_deal_covers_every_tile_once() {
-    use gpu::attention::hopper::dealt;
-    for (count, grid) in [(1u32, 1u32), (7, 3), (2048, 132), (131, 132), (264, 132), (10, 4)] {
-        let mut seen = vec![0; count as usize];
-        for block in 0..grid {
-            for round in 0..count.div_ceil(grid) {
-                let i = dealt(block, grid, round, true);
-                if i < count {
-                    seen[i as usize] += 1;
+    use gpu::attention::hopper::{dealt, rounds};
+    for (count, grid) in [(1u32, 1u32), (7, 3), (2048, 132), (131, 132), (264, 132), (10, 4), (9, 4)] {
+        for turn in [false, true] {
+            let mut seen = vec![0; count as usize];
+            for block in 0..grid {
+                for round in 0..rounds(block, grid, count, turn) {
+                    seen[dealt(block, grid, round, turn) as usize] += 1;
                 }
             }
+            assert!(seen.iter().all(|&n| n == 1), "{count} tiles on {grid} blocks, turn {turn}: {seen:?}");
         }
-        assert!(seen.iter().all(|&n| n == 1), "{count} tiles on {grid} blocks: {seen:?}");
     }
     assert_eq!(dealt(0, 4, 1, true), 7, "odd rounds turn back");
     assert_eq!(dealt(0, 4, 1, false), 4);

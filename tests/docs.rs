@@ -57,7 +57,7 @@ fn readme_example_is_the_repository_s_code() {
 /// device and a date) belongs in BENCHMARKS.md, which a run regenerates.
 #[test]
 fn kernel_docs_carry_no_measured_numbers() {
-    for file in ["gpu/src", "dev/src", "macros/src"].iter().flat_map(|d| sources(&root().join(d))) {
+    for file in ["gpu/src", "device/src", "macros/src"].iter().flat_map(|d| sources(&root().join(d))) {
         for (i, line) in read(&file).lines().enumerate() {
             let doc = line.trim_start();
             if !(doc.starts_with("///") || doc.starts_with("//!")) {
@@ -116,7 +116,7 @@ fn kernel_docs_point_at_their_rows() {
 /// to it).
 #[test]
 fn every_unsafe_block_says_why_it_is_sound() {
-    let files = ["gpu/src", "dev/src"]
+    let files = ["gpu/src", "device/src"]
         .iter()
         .flat_map(|d| sources(&root().join(d)))
         .chain([root().join("tests/emulator.rs"), root().join("tests/hazards.rs")]);
@@ -231,6 +231,17 @@ fn crate_map_is_the_workspace() {
     let members = &members[..members.find(']').unwrap()];
     for member in members.split('"').skip(1).step_by(2).filter(|m| *m != ".") {
         assert!(paths.iter().any(|p| p == member), "README.md's crate map lacks the member {member}/");
+    }
+    // Every top-level folder is in the map, itself or a folder inside it.
+    for entry in std::fs::read_dir(root()).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if path.is_dir() && !name.starts_with('.') && name != "target" {
+            assert!(
+                paths.iter().any(|p| p == &name || p.starts_with(&format!("{name}/"))),
+                "README.md's crate map lacks {name}/"
+            );
+        }
     }
     for entry in std::fs::read_dir(root().join("cpu")).unwrap() {
         let path = entry.unwrap().path();

@@ -31,7 +31,8 @@ fn an_aligned_row_major_call_is_one_kernel_writing_d() {
     let gpu = Gpu::emulator();
     let lib = TensorGemm::new();
     let route = ok::<Bf16, f32>(&gpu, &lib, call(Layout::Row, Op::N, Op::N, (72, 48, 40)), 1);
-    assert_eq!(route, Route { splits: 1, fused: true, ..Route::default() });
+    // n <= 128: a narrow tile holds all of D.
+    assert_eq!(route, Route { splits: 1, fused: true, narrow: true, ..Route::default() });
 }
 
 #[test]
@@ -110,7 +111,7 @@ fn k_splits_add_up_in_order() {
     // Three blocks: each tile's splits on different ones, so its last
     // reads what the others wrote (the emulator's race checks see the
     // tickets' release and acquire).
-    let mut lib = TensorGemm::forcing(Plan { splits: 3 });
+    let mut lib = TensorGemm::forcing(Plan { splits: 3, narrow: false });
     lib.blocks = Some(3);
     let c = call(Layout::Row, Op::N, Op::N, (24, 40, 600));
     let route = ok::<Bf16, f32>(&gpu, &lib, c, 70);
@@ -122,6 +123,43 @@ fn k_splits_add_up_in_order() {
         let route = ok::<Bf16, bf16>(&gpu, &lib, c, seed);
         assert_eq!((route.splits, route.fused), (3, true));
     }
+}
+
+/// 128 x 128 tiles (`Plan::narrow`) in every precision: awkward shapes
+/// with tiles past `m` and `n` and a last k-step past `k`, every layout,
+/// beta over C, one split and three (across three blocks), a batch, each
+/// epilogue, every output type.
+#[test]
+fn narrow_tiles_in_every_precision_split_or_not() {
+    let gpu = Gpu::emulator();
+    let one = TensorGemm::forcing(Plan { splits: 1, narrow: true });
+    let mut three = TensorGemm::forcing(Plan { splits: 3, narrow: true });
+    three.blocks = Some(3);
+    for (i, layout) in [Layout::Row, Layout::Col].into_iter().enumerate() {
+        for (j, (op_a, op_b)) in [(Op::N, Op::N), (Op::T, Op::T)].into_iter().enumerate() {
+            let shape = (130 + 7 * i, 133 + 2 * j, 100 + 3 * i + j);
+            let c = call(layout, op_a, op_b, shape);
+            let c = Call { gemm: c.gemm.scaled(0.75, 0.5), ..c };
+            let seed = 80 + (2 * i + j) as u64;
+            let route = ok::<Bf16, bf16>(&gpu, &one, c, seed);
+            assert!(route.narrow && route.splits == 1, "{route:?}");
+            ok::<F16, f32>(&gpu, &one, c.with_epilogue(true, Act::Relu), seed);
+            ok::<Tf32, f16>(&gpu, &one, c, seed);
+            let fp8 = c.with_scales(0.5, 2.0);
+            ok::<E4m3, bf16>(&gpu, &one, fp8, seed);
+            ok::<E5m2, f32>(&gpu, &one, fp8.with_epilogue(true, Act::Gelu), seed);
+        }
+    }
+    let c = call(Layout::Row, Op::N, Op::N, (70, 150, 1100)).packed(2).with_epilogue(true, Act::Gelu);
+    let route = ok::<Bf16, f32>(&gpu, &three, c, 90);
+    assert_eq!((route.narrow, route.splits), (true, 3));
+    ok::<Tf32, bf16>(&gpu, &three, c, 91);
+    ok::<E4m3, f16>(
+        &gpu,
+        &three,
+        call(Layout::Row, Op::N, Op::T, (65, 129, 1500)).with_scales(2.0, 0.25),
+        92,
+    );
 }
 
 #[test]
@@ -194,7 +232,7 @@ fn fp8_in_every_layout_with_scales_batches_splits_and_epilogues() {
     // read in place, one kernel writing D.
     let c = call(Layout::Row, Op::N, Op::T, (70, 40, 96)).with_scales(0.5, 4.0);
     let route = ok::<E4m3, f32>(&gpu, &lib, c, 120);
-    assert_eq!(route, Route { splits: 1, fused: true, ..Route::default() });
+    assert_eq!(route, Route { splits: 1, fused: true, narrow: true, ..Route::default() });
     for (f, layout) in [Layout::Row, Layout::Col].into_iter().enumerate() {
         for (g, op_a) in [Op::N, Op::T].into_iter().enumerate() {
             for (h, op_b) in [Op::N, Op::T].into_iter().enumerate() {
@@ -208,7 +246,7 @@ fn fp8_in_every_layout_with_scales_batches_splits_and_epilogues() {
         }
     }
     // A batch over a NaN C (beta = 0), k split three ways, a bias and GELU.
-    let split = TensorGemm::forcing(Plan { splits: 3 });
+    let split = TensorGemm::forcing(Plan { splits: 3, narrow: false });
     let c = call(Layout::Row, Op::N, Op::T, (20, 33, 700)).packed(2).with_epilogue(true, Act::Gelu);
     let route = ok::<E4m3, f32>(&gpu, &split, c.with_scales(1.5, 0.5), 140);
     assert_eq!(route.splits, 3);
@@ -237,7 +275,7 @@ fn the_sweep_is_twenty_shapes_in_four_groups_and_its_tables_make_a_report_sectio
     groups.dedup();
     assert_eq!(groups, ["squares", "LLM shapes", "skinny and small m", sweep::ODD]);
     // The committed GPU tables: every sweep parses, each row with our TFLOP/s.
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/gemm");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/gemm");
     let sweeps = kernel_lab::report::gemm::read(&dir).unwrap();
     assert!(sweeps.iter().any(|s| s.name == "e4m3-bf16" && s.rows.iter().any(|r| r.peer_name == "cuBLASLt")));
     let (md, plots) = kernel_lab::report::gemm::section(&sweeps, None).unwrap();
@@ -322,7 +360,7 @@ fn plans_are_cached_by_device_precision_and_shape() {
     assert_eq!(plans.len(), 2, "{plans:?}");
     assert!(plans.iter().all(|(k, _)| k.device == gpu.info.name && k.mnk == (24, 40, 600)));
     // A forced plan is not the dispatcher's and is not cached.
-    let forced = TensorGemm::forcing(Plan { splits: 5 });
-    assert_eq!(forced.plan::<Bf16>(&gpu, &c), Plan { splits: 5 });
+    let forced = TensorGemm::forcing(Plan { splits: 5, narrow: false });
+    assert_eq!(forced.plan::<Bf16>(&gpu, &c), Plan { splits: 5, narrow: false });
     assert!(forced.plans().is_empty());
 }

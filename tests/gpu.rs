@@ -86,7 +86,12 @@ fn gemm_library_every_path(gpu: &Gpu) -> Result<(), String> {
             Err(e) => Err(format!("{} -> {} {call}: {e}", P::NAME, O::NAME)),
         }
     }
-    let libs = [TensorGemm::new(), TensorGemm::forcing(Plan { splits: 3 })];
+    let libs = [
+        TensorGemm::new(),
+        TensorGemm::forcing(Plan { splits: 3, narrow: false }),
+        TensorGemm::forcing(Plan { splits: 1, narrow: true }),
+        TensorGemm::forcing(Plan { splits: 3, narrow: true }),
+    ];
     let shapes = [(1, 1, 1), (3, 5, 9), (33, 130, 257), (257, 33, 130), (130, 257, 33), (64, 256, 640)];
     let scalars = [(1.0f32, 0.0f32), (0.7, 1.3), (0.0, 1.3), (-1.0, 0.5)];
     let (mut calls, mut worst) = (0, 0.0f64);
@@ -100,7 +105,7 @@ fn gemm_library_every_path(gpu: &Gpu) -> Result<(), String> {
                     g.ldc += (s + 1) % 2;
                     let act = [Act::None, Act::Relu, Act::Gelu][s % 3];
                     let call = Call::new(g).packed(1 + s % 2).with_epilogue(s % 2 == 1, act);
-                    let lib = &libs[s % 2];
+                    let lib = &libs[(s + f) % libs.len()];
                     let seed = (calls + 1) as u64;
                     worst = worst.max(one::<Bf16, half::bf16>(gpu, lib, &call, seed)?);
                     worst = worst.max(one::<F16, f32>(gpu, lib, &call, seed)?);

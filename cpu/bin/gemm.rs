@@ -3,7 +3,7 @@
 //! (`kernel_lab::gemm`) verified against the `f64` reference, then timed
 //! against cuBLAS on the same call in the same process:
 //! `cublasGemmStridedBatchedEx`, or `cublasLtMatmul` for FP8 and for
-//! epilogues. `--sweep` runs the public sweep (`bench/gemm-sweep.txt`).
+//! epilogues. `--sweep` runs the public sweep (`results/gemm-sweep.txt`).
 //! Without a GPU it verifies on the emulator, at the shapes given.
 
 use std::process::ExitCode;
@@ -36,7 +36,7 @@ struct Options {
     /// Problems `MxNxK`, comma-separated: D is m x n, op(A) m x k.
     #[arg(long, value_delimiter = ',')]
     shape: Vec<String>,
-    /// Every shape of the public sweep (bench/gemm-sweep.txt), in the
+    /// Every shape of the public sweep (results/gemm-sweep.txt), in the
     /// precision's native layout (row-major; tf32 and FP8 with op(B) = T).
     #[arg(long)]
     sweep: bool,
@@ -74,9 +74,14 @@ struct Options {
     /// The activation after the bias: none, relu or gelu.
     #[arg(long, default_value = "none")]
     act: String,
-    /// Force k-splits instead of the dispatcher's plan.
+    /// Force k-splits instead of the dispatcher's plan (with --tile, or
+    /// 128 x 256 tiles).
     #[arg(long)]
     splits: Option<usize>,
+    /// Force the tile width instead of the dispatcher's plan: 256 or 128
+    /// (with --splits, or one split).
+    #[arg(long)]
+    tile: Option<usize>,
     /// Timed runs (median reported) after the warm-up.
     #[arg(long, default_value_t = 30)]
     iters: usize,
@@ -138,6 +143,9 @@ fn calls(o: &Options) -> Result<Vec<Call>> {
             o.precision
         )));
     }
+    if o.tile.is_some_and(|t| t != 256 && t != 128) {
+        return Err(bad(format!("--tile must be 256 or 128, not {}", o.tile.unwrap_or(0))));
+    }
     if o.splits == Some(0) {
         return Err(bad("--splits must be at least 1".into()));
     }
@@ -165,9 +173,10 @@ fn one<P: Precision, O: Element>(gpu: &Gpu, lib: &TensorGemm, call: &Call, runs:
     let verified = verify::<P, O>(gpu, lib, call, 0x6e4d, rows.as_deref())?
         .map_err(|why| Error::InvalidInput(format!("verification failed: {}: {why}", call)))?;
     let route = format!(
-        "{}{}splits {}{}{}",
+        "{}{}{}splits {}{}{}",
         if verified.route.pack_a { "pack A, " } else { "" },
         if verified.route.pack_b { "pack B, " } else { "" },
+        if verified.route.narrow { "128x128 tiles, " } else { "" },
         verified.route.splits,
         if verified.route.fused { ", fused epilogue" } else { ", epilogue pass" },
         if verified.route.pad_d { ", padded D" } else { "" }
@@ -223,9 +232,11 @@ fn one<P: Precision, O: Element>(gpu: &Gpu, lib: &TensorGemm, call: &Call, runs:
 }
 
 fn run_all<P: Precision, O: Element>(gpu: &Gpu, o: &Options, calls: &[Call]) -> Result<Vec<Row>> {
-    let lib = match o.splits {
-        Some(splits) => TensorGemm::forcing(Plan { splits }),
-        None => TensorGemm::new(),
+    let lib = match (o.splits, o.tile) {
+        (None, None) => TensorGemm::new(),
+        (splits, tile) => {
+            TensorGemm::forcing(Plan { splits: splits.unwrap_or(1), narrow: tile == Some(128) })
+        }
     };
     let runs = Runs { warmup: o.warmup, timed: o.iters.max(1) };
     let mut rows = Vec::new();

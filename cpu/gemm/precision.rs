@@ -53,14 +53,24 @@ pub trait Element:
     + gpu::gemm::epilogue::gemm_epilogue::Instance
     + gpu::gemm::wgmma::gemm_wgmma_bf16::Instance
     + gpu::gemm::wgmma::gemm_wgmma_bf16_split::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_bf16_n128::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_bf16_n128_split::Instance
     + gpu::gemm::wgmma::gemm_wgmma_f16::Instance
     + gpu::gemm::wgmma::gemm_wgmma_f16_split::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_f16_n128::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_f16_n128_split::Instance
     + gpu::gemm::wgmma::gemm_wgmma_tf32::Instance
     + gpu::gemm::wgmma::gemm_wgmma_tf32_split::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_tf32_n128::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_tf32_n128_split::Instance
     + gpu::gemm::wgmma::gemm_wgmma_e4m3::Instance
     + gpu::gemm::wgmma::gemm_wgmma_e4m3_split::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_e4m3_n128::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_e4m3_n128_split::Instance
     + gpu::gemm::wgmma::gemm_wgmma_e5m2::Instance
     + gpu::gemm::wgmma::gemm_wgmma_e5m2_split::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_e5m2_n128::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_e5m2_n128_split::Instance
     + gpu::gemm::epilogue::Output
 {
 }
@@ -118,9 +128,11 @@ fp8_input!(fp8::E4m3, CUDA_R_8F_E4M3);
 fp8_input!(fp8::E5m2, CUDA_R_8F_E5M2);
 
 /// The scalars of a library `wgmma` launch after its buffers (see
-/// `gpu::gemm::wgmma`).
+/// `gpu::gemm::wgmma`), and which of its kernels takes them.
 #[derive(Clone, Copy, Debug)]
 pub struct WgmmaScalars {
+    /// The kernel on 128 x 128 tiles (not a parameter: it picks the kernel).
+    pub narrow: bool,
     pub m: u32,
     pub n: u32,
     /// k-steps of [`Precision::BK`]: `ceil(k / BK)`.
@@ -181,7 +193,9 @@ pub trait Precision: 'static {
     const B_K_MAJOR: bool;
     /// The library's `wgmma` kernel for output type `O`, or `None` (the
     /// FFMA path, `f32`).
-    fn kernel<O: Element>() -> Option<&'static Kernel>;
+    /// On 128 x 256 tiles, or with `narrow` on 128 x 128 (the one-split
+    /// kernels; the split ones take the same launch).
+    fn kernel<O: Element>(narrow: bool) -> Option<&'static Kernel>;
     /// k per stage of that kernel (one 128-byte row).
     const BK: usize = 128 / size_of::<Self::Input>();
     /// Launches [`Precision::kernel`].
@@ -243,15 +257,19 @@ macro_rules! wgmma_launch {
 }
 
 macro_rules! tensor_precision {
-    ($marker:ty, $name:literal, $input:ty, $error:expr, $k_major:literal, $kernel:ident / $split:ident, $compute:ident $(, $extra:item)*) => {
+    ($marker:ty, $name:literal, $input:ty, $error:expr, $k_major:literal, $kernel:ident / $split:ident, $narrow:ident / $narrow_split:ident, $compute:ident $(, $extra:item)*) => {
         impl Precision for $marker {
             const NAME: &'static str = $name;
             type Input = $input;
             const PRODUCT_ERROR: f64 = $error;
             const B_K_MAJOR: bool = $k_major;
             $($extra)*
-            fn kernel<O: Element>() -> Option<&'static Kernel> {
-                Some(&gpu::gemm::wgmma::$kernel::KERNELS[<O as gpu::gemm::wgmma::$kernel::Instance>::INDEX])
+            fn kernel<O: Element>(narrow: bool) -> Option<&'static Kernel> {
+                Some(if narrow {
+                    &gpu::gemm::wgmma::$narrow::KERNELS[<O as gpu::gemm::wgmma::$narrow::Instance>::INDEX]
+                } else {
+                    &gpu::gemm::wgmma::$kernel::KERNELS[<O as gpu::gemm::wgmma::$kernel::Instance>::INDEX]
+                })
             }
             unsafe fn launch<O: Element>(
                 gpu: &Gpu,
@@ -260,12 +278,13 @@ macro_rules! tensor_precision {
                 s: WgmmaScalars,
             ) -> Result<()> {
                 // SAFETY: the caller's contract; the split kernel where k
-                // is split.
+                // is split, on the tiles asked for.
                 unsafe {
-                    if s.splits > 1 {
-                        wgmma_launch!($split, gpu, grid, x, s)
-                    } else {
-                        wgmma_launch!($kernel, gpu, grid, x, s)
+                    match (s.splits > 1, s.narrow) {
+                        (true, false) => wgmma_launch!($split, gpu, grid, x, s),
+                        (false, false) => wgmma_launch!($kernel, gpu, grid, x, s),
+                        (true, true) => wgmma_launch!($narrow_split, gpu, grid, x, s),
+                        (false, true) => wgmma_launch!($narrow, gpu, grid, x, s),
                     }
                 }
             }
@@ -283,6 +302,7 @@ tensor_precision!(
     1.0 / 512.0,
     true,
     gemm_wgmma_tf32 / gemm_wgmma_tf32_split,
+    gemm_wgmma_tf32_n128 / gemm_wgmma_tf32_n128_split,
     CUBLAS_COMPUTE_32F_FAST_TF32
 );
 tensor_precision!(
@@ -292,9 +312,19 @@ tensor_precision!(
     0.0,
     false,
     gemm_wgmma_bf16 / gemm_wgmma_bf16_split,
+    gemm_wgmma_bf16_n128 / gemm_wgmma_bf16_n128_split,
     CUBLAS_COMPUTE_32F
 );
-tensor_precision!(F16, "f16", f16, 0.0, false, gemm_wgmma_f16 / gemm_wgmma_f16_split, CUBLAS_COMPUTE_32F);
+tensor_precision!(
+    F16,
+    "f16",
+    f16,
+    0.0,
+    false,
+    gemm_wgmma_f16 / gemm_wgmma_f16_split,
+    gemm_wgmma_f16_n128 / gemm_wgmma_f16_n128_split,
+    CUBLAS_COMPUTE_32F
+);
 tensor_precision!(
     E4m3,
     "e4m3",
@@ -302,6 +332,7 @@ tensor_precision!(
     0.0,
     true,
     gemm_wgmma_e4m3 / gemm_wgmma_e4m3_split,
+    gemm_wgmma_e4m3_n128 / gemm_wgmma_e4m3_n128_split,
     CUBLAS_COMPUTE_32F,
     const SCALED: bool = true;,
     fn sum_error(k: usize, splits: usize) -> f64 {
@@ -315,6 +346,7 @@ tensor_precision!(
     0.0,
     true,
     gemm_wgmma_e5m2 / gemm_wgmma_e5m2_split,
+    gemm_wgmma_e5m2_n128 / gemm_wgmma_e5m2_n128_split,
     CUBLAS_COMPUTE_32F,
     const SCALED: bool = true;,
     fn sum_error(k: usize, splits: usize) -> f64 {
@@ -338,7 +370,7 @@ impl Precision for F32 {
     type Input = f32;
     const PRODUCT_ERROR: f64 = 0.0;
     const B_K_MAJOR: bool = false;
-    fn kernel<O: Element>() -> Option<&'static Kernel> {
+    fn kernel<O: Element>(_: bool) -> Option<&'static Kernel> {
         None
     }
     unsafe fn launch<O: Element>(_: &Gpu, _: Dim3, _: WgmmaBuffers<'_, O>, _: WgmmaScalars) -> Result<()> {

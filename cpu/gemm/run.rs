@@ -41,7 +41,7 @@ use std::collections::HashMap;
 
 use gpu::gemm::epilogue::{BIAS_COLS, BIAS_NONE, BIAS_ROWS};
 use gpu::launch::Dim3;
-use gpu::tensor::hopper::{B_BOX_COLS, BM, BN};
+use gpu::tensor::hopper::{B_BOX_COLS, BM, Narrow, Tile, Wide};
 
 use super::call::Call;
 use super::precision::{Element, Input, Precision, WgmmaBuffers, WgmmaScalars};
@@ -55,6 +55,9 @@ use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 pub struct Plan {
     /// k-splits: the product in `splits` parts whose sums the epilogue adds.
     pub splits: usize,
+    /// 128 x 128 tiles of D instead of 128 x 256
+    /// ([`gpu::tensor::hopper::Narrow`]).
+    pub narrow: bool,
 }
 
 /// The steps a call took (for tests and reports).
@@ -63,6 +66,8 @@ pub struct Route {
     pub pack_a: bool,
     pub pack_b: bool,
     pub splits: usize,
+    /// 128 x 128 tiles ([`Plan::narrow`]).
+    pub narrow: bool,
     /// The kernel wrote `D` itself, its epilogue fused (no second pass).
     pub fused: bool,
     /// D's rows do not start on 16 bytes: the kernel wrote D into a padded
@@ -142,8 +147,10 @@ fn round_up(x: usize, to: usize) -> usize {
 /// What the dispatcher's model sees of a call.
 #[derive(Clone, Copy, Debug)]
 struct Shape {
-    /// 128 x 256 tiles of D, over the batch.
+    /// Tiles of D, over the batch.
     tiles: usize,
+    /// 128 x 128 tiles (else 128 x 256).
+    narrow: bool,
     /// k-steps of 128 bytes of k.
     steps: usize,
     sms: usize,
@@ -155,10 +162,18 @@ struct Shape {
 
 impl Shape {
     /// `batch` problems `m x n x k` with `bk` elements of `bytes` bytes
-    /// per k-step, on `sms` SMs.
-    fn of(batch: usize, (m, n, k): (usize, usize, usize), bk: usize, bytes: usize, sms: usize) -> Shape {
+    /// per k-step, on `sms` SMs, in tiles `narrow` or wide.
+    fn of(
+        batch: usize,
+        (m, n, k): (usize, usize, usize),
+        bk: usize,
+        bytes: usize,
+        sms: usize,
+        narrow: bool,
+    ) -> Shape {
         Shape {
-            tiles: m.div_ceil(BM) * n.div_ceil(BN) * batch.max(1),
+            tiles: m.div_ceil(BM) * n.div_ceil(tile_width(narrow)) * batch.max(1),
+            narrow,
             steps: k.div_ceil(bk),
             sms,
             bytes: (batch * ((m + n) * k * bytes + m * n * 4)) as f64,
@@ -178,24 +193,44 @@ const DRAM_BYTES_PER_US: f64 = 3.0e6;
 const SM_BYTES_PER_US: f64 = 5.0e4;
 const FIXUP_US: f64 = 6.0;
 const FIXUP_BYTES_PER_US: f64 = 1.85e6;
+/// A narrow tile's k-step against a wide one's: half the multiply-adds,
+/// at a lower rate (its 16 KB of A serve half as many products).
+const NARROW_STEP: f64 = 0.6;
+
+/// Columns of D per tile.
+fn tile_width(narrow: bool) -> usize {
+    if narrow { Narrow::BN } else { Wide::BN }
+}
 
 /// The modelled time of `s` splits (see [`TensorGemm::plan`]).
 fn modelled_us(x: Shape, s: usize) -> f64 {
     let items = x.tiles * s;
     let waves = items.div_ceil(x.sms) as f64;
-    let tensor = waves * (ITEM_US + x.steps.div_ceil(s) as f64 * STEP_US);
+    let step = if x.narrow { NARROW_STEP * STEP_US } else { STEP_US };
+    let tensor = waves * (ITEM_US + x.steps.div_ceil(s) as f64 * step);
     let rate = DRAM_BYTES_PER_US.min(items.min(x.sms) as f64 * SM_BYTES_PER_US);
     let memory = x.bytes / rate;
     let fixup = if s > 1 { FIXUP_US + 8.0 * s as f64 * x.outputs / FIXUP_BYTES_PER_US } else { 0.0 };
     tensor.max(memory) + fixup
 }
 
-/// The split [`TensorGemm::plan`] takes for `shape` (at most 16, each
-/// split at least 16 k-steps, four turns of the ring: shorter items spend
-/// more on their fill and fix-up than the model's constants say).
-fn best_split(shape: Shape) -> usize {
-    let most = (shape.steps / 16).clamp(1, 16);
-    (1..=most).min_by(|&x, &y| modelled_us(shape, x).total_cmp(&modelled_us(shape, y))).unwrap_or(1)
+/// The plan [`TensorGemm::plan`] takes for `batch` problems `m x n x k`
+/// (`bk` elements of `bytes` per k-step, `sms` SMs): the tiles and split
+/// of least modelled time, at most 16 splits, each at least 16 k-steps
+/// (four turns of the ring: shorter items spend more on their fill and
+/// fix-up than the model's constants say). Wide tiles win ties.
+fn best_plan(batch: usize, mnk: (usize, usize, usize), bk: usize, bytes: usize, sms: usize) -> Plan {
+    let mut best = (f64::INFINITY, Plan { splits: 1, narrow: false });
+    for narrow in [false, true] {
+        let shape = Shape::of(batch, mnk, bk, bytes, sms, narrow);
+        for s in 1..=(shape.steps / 16).clamp(1, 16) {
+            let t = modelled_us(shape, s);
+            if t < best.0 {
+                best = (t, Plan { splits: s, narrow });
+            }
+        }
+    }
+    best.1
 }
 
 impl TensorGemm {
@@ -278,8 +313,7 @@ impl TensorGemm {
         };
         *self.plans.borrow_mut().entry(key).or_insert_with(|| {
             let sms = gpu.info.multiprocessors.max(1) as usize;
-            let shape = Shape::of(call.batch, (r.m, r.n, r.k), P::BK, size_of::<P::Input>(), sms);
-            Plan { splits: best_split(shape) }
+            best_plan(call.batch, (r.m, r.n, r.k), P::BK, size_of::<P::Input>(), sms)
         })
     }
 
@@ -324,11 +358,8 @@ impl TensorGemm {
         if trivial && g.beta == 1.0 && !call.has_epilogue() {
             return Ok(Route { nothing: true, ..Route::default() });
         }
-        let Some(kernel) = P::kernel::<O>() else {
+        if P::kernel::<O>(false).is_none() {
             return self.run_f32(gpu, call, a, b, c, bias);
-        };
-        if !trivial {
-            gpu.has_kernel(kernel)?;
         }
         let r = g.row_major();
         let per16 = P::Input::PER_16;
@@ -338,6 +369,11 @@ impl TensorGemm {
             (a, b, call.stride_a, call.stride_b)
         };
         let plan = self.plan::<P>(gpu, call);
+        let kernel = P::kernel::<O>(plan.narrow).expect("a tensor-core precision");
+        if !trivial {
+            gpu.has_kernel(kernel)?;
+        }
+        let bn = tile_width(plan.narrow);
         let steps = r.k.div_ceil(P::BK);
         let split_steps = steps.div_ceil(plan.splits.max(1)).max(1);
         let splits = if trivial { 0 } else { steps.div_ceil(split_steps) };
@@ -371,6 +407,7 @@ impl TensorGemm {
             pack_a: !trivial && !a_in_place,
             pack_b: !trivial && !b_in_place,
             splits,
+            narrow: plan.narrow,
             fused,
             pad_d,
             scale_only: trivial,
@@ -417,7 +454,7 @@ impl TensorGemm {
                     if route.pack_a { (&pa, kp, r.m * kp) } else { (a, r.lda, stride_a) };
                 let (b_src, b_ld, b_stride) =
                     if route.pack_b { (&pb, b_pitch, b_rows * b_pitch) } else { (b, r.ldb, stride_b) };
-                let b_box = if P::B_K_MAJOR { (BN, P::BK) } else { (P::BK, B_BOX_COLS) };
+                let b_box = if P::B_K_MAJOR { (bn, P::BK) } else { (P::BK, B_BOX_COLS) };
                 // D's maps (after A's and B's), for the store through shared memory: boxes
                 // of 16 rows of 128 bytes, which TMA takes where every matrix's rows start on
                 // 16 bytes (a padded D's always do).
@@ -426,7 +463,7 @@ impl TensorGemm {
                 let (d_buf, d_ld, d_stride) =
                     if route.pad_d { (&dpad, pd, r.m * pd) } else { (&*c, r.ldc, call.stride_c) };
                 let key = format!(
-                    "{} {:x} {a_ld} {a_stride} {:x} {b_ld} {b_stride} {}x{}x{} {} {:x} {} {} {}",
+                    "{} {bn} {:x} {a_ld} {a_stride} {:x} {b_ld} {b_stride} {}x{}x{} {} {:x} {} {} {}",
                     P::NAME,
                     a_src.address(),
                     b_src.address(),
@@ -473,13 +510,14 @@ impl TensorGemm {
                 }
                 let maps = self.maps.borrow();
                 let maps = &maps[&key];
-                let items = call.batch * splits * r.m.div_ceil(BM) * r.n.div_ceil(BN);
+                let items = call.batch * splits * r.m.div_ceil(BM) * r.n.div_ceil(bn);
                 let resident = match self.blocks {
                     Some(blocks) => blocks.max(1),
                     None => gpu.resident_blocks(kernel)? as usize,
                 };
                 let grid = Dim3::xy(items.min(resident) as u32, 1);
                 let scalars = WgmmaScalars {
+                    narrow: plan.narrow,
                     m: r.m as u32,
                     n: r.n as u32,
                     k_steps: r.k.div_ceil(P::BK) as u32,
@@ -495,7 +533,7 @@ impl TensorGemm {
                     d_maps: u32::from(d_maps),
                 };
                 let d = if route.pad_d { &mut dpad } else { &mut *c };
-                let tiles = call.batch * r.m.div_ceil(BM) * r.n.div_ceil(BN);
+                let tiles = call.batch * r.m.div_ceil(BM) * r.n.div_ceil(bn);
                 let mut tickets =
                     self.take_zeros::<u32>(gpu, TICKETS, if splits > 1 { 256 * tiles } else { 0 })?;
                 let buffers =
@@ -705,26 +743,22 @@ fn pack<T: Input>(
 
 #[cfg(test)]
 mod tests {
-    use super::{Shape, best_split};
+    use super::{Plan, best_plan};
 
-    /// The splits the model picks on an H100 (132 SMs) in bf16 are the
-    /// fastest measured there (`docs/notes.md`, 2026-11-25): none for a
-    /// small square, whose partial sums cost more than the k-steps they
-    /// save; two for the skinny calls that stream one operand; four for a
-    /// decode-like call and for 1024 x 1024 x 8192 (`device-gemm.sh
-    /// splits-probe`, with the in-kernel fix-up); none once the tiles fill
-    /// the SMs.
+    /// The plans the model picks on an H100 (132 SMs) in bf16: the
+    /// splits are the fastest measured there with wide tiles
+    /// (`docs/notes.md`, 2026-11-25: none for a small square, whose
+    /// partial sums cost more than the k-steps they save; two for the
+    /// skinny calls that stream one operand; four for a decode-like call
+    /// and for 1024 x 1024 x 8192); narrow tiles where wide ones leave
+    /// SMs idle or columns empty; wide ones once they fill the SMs.
     #[test]
-    fn the_model_picks_the_measured_fastest_split() {
-        let bf16 = |m, n, k| best_split(Shape::of(1, (m, n, k), 64, 2, 132));
-        assert_eq!(bf16(1000, 1000, 1000), 1);
-        assert_eq!(bf16(1024, 1024, 1024), 1);
-        assert_eq!(bf16(128, 8192, 8192), 2);
-        assert_eq!(bf16(8192, 128, 8192), 2);
-        assert_eq!(bf16(16, 4096, 4096), 4);
-        assert_eq!(bf16(1024, 1024, 8192), 4);
-        assert_eq!(bf16(64, 14336, 4096), 1);
-        assert_eq!(bf16(4096, 4096, 4096), 1);
-        assert_eq!(bf16(5000, 3000, 2000), 1);
+    fn the_model_picks_the_measured_fastest_plan() {
+        let bf16 = |m, n, k| best_plan(1, (m, n, k), 64, 2, 132);
+        let plan = |splits, narrow| Plan { splits, narrow };
+        assert_eq!(bf16(4096, 4096, 4096), plan(1, false));
+        assert_eq!(bf16(5000, 3000, 2000), plan(1, false));
+        assert_eq!(bf16(8192, 128, 8192), plan(1, true));
+        assert_eq!(bf16(1024, 1024, 1024), plan(1, true));
     }
 }

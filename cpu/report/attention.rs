@@ -1,5 +1,5 @@
 //! The attention family's section of `BENCHMARKS.md`, from the tables a
-//! GPU run printed (kept in `bench/attention/`): `attention --sweep`'s
+//! GPU run printed (kept in `results/attention/`): `attention --sweep`'s
 //! (`sweep-<precision>[-<device>].md`: each step's TFLOP/s per problem)
 //! and `scripts/torch-sdpa.py`'s, run in the same device call
 //! (`torch-sdpa-<precision>[-<device>].md`: torch's FLASH and CUDNN
@@ -189,7 +189,7 @@ pub fn section(runs: &[Run], plots: Option<&Path>) -> Result<(String, Vec<(PathB
          backends forced one at a time, on the same problems in the same device call \
          (`scripts/torch-sdpa.py`). TFLOP/s count `4 b h s_q s_k d`, halved when causal. A problem is \
          `batch·heads[/kv heads]·length[x key length]·head dim`. Regenerated from the tables in \
-         `bench/attention/` by `kernel-lab report ... --attention bench/attention`.\n\n",
+         `results/attention/` by `kernel-lab report ... --attention results/attention`.\n\n",
     );
     let mut drawn = Vec::new();
     for run in runs {

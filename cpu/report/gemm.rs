@@ -1,6 +1,6 @@
 //! The tensor-core GEMM library's section of `BENCHMARKS.md`, from the
 //! tables `gemm --sweep` printed on a GPU (one `sweep-<precision>[-<out>]
-//! ...md` file per run, kept in `bench/gemm/`): per sweep, each shape's
+//! ...md` file per run, kept in `results/gemm/`): per sweep, each shape's
 //! TFLOP/s against the in-run peer (cuBLAS, or cuBLASLt for FP8), the
 //! geometric mean, the lowest ratio where the peer reaches half its own
 //! best, the odd shapes, and a plot of the ratio by shape.
@@ -122,10 +122,10 @@ pub fn section(sweeps: &[Sweep], plots: Option<&Path>) -> Result<(String, Vec<(P
     let group_of = |shape: &str| groups.iter().find(|(_, s)| s == shape).map_or("", |(g, _)| *g);
     let mut md = String::from(
         "## Tensor-core GEMM library (`gemm`)\n\n\
-         `gemm --sweep` on the public sweep (`bench/gemm-sweep.txt`), each call verified against the `f64` \
+         `gemm --sweep` on the public sweep (`results/gemm-sweep.txt`), each call verified against the `f64` \
          reference, then timed (CUDA events, median) against the peer on the same call in the same process: \
          `cublasGemmStridedBatchedEx`, or `cublasLtMatmul` for FP8 (fast accumulation, as ours). Regenerated \
-         from the sweep tables in `bench/gemm/` by `kernel-lab report ... --gemm bench/gemm`.\n\n",
+         from the sweep tables in `results/gemm/` by `kernel-lab report ... --gemm results/gemm`.\n\n",
     );
     let mut summary = Table::new([
         "sweep",
@@ -173,7 +173,7 @@ pub fn section(sweeps: &[Sweep], plots: Option<&Path>) -> Result<(String, Vec<(P
            main loop's rate alone, `a` the time that does not grow with k (each tile's prologue and \
            epilogue, the last wave). A large fixed time means the tile's store is not overlapped with \
            the next tile's main loop: so it was before D went through shared memory and TMA stores \
-           (a table's git revision, where it has one, or its date and `git log bench/gemm` say which \
+           (a table's git revision, where it has one, or its date and `git log results/gemm` say which \
            kernel it measured; see `docs/notes.md`).\n\n";
     for s in sweeps {
         md += &format!("### {}\n\n{}\n\n", s.name, s.device);

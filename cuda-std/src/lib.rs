@@ -122,7 +122,7 @@ pub mod __private {
 
     /// The paths the common `#[kernel]` expansion takes.
     pub mod gpu {
-        pub use gpu_dev as dev;
+        pub use gpu_device as dev;
         #[cfg(not(target_arch = "nvptx64"))]
         pub use gpu_launch as launch;
         #[cfg(not(target_arch = "nvptx64"))]

@@ -8,8 +8,8 @@
 
 use core::ops::{Deref, Index};
 
-use gpu_dev::Slice;
-use gpu_dev::check::{self, Space};
+use gpu_device::Slice;
+use gpu_device::check::{self, Space};
 
 /// `&[T]`: an input buffer and its length, the device layer's checked
 /// [`Slice`] with what rust-cuda code does with a slice: `a[i]` (bounds-
@@ -87,7 +87,7 @@ impl<T: Copy> AsRef<[T]> for GlobalSlice<T> {
     }
 }
 
-impl<T> gpu_dev::SliceParam for GlobalSlice<T> {
+impl<T> gpu_device::SliceParam for GlobalSlice<T> {
     type Elem = T;
 
     unsafe fn from_raw_parts(ptr: *mut T, len: usize) -> Self {
@@ -103,7 +103,7 @@ impl<T> gpu_dev::SliceParam for GlobalSlice<T> {
 mod host {
     use super::GlobalSlice;
     use crate::ptr::{DeviceConstPtr, DevicePtr};
-    use gpu_dev::{In, Out, Slice};
+    use gpu_device::{In, Out, Slice};
     use gpu_launch::{Arg, KernelParam, Launcher};
 
     impl<T: Copy + 'static> KernelParam for GlobalSlice<T> {

@@ -15,7 +15,7 @@
 
 use core::ops::{Deref, DerefMut};
 
-use gpu_dev::check::{self, Space};
+use gpu_device::check::{self, Space};
 
 macro_rules! pointer {
     ($(#[$doc:meta])* $name:ident, $raw:ty, $mem:expr) => {

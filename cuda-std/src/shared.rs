@@ -13,7 +13,7 @@
 
 use core::ops::{Deref, Index, IndexMut};
 
-use gpu_dev::check::{self, Space};
+use gpu_device::check::{self, Space};
 
 pub use crate::ptr::SharedPtr;
 
@@ -59,7 +59,7 @@ fn dynamic_smem_size() -> usize {
 pub fn static_shared_base(static_total: usize) -> *mut u8 {
     // Pointer arithmetic from the shared symbol (no integer round trip),
     // so that LLVM still knows the regions are shared: `ld.shared`.
-    gpu_dev::shared::launch_sized_base().wrapping_add(dynamic_smem_size() - static_total)
+    gpu_device::shared::launch_sized_base().wrapping_add(dynamic_smem_size() - static_total)
 }
 
 /// The launch's dynamic shared memory (the bytes its launch asked for on
@@ -67,7 +67,7 @@ pub fn static_shared_base(static_total: usize) -> *mut u8 {
 /// address, as in rust-cuda.
 #[inline(always)]
 pub fn dynamic_shared_mem<T>() -> SharedPtr<T> {
-    SharedPtr(gpu_dev::shared::launch_sized_base() as *mut T)
+    SharedPtr(gpu_device::shared::launch_sized_base() as *mut T)
 }
 
 /// A shared `static mut` array in a kernel's body: `S[i]` and `S[i] = v`,

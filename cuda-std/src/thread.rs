@@ -1,7 +1,7 @@
 //! `cuda_std::thread`: indices (all `u32`, as in rust-cuda), the block
 //! barrier and memory fences.
 
-pub use gpu_dev::thread::{
+pub use gpu_device::thread::{
     block_dim_x, block_dim_y, block_dim_z, block_idx_x, block_idx_y, block_idx_z, grid_dim_x, grid_dim_y,
     grid_dim_z, thread_idx_x, thread_idx_y, thread_idx_z,
 };
@@ -69,7 +69,7 @@ pub fn index_3d() -> UVec3 {
 #[inline(always)]
 pub fn index() -> u32 {
     let block = (block_idx_z() * grid_dim_y() + block_idx_y()) * grid_dim_x() + block_idx_x();
-    block * (block_dim_x() * block_dim_y() * block_dim_z()) + gpu_dev::thread::thread_rank()
+    block * (block_dim_x() * block_dim_y() * block_dim_z()) + gpu_device::thread::thread_rank()
 }
 
 /// Whether this is thread 0 of block 0.
@@ -88,23 +88,23 @@ pub fn warp_size() -> u32 {
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn sync_threads() {
-    gpu_dev::sync_threads();
+    gpu_device::sync_threads();
 }
 
 /// `__threadfence()`.
 #[inline(always)]
 pub fn device_fence() {
-    gpu_dev::atomic::fence();
+    gpu_device::atomic::fence();
 }
 
 /// `__threadfence()` (rust-cuda's name for a grid-wide fence).
 #[inline(always)]
 pub fn grid_fence() {
-    gpu_dev::atomic::fence();
+    gpu_device::atomic::fence();
 }
 
 /// `__threadfence_system()`: the same `fence.sc.sys` here.
 #[inline(always)]
 pub fn system_fence() {
-    gpu_dev::atomic::fence();
+    gpu_device::atomic::fence();
 }

@@ -177,7 +177,7 @@ pub fn lane_id() -> u32 {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        gpu_dev::thread::thread_rank() % 32
+        gpu_device::thread::thread_rank() % 32
     }
 }
 
@@ -206,7 +206,7 @@ pub fn activemask() -> u32 {
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn sync_warp(mask: u32) {
-    gpu_dev::warp::sync_warp(mask);
+    gpu_device::warp::sync_warp(mask);
 }
 
 /// `__ballot_sync(mask, predicate)`: the lanes of `mask` whose predicate

@@ -29,8 +29,8 @@ extern crate std;
 
 pub use gpu_macros::kernel;
 
-/// The device layer (the `gpu-dev` crate).
-pub use gpu_dev as dev;
+/// The device layer (the `gpu-device` crate).
+pub use gpu_device as dev;
 pub mod attention;
 pub mod gemm;
 pub mod hazards;

@@ -1,6 +1,6 @@
 //! What the PTX ISA defines each instruction to compute, written once:
 //! the pure functions of lanes, indices and addresses that the device
-//! layer (`dev/`, on `nvptx64` and on the host) and the emulator (`emu/`)
+//! layer (`device/`, on `nvptx64` and on the host) and the emulator (`emu/`)
 //! both use.
 //!
 //! - [`mma`]: which lane of a warp holds which element of an

@@ -45,12 +45,13 @@ use crate::dev::registers;
 use crate::dev::shared::launch_sized_base;
 use crate::dev::tma::{acquire_map, bulk_commit, bulk_wait_read, fence_async_shared, store_2d, swizzle_128};
 use crate::dev::warp::sync_warp;
+use crate::dev::wgmma::Accumulators;
 use crate::dev::wgmma::d_f32;
 use crate::dev::{In, Out, block_idx_x, grid_dim_x, thread_idx_x};
 use crate::kernel;
 use crate::tensor::hopper::{
-    BM, BN, Bf16, E4m3, E5m2, Element, F16, STAGES, Tf32, WS_THREADS, consume, grouped, shared_bytes_with,
-    start_ring, store_at,
+    BM, Bf16, E4m3, E5m2, Element, F16, Narrow, STAGES, Tf32, Tile, WS_THREADS, Wide, consume, grouped,
+    shared_bytes_for, start_ring, store_at,
 };
 use seq_macro::seq;
 
@@ -159,9 +160,9 @@ pub struct Epilogue {
 /// `n` values; no other thread touches these elements.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn store_through<T: Output, const LO: usize, const HI: usize>(
+pub unsafe fn store_through<T: Output, A: Accumulators, const LO: usize, const HI: usize>(
     d: &Out<T>,
-    acc: &[f32; 128],
+    acc: &A,
     origin: (usize, usize),
     wg: usize,
     t: u32,
@@ -174,12 +175,12 @@ pub unsafe fn store_through<T: Output, const LO: usize, const HI: usize>(
     unsafe {
         let pairs = n.is_multiple_of(2) && ldd.is_multiple_of(2) && base.is_multiple_of(2);
         if !pairs || e.beta != 0.0 || e.bias_mode == BIAS_COLS {
-            return store_odd::<T, LO, HI>(d, acc, origin, wg, t, mn, at, e);
+            return store_odd::<T, A, LO, HI>(d, acc, origin, wg, t, mn, at, e);
         }
         match e.act {
-            ACT_RELU => store_pairs::<T, LO, HI>(d, acc, origin, wg, t, mn, at, e, relu),
-            ACT_GELU => store_pairs::<T, LO, HI>(d, acc, origin, wg, t, mn, at, e, gelu),
-            _ => store_pairs::<T, LO, HI>(d, acc, origin, wg, t, mn, at, e, |x| x),
+            ACT_RELU => store_pairs::<T, A, LO, HI>(d, acc, origin, wg, t, mn, at, e, relu),
+            ACT_GELU => store_pairs::<T, A, LO, HI>(d, acc, origin, wg, t, mn, at, e, gelu),
+            _ => store_pairs::<T, A, LO, HI>(d, acc, origin, wg, t, mn, at, e, |x| x),
         }
     }
 }
@@ -209,9 +210,9 @@ fn rows_bias(e: Epilogue, row: usize, m: usize) -> [f32; 2] {
 /// As for [`store_through`]; `n`, `ldd` and `base` even.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn store_pairs<T: Output, const LO: usize, const HI: usize>(
+unsafe fn store_pairs<T: Output, A: Accumulators, const LO: usize, const HI: usize>(
     d: &Out<T>,
-    acc: &[f32; 128],
+    acc: &A,
     (m0, n0): (usize, usize),
     wg: usize,
     t: u32,
@@ -228,7 +229,7 @@ unsafe fn store_pairs<T: Output, const LO: usize, const HI: usize>(
     seq!(J in 0..64 {{
         let j: usize = J;
         let (h, col) = (j % 2, col + 8 * (j / 2));
-        if (LO..HI).contains(&j) && inside[h] && col < n {
+        if j < A::N / 4 && (LO..HI).contains(&j) && inside[h] && col < n {
             let at = rows[h] + 8 * (j / 2);
             let v = [act(fma(e.alpha, acc[2 * j], bias[h])), act(fma(e.alpha, acc[2 * j + 1], bias[h]))];
             // SAFETY: both inside D (n even, col even: col + 1 < n), at
@@ -246,9 +247,9 @@ unsafe fn store_pairs<T: Output, const LO: usize, const HI: usize>(
 /// As for [`store_through`].
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn store_odd<T: Output, const LO: usize, const HI: usize>(
+unsafe fn store_odd<T: Output, A: Accumulators, const LO: usize, const HI: usize>(
     d: &Out<T>,
-    acc: &[f32; 128],
+    acc: &A,
     (m0, n0): (usize, usize),
     wg: usize,
     t: u32,
@@ -279,7 +280,7 @@ unsafe fn store_odd<T: Output, const LO: usize, const HI: usize>(
     };
     seq!(J in 0..64 {{
         let j: usize = J;
-        if (LO..HI).contains(&j) {
+        if j < A::N / 4 && (LO..HI).contains(&j) {
             let col = col + 8 * (j / 2);
             one(acc[2 * j], j % 2, col);
             one(acc[2 * j + 1], j % 2, col + 1);
@@ -321,10 +322,10 @@ const STAGING_BYTES: usize = 8 * 2 * CHUNK_BYTES;
 /// (by its mode) holds `m` or `n` values.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn store_staged<T: Output>(
+unsafe fn store_staged<T: Output, A: Accumulators>(
     (maps, map, offset): (In<u64>, usize, usize),
     count: &mut usize,
-    acc: &[f32; 128],
+    acc: &A,
     (m0, n0): (usize, usize),
     wg: usize,
     t: u32,
@@ -342,7 +343,7 @@ unsafe fn store_staged<T: Output>(
     let groups = cols / 8;
     seq!(C in 0..8 {{
         let c: usize = C;
-        if c < BN / cols {
+        if c < A::N / cols {
             let at = offset + (*count % 2) * CHUNK_BYTES;
             if lane0 {
                 bulk_wait_read::<1>();
@@ -386,10 +387,10 @@ unsafe fn store_staged<T: Output>(
 /// As for [`store_staged`].
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn store_staged_by<T: Output>(
+unsafe fn store_staged_by<T: Output, A: Accumulators>(
     to: (In<u64>, usize, usize),
     count: &mut usize,
-    acc: &[f32; 128],
+    acc: &A,
     origin: (usize, usize),
     wg: usize,
     t: u32,
@@ -399,17 +400,18 @@ unsafe fn store_staged_by<T: Output>(
     // SAFETY: the caller's contract.
     unsafe {
         match e.act {
-            ACT_RELU => store_staged::<T>(to, count, acc, origin, wg, t, mn, e, relu),
-            ACT_GELU => store_staged::<T>(to, count, acc, origin, wg, t, mn, e, gelu),
-            _ => store_staged::<T>(to, count, acc, origin, wg, t, mn, e, |x| x),
+            ACT_RELU => store_staged::<T, A>(to, count, acc, origin, wg, t, mn, e, relu),
+            ACT_GELU => store_staged::<T, A>(to, count, acc, origin, wg, t, mn, e, gelu),
+            _ => store_staged::<T, A>(to, count, acc, origin, wg, t, mn, e, |x| x),
         }
     }
 }
 
-/// This block's items, in the order every warpgroup walks them.
+/// This block's items of tiles `BM x L::BN`, in the order every
+/// warpgroup walks them.
 #[inline(always)]
-fn items(w: Work) -> impl Iterator<Item = Item> {
-    let grid = (w.m().div_ceil(BM), w.n().div_ceil(BN));
+fn items<L: Tile>(w: Work) -> impl Iterator<Item = Item> {
+    let grid = (w.m().div_ceil(BM), w.n().div_ceil(L::BN));
     // At least one tile: the clamp tells the compiler the divisions below
     // cannot be by zero (no panic path).
     let tiles = (grid.0 * grid.1).max(1);
@@ -420,7 +422,7 @@ fn items(w: Work) -> impl Iterator<Item = Item> {
         let (tm, tn) = grouped(tile, grid);
         let first = s * w.split_steps();
         Item {
-            origin: ((tm * BM) as u32, (tn * BN) as u32),
+            origin: ((tm * BM) as u32, (tn * L::BN) as u32),
             tile: (z * tiles + tile) as u32,
             z: z as u32,
             s: s as u32,
@@ -432,7 +434,7 @@ fn items(w: Work) -> impl Iterator<Item = Item> {
 
 /// The body of every instance (see the module).
 #[inline(always)]
-fn gemm<E: Element, T: Output, const SPLIT: bool>(
+fn gemm<E: Element, T: Output, L: Tile, const SPLIT: bool>(
     maps: In<u64>,
     (d, sums, tickets): (Out<T>, Out<f32>, Out<u32>),
     w: Work,
@@ -440,7 +442,7 @@ fn gemm<E: Element, T: Output, const SPLIT: bool>(
     e: Epilogue,
 ) {
     let t = thread_idx_x() as usize;
-    let ring = start_ring::<E>(maps, 2);
+    let ring = start_ring::<E, L>(maps, 2);
     // The k-steps come from the launch as they are: a parameter, which
     // ptxas reads again where it needs it, where a count computed here
     // would hold a register across every loop (and was spilled).
@@ -455,7 +457,7 @@ fn gemm<E: Element, T: Output, const SPLIT: bool>(
                 unsafe { acquire_map(maps, map) };
             }
             let mut it = 0;
-            for item in items(w) {
+            for item in items::<L>(w) {
                 for step in item.first as usize..(item.first + item.steps) as usize {
                     let (s, round) = (it % STAGES, it / STAGES);
                     // SAFETY: one thread; the stage is free once both
@@ -492,14 +494,14 @@ fn gemm<E: Element, T: Output, const SPLIT: bool>(
         }
         let offset = ring.after() + (4 * consumer + t as usize / 32) * 2 * CHUNK_BYTES;
         let mut count = 0;
-        for item in items(w) {
+        for item in items::<L>(w) {
             // SAFETY: as below; map `map + z` is matrix z's D, acquired
             // above by lane 0; the staging follows the ring
             // (`shared_bytes_with(STAGING_BYTES)`).
             unsafe {
                 let acc = consume(ring, consumer, item.steps(), &mut it);
                 let to = (maps, map + item.z(), offset);
-                store_staged_by::<T>(to, &mut count, &acc, item.origin(), consumer, t, (w.m(), w.n()), e);
+                store_staged_by::<T, _>(to, &mut count, &acc, item.origin(), consumer, t, (w.m(), w.n()), e);
             }
         }
         if lane0 {
@@ -508,14 +510,14 @@ fn gemm<E: Element, T: Output, const SPLIT: bool>(
         return;
     }
     if !SPLIT {
-        for item in items(w) {
+        for item in items::<L>(w) {
             // SAFETY: the warpgroup, converged; the producer fills these
             // k-steps in this order; `d` holds every matrix of the batch
             // at `ldd`, `d_batch` apart, and the bias its values (the
             // launch's contract).
             unsafe {
                 let acc = consume(ring, consumer, item.steps(), &mut it);
-                store_through::<T, 0, 64>(
+                store_through::<T, _, 0, 64>(
                     &d,
                     &acc,
                     item.origin(),
@@ -532,7 +534,7 @@ fn gemm<E: Element, T: Output, const SPLIT: bool>(
     let split = w.m() * w.n();
     // The same words, read (the last split of a tile reads them all).
     let sums_in = In::from_out(sums.recast::<f32>());
-    for item in items(w) {
+    for item in items::<L>(w) {
         let base = |s: usize| (item.z() * w.splits() + s) * split;
         // SAFETY: as above; `sums` holds `batch splits m n` values, rows
         // `n` apart; pairs only when `n` (so every base) is even; the
@@ -540,7 +542,7 @@ fn gemm<E: Element, T: Output, const SPLIT: bool>(
         unsafe {
             let acc = consume(ring, consumer, item.steps(), &mut it);
             if w.n().is_multiple_of(2) {
-                store_at::<true>(
+                store_at::<true, _>(
                     &sums,
                     &acc,
                     item.origin(),
@@ -550,7 +552,7 @@ fn gemm<E: Element, T: Output, const SPLIT: bool>(
                     (base(item.s as usize), w.n()),
                 );
             } else {
-                store_at::<false>(
+                store_at::<false, _>(
                     &sums,
                     &acc,
                     item.origin(),
@@ -569,10 +571,10 @@ fn gemm<E: Element, T: Output, const SPLIT: bool>(
                 // totals and their loads in flight fit beside the loop's
                 // state, where the whole 128 and theirs would not (ptxas
                 // spilled, and still did with halves).
-                finish_part::<T, 0, 16>(&d, sums_in, item, w, consumer, t, e);
-                finish_part::<T, 16, 32>(&d, sums_in, item, w, consumer, t, e);
-                finish_part::<T, 32, 48>(&d, sums_in, item, w, consumer, t, e);
-                finish_part::<T, 48, 64>(&d, sums_in, item, w, consumer, t, e);
+                finish_part::<T, L::Acc, 0, 16>(&d, sums_in, item, w, consumer, t, e);
+                finish_part::<T, L::Acc, 16, 32>(&d, sums_in, item, w, consumer, t, e);
+                finish_part::<T, L::Acc, 32, 48>(&d, sums_in, item, w, consumer, t, e);
+                finish_part::<T, L::Acc, 48, 64>(&d, sums_in, item, w, consumer, t, e);
             }
         }
     }
@@ -585,7 +587,7 @@ fn gemm<E: Element, T: Output, const SPLIT: bool>(
 /// # Safety
 /// As for [`add_partial`] for each split's sums, and [`store_through`].
 #[inline(always)]
-unsafe fn finish_part<T: Output, const LO: usize, const HI: usize>(
+unsafe fn finish_part<T: Output, A: Accumulators, const LO: usize, const HI: usize>(
     d: &Out<T>,
     sums: In<f32>,
     item: Item,
@@ -594,21 +596,25 @@ unsafe fn finish_part<T: Output, const LO: usize, const HI: usize>(
     t: u32,
     e: Epilogue,
 ) {
-    let mut total = crate::dev::wgmma::zeros();
+    if LO >= A::N / 4 {
+        // Past a narrow tile's pairs.
+        return;
+    }
+    let mut total = A::zeroed();
     for s in 0..w.splits() {
         let at = (item.origin(), wg, t, (w.m(), w.n()), (item.z() * w.splits() + s) * w.m() * w.n());
         // SAFETY: the caller's contract.
         unsafe {
             if w.n().is_multiple_of(2) {
-                add_partial::<true, LO, HI>(&mut total, sums, at);
+                add_partial::<A, true, LO, HI>(&mut total, sums, at);
             } else {
-                add_partial::<false, LO, HI>(&mut total, sums, at);
+                add_partial::<A, false, LO, HI>(&mut total, sums, at);
             }
         }
     }
     let at = (item.z() * w.d_batch(), w.ldd());
     // SAFETY: the caller's contract.
-    unsafe { store_through::<T, LO, HI>(d, &total, item.origin(), wg, t, (w.m(), w.n()), at, e) };
+    unsafe { store_through::<T, A, LO, HI>(d, &total, item.origin(), wg, t, (w.m(), w.n()), at, e) };
 }
 
 /// Adds the partial sums at `base` (an `m x n` matrix, rows `n` apart, as
@@ -621,8 +627,8 @@ unsafe fn finish_part<T: Output, const LO: usize, const HI: usize>(
 /// even; what this reads was written before (this thread, or published to
 /// it through its ticket).
 #[inline(always)]
-unsafe fn add_partial<const PAIRS: bool, const LO: usize, const HI: usize>(
-    acc: &mut [f32; 128],
+unsafe fn add_partial<A: Accumulators, const PAIRS: bool, const LO: usize, const HI: usize>(
+    acc: &mut A,
     sums: In<f32>,
     ((m0, n0), wg, t, (m, n), base): ((usize, usize), usize, u32, (usize, usize), usize),
 ) {
@@ -631,7 +637,7 @@ unsafe fn add_partial<const PAIRS: bool, const LO: usize, const HI: usize>(
     seq!(J in 0..64 {{
         let j: usize = J;
         let (row, col) = (row + 8 * (j % 2), col + 8 * (j / 2));
-        if (LO..HI).contains(&j) && row < m && col < n {
+        if j < A::N / 4 && (LO..HI).contains(&j) && row < m && col < n {
             let at = base + row * n + col;
             // SAFETY: inside the matrix (with PAIRS, n even: col + 1 < n
             // too, and `at` even).
@@ -651,8 +657,8 @@ unsafe fn add_partial<const PAIRS: bool, const LO: usize, const HI: usize>(
 }
 
 macro_rules! instances {
-    ($($(#[$doc:meta])* $name:ident / $split:ident($element:ty);)*) => {$(
-        instance!($(#[$doc])* $name($element, false));
+    ($($(#[$doc:meta])* $name:ident / $split:ident, $narrow:ident / $narrow_split:ident($element:ty);)*) => {$(
+        instance!($(#[$doc])* $name($element, false, Wide));
         instance!(
             $(#[$doc])*
             ///
@@ -661,20 +667,35 @@ macro_rules! instances {
             /// that the one-split kernel keeps its k-loop's addresses on
             /// the uniform datapath (with the fix-up beside it, ptxas moved
             /// them to per-thread registers: 3-4% slower on large squares).
-            $split($element, true)
+            $split($element, true, Wide)
+        );
+        instance!(
+            $(#[$doc])*
+            ///
+            /// On 128 x 128 tiles ([`Narrow`]: `m64n128` instructions, 64
+            /// accumulators a thread), for the shapes where 128 x 256
+            /// tiles are too few or half empty.
+            $narrow($element, false, Narrow)
+        );
+        instance!(
+            $(#[$doc])*
+            ///
+            /// On 128 x 128 tiles, with k split (the two variants above).
+            $narrow_split($element, true, Narrow)
         );
     )*};
 }
 
-/// One kernel: [`gemm`] for an element and a split mode.
+/// One kernel: [`gemm`] for an element, a split mode and a tile.
 macro_rules! instance {
-    ($(#[$doc:meta])* $name:ident($element:ty, $split_mode:literal)) => {
+    ($(#[$doc:meta])* $name:ident($element:ty, $split_mode:literal, $tile:ident)) => {
         $(#[$doc])*
         ///
         /// Launch: 384 threads, one block per SM or fewer
         /// (`persistent`); `maps` holds `2 batch` tensor maps (A's then
         /// B's for each matrix of the batch, rows on 16 bytes, boxes as the
-        /// element's; the copy engine reads A and B through them alone); `d`
+        /// element's and the tile's; the copy engine reads A and B through
+        /// them alone); `d`
         /// holds `batch` matrices `m x n` at `ldd`, `d_batch` apart (read
         /// when `beta != 0`), `sums` (with `splits > 1`) `batch splits m
         /// n` values and `tickets` `256 batch tiles` zeros (zeros again
@@ -683,8 +704,8 @@ macro_rules! instance {
         /// `split_steps` per split, enough splits to cover them.
         #[kernel(
             block = WS_THREADS,
-            shared = shared_bytes_with(STAGING_BYTES),
-            tile = [BN, BM],
+            shared = shared_bytes_for(<$tile as Tile>::BN, STAGING_BYTES),
+            tile = [<$tile as Tile>::BN, BM],
             min_blocks = 1,
             persistent = true,
             arch = "sm_90a",
@@ -713,22 +734,22 @@ macro_rules! instance {
         ) {
             let work = Work { m, n, ldd, d_batch, batch, splits, split_steps, steps: 0, d_maps: d_maps != 0 };
             let epilogue = Epilogue { alpha, beta, bias, bias_mode, act };
-            gemm::<$element, T, $split_mode>(maps, (d, sums, tickets), work, k_steps, epilogue);
+            gemm::<$element, T, $tile, $split_mode>(maps, (d, sums, tickets), work, k_steps, epilogue);
         }
     };
 }
 
 instances! {
     /// bf16 A (`m x k`, K-major) and B (`k x n`, N-major).
-    gemm_wgmma_bf16 / gemm_wgmma_bf16_split(Bf16);
+    gemm_wgmma_bf16 / gemm_wgmma_bf16_split, gemm_wgmma_bf16_n128 / gemm_wgmma_bf16_n128_split(Bf16);
     /// IEEE binary16 A and B, laid out as for bf16.
-    gemm_wgmma_f16 / gemm_wgmma_f16_split(F16);
+    gemm_wgmma_f16 / gemm_wgmma_f16_split, gemm_wgmma_f16_n128 / gemm_wgmma_f16_n128_split(F16);
     /// `f32` A (`m x k`) and B transposed (`n x k`), both K-major, read as
     /// tf32 (each input's low 13 mantissa bits dropped).
-    gemm_wgmma_tf32 / gemm_wgmma_tf32_split(Tf32);
+    gemm_wgmma_tf32 / gemm_wgmma_tf32_split, gemm_wgmma_tf32_n128 / gemm_wgmma_tf32_n128_split(Tf32);
     /// FP8 E4M3 A (`m x k`) and B transposed (`n x k`), both K-major (the
     /// host folds the per-tensor scales into `alpha`).
-    gemm_wgmma_e4m3 / gemm_wgmma_e4m3_split(E4m3);
+    gemm_wgmma_e4m3 / gemm_wgmma_e4m3_split, gemm_wgmma_e4m3_n128 / gemm_wgmma_e4m3_n128_split(E4m3);
     /// FP8 E5M2 A and B, laid out as for E4M3.
-    gemm_wgmma_e5m2 / gemm_wgmma_e5m2_split(E5m2);
+    gemm_wgmma_e5m2 / gemm_wgmma_e5m2_split, gemm_wgmma_e5m2_n128 / gemm_wgmma_e5m2_n128_split(E5m2);
 }

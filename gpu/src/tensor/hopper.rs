@@ -19,7 +19,7 @@ use crate::dev::cluster::{cluster_rank, cluster_sync};
 use crate::dev::registers;
 use crate::dev::shared::launch_sized_base;
 use crate::dev::tma::{acquire_map, copy_2d, copy_2d_multicast};
-use crate::dev::wgmma::{self, Descriptor, d_f32, shared_address};
+use crate::dev::wgmma::{self, Accumulators, Descriptor, d_f32, shared_address};
 use crate::dev::{In, Out, SharedArray, block_idx_x, block_idx_y, grid_dim_x, sync_threads, thread_idx_x};
 use crate::kernel;
 use core::marker::PhantomData;
@@ -40,7 +40,59 @@ pub const STAGES: usize = 4;
 
 /// Bytes of a stage: A's 128 x 128-byte box, then B's 256 x 128 bytes.
 const A_BYTES: usize = BM * SPAN;
-const STAGE_BYTES: usize = A_BYTES + BN * SPAN;
+const STAGE_BYTES: usize = stage_bytes(BN);
+
+/// Bytes of a stage of a tile `bn` columns wide.
+const fn stage_bytes(bn: usize) -> usize {
+    A_BYTES + bn * SPAN
+}
+
+/// The width of a block tile (`BM` rows by `BN` columns), and what goes
+/// with it: each consumer warpgroup's accumulators (`64 x BN`, `BN / 2`
+/// a thread) and its `wgmma` shape (`m64nBNk*`). The ladder's tiles are
+/// [`Wide`]; the GEMM library also runs [`Narrow`] ones, where wide tiles
+/// would leave SMs idle or columns empty (128 x 8192 x 8192: 32 wide
+/// tiles for 132 SMs; 8192 x 128 x 8192: half of every wide tile past
+/// `n`). A narrow stage is 32 KB for half the multiply-adds of a wide
+/// one's 48: 16 KB of A serve half as many products.
+pub trait Tile: Copy + 'static {
+    /// Columns of C per block tile.
+    const BN: usize;
+    /// A consumer thread's accumulators, `[f32; BN / 2]`.
+    type Acc: Accumulators;
+    /// One stage's four `wgmma`s of element `E` ([`Element::multiply`]).
+    ///
+    /// # Safety
+    /// As for the `wgmma` instructions.
+    unsafe fn multiply<E: Element>(a_at: u32, b_at: u32, acc: Self::Acc) -> Self::Acc;
+}
+
+/// 128 x 256 tiles, `m64n256` instructions.
+#[derive(Clone, Copy)]
+pub struct Wide;
+/// 128 x 128 tiles, `m64n128` instructions.
+#[derive(Clone, Copy)]
+pub struct Narrow;
+
+impl Tile for Wide {
+    const BN: usize = BN;
+    type Acc = [f32; 128];
+    #[inline(always)]
+    unsafe fn multiply<E: Element>(a_at: u32, b_at: u32, acc: [f32; 128]) -> [f32; 128] {
+        // SAFETY: the caller's contract.
+        unsafe { E::multiply(a_at, b_at, acc) }
+    }
+}
+
+impl Tile for Narrow {
+    const BN: usize = 128;
+    type Acc = [f32; 64];
+    #[inline(always)]
+    unsafe fn multiply<E: Element>(a_at: u32, b_at: u32, acc: [f32; 64]) -> [f32; 64] {
+        // SAFETY: the caller's contract.
+        unsafe { E::multiply_n128(a_at, b_at, acc) }
+    }
+}
 
 /// An element type of the `wgmma` kernels: how B lies in a stage, how the
 /// copy engine fills it, how a warpgroup multiplies a stage.
@@ -53,12 +105,13 @@ pub trait Element: Copy {
     const B_BOX: (usize, usize);
 
     /// The TMA copies of B's part of k-step `k0` for the tile at column
-    /// `n0`, through map `map` of `maps` (B's), into the stage at `at`,
-    /// counting on `bar`.
+    /// `n0`, `cols` wide (256 or 128), through map `map` of `maps` (B's),
+    /// into the stage at `at`, counting on `bar`.
     ///
     /// # Safety
-    /// As for [`copy_2d`], with map `map` B's.
-    unsafe fn copy_b(at: *mut u8, maps: In<u64>, map: usize, k0: i32, n0: usize, bar: Mbarrier);
+    /// As for [`copy_2d`], with map `map` B's (boxes of `cols` rows where
+    /// B is K-major).
+    unsafe fn copy_b(at: *mut u8, maps: In<u64>, map: usize, k0: i32, n: (usize, usize), bar: Mbarrier);
 
     /// Four `wgmma`s: the warpgroup's 64 rows of A at shared address
     /// `a_at`, times the stage's B at `b_at`, added to `acc`.
@@ -66,6 +119,12 @@ pub trait Element: Copy {
     /// # Safety
     /// As for the `wgmma` instructions.
     unsafe fn multiply(a_at: u32, b_at: u32, acc: [f32; 128]) -> [f32; 128];
+
+    /// As [`Element::multiply`] for a B of 128 columns (`m64n128`).
+    ///
+    /// # Safety
+    /// As for the `wgmma` instructions.
+    unsafe fn multiply_n128(a_at: u32, b_at: u32, acc: [f32; 64]) -> [f32; 64];
 }
 
 /// bf16 bits: B row-major `k x n`, in four 64 x 64 boxes (rows of 64 n,
@@ -83,10 +142,20 @@ impl Element for Bf16 {
     const B_BOX: (usize, usize) = (Self::BK, B_BOX_COLS);
 
     #[inline(always)]
-    unsafe fn copy_b(at: *mut u8, maps: In<u64>, map: usize, k0: i32, n0: usize, bar: Mbarrier) {
+    unsafe fn copy_b(
+        at: *mut u8,
+        maps: In<u64>,
+        map: usize,
+        k0: i32,
+        (n0, cols): (usize, usize),
+        bar: Mbarrier,
+    ) {
         seq!(J in 0..4 {
-            // SAFETY: the caller's contract; box J is B_BOX_BYTES further.
-            unsafe { copy_2d(at.wrapping_add(J * B_BOX_BYTES), maps, map, ((n0 + J * B_BOX_COLS) as i32, k0), bar) };
+            if J * B_BOX_COLS < cols {
+                let origin = ((n0 + J * B_BOX_COLS) as i32, k0);
+                // SAFETY: the caller's contract; box J is B_BOX_BYTES further.
+                unsafe { copy_2d(at.wrapping_add(J * B_BOX_BYTES), maps, map, origin, bar) };
+            }
         });
     }
 
@@ -94,6 +163,12 @@ impl Element for Bf16 {
     unsafe fn multiply(a_at: u32, b_at: u32, acc: [f32; 128]) -> [f32; 128] {
         // SAFETY: the caller's contract.
         unsafe { four_wgmmas(a_at, b_at, MN_MAJOR_B, acc, wgmma::mma_m64n256k16_bf16) }
+    }
+
+    #[inline(always)]
+    unsafe fn multiply_n128(a_at: u32, b_at: u32, acc: [f32; 64]) -> [f32; 64] {
+        // SAFETY: the caller's contract.
+        unsafe { four_wgmmas(a_at, b_at, MN_MAJOR_B, acc, <[f32; 64]>::mma_ss::<true, true>) }
     }
 }
 
@@ -107,15 +182,21 @@ impl Element for F16 {
     const B_BOX: (usize, usize) = Bf16::B_BOX;
 
     #[inline(always)]
-    unsafe fn copy_b(at: *mut u8, maps: In<u64>, map: usize, k0: i32, n0: usize, bar: Mbarrier) {
+    unsafe fn copy_b(at: *mut u8, maps: In<u64>, map: usize, k0: i32, n: (usize, usize), bar: Mbarrier) {
         // SAFETY: the caller's contract.
-        unsafe { Bf16::copy_b(at, maps, map, k0, n0, bar) }
+        unsafe { Bf16::copy_b(at, maps, map, k0, n, bar) }
     }
 
     #[inline(always)]
     unsafe fn multiply(a_at: u32, b_at: u32, acc: [f32; 128]) -> [f32; 128] {
         // SAFETY: the caller's contract.
         unsafe { four_wgmmas(a_at, b_at, MN_MAJOR_B, acc, wgmma::mma_m64n256k16_f16) }
+    }
+
+    #[inline(always)]
+    unsafe fn multiply_n128(a_at: u32, b_at: u32, acc: [f32; 64]) -> [f32; 64] {
+        // SAFETY: the caller's contract.
+        unsafe { four_wgmmas(a_at, b_at, MN_MAJOR_B, acc, <[f32; 64]>::mma_ss::<false, true>) }
     }
 }
 
@@ -138,13 +219,13 @@ const K_MAJOR_B: (u32, u32) = (32, 16);
 /// # Safety
 /// As for the `wgmma` instructions.
 #[inline(always)]
-unsafe fn four_wgmmas(
+unsafe fn four_wgmmas<A: Accumulators>(
     a_at: u32,
     b_at: u32,
     (b_step, b_lbo): (u32, u32),
-    mut acc: [f32; 128],
-    mma: unsafe fn([f32; 128], Descriptor, Descriptor, bool) -> [f32; 128],
-) -> [f32; 128] {
+    mut acc: A,
+    mma: unsafe fn(A, Descriptor, Descriptor, bool) -> A,
+) -> A {
     seq!(KK in 0..4 {{
         let da = Descriptor::swizzled(SPAN as u32, a_at + 32 * KK, 16, 1024);
         let db = Descriptor::swizzled(SPAN as u32, b_at + b_step * KK, b_lbo, 1024);
@@ -164,8 +245,15 @@ impl Element for Tf32 {
     const B_BOX: (usize, usize) = (BN, Self::BK);
 
     #[inline(always)]
-    unsafe fn copy_b(at: *mut u8, maps: In<u64>, map: usize, k0: i32, n0: usize, bar: Mbarrier) {
-        // SAFETY: the caller's contract.
+    unsafe fn copy_b(
+        at: *mut u8,
+        maps: In<u64>,
+        map: usize,
+        k0: i32,
+        (n0, _): (usize, usize),
+        bar: Mbarrier,
+    ) {
+        // SAFETY: the caller's contract (the map's box has the tile's rows).
         unsafe { copy_2d(at, maps, map, (k0, n0 as i32), bar) };
     }
 
@@ -173,6 +261,12 @@ impl Element for Tf32 {
     unsafe fn multiply(a_at: u32, b_at: u32, acc: [f32; 128]) -> [f32; 128] {
         // SAFETY: the caller's contract.
         unsafe { four_wgmmas(a_at, b_at, K_MAJOR_B, acc, wgmma::mma_m64n256k8_tf32) }
+    }
+
+    #[inline(always)]
+    unsafe fn multiply_n128(a_at: u32, b_at: u32, acc: [f32; 64]) -> [f32; 64] {
+        // SAFETY: the caller's contract.
+        unsafe { four_wgmmas(a_at, b_at, K_MAJOR_B, acc, <[f32; 64]>::mma_ss_k_major::<0>) }
     }
 }
 
@@ -187,15 +281,22 @@ pub struct E4m3;
 pub struct E5m2;
 
 macro_rules! fp8_element {
-    ($marker:ty, $mma:ident) => {
+    ($marker:ty, $mma:ident, $input:literal) => {
         impl Element for $marker {
             const BYTES: usize = 1;
             const B_BOX: (usize, usize) = (BN, Self::BK);
 
             #[inline(always)]
-            unsafe fn copy_b(at: *mut u8, maps: In<u64>, map: usize, k0: i32, n0: usize, bar: Mbarrier) {
+            unsafe fn copy_b(
+                at: *mut u8,
+                maps: In<u64>,
+                map: usize,
+                k0: i32,
+                n: (usize, usize),
+                bar: Mbarrier,
+            ) {
                 // SAFETY: the caller's contract.
-                unsafe { Tf32::copy_b(at, maps, map, k0, n0, bar) };
+                unsafe { Tf32::copy_b(at, maps, map, k0, n, bar) };
             }
 
             #[inline(always)]
@@ -203,17 +304,28 @@ macro_rules! fp8_element {
                 // SAFETY: the caller's contract.
                 unsafe { four_wgmmas(a_at, b_at, K_MAJOR_B, acc, wgmma::$mma) }
             }
+
+            #[inline(always)]
+            unsafe fn multiply_n128(a_at: u32, b_at: u32, acc: [f32; 64]) -> [f32; 64] {
+                // SAFETY: the caller's contract.
+                unsafe { four_wgmmas(a_at, b_at, K_MAJOR_B, acc, <[f32; 64]>::mma_ss_k_major::<$input>) }
+            }
         }
     };
 }
 
-fp8_element!(E4m3, mma_m64n256k32_e4m3);
-fp8_element!(E5m2, mma_m64n256k32_e5m2);
+fp8_element!(E4m3, mma_m64n256k32_e4m3, 1);
+fp8_element!(E5m2, mma_m64n256k32_e5m2, 2);
 
 /// Shared memory a kernel needs for the ring and `extra` bytes on a
 /// 1024-byte boundary after it (`Ring::after`).
 pub const fn shared_bytes_with(extra: usize) -> usize {
-    1024 + STAGES * STAGE_BYTES + 2048 + extra
+    shared_bytes_for(BN, extra)
+}
+
+/// [`shared_bytes_with`] for tiles `bn` columns wide.
+pub const fn shared_bytes_for(bn: usize, extra: usize) -> usize {
+    1024 + STAGES * stage_bytes(bn) + 2048 + extra
 }
 
 /// Shared memory: 1024 bytes of slack to put the stages on the 1024-byte
@@ -225,35 +337,35 @@ pub const fn shared_bytes() -> usize {
 
 /// The ring of stages in shared memory, its mbarriers, and what one thread
 /// needs to fill a stage: the maps and the block tile's origin.
-pub(crate) struct Ring<E> {
+pub(crate) struct Ring<E, T = Wide> {
     stages: *mut u8,
     bars: SharedArray<u64>,
     maps: In<u64>,
     origin: (usize, usize),
-    element: PhantomData<E>,
+    element: PhantomData<(E, T)>,
 }
 
-impl<E> Clone for Ring<E> {
+impl<E, T> Clone for Ring<E, T> {
     fn clone(&self) -> Self {
         *self
     }
 }
-impl<E> Copy for Ring<E> {}
+impl<E, T> Copy for Ring<E, T> {}
 
-impl<E: Element> Ring<E> {
+impl<E: Element, T: Tile> Ring<E, T> {
     /// The ring of this launch: stages from the first 1024-byte boundary,
     /// the mbarriers after them.
     #[inline(always)]
-    fn new(maps: In<u64>) -> Ring<E> {
+    fn new(maps: In<u64>) -> Ring<E, T> {
         let raw = launch_sized_base();
         let stages = raw.wrapping_add((1024 - shared_address(raw) as usize % 1024) % 1024);
         Ring {
             stages,
             // SAFETY: 2 STAGES mbarriers after the stages and the slack,
             // 8-aligned (the declaration's bytes).
-            bars: unsafe { SharedArray::<u64>::launch_sized_at(1024 + STAGES * STAGE_BYTES) },
+            bars: unsafe { SharedArray::<u64>::launch_sized_at(1024 + STAGES * stage_bytes(T::BN)) },
             maps,
-            origin: (block_idx_y() as usize * BM, block_idx_x() as usize * BN),
+            origin: (block_idx_y() as usize * BM, block_idx_x() as usize * T::BN),
             element: PhantomData,
         }
     }
@@ -265,12 +377,12 @@ impl<E: Element> Ring<E> {
     #[inline(always)]
     pub(crate) fn after(self) -> usize {
         let start = self.stages as usize - launch_sized_base() as usize;
-        start + STAGES * STAGE_BYTES + 2048
+        start + STAGES * stage_bytes(T::BN) + 2048
     }
 
     #[inline(always)]
     fn stage(self, s: usize) -> *mut u8 {
-        self.stages.wrapping_add(s * STAGE_BYTES)
+        self.stages.wrapping_add(s * stage_bytes(T::BN))
     }
 
     /// Stage `s`'s "full" mbarrier: one arrival (the filling thread's)
@@ -336,24 +448,24 @@ impl<E: Element> Ring<E> {
         // maps are the launch's; the phase expects one arrival, with the
         // boxes' bytes (out-of-bounds elements are zeros, and count).
         unsafe {
-            self.full(s).arrive_expect_tx(STAGE_BYTES as u32);
+            self.full(s).arrive_expect_tx(stage_bytes(T::BN) as u32);
             copy_2d(at, self.maps, a, (k0, m0 as i32), self.full(s));
-            E::copy_b(at.wrapping_add(A_BYTES), self.maps, b, k0, n0, self.full(s));
+            E::copy_b(at.wrapping_add(A_BYTES), self.maps, b, k0, (n0, T::BN), self.full(s));
         }
     }
 
-    /// Warpgroup `wg`'s 64 x 256 x `BK` of stage `s`, added to `acc`: four
-    /// `wgmma`s ([`Element::multiply`]), issued (not waited for).
+    /// Warpgroup `wg`'s 64 x `BN` x `BK` of stage `s`, added to `acc`: four
+    /// `wgmma`s ([`Tile::multiply`]), issued (not waited for).
     ///
     /// # Safety
     /// The warpgroup runs it converged; the stage's bytes have landed.
     #[inline(always)]
-    unsafe fn multiply(self, s: usize, wg: usize, acc: [f32; 128]) -> [f32; 128] {
+    unsafe fn multiply(self, s: usize, wg: usize, acc: T::Acc) -> T::Acc {
         let base = shared_address(self.stage(s));
         wgmma::fence();
         // SAFETY: the caller's contract; the warpgroup's 64 rows of A are
         // 64 x 128 bytes into the stage.
-        let acc = unsafe { E::multiply(base + (wg * 64 * SPAN) as u32, base + A_BYTES as u32, acc) };
+        let acc = unsafe { T::multiply::<E>(base + (wg * 64 * SPAN) as u32, base + A_BYTES as u32, acc) };
         wgmma::commit();
         acc
     }
@@ -364,13 +476,13 @@ impl<E: Element> Ring<E> {
 /// thread after the barrier; and the k-steps of a tile.
 #[inline(always)]
 pub(crate) fn start<E: Element>(maps: In<u64>, consumers: u32, k: u32) -> (Ring<E>, usize) {
-    (start_ring(maps, consumers), (k as usize).div_ceil(E::BK))
+    (start_ring::<E, Wide>(maps, consumers), (k as usize).div_ceil(E::BK))
 }
 
-/// [`start`]'s ring alone.
+/// [`start`]'s ring alone, for tiles `T`.
 #[inline(always)]
-pub(crate) fn start_ring<E: Element>(maps: In<u64>, consumers: u32) -> Ring<E> {
-    let ring = Ring::<E>::new(maps);
+pub(crate) fn start_ring<E: Element, T: Tile>(maps: In<u64>, consumers: u32) -> Ring<E, T> {
+    let ring = Ring::<E, T>::new(maps);
     if thread_idx_x() == 0 {
         // SAFETY: thread 0, the barrier follows.
         unsafe { ring.init(consumers) };
@@ -432,12 +544,12 @@ unsafe fn produce_with<E: Element>(
 /// The warpgroup runs it converged; the ring initialized, with the
 /// producer filling these k-steps.
 #[inline(always)]
-pub(crate) unsafe fn consume<E: Element>(
-    ring: Ring<E>,
+pub(crate) unsafe fn consume<E: Element, T: Tile>(
+    ring: Ring<E, T>,
     consumer: usize,
     steps: usize,
     it: &mut usize,
-) -> [f32; 128] {
+) -> T::Acc {
     // SAFETY: the caller's contract; initialized, and this is the
     // warpgroup's one arrival for the stage's round, after its `wgmma`
     // reads of it completed.
@@ -451,16 +563,16 @@ pub(crate) unsafe fn consume<E: Element>(
 /// As for [`consume`]; `release` is safe to call once per stage and
 /// round, after the warpgroup's reads of the stage completed.
 #[inline(always)]
-unsafe fn consume_with<E: Element>(
-    ring: Ring<E>,
+unsafe fn consume_with<E: Element, T: Tile>(
+    ring: Ring<E, T>,
     consumer: usize,
     steps: usize,
     it: &mut usize,
     release: impl Fn(Mbarrier),
-) -> [f32; 128] {
+) -> T::Acc {
     let leader = thread_idx_x().is_multiple_of(128);
     let release = |i: usize| release(ring.empty(i % STAGES));
-    let mut acc = wgmma::zeros();
+    let mut acc = T::Acc::zeroed();
     for step in 0..steps {
         let s = *it % STAGES;
         // SAFETY: the caller's contract; the stage has landed after the
@@ -469,13 +581,13 @@ unsafe fn consume_with<E: Element>(
             ring.full(s).wait(((*it / STAGES) % 2) as u32);
             ring.multiply(s, consumer, acc)
         };
-        acc = wgmma::wait::<1>(acc);
+        acc = wgmma::wait_for::<1, _>(acc);
         if step > 0 && leader {
             release(*it - 1);
         }
         *it += 1;
     }
-    acc = wgmma::wait::<0>(acc);
+    acc = wgmma::wait_for::<0, _>(acc);
     if steps > 0 && leader {
         release(*it - 1);
     }
@@ -507,7 +619,7 @@ unsafe fn store<const PAIRS: bool>(
     (m, n): (usize, usize),
 ) {
     // SAFETY: the caller's contract, C's rows `n` apart from its start.
-    unsafe { store_at::<PAIRS>(c, acc, origin, wg, t, (m, n), (0, n)) }
+    unsafe { store_at::<PAIRS, _>(c, acc, origin, wg, t, (m, n), (0, n)) }
 }
 
 /// [`store`] into the `m x n` matrix whose element `(i, j)` is `c[base + i
@@ -517,9 +629,9 @@ unsafe fn store<const PAIRS: bool>(
 /// `c` holds `base + (m - 1) ldc + n` elements, `ldc >= n`; with `PAIRS`,
 /// `n`, `ldc` and `base` are even; no other thread writes these.
 #[inline(always)]
-pub(crate) unsafe fn store_at<const PAIRS: bool>(
+pub(crate) unsafe fn store_at<const PAIRS: bool, A: Accumulators>(
     c: &Out<f32>,
-    acc: &[f32; 128],
+    acc: &A,
     (m0, n0): (usize, usize),
     wg: usize,
     t: u32,
@@ -540,17 +652,20 @@ pub(crate) unsafe fn store_at<const PAIRS: bool>(
     };
     let (r, col) = d_f32(t, 0);
     let (row, col) = (m0 + 64 * wg + r as usize, n0 + col as usize);
-    if row + 8 < m && n0 + BN <= n {
+    // Pairs `j < A::N / 4` (64 of them for 256 columns).
+    if row + 8 < m && n0 + A::N <= n {
         let rows = [base + row * ldc + col, base + (row + 8) * ldc + col];
         seq!(J in 0..64 {{
             let j: usize = J;
-            pair(rows[j % 2] + 8 * (j / 2), j, true);
+            if j < A::N / 4 {
+                pair(rows[j % 2] + 8 * (j / 2), j, true);
+            }
         }});
     } else {
         seq!(J in 0..64 {{
             let j: usize = J;
             let (row, col) = (row + 8 * (j % 2), col + 8 * (j / 2));
-            if row < m && col < n {
+            if j < A::N / 4 && row < m && col < n {
                 pair(base + row * ldc + col, j, col + 1 < n);
             }
         }});

@@ -76,7 +76,7 @@ use consumer::Consumer;
 use half::{bf16, f16};
 use pipeline::{Smem, produce, shared_bytes_for};
 use scheduler::Problem;
-pub use scheduler::dealt;
+pub use scheduler::{dealt, rounds};
 
 /// Queries per work tile: two consumer warpgroups of 64.
 pub const BR: usize = 128;

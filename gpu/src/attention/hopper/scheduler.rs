@@ -67,12 +67,12 @@ impl Problem {
     pub fn tile(self, i: u32, bc: usize) -> Tile {
         let m_blocks = self.m_blocks();
         let (heads, kv_heads) = (self.heads.max(1), self.kv_heads.max(1));
-        let (bh, mb) = if self.causal {
-            let bhs = (self.batch * heads).max(1);
-            (i % bhs, m_blocks - 1 - i / bhs)
-        } else {
-            (i / m_blocks, i % m_blocks)
-        };
+        // One division either way: by the heads (causal: query tile
+        // major, from the last) or by the query tiles (head major).
+        let per = if self.causal { (self.batch * heads).max(1) } else { m_blocks };
+        let per = per.max(1);
+        let (major, minor) = (i / per, i % per);
+        let (bh, mb) = if self.causal { (minor, m_blocks - 1 - major) } else { (major, minor) };
         let (b, h) = (bh / heads, bh % heads);
         let kvh = (b * kv_heads + h / (heads / kv_heads).max(1)) as usize;
         let q0 = mb as usize * BR;
@@ -89,11 +89,19 @@ impl Problem {
         let count = self.batch * self.heads * self.m_blocks();
         let (block, grid) = (block_idx_x(), grid_dim_x().max(1));
         let turn = self.causal;
-        (0..count.div_ceil(grid))
-            .map(move |round| dealt(block, grid, round, turn))
-            .filter(move |&i| i < count)
-            .map(move |i| self.tile(i, bc))
+        (0..rounds(block, grid, count, turn)).map(move |round| self.tile(dealt(block, grid, round, turn), bc))
     }
+}
+
+/// The rounds in which block `block` of `grid` takes a tile of `count`:
+/// every whole round, and the last, partial one if its place there is
+/// inside it (a count, where a filter on the tile index would keep one
+/// more value live across the consumers' loop).
+#[inline(always)]
+pub fn rounds(block: u32, grid: u32, count: u32, turn: bool) -> u32 {
+    let whole = count / grid;
+    let last = dealt(block, grid, whole, turn) - whole * grid;
+    whole + u32::from(last < count % grid)
 }
 
 /// The tile block `block` of `grid` takes in round `round`: place `block`

@@ -327,6 +327,15 @@ pub trait Accumulators: Copy + core::ops::IndexMut<usize, Output = f32> {
         b: Descriptor,
         scale_d: bool,
     ) -> Self;
+    /// `wgmma.mma_async.sync.aligned.m64nNk{8,32}.f32.{tf32,e4m3,e5m2}`
+    /// (`INPUT` 0, 1, 2: one 32-byte k-step of tf32 or FP8), both operands
+    /// K-major in shared memory (the ISA transposes neither): `A B +
+    /// (scale_d ? self : 0)`, as [`mma_m64n256k8_tf32`] and
+    /// [`mma_m64n256k32_e4m3`] for `N` columns.
+    ///
+    /// # Safety
+    /// As for [`mma_m64n256k16_bf16`].
+    unsafe fn mma_ss_k_major<const INPUT: u8>(self, a: Descriptor, b: Descriptor, scale_d: bool) -> Self;
     /// As [`Accumulators::mma_ss`], A from this thread's registers `a` (see
     /// the trait's documentation).
     ///
@@ -459,6 +468,34 @@ macro_rules! accumulators {
 
             #[inline(always)]
             #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            unsafe fn mma_ss_k_major<const INPUT: u8>(self, a: Descriptor, b: Descriptor, scale_d: bool) -> Self {
+                #[cfg(target_arch = "nvptx64")]
+                // SAFETY: the caller's contract.
+                unsafe {
+                    match INPUT {
+                        0 => issue_ss_k!($n, $regs, "k8.f32.tf32.tf32", self, a, b, scale_d),
+                        1 => issue_ss_k!($n, $regs, "k32.f32.e4m3.e4m3", self, a, b, scale_d),
+                        _ => issue_ss_k!($n, $regs, "k32.f32.e5m2.e5m2", self, a, b, scale_d),
+                    }
+                }
+                #[cfg(not(target_arch = "nvptx64"))]
+                {
+                    use emu::device::MmaInput;
+                    let mut acc = self;
+                    let input = [MmaInput::Tf32, MmaInput::E4m3, MmaInput::E5m2][INPUT.min(2) as usize];
+                    emu::device::wgmma(
+                        &mut acc,
+                        (emu::device::WgmmaA::Shared(a), b),
+                        (input, false),
+                        scale_d,
+                        core::panic::Location::caller(),
+                    );
+                    acc
+                }
+            }
+
+            #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn mma_rs<const BF16: bool, const TRANS_B: bool>(
                 self,
                 a: [u32; 4],
@@ -522,6 +559,32 @@ macro_rules! issue_ss {
 }
 #[cfg(target_arch = "nvptx64")]
 use issue_ss;
+
+/// As [`issue_ss`] for a K-major form without transposes (`$form`: k and
+/// types, `k8.f32.tf32.tf32`), whose immediates are the scales of A and B.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! issue_ss_k {
+    ($n:tt, $regs:tt, $form:literal, $acc:expr, $a:expr, $b:expr, $scale_d:expr) => {{
+        let (acc, a, b, scale_d): ([f32; $regs], Descriptor, Descriptor, bool) = ($acc, $a, $b, $scale_d);
+        seq_macro::seq!(I in 0..$regs {{
+            #(let mut d~I = acc[I];)*
+            core::arch::asm!(
+                concat!(
+                    "{{ .reg .pred p; setp.ne.b32 p, {scale}, 0; ",
+                    "wgmma.mma_async.sync.aligned.m64n", $n, $form, " {{",
+                    operands!(#(I)*),
+                    "}}, {a}, {b}, p, 1, 1; }}"
+                ),
+                #(d~I = inout(reg32) d~I,)*
+                a = in(reg64) a.0, b = in(reg64) b.0, scale = in(reg32) scale_d as u32,
+                options(nostack)
+            );
+            [#(d~I,)*]
+        }})
+    }};
+}
+#[cfg(target_arch = "nvptx64")]
+use issue_ss_k;
 
 /// As [`issue_ss`] with A from four registers (`tnspA` does not exist).
 #[cfg(target_arch = "nvptx64")]

@@ -50,6 +50,9 @@ pub struct Cuda {
     archs: &'static [Ptx],
     /// Each kernel's function, loaded on its first launch.
     functions: RefCell<HashMap<&'static str, CudaFunction>>,
+    /// The PTX's entry names, read once (tens of MB of PTX: milliseconds
+    /// a read, too slow for every call of a library).
+    entries: std::cell::OnceCell<std::collections::HashSet<&'static str>>,
 }
 
 enum Backend {
@@ -216,7 +219,14 @@ impl Gpu {
         };
         let stream = ctx.default_stream();
         Ok(Gpu {
-            backend: Backend::Cuda(Cuda { ctx, stream, ptx, archs, functions: Default::default() }),
+            backend: Backend::Cuda(Cuda {
+                ctx,
+                stream,
+                ptx,
+                archs,
+                functions: Default::default(),
+                entries: Default::default(),
+            }),
             info,
             analyze: Cell::new(false),
             analysis: RefCell::new(Analysis::default()),
@@ -440,11 +450,14 @@ impl Gpu {
     /// emulator, which runs every kernel.
     pub fn has_kernel(&self, kernel: &'static Kernel) -> Result<()> {
         match &self.backend {
-            // A kernel loaded before is there; else read the PTX's entries
-            // (milliseconds for our PTX: not for every call of a library).
+            // A kernel loaded before is there; else look it up among the
+            // PTX's entries, read on the first such call.
             Backend::Cuda(c)
                 if !c.functions.borrow().contains_key(kernel.name)
-                    && !ptx::entries(c.ptx.text).contains(&kernel.name) =>
+                    && !c
+                        .entries
+                        .get_or_init(|| ptx::entries(c.ptx.text).into_iter().collect())
+                        .contains(kernel.name) =>
             {
                 Err(self.missing(c, kernel))
             }

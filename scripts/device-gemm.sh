@@ -121,8 +121,8 @@ for section in "$@"; do
     # SMs; then as the dispatcher chooses. bf16 and e4m3, bf16 out.
     echo "=== probe: tile width and k-splits" | tee -a "$LOG"
     for p in bf16 e4m3; do
-      shapes=128x8192x8192,8192x128x8192,1000x1000x1000,1024x1024x1024,512x512x512,64x14336x4096,16x4096x4096,2048x2048x2048,4096x4096x4096
-      for t in 256 128; do for s in 1 2 4; do
+      shapes=${PROBE_SHAPES:-128x8192x8192,8192x128x8192,1000x1000x1000,1024x1024x1024,512x512x512,64x14336x4096,16x4096x4096,2048x2048x2048,4096x4096x4096}
+      for t in 256 128; do for s in ${PROBE_SPLITS:-1 2 4}; do
         $D/gemm --precision $p --out bf16 $([ $p = e4m3 ] && echo --op-b t) --shape $shapes --tile $t --splits $s --iters 20 2>&1 | grep "^| $p" | sed "s/^/tile $t splits $s /" | tee -a "$LOG"
       done; done
       $D/gemm --precision $p --out bf16 $([ $p = e4m3 ] && echo --op-b t) --shape $shapes --iters 20 2>&1 | grep "^| $p" | sed "s/^/auto /" | tee -a "$LOG"

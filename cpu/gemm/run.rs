@@ -276,16 +276,18 @@ impl TensorGemm {
         self.scratch.borrow_mut().insert((TypeId::of::<T>(), slot), Box::new(buffer));
     }
 
-    /// The dispatcher: the k-split with the least modelled time. A
-    /// persistent grid runs `items = tiles x splits` work items in `waves
-    /// = ceil(items / SMs)`; a split costs, beside its k-steps, the `f32`
-    /// partial sums it writes and the last split reads back. The model
-    /// (`modelled_us`) takes the largest of the tensor cores' time and
-    /// the memory's, plus the fix-up:
+    /// The dispatcher: the tile width and k-split with the least modelled
+    /// time. A persistent grid runs `items = tiles x splits` work items in
+    /// `waves = ceil(items / SMs)`; a split costs, beside its k-steps, the
+    /// `f32` partial sums it writes and the last split reads back. The
+    /// model (`modelled_us`) takes the largest of the tensor cores' time
+    /// and the memory's, plus the fix-up:
     ///
     /// - tensor cores: `waves (ITEM_US + ceil(steps / splits) STEP_US)`,
     ///   a k-step being 128 bytes of k of a 128 x 256 tile (the same
-    ///   time in every precision: twice the k is twice the rate);
+    ///   time in every precision: twice the k is twice the rate), or of a
+    ///   128 x 128 tile at `NARROW_STEP` of that (half the multiply-adds
+    ///   at about 81% of the rate: 4096^3 in bf16 and e4m3);
     /// - memory: A's, B's and D's bytes at the device's rate, or at
     ///   `SM_BYTES_PER_US` per busy SM when fewer SMs than that rate needs
     ///   have items (one 128 x 8192 x 8192 tile row on 32 SMs streams B
@@ -745,20 +747,29 @@ fn pack<T: Input>(
 mod tests {
     use super::{Plan, best_plan};
 
-    /// The plans the model picks on an H100 (132 SMs) in bf16: the
-    /// splits are the fastest measured there with wide tiles
-    /// (`docs/notes.md`, 2026-11-25: none for a small square, whose
-    /// partial sums cost more than the k-steps they save; two for the
-    /// skinny calls that stream one operand; four for a decode-like call
-    /// and for 1024 x 1024 x 8192); narrow tiles where wide ones leave
-    /// SMs idle or columns empty; wide ones once they fill the SMs.
+    /// The plans the model picks on an H100 (132 SMs), against the
+    /// fastest measured there (`device-gemm.sh tile-probe`, 2026-11-26,
+    /// bf16 TFLOP/s at 1, 2 and 4 splits on 128 x 256 tiles, then on 128
+    /// x 128; `docs/notes.md`):
+    ///
+    /// | shape | wide | narrow | picked |
+    /// | --- | --- | --- | --- |
+    /// | 128 x 8192 x 8192 | 211, 260, 229 | 277, 283, 243 | narrow, 1 |
+    /// | 16 x 4096 x 4096 | 12, 17, 21 | 18, 22, 23 | narrow, 4 |
+    /// | 1024 x 1024 x 8192 | -, 306, 357 | -, 432, 368 | narrow, 2 |
+    /// | 1000 x 1000 x 1000 | 116, 84, 65 | 149, 105, 80 | narrow, 1 |
+    ///
+    /// and wide tiles, one split, once they fill the SMs (4096^3: 766
+    /// against 619 narrow).
     #[test]
     fn the_model_picks_the_measured_fastest_plan() {
         let bf16 = |m, n, k| best_plan(1, (m, n, k), 64, 2, 132);
         let plan = |splits, narrow| Plan { splits, narrow };
+        assert_eq!(bf16(128, 8192, 8192), plan(1, true));
+        assert_eq!(bf16(16, 4096, 4096), plan(4, true));
+        assert_eq!(bf16(1024, 1024, 8192), plan(2, true));
+        assert_eq!(bf16(1000, 1000, 1000), plan(1, true));
         assert_eq!(bf16(4096, 4096, 4096), plan(1, false));
         assert_eq!(bf16(5000, 3000, 2000), plan(1, false));
-        assert_eq!(bf16(8192, 128, 8192), plan(1, true));
-        assert_eq!(bf16(1024, 1024, 1024), plan(1, true));
     }
 }

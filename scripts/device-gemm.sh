@@ -60,6 +60,15 @@ for section in "$@"; do
       compute-sanitizer --tool $tool --error-exitcode 9 $D/gemm --precision bf16 --out bf16 --shape 200x300x2000,67x130x777 \
         --splits 3 --beta 1 --bias --act gelu --iters 1 --warmup 0 > "$OUT/sanitize-splits-$tool.log" 2>&1
       echo "compute-sanitizer $tool gemm splits: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-splits-$tool.log" | tr '\n' ' ')" | tee -a "$LOG"
+      # 128 x 128 tiles, k split and not, 16-bit and FP8.
+      for s in 1 3; do
+        compute-sanitizer --tool $tool --error-exitcode 9 $D/gemm --precision bf16 --out bf16 --shape 200x300x2000,67x130x777 \
+          --tile 128 --splits $s --beta 1 --bias --act gelu --iters 1 --warmup 0 > "$OUT/sanitize-narrow-$s-$tool.log" 2>&1
+        echo "compute-sanitizer $tool gemm narrow splits $s: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-narrow-$s-$tool.log" | tr '\n' ' ')" | tee -a "$LOG"
+        compute-sanitizer --tool $tool --error-exitcode 9 $D/gemm --precision e4m3 --out f32 --op-b t --shape 200x300x2048 \
+          --tile 128 --splits $s --iters 1 --warmup 0 > "$OUT/sanitize-narrow-fp8-$s-$tool.log" 2>&1
+        echo "compute-sanitizer $tool gemm e4m3 narrow splits $s: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-narrow-fp8-$s-$tool.log" | tr '\n' ' ')" | tee -a "$LOG"
+      done
     done ;;
   sweep-*)
     # sweep-PRECISION or sweep-PRECISION-OUT

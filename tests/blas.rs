@@ -3,7 +3,7 @@
 //! integer results for every tile and split-K, BLAS's argument checks.
 //! (`tests/gpu.rs` runs the whole netlib set on a GPU.)
 
-use kernel_lab::blas::reference::{self, Operands};
+use kernel_lab::blas::reference::{self, Matrices};
 use kernel_lab::blas::{Gemm, Layout, Op, Operand, Plan, Sgemm, plan};
 use kernel_lab::runtime::Gpu;
 use rand::{Rng, SeedableRng, rngs::SmallRng};
@@ -37,7 +37,7 @@ fn netlib_criteria_subset_in_every_layout() {
                 g.lda += (s + f) % 3;
                 g.ldb += (t + f) % 2;
                 g.ldc += (s + t) % 3;
-                let x = Operands::new(&g, |_| rng.random_range(-1.0..1.0));
+                let x = Matrices::new(&g, |_| rng.random_range(-1.0..1.0));
                 let verdict = reference::verify(&gpu, &mut sgemm, &g, None, &x, false).unwrap();
                 worst = worst.max(verdict.ratio);
                 count += 1;
@@ -64,7 +64,7 @@ fn integer_inputs_give_exact_results_for_every_tile_and_split() {
             let (m, n, k) = (tile.bm + 3 + f, tile.bn - 5 + i, 61 + 8 * f);
             let (alpha, beta) = [(1.0, 0.0), (-2.0, 1.0), (1.0, 3.0)][(i + f) % 3];
             let g = Gemm::new(layout, op_a, op_b, m, n, k).scaled(alpha, beta);
-            let x = Operands::new(&g, |_| rng.random_range(-8..=8) as f32);
+            let x = Matrices::new(&g, |_| rng.random_range(-8..=8) as f32);
             for splits in [1, 3] {
                 let plan = Plan::new((tile.bm, tile.bn), splits, k);
                 reference::verify(&gpu, &mut sgemm, &g, Some(plan), &x, true)
@@ -83,7 +83,7 @@ fn aligned_interior_tiles_and_split_k() {
     let mut rng = SmallRng::seed_from_u64(7);
     for (layout, op_a, op_b) in forms() {
         let g = Gemm::new(layout, op_a, op_b, 130, 128, 200).scaled(0.5, -1.0);
-        let x = Operands::new(&g, |_| rng.random_range(-4..=4) as f32);
+        let x = Matrices::new(&g, |_| rng.random_range(-4..=4) as f32);
         for plan in [Plan::new((128, 128), 1, 200), Plan::new((64, 64), 3, 200), Plan::new((128, 64), 2, 200)]
         {
             reference::verify(&gpu, &mut sgemm, &g, Some(plan), &x, true)
@@ -106,7 +106,7 @@ fn blas_rules_for_alpha_beta_and_empty_shapes() {
         (3, 4, 0, 2.0, 1.0, 1.5, Some(1.5)),
     ] {
         let g = Gemm::row(m, n, k).scaled(alpha, beta);
-        let x = Operands::new(&g, |x| if x == Operand::C { c0 } else { 1.0 });
+        let x = Matrices::new(&g, |x| if x == Operand::C { c0 } else { 1.0 });
         let (a, b) = (gpu.upload(&x.a).unwrap(), gpu.upload(&x.b).unwrap());
         let mut c = gpu.upload(&x.c).unwrap();
         sgemm.run(&gpu, &g, &a, &b, &mut c).unwrap();

@@ -378,10 +378,10 @@ fn sgemm_netlib(gpu: &Gpu) -> Result<(), String> {
 
 /// Split-K is deterministic: the same call twice gives the same bits.
 fn sgemm_split_k_same_bits(gpu: &Gpu) -> Result<(), String> {
-    use kernel_lab::blas::reference::Operands;
+    use kernel_lab::blas::reference::Matrices;
     use kernel_lab::blas::{Gemm, Plan, Sgemm};
     let g = Gemm::row(300, 200, 20_000).scaled(0.7, 1.3);
-    let x = Operands::random(&g, 9);
+    let x = Matrices::random(&g, 9);
     let e = |e: Error| e.to_string();
     let (a, b) = (gpu.upload(&x.a).map_err(e)?, gpu.upload(&x.b).map_err(e)?);
     let mut sgemm = Sgemm::new();

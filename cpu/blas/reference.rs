@@ -18,7 +18,7 @@ pub const THRESHOLD: f64 = 16.0;
 
 /// A call's three host matrices, stored as the call describes them.
 #[derive(Clone, Debug)]
-pub struct Operands {
+pub struct Matrices {
     pub a: Vec<f32>,
     pub b: Vec<f32>,
     pub c: Vec<f32>,
@@ -27,10 +27,10 @@ pub struct Operands {
 /// Elements every buffer has after its matrix (more poison to keep).
 pub const TAIL: usize = 5;
 
-impl Operands {
+impl Matrices {
     /// Buffers for `g`, each element of each matrix `fill(operand)`, the rest
     /// [`PAD_BITS`].
-    pub fn new(g: &Gemm, mut fill: impl FnMut(Operand) -> f32) -> Operands {
+    pub fn new(g: &Gemm, mut fill: impl FnMut(Operand) -> f32) -> Matrices {
         let mut make = |x: Operand| {
             let mut v = vec![f32::from_bits(PAD_BITS); g.elements(x) + TAIL];
             let (rows, cols) = logical(g, x);
@@ -41,14 +41,14 @@ impl Operands {
             }
             v
         };
-        Operands { a: make(Operand::A), b: make(Operand::B), c: make(Operand::C) }
+        Matrices { a: make(Operand::A), b: make(Operand::B), c: make(Operand::C) }
     }
 }
 
-impl Operands {
+impl Matrices {
     /// Random operands in [-1, 1) from `seed` (filled in parallel, for
     /// large problems), the padding and tails [`PAD_BITS`].
-    pub fn random(g: &Gemm, seed: u64) -> Operands {
+    pub fn random(g: &Gemm, seed: u64) -> Matrices {
         let make = |x: Operand, seed: u64| {
             let mut v = crate::measure::data::uniform_f32(g.elements(x) + TAIL, seed);
             let (lines, length) = g.stored(x);
@@ -62,7 +62,7 @@ impl Operands {
             }
             v
         };
-        Operands { a: make(Operand::A, seed), b: make(Operand::B, seed + 1), c: make(Operand::C, seed + 2) }
+        Matrices { a: make(Operand::A, seed), b: make(Operand::B, seed + 1), c: make(Operand::C, seed + 2) }
     }
 }
 
@@ -86,12 +86,12 @@ pub struct Reference {
 }
 
 /// The reference on every row.
-pub fn reference(g: &Gemm, x: &Operands) -> Reference {
+pub fn reference(g: &Gemm, x: &Matrices) -> Reference {
     reference_rows(g, x, (0..g.m).collect())
 }
 
 /// The reference on `rows` (for large problems, a sample).
-pub fn reference_rows(g: &Gemm, x: &Operands, rows: Vec<usize>) -> Reference {
+pub fn reference_rows(g: &Gemm, x: &Matrices, rows: Vec<usize>) -> Reference {
     let (n, k) = (g.n, g.k);
     let mut value = vec![0.0f64; rows.len() * n];
     let mut gauge = vec![0.0f64; rows.len() * n];
@@ -190,7 +190,7 @@ pub fn verify(
     sgemm: &mut super::Sgemm,
     g: &Gemm,
     plan: Option<super::Plan>,
-    x: &Operands,
+    x: &Matrices,
     exact_result: bool,
 ) -> Result<Verdict, String> {
     let error = |e: crate::runtime::Error| format!("{g}: {e}");
@@ -246,7 +246,7 @@ pub fn netlib_sweep(
             g.lda += 1 + (m + k) % 3;
             g.ldb += 1 + (n + k) % 3;
             g.ldc += 1 + (m + n) % 3;
-            let x = Operands::new(&g, |_| rng.random_range(-1.0..1.0));
+            let x = Matrices::new(&g, |_| rng.random_range(-1.0..1.0));
             // alpha = 1, beta = 0: the product and its magnitude.
             let product = reference(&g, &x);
             let (a, b) = (gpu.upload(&x.a).map_err(error(&g))?, gpu.upload(&x.b).map_err(error(&g))?);

@@ -473,9 +473,9 @@ macro_rules! accumulators {
                 // SAFETY: the caller's contract.
                 unsafe {
                     match INPUT {
-                        0 => issue_ss_k!($n, $regs, "k8.f32.tf32.tf32", self, a, b, scale_d),
-                        1 => issue_ss_k!($n, $regs, "k32.f32.e4m3.e4m3", self, a, b, scale_d),
-                        _ => issue_ss_k!($n, $regs, "k32.f32.e5m2.e5m2", self, a, b, scale_d),
+                        0 => issue_ss_k!($n, $regs, "k8.f32.tf32.tf32", ", 1, 1", self, a, b, scale_d),
+                        1 => issue_ss_k!($n, $regs, "k32.f32.e4m3.e4m3", ", 1, 1", self, a, b, scale_d),
+                        _ => issue_ss_k!($n, $regs, "k32.f32.e5m2.e5m2", ", 1, 1", self, a, b, scale_d),
                     }
                 }
                 #[cfg(not(target_arch = "nvptx64"))]
@@ -538,33 +538,29 @@ accumulators!(256, 128, 64);
 /// accumulators, A and B descriptors, `tnspB` = `$trans`.
 #[cfg(target_arch = "nvptx64")]
 macro_rules! issue_ss {
-    ($n:tt, $regs:tt, $types:literal, $trans:literal, $acc:expr, $a:expr, $b:expr, $scale_d:expr) => {{
-        let (acc, a, b, scale_d): ([f32; $regs], Descriptor, Descriptor, bool) = ($acc, $a, $b, $scale_d);
-        seq_macro::seq!(I in 0..$regs {{
-            #(let mut d~I = acc[I];)*
-            core::arch::asm!(
-                concat!(
-                    "{{ .reg .pred p; setp.ne.b32 p, {scale}, 0; ",
-                    "wgmma.mma_async.sync.aligned.m64n", $n, "k16.f32.", $types, " {{",
-                    operands!(#(I)*),
-                    "}}, {a}, {b}, p, 1, 1, 0, ", $trans, "; }}"
-                ),
-                #(d~I = inout(reg32) d~I,)*
-                a = in(reg64) a.0, b = in(reg64) b.0, scale = in(reg32) scale_d as u32,
-                options(nostack)
-            );
-            [#(d~I,)*]
-        }})
-    }};
+    ($n:tt, $regs:tt, $types:literal, $trans:literal, $acc:expr, $a:expr, $b:expr, $scale_d:expr) => {
+        issue_ss_k!(
+            $n,
+            $regs,
+            concat!("k16.f32.", $types),
+            concat!(", 1, 1, 0, ", $trans),
+            $acc,
+            $a,
+            $b,
+            $scale_d
+        )
+    };
 }
 #[cfg(target_arch = "nvptx64")]
 use issue_ss;
 
-/// As [`issue_ss`] for a K-major form without transposes (`$form`: k and
-/// types, `k8.f32.tf32.tf32`), whose immediates are the scales of A and B.
+/// One `wgmma.mma_async.sync.aligned.m64n$n$form` on `$regs` accumulators,
+/// A and B descriptors in shared memory, `scale-d` from `$scale_d`, then
+/// the immediates `$tail` (the scales of A and B; for 16-bit types the
+/// transposes too): `$form` is k and the types, `k8.f32.tf32.tf32`.
 #[cfg(target_arch = "nvptx64")]
 macro_rules! issue_ss_k {
-    ($n:tt, $regs:tt, $form:literal, $acc:expr, $a:expr, $b:expr, $scale_d:expr) => {{
+    ($n:tt, $regs:tt, $form:expr, $tail:expr, $acc:expr, $a:expr, $b:expr, $scale_d:expr) => {{
         let (acc, a, b, scale_d): ([f32; $regs], Descriptor, Descriptor, bool) = ($acc, $a, $b, $scale_d);
         seq_macro::seq!(I in 0..$regs {{
             #(let mut d~I = acc[I];)*
@@ -573,7 +569,7 @@ macro_rules! issue_ss_k {
                     "{{ .reg .pred p; setp.ne.b32 p, {scale}, 0; ",
                     "wgmma.mma_async.sync.aligned.m64n", $n, $form, " {{",
                     operands!(#(I)*),
-                    "}}, {a}, {b}, p, 1, 1; }}"
+                    "}}, {a}, {b}, p", $tail, "; }}"
                 ),
                 #(d~I = inout(reg32) d~I,)*
                 a = in(reg64) a.0, b = in(reg64) b.0, scale = in(reg32) scale_d as u32,

@@ -6,7 +6,7 @@ use std::cell::RefCell;
 
 use super::{Candidates, Launch, Sgemm, percent_of_cublas, rows_to_check};
 use crate::blas::cublas::Cublas;
-use crate::blas::reference::{self, Operands, THRESHOLD};
+use crate::blas::reference::{self, Matrices, THRESHOLD};
 use crate::blas::{self, Gemm, Layout, Op, Plan};
 use crate::families::{Plot, Run, Series, Target};
 use crate::measure::{Rate, Record, Shape};
@@ -98,7 +98,7 @@ pub fn run(family: &Sgemm, run: &Run, (m, n, k): (usize, usize, usize)) -> Resul
         let g = Gemm::new(layout, op_a, op_b, m, n, k);
         let label = shape_label(&g);
         progress(&format!("sgemm {label}: inputs and reference"));
-        let x = Operands::random(&g, seed);
+        let x = Matrices::random(&g, seed);
         let rows = rows_to_check(m, 256, seed);
         // Poisoned C, C not read; then C0 read and scaled.
         let cases = [g.scaled(1.5, 0.0), g.scaled(0.75, -0.5)];

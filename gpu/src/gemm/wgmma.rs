@@ -6,11 +6,16 @@
 //!
 //! - **Items, not tiles.** A block walks `batch x splits x tiles` items:
 //!   matrix `z` of a strided batch (its A and B through tensor maps `2 z`
-//!   and `2 z + 1`), k-split `s` (k-steps `s split_steps..`), and a 128 x
-//!   256 tile of C in grouped order. Splitting k multiplies the items of a
-//!   skinny problem (128 x 8192 x 8192 has 32 tiles for 132 SMs; 4 splits
-//!   make 128 items), at the price of writing `splits` partial sums that
-//!   the epilogue adds.
+//!   and `2 z + 1`), k-split `s` (k-steps `s split_steps..`), and a tile
+//!   of C in grouped order.
+//! - **Two tile widths.** 128 x 256 ([`Wide`]), or 128 x 128
+//!   ([`Narrow`], the `_n128` kernels) where wide tiles are too few for
+//!   the SMs or half empty: 128 x 8192 x 8192 has 32 wide tiles for 132
+//!   SMs and 64 narrow ones; 8192 x 128 x 8192 leaves half of every wide
+//!   tile past `n`. A narrow stage is 32 KB for half a wide one's
+//!   multiply-adds (48 KB): its 16 KB of A serve half as many products.
+//!   Splitting k multiplies the items further, at the price of writing
+//!   `splits` partial sums that the last split adds.
 //! - **Any shape.** A tile's rows past `m`, columns past `n` and a last
 //!   k-step past `k` are the copy engine's zero fill: the maps describe
 //!   exactly `m x k` and `k x n` (their row strides multiples of 16 bytes,
@@ -33,7 +38,7 @@
 //!   read within microseconds, mostly stay in L2.
 //!
 //! Its arithmetic is step 6's: per stage 48 KB for `2 x 128 x 256 x BK`
-//! FLOPs.
+//! FLOPs (narrow: 32 KB for `2 x 128 x 128 x BK`).
 
 use half::{bf16, f16};
 

@@ -36,7 +36,7 @@
 //! PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate". The
 //! descriptors, [`element_offset`], [`d_f32`] and [`swizzle`] are
 //! `gpu_isa`'s, the one home of what the ISA defines. On the host
-//! `emu::device::wgmma_m64n256` computes each thread's D from the shared tiles at
+//! `emu::device::wgmma` computes each thread's D from the shared tiles at
 //! the instruction, through the same descriptor arithmetic, in `f64`
 //! rounded once per instruction (as for `mma`), and checks every byte it reads:
 //! in bounds, written, not awaiting a TMA copy.
@@ -130,150 +130,6 @@ pub fn wait<const N: u32>(acc: [f32; 128]) -> [f32; 128] {
     acc
 }
 
-/// `wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16`: `acc = A B +
-/// (scale_d ? acc : 0)` for this thread's 128 accumulators, A K-major at
-/// `a`, B MN-major at `b` (`tnspB` = 1).
-///
-/// # Safety
-/// All 128 threads of the warpgroup execute it converged; the descriptors
-/// describe operands in the launch's shared memory, written and visible to
-/// the async proxy (after a TMA copy's mbarrier wait, or a
-/// `fence.proxy.async`); the device is sm_90a.
-#[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn mma_m64n256k16_bf16(
-    acc: [f32; 128],
-    a: Descriptor,
-    b: Descriptor,
-    scale_d: bool,
-) -> [f32; 128] {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: the caller's contract.
-    unsafe {
-        mma_async!("m64n256k16.f32.bf16.bf16", ", 1, 1, 0, 1", acc, a, b, scale_d)
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let mut acc = acc;
-        emu::device::wgmma_m64n256(
-            &mut acc,
-            (a, b),
-            emu::device::MmaInput::Bf16,
-            scale_d,
-            core::panic::Location::caller(),
-        );
-        acc
-    }
-}
-
-/// `wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16`: as
-/// [`mma_m64n256k16_bf16`] with IEEE binary16 operands (the same layouts,
-/// B MN-major).
-///
-/// # Safety
-/// As for [`mma_m64n256k16_bf16`].
-#[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn mma_m64n256k16_f16(acc: [f32; 128], a: Descriptor, b: Descriptor, scale_d: bool) -> [f32; 128] {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: the caller's contract.
-    unsafe {
-        mma_async!("m64n256k16.f32.f16.f16", ", 1, 1, 0, 1", acc, a, b, scale_d)
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let mut acc = acc;
-        emu::device::wgmma_m64n256(
-            &mut acc,
-            (a, b),
-            emu::device::MmaInput::F16,
-            scale_d,
-            core::panic::Location::caller(),
-        );
-        acc
-    }
-}
-
-/// `wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32`: as
-/// [`mma_m64n256k16_bf16`] for a k8 of tf32, both operands K-major (the
-/// ISA has no transposed tf32 operand: B is an `N x K` tile, rows of k).
-/// The operands are `f32` bit patterns; the tensor core reads their top 19
-/// bits (sign, exponent, 10 mantissa bits), dropping the other 13: each
-/// input is truncated toward zero, a relative error below `2^-10` for
-/// normal values (subnormals lose more: their leading bit is lower).
-///
-/// # Safety
-/// As for [`mma_m64n256k16_bf16`].
-#[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn mma_m64n256k8_tf32(acc: [f32; 128], a: Descriptor, b: Descriptor, scale_d: bool) -> [f32; 128] {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: the caller's contract.
-    unsafe {
-        mma_async!("m64n256k8.f32.tf32.tf32", ", 1, 1", acc, a, b, scale_d)
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let mut acc = acc;
-        emu::device::wgmma_m64n256(
-            &mut acc,
-            (a, b),
-            emu::device::MmaInput::Tf32,
-            scale_d,
-            core::panic::Location::caller(),
-        );
-        acc
-    }
-}
-
-macro_rules! fp8_mma {
-    ($(#[$doc:meta])* $name:ident, $form:literal, $input:ident) => {
-        $(#[$doc])*
-        ///
-        /// # Safety
-        /// As for [`mma_m64n256k16_bf16`].
-        #[inline(always)]
-        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-        pub unsafe fn $name(acc: [f32; 128], a: Descriptor, b: Descriptor, scale_d: bool) -> [f32; 128] {
-            #[cfg(target_arch = "nvptx64")]
-            // SAFETY: the caller's contract.
-            unsafe {
-                mma_async!($form, ", 1, 1", acc, a, b, scale_d)
-            }
-            #[cfg(not(target_arch = "nvptx64"))]
-            {
-                let mut acc = acc;
-                emu::device::wgmma_m64n256(
-                    &mut acc,
-                    (a, b),
-                    emu::device::MmaInput::$input,
-                    scale_d,
-                    core::panic::Location::caller(),
-                );
-                acc
-            }
-        }
-    };
-}
-
-fp8_mma!(
-    /// `wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3`: as
-    /// [`mma_m64n256k8_tf32`] for a k32 of FP8 E4M3 (one byte each, 32
-    /// bytes of k), both operands K-major (the ISA transposes no 8-bit
-    /// operand). Each product of two E4M3 values is exact; how the tensor
-    /// core adds them into D is not specified beyond `f32` accumulation.
-    mma_m64n256k32_e4m3,
-    "m64n256k32.f32.e4m3.e4m3",
-    E4m3
-);
-fp8_mma!(
-    /// `wgmma.mma_async.sync.aligned.m64n256k32.f32.e5m2.e5m2`: as
-    /// [`mma_m64n256k32_e4m3`] for FP8 E5M2 operands.
-    mma_m64n256k32_e5m2,
-    "m64n256k32.f32.e5m2.e5m2",
-    E5m2
-);
-
 /// The accumulators of one warpgroup thread for a 16-bit `wgmma` of `N`
 /// columns, `[f32; N / 2]` (N = 64, 128 or 256), and the `m64nNk16` forms
 /// on them: A K-major in shared memory (`mma_ss`) or in registers
@@ -320,7 +176,10 @@ pub trait Accumulators: Copy + core::ops::IndexMut<usize, Output = f32> {
     /// `a`, B at `b`): `A B + (scale_d ? self : 0)`.
     ///
     /// # Safety
-    /// As for [`mma_m64n256k16_bf16`].
+    /// All 128 threads of the warpgroup execute it converged; the
+    /// descriptors describe operands in the launch's shared memory, written
+    /// and visible to the async proxy (after a TMA copy's mbarrier wait, or
+    /// a `fence.proxy.async`); the device is sm_90a.
     unsafe fn mma_ss<const BF16: bool, const TRANS_B: bool>(
         self,
         a: Descriptor,
@@ -329,18 +188,24 @@ pub trait Accumulators: Copy + core::ops::IndexMut<usize, Output = f32> {
     ) -> Self;
     /// `wgmma.mma_async.sync.aligned.m64nNk{8,32}.f32.{tf32,e4m3,e5m2}`
     /// (`INPUT` 0, 1, 2: one 32-byte k-step of tf32 or FP8), both operands
-    /// K-major in shared memory (the ISA transposes neither): `A B +
-    /// (scale_d ? self : 0)`, as [`mma_m64n256k8_tf32`] and
-    /// [`mma_m64n256k32_e4m3`] for `N` columns.
+    /// K-major in shared memory (the ISA transposes neither: B is an `N x
+    /// K` tile, rows of k): `A B + (scale_d ? self : 0)`.
+    ///
+    /// tf32 operands are `f32` bit patterns; the tensor core reads their
+    /// top 19 bits (sign, exponent, 10 mantissa bits), dropping the other
+    /// 13: each input is truncated toward zero, a relative error below
+    /// `2^-10` for normal values (subnormals lose more: their leading bit is
+    /// lower). Each product of two FP8 values is exact; how the tensor core
+    /// adds them into D is not specified beyond `f32` accumulation.
     ///
     /// # Safety
-    /// As for [`mma_m64n256k16_bf16`].
+    /// As for [`Accumulators::mma_ss`].
     unsafe fn mma_ss_k_major<const INPUT: u8>(self, a: Descriptor, b: Descriptor, scale_d: bool) -> Self;
     /// As [`Accumulators::mma_ss`], A from this thread's registers `a` (see
     /// the trait's documentation).
     ///
     /// # Safety
-    /// As for [`mma_m64n256k16_bf16`]; `a` are not written until a wait
+    /// As for [`Accumulators::mma_ss`]; `a` are not written until a wait
     /// has seen the instruction complete (in PTX, ptxas keeps them).
     unsafe fn mma_rs<const BF16: bool, const TRANS_B: bool>(
         self,
@@ -607,34 +472,6 @@ macro_rules! issue_rs {
 }
 #[cfg(target_arch = "nvptx64")]
 use issue_rs;
-
-/// One `wgmma.mma_async.sync.aligned.<shape and types>` on 128 `f32`
-/// accumulators, descriptors `a` and `b`, `scale-d` from `scale_d`, and
-/// the instruction's remaining immediates (`tail`: the scales of A and B,
-/// and for 16-bit types the transposes).
-#[cfg(target_arch = "nvptx64")]
-macro_rules! mma_async {
-    ($form:literal, $tail:literal, $acc:expr, $a:expr, $b:expr, $scale_d:expr) => {{
-        let (acc, a, b, scale_d): ([f32; 128], Descriptor, Descriptor, bool) = ($acc, $a, $b, $scale_d);
-        seq_macro::seq!(I in 0..128 {{
-            #(let mut d~I = acc[I];)*
-            core::arch::asm!(
-                concat!(
-                    "{{ .reg .pred p; setp.ne.b32 p, {scale}, 0; ",
-                    "wgmma.mma_async.sync.aligned.", $form, " {{",
-                    operands!(#(I)*),
-                    "}}, {a}, {b}, p", $tail, "; }}"
-                ),
-                #(d~I = inout(reg32) d~I,)*
-                a = in(reg64) a.0, b = in(reg64) b.0, scale = in(reg32) scale_d as u32,
-                options(nostack)
-            );
-            [#(d~I,)*]
-        }})
-    }};
-}
-#[cfg(target_arch = "nvptx64")]
-use mma_async;
 
 /// `{d0}, {d1}, ...`: the accumulators' places in an `asm!` template.
 #[cfg(target_arch = "nvptx64")]

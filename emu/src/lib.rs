@@ -97,9 +97,7 @@ pub mod device {
         access, active_mask, barrier, cluster, cluster_barrier, fence, index, shared_base, shared_len,
         shuffle, warp_sync,
     };
-    pub use crate::tensor_core::{
-        MmaInput, WgmmaA, ldmatrix_x4, mma_sync, stmatrix_x4, wgmma, wgmma_m64n256,
-    };
+    pub use crate::tensor_core::{MmaInput, WgmmaA, ldmatrix_x4, mma_sync, stmatrix_x4, wgmma};
     pub use std::sync::atomic::Ordering;
 
     /// `a * b + c` with one rounding (std's `f32::mul_add`), as `fma.rn.f32`.

@@ -47,12 +47,6 @@ impl MmaInput {
         }
     }
 
-    /// `wgmma` reads B MN-major (transposed) only for 16-bit inputs; tf32
-    /// and FP8 are K-major.
-    fn b_mn_major(self) -> bool {
-        self.bytes() == 2
-    }
-
     /// The value of an element's bits (`bytes()` of them, in a `u32`).
     fn value(self, bits: u32) -> f64 {
         match self {
@@ -176,7 +170,7 @@ fn operand(desc: Descriptor, mn_major: bool, input: MmaInput) -> impl Fn(usize, 
     move |row, col| {
         let at = base + swizzle(desc.span(), element_offset(desc, mn_major, bytes, (row, col)));
         // SAFETY: the warpgroup's first thread checked the unit in bounds
-        // (see `wgmma_m64n256`).
+        // (see `wgmma`).
         let bits = unsafe {
             match bytes {
                 1 => (at as *const u8).read() as u32,
@@ -202,21 +196,6 @@ fn check(desc: Descriptor, mn_major: bool, bytes: usize, (rows, cols): (usize, u
     for u in units {
         async_read(Space::Shared, base + u, 16, site);
     }
-}
-
-/// One `wgmma.mma_async.sync.aligned.m64n256k<k>.f32.<input>`: `acc = A B +
-/// (scale_d ? acc : 0)` for this thread's 128 accumulators. A is `64 x k`
-/// K-major; B is `k x 256` MN-major for 16-bit inputs, `256 x k` K-major
-/// for tf32 and FP8 (k: 16 for 16-bit inputs, 8 for tf32, 32 for FP8, 32
-/// bytes in every case).
-pub fn wgmma_m64n256(
-    acc: &mut [f32; 128],
-    (a, b): (Descriptor, Descriptor),
-    input: MmaInput,
-    scale_d: bool,
-    site: Site,
-) {
-    wgmma(acc, (WgmmaA::Shared(a), b), (input, input.b_mn_major()), scale_d, site);
 }
 
 /// The A operand of a `wgmma`: K-major in shared memory, or (16-bit inputs

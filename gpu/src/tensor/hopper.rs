@@ -58,13 +58,9 @@ const fn stage_bytes(bn: usize) -> usize {
 pub trait Tile: Copy + 'static {
     /// Columns of C per block tile.
     const BN: usize;
-    /// A consumer thread's accumulators, `[f32; BN / 2]`.
+    /// A consumer thread's accumulators, `[f32; BN / 2]` (their
+    /// [`Accumulators::N`] is `BN`, the instructions' N).
     type Acc: Accumulators;
-    /// One stage's four `wgmma`s of element `E` ([`Element::multiply`]).
-    ///
-    /// # Safety
-    /// As for the `wgmma` instructions.
-    unsafe fn multiply<E: Element>(a_at: u32, b_at: u32, acc: Self::Acc) -> Self::Acc;
 }
 
 /// 128 x 256 tiles, `m64n256` instructions.
@@ -77,21 +73,11 @@ pub struct Narrow;
 impl Tile for Wide {
     const BN: usize = BN;
     type Acc = [f32; 128];
-    #[inline(always)]
-    unsafe fn multiply<E: Element>(a_at: u32, b_at: u32, acc: [f32; 128]) -> [f32; 128] {
-        // SAFETY: the caller's contract.
-        unsafe { E::multiply(a_at, b_at, acc) }
-    }
 }
 
 impl Tile for Narrow {
     const BN: usize = 128;
     type Acc = [f32; 64];
-    #[inline(always)]
-    unsafe fn multiply<E: Element>(a_at: u32, b_at: u32, acc: [f32; 64]) -> [f32; 64] {
-        // SAFETY: the caller's contract.
-        unsafe { E::multiply_n128(a_at, b_at, acc) }
-    }
 }
 
 /// An element type of the `wgmma` kernels: how B lies in a stage, how the
@@ -113,18 +99,13 @@ pub trait Element: Copy {
     /// B is K-major).
     unsafe fn copy_b(at: *mut u8, maps: In<u64>, map: usize, k0: i32, n: (usize, usize), bar: Mbarrier);
 
-    /// Four `wgmma`s: the warpgroup's 64 rows of A at shared address
-    /// `a_at`, times the stage's B at `b_at`, added to `acc`.
+    /// Four `wgmma`s (`m64nNk*`, `N = A::N`): the warpgroup's 64 rows of
+    /// A at shared address `a_at`, times the stage's B (`N` columns) at
+    /// `b_at`, added to `acc`.
     ///
     /// # Safety
     /// As for the `wgmma` instructions.
-    unsafe fn multiply(a_at: u32, b_at: u32, acc: [f32; 128]) -> [f32; 128];
-
-    /// As [`Element::multiply`] for a B of 128 columns (`m64n128`).
-    ///
-    /// # Safety
-    /// As for the `wgmma` instructions.
-    unsafe fn multiply_n128(a_at: u32, b_at: u32, acc: [f32; 64]) -> [f32; 64];
+    unsafe fn multiply<A: Accumulators>(a_at: u32, b_at: u32, acc: A) -> A;
 }
 
 /// bf16 bits: B row-major `k x n`, in four 64 x 64 boxes (rows of 64 n,
@@ -160,15 +141,9 @@ impl Element for Bf16 {
     }
 
     #[inline(always)]
-    unsafe fn multiply(a_at: u32, b_at: u32, acc: [f32; 128]) -> [f32; 128] {
+    unsafe fn multiply<A: Accumulators>(a_at: u32, b_at: u32, acc: A) -> A {
         // SAFETY: the caller's contract.
-        unsafe { four_wgmmas(a_at, b_at, MN_MAJOR_B, acc, wgmma::mma_m64n256k16_bf16) }
-    }
-
-    #[inline(always)]
-    unsafe fn multiply_n128(a_at: u32, b_at: u32, acc: [f32; 64]) -> [f32; 64] {
-        // SAFETY: the caller's contract.
-        unsafe { four_wgmmas(a_at, b_at, MN_MAJOR_B, acc, <[f32; 64]>::mma_ss::<true, true>) }
+        unsafe { four_wgmmas(a_at, b_at, MN_MAJOR_B, acc, A::mma_ss::<true, true>) }
     }
 }
 
@@ -188,15 +163,9 @@ impl Element for F16 {
     }
 
     #[inline(always)]
-    unsafe fn multiply(a_at: u32, b_at: u32, acc: [f32; 128]) -> [f32; 128] {
+    unsafe fn multiply<A: Accumulators>(a_at: u32, b_at: u32, acc: A) -> A {
         // SAFETY: the caller's contract.
-        unsafe { four_wgmmas(a_at, b_at, MN_MAJOR_B, acc, wgmma::mma_m64n256k16_f16) }
-    }
-
-    #[inline(always)]
-    unsafe fn multiply_n128(a_at: u32, b_at: u32, acc: [f32; 64]) -> [f32; 64] {
-        // SAFETY: the caller's contract.
-        unsafe { four_wgmmas(a_at, b_at, MN_MAJOR_B, acc, <[f32; 64]>::mma_ss::<false, true>) }
+        unsafe { four_wgmmas(a_at, b_at, MN_MAJOR_B, acc, A::mma_ss::<false, true>) }
     }
 }
 
@@ -258,15 +227,9 @@ impl Element for Tf32 {
     }
 
     #[inline(always)]
-    unsafe fn multiply(a_at: u32, b_at: u32, acc: [f32; 128]) -> [f32; 128] {
+    unsafe fn multiply<A: Accumulators>(a_at: u32, b_at: u32, acc: A) -> A {
         // SAFETY: the caller's contract.
-        unsafe { four_wgmmas(a_at, b_at, K_MAJOR_B, acc, wgmma::mma_m64n256k8_tf32) }
-    }
-
-    #[inline(always)]
-    unsafe fn multiply_n128(a_at: u32, b_at: u32, acc: [f32; 64]) -> [f32; 64] {
-        // SAFETY: the caller's contract.
-        unsafe { four_wgmmas(a_at, b_at, K_MAJOR_B, acc, <[f32; 64]>::mma_ss_k_major::<0>) }
+        unsafe { four_wgmmas(a_at, b_at, K_MAJOR_B, acc, A::mma_ss_k_major::<0>) }
     }
 }
 
@@ -281,7 +244,7 @@ pub struct E4m3;
 pub struct E5m2;
 
 macro_rules! fp8_element {
-    ($marker:ty, $mma:ident, $input:literal) => {
+    ($marker:ty, $input:literal) => {
         impl Element for $marker {
             const BYTES: usize = 1;
             const B_BOX: (usize, usize) = (BN, Self::BK);
@@ -300,22 +263,16 @@ macro_rules! fp8_element {
             }
 
             #[inline(always)]
-            unsafe fn multiply(a_at: u32, b_at: u32, acc: [f32; 128]) -> [f32; 128] {
+            unsafe fn multiply<A: Accumulators>(a_at: u32, b_at: u32, acc: A) -> A {
                 // SAFETY: the caller's contract.
-                unsafe { four_wgmmas(a_at, b_at, K_MAJOR_B, acc, wgmma::$mma) }
-            }
-
-            #[inline(always)]
-            unsafe fn multiply_n128(a_at: u32, b_at: u32, acc: [f32; 64]) -> [f32; 64] {
-                // SAFETY: the caller's contract.
-                unsafe { four_wgmmas(a_at, b_at, K_MAJOR_B, acc, <[f32; 64]>::mma_ss_k_major::<$input>) }
+                unsafe { four_wgmmas(a_at, b_at, K_MAJOR_B, acc, A::mma_ss_k_major::<$input>) }
             }
         }
     };
 }
 
-fp8_element!(E4m3, mma_m64n256k32_e4m3, 1);
-fp8_element!(E5m2, mma_m64n256k32_e5m2, 2);
+fp8_element!(E4m3, 1);
+fp8_element!(E5m2, 2);
 
 /// Shared memory a kernel needs for the ring and `extra` bytes on a
 /// 1024-byte boundary after it (`Ring::after`).
@@ -455,7 +412,7 @@ impl<E: Element, T: Tile> Ring<E, T> {
     }
 
     /// Warpgroup `wg`'s 64 x `BN` x `BK` of stage `s`, added to `acc`: four
-    /// `wgmma`s ([`Tile::multiply`]), issued (not waited for).
+    /// `wgmma`s ([`Element::multiply`]), issued (not waited for).
     ///
     /// # Safety
     /// The warpgroup runs it converged; the stage's bytes have landed.
@@ -465,7 +422,7 @@ impl<E: Element, T: Tile> Ring<E, T> {
         wgmma::fence();
         // SAFETY: the caller's contract; the warpgroup's 64 rows of A are
         // 64 x 128 bytes into the stage.
-        let acc = unsafe { T::multiply::<E>(base + (wg * 64 * SPAN) as u32, base + A_BYTES as u32, acc) };
+        let acc = unsafe { E::multiply(base + (wg * 64 * SPAN) as u32, base + A_BYTES as u32, acc) };
         wgmma::commit();
         acc
     }

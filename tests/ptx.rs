@@ -45,6 +45,11 @@ struct Usage {
 
 /// Assembles `text` for `arch` and returns each entry's usage.
 fn assemble(text: &str, arch: &str) -> Vec<(String, Usage)> {
+    assemble_to_cubin(text, arch).0
+}
+
+/// Assembles `text` for `arch`: each entry's usage, and the cubin.
+fn assemble_to_cubin(text: &str, arch: &str) -> (Vec<(String, Usage)>, PathBuf) {
     let dir = std::env::temp_dir().join(format!("kernel-lab-ptx-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     // Tests run in parallel: one file per text, not per architecture.
@@ -55,16 +60,46 @@ fn assemble(text: &str, arch: &str) -> Vec<(String, Usage)> {
         format!("{arch}_{:016x}", h.finish())
     };
     let source = dir.join(format!("{tag}.ptx"));
+    let cubin = dir.join(format!("{tag}.cubin"));
     std::fs::write(&source, text).unwrap();
     let output = Command::new(ptxas())
         .args(["-v", &format!("-arch={arch}"), "-o"])
-        .arg(dir.join(format!("{tag}.cubin")))
+        .arg(&cubin)
         .arg(&source)
         .output()
         .expect("running ptxas");
     let log = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(output.status.success(), "ptxas -arch={arch} rejected the PTX:\n{log}");
-    parse_ptxas_log(&log)
+    (parse_ptxas_log(&log), cubin)
+}
+
+/// nvdisasm from `$NVDISASM`, from `scripts/setup`'s `.tools/`, or on `PATH`.
+fn nvdisasm() -> PathBuf {
+    if let Ok(path) = std::env::var("NVDISASM") {
+        return PathBuf::from(path);
+    }
+    let local = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".tools/nvdisasm/nvidia/cu13/bin/nvdisasm");
+    if local.exists() {
+        return local;
+    }
+    if Command::new("nvdisasm").arg("--version").output().is_ok_and(|o| o.status.success()) {
+        return PathBuf::from("nvdisasm");
+    }
+    panic!("nvdisasm not found: run scripts/setup (it installs nvdisasm into .tools/) or set NVDISASM");
+}
+
+/// The SASS of sm_90a kernel `name` (assembled from its own module): one
+/// instruction a line, as nvdisasm prints them, without addresses.
+fn sass_90a(name: &str) -> Vec<String> {
+    let p = ARCHS.iter().find(|p| p.arch == "sm_90a").unwrap();
+    let (_, cubin) = assemble_to_cubin(&ptx::entry_module(p.text, name).unwrap(), "sm_90a");
+    let output = Command::new(nvdisasm()).arg("-c").arg(&cubin).output().expect("running nvdisasm");
+    assert!(output.status.success(), "nvdisasm: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|l| l.split_once("*/").map(|(_, i)| i.trim().trim_end_matches(';').trim().to_string()))
+        .filter(|i| !i.is_empty())
+        .collect()
 }
 
 fn number_before(line: &str, suffix: &str) -> u32 {
@@ -440,5 +475,45 @@ fn tensor_kernels_use_the_instructions_they_teach() {
                 assert_eq!(has("cp.async.cg.shared.global"), name.ends_with("_async"), "{name}: cp.async");
             }
         }
+    }
+}
+
+/// Attention's softmax overlaps what it was written to overlap, in the
+/// SASS (ptxas places `wgmma.wait_group` where it likes; see
+/// `gpu::dev::wgmma::wait_for_after`): in the Hopper step at d = 64 and
+/// 128, between a key tile's wait for `Q Kᵀ` (`WARPGROUP.DEPBAR.LE gsb0,
+/// 0x1`) and its wait for `P V` (`0x0`) lie the tile's exponentials, at
+/// least `bc / 2 = 64` `MUFU.EX2` a thread; and no attention kernel rounds
+/// P or O one element at a time (`F2F`, at the exponentials' rate), only
+/// in pairs (`F2FP`).
+#[test]
+fn attention_softmax_runs_beside_the_products_in_the_sass() {
+    for kernel in registry::tree("gpu::attention") {
+        if !kernel.built_for("sm_90a") || kernel.name.starts_with("attention_softmax") {
+            continue;
+        }
+        let sass = sass_90a(kernel.name);
+        let single = sass.iter().filter(|i| i.starts_with("F2F.BF16") || i.starts_with("F2F.F16")).count();
+        assert_eq!(single, 0, "{}: one-element conversions", kernel.name);
+        assert!(sass.iter().any(|i| i.starts_with("F2FP.")), "{}: no paired conversion", kernel.name);
+        if !(kernel.name.starts_with("attention_hopper_d64")
+            || kernel.name.starts_with("attention_hopper_d128"))
+        {
+            continue;
+        }
+        let mut overlapped = 0;
+        for (at, _) in sass.iter().enumerate().filter(|(_, i)| i.contains("WARPGROUP.DEPBAR.LE gsb0, 0x1")) {
+            let next = at + 1 + sass[at + 1..].iter().position(|i| i.contains("WARPGROUP.DEPBAR")).unwrap();
+            assert!(
+                sass[next].contains("gsb0, 0x0"),
+                "{}: {} after a wait for Q Kᵀ",
+                kernel.name,
+                sass[next]
+            );
+            let exps = sass[at..next].iter().filter(|i| i.starts_with("MUFU.EX2")).count();
+            assert!(exps >= 64, "{}: {exps} exponentials between the waits for Q Kᵀ and P V", kernel.name);
+            overlapped += 1;
+        }
+        assert_eq!(overlapped, 1, "{}: one key step with both products", kernel.name);
     }
 }

@@ -230,6 +230,33 @@ pub fn wait_for<const G: u32, A: Accumulators>(acc: A) -> A {
     acc.pinned()
 }
 
+/// [`wait_for`], kept below the work that computed `after`.
+///
+/// ptxas (CUDA 13.0) schedules `wgmma.wait_group` as an instruction with no
+/// operands: as early as the code after it likes, not where the PTX has
+/// it. A wait meant to let independent work overlap a product can so move
+/// above that work, which then starts only once the product is done (the
+/// softmax of attention's step 3 did, behind its `P V`). It does not move
+/// the wait above a shared-memory store, and a store of `after` waits for
+/// the work: so `after` goes to `pin` first, from the lanes where `store`
+/// holds (one per warp is enough; no one reads it).
+///
+/// # Safety
+/// `pin` is shared memory of this thread's warp that no other warp uses.
+#[inline(always)]
+pub unsafe fn wait_for_after<const G: u32, A: Accumulators>(
+    acc: A,
+    after: f32,
+    pin: crate::shared::SharedArray<f32>,
+    store: bool,
+) -> A {
+    if store {
+        // SAFETY: the caller's contract.
+        unsafe { pin.set(0, after) };
+    }
+    wait_for::<G, A>(acc)
+}
+
 /// [`Accumulators`] for `[f32; $regs]`, `N = $n`, fragments `[u32; $frags]`.
 macro_rules! accumulators {
     ($n:tt, $regs:tt, $frags:tt) => {

@@ -34,7 +34,7 @@ pub mod flash;
 pub mod hopper;
 pub mod softmax;
 
-use crate::dev::math::{bf16_bits, f16_bits};
+use crate::dev::math::{bf16_bits, bf16x2_bits, f16_bits, f16x2_bits};
 use crate::dev::mma::{mma_bf16_m16n8k16, mma_f16_m16n8k16};
 use crate::dev::wgmma::{Accumulators, Descriptor};
 use half::{bf16, f16};
@@ -84,17 +84,21 @@ pub trait Half: Copy + 'static {
     /// The element with bits `b`.
     fn from_bits(b: u16) -> Self;
     /// Two `f32` rounded to this type, as one register: `lo` in bits 0..16
-    /// (the lower index, as the `mma` fragments want).
-    #[inline(always)]
-    fn pack(lo: f32, hi: f32) -> u32 {
-        u32::from(Self::round_bits(lo)) | u32::from(Self::round_bits(hi)) << 16
-    }
+    /// (the lower index, as the `mma` fragments want). One paired
+    /// conversion (`cvt.rn.bf16x2.f32`, SASS `F2FP.BF16.F32.PACK_AB`), not
+    /// two `F2F`s and a byte permute: the softmax converts every P, and
+    /// `F2F` issues 16 a clock per SM, as the exponentials do.
+    fn pack(lo: f32, hi: f32) -> u32;
 }
 
 impl Half for bf16 {
     #[inline(always)]
     fn round_bits(x: f32) -> u16 {
         bf16_bits(x)
+    }
+    #[inline(always)]
+    fn pack(lo: f32, hi: f32) -> u32 {
+        bf16x2_bits(lo, hi)
     }
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
@@ -134,6 +138,10 @@ impl Half for f16 {
     #[inline(always)]
     fn round_bits(x: f32) -> u16 {
         f16_bits(x)
+    }
+    #[inline(always)]
+    fn pack(lo: f32, hi: f32) -> u32 {
+        f16x2_bits(lo, hi)
     }
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]

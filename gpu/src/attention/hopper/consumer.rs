@@ -7,9 +7,14 @@
 //! then `O += P_{j-1} V_{j-1}` (`bc / 16` `wgmma`s, A = P from registers),
 //! two groups; hand the turn over; wait for the first group only
 //! (`wait_group 1`) and run the softmax of `S_j` (mask, row maxima, `P_j =
-//! 2^(S c - m c)`, row sums, the rescale factor) while `P_{j-1} V_{j-1}`
-//! still runs on the tensor cores; then wait for it (`wait_group 0`),
-//! release its stage and rescale O. After the last tile, `P V` of the
+//! 2^(S c - m c)` in place, row sums, the rescale factor) while `P_{j-1}
+//! V_{j-1}` still runs on the tensor cores; then wait for it (`wait_group
+//! 0`), release its stage, rescale O and only then pack `P_j` into the
+//! registers `P_{j-1}` held (a `wgmma` reads its registers until its
+//! wait). ptxas would still move the wait above the softmax, to
+//! interleave the packs with the exponentials: a store of the row sums
+//! before it holds it there (`wait_for_after`, `Smem::pin`; at d = 256
+//! the registers for that are lacking). After the last tile, `P V` of the
 //! last one alone. The softmax of one tile overlaps the other product of
 //! the warpgroup: the intra-warpgroup overlap of FlashAttention-3.
 //!
@@ -30,7 +35,7 @@ use super::{BR, SPAN};
 use crate::attention::{Half, visible_keys};
 use crate::dev::math::{ex2_approx, fma, lg2_approx};
 use crate::dev::warp::{FULL_MASK, shfl_xor_f32};
-use crate::dev::wgmma::{self, Accumulators, Descriptor, d_f32, shared_address, wait_for};
+use crate::dev::wgmma::{self, Accumulators, Descriptor, d_f32, shared_address, wait_for, wait_for_after};
 use crate::dev::{Out, thread_idx_x};
 use seq_macro::seq;
 
@@ -290,16 +295,22 @@ impl Consumer {
         }
         let key0 = j * bc;
         let masked = key0 + bc > at.first_limit;
-        let alpha = self.softmax::<T, S>(
-            (&mut w.st.m, &mut w.st.l),
-            &mut w.sc,
-            &mut w.pr,
-            (at.rows, key0, masked),
-            at.p,
-            at.c,
-        );
+        let alpha =
+            self.softmax::<S>((&mut w.st.m, &mut w.st.l), &mut w.sc, (at.rows, key0, masked), at.p, at.c);
         if PV {
-            w.st.o = wait_for::<0, O>(w.st.o);
+            w.st.o = if O::N <= 128 {
+                // After the softmax, not before it (see `wait_for_after`).
+                let after = w.st.l[0] + w.st.l[1];
+                let pin = smem.pin(4 * self.c + self.t / 32);
+                // SAFETY: this warp's pin.
+                unsafe { wait_for_after::<0, O>(w.st.o, after, pin, self.t.is_multiple_of(32)) }
+            } else {
+                // At d = 256 the consumers have no registers for `P_{j-1}`
+                // to live through the softmax (ptxas spills), and the
+                // exponentials take a quarter of the products' time: ptxas
+                // may wait first.
+                wait_for::<0, O>(w.st.o)
+            };
             self.release(smem.v_empty(sp));
             seq!(I in 0..128 {{
                 let i: usize = I;
@@ -308,20 +319,23 @@ impl Consumer {
                 }
             }});
         }
+        // P into the registers `P_{j-1} V_{j-1}` read: only after its wait
+        // (ptxas would otherwise wait for it before the exponentials).
+        w.pr = pack::<T, S>(&w.sc);
         w.it += 1;
     }
 
     /// The online softmax of one key tile's scores `sc` (keys `key0..`):
     /// where `masked`, scores past each row's limit become `-inf`; each
-    /// row's maximum `m` grows, `P = 2^(s c - m c)` is packed into `pr` as
-    /// the A fragments of `P V`, `l` takes the row sums; returns each
-    /// row's rescale factor `2^(m_old c - m_new c)` for O.
+    /// row's maximum `m` grows, `sc` becomes `P = 2^(s c - m c)` (still
+    /// `f32`: [`pack`] makes it the A fragments of `P V`), `l` takes the
+    /// row sums; returns each row's rescale factor `2^(m_old c - m_new c)`
+    /// for O.
     #[inline(always)]
-    fn softmax<T: Half, S: Accumulators>(
+    fn softmax<S: Accumulators>(
         self,
         (mm, ll): (&mut [f32; 2], &mut [f32; 2]),
         sc: &mut S,
-        pr: &mut S::Fragments,
         (rows, key0, masked): (Rows, usize, bool),
         p: Problem,
         c: f32,
@@ -383,12 +397,6 @@ impl Consumer {
             }});
             ll[R] = ll[R] * alpha[R] + sum;
         }});
-        // Accumulators 8 t..8 t + 8 are the A fragment of k16 step t.
-        seq!(K in 0..32 {
-            if K < S::N / 4 {
-                pr[K] = T::pack(sc[2 * K], sc[2 * K + 1]);
-            }
-        });
         alpha
     }
 
@@ -436,6 +444,20 @@ impl Consumer {
             }
         }});
     }
+}
+
+/// P (the softmax's `f32` values in S's registers) rounded and packed in
+/// pairs: accumulators `8 t..8 t + 8` are the A fragment of k16 step `t`
+/// of `P V`, as they lie.
+#[inline(always)]
+fn pack<T: Half, S: Accumulators>(sc: &S) -> S::Fragments {
+    let mut pr = S::fragments_zeroed();
+    seq!(K in 0..32 {
+        if K < S::N / 4 {
+            pr[K] = T::pack(sc[2 * K], sc[2 * K + 1]);
+        }
+    });
+    pr
 }
 
 /// The thread's index in its warpgroup and the warpgroup's consumer index.

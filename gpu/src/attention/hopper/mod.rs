@@ -29,6 +29,8 @@
 //! an mbarrier turn orders their products so one's softmax runs while the
 //! other's products do (the ping-pong). The arithmetic below says why
 //! both matter: the exponentials are as slow as the products at `d = 64`.
+//! (ptxas moves waits: the one for `P V` is pinned below the softmax by a
+//! shared store, `consumer`.)
 //!
 //! **Schedule.** Persistent: one block per SM walks the tiles statically
 //! (`scheduler`); the ring runs on across tiles, so the next tile's K/V

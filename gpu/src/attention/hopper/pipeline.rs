@@ -18,7 +18,8 @@
 //! apart, so `Q Kᵀ` starts before V lands), `k_empty` (one arrival per
 //! consumer warpgroup once its `Q Kᵀ` of the stage completed) and
 //! `v_empty` (the same for `P V`), and the two consumers' turns
-//! (`consumer` module). A buffer's `i`-th fill is waited for with parity
+//! (`consumer` module). After them, a word per consumer warp that no one
+//! reads ([`Smem::pin`]). A buffer's `i`-th fill is waited for with parity
 //! `i mod 2`; its `i`-th refill waits for its "empty" phase `i - 1`
 //! (parity `(i - 1) mod 2`).
 //!
@@ -38,12 +39,14 @@ use crate::dev::{In, SharedArray};
 
 /// Mbarriers: Q's two, the two turns, four per stage (at most 4 stages).
 const BARRIERS: usize = 4 + 4 * 4;
+/// Pins: a word per consumer warp ([`Smem::pin`]).
+const PINS: usize = 8;
 
 /// Shared memory bytes for head dimension `d`, key tiles of `bc` and
 /// `stages` stages: the slack to the 1024-byte boundary, Q, the stages,
-/// the mbarriers.
+/// the mbarriers, the pins.
 pub const fn shared_bytes_for(d: usize, bc: usize, stages: usize) -> usize {
-    1024 + 2 * BR * d + stages * 2 * 2 * bc * d + 8 * BARRIERS
+    1024 + 2 * BR * d + stages * 2 * 2 * bc * d + 8 * BARRIERS + 4 * PINS
 }
 
 /// The block's shared memory, as every role sees it.
@@ -52,6 +55,7 @@ pub(super) struct Smem {
     /// Q's tile, on a 1024-byte boundary; the stages follow.
     base: *mut u8,
     bars: SharedArray<u64>,
+    pins: SharedArray<f32>,
     d: usize,
     bc: usize,
     stages: usize,
@@ -64,11 +68,13 @@ impl Smem {
     pub fn new(d: usize, bc: usize, stages: usize) -> Smem {
         let raw = launch_sized_base();
         let base = raw.wrapping_add((1024 - shared_address(raw) as usize % 1024) % 1024);
-        let bars_at = shared_bytes_for(d, bc, stages) - 8 * BARRIERS;
+        let bars_at = shared_bytes_for(d, bc, stages) - 8 * BARRIERS - 4 * PINS;
         // SAFETY: the launch passes `shared_bytes_for(d, bc, stages)`: the
         // mbarriers lie past the slack, Q and the stages, 8-aligned.
         let bars = unsafe { SharedArray::<u64>::launch_sized_at(bars_at) };
-        Smem { base, bars, d, bc, stages }
+        // SAFETY: the pins follow the mbarriers, 4-aligned.
+        let pins = unsafe { SharedArray::<f32>::launch_sized_at(bars_at + 8 * BARRIERS) };
+        Smem { base, bars, pins, d, bc, stages }
     }
 
     /// Bytes of one K (or V) tile.
@@ -93,6 +99,14 @@ impl Smem {
     #[inline(always)]
     pub fn v(self, s: usize) -> *mut u8 {
         self.k(s).wrapping_add(self.kv_bytes())
+    }
+
+    /// Consumer warp `w`'s pin (0..8): the word that keeps its `P V` wait
+    /// below the softmax ([`crate::dev::wgmma::wait_for_after`]).
+    #[inline(always)]
+    pub fn pin(self, w: usize) -> SharedArray<f32> {
+        // SAFETY: w < PINS, inside the launch's pins.
+        unsafe { self.pins.offset(w) }
     }
 
     #[inline(always)]

@@ -121,7 +121,7 @@ impl<const STRIDE: usize> SharedTile<f32, STRIDE> {
         let dst = self.element_ptr(r, c);
         #[cfg(target_arch = "nvptx64")]
         {
-            let dst = crate::shared::window_address(dst);
+            let dst = self.window(r, c);
             // SAFETY: the caller's contract. 16-byte copies bypass L1
             // (`.cg`); smaller ones must go through it (`.ca`).
             unsafe {

@@ -63,7 +63,7 @@ impl<const STRIDE: usize> SharedTile<u16, STRIDE> {
         check::load(Space::Shared, p, 16);
         #[cfg(target_arch = "nvptx64")]
         {
-            let address = crate::shared::window_address(p);
+            let address = self.window(r, c);
             let (r0, r1, r2, r3): (u32, u32, u32, u32);
             // SAFETY: the caller's contract; it reads shared memory only.
             unsafe {
@@ -100,7 +100,7 @@ impl<const STRIDE: usize> SharedTile<u16, STRIDE> {
         let p = self.element_ptr(r, c);
         #[cfg(target_arch = "nvptx64")]
         {
-            let address = crate::shared::window_address(p);
+            let address = self.window(r, c);
             // SAFETY: the caller's contract.
             unsafe {
                 core::arch::asm!(

@@ -108,6 +108,18 @@ impl<T: Copy, const STRIDE: usize> SharedTile<T, STRIDE> {
         self.base.wrapping_add(r * STRIDE + c)
     }
 
+    /// The window address (the 32-bit operand of `cp.async`, `ldmatrix`,
+    /// `stmatrix`) of row `r`, column `c`: the tile's own, converted once,
+    /// plus a 32-bit offset. Converting each element's 64-bit pointer
+    /// instead costs a 64-bit add and a conversion per access, which ptxas
+    /// cannot fold into the instruction's immediate offset (in a
+    /// FlashAttention-2 tile loop, more issue slots than the `mma`s).
+    #[cfg(target_arch = "nvptx64")]
+    #[inline(always)]
+    pub(crate) fn window(self, r: usize, c: usize) -> u32 {
+        window_address(self.base).wrapping_add((size_of::<T>() * (r * STRIDE + c)) as u32)
+    }
+
     /// Reads row `r`, column `c`: word `r * STRIDE + c`.
     ///
     /// # Safety

@@ -118,10 +118,15 @@ struct Block {
     warp: usize,
 }
 
-/// Copies `rows` rows of `d` elements from `src` (from row `first`; rows
+/// Copies `rows` rows (a constant once inlined) of `D` elements from `src` (from row `first`; rows
 /// at or past `valid` are zero-filled) into the swizzled tile at byte
-/// `at` of shared memory: 16-byte `cp.async` copies, `d / 8` per row,
-/// thread `t` taking chunks `t, t + 128, ...`. Uncommitted.
+/// `at` of shared memory: 16-byte `cp.async` copies, `D / 8` per row.
+/// Thread `t` takes chunk `t mod (D / 8)` of rows `t / (D / 8) + n step`
+/// (`step = 128 / (D / 8)` rows a pass, `rows / step` passes, unrolled):
+/// its source and destination advance by constants, so a copy costs a
+/// few adds, not the division, the swizzle and the 64-bit address
+/// arithmetic of a chunk index (which took more issue slots than the
+/// `mma`s did). Uncommitted.
 ///
 /// # Safety
 /// The launch passes the tile's bytes at `at`; `src` holds every valid
@@ -139,16 +144,62 @@ unsafe fn copy_tile<const D: usize>(
     // SAFETY: the caller's contract.
     let tile = unsafe { SharedArray::<f32>::launch_sized_at(at) };
     let chunks = D / 8;
-    let mut i = t;
-    while i < rows * chunks {
-        let (r, c) = (i / chunks, i % chunks);
-        let row = first + r;
-        // SAFETY: inside `src` when valid (rows start on 16 bytes: d is a
-        // multiple of 8); a whole chunk of the tile, word index / 2.
-        unsafe {
-            tile.copy_async4_or_zero(0, swz(D, r, 8 * c) / 2, src.words(), (row * D + 8 * c) / 2, r < valid)
-        };
-        i += THREADS;
+    let step = THREADS / chunks;
+    let (r0, c) = (t / chunks, t % chunks);
+    // The thread's first chunk, in 4-byte words (rows start on 16 bytes:
+    // D is a multiple of 8).
+    let words = src.words();
+    let from = words.wrapping_offset(((first + r0) * D + 8 * c) / 2);
+    if valid >= rows {
+        // Every row inside `src` (all tiles but a tail): plain copies.
+        seq!(N in 0..32 {
+            if N < rows / step {
+                // SAFETY: inside `src`; a whole chunk of the tile, word
+                // index / 2.
+                unsafe { tile.copy_async4(0, swz(D, r0 + N * step, 8 * c) / 2, from, N * step * D / 2) };
+            }
+        });
+    } else {
+        let valid = valid as u32;
+        seq!(N in 0..32 {
+            if N < rows / step {
+                let r = r0 + N * step;
+                let inside = (r as u32) < valid;
+                // SAFETY: inside `src` when `inside`; a whole chunk of the
+                // tile. A row past `valid` copies nothing (source size 0)
+                // from the tensor's start.
+                unsafe {
+                    tile.copy_async4_or_zero(
+                        0,
+                        swz(D, r, 8 * c) / 2,
+                        if inside { from } else { words },
+                        if inside { N * step * D / 2 } else { 0 },
+                        inside,
+                    )
+                };
+            }
+        });
+    }
+}
+
+/// A stage's K and V tiles (`bc(D)` keys from row `first`, `valid` of them
+/// inside K) into the stage at byte `at`, uncommitted: a function, not a
+/// closure, so that it is always inlined (LLVM called the closure).
+///
+/// # Safety
+/// The launch passes `shared_bytes(D)`, the stage at `at`; K and V hold
+/// `first + valid` rows; nobody reads the stage until the copies are
+/// waited for and a barrier passed.
+#[inline(always)]
+unsafe fn copy_stage<const D: usize>(
+    (k, v): (In<u16>, In<u16>),
+    (first, valid, at): (usize, usize, usize),
+    t: usize,
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        copy_tile::<D>(k, first, valid, bc(D), at, t);
+        copy_tile::<D>(v, first, valid, bc(D), at + 2 * bc(D) * D, t);
     }
 }
 
@@ -193,21 +244,12 @@ fn flash<T: Half, const D: usize>(
     // Shared memory: Q, then stage s's K at q_bytes + s * stage, V after it.
     let (q_bytes, kv_bytes) = (2 * BR * D, 2 * bc * D);
     let stage_at = |s: usize| q_bytes + s * 2 * kv_bytes;
-    let fill = |tile: usize| {
-        let (first, valid) = (at.kv_rows + tile * bc, s_k.saturating_sub(tile * bc));
-        let s = stage_at(tile % 2);
-        // SAFETY: the declaration passes `shared_bytes(D)`: both stages;
-        // K and V hold `s_k` rows of this K/V head; the stage is free
-        // (the caller's barrier) and read after the next wait and barrier.
-        unsafe {
-            copy_tile::<D>(k, first, valid, bc, s, t);
-            copy_tile::<D>(v, first, valid, bc, s + kv_bytes, t);
-        }
-    };
+    let fill = |tile: usize| (at.kv_rows + tile * bc, s_k.saturating_sub(tile * bc), stage_at(tile % 2));
     if tiles > 0 {
         // SAFETY: Q's tile at byte 0; the rows of this head's queries.
         unsafe { copy_tile::<D>(q, at.q_rows + at.q0, s_q.saturating_sub(at.q0), BR, 0, t) };
-        fill(0);
+        // SAFETY: as `copy_stage` says; the stages are not read yet.
+        unsafe { copy_stage::<D>((k, v), fill(0), t) };
         commit_copies();
     }
     let c = scale * LOG2_E;
@@ -218,7 +260,8 @@ fn flash<T: Half, const D: usize>(
         wait_copies::<0>();
         sync_threads();
         if tile + 1 < tiles {
-            fill(tile + 1);
+            // SAFETY: as `copy_stage` says; the barrier freed the stage.
+            unsafe { copy_stage::<D>((k, v), fill(tile + 1), t) };
             commit_copies();
         }
         let key0 = tile * bc;
@@ -294,15 +337,23 @@ impl<const D: usize> Rows<D> {
         let q_base = (16 * at.warp + lane % 8 + 8 * (lane / 8 % 2)) * D;
         let k_base = (lane % 8 + 8 * (lane / 16)) * D;
         let v_base = (lane % 8 + 8 * (lane / 8 % 2)) * D;
+        // Four bases per operand, each a plain number to LLVM: otherwise
+        // it ORs the constants into the (disjoint) low bits, and ptxas,
+        // which folds an added constant into `ldmatrix`'s immediate
+        // offset, cannot fold an OR (two integer instructions an
+        // `ldmatrix`).
+        let at_q: [usize; 4] = core::array::from_fn(|j| opaque(q_base + lo_qv[j]));
+        let at_k: [usize; 4] = core::array::from_fn(|j| opaque(k_base + lo_k[j]));
+        let at_v: [usize; 4] = core::array::from_fn(|j| opaque(v_base + lo_qv[j]));
         let mut s = [[0.0f32; 4]; 8];
         seq!(KK in 0..16 {
             if KK < D / 16 {
                 // SAFETY: row < BR, 16 bytes inside a chunk; converged.
-                let qa = unsafe { qs.ldmatrix_x4(0, q_base + 64 * (KK >> 2) + lo_qv[KK % 4]) };
+                let qa = unsafe { qs.ldmatrix_x4(0, at_q[KK % 4] + 64 * (KK >> 2)) };
                 seq!(P in 0..4 {
                     if P < bc / 16 {
                         // SAFETY: key row < bc, as above.
-                        let kb = unsafe { ks.ldmatrix_x4(0, k_base + 16 * P * D + 64 * (KK >> 2) + lo_k[KK % 4]) };
+                        let kb = unsafe { ks.ldmatrix_x4(0, at_k[KK % 4] + 16 * P * D + 64 * (KK >> 2)) };
                         // SAFETY: the whole warp, converged.
                         unsafe {
                             s[2 * P] = T::mma(qa, [kb[0], kb[1]], s[2 * P]);
@@ -380,7 +431,7 @@ impl<const D: usize> Rows<D> {
                 seq!(P in 0..16 {
                     if P < D / 16 {
                         // SAFETY: key row < bc, column < D, 16 bytes; converged.
-                        let vb = unsafe { vs.ldmatrix_x4_trans(0, v_base + 16 * KT * D + 64 * (P >> 2) + lo_qv[P % 4]) };
+                        let vb = unsafe { vs.ldmatrix_x4_trans(0, at_v[P % 4] + 16 * KT * D + 64 * (P >> 2)) };
                         // SAFETY: the whole warp, converged.
                         unsafe {
                             self.acc[2 * P] = T::mma(pa, [vb[0], vb[1]], self.acc[2 * P]);

@@ -57,6 +57,9 @@ fn hopper_d64() {
 fn hopper_d128() {
     check::<Bf16>(Step::Hopper, problem((2, 2), (77, 130), 128, true));
     check::<F16>(Step::Hopper, problem((2, 1), (1, 1), 128, false));
+    // The consumers taking turns (the ping-pong), over several key tiles.
+    let turns = Problem { ping_pong: true, ..problem((2, 1), (200, 300), 128, true) };
+    check::<Bf16>(Step::Hopper, turns);
 }
 
 /// Causal tiles are dealt longest first in rounds that turn back at each

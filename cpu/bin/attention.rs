@@ -42,6 +42,11 @@ struct Options {
     /// The score scale (default 1 / sqrt(head dim)).
     #[arg(long)]
     scale: Option<f32>,
+    /// The Hopper step's two consumer warpgroups take turns to issue their
+    /// products (FlashAttention-3's ping-pong; off by default, slower on an
+    /// H100).
+    #[arg(long)]
+    ping_pong: bool,
     /// bf16 or f16.
     #[arg(long, default_value = "bf16")]
     precision: String,
@@ -105,7 +110,7 @@ fn problems(o: &Options) -> Result<(Vec<Problem>, Vec<Step>)> {
     if o.iters == 0 {
         return bad("--iters must be at least 1".into());
     }
-    let problems = if o.sweep {
+    let mut problems = if o.sweep {
         sweep()
     } else {
         let kv = o.kv_heads.unwrap_or(o.heads);
@@ -116,7 +121,8 @@ fn problems(o: &Options) -> Result<(Vec<Problem>, Vec<Step>)> {
         }
         vec![p]
     };
-    for p in &problems {
+    for p in &mut problems {
+        p.ping_pong = o.ping_pong;
         p.check()?;
     }
     Ok((problems, steps))

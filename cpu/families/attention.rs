@@ -82,12 +82,14 @@ pub struct Problem {
     pub d: usize,
     pub causal: bool,
     pub scale: f32,
+    /// The Hopper step's consumers take turns (`gpu::attention::hopper::PING_PONG`).
+    pub ping_pong: bool,
 }
 
 impl Problem {
     /// A problem with the usual scale `1 / sqrt(d)`.
     pub fn new(batch: usize, heads: usize, kv_heads: usize, (s_q, s_k): (usize, usize), d: usize, causal: bool) -> Self {
-        Problem { batch, heads, kv_heads, s_q, s_k, d, causal, scale: 1.0 / (d as f32).sqrt() }
+        Problem { batch, heads, kv_heads, s_q, s_k, d, causal, scale: 1.0 / (d as f32).sqrt(), ping_pong: false }
     }
 
     /// Checks what the kernels take: every size at least 1, `d` 64, 128 or
@@ -163,7 +165,8 @@ impl std::fmt::Display for Problem {
         if self.s_k != self.s_q {
             write!(f, "x{}", self.s_k)?;
         }
-        write!(f, " d{}{}", self.d, if self.causal { " causal" } else { "" })
+        write!(f, " d{}{}", self.d, if self.causal { " causal" } else { "" })?;
+        write!(f, "{}", if self.ping_pong { " ping-pong" } else { "" })
     }
 }
 
@@ -279,6 +282,8 @@ pub fn launch<P: Precision>(gpu: &Gpu, lib: &TensorGemm, step: Step, p: &Problem
             }
         }
         Step::Hopper => {
+            use gpu::attention::hopper::{CAUSAL, PING_PONG};
+            let hopper_flags = if p.causal { CAUSAL } else { 0 } | if p.ping_pong { PING_PONG } else { 0 };
             let kernel = Step::Hopper.kernel(<P::T as Input>::NAME, p.d)?;
             let typed = kernel.typed::<HopperSignature<P::T>>().map_err(Error::InvalidInput)?;
             if x.maps.as_ref().is_none_or(|(shape, _)| *shape != p.shape()) {
@@ -295,7 +300,7 @@ pub fn launch<P: Precision>(gpu: &Gpu, lib: &TensorGemm, step: Step, p: &Problem
                     gpu,
                     grid,
                     (
-                        maps, &mut x.o, &mut x.lse, dims.0, dims.1, dims.2, dims.3, dims.4, p.scale, causal,
+                        maps, &mut x.o, &mut x.lse, dims.0, dims.1, dims.2, dims.3, dims.4, p.scale, hopper_flags,
                     ),
                 )
             }

@@ -177,6 +177,26 @@ impl Half for f16 {
     }
 }
 
+/// `op` over 32 values as a tree of depth 5, where a loop makes a chain
+/// of 31 dependent instructions: a softmax's row maximum and row sum
+/// waited on that chain's latency (ncu: `FMNMX` behind its predecessor,
+/// with one or two warps a scheduler to hide it). Unused places hold the
+/// identity (`-inf` for `max`, `-0.0` for `+`), which LLVM folds away.
+#[inline(always)]
+// `seq!` substitutes 0 into `16 >> L` and `J + w`.
+#[allow(clippy::identity_op)]
+pub(crate) fn tree32(mut v: [f32; 32], op: impl Fn(f32, f32) -> f32) -> f32 {
+    seq_macro::seq!(L in 0..5 {{
+        let w = 16 >> L;
+        seq_macro::seq!(J in 0..16 {
+            if J < w {
+                v[J] = op(v[J], v[J + w]);
+            }
+        });
+    }});
+    v[0]
+}
+
 /// How many keys query `row` (of `s_q`) may see: all `s_k`, or causally
 /// (bottom-right) `row + s_k - s_q + 1`, clamped to `0..=s_k`.
 #[inline(always)]

@@ -67,7 +67,7 @@
 // `seq!` substitutes 0, 1, ... into index arithmetic.
 #![allow(clippy::erasing_op, clippy::identity_op)]
 
-use super::{Half, LOG2_E};
+use super::{Half, LOG2_E, tree32};
 use crate::dev::copy::{commit_copies, wait_copies};
 use crate::dev::math::{ex2_approx, fma, lg2_approx};
 use crate::dev::registers::opaque;
@@ -383,12 +383,14 @@ impl<const D: usize> Rows<D> {
         // The online softmax, row by row (r = 0: row g, elements 0 and 1;
         // r = 1: row g + 8, elements 2 and 3).
         seq!(R in 0..2 {{
-            let mut top = f32::NEG_INFINITY;
+            let mut v = [f32::NEG_INFINITY; 32];
             seq!(J in 0..8 {
                 if J < bc / 8 {
-                    top = top.max(s[J][2 * R]).max(s[J][2 * R + 1]);
+                    v[2 * J] = s[J][2 * R];
+                    v[2 * J + 1] = s[J][2 * R + 1];
                 }
             });
+            let mut top = tree32(v, f32::max);
             // The row's four lanes (one quad) agree.
             // SAFETY: every lane of the warp is here.
             top = top.max(unsafe { shfl_xor_f32(FULL_MASK, top, 1) });
@@ -400,17 +402,17 @@ impl<const D: usize> Rows<D> {
             let reference = if m == f32::NEG_INFINITY { 0.0 } else { m * c };
             let alpha = ex2_approx(fma(self.m[R], c, -reference));
             self.m[R] = m;
-            let mut sum = 0.0f32;
+            let mut v = [-0.0f32; 32];
             seq!(J in 0..8 {
                 if J < bc / 8 {
                     seq!(E in 0..2 {{
                         let p = ex2_approx(fma(s[J][2 * R + E], c, -reference));
                         s[J][2 * R + E] = p;
-                        sum += p;
+                        v[2 * J + E] = p;
                     }});
                 }
             });
-            self.l[R] = self.l[R] * alpha + sum;
+            self.l[R] = self.l[R] * alpha + tree32(v, |a, b| a + b);
             seq!(N in 0..32 {
                 if N < D / 8 {
                     self.acc[N][2 * R] *= alpha;

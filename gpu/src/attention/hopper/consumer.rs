@@ -18,7 +18,8 @@
 //! last one alone. The softmax of one tile overlaps the other product of
 //! the warpgroup: the intra-warpgroup overlap of FlashAttention-3.
 //!
-//! **Turns** (the ping-pong of two warpgroups): each warpgroup issues its
+//! **Turns** (the ping-pong of two warpgroups, with [`super::PING_PONG`]
+//! only): each warpgroup issues its
 //! products only in its turn, then passes the turn to the other (mbarrier
 //! `turn(c)`: one arrival per warp of the other warpgroup). So while one
 //! warpgroup runs its softmax (`MUFU.EX2` and the FP32 pipes) the other's
@@ -32,7 +33,7 @@
 use super::pipeline::Smem;
 use super::scheduler::{Problem, Tile};
 use super::{BR, SPAN};
-use crate::attention::{Half, visible_keys};
+use crate::attention::{Half, tree32, visible_keys};
 use crate::dev::math::{ex2_approx, fma, lg2_approx};
 use crate::dev::warp::{FULL_MASK, shfl_xor_f32};
 use crate::dev::wgmma::{self, Accumulators, Descriptor, d_f32, shared_address, wait_for, wait_for_after};
@@ -46,6 +47,8 @@ pub(super) struct Consumer {
     pub c: usize,
     pub t: usize,
     pub smem: Smem,
+    /// Whether the two take turns (the ping-pong, [`super::PING_PONG`]).
+    pub ping_pong: bool,
 }
 
 /// Where the warpgroup's rows of one tile go.
@@ -92,6 +95,9 @@ impl Consumer {
     /// This warpgroup's turn to issue round `r` has come.
     #[inline(always)]
     fn wait_turn(self, r: usize) {
+        if !self.ping_pong {
+            return;
+        }
         // SAFETY: initialized (the block's start); see the module.
         unsafe {
             if self.c == 1 {
@@ -106,7 +112,7 @@ impl Consumer {
     /// the warp issued.
     #[inline(always)]
     fn pass_turn(self) {
-        if self.t.is_multiple_of(32) {
+        if self.ping_pong && self.t.is_multiple_of(32) {
             // SAFETY: initialized, counting the four warps.
             unsafe { self.smem.turn(1 - self.c).arrive() };
         }
@@ -369,13 +375,16 @@ impl Consumer {
         let mut alpha = [0.0f32; 2];
         seq!(R in 0..2 {{
             let r: usize = R;
-            let mut top = f32::NEG_INFINITY;
-            seq!(I in 0..128 {{
+            // Row r's values are accumulators `4 k + 2 r + (0, 1)` (S has at
+            // most 64 a thread): place `2 k + (0, 1)` of a tree.
+            let mut v = [f32::NEG_INFINITY; 32];
+            seq!(I in 0..64 {{
                 let i: usize = I;
                 if i < S::N / 2 && (i / 2) % 2 == r {
-                    top = top.max(sc[I]);
+                    v[(i / 4) * 2 + i % 2] = sc[I];
                 }
             }});
+            let mut top = tree32(v, f32::max);
             // The row's four threads (one quad) agree.
             // SAFETY: every lane of the warp is here.
             top = top.max(unsafe { shfl_xor_f32(FULL_MASK, top, 1) });
@@ -386,16 +395,16 @@ impl Consumer {
             let reference = if m == f32::NEG_INFINITY { 0.0 } else { m * c };
             alpha[R] = ex2_approx(fma(mm[R], c, -reference));
             mm[R] = m;
-            let mut sum = 0.0f32;
-            seq!(I in 0..128 {{
+            let mut v = [-0.0f32; 32];
+            seq!(I in 0..64 {{
                 let i: usize = I;
                 if i < S::N / 2 && (i / 2) % 2 == r {
                     let e = ex2_approx(fma(sc[I], c, -reference));
                     sc[I] = e;
-                    sum += e;
+                    v[(i / 4) * 2 + i % 2] = e;
                 }
             }});
-            ll[R] = ll[R] * alpha[R] + sum;
+            ll[R] = ll[R] * alpha[R] + tree32(v, |a, b| a + b);
         }});
         alpha
     }

@@ -25,12 +25,15 @@
 //! leave registers.
 //!
 //! **Overlap.** Within a warpgroup, the softmax of key tile `j` runs while
-//! the tensor cores compute `P_{j-1} V_{j-1}`; between the two warpgroups,
-//! an mbarrier turn orders their products so one's softmax runs while the
-//! other's products do (the ping-pong). The arithmetic below says why
-//! both matter: the exponentials are as slow as the products at `d = 64`.
-//! (ptxas moves waits: the one for `P V` is pinned below the softmax by a
-//! shared store, `consumer`.)
+//! the tensor cores compute `P_{j-1} V_{j-1}` (ptxas moves waits: the one
+//! for `P V` is pinned below the softmax by a shared store, `consumer`);
+//! and the two warpgroups' products and softmaxes interleave on the SM.
+//! The arithmetic below says why that matters: the exponentials are as
+//! slow as the products at `d = 64`. With [`PING_PONG`], an mbarrier turn
+//! also orders the two warpgroups' products, so that one's softmax runs
+//! while the other's products do (FlashAttention-3's ping-pong); measured
+//! on an H100, the turns cost 1-6% once the softmax overlapped its own
+//! warpgroup's `P V`, so they are off unless asked for.
 //!
 //! **Schedule.** Persistent: one block per SM walks the tiles statically
 //! (`scheduler`); the ring runs on across tiles, so the next tile's K/V
@@ -89,6 +92,14 @@ pub const THREADS: usize = 384;
 const BOX: usize = 64;
 /// Bytes of a tile row per column block (the swizzle's span).
 const SPAN: usize = 128;
+
+/// Bit of the kernels' `flags`: causal masking.
+pub const CAUSAL: u32 = 1;
+/// Bit of the kernels' `flags`: the two consumer warpgroups take turns to
+/// issue their products (FlashAttention-3's ping-pong, `consumer`). Off,
+/// the tensor cores take the products in the order the warpgroups issue
+/// them; on an H100 that is faster (`docs/notes.md`).
+pub const PING_PONG: u32 = 2;
 
 /// Keys per tile for head dimension `d`: 128, or 64 at `d = 256` (its O
 /// accumulator alone is 128 registers a thread).
@@ -150,7 +161,7 @@ fn hopper<T: Half, O: Accumulators, S: Accumulators>(
     let (c, t) = consumer::who();
     // SAFETY: the warpgroup, converged; initialized; `o` and `lse` hold
     // the problem's rows (the launch's contract).
-    unsafe { Consumer { c, t, smem }.run::<T, O, S>(p, out, scale * LOG2_E) };
+    unsafe { Consumer { c, t, smem, ping_pong: p.ping_pong }.run::<T, O, S>(p, out, scale * LOG2_E) };
 }
 
 /// One kernel per head dimension `$d` (O's accumulators `$o`, S's `$s`).
@@ -177,7 +188,7 @@ macro_rules! head_dims {
             s_q: u32,
             s_k: u32,
             scale: f32,
-            causal: u32,
+            flags: u32,
         ) {
             let p = Problem {
                 batch,
@@ -185,7 +196,8 @@ macro_rules! head_dims {
                 kv_heads,
                 s_q,
                 s_k,
-                causal: causal != 0,
+                causal: flags & CAUSAL != 0,
+                ping_pong: flags & PING_PONG != 0,
             };
             hopper::<T, $o, $s>(maps, (o, lse), p, scale);
         }
@@ -202,7 +214,8 @@ head_dims! {
     /// 64 boxes with the 128-byte swizzle: Q's (`b heads s_q x 64`), then
     /// each K/V head's K and V (`s_k x 64`), through which alone the
     /// kernel reads Q, K and V; O `[b, heads, s_q, 64]`, lse `[b, heads, s_q]`;
-    /// `kv_heads` divides `heads`; every size at least 1; `scale > 0`.
+    /// `kv_heads` divides `heads`; every size at least 1; `scale > 0`;
+    /// `flags` of [`CAUSAL`] and [`PING_PONG`].
     /// Measured: `BENCHMARKS.md`, rows `attention_hopper_d64`.
     attention_hopper_d64(64, [f32; 32], [f32; 64]);
     /// 3. Fused attention on Hopper at `d = 128`: as

@@ -37,6 +37,8 @@ pub(super) struct Problem {
     pub s_q: u32,
     pub s_k: u32,
     pub causal: bool,
+    /// The consumers take turns to issue their products ([`super::PING_PONG`]).
+    pub ping_pong: bool,
 }
 
 /// One work tile: where its queries and its K/V head lie, and how many

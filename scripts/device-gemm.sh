@@ -188,6 +188,10 @@ for section in "$@"; do
       compute-sanitizer --tool $tool --error-exitcode 9 $D/attention --batch 2 --heads 4 --kv-heads 2 --seq 77 --seq-k 130 \
         --head-dim 64 --causal ${ATTENTION_KERNELS:+--kernels $ATTENTION_KERNELS} --iters 1 --warmup 0 > "$OUT/sanitize-attention-$tool.log" 2>&1
       echo "compute-sanitizer $tool attention: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-attention-$tool.log" | tr '\n' ' ')" | tee -a "$LOG"
+      # d = 128 over several key tiles (the pinned wait), with the turns.
+      compute-sanitizer --tool $tool --error-exitcode 9 $D/attention --batch 1 --heads 4 --kv-heads 2 --seq 300 --seq-k 333 \
+        --head-dim 128 --causal --ping-pong --kernels flash,hopper --iters 1 --warmup 0 > "$OUT/sanitize-attention-128-$tool.log" 2>&1
+      echo "compute-sanitizer $tool attention d128 ping-pong: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-attention-128-$tool.log" | tr '\n' ' ')" | tee -a "$LOG"
     done
     cat "$OUT"/attention-sweep-*.md "$OUT"/torch-sdpa-*.md | tee -a "$LOG" ;;
   ncu-attention)

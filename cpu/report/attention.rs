@@ -179,6 +179,73 @@ fn ratio(ours: f64, peer: Option<f64>) -> String {
 
 const BACKENDS: [&str; 2] = ["FLASH", "CUDNN"];
 
+/// Issue 28's targets: which problems, which of our steps against which
+/// backend, and the least ratio that meets it.
+struct Target {
+    what: &'static str,
+    step: &'static str,
+    backend: &'static str,
+    applies: fn(&Key) -> bool,
+    least: f64,
+}
+
+const TARGETS: [Target; 4] = [
+    Target {
+        what: "flash (mma.sync) at d = 128, s >= 2048: at least 100% of FLASH",
+        step: "flash",
+        backend: "FLASH",
+        applies: |k| k.d == 128 && k.s_q >= 2048 && k.s_q == k.s_k,
+        least: 1.0,
+    },
+    Target {
+        what: "hopper at d = 128, s >= 4096, causal and not: at least 90% of CUDNN",
+        step: "hopper",
+        backend: "CUDNN",
+        applies: |k| k.d == 128 && k.s_q >= 4096 && k.s_q == k.s_k,
+        least: 0.9,
+    },
+    Target {
+        what: "hopper at d = 64: at least 85% of CUDNN",
+        step: "hopper",
+        backend: "CUDNN",
+        applies: |k| k.d == 64 && k.s_q >= 512,
+        least: 0.85,
+    },
+    Target {
+        what: "hopper at d = 256: at least 85% of CUDNN",
+        step: "hopper",
+        backend: "CUDNN",
+        applies: |k| k.d == 256,
+        least: 0.85,
+    },
+];
+
+/// The targets' table for one run: each target's lowest ratio over the
+/// problems it covers (where the step and the backend both ran).
+fn targets(run: &Run) -> String {
+    let mut t = Table::new(vec!["target", "lowest", "met"]);
+    for target in &TARGETS {
+        let lowest = run
+            .ours
+            .iter()
+            .filter(|(k, _)| (target.applies)(k))
+            .filter_map(|(k, row)| {
+                let ours = row.iter().find(|(s, _)| s == target.step)?.1;
+                let peer = run.peers.get(&(k.clone(), target.backend.to_string())).copied().flatten()?;
+                Some((ours / peer, k))
+            })
+            .min_by(|a, b| a.0.total_cmp(&b.0));
+        let (lowest, met) = match lowest {
+            Some((r, k)) => {
+                (format!("{:.1}% at {k}", 100.0 * r), if r >= target.least { "yes" } else { "**no**" })
+            }
+            None => ("-".into(), "-"),
+        };
+        t.row(vec![target.what.into(), lowest, met.into()]);
+    }
+    t.markdown()
+}
+
 /// The section's markdown, and (with `plots`) one plot per precision as
 /// SVG text with its path there.
 pub fn section(runs: &[Run], plots: Option<&Path>) -> Result<(String, Vec<(PathBuf, String)>)> {
@@ -225,6 +292,10 @@ pub fn section(runs: &[Run], plots: Option<&Path>) -> Result<(String, Vec<(PathB
         }
         md += &t.markdown();
         md += "\n";
+        md += &format!("Targets (issue 28), {}:\n\n", run.precision);
+        md += &targets(run);
+        md += "\nWhat bounds each step, and what was tried: `docs/notes.md`, \"Attention, step 2\" and \
+               \"Attention, step 3\" (ncu's stall samples by instruction, A/B runs).\n\n";
         if let Some(dir) = plots {
             let file = format!("attention_{}", run.precision);
             let categories: Vec<String> = run.ours.iter().map(|(k, _)| k.to_string()).collect();

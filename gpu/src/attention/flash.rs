@@ -1,10 +1,12 @@
 //! Step 2, fused attention in the style of FlashAttention-2 (sm_80 and
 //! later): S and P live in registers, K and V stream through shared memory.
 //!
-//! A block owns one (batch, head) and [`BR`] = 64 queries, a warp 16 of
-//! them. For each tile of `BC` keys (64; 32 at `d = 256`, whose O
-//! accumulator takes 128 registers a thread) a warp computes its 16 x `BC`
-//! scores with `mma.sync` m16n8k16 (Q's fragments by `ldmatrix`, K's by
+//! A block owns one (batch, head) and [`br`] queries: at `d = 64` 128, a
+//! warp 32 of them in two row tiles of 16 ([`mt`]), so that each K and V
+//! fragment a warp loads feeds two `mma`s; from `d = 128` on, where O's
+//! accumulators fill the registers, 64 and one. For each tile of [`bc`]
+//! keys (64; 32 at `d = 256`) a warp computes its rows' scores with
+//! `mma.sync` m16n8k16 (Q's fragments by `ldmatrix`, K's by
 //! `ldmatrix`: a row of K is a column of Kᵀ, two neighbours along `d` in
 //! one register, as the B fragment wants), updates each row's running
 //! maximum `m` and sum `l` (the online softmax: when `m` grows, `l` and the
@@ -52,17 +54,20 @@
 //! per 8 lanes: `8a + (b ^ (r mod 8))` for `b = 0..8`, again 8 slots.
 //!
 //! **Arithmetic.** FLOPs `4 b h s_q s_k d` (about half when causal). Bytes
-//! from L2: per block, Q once and K, V once per tile: `2 d (BR + 2 s_k)`
-//! (bf16), so `4 BR s_k d / (2 d (BR + 2 s_k)) ~ BR = 64` FLOP per byte of
-//! L2 traffic, and DRAM sees Q, K, V and O once. No `s_q x s_k` matrix is
+//! from L2: per block, Q once and K, V once per tile: `2 d (br + 2 s_k)`
+//! (bf16), so `4 br s_k d / (2 d (br + 2 s_k)) ~ br` (64 or 128) FLOP per
+//! byte of L2 traffic, and DRAM sees Q, K, V and O once. No `s_q x s_k` matrix is
 //! written: the baseline's bytes are gone, and what bounds this kernel is
 //! the tensor cores' issue rate, diluted by what is not `mma`: the
-//! softmax's `MUFU.EX2` (16 per thread and tile at `BC = 64`), the
-//! rescales, the fragment loads (`d / 16` of Q, `BC d / 128` of K and of
-//! V per warp and tile) and the barrier per tile.
+//! softmax's `MUFU.EX2`, the rescales, the fragment loads (per warp and
+//! tile, `mt d / 16` of Q and `bc d / 128` of K and of V, for `mt bc d /
+//! 32` `mma`s: one `ldmatrix` of K or V per four `mma`s at two row tiles,
+//! per two at one) and the barrier per tile.
 //!
-//! Registers per thread: O `d / 2` (32, 64, 128), S `BC / 2` (32; 16 at `d
-//! = 256`), plus fragments and addresses.
+//! Registers per thread: O `mt d / 2` (64, 64, 128), S `mt bc / 2` (64,
+//! 32, 16), plus fragments and addresses. (Two row tiles at `d = 128`:
+//! O 128 and S 64 or 32, and ptxas spilled a few loop-invariant addresses
+//! at 255 registers, with keys of 64 or 32; `docs/notes.md`.)
 
 // `seq!` substitutes 0, 1, ... into index arithmetic.
 #![allow(clippy::erasing_op, clippy::identity_op)]
@@ -77,13 +82,24 @@ use crate::kernel;
 use half::{bf16, f16};
 use seq_macro::seq;
 
-/// Queries per block: 4 warps of 16 rows.
-pub const BR: usize = 64;
+/// Row tiles of 16 queries per warp for head dimension `d`: two at `d =
+/// 64` (a warp owns 32 rows, so each K and V fragment it loads feeds two
+/// `mma`s of different rows), one from `d = 128` on (O's accumulators take
+/// 64 registers a row tile there, 128 at 256; two row tiles at 128 ran
+/// 10-17% faster on an H100, but ptxas spilled at any key tile).
+pub const fn mt(d: usize) -> usize {
+    if d > 64 { 1 } else { 2 }
+}
+
+/// Queries per block for head dimension `d`: 4 warps of `16 mt(d)` rows.
+pub const fn br(d: usize) -> usize {
+    64 * mt(d)
+}
 /// Threads per block.
 pub const THREADS: usize = 128;
 
 /// Keys per tile for head dimension `d`: 64, or 32 at `d = 256` (its O
-/// accumulator alone is 128 registers a thread).
+/// accumulators alone take 128 registers a thread).
 pub const fn bc(d: usize) -> usize {
     if d > 128 { 32 } else { 64 }
 }
@@ -91,7 +107,7 @@ pub const fn bc(d: usize) -> usize {
 /// Bytes of shared memory for head dimension `d`: Q's tile, then two
 /// stages of a K tile and a V tile, all 16-bit.
 pub const fn shared_bytes(d: usize) -> usize {
-    2 * d * (BR + 2 * 2 * bc(d))
+    2 * d * (br(d) + 2 * 2 * bc(d))
 }
 
 /// Element index of row `r`, column `c` in a swizzled tile of rows of `d`
@@ -227,7 +243,7 @@ fn flash<T: Half, const D: usize>(
     let at = Block {
         q_rows: bh * s_q,
         kv_rows: (b * kv_heads + kvh) * s_k,
-        q0: block_idx_x() as usize * BR,
+        q0: block_idx_x() as usize * br(D),
         s_q,
         s_k,
         causal: causal != 0,
@@ -239,21 +255,21 @@ fn flash<T: Half, const D: usize>(
     let bc = bc(D);
     // Keys any query of the tile sees: causally, up to the last query's
     // limit (tiles past it are skipped, never masked).
-    let keys = if at.causal { (at.q0 + BR + s_k).saturating_sub(s_q).min(s_k) } else { s_k };
+    let keys = if at.causal { (at.q0 + br(D) + s_k).saturating_sub(s_q).min(s_k) } else { s_k };
     let tiles = keys.div_ceil(bc);
     // Shared memory: Q, then stage s's K at q_bytes + s * stage, V after it.
-    let (q_bytes, kv_bytes) = (2 * BR * D, 2 * bc * D);
+    let (q_bytes, kv_bytes) = (2 * br(D) * D, 2 * bc * D);
     let stage_at = |s: usize| q_bytes + s * 2 * kv_bytes;
     let fill = |tile: usize| (at.kv_rows + tile * bc, s_k.saturating_sub(tile * bc), stage_at(tile % 2));
     if tiles > 0 {
         // SAFETY: Q's tile at byte 0; the rows of this head's queries.
-        unsafe { copy_tile::<D>(q, at.q_rows + at.q0, s_q.saturating_sub(at.q0), BR, 0, t) };
+        unsafe { copy_tile::<D>(q, at.q_rows + at.q0, s_q.saturating_sub(at.q0), br(D), 0, t) };
         // SAFETY: as `copy_stage` says; the stages are not read yet.
         unsafe { copy_stage::<D>((k, v), fill(0), t) };
         commit_copies();
     }
     let c = scale * LOG2_E;
-    let mut rows = Rows::<D>::new();
+    let mut rows = Warp::<D>::new();
     for tile in 0..tiles {
         // This thread's copies of the tile landed; after the barrier,
         // everyone's, and every warp is past the tile before.
@@ -277,24 +293,41 @@ fn flash<T: Half, const D: usize>(
     unsafe { rows.store::<T>(&at, o, lse, c) };
 }
 
-/// A warp's 16 rows: the O accumulators (`D / 8` m16n8 fragments; the
-/// arrays hold the largest `D`, 256, and only the first `D / 8` are
-/// touched), and for its two rows (`g`, `g + 8`) the running maximum, in
-/// score units, and this lane's part of the running sum.
+/// A row tile of 16 queries: the O accumulators (`D / 8` m16n8
+/// fragments; the arrays hold the largest `D`, 256, and only the first
+/// `D / 8` are touched), and for its two rows of this lane (`g`, `g + 8`)
+/// the running maximum, in score units, and this lane's part of the
+/// running sum.
+#[derive(Clone, Copy)]
 struct Rows<const D: usize> {
     acc: [[f32; 4]; 32],
     m: [f32; 2],
     l: [f32; 2],
 }
 
-impl<const D: usize> Rows<D> {
+/// A warp's row tiles (`mt(D)` of them; rows `16 (mt warp + i)..` of the
+/// block's, for tile `i`) and what their products share.
+struct Warp<const D: usize> {
+    tiles: [Rows<D>; 2],
+}
+
+impl<const D: usize> Warp<D> {
     #[inline(always)]
     fn new() -> Self {
-        Rows { acc: [[0.0; 4]; 32], m: [f32::NEG_INFINITY; 2], l: [0.0; 2] }
+        let rows = Rows { acc: [[0.0; 4]; 32], m: [f32::NEG_INFINITY; 2], l: [0.0; 2] };
+        Warp { tiles: [rows; 2] }
     }
 
-    /// One key tile at `key0` in the stage at byte `stage`: S = Q Kᵀ, the
-    /// mask where `masked`, the online softmax, O += P V.
+    /// The first query of row tile `i`.
+    #[inline(always)]
+    fn first_row(at: &Block, i: usize) -> usize {
+        at.q0 + 16 * (mt(D) * at.warp + i)
+    }
+
+    /// One key tile at `key0` in the stage at byte `stage`: S = Q Kᵀ for
+    /// every row tile, the mask where `masked`, the online softmax, O +=
+    /// P V. Each K and V fragment is loaded once and multiplied into every
+    /// row tile.
     ///
     /// # Safety
     /// The stage and Q's tile hold their data (after the barrier); every
@@ -323,9 +356,10 @@ impl<const D: usize> Rows<D> {
         // + x` of 16 columns `j` (x = lane / 16 for Q and V, lane / 8 % 2
         // for K). Its swizzled place, `(2 j + x) ^ r`, is `8 (j / 4) + ((2
         // (j % 4) + x) ^ r)`: four offsets per lane, `lo[j % 4]`, plus a
-        // constant. Every address is then a lane's base plus a constant,
-        // which `ldmatrix` takes as its immediate offset (below, `j >> 2`
-        // for `j / 4`: `seq!`'s literals would make `4 / 4`); the bases are
+        // constant (a row tile further down Q is 16 rows on: a constant
+        // too). Every address is then a lane's base plus a constant, which
+        // `ldmatrix` takes as its immediate offset (below, `j >> 2` for `j /
+        // 4`: `seq!`'s literals would make `4 / 4`); the bases are
         // recomputed per tile (`zero` is 0, but not to LLVM), so that no
         // loop-invariant address of the 16 x 16 x ... unrolled products
         // is hoisted out of the tile loop to hold a register through it.
@@ -334,9 +368,8 @@ impl<const D: usize> Rows<D> {
         let r = lane % 8;
         let lo = |x: usize| -> [usize; 4] { core::array::from_fn(|j| 8 * ((2 * j + x) ^ r)) };
         let (lo_qv, lo_k) = (lo(lane / 16), lo(lane / 8 % 2));
-        let q_base = (16 * at.warp + lane % 8 + 8 * (lane / 8 % 2)) * D;
+        let q_base = (16 * mt(D) * at.warp + lane % 8 + 8 * (lane / 8 % 2)) * D;
         let k_base = (lane % 8 + 8 * (lane / 16)) * D;
-        let v_base = (lane % 8 + 8 * (lane / 8 % 2)) * D;
         // Four bases per operand, each a plain number to LLVM: otherwise
         // it ORs the constants into the (disjoint) low bits, and ptxas,
         // which folds an added constant into `ldmatrix`'s immediate
@@ -344,29 +377,102 @@ impl<const D: usize> Rows<D> {
         // `ldmatrix`).
         let at_q: [usize; 4] = core::array::from_fn(|j| opaque(q_base + lo_qv[j]));
         let at_k: [usize; 4] = core::array::from_fn(|j| opaque(k_base + lo_k[j]));
-        let at_v: [usize; 4] = core::array::from_fn(|j| opaque(v_base + lo_qv[j]));
-        let mut s = [[0.0f32; 4]; 8];
+        let mut s = [[[0.0f32; 4]; 8]; 2];
         seq!(KK in 0..16 {
             if KK < D / 16 {
-                // SAFETY: row < BR, 16 bytes inside a chunk; converged.
-                let qa = unsafe { qs.ldmatrix_x4(0, at_q[KK % 4] + 64 * (KK >> 2)) };
+                // SAFETY: row < br(D), 16 bytes inside a chunk; converged.
+                let qa: [[u32; 4]; 2] = core::array::from_fn(|i| {
+                    if i < mt(D) { unsafe { qs.ldmatrix_x4(0, at_q[KK % 4] + 16 * i * D + 64 * (KK >> 2)) } } else { [0; 4] }
+                });
                 seq!(P in 0..4 {
                     if P < bc / 16 {
                         // SAFETY: key row < bc, as above.
                         let kb = unsafe { ks.ldmatrix_x4(0, at_k[KK % 4] + 16 * P * D + 64 * (KK >> 2)) };
-                        // SAFETY: the whole warp, converged.
-                        unsafe {
-                            s[2 * P] = T::mma(qa, [kb[0], kb[1]], s[2 * P]);
-                            s[2 * P + 1] = T::mma(qa, [kb[2], kb[3]], s[2 * P + 1]);
-                        }
+                        seq!(I in 0..2 {
+                            if I < mt(D) {
+                                // SAFETY: the whole warp, converged.
+                                unsafe {
+                                    s[I][2 * P] = T::mma(qa[I], [kb[0], kb[1]], s[I][2 * P]);
+                                    s[I][2 * P + 1] = T::mma(qa[I], [kb[2], kb[3]], s[I][2 * P + 1]);
+                                }
+                            }
+                        });
                     }
                 });
             }
         });
+        seq!(I in 0..2 {
+            if I < mt(D) {
+                self.tiles[I].softmax(&mut s[I], Self::first_row(at, I), (at, lane), (key0, masked), c);
+            }
+        });
+        // O += P V: P's A fragments straight from the score registers (see
+        // the module documentation); V's B fragments by ldmatrix.trans.
+        // (V's bases only now: through `Q Kᵀ` and the softmax they would
+        // hold four registers where S's are live.)
+        let v_base = (lane % 8 + 8 * (lane / 8 % 2)) * D;
+        let at_v: [usize; 4] = core::array::from_fn(|j| opaque(v_base + lo(lane / 16)[j]));
+        seq!(KT in 0..4 {
+            if KT < bc / 16 {
+                let pa: [[u32; 4]; 2] = core::array::from_fn(|i| [
+                    T::pack(s[i][2 * KT][0], s[i][2 * KT][1]),
+                    T::pack(s[i][2 * KT][2], s[i][2 * KT][3]),
+                    T::pack(s[i][2 * KT + 1][0], s[i][2 * KT + 1][1]),
+                    T::pack(s[i][2 * KT + 1][2], s[i][2 * KT + 1][3]),
+                ]);
+                seq!(P in 0..16 {
+                    if P < D / 16 {
+                        // SAFETY: key row < bc, column < D, 16 bytes; converged.
+                        let vb = unsafe { vs.ldmatrix_x4_trans(0, at_v[P % 4] + 16 * KT * D + 64 * (P >> 2)) };
+                        seq!(I in 0..2 {
+                            if I < mt(D) {
+                                let acc = &mut self.tiles[I].acc;
+                                // SAFETY: the whole warp, converged.
+                                unsafe {
+                                    acc[2 * P] = T::mma(pa[I], [vb[0], vb[1]], acc[2 * P]);
+                                    acc[2 * P + 1] = T::mma(pa[I], [vb[2], vb[3]], acc[2 * P + 1]);
+                                }
+                            }
+                        });
+                    }
+                });
+            }
+        });
+    }
+
+    /// Every row tile's O and lse ([`Rows::store`]).
+    ///
+    /// # Safety
+    /// As for [`Rows::store`].
+    #[inline(always)]
+    unsafe fn store<T: Half>(&mut self, at: &Block, o: Out<T>, lse: Out<f32>, c: f32) {
+        seq!(I in 0..2 {
+            if I < mt(D) {
+                // SAFETY: the caller's contract.
+                unsafe { self.tiles[I].store::<T>(at, Self::first_row(at, I), (&o, &lse), c) };
+            }
+        });
+    }
+}
+
+impl<const D: usize> Rows<D> {
+    /// The scores `s` of one key tile at `key0` for the 16 rows from
+    /// `row0`: the mask where `masked`, then the online softmax, O
+    /// rescaled; `s` becomes P.
+    #[inline(always)]
+    fn softmax(
+        &mut self,
+        s: &mut [[f32; 4]; 8],
+        row0: usize,
+        (at, lane): (&Block, usize),
+        (key0, masked): (usize, bool),
+        c: f32,
+    ) {
+        let bc = bc(D);
         let (g, q) = (lane / 4, lane % 4);
         if masked {
             // Element e of key tile j: row g + 8 (e / 2), key 8 j + 2 q + e % 2.
-            let row0 = at.q0 + 16 * at.warp + g;
+            let row0 = row0 + g;
             seq!(J in 0..8 {
                 if J < bc / 8 {
                     seq!(E in 0..4 {{
@@ -420,39 +526,16 @@ impl<const D: usize> Rows<D> {
                 }
             });
         }});
-        // O += P V: P's A fragments straight from the score registers (see
-        // the module documentation); V's B fragments by ldmatrix.trans.
-        seq!(KT in 0..4 {
-            if KT < bc / 16 {
-                let pa = [
-                    T::pack(s[2 * KT][0], s[2 * KT][1]),
-                    T::pack(s[2 * KT][2], s[2 * KT][3]),
-                    T::pack(s[2 * KT + 1][0], s[2 * KT + 1][1]),
-                    T::pack(s[2 * KT + 1][2], s[2 * KT + 1][3]),
-                ];
-                seq!(P in 0..16 {
-                    if P < D / 16 {
-                        // SAFETY: key row < bc, column < D, 16 bytes; converged.
-                        let vb = unsafe { vs.ldmatrix_x4_trans(0, at_v[P % 4] + 16 * KT * D + 64 * (P >> 2)) };
-                        // SAFETY: the whole warp, converged.
-                        unsafe {
-                            self.acc[2 * P] = T::mma(pa, [vb[0], vb[1]], self.acc[2 * P]);
-                            self.acc[2 * P + 1] = T::mma(pa, [vb[2], vb[3]], self.acc[2 * P + 1]);
-                        }
-                    }
-                });
-            }
-        });
     }
 
-    /// O = acc / l into rows `< s_q` (two elements of one row per 4-byte
+    /// O = acc / l into the rows from `row0` below `s_q` (two elements of one row per 4-byte
     /// store), and `lse` by the quad's first lane.
     ///
     /// # Safety
     /// `o` holds the head's `s_q` rows of `D` at `at.q_rows`, `lse` its
     /// `s_q` values; every lane of the warp calls it.
     #[inline(always)]
-    unsafe fn store<T: Half>(&mut self, at: &Block, o: Out<T>, lse: Out<f32>, c: f32) {
+    unsafe fn store<T: Half>(&mut self, at: &Block, row0: usize, (o, lse): (&Out<T>, &Out<f32>), c: f32) {
         let (g, q) = (at.lane / 4, at.lane % 4);
         let o = o.recast::<u32>();
         seq!(R in 0..2 {{
@@ -462,7 +545,7 @@ impl<const D: usize> Rows<D> {
             l += unsafe { shfl_xor_f32(FULL_MASK, l, 1) };
             // SAFETY: as above.
             l += unsafe { shfl_xor_f32(FULL_MASK, l, 2) };
-            let row = at.q0 + 16 * at.warp + g + 8 * R;
+            let row = row0 + g + 8 * R;
             if row < at.s_q {
                 let inv = if l > 0.0 { 1.0 / l } else { 0.0 };
                 let first = (at.q_rows + row) * D;
@@ -490,7 +573,7 @@ impl<const D: usize> Rows<D> {
 macro_rules! head_dims {
     ($($(#[$doc:meta])* $name:ident($d:literal);)*) => {$(
         $(#[$doc])*
-        #[kernel(block = THREADS, shared = shared_bytes($d), tile = [BR, 1], types = [bf16, f16])]
+        #[kernel(block = THREADS, shared = shared_bytes($d), tile = [br($d), 1], types = [bf16, f16])]
         #[allow(clippy::too_many_arguments)]
         pub fn $name<T: Half>(
             q: In<T>,

@@ -96,7 +96,8 @@ const SPAN: usize = 128;
 /// Bit of the kernels' `flags`: causal masking.
 pub const CAUSAL: u32 = 1;
 /// Bit of the kernels' `flags`: the two consumer warpgroups take turns to
-/// issue their products (FlashAttention-3's ping-pong, `consumer`). Off,
+/// issue their products (FlashAttention-3's ping-pong, `consumer`; `d =
+/// 64` and 128: at 256 the consumers have no register to spare). Off,
 /// the tensor cores take the products in the order the warpgroups issue
 /// them; on an H100 that is faster (`docs/notes.md`).
 pub const PING_PONG: u32 = 2;
@@ -159,9 +160,11 @@ fn hopper<T: Half, O: Accumulators, S: Accumulators>(
     // SAFETY: as above; the producer releases what this claims.
     unsafe { registers::claim::<224>() };
     let (c, t) = consumer::who();
+    // The turns, not at d = 256: its consumers have no register for them.
+    let ping_pong = p.ping_pong && O::N <= 128;
     // SAFETY: the warpgroup, converged; initialized; `o` and `lse` hold
     // the problem's rows (the launch's contract).
-    unsafe { Consumer { c, t, smem, ping_pong: p.ping_pong }.run::<T, O, S>(p, out, scale * LOG2_E) };
+    unsafe { Consumer { c, t, smem, ping_pong }.run::<T, O, S>(p, out, scale * LOG2_E) };
 }
 
 /// One kernel per head dimension `$d` (O's accumulators `$o`, S's `$s`).

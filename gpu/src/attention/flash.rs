@@ -380,9 +380,14 @@ impl<const D: usize> Warp<D> {
         let mut s = [[[0.0f32; 4]; 8]; 2];
         seq!(KK in 0..16 {
             if KK < D / 16 {
-                // SAFETY: row < br(D), 16 bytes inside a chunk; converged.
                 let qa: [[u32; 4]; 2] = core::array::from_fn(|i| {
-                    if i < mt(D) { unsafe { qs.ldmatrix_x4(0, at_q[KK % 4] + 16 * i * D + 64 * (KK >> 2)) } } else { [0; 4] }
+                    if i < mt(D) {
+                        // SAFETY: row < br(D), 16 bytes inside a chunk;
+                        // converged.
+                        unsafe { qs.ldmatrix_x4(0, at_q[KK % 4] + 16 * i * D + 64 * (KK >> 2)) }
+                    } else {
+                        [0; 4]
+                    }
                 });
                 seq!(P in 0..4 {
                     if P < bc / 16 {

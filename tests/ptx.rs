@@ -19,19 +19,29 @@ fn family(name: &str) -> Vec<&'static Kernel> {
     registry::module(&format!("gpu::{name}"))
 }
 
-/// ptxas from `$PTXAS`, from `scripts/setup`'s `.tools/`, or on `PATH`.
-fn ptxas() -> PathBuf {
-    if let Ok(path) = std::env::var("PTXAS") {
+/// A CUDA tool: from `$<NAME>`, from `scripts/setup`'s `.tools/<dir>`,
+/// or on `PATH`.
+fn tool(name: &str, dir: &str) -> PathBuf {
+    if let Ok(path) = std::env::var(name.to_uppercase()) {
         return PathBuf::from(path);
     }
-    let local = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".tools/cuda/nvidia/cu13/bin/ptxas");
+    let local =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!(".tools/{dir}/nvidia/cu13/bin/{name}"));
     if local.exists() {
         return local;
     }
-    if Command::new("ptxas").arg("--version").output().is_ok_and(|o| o.status.success()) {
-        return PathBuf::from("ptxas");
+    if Command::new(name).arg("--version").output().is_ok_and(|o| o.status.success()) {
+        return PathBuf::from(name);
     }
-    panic!("ptxas not found: run scripts/setup (it installs ptxas into .tools/) or set PTXAS");
+    panic!(
+        "{name} not found: run scripts/setup (it installs {name} into .tools/) or set {}",
+        name.to_uppercase()
+    );
+}
+
+/// ptxas, from the nvcc wheel `scripts/setup` installs.
+fn ptxas() -> PathBuf {
+    tool("ptxas", "cuda")
 }
 
 /// Per-kernel resource usage as `ptxas -v` reports it.
@@ -73,19 +83,9 @@ fn assemble_to_cubin(text: &str, arch: &str) -> (Vec<(String, Usage)>, PathBuf) 
     (parse_ptxas_log(&log), cubin)
 }
 
-/// nvdisasm from `$NVDISASM`, from `scripts/setup`'s `.tools/`, or on `PATH`.
+/// nvdisasm, from the wheel `scripts/setup` installs.
 fn nvdisasm() -> PathBuf {
-    if let Ok(path) = std::env::var("NVDISASM") {
-        return PathBuf::from(path);
-    }
-    let local = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".tools/nvdisasm/nvidia/cu13/bin/nvdisasm");
-    if local.exists() {
-        return local;
-    }
-    if Command::new("nvdisasm").arg("--version").output().is_ok_and(|o| o.status.success()) {
-        return PathBuf::from("nvdisasm");
-    }
-    panic!("nvdisasm not found: run scripts/setup (it installs nvdisasm into .tools/) or set NVDISASM");
+    tool("nvdisasm", "nvdisasm")
 }
 
 /// The SASS of sm_90a kernel `name` (assembled from its own module): one

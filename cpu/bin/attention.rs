@@ -43,8 +43,8 @@ struct Options {
     #[arg(long)]
     scale: Option<f32>,
     /// The Hopper step's two consumer warpgroups take turns to issue their
-    /// products (FlashAttention-3's ping-pong; off by default, slower on an
-    /// H100).
+    /// products (FlashAttention-3's ping-pong; off by default, being slower:
+    /// docs/notes.md).
     #[arg(long)]
     ping_pong: bool,
     /// bf16 or f16.

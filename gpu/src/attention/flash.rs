@@ -85,8 +85,8 @@ use seq_macro::seq;
 /// Row tiles of 16 queries per warp for head dimension `d`: two at `d =
 /// 64` (a warp owns 32 rows, so each K and V fragment it loads feeds two
 /// `mma`s of different rows), one from `d = 128` on (O's accumulators take
-/// 64 registers a row tile there, 128 at 256; two row tiles at 128 ran
-/// 10-17% faster on an H100, but ptxas spilled at any key tile).
+/// 64 registers a row tile there, 128 at 256; two row tiles at 128 are
+/// faster, but ptxas spills at any key tile: `docs/notes.md`).
 pub const fn mt(d: usize) -> usize {
     if d > 64 { 1 } else { 2 }
 }

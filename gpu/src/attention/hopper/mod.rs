@@ -31,9 +31,9 @@
 //! The arithmetic below says why that matters: the exponentials are as
 //! slow as the products at `d = 64`. With [`PING_PONG`], an mbarrier turn
 //! also orders the two warpgroups' products, so that one's softmax runs
-//! while the other's products do (FlashAttention-3's ping-pong); measured
-//! on an H100, the turns cost 1-6% once the softmax overlapped its own
-//! warpgroup's `P V`, so they are off unless asked for.
+//! while the other's products do (FlashAttention-3's ping-pong). Once the
+//! softmax overlapped its own warpgroup's `P V`, the turns cost more than
+//! they gave (`docs/notes.md`), so they are off unless asked for.
 //!
 //! **Schedule.** Persistent: one block per SM walks the tiles statically
 //! (`scheduler`); the ring runs on across tiles, so the next tile's K/V
@@ -99,7 +99,7 @@ pub const CAUSAL: u32 = 1;
 /// issue their products (FlashAttention-3's ping-pong, `consumer`; `d =
 /// 64` and 128: at 256 the consumers have no register to spare). Off,
 /// the tensor cores take the products in the order the warpgroups issue
-/// them; on an H100 that is faster (`docs/notes.md`).
+/// them, which is faster (`docs/notes.md`).
 pub const PING_PONG: u32 = 2;
 
 /// Keys per tile for head dimension `d`: 128, or 64 at `d = 256` (its O

@@ -104,10 +104,16 @@ pub const fn bc(d: usize) -> usize {
     if d > 128 { 32 } else { 64 }
 }
 
+/// Bytes of a K (or V) tile for head dimension `d`, 16-bit; a stage is a
+/// K tile, then a V tile.
+const fn kv_bytes(d: usize) -> usize {
+    2 * bc(d) * d
+}
+
 /// Bytes of shared memory for head dimension `d`: Q's tile, then two
-/// stages of a K tile and a V tile, all 16-bit.
+/// stages.
 pub const fn shared_bytes(d: usize) -> usize {
-    2 * d * (br(d) + 2 * 2 * bc(d))
+    2 * br(d) * d + 2 * 2 * kv_bytes(d)
 }
 
 /// Element index of row `r`, column `c` in a swizzled tile of rows of `d`
@@ -134,9 +140,10 @@ struct Block {
     warp: usize,
 }
 
-/// Copies `rows` rows (a constant once inlined) of `D` elements from `src` (from row `first`; rows
-/// at or past `valid` are zero-filled) into the swizzled tile at byte
-/// `at` of shared memory: 16-byte `cp.async` copies, `D / 8` per row.
+/// Copies `rows` rows (a constant once inlined) of `D` elements from
+/// `src` (from row `first`; rows at or past `valid` are zero-filled) into
+/// the swizzled tile at byte `at` of shared memory: 16-byte `cp.async`
+/// copies, `D / 8` per row.
 /// Thread `t` takes chunk `t mod (D / 8)` of rows `t / (D / 8) + n step`
 /// (`step = 128 / (D / 8)` rows a pass, `rows / step` passes, unrolled):
 /// its source and destination advance by constants, so a copy costs a
@@ -215,7 +222,7 @@ unsafe fn copy_stage<const D: usize>(
     // SAFETY: the caller's contract.
     unsafe {
         copy_tile::<D>(k, first, valid, bc(D), at, t);
-        copy_tile::<D>(v, first, valid, bc(D), at + 2 * bc(D) * D, t);
+        copy_tile::<D>(v, first, valid, bc(D), at + kv_bytes(D), t);
     }
 }
 
@@ -257,9 +264,8 @@ fn flash<T: Half, const D: usize>(
     // limit (tiles past it are skipped, never masked).
     let keys = if at.causal { (at.q0 + br(D) + s_k).saturating_sub(s_q).min(s_k) } else { s_k };
     let tiles = keys.div_ceil(bc);
-    // Shared memory: Q, then stage s's K at q_bytes + s * stage, V after it.
-    let (q_bytes, kv_bytes) = (2 * br(D) * D, 2 * bc * D);
-    let stage_at = |s: usize| q_bytes + s * 2 * kv_bytes;
+    // Shared memory: Q, then stage s at `stage_at(s)`.
+    let stage_at = |s: usize| 2 * br(D) * D + s * 2 * kv_bytes(D);
     let fill = |tile: usize| (at.kv_rows + tile * bc, s_k.saturating_sub(tile * bc), stage_at(tile % 2));
     if tiles > 0 {
         // SAFETY: Q's tile at byte 0; the rows of this head's queries.
@@ -341,7 +347,7 @@ impl<const D: usize> Warp<D> {
             (
                 SharedArray::<u16>::launch_sized(),
                 SharedArray::<u16>::launch_sized_at(stage),
-                SharedArray::<u16>::launch_sized_at(stage + 2 * bc * D),
+                SharedArray::<u16>::launch_sized_at(stage + kv_bytes(D)),
             )
         };
         // ldmatrix rows: lane l gives row l % 8 of matrix l / 8.

@@ -70,6 +70,19 @@ for section in "$@"; do
         echo "compute-sanitizer $tool gemm e4m3 narrow splits $s: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-narrow-fp8-$s-$tool.log" | tr '\n' ' ')" | tee -a "$LOG"
       done
     done ;;
+  sanitize-short)
+    # 64 x 128 tiles (two warpgroups side by side), k split and not,
+    # 16-bit and FP8, under all four tools.
+    for tool in memcheck racecheck synccheck initcheck; do
+      for s in 1 3; do
+        compute-sanitizer --tool $tool --error-exitcode 9 $D/gemm --precision bf16 --out bf16 --shape 200x300x2000,67x130x777 \
+          --tile 64x128 --splits $s --beta 1 --bias --act gelu --iters 1 --warmup 0 > "$OUT/sanitize-short-$s-$tool.log" 2>&1
+        echo "compute-sanitizer $tool gemm short splits $s: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-short-$s-$tool.log" | tr '\n' ' ')" | tee -a "$LOG"
+        compute-sanitizer --tool $tool --error-exitcode 9 $D/gemm --precision e4m3 --out bf16 --op-b t --shape 200x300x2048,16x520x1024 \
+          --tile 64x128 --splits $s --iters 1 --warmup 0 > "$OUT/sanitize-short-fp8-$s-$tool.log" 2>&1
+        echo "compute-sanitizer $tool gemm e4m3 short splits $s: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-short-fp8-$s-$tool.log" | tr '\n' ' ')" | tee -a "$LOG"
+      done
+    done ;;
   sweep-*)
     # sweep-PRECISION or sweep-PRECISION-OUT
     spec=${section#sweep-}; p=${spec%%-*}; out=f32
@@ -103,6 +116,19 @@ for section in "$@"; do
       ncu --clock-control none --csv --metrics $M $D/gemm --precision bf16 --out bf16 --shape $shape --iters 1 --warmup 0 > "$OUT/ncu-$shape.csv" 2> "$OUT/ncu-$shape.err"
       echo "ncu $shape:"; python3 scripts/ncu-table.py "$OUT/ncu-$shape.csv"
     done | tee -a "$LOG" ;;
+  ncu-small)
+    # Where the small-m and skinny calls lose, ours against the peer's
+    # kernels in the same process: each launch's time, grid, registers,
+    # DRAM bytes and throughput. NCU_CASES: "precision shape splits" items.
+    M=gpu__time_duration.sum,launch__grid_size,launch__block_size,launch__registers_per_thread,dram__bytes_read.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_bytes.sum
+    cases=${NCU_CASES:-"e4m3 16x4096x4096 1;e4m3 16x4096x4096 4;bf16 16x4096x4096 4;e4m3 8192x128x8192 1;e4m3 128x8192x8192 1;bf16 8192x128x8192 2;e4m3 5000x3000x2000 1"}
+    IFS=';' read -ra items <<< "$cases"
+    for item in "${items[@]}"; do
+      read -r p shape s <<< "$item"
+      f="$OUT/ncu-small-$p-$shape-$s"
+      ncu --clock-control none --csv --metrics $M $D/gemm --precision $p --out bf16 $([ $p = e4m3 ] && echo --op-b t) --shape $shape --splits $s --iters 1 --warmup 0 > "$f.csv" 2> "$f.err"
+      echo "ncu $p $shape splits $s:"; python3 scripts/ncu-table.py "$f.csv"
+    done | tee -a "$LOG" ;;
   shapes-probe)
     # What makes 5000x3000x2000 slow (alignment of its strides, its tails,
     # its tile count) and what a small call's fixed cost is (k-splits).
@@ -124,14 +150,14 @@ for section in "$@"; do
       done
     done ;;
   tile-probe)
-    # 128 x 256 against 128 x 128 tiles at forced splits, to calibrate the
-    # dispatcher's model (cpu/gemm/run.rs, NARROW_STEP): the shapes where
+    # 128 x 256, 128 x 128 and 64 x 128 tiles at forced splits, to calibrate
+    # the dispatcher's model (cpu/gemm/run.rs, NARROW_STEP, SHORT_STEP): the shapes where
     # wide tiles are too few or half empty, and two where they fill the
     # SMs; then as the dispatcher chooses. bf16 and e4m3, bf16 out.
     echo "=== probe: tile width and k-splits" | tee -a "$LOG"
     for p in bf16 e4m3; do
       shapes=${PROBE_SHAPES:-128x8192x8192,8192x128x8192,1000x1000x1000,1024x1024x1024,512x512x512,64x14336x4096,16x4096x4096,2048x2048x2048,4096x4096x4096}
-      for t in 256 128; do for s in ${PROBE_SPLITS:-1 2 4}; do
+      for t in ${PROBE_TILES:-256 128 64x128}; do for s in ${PROBE_SPLITS:-1 2 4}; do
         $D/gemm --precision $p --out bf16 $([ $p = e4m3 ] && echo --op-b t) --shape $shapes --tile $t --splits $s --iters 20 2>&1 | grep "^| $p" | sed "s/^/tile $t splits $s /" | tee -a "$LOG"
       done; done
       $D/gemm --precision $p --out bf16 $([ $p = e4m3 ] && echo --op-b t) --shape $shapes --iters 20 2>&1 | grep "^| $p" | sed "s/^/auto /" | tee -a "$LOG"
@@ -149,10 +175,10 @@ for section in "$@"; do
     done ;;
   ncu-source)
     # Per-instruction stall samples of the library kernel at one shape
-    # (NCU_SHAPE, NCU_SPLITS), SASS with the samples as CSV.
+    # (NCU_PRECISION, NCU_SHAPE, NCU_SPLITS), SASS with the samples as CSV.
     shape=${NCU_SHAPE:-5000x3000x2000}
     ncu --clock-control none --section SourceCounters --section WarpStateStats --import-source no -k regex:gemm_wgmma --launch-count 1 \
-      -o "$OUT/src-$shape" $D/gemm --precision bf16 --out bf16 --shape $shape ${NCU_SPLITS:+--splits $NCU_SPLITS} --iters 1 --warmup 0 > "$OUT/src-$shape.log" 2>&1
+      -o "$OUT/src-$shape" $D/gemm --precision ${NCU_PRECISION:-bf16} --out bf16 $([ "${NCU_PRECISION:-bf16}" = e4m3 ] && echo --op-b t) --shape $shape ${NCU_SPLITS:+--splits $NCU_SPLITS} --iters 1 --warmup 0 > "$OUT/src-$shape.log" 2>&1
     ncu -i "$OUT/src-$shape.ncu-rep" --page source --csv --print-source sass > "$OUT/sass-$shape.csv" 2>/dev/null
     ncu -i "$OUT/src-$shape.ncu-rep" --page details > "$OUT/details-$shape.txt" 2>/dev/null
     echo "ncu-source $shape: $(wc -l < "$OUT/sass-$shape.csv") SASS lines" | tee -a "$LOG" ;;

@@ -9,7 +9,7 @@ use half::{bf16, f16};
 use kernel_lab::blas::{Gemm, Layout, Op};
 use kernel_lab::gemm::verify::verify;
 use kernel_lab::gemm::{
-    Act, Bf16, Call, E4m3, E5m2, Element, F16, F32, Plan, Precision, Route, TensorGemm, Tf32,
+    Act, Bf16, Call, E4m3, E5m2, Element, F16, F32, Plan, Precision, Route, TensorGemm, Tf32, TileShape,
 };
 use kernel_lab::runtime::{Error, Gpu};
 
@@ -32,7 +32,7 @@ fn an_aligned_row_major_call_is_one_kernel_writing_d() {
     let lib = TensorGemm::new();
     let route = ok::<Bf16, f32>(&gpu, &lib, call(Layout::Row, Op::N, Op::N, (72, 48, 40)), 1);
     // n <= 128: a narrow tile holds all of D.
-    assert_eq!(route, Route { splits: 1, fused: true, narrow: true, ..Route::default() });
+    assert_eq!(route, Route { splits: 1, fused: true, tile: TileShape::Narrow, ..Route::default() });
 }
 
 #[test]
@@ -111,7 +111,7 @@ fn k_splits_add_up_in_order() {
     // Three blocks: each tile's splits on different ones, so its last
     // reads what the others wrote (the emulator's race checks see the
     // tickets' release and acquire).
-    let mut lib = TensorGemm::forcing(Plan { splits: 3, narrow: false });
+    let mut lib = TensorGemm::forcing(Plan { splits: 3, tile: TileShape::Wide });
     lib.blocks = Some(3);
     let c = call(Layout::Row, Op::N, Op::N, (24, 40, 600));
     let route = ok::<Bf16, f32>(&gpu, &lib, c, 70);
@@ -125,15 +125,26 @@ fn k_splits_add_up_in_order() {
     }
 }
 
-/// 128 x 128 tiles (`Plan::narrow`) in every precision: awkward shapes
-/// with tiles past `m` and `n` and a last k-step past `k`, every layout,
-/// beta over C, one split and three (across three blocks), a batch, each
-/// epilogue, every output type.
+/// 128 x 128 tiles in every precision: awkward shapes with tiles past
+/// `m` and `n` and a last k-step past `k`, every layout, beta over C, one
+/// split and three (across three blocks), a batch, each epilogue, every
+/// output type.
 #[test]
 fn narrow_tiles_in_every_precision_split_or_not() {
+    tiles_in_every_precision_split_or_not(TileShape::Narrow);
+}
+
+/// [`narrow_tiles_in_every_precision_split_or_not`] on 64 x 128 tiles,
+/// whose two warpgroups share rows and split the columns.
+#[test]
+fn short_tiles_in_every_precision_split_or_not() {
+    tiles_in_every_precision_split_or_not(TileShape::Short);
+}
+
+fn tiles_in_every_precision_split_or_not(tile: TileShape) {
     let gpu = Gpu::emulator();
-    let one = TensorGemm::forcing(Plan { splits: 1, narrow: true });
-    let mut three = TensorGemm::forcing(Plan { splits: 3, narrow: true });
+    let one = TensorGemm::forcing(Plan { splits: 1, tile });
+    let mut three = TensorGemm::forcing(Plan { splits: 3, tile });
     three.blocks = Some(3);
     for (i, layout) in [Layout::Row, Layout::Col].into_iter().enumerate() {
         for (j, (op_a, op_b)) in [(Op::N, Op::N), (Op::T, Op::T)].into_iter().enumerate() {
@@ -142,7 +153,7 @@ fn narrow_tiles_in_every_precision_split_or_not() {
             let c = Call { gemm: c.gemm.scaled(0.75, 0.5), ..c };
             let seed = 80 + (2 * i + j) as u64;
             let route = ok::<Bf16, bf16>(&gpu, &one, c, seed);
-            assert!(route.narrow && route.splits == 1, "{route:?}");
+            assert!(route.tile == tile && route.splits == 1, "{route:?}");
             ok::<F16, f32>(&gpu, &one, c.with_epilogue(true, Act::Relu), seed);
             ok::<Tf32, f16>(&gpu, &one, c, seed);
             let fp8 = c.with_scales(0.5, 2.0);
@@ -152,7 +163,7 @@ fn narrow_tiles_in_every_precision_split_or_not() {
     }
     let c = call(Layout::Row, Op::N, Op::N, (70, 150, 1100)).packed(2).with_epilogue(true, Act::Gelu);
     let route = ok::<Bf16, f32>(&gpu, &three, c, 90);
-    assert_eq!((route.narrow, route.splits), (true, 3));
+    assert_eq!((route.tile, route.splits), (tile, 3));
     ok::<Tf32, bf16>(&gpu, &three, c, 91);
     ok::<E4m3, f16>(
         &gpu,
@@ -232,7 +243,7 @@ fn fp8_in_every_layout_with_scales_batches_splits_and_epilogues() {
     // read in place, one kernel writing D.
     let c = call(Layout::Row, Op::N, Op::T, (70, 40, 96)).with_scales(0.5, 4.0);
     let route = ok::<E4m3, f32>(&gpu, &lib, c, 120);
-    assert_eq!(route, Route { splits: 1, fused: true, narrow: true, ..Route::default() });
+    assert_eq!(route, Route { splits: 1, fused: true, tile: TileShape::Narrow, ..Route::default() });
     for (f, layout) in [Layout::Row, Layout::Col].into_iter().enumerate() {
         for (g, op_a) in [Op::N, Op::T].into_iter().enumerate() {
             for (h, op_b) in [Op::N, Op::T].into_iter().enumerate() {
@@ -246,7 +257,7 @@ fn fp8_in_every_layout_with_scales_batches_splits_and_epilogues() {
         }
     }
     // A batch over a NaN C (beta = 0), k split three ways, a bias and GELU.
-    let split = TensorGemm::forcing(Plan { splits: 3, narrow: false });
+    let split = TensorGemm::forcing(Plan { splits: 3, tile: TileShape::Wide });
     let c = call(Layout::Row, Op::N, Op::T, (20, 33, 700)).packed(2).with_epilogue(true, Act::Gelu);
     let route = ok::<E4m3, f32>(&gpu, &split, c.with_scales(1.5, 0.5), 140);
     assert_eq!(route.splits, 3);
@@ -360,7 +371,7 @@ fn plans_are_cached_by_device_precision_and_shape() {
     assert_eq!(plans.len(), 2, "{plans:?}");
     assert!(plans.iter().all(|(k, _)| k.device == gpu.info.name && k.mnk == (24, 40, 600)));
     // A forced plan is not the dispatcher's and is not cached.
-    let forced = TensorGemm::forcing(Plan { splits: 5, narrow: false });
-    assert_eq!(forced.plan::<Bf16>(&gpu, &c), Plan { splits: 5, narrow: false });
+    let forced = TensorGemm::forcing(Plan { splits: 5, tile: TileShape::Wide });
+    assert_eq!(forced.plan::<Bf16>(&gpu, &c), Plan { splits: 5, tile: TileShape::Wide });
     assert!(forced.plans().is_empty());
 }

@@ -73,7 +73,9 @@ fn launch_rejects_wrong_buffers(gpu: &Gpu) -> Result<(), String> {
 fn gemm_library_every_path(gpu: &Gpu) -> Result<(), String> {
     use kernel_lab::blas::{Gemm, Layout, Op};
     use kernel_lab::gemm::verify::verify;
-    use kernel_lab::gemm::{Act, Bf16, Call, E4m3, E5m2, Element, F16, Plan, Precision, TensorGemm, Tf32};
+    use kernel_lab::gemm::{
+        Act, Bf16, Call, E4m3, E5m2, Element, F16, Plan, Precision, TensorGemm, Tf32, TileShape,
+    };
     fn one<P: Precision, O: Element>(
         gpu: &Gpu,
         lib: &TensorGemm,
@@ -88,9 +90,11 @@ fn gemm_library_every_path(gpu: &Gpu) -> Result<(), String> {
     }
     let libs = [
         TensorGemm::new(),
-        TensorGemm::forcing(Plan { splits: 3, narrow: false }),
-        TensorGemm::forcing(Plan { splits: 1, narrow: true }),
-        TensorGemm::forcing(Plan { splits: 3, narrow: true }),
+        TensorGemm::forcing(Plan { splits: 3, tile: TileShape::Wide }),
+        TensorGemm::forcing(Plan { splits: 1, tile: TileShape::Narrow }),
+        TensorGemm::forcing(Plan { splits: 3, tile: TileShape::Narrow }),
+        TensorGemm::forcing(Plan { splits: 1, tile: TileShape::Short }),
+        TensorGemm::forcing(Plan { splits: 3, tile: TileShape::Short }),
     ];
     let shapes = [(1, 1, 1), (3, 5, 9), (33, 130, 257), (257, 33, 130), (130, 257, 33), (64, 256, 640)];
     let scalars = [(1.0f32, 0.0f32), (0.7, 1.3), (0.0, 1.3), (-1.0, 0.5)];

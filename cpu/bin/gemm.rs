@@ -17,7 +17,9 @@ use kernel_lab::cli::{EXIT_BAD_INPUT, EXIT_FAILURE};
 use kernel_lab::gemm::lt::Lt;
 use kernel_lab::gemm::reference::Inputs;
 use kernel_lab::gemm::verify::verify;
-use kernel_lab::gemm::{Act, Bf16, Call, E4m3, E5m2, Element, F16, F32, Plan, Precision, TensorGemm, Tf32};
+use kernel_lab::gemm::{
+    Act, Bf16, Call, E4m3, E5m2, Element, F16, F32, Plan, Precision, TensorGemm, Tf32, TileShape,
+};
 use kernel_lab::measure::bench::{self, Runs};
 use kernel_lab::runtime::{self, Error, Gpu, Result};
 
@@ -78,10 +80,10 @@ struct Options {
     /// 128 x 256 tiles).
     #[arg(long)]
     splits: Option<usize>,
-    /// Force the tile width instead of the dispatcher's plan: 256 or 128
-    /// (with --splits, or one split).
+    /// Force the tiles instead of the dispatcher's plan: 128x256 (or
+    /// 256), 128x128 (or 128) or 64x128 (with --splits, or one split).
     #[arg(long)]
-    tile: Option<usize>,
+    tile: Option<String>,
     /// Timed runs (median reported) after the warm-up.
     #[arg(long, default_value_t = 30)]
     iters: usize,
@@ -143,8 +145,8 @@ fn calls(o: &Options) -> Result<Vec<Call>> {
             o.precision
         )));
     }
-    if o.tile.is_some_and(|t| t != 256 && t != 128) {
-        return Err(bad(format!("--tile must be 256 or 128, not {}", o.tile.unwrap_or(0))));
+    if let Some(t) = o.tile.as_deref().filter(|t| TileShape::parse(t).is_none()) {
+        return Err(bad(format!("--tile must be 128x256 (256), 128x128 (128) or 64x128, not {t}")));
     }
     if o.splits == Some(0) {
         return Err(bad("--splits must be at least 1".into()));
@@ -176,7 +178,10 @@ fn one<P: Precision, O: Element>(gpu: &Gpu, lib: &TensorGemm, call: &Call, runs:
         "{}{}{}splits {}{}{}",
         if verified.route.pack_a { "pack A, " } else { "" },
         if verified.route.pack_b { "pack B, " } else { "" },
-        if verified.route.narrow { "128x128 tiles, " } else { "" },
+        match verified.route.tile {
+            TileShape::Wide => String::new(),
+            tile => format!("{} tiles, ", tile.name()),
+        },
         verified.route.splits,
         if verified.route.fused { ", fused epilogue" } else { ", epilogue pass" },
         if verified.route.pad_d { ", padded D" } else { "" }
@@ -232,11 +237,12 @@ fn one<P: Precision, O: Element>(gpu: &Gpu, lib: &TensorGemm, call: &Call, runs:
 }
 
 fn run_all<P: Precision, O: Element>(gpu: &Gpu, o: &Options, calls: &[Call]) -> Result<Vec<Row>> {
-    let lib = match (o.splits, o.tile) {
+    let lib = match (o.splits, o.tile.as_deref()) {
         (None, None) => TensorGemm::new(),
-        (splits, tile) => {
-            TensorGemm::forcing(Plan { splits: splits.unwrap_or(1), narrow: tile == Some(128) })
-        }
+        (splits, tile) => TensorGemm::forcing(Plan {
+            splits: splits.unwrap_or(1),
+            tile: tile.and_then(TileShape::parse).unwrap_or_default(),
+        }),
     };
     let runs = Runs { warmup: o.warmup, timed: o.iters.max(1) };
     let mut rows = Vec::new();

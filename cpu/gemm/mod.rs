@@ -22,12 +22,16 @@ pub const KERNELS: &str = "gpu::gemm";
 pub mod call;
 pub mod cublas;
 pub mod lt;
+pub mod plan;
 pub mod precision;
 pub mod reference;
 pub mod run;
 pub mod sweep;
+pub mod tile;
 pub mod verify;
 
 pub use call::{Act, Call};
+pub use plan::{Plan, PlanKey};
 pub use precision::{Bf16, E4m3, E5m2, Element, F16, F32, Input, Precision, Tf32};
-pub use run::{Plan, PlanKey, Route, TensorGemm};
+pub use run::{Route, TensorGemm};
+pub use tile::TileShape;

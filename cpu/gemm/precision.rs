@@ -10,6 +10,7 @@ use gpu::launch::{Dim3, Kernel};
 use gpu_isa::fp8;
 use half::{bf16, f16};
 
+use super::tile::TileShape;
 use crate::runtime::{DeviceBuffer, Gpu, Result};
 use lab_runtime::MapElement;
 
@@ -55,22 +56,32 @@ pub trait Element:
     + gpu::gemm::wgmma::gemm_wgmma_bf16_split::Instance
     + gpu::gemm::wgmma::gemm_wgmma_bf16_n128::Instance
     + gpu::gemm::wgmma::gemm_wgmma_bf16_n128_split::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_bf16_m64::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_bf16_m64_split::Instance
     + gpu::gemm::wgmma::gemm_wgmma_f16::Instance
     + gpu::gemm::wgmma::gemm_wgmma_f16_split::Instance
     + gpu::gemm::wgmma::gemm_wgmma_f16_n128::Instance
     + gpu::gemm::wgmma::gemm_wgmma_f16_n128_split::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_f16_m64::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_f16_m64_split::Instance
     + gpu::gemm::wgmma::gemm_wgmma_tf32::Instance
     + gpu::gemm::wgmma::gemm_wgmma_tf32_split::Instance
     + gpu::gemm::wgmma::gemm_wgmma_tf32_n128::Instance
     + gpu::gemm::wgmma::gemm_wgmma_tf32_n128_split::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_tf32_m64::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_tf32_m64_split::Instance
     + gpu::gemm::wgmma::gemm_wgmma_e4m3::Instance
     + gpu::gemm::wgmma::gemm_wgmma_e4m3_split::Instance
     + gpu::gemm::wgmma::gemm_wgmma_e4m3_n128::Instance
     + gpu::gemm::wgmma::gemm_wgmma_e4m3_n128_split::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_e4m3_m64::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_e4m3_m64_split::Instance
     + gpu::gemm::wgmma::gemm_wgmma_e5m2::Instance
     + gpu::gemm::wgmma::gemm_wgmma_e5m2_split::Instance
     + gpu::gemm::wgmma::gemm_wgmma_e5m2_n128::Instance
     + gpu::gemm::wgmma::gemm_wgmma_e5m2_n128_split::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_e5m2_m64::Instance
+    + gpu::gemm::wgmma::gemm_wgmma_e5m2_m64_split::Instance
     + gpu::gemm::epilogue::Output
 {
 }
@@ -131,8 +142,8 @@ fp8_input!(fp8::E5m2, CUDA_R_8F_E5M2);
 /// `gpu::gemm::wgmma`), and which of its kernels takes them.
 #[derive(Clone, Copy, Debug)]
 pub struct WgmmaScalars {
-    /// The kernel on 128 x 128 tiles (not a parameter: it picks the kernel).
-    pub narrow: bool,
+    /// The kernel's tiles (not a parameter: it picks the kernel).
+    pub tile: TileShape,
     pub m: u32,
     pub n: u32,
     /// k-steps of [`Precision::BK`]: `ceil(k / BK)`.
@@ -193,9 +204,9 @@ pub trait Precision: 'static {
     const B_K_MAJOR: bool;
     /// The library's `wgmma` kernel for output type `O`, or `None` (the
     /// FFMA path, `f32`).
-    /// On 128 x 256 tiles, or with `narrow` on 128 x 128 (the one-split
-    /// kernels; the split ones take the same launch).
-    fn kernel<O: Element>(narrow: bool) -> Option<&'static Kernel>;
+    /// On tiles `tile` (the one-split kernels; the split ones take the
+    /// same launch).
+    fn kernel<O: Element>(tile: TileShape) -> Option<&'static Kernel>;
     /// k per stage of that kernel (one 128-byte row).
     const BK: usize = 128 / size_of::<Self::Input>();
     /// Launches [`Precision::kernel`].
@@ -257,18 +268,18 @@ macro_rules! wgmma_launch {
 }
 
 macro_rules! tensor_precision {
-    ($marker:ty, $name:literal, $input:ty, $error:expr, $k_major:literal, $kernel:ident / $split:ident, $narrow:ident / $narrow_split:ident, $compute:ident $(, $extra:item)*) => {
+    ($marker:ty, $name:literal, $input:ty, $error:expr, $k_major:literal, $kernel:ident / $split:ident, $narrow:ident / $narrow_split:ident, $short:ident / $short_split:ident, $compute:ident $(, $extra:item)*) => {
         impl Precision for $marker {
             const NAME: &'static str = $name;
             type Input = $input;
             const PRODUCT_ERROR: f64 = $error;
             const B_K_MAJOR: bool = $k_major;
             $($extra)*
-            fn kernel<O: Element>(narrow: bool) -> Option<&'static Kernel> {
-                Some(if narrow {
-                    &gpu::gemm::wgmma::$narrow::KERNELS[<O as gpu::gemm::wgmma::$narrow::Instance>::INDEX]
-                } else {
-                    &gpu::gemm::wgmma::$kernel::KERNELS[<O as gpu::gemm::wgmma::$kernel::Instance>::INDEX]
+            fn kernel<O: Element>(tile: TileShape) -> Option<&'static Kernel> {
+                Some(match tile {
+                    TileShape::Wide => &gpu::gemm::wgmma::$kernel::KERNELS[<O as gpu::gemm::wgmma::$kernel::Instance>::INDEX],
+                    TileShape::Narrow => &gpu::gemm::wgmma::$narrow::KERNELS[<O as gpu::gemm::wgmma::$narrow::Instance>::INDEX],
+                    TileShape::Short => &gpu::gemm::wgmma::$short::KERNELS[<O as gpu::gemm::wgmma::$short::Instance>::INDEX],
                 })
             }
             unsafe fn launch<O: Element>(
@@ -280,11 +291,13 @@ macro_rules! tensor_precision {
                 // SAFETY: the caller's contract; the split kernel where k
                 // is split, on the tiles asked for.
                 unsafe {
-                    match (s.splits > 1, s.narrow) {
-                        (true, false) => wgmma_launch!($split, gpu, grid, x, s),
-                        (false, false) => wgmma_launch!($kernel, gpu, grid, x, s),
-                        (true, true) => wgmma_launch!($narrow_split, gpu, grid, x, s),
-                        (false, true) => wgmma_launch!($narrow, gpu, grid, x, s),
+                    match (s.splits > 1, s.tile) {
+                        (true, TileShape::Wide) => wgmma_launch!($split, gpu, grid, x, s),
+                        (false, TileShape::Wide) => wgmma_launch!($kernel, gpu, grid, x, s),
+                        (true, TileShape::Narrow) => wgmma_launch!($narrow_split, gpu, grid, x, s),
+                        (false, TileShape::Narrow) => wgmma_launch!($narrow, gpu, grid, x, s),
+                        (true, TileShape::Short) => wgmma_launch!($short_split, gpu, grid, x, s),
+                        (false, TileShape::Short) => wgmma_launch!($short, gpu, grid, x, s),
                     }
                 }
             }
@@ -303,6 +316,7 @@ tensor_precision!(
     true,
     gemm_wgmma_tf32 / gemm_wgmma_tf32_split,
     gemm_wgmma_tf32_n128 / gemm_wgmma_tf32_n128_split,
+    gemm_wgmma_tf32_m64 / gemm_wgmma_tf32_m64_split,
     CUBLAS_COMPUTE_32F_FAST_TF32
 );
 tensor_precision!(
@@ -313,6 +327,7 @@ tensor_precision!(
     false,
     gemm_wgmma_bf16 / gemm_wgmma_bf16_split,
     gemm_wgmma_bf16_n128 / gemm_wgmma_bf16_n128_split,
+    gemm_wgmma_bf16_m64 / gemm_wgmma_bf16_m64_split,
     CUBLAS_COMPUTE_32F
 );
 tensor_precision!(
@@ -323,6 +338,7 @@ tensor_precision!(
     false,
     gemm_wgmma_f16 / gemm_wgmma_f16_split,
     gemm_wgmma_f16_n128 / gemm_wgmma_f16_n128_split,
+    gemm_wgmma_f16_m64 / gemm_wgmma_f16_m64_split,
     CUBLAS_COMPUTE_32F
 );
 tensor_precision!(
@@ -333,6 +349,7 @@ tensor_precision!(
     true,
     gemm_wgmma_e4m3 / gemm_wgmma_e4m3_split,
     gemm_wgmma_e4m3_n128 / gemm_wgmma_e4m3_n128_split,
+    gemm_wgmma_e4m3_m64 / gemm_wgmma_e4m3_m64_split,
     CUBLAS_COMPUTE_32F,
     const SCALED: bool = true;,
     fn sum_error(k: usize, splits: usize) -> f64 {
@@ -347,6 +364,7 @@ tensor_precision!(
     true,
     gemm_wgmma_e5m2 / gemm_wgmma_e5m2_split,
     gemm_wgmma_e5m2_n128 / gemm_wgmma_e5m2_n128_split,
+    gemm_wgmma_e5m2_m64 / gemm_wgmma_e5m2_m64_split,
     CUBLAS_COMPUTE_32F,
     const SCALED: bool = true;,
     fn sum_error(k: usize, splits: usize) -> f64 {
@@ -370,7 +388,7 @@ impl Precision for F32 {
     type Input = f32;
     const PRODUCT_ERROR: f64 = 0.0;
     const B_K_MAJOR: bool = false;
-    fn kernel<O: Element>(_: bool) -> Option<&'static Kernel> {
+    fn kernel<O: Element>(_: TileShape) -> Option<&'static Kernel> {
         None
     }
     unsafe fn launch<O: Element>(_: &Gpu, _: Dim3, _: WgmmaBuffers<'_, O>, _: WgmmaScalars) -> Result<()> {

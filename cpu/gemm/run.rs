@@ -15,8 +15,9 @@
 //!    ([`gpu::gemm::pack`]) into a workspace at a row stride rounded up to
 //!    128 bytes; the kernel's maps describe exactly `m x k` and `k x n`,
 //!    so the copy engine's zero fill covers every tail.
-//! 4. The plan ([`Plan`], [`TensorGemm::plan`]) splits k where a cost
-//!    model says it pays: when the tiles are too few for the SMs.
+//! 4. The plan ([`Plan`], [`TensorGemm::plan`]) picks the tiles (128 x
+//!    256, 128 x 128 or 64 x 128: [`TileShape`]) and splits k where a
+//!    cost model says it pays: when the tiles are too few for the SMs.
 //! 5. With one split the `wgmma` kernel writes `D` itself, the epilogue
 //!    (alpha, beta, bias, activation, the output type) applied as it
 //!    stores: through shared memory and TMA stores when D's rows start on
@@ -41,24 +42,15 @@ use std::collections::HashMap;
 
 use gpu::gemm::epilogue::{BIAS_COLS, BIAS_NONE, BIAS_ROWS};
 use gpu::launch::Dim3;
-use gpu::tensor::hopper::{B_BOX_COLS, BM, Narrow, Tile, Wide};
+use gpu::tensor::hopper::B_BOX_COLS;
 
 use super::call::Call;
+use super::plan::{Plan, PlanKey, best_plan};
 use super::precision::{Element, Input, Precision, WgmmaBuffers, WgmmaScalars};
+use super::tile::TileShape;
 use crate::blas::{Gemm, Operand, Sgemm};
 use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
 use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
-
-/// How a call runs: what [`TensorGemm::plan`] decides, and what a user may
-/// force instead.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Plan {
-    /// k-splits: the product in `splits` parts whose sums the epilogue adds.
-    pub splits: usize,
-    /// 128 x 128 tiles of D instead of 128 x 256
-    /// ([`gpu::tensor::hopper::Narrow`]).
-    pub narrow: bool,
-}
 
 /// The steps a call took (for tests and reports).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -66,8 +58,8 @@ pub struct Route {
     pub pack_a: bool,
     pub pack_b: bool,
     pub splits: usize,
-    /// 128 x 128 tiles ([`Plan::narrow`]).
-    pub narrow: bool,
+    /// The tiles ([`Plan::tile`]).
+    pub tile: TileShape,
     /// The kernel wrote `D` itself, its epilogue fused (no second pass).
     pub fused: bool,
     /// D's rows do not start on 16 bytes: the kernel wrote D into a padded
@@ -110,18 +102,6 @@ pub struct TensorGemm {
     pub blocks: Option<usize>,
 }
 
-/// What a plan depends on: the device (its name and SM count), the
-/// precision, and the problem as the kernels see it (row-major `m x n x
-/// k`, the batch).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct PlanKey {
-    pub device: String,
-    pub multiprocessors: i32,
-    pub precision: &'static str,
-    pub mnk: (usize, usize, usize),
-    pub batch: usize,
-}
-
 /// What a workspace holds: inputs, sums, tickets.
 trait Work: DeviceRepr + ValidAsZeroBits + 'static {}
 impl<T: DeviceRepr + ValidAsZeroBits + 'static> Work for T {}
@@ -142,95 +122,6 @@ pub const PAD_FROM: usize = 1 << 20;
 /// `x` rounded up to a multiple of `to`.
 fn round_up(x: usize, to: usize) -> usize {
     x.div_ceil(to) * to
-}
-
-/// What the dispatcher's model sees of a call.
-#[derive(Clone, Copy, Debug)]
-struct Shape {
-    /// Tiles of D, over the batch.
-    tiles: usize,
-    /// 128 x 128 tiles (else 128 x 256).
-    narrow: bool,
-    /// k-steps of 128 bytes of k.
-    steps: usize,
-    sms: usize,
-    /// Bytes of A, B and D (as `f32`) the call must move at least.
-    bytes: f64,
-    /// Elements of D, over the batch.
-    outputs: f64,
-}
-
-impl Shape {
-    /// `batch` problems `m x n x k` with `bk` elements of `bytes` bytes
-    /// per k-step, on `sms` SMs, in tiles `narrow` or wide.
-    fn of(
-        batch: usize,
-        (m, n, k): (usize, usize, usize),
-        bk: usize,
-        bytes: usize,
-        sms: usize,
-        narrow: bool,
-    ) -> Shape {
-        Shape {
-            tiles: m.div_ceil(BM) * n.div_ceil(tile_width(narrow)) * batch.max(1),
-            narrow,
-            steps: k.div_ceil(bk),
-            sms,
-            bytes: (batch * ((m + n) * k * bytes + m * n * 4)) as f64,
-            outputs: (batch * m * n) as f64,
-        }
-    }
-}
-
-/// The model's constants, an H100 SXM's (`docs/notes.md`): one k-step of
-/// a tile; a wave's fixed time (ring fill, store); the device's and one
-/// SM's streaming rates; the split fix-up's fixed time (the tickets, the
-/// last split's reads) and the rate at which its partial sums go to L2
-/// and back.
-const STEP_US: f64 = 0.65;
-const ITEM_US: f64 = 5.0;
-const DRAM_BYTES_PER_US: f64 = 3.0e6;
-const SM_BYTES_PER_US: f64 = 5.0e4;
-const FIXUP_US: f64 = 6.0;
-const FIXUP_BYTES_PER_US: f64 = 1.85e6;
-/// A narrow tile's k-step against a wide one's: half the multiply-adds,
-/// at a lower rate (its 16 KB of A serve half as many products).
-const NARROW_STEP: f64 = 0.6;
-
-/// Columns of D per tile.
-fn tile_width(narrow: bool) -> usize {
-    if narrow { Narrow::BN } else { Wide::BN }
-}
-
-/// The modelled time of `s` splits (see [`TensorGemm::plan`]).
-fn modelled_us(x: Shape, s: usize) -> f64 {
-    let items = x.tiles * s;
-    let waves = items.div_ceil(x.sms) as f64;
-    let step = if x.narrow { NARROW_STEP * STEP_US } else { STEP_US };
-    let tensor = waves * (ITEM_US + x.steps.div_ceil(s) as f64 * step);
-    let rate = DRAM_BYTES_PER_US.min(items.min(x.sms) as f64 * SM_BYTES_PER_US);
-    let memory = x.bytes / rate;
-    let fixup = if s > 1 { FIXUP_US + 8.0 * s as f64 * x.outputs / FIXUP_BYTES_PER_US } else { 0.0 };
-    tensor.max(memory) + fixup
-}
-
-/// The plan [`TensorGemm::plan`] takes for `batch` problems `m x n x k`
-/// (`bk` elements of `bytes` per k-step, `sms` SMs): the tiles and split
-/// of least modelled time, at most 16 splits, each at least 16 k-steps
-/// (four turns of the ring: shorter items spend more on their fill and
-/// fix-up than the model's constants say). Wide tiles win ties.
-fn best_plan(batch: usize, mnk: (usize, usize, usize), bk: usize, bytes: usize, sms: usize) -> Plan {
-    let mut best = (f64::INFINITY, Plan { splits: 1, narrow: false });
-    for narrow in [false, true] {
-        let shape = Shape::of(batch, mnk, bk, bytes, sms, narrow);
-        for s in 1..=(shape.steps / 16).clamp(1, 16) {
-            let t = modelled_us(shape, s);
-            if t < best.0 {
-                best = (t, Plan { splits: s, narrow });
-            }
-        }
-    }
-    best.1
 }
 
 impl TensorGemm {
@@ -287,7 +178,8 @@ impl TensorGemm {
     ///   a k-step being 128 bytes of k of a 128 x 256 tile (the same
     ///   time in every precision: twice the k is twice the rate), or of a
     ///   128 x 128 tile at `NARROW_STEP` of that (half the multiply-adds
-    ///   at about 81% of the rate: 4096^3 in bf16 and e4m3);
+    ///   at about 81% of the rate: 4096^3 in bf16 and e4m3), or of a 64 x
+    ///   128 tile at `SHORT_STEP`;
     /// - memory: A's, B's and D's bytes at the device's rate, or at
     ///   `SM_BYTES_PER_US` per busy SM when fewer SMs than that rate needs
     ///   have items (one 128 x 8192 x 8192 tile row on 32 SMs streams B
@@ -360,7 +252,7 @@ impl TensorGemm {
         if trivial && g.beta == 1.0 && !call.has_epilogue() {
             return Ok(Route { nothing: true, ..Route::default() });
         }
-        if P::kernel::<O>(false).is_none() {
+        if P::kernel::<O>(TileShape::Wide).is_none() {
             return self.run_f32(gpu, call, a, b, c, bias);
         }
         let r = g.row_major();
@@ -371,11 +263,11 @@ impl TensorGemm {
             (a, b, call.stride_a, call.stride_b)
         };
         let plan = self.plan::<P>(gpu, call);
-        let kernel = P::kernel::<O>(plan.narrow).expect("a tensor-core precision");
+        let kernel = P::kernel::<O>(plan.tile).expect("a tensor-core precision");
         if !trivial {
             gpu.has_kernel(kernel)?;
         }
-        let bn = tile_width(plan.narrow);
+        let (bm, bn) = plan.tile.dims();
         let steps = r.k.div_ceil(P::BK);
         let split_steps = steps.div_ceil(plan.splits.max(1)).max(1);
         let splits = if trivial { 0 } else { steps.div_ceil(split_steps) };
@@ -409,7 +301,7 @@ impl TensorGemm {
             pack_a: !trivial && !a_in_place,
             pack_b: !trivial && !b_in_place,
             splits,
-            narrow: plan.narrow,
+            tile: plan.tile,
             fused,
             pad_d,
             scale_only: trivial,
@@ -465,7 +357,7 @@ impl TensorGemm {
                 let (d_buf, d_ld, d_stride) =
                     if route.pad_d { (&dpad, pd, r.m * pd) } else { (&*c, r.ldc, call.stride_c) };
                 let key = format!(
-                    "{} {bn} {:x} {a_ld} {a_stride} {:x} {b_ld} {b_stride} {}x{}x{} {} {:x} {} {} {}",
+                    "{} {bm}x{bn} {:x} {a_ld} {a_stride} {:x} {b_ld} {b_stride} {}x{}x{} {} {:x} {} {} {}",
                     P::NAME,
                     a_src.address(),
                     b_src.address(),
@@ -486,7 +378,7 @@ impl TensorGemm {
                             z * a_stride,
                             (r.m, r.k),
                             a_ld,
-                            (BM, P::BK),
+                            (bm, P::BK),
                         )?);
                         words.extend(gpu.tensor_map_pitched(
                             b_src,
@@ -512,14 +404,15 @@ impl TensorGemm {
                 }
                 let maps = self.maps.borrow();
                 let maps = &maps[&key];
-                let items = call.batch * splits * r.m.div_ceil(BM) * r.n.div_ceil(bn);
+                let tiles = call.batch * plan.tile.count((r.m, r.n));
+                let items = splits * tiles;
                 let resident = match self.blocks {
                     Some(blocks) => blocks.max(1),
                     None => gpu.resident_blocks(kernel)? as usize,
                 };
                 let grid = Dim3::xy(items.min(resident) as u32, 1);
                 let scalars = WgmmaScalars {
-                    narrow: plan.narrow,
+                    tile: plan.tile,
                     m: r.m as u32,
                     n: r.n as u32,
                     k_steps: r.k.div_ceil(P::BK) as u32,
@@ -535,7 +428,6 @@ impl TensorGemm {
                     d_maps: u32::from(d_maps),
                 };
                 let d = if route.pad_d { &mut dpad } else { &mut *c };
-                let tiles = call.batch * r.m.div_ceil(BM) * r.n.div_ceil(bn);
                 let mut tickets =
                     self.take_zeros::<u32>(gpu, TICKETS, if splits > 1 { 256 * tiles } else { 0 })?;
                 let buffers =
@@ -740,36 +632,5 @@ fn pack<T: Input>(
             dst_stride as u64,
             u32::from(transposed),
         )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{Plan, best_plan};
-
-    /// The plans the model picks on an H100 (132 SMs), against the
-    /// fastest measured there (`device-gemm.sh tile-probe`, 2026-11-26,
-    /// bf16 TFLOP/s at 1, 2 and 4 splits on 128 x 256 tiles, then on 128
-    /// x 128; `docs/notes.md`):
-    ///
-    /// | shape | wide | narrow | picked |
-    /// | --- | --- | --- | --- |
-    /// | 128 x 8192 x 8192 | 211, 260, 229 | 277, 283, 243 | narrow, 1 |
-    /// | 16 x 4096 x 4096 | 12, 17, 21 | 18, 22, 23 | narrow, 4 |
-    /// | 1024 x 1024 x 8192 | -, 306, 357 | -, 432, 368 | narrow, 2 |
-    /// | 1000 x 1000 x 1000 | 116, 84, 65 | 149, 105, 80 | narrow, 1 |
-    ///
-    /// and wide tiles, one split, once they fill the SMs (4096^3: 766
-    /// against 619 narrow).
-    #[test]
-    fn the_model_picks_the_measured_fastest_plan() {
-        let bf16 = |m, n, k| best_plan(1, (m, n, k), 64, 2, 132);
-        let plan = |splits, narrow| Plan { splits, narrow };
-        assert_eq!(bf16(128, 8192, 8192), plan(1, true));
-        assert_eq!(bf16(16, 4096, 4096), plan(4, true));
-        assert_eq!(bf16(1024, 1024, 8192), plan(2, true));
-        assert_eq!(bf16(1000, 1000, 1000), plan(1, true));
-        assert_eq!(bf16(4096, 4096, 4096), plan(1, false));
-        assert_eq!(bf16(5000, 3000, 2000), plan(1, false));
     }
 }

@@ -8,12 +8,14 @@
 //!   matrix `z` of a strided batch (its A and B through tensor maps `2 z`
 //!   and `2 z + 1`), k-split `s` (k-steps `s split_steps..`), and a tile
 //!   of C in grouped order.
-//! - **Two tile widths.** 128 x 256 ([`Wide`]), or 128 x 128
-//!   ([`Narrow`], the `_n128` kernels) where wide tiles are too few for
-//!   the SMs or half empty: 128 x 8192 x 8192 has 32 wide tiles for 132
-//!   SMs and 64 narrow ones; 8192 x 128 x 8192 leaves half of every wide
-//!   tile past `n`. A narrow stage is 32 KB for half a wide one's
-//!   multiply-adds (48 KB): its 16 KB of A serve half as many products.
+//! - **Three tiles.** 128 x 256 ([`Wide`]); 128 x 128 ([`Narrow`], the
+//!   `_n128` kernels) or 64 x 128 ([`Short`], the `_m64` kernels) where
+//!   wide tiles are too few for the SMs or partly empty: 128 x 8192 x
+//!   8192 has 32 wide tiles for 132 SMs, 64 narrow ones and 128 short
+//!   ones; 8192 x 128 x 8192 leaves half of every wide tile past `n`;
+//!   16 x 4096 x 4096 fills 16 rows of a 128-row tile, 16 of a short
+//!   one's 64. A narrow stage is 32 KB for half a wide one's
+//!   multiply-adds (48 KB), a short one 24 KB for a quarter ([`Tile`]).
 //!   Splitting k multiplies the items further, at the price of writing
 //!   `splits` partial sums that the last split adds.
 //! - **Any shape.** A tile's rows past `m`, columns past `n` and a last
@@ -38,7 +40,8 @@
 //!   read within microseconds, mostly stay in L2.
 //!
 //! Its arithmetic is step 6's: per stage 48 KB for `2 x 128 x 256 x BK`
-//! FLOPs (narrow: 32 KB for `2 x 128 x 128 x BK`).
+//! FLOPs (narrow: 32 KB for `2 x 128 x 128 x BK`; short: 24 KB for `2 x 64 x
+//! 128 x BK`).
 
 use half::{bf16, f16};
 
@@ -55,7 +58,7 @@ use crate::dev::wgmma::d_f32;
 use crate::dev::{In, Out, block_idx_x, grid_dim_x, thread_idx_x};
 use crate::kernel;
 use crate::tensor::hopper::{
-    BM, Bf16, E4m3, E5m2, Element, F16, Narrow, STAGES, Tf32, Tile, WS_THREADS, Wide, consume, grouped,
+    Bf16, E4m3, E5m2, Element, F16, Narrow, Short, Tf32, Tile, WS_THREADS, Wide, consume, grouped,
     shared_bytes_for, start_ring, store_at,
 };
 use seq_macro::seq;
@@ -144,11 +147,12 @@ pub struct Epilogue {
     pub act: u32,
 }
 
-/// Warpgroup `wg`'s sums of the tile at `(m0, n0)` through the epilogue
-/// into `D` (`d[base + i ldd + j]`, inside `m x n` only): each thread's
-/// 128 sums lie in two rows 8 apart, in pairs of neighbouring columns
-/// ([`d_f32`]). Only pairs `LO..HI` of the 64 are stored (all of them,
-/// but for the k-split fix-up, which holds a quarter at a time).
+/// A warpgroup's sums of its part of a tile ([`Tile::part`]), at `(m0,
+/// n0)` in D, through the epilogue into `D` (`d[base + i ldd + j]`,
+/// inside `m x n` only): each thread's sums (128 for a wide tile's part)
+/// lie in two rows 8 apart, in pairs of neighbouring columns ([`d_f32`]).
+/// Only pairs `LO..HI` of the part's `A::N / 4` are stored (all of them,
+/// but for the k-split fix-up, which holds a quarter of 64 at a time).
 ///
 /// The store is the tile's fixed cost, paid while the tensor cores wait,
 /// so the usual case (no C, no column bias, aligned pairs) is
@@ -169,7 +173,6 @@ pub unsafe fn store_through<T: Output, A: Accumulators, const LO: usize, const H
     d: &Out<T>,
     acc: &A,
     origin: (usize, usize),
-    wg: usize,
     t: u32,
     (m, n): (usize, usize),
     (base, ldd): (usize, usize),
@@ -180,12 +183,12 @@ pub unsafe fn store_through<T: Output, A: Accumulators, const LO: usize, const H
     unsafe {
         let pairs = n.is_multiple_of(2) && ldd.is_multiple_of(2) && base.is_multiple_of(2);
         if !pairs || e.beta != 0.0 || e.bias_mode == BIAS_COLS {
-            return store_odd::<T, A, LO, HI>(d, acc, origin, wg, t, mn, at, e);
+            return store_odd::<T, A, LO, HI>(d, acc, origin, t, mn, at, e);
         }
         match e.act {
-            ACT_RELU => store_pairs::<T, A, LO, HI>(d, acc, origin, wg, t, mn, at, e, relu),
-            ACT_GELU => store_pairs::<T, A, LO, HI>(d, acc, origin, wg, t, mn, at, e, gelu),
-            _ => store_pairs::<T, A, LO, HI>(d, acc, origin, wg, t, mn, at, e, |x| x),
+            ACT_RELU => store_pairs::<T, A, LO, HI>(d, acc, origin, t, mn, at, e, relu),
+            ACT_GELU => store_pairs::<T, A, LO, HI>(d, acc, origin, t, mn, at, e, gelu),
+            _ => store_pairs::<T, A, LO, HI>(d, acc, origin, t, mn, at, e, |x| x),
         }
     }
 }
@@ -219,7 +222,6 @@ unsafe fn store_pairs<T: Output, A: Accumulators, const LO: usize, const HI: usi
     d: &Out<T>,
     acc: &A,
     (m0, n0): (usize, usize),
-    wg: usize,
     t: u32,
     (m, n): (usize, usize),
     (base, ldd): (usize, usize),
@@ -227,7 +229,7 @@ unsafe fn store_pairs<T: Output, A: Accumulators, const LO: usize, const HI: usi
     act: impl Fn(f32) -> f32,
 ) {
     let (r, col) = d_f32(t, 0);
-    let (row, col) = (m0 + 64 * wg + r as usize, n0 + col as usize);
+    let (row, col) = (m0 + r as usize, n0 + col as usize);
     let bias = rows_bias(e, row, m);
     let rows = [base + row * ldd + col, base + (row + 8) * ldd + col];
     let inside = [row < m, row + 8 < m];
@@ -256,14 +258,13 @@ unsafe fn store_odd<T: Output, A: Accumulators, const LO: usize, const HI: usize
     d: &Out<T>,
     acc: &A,
     (m0, n0): (usize, usize),
-    wg: usize,
     t: u32,
     (m, n): (usize, usize),
     (base, ldd): (usize, usize),
     e: Epilogue,
 ) {
     let (r, col) = d_f32(t, 0);
-    let (row, col) = (m0 + 64 * wg + r as usize, n0 + col as usize);
+    let (row, col) = (m0 + r as usize, n0 + col as usize);
     let bias = rows_bias(e, row, m);
     let one = |sum: f32, h: usize, col: usize| {
         let row = row + 8 * h;
@@ -300,8 +301,8 @@ const CHUNK_BYTES: usize = 16 * 128;
 /// Two buffers for each of the 8 consumer warps.
 const STAGING_BYTES: usize = 8 * 2 * CHUNK_BYTES;
 
-/// The staged store: warpgroup `wg`'s sums of the tile through the
-/// epilogue (`act(alpha sum + bias)`, the bias, if any, per row) into
+/// The staged store: a warpgroup's sums of its part of a tile (at `(m0,
+/// n0)` in D) through the epilogue (`act(alpha sum + bias)`, the bias, if any, per row) into
 /// shared memory, and from there to D by the copy engine,
 /// so the consumers go back to the tensor cores while D drains to memory.
 ///
@@ -332,14 +333,13 @@ unsafe fn store_staged<T: Output, A: Accumulators>(
     count: &mut usize,
     acc: &A,
     (m0, n0): (usize, usize),
-    wg: usize,
     t: u32,
     (m, _): (usize, usize),
     e: Epilogue,
     act: impl Fn(f32) -> f32,
 ) {
     let (r, _) = d_f32(t, 0);
-    let row = m0 + 64 * wg + r as usize;
+    let row = m0 + r as usize;
     let bias = rows_bias(e, row, m);
     let (g, q, lane0) = ((t % 32 / 4) as usize, (t % 4) as usize, t.is_multiple_of(32));
     let finish = |sum: f32, h: usize| act(fma(e.alpha, sum, bias[h]));
@@ -375,7 +375,7 @@ unsafe fn store_staged<T: Output, A: Accumulators>(
             fence_async_shared();
             sync_warp(u32::MAX);
             if lane0 {
-                let origin = ((n0 + c * cols) as i32, (m0 + 64 * wg + 16 * (t / 32) as usize) as i32);
+                let origin = ((n0 + c * cols) as i32, (m0 + 16 * (t / 32) as usize) as i32);
                 // SAFETY: the caller's contract; the lanes' writes are
                 // fenced and ordered before this by the sync.
                 unsafe { store_2d(launch_sized_base().wrapping_add(at), maps, map, origin) };
@@ -397,7 +397,6 @@ unsafe fn store_staged_by<T: Output, A: Accumulators>(
     count: &mut usize,
     acc: &A,
     origin: (usize, usize),
-    wg: usize,
     t: u32,
     mn: (usize, usize),
     e: Epilogue,
@@ -405,18 +404,18 @@ unsafe fn store_staged_by<T: Output, A: Accumulators>(
     // SAFETY: the caller's contract.
     unsafe {
         match e.act {
-            ACT_RELU => store_staged::<T, A>(to, count, acc, origin, wg, t, mn, e, relu),
-            ACT_GELU => store_staged::<T, A>(to, count, acc, origin, wg, t, mn, e, gelu),
-            _ => store_staged::<T, A>(to, count, acc, origin, wg, t, mn, e, |x| x),
+            ACT_RELU => store_staged::<T, A>(to, count, acc, origin, t, mn, e, relu),
+            ACT_GELU => store_staged::<T, A>(to, count, acc, origin, t, mn, e, gelu),
+            _ => store_staged::<T, A>(to, count, acc, origin, t, mn, e, |x| x),
         }
     }
 }
 
-/// This block's items of tiles `BM x L::BN`, in the order every
+/// This block's items of tiles `L::BM x L::BN`, in the order every
 /// warpgroup walks them.
 #[inline(always)]
 fn items<L: Tile>(w: Work) -> impl Iterator<Item = Item> {
-    let grid = (w.m().div_ceil(BM), w.n().div_ceil(L::BN));
+    let grid = (w.m().div_ceil(L::BM), w.n().div_ceil(L::BN));
     // At least one tile: the clamp tells the compiler the divisions below
     // cannot be by zero (no panic path).
     let tiles = (grid.0 * grid.1).max(1);
@@ -427,7 +426,7 @@ fn items<L: Tile>(w: Work) -> impl Iterator<Item = Item> {
         let (tm, tn) = grouped(tile, grid);
         let first = s * w.split_steps();
         Item {
-            origin: ((tm * BM) as u32, (tn * L::BN) as u32),
+            origin: ((tm * L::BM) as u32, (tn * L::BN) as u32),
             tile: (z * tiles + tile) as u32,
             z: z as u32,
             s: s as u32,
@@ -464,7 +463,7 @@ fn gemm<E: Element, T: Output, L: Tile, const SPLIT: bool>(
             let mut it = 0;
             for item in items::<L>(w) {
                 for step in item.first as usize..(item.first + item.steps) as usize {
-                    let (s, round) = (it % STAGES, it / STAGES);
+                    let (s, round) = (it % L::STAGES, it / L::STAGES);
                     // SAFETY: one thread; the stage is free once both
                     // consumers released its previous round; maps 2 z and
                     // 2 z + 1 are the item's A and B.
@@ -505,8 +504,8 @@ fn gemm<E: Element, T: Output, L: Tile, const SPLIT: bool>(
             // (`shared_bytes_with(STAGING_BYTES)`).
             unsafe {
                 let acc = consume(ring, consumer, item.steps(), &mut it);
-                let to = (maps, map + item.z(), offset);
-                store_staged_by::<T, _>(to, &mut count, &acc, item.origin(), consumer, t, (w.m(), w.n()), e);
+                let (to, part) = ((maps, map + item.z(), offset), L::part_at(item.origin(), consumer));
+                store_staged_by::<T, _>(to, &mut count, &acc, part, t, (w.m(), w.n()), e);
             }
         }
         if lane0 {
@@ -525,8 +524,7 @@ fn gemm<E: Element, T: Output, L: Tile, const SPLIT: bool>(
                 store_through::<T, _, 0, 64>(
                     &d,
                     &acc,
-                    item.origin(),
-                    consumer,
+                    L::part_at(item.origin(), consumer),
                     t,
                     (w.m(), w.n()),
                     (item.z() * w.d_batch(), w.ldd()),
@@ -541,31 +539,16 @@ fn gemm<E: Element, T: Output, L: Tile, const SPLIT: bool>(
     let sums_in = In::from_out(sums.recast::<f32>());
     for item in items::<L>(w) {
         let base = |s: usize| (item.z() * w.splits() + s) * split;
+        let part = L::part_at(item.origin(), consumer);
         // SAFETY: as above; `sums` holds `batch splits m n` values, rows
         // `n` apart; pairs only when `n` (so every base) is even; the
         // tickets `tiles 256` words, zero at the launch.
         unsafe {
             let acc = consume(ring, consumer, item.steps(), &mut it);
             if w.n().is_multiple_of(2) {
-                store_at::<true, _>(
-                    &sums,
-                    &acc,
-                    item.origin(),
-                    consumer,
-                    t,
-                    (w.m(), w.n()),
-                    (base(item.s as usize), w.n()),
-                );
+                store_at::<true, _>(&sums, &acc, part, t, (w.m(), w.n()), (base(item.s as usize), w.n()));
             } else {
-                store_at::<false, _>(
-                    &sums,
-                    &acc,
-                    item.origin(),
-                    consumer,
-                    t,
-                    (w.m(), w.n()),
-                    (base(item.s as usize), w.n()),
-                );
+                store_at::<false, _>(&sums, &acc, part, t, (w.m(), w.n()), (base(item.s as usize), w.n()));
             }
             // The thread's ticket for its place in the tile: the last of
             // the splits to draw it has everyone's partial sums.
@@ -576,18 +559,19 @@ fn gemm<E: Element, T: Output, L: Tile, const SPLIT: bool>(
                 // totals and their loads in flight fit beside the loop's
                 // state, where the whole 128 and theirs would not (ptxas
                 // spilled, and still did with halves).
-                finish_part::<T, L::Acc, 0, 16>(&d, sums_in, item, w, consumer, t, e);
-                finish_part::<T, L::Acc, 16, 32>(&d, sums_in, item, w, consumer, t, e);
-                finish_part::<T, L::Acc, 32, 48>(&d, sums_in, item, w, consumer, t, e);
-                finish_part::<T, L::Acc, 48, 64>(&d, sums_in, item, w, consumer, t, e);
+                finish_part::<T, L::Acc, 0, 16>(&d, sums_in, item, part, w, t, e);
+                finish_part::<T, L::Acc, 16, 32>(&d, sums_in, item, part, w, t, e);
+                finish_part::<T, L::Acc, 32, 48>(&d, sums_in, item, part, w, t, e);
+                finish_part::<T, L::Acc, 48, 64>(&d, sums_in, item, part, w, t, e);
             }
         }
     }
 }
 
-/// The last split's fix-up of the thread's places `LO..HI` of `item`'s
-/// tile: every split's partial sums added in split order (the same bits
-/// whoever finishes), then the epilogue and the store to D.
+/// The last split's fix-up of the thread's places `LO..HI` of its
+/// warpgroup's part (at `part` in D) of `item`'s tile: every split's
+/// partial sums added in split order (the same bits whoever finishes),
+/// then the epilogue and the store to D.
 ///
 /// # Safety
 /// As for [`add_partial`] for each split's sums, and [`store_through`].
@@ -596,18 +580,18 @@ unsafe fn finish_part<T: Output, A: Accumulators, const LO: usize, const HI: usi
     d: &Out<T>,
     sums: In<f32>,
     item: Item,
+    part: (usize, usize),
     w: Work,
-    wg: usize,
     t: u32,
     e: Epilogue,
 ) {
     if LO >= A::N / 4 {
-        // Past a narrow tile's pairs.
+        // Past a narrow or short tile's pairs.
         return;
     }
     let mut total = A::zeroed();
     for s in 0..w.splits() {
-        let at = (item.origin(), wg, t, (w.m(), w.n()), (item.z() * w.splits() + s) * w.m() * w.n());
+        let at = (part, t, (w.m(), w.n()), (item.z() * w.splits() + s) * w.m() * w.n());
         // SAFETY: the caller's contract.
         unsafe {
             if w.n().is_multiple_of(2) {
@@ -619,12 +603,12 @@ unsafe fn finish_part<T: Output, A: Accumulators, const LO: usize, const HI: usi
     }
     let at = (item.z() * w.d_batch(), w.ldd());
     // SAFETY: the caller's contract.
-    unsafe { store_through::<T, A, LO, HI>(d, &total, item.origin(), wg, t, (w.m(), w.n()), at, e) };
+    unsafe { store_through::<T, A, LO, HI>(d, &total, part, t, (w.m(), w.n()), at, e) };
 }
 
 /// Adds the partial sums at `base` (an `m x n` matrix, rows `n` apart, as
 /// [`store_at`] wrote them) of the thread's places `LO..HI` (pairs, of
-/// 64) in the tile at `origin` of warpgroup `wg` to `acc`: each pair one
+/// 64) in the warpgroup's part of a tile, at `(m0, n0)` in D, to `acc`: each pair one
 /// 8-byte load when `PAIRS` (`n` even).
 ///
 /// # Safety
@@ -635,10 +619,10 @@ unsafe fn finish_part<T: Output, A: Accumulators, const LO: usize, const HI: usi
 unsafe fn add_partial<A: Accumulators, const PAIRS: bool, const LO: usize, const HI: usize>(
     acc: &mut A,
     sums: In<f32>,
-    ((m0, n0), wg, t, (m, n), base): ((usize, usize), usize, u32, (usize, usize), usize),
+    ((m0, n0), t, (m, n), base): ((usize, usize), u32, (usize, usize), usize),
 ) {
     let (r, col) = d_f32(t, 0);
-    let (row, col) = (m0 + 64 * wg + r as usize, n0 + col as usize);
+    let (row, col) = (m0 + r as usize, n0 + col as usize);
     seq!(J in 0..64 {{
         let j: usize = J;
         let (row, col) = (row + 8 * (j % 2), col + 8 * (j / 2));
@@ -662,7 +646,7 @@ unsafe fn add_partial<A: Accumulators, const PAIRS: bool, const LO: usize, const
 }
 
 macro_rules! instances {
-    ($($(#[$doc:meta])* $name:ident / $split:ident, $narrow:ident / $narrow_split:ident($element:ty);)*) => {$(
+    ($($(#[$doc:meta])* $name:ident / $split:ident, $narrow:ident / $narrow_split:ident, $short:ident / $short_split:ident($element:ty);)*) => {$(
         instance!($(#[$doc])* $name($element, false, Wide));
         instance!(
             $(#[$doc])*
@@ -688,6 +672,21 @@ macro_rules! instances {
             /// On 128 x 128 tiles, with k split (the two variants above).
             $narrow_split($element, true, Narrow)
         );
+        instance!(
+            $(#[$doc])*
+            ///
+            /// On 64 x 128 tiles ([`Short`]: `m64n64` instructions, 32
+            /// accumulators a thread, the two warpgroups side by side),
+            /// for calls of few rows (16 x 4096 x 4096 fills 16 of a
+            /// 128-row tile's rows) or of too few tiles otherwise.
+            $short($element, false, Short)
+        );
+        instance!(
+            $(#[$doc])*
+            ///
+            /// On 64 x 128 tiles, with k split.
+            $short_split($element, true, Short)
+        );
     )*};
 }
 
@@ -709,8 +708,8 @@ macro_rules! instance {
         /// `split_steps` per split, enough splits to cover them.
         #[kernel(
             block = WS_THREADS,
-            shared = shared_bytes_for(<$tile as Tile>::BN, STAGING_BYTES),
-            tile = [<$tile as Tile>::BN, BM],
+            shared = shared_bytes_for::<$tile>(STAGING_BYTES),
+            tile = [<$tile as Tile>::BN, <$tile as Tile>::BM],
             min_blocks = 1,
             persistent = true,
             arch = "sm_90a",
@@ -746,15 +745,20 @@ macro_rules! instance {
 
 instances! {
     /// bf16 A (`m x k`, K-major) and B (`k x n`, N-major).
-    gemm_wgmma_bf16 / gemm_wgmma_bf16_split, gemm_wgmma_bf16_n128 / gemm_wgmma_bf16_n128_split(Bf16);
+    gemm_wgmma_bf16 / gemm_wgmma_bf16_split, gemm_wgmma_bf16_n128 / gemm_wgmma_bf16_n128_split,
+        gemm_wgmma_bf16_m64 / gemm_wgmma_bf16_m64_split(Bf16);
     /// IEEE binary16 A and B, laid out as for bf16.
-    gemm_wgmma_f16 / gemm_wgmma_f16_split, gemm_wgmma_f16_n128 / gemm_wgmma_f16_n128_split(F16);
+    gemm_wgmma_f16 / gemm_wgmma_f16_split, gemm_wgmma_f16_n128 / gemm_wgmma_f16_n128_split,
+        gemm_wgmma_f16_m64 / gemm_wgmma_f16_m64_split(F16);
     /// `f32` A (`m x k`) and B transposed (`n x k`), both K-major, read as
     /// tf32 (each input's low 13 mantissa bits dropped).
-    gemm_wgmma_tf32 / gemm_wgmma_tf32_split, gemm_wgmma_tf32_n128 / gemm_wgmma_tf32_n128_split(Tf32);
+    gemm_wgmma_tf32 / gemm_wgmma_tf32_split, gemm_wgmma_tf32_n128 / gemm_wgmma_tf32_n128_split,
+        gemm_wgmma_tf32_m64 / gemm_wgmma_tf32_m64_split(Tf32);
     /// FP8 E4M3 A (`m x k`) and B transposed (`n x k`), both K-major (the
     /// host folds the per-tensor scales into `alpha`).
-    gemm_wgmma_e4m3 / gemm_wgmma_e4m3_split, gemm_wgmma_e4m3_n128 / gemm_wgmma_e4m3_n128_split(E4m3);
+    gemm_wgmma_e4m3 / gemm_wgmma_e4m3_split, gemm_wgmma_e4m3_n128 / gemm_wgmma_e4m3_n128_split,
+        gemm_wgmma_e4m3_m64 / gemm_wgmma_e4m3_m64_split(E4m3);
     /// FP8 E5M2 A and B, laid out as for E4M3.
-    gemm_wgmma_e5m2 / gemm_wgmma_e5m2_split, gemm_wgmma_e5m2_n128 / gemm_wgmma_e5m2_n128_split(E5m2);
+    gemm_wgmma_e5m2 / gemm_wgmma_e5m2_split, gemm_wgmma_e5m2_n128 / gemm_wgmma_e5m2_n128_split,
+        gemm_wgmma_e5m2_m64 / gemm_wgmma_e5m2_m64_split(E5m2);
 }

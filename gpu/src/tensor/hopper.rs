@@ -40,27 +40,59 @@ pub const STAGES: usize = 4;
 
 /// Bytes of a stage: A's 128 x 128-byte box, then B's 256 x 128 bytes.
 const A_BYTES: usize = BM * SPAN;
-const STAGE_BYTES: usize = stage_bytes(BN);
+const STAGE_BYTES: usize = stage_bytes(BM, BN);
 
-/// Bytes of a stage of a tile `bn` columns wide.
-const fn stage_bytes(bn: usize) -> usize {
-    A_BYTES + bn * SPAN
+/// Bytes of a stage of a tile `bm x bn`: A's `bm` rows of 128 bytes of
+/// k, then B's `bn` columns of them.
+const fn stage_bytes(bm: usize, bn: usize) -> usize {
+    (bm + bn) * SPAN
 }
 
-/// The width of a block tile (`BM` rows by `BN` columns), and what goes
-/// with it: each consumer warpgroup's accumulators (`64 x BN`, `BN / 2`
-/// a thread) and its `wgmma` shape (`m64nBNk*`). The ladder's tiles are
-/// [`Wide`]; the GEMM library also runs [`Narrow`] ones, where wide tiles
-/// would leave SMs idle or columns empty (128 x 8192 x 8192: 32 wide
-/// tiles for 132 SMs; 8192 x 128 x 8192: half of every wide tile past
-/// `n`). A narrow stage is 32 KB for half the multiply-adds of a wide
-/// one's 48: 16 KB of A serve half as many products.
+/// The shape of a block tile (`BM` rows by `BN` columns) and how its two
+/// consumer warpgroups share it: each owns a `64 x N` part (`N` its
+/// accumulators' [`Accumulators::N`], `N / 2` a thread, the `wgmma`
+/// shape `m64nNk*`) at [`Tile::part`].
+///
+/// The ladder's tiles are [`Wide`]; the GEMM library also runs
+/// [`Narrow`] and [`Short`] ones, where wide tiles would leave SMs idle or
+/// rows and columns empty (128 x 8192 x 8192: 32 wide tiles for 132 SMs;
+/// 8192 x 128 x 8192: half of every wide tile past `n`; 16 x 4096 x 4096:
+/// 112 of every 128 rows past `m`). Per stage, for `2 BM BN BK` FLOPs:
+///
+/// | tile | A | B | stage | parts |
+/// | --- | --- | --- | --- | --- |
+/// | [`Wide`] 128 x 256 | 16 KB | 32 KB | 48 KB | rows 0..64, 64..128 |
+/// | [`Narrow`] 128 x 128 | 16 KB | 16 KB | 32 KB | rows 0..64, 64..128 |
+/// | [`Short`] 64 x 128 | 8 KB | 16 KB | 24 KB | columns 0..64, 64..128 |
+///
+/// The smaller the tile, the more bytes each multiply-add costs: a narrow
+/// stage's 16 KB of A serve half a wide one's products, and a short
+/// tile's two warpgroups both read its A. A short tile's smaller stages
+/// buy a deeper ring in the same 192 KB (8 stages of 24 KB): more of each
+/// row of A and B in flight, which is what the skinny shapes, streaming
+/// one operand from memory, wait on. (A narrow ring of 6 stages measured
+/// slower than one of 4: `docs/notes.md`.)
 pub trait Tile: Copy + 'static {
+    /// Rows of C per block tile.
+    const BM: usize;
     /// Columns of C per block tile.
     const BN: usize;
-    /// A consumer thread's accumulators, `[f32; BN / 2]` (their
-    /// [`Accumulators::N`] is `BN`, the instructions' N).
+    /// Stages in the ring.
+    const STAGES: usize;
+    /// A consumer thread's accumulators (their [`Accumulators::N`] is the
+    /// part's columns, the instructions' N).
     type Acc: Accumulators;
+
+    /// Where warpgroup `wg`'s part of the tile starts: `(row, column)`
+    /// within the tile.
+    fn part(wg: usize) -> (usize, usize);
+
+    /// The origin in C of warpgroup `wg`'s part of the tile at `origin`.
+    #[inline(always)]
+    fn part_at((m0, n0): (usize, usize), wg: usize) -> (usize, usize) {
+        let (r, c) = Self::part(wg);
+        (m0 + r, n0 + c)
+    }
 }
 
 /// 128 x 256 tiles, `m64n256` instructions.
@@ -69,15 +101,45 @@ pub struct Wide;
 /// 128 x 128 tiles, `m64n128` instructions.
 #[derive(Clone, Copy)]
 pub struct Narrow;
+/// 64 x 128 tiles, `m64n64` instructions: both warpgroups multiply the
+/// same 64 rows of A, each by its own 64 columns of B.
+#[derive(Clone, Copy)]
+pub struct Short;
 
 impl Tile for Wide {
+    const BM: usize = BM;
     const BN: usize = BN;
+    const STAGES: usize = STAGES;
     type Acc = [f32; 128];
+
+    #[inline(always)]
+    fn part(wg: usize) -> (usize, usize) {
+        (64 * wg, 0)
+    }
 }
 
 impl Tile for Narrow {
+    const BM: usize = BM;
     const BN: usize = 128;
+    const STAGES: usize = STAGES;
     type Acc = [f32; 64];
+
+    #[inline(always)]
+    fn part(wg: usize) -> (usize, usize) {
+        (64 * wg, 0)
+    }
+}
+
+impl Tile for Short {
+    const BM: usize = 64;
+    const BN: usize = 128;
+    const STAGES: usize = 8;
+    type Acc = [f32; 32];
+
+    #[inline(always)]
+    fn part(wg: usize) -> (usize, usize) {
+        (0, 64 * wg)
+    }
 }
 
 /// An element type of the `wgmma` kernels: how B lies in a stage, how the
@@ -117,6 +179,9 @@ pub struct Bf16;
 pub const B_BOX_COLS: usize = 64;
 /// Bytes of one bf16 B box.
 const B_BOX_BYTES: usize = 2 * 64 * B_BOX_COLS;
+// A box of 64 columns takes 128 bytes a column, as a K-major B's rows do
+// (`Ring::multiply` finds a part's columns so in either layout).
+const _: () = assert!(B_BOX_BYTES == B_BOX_COLS * SPAN);
 
 impl Element for Bf16 {
     const BYTES: usize = 2;
@@ -277,12 +342,12 @@ fp8_element!(E5m2, 2);
 /// Shared memory a kernel needs for the ring and `extra` bytes on a
 /// 1024-byte boundary after it (`Ring::after`).
 pub const fn shared_bytes_with(extra: usize) -> usize {
-    shared_bytes_for(BN, extra)
+    shared_bytes_for::<Wide>(extra)
 }
 
-/// [`shared_bytes_with`] for tiles `bn` columns wide.
-pub const fn shared_bytes_for(bn: usize, extra: usize) -> usize {
-    1024 + STAGES * stage_bytes(bn) + 2048 + extra
+/// [`shared_bytes_with`] for tiles `T`.
+pub const fn shared_bytes_for<T: Tile>(extra: usize) -> usize {
+    1024 + T::STAGES * stage_bytes(T::BM, T::BN) + 2048 + extra
 }
 
 /// Shared memory: 1024 bytes of slack to put the stages on the 1024-byte
@@ -318,35 +383,37 @@ impl<E: Element, T: Tile> Ring<E, T> {
         let stages = raw.wrapping_add((1024 - shared_address(raw) as usize % 1024) % 1024);
         Ring {
             stages,
-            // SAFETY: 2 STAGES mbarriers after the stages and the slack,
-            // 8-aligned (the declaration's bytes).
-            bars: unsafe { SharedArray::<u64>::launch_sized_at(1024 + STAGES * stage_bytes(T::BN)) },
+            // SAFETY: 2 T::STAGES mbarriers after the stages and the
+            // slack, 8-aligned (the declaration's bytes).
+            bars: unsafe {
+                SharedArray::<u64>::launch_sized_at(1024 + T::STAGES * stage_bytes(T::BM, T::BN))
+            },
             maps,
-            origin: (block_idx_y() as usize * BM, block_idx_x() as usize * T::BN),
+            origin: (block_idx_y() as usize * T::BM, block_idx_x() as usize * T::BN),
             element: PhantomData,
         }
     }
 
     /// The byte offset, in the launch's shared memory, of what a kernel
     /// places after the ring: the first 1024-byte boundary past the stages
-    /// and the mbarriers (at most `1024 + STAGES STAGE_BYTES + 2048`
+    /// and the mbarriers (at most `1024 + T::STAGES` stages `+ 2048`
     /// bytes in).
     #[inline(always)]
     pub(crate) fn after(self) -> usize {
         let start = self.stages as usize - launch_sized_base() as usize;
-        start + STAGES * stage_bytes(T::BN) + 2048
+        start + T::STAGES * stage_bytes(T::BM, T::BN) + 2048
     }
 
     #[inline(always)]
     fn stage(self, s: usize) -> *mut u8 {
-        self.stages.wrapping_add(s * stage_bytes(T::BN))
+        self.stages.wrapping_add(s * stage_bytes(T::BM, T::BN))
     }
 
     /// Stage `s`'s "full" mbarrier: one arrival (the filling thread's)
     /// and the stage's bytes.
     #[inline(always)]
     fn full(self, s: usize) -> Mbarrier {
-        // SAFETY: s < STAGES, inside the ring's mbarriers.
+        // SAFETY: s < T::STAGES, inside the ring's mbarriers.
         unsafe { Mbarrier::at(self.bars, s) }
     }
 
@@ -355,7 +422,7 @@ impl<E: Element, T: Tile> Ring<E, T> {
     #[inline(always)]
     pub(crate) fn empty(self, s: usize) -> Mbarrier {
         // SAFETY: as for `full`.
-        unsafe { Mbarrier::at(self.bars, STAGES + s) }
+        unsafe { Mbarrier::at(self.bars, T::STAGES + s) }
     }
 
     /// One thread, before the block's barrier: the mbarriers (`empty`
@@ -365,7 +432,7 @@ impl<E: Element, T: Tile> Ring<E, T> {
     /// Thread 0 alone; a `sync_threads` follows before any use.
     #[inline(always)]
     unsafe fn init(self, consumers: u32) {
-        for s in 0..STAGES {
+        for s in 0..T::STAGES {
             // SAFETY: one thread, before any use (the caller's contract).
             unsafe { (self.full(s).init(1), self.empty(s).init(consumers)) };
         }
@@ -405,24 +472,32 @@ impl<E: Element, T: Tile> Ring<E, T> {
         // maps are the launch's; the phase expects one arrival, with the
         // boxes' bytes (out-of-bounds elements are zeros, and count).
         unsafe {
-            self.full(s).arrive_expect_tx(stage_bytes(T::BN) as u32);
+            self.full(s).arrive_expect_tx(stage_bytes(T::BM, T::BN) as u32);
             copy_2d(at, self.maps, a, (k0, m0 as i32), self.full(s));
-            E::copy_b(at.wrapping_add(A_BYTES), self.maps, b, k0, (n0, T::BN), self.full(s));
+            E::copy_b(at.wrapping_add(T::BM * SPAN), self.maps, b, k0, (n0, T::BN), self.full(s));
         }
     }
 
-    /// Warpgroup `wg`'s 64 x `BN` x `BK` of stage `s`, added to `acc`: four
-    /// `wgmma`s ([`Element::multiply`]), issued (not waited for).
+    /// Warpgroup `wg`'s part ([`Tile::part`]: 64 x `N` x `BK`) of stage
+    /// `s`, added to `acc`: four `wgmma`s ([`Element::multiply`]), issued
+    /// (not waited for).
+    ///
+    /// Row `r` of A lies `128 r` bytes into the stage; B's column `c` (a
+    /// multiple of 64) `128 c` bytes into B's part in either layout: a
+    /// K-major B row per column, or an MN-major box (`B_BOX_BYTES`) per 64
+    /// columns.
     ///
     /// # Safety
     /// The warpgroup runs it converged; the stage's bytes have landed.
     #[inline(always)]
     unsafe fn multiply(self, s: usize, wg: usize, acc: T::Acc) -> T::Acc {
         let base = shared_address(self.stage(s));
+        let (row, col) = T::part(wg);
+        let (a, b) = (base + (row * SPAN) as u32, base + ((T::BM + col) * SPAN) as u32);
         wgmma::fence();
-        // SAFETY: the caller's contract; the warpgroup's 64 rows of A are
-        // 64 x 128 bytes into the stage.
-        let acc = unsafe { E::multiply(base + (wg * 64 * SPAN) as u32, base + A_BYTES as u32, acc) };
+        // SAFETY: the caller's contract; the part's rows of A and columns
+        // of B lie inside the stage.
+        let acc = unsafe { E::multiply(a, b, acc) };
         wgmma::commit();
         acc
     }
@@ -528,14 +603,14 @@ unsafe fn consume_with<E: Element, T: Tile>(
     release: impl Fn(Mbarrier),
 ) -> T::Acc {
     let leader = thread_idx_x().is_multiple_of(128);
-    let release = |i: usize| release(ring.empty(i % STAGES));
+    let release = |i: usize| release(ring.empty(i % T::STAGES));
     let mut acc = T::Acc::zeroed();
     for step in 0..steps {
-        let s = *it % STAGES;
+        let s = *it % T::STAGES;
         // SAFETY: the caller's contract; the stage has landed after the
         // wait.
         acc = unsafe {
-            ring.full(s).wait(((*it / STAGES) % 2) as u32);
+            ring.full(s).wait(((*it / T::STAGES) % 2) as u32);
             ring.multiply(s, consumer, acc)
         };
         acc = wgmma::wait_for::<1, _>(acc);
@@ -576,11 +651,12 @@ unsafe fn store<const PAIRS: bool>(
     (m, n): (usize, usize),
 ) {
     // SAFETY: the caller's contract, C's rows `n` apart from its start.
-    unsafe { store_at::<PAIRS, _>(c, acc, origin, wg, t, (m, n), (0, n)) }
+    unsafe { store_at::<PAIRS, _>(c, acc, Wide::part_at(origin, wg), t, (m, n), (0, n)) }
 }
 
-/// [`store`] into the `m x n` matrix whose element `(i, j)` is `c[base + i
-/// ldc + j]`.
+/// [`store`] of a warpgroup's part of a tile, at `(m0, n0)` in C (its
+/// 64 rows and `A::N` columns), into the `m x n` matrix whose element `(i,
+/// j)` is `c[base + i ldc + j]`.
 ///
 /// # Safety
 /// `c` holds `base + (m - 1) ldc + n` elements, `ldc >= n`; with `PAIRS`,
@@ -590,7 +666,6 @@ pub(crate) unsafe fn store_at<const PAIRS: bool, A: Accumulators>(
     c: &Out<f32>,
     acc: &A,
     (m0, n0): (usize, usize),
-    wg: usize,
     t: u32,
     (m, n): (usize, usize),
     (base, ldc): (usize, usize),
@@ -608,7 +683,7 @@ pub(crate) unsafe fn store_at<const PAIRS: bool, A: Accumulators>(
         }
     };
     let (r, col) = d_f32(t, 0);
-    let (row, col) = (m0 + 64 * wg + r as usize, n0 + col as usize);
+    let (row, col) = (m0 + r as usize, n0 + col as usize);
     // Pairs `j < A::N / 4` (64 of them for 256 columns).
     if row + 8 < m && n0 + A::N <= n {
         let rows = [base + row * ldc + col, base + (row + 8) * ldc + col];

@@ -1,0 +1,186 @@
+//! The dispatcher's plan for a library call ([`Plan`]): which tiles and
+//! how many k-splits, from a cost model of the call on the device (see
+//! [`super::TensorGemm::plan`]).
+
+use super::tile::TileShape;
+
+/// How a call runs: what [`super::TensorGemm::plan`] decides, and what a user may
+/// force instead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// k-splits: the product in `splits` parts whose sums the epilogue adds.
+    pub splits: usize,
+    /// The tiles of D.
+    pub tile: TileShape,
+}
+
+/// What a plan depends on: the device (its name and SM count), the
+/// precision, and the problem as the kernels see it (row-major `m x n x
+/// k`, the batch).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PlanKey {
+    pub device: String,
+    pub multiprocessors: i32,
+    pub precision: &'static str,
+    pub mnk: (usize, usize, usize),
+    pub batch: usize,
+}
+
+/// What the dispatcher's model sees of a call.
+#[derive(Clone, Copy, Debug)]
+struct Shape {
+    /// Tiles of D, over the batch.
+    tiles: usize,
+    /// The tiles.
+    tile: TileShape,
+    /// k-steps of 128 bytes of k.
+    steps: usize,
+    sms: usize,
+    /// Bytes of A, B and D (as `f32`) the call must move at least.
+    bytes: f64,
+    /// Elements of D, over the batch.
+    outputs: f64,
+}
+
+impl Shape {
+    /// `batch` problems `m x n x k` with `bk` elements of `bytes` bytes
+    /// per k-step, on `sms` SMs, in tiles `tile`.
+    fn of(
+        batch: usize,
+        (m, n, k): (usize, usize, usize),
+        bk: usize,
+        bytes: usize,
+        sms: usize,
+        tile: TileShape,
+    ) -> Shape {
+        Shape {
+            tiles: tile.count((m, n)) * batch.max(1),
+            tile,
+            steps: k.div_ceil(bk),
+            sms,
+            bytes: (batch * ((m + n) * k * bytes + m * n * 4)) as f64,
+            outputs: (batch * m * n) as f64,
+        }
+    }
+}
+
+/// The model's constants, an H100 SXM's (`docs/notes.md`): one k-step of
+/// a tile; a wave's fixed time (ring fill, store); the device's and one
+/// SM's streaming rates; the split fix-up's fixed time (the tickets, the
+/// last split's reads) and the rate at which its partial sums go to L2
+/// and back.
+const STEP_US: f64 = 0.65;
+const ITEM_US: f64 = 5.0;
+const DRAM_BYTES_PER_US: f64 = 3.0e6;
+const SM_BYTES_PER_US: f64 = 5.0e4;
+const FIXUP_US: f64 = 6.0;
+const FIXUP_BYTES_PER_US: f64 = 1.85e6;
+/// A narrow tile's k-step against a wide one's: half the multiply-adds,
+/// at a lower rate (its 16 KB of A serve half as many products).
+const NARROW_STEP: f64 = 0.6;
+/// A short tile's k-step against a wide one's: a quarter of the
+/// multiply-adds, both warpgroups reading the same 8 KB of A.
+const SHORT_STEP: f64 = 0.4;
+
+/// The modelled time of `s` splits (see [`super::TensorGemm::plan`]), and the
+/// tensor cores' part of it.
+fn modelled_us(x: Shape, s: usize) -> (f64, f64) {
+    let items = x.tiles * s;
+    let waves = items.div_ceil(x.sms) as f64;
+    let step = match x.tile {
+        TileShape::Wide => STEP_US,
+        TileShape::Narrow => NARROW_STEP * STEP_US,
+        TileShape::Short => SHORT_STEP * STEP_US,
+    };
+    let tensor = waves * (ITEM_US + x.steps.div_ceil(s) as f64 * step);
+    let rate = DRAM_BYTES_PER_US.min(items.min(x.sms) as f64 * SM_BYTES_PER_US);
+    let memory = x.bytes / rate;
+    let fixup = if s > 1 { FIXUP_US + 8.0 * s as f64 * x.outputs / FIXUP_BYTES_PER_US } else { 0.0 };
+    (tensor.max(memory) + fixup, tensor)
+}
+
+/// The plan [`super::TensorGemm::plan`] takes for `batch` problems `m x n x k`
+/// (`bk` elements of `bytes` per k-step, `sms` SMs): the tiles and split
+/// of least modelled time, at most 16 splits, each at least 16 k-steps
+/// (four turns of the ring: shorter items spend more on their fill and
+/// fix-up than the model's constants say). Between plans that the memory
+/// bounds alike, the one with less tensor-core time wins (the two overlap
+/// less than fully: 64 x 14336 x 4096 streams B at 2.4 TB/s on short and
+/// on narrow tiles, and runs 10% faster on short ones); wide tiles win
+/// exact ties, then narrow ones.
+///
+/// Short tiles are weighed only where they pay in ways the model's
+/// constants do not see: where they leave fewer rows of their last row of
+/// tiles empty than 128-row tiles do (`m mod 128` in `1..=64`: 16 x 4096 x
+/// 4096, 64 x 14336 x 4096), or where narrow tiles leave SMs idle and the
+/// call streams an operand from memory over a long k (its bytes at the
+/// DRAM rate take longer than its k-steps spread over every SM, and there
+/// are at least 64 k-steps), which a short tile's
+/// deeper ring streams faster (128 x 8192 x 8192: 338 TFLOP/s short
+/// against 277 narrow). Elsewhere a narrow tile's better reuse of B won
+/// every probe (1000^3: 147 narrow against 136 short; 1024^3: 184 against
+/// 165; 1024 x 1024 x 8192: 430, two splits, against 345).
+pub(crate) fn best_plan(
+    batch: usize,
+    (m, n, k): (usize, usize, usize),
+    bk: usize,
+    bytes: usize,
+    sms: usize,
+) -> Plan {
+    let mut best = ((f64::INFINITY, f64::INFINITY), Plan { splits: 1, tile: TileShape::Wide });
+    let rows = |tile: TileShape| m.div_ceil(tile.dims().0) * tile.dims().0;
+    let short_fills = rows(TileShape::Short) < rows(TileShape::Narrow);
+    let wide = Shape::of(batch, (m, n, k), bk, bytes, sms, TileShape::Wide);
+    let streams = wide.bytes / DRAM_BYTES_PER_US > (wide.tiles * wide.steps) as f64 * STEP_US / sms as f64;
+    let short_streams = batch * TileShape::Narrow.count((m, n)) < sms && streams && wide.steps >= 64;
+    let weighed = |t: TileShape| t != TileShape::Short || short_fills || short_streams;
+    for tile in TileShape::ALL.into_iter().filter(|&t| weighed(t)) {
+        let shape = Shape::of(batch, (m, n, k), bk, bytes, sms, tile);
+        for s in 1..=(shape.steps / 16).clamp(1, 16) {
+            let t = modelled_us(shape, s);
+            if t < best.0 {
+                best = (t, Plan { splits: s, tile });
+            }
+        }
+    }
+    best.1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Plan, TileShape, best_plan};
+
+    /// The plans the model picks on an H100 (132 SMs), against the
+    /// fastest measured there (`device-gemm.sh tile-probe`, 2026-11-26,
+    /// `results/gemm/tile-probe-short-h100.log`: bf16 TFLOP/s at 1, 2 and 4
+    /// splits on 128 x 256, 128 x 128 and 64 x 128 tiles; `docs/notes.md`):
+    ///
+    /// | shape | wide | narrow | short | picked |
+    /// | --- | --- | --- | --- | --- |
+    /// | 128 x 8192 x 8192 | 213, 258, 226 | 279, 282, 242 | 287, 244, 217 | narrow, 1 |
+    /// | 16 x 4096 x 4096 | 13, 17, 21 | 18, 21, 22 | 20, 30, 33 | short, 3 (32) |
+    /// | 64 x 14336 x 4096 | 157, 131, 110 | 149, 125, 104 | 163, 134, 116 | short, 1 |
+    /// | 1024 x 1024 x 8192 | 214, 309, 359 | 325, 430, 368 | 345, 310, 273 | narrow, 2 |
+    /// | 1000 x 1000 x 1000 | 115, 86, 64 | 148, 86, 83 | 134, 97, 70 | narrow, 1 |
+    ///
+    /// and wide tiles, one split, once they fill the SMs (2048^3: 628
+    /// against 531 narrow and 346 short). Short tiles' rings then went from
+    /// 4 stages to 8 (the same shared memory): 128 x 8192 x 8192 at one
+    /// split 287 -> 338, 8192 x 128 x 8192 250 -> 315
+    /// (`results/gemm/tile-probe-short8-h100.log`).
+    #[test]
+    fn the_model_picks_the_measured_fastest_plan() {
+        let bf16 = |m, n, k| best_plan(1, (m, n, k), 64, 2, 132);
+        let plan = |splits, tile| Plan { splits, tile };
+        let (wide, narrow, short) = (TileShape::Wide, TileShape::Narrow, TileShape::Short);
+        assert_eq!(bf16(128, 8192, 8192), plan(1, short));
+        assert_eq!(bf16(8192, 128, 8192), plan(1, short));
+        assert_eq!(bf16(16, 4096, 4096), plan(3, short));
+        assert_eq!(bf16(64, 14336, 4096), plan(1, short));
+        assert_eq!(bf16(1024, 1024, 8192), plan(2, narrow));
+        assert_eq!(bf16(1000, 1000, 1000), plan(1, narrow));
+        assert_eq!(bf16(2048, 2048, 2048), plan(1, wide));
+        assert_eq!(bf16(4096, 4096, 4096), plan(1, wide));
+        assert_eq!(bf16(5000, 3000, 2000), plan(1, wide));
+    }
+}

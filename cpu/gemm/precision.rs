@@ -52,36 +52,7 @@ pub trait Input:
 pub trait Element:
     Input
     + gpu::gemm::epilogue::gemm_epilogue::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_bf16::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_bf16_split::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_bf16_n128::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_bf16_n128_split::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_bf16_m64::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_bf16_m64_split::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_f16::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_f16_split::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_f16_n128::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_f16_n128_split::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_f16_m64::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_f16_m64_split::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_tf32::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_tf32_split::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_tf32_n128::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_tf32_n128_split::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_tf32_m64::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_tf32_m64_split::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_e4m3::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_e4m3_split::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_e4m3_n128::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_e4m3_n128_split::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_e4m3_m64::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_e4m3_m64_split::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_e5m2::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_e5m2_split::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_e5m2_n128::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_e5m2_n128_split::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_e5m2_m64::Instance
-    + gpu::gemm::wgmma::gemm_wgmma_e5m2_m64_split::Instance
+    + gpu::gemm::wgmma::Instances
     + gpu::gemm::epilogue::Output
 {
 }

@@ -646,7 +646,8 @@ unsafe fn add_partial<A: Accumulators, const PAIRS: bool, const LO: usize, const
 }
 
 macro_rules! instances {
-    ($($(#[$doc:meta])* $name:ident / $split:ident, $narrow:ident / $narrow_split:ident, $short:ident / $short_split:ident($element:ty);)*) => {$(
+    ($($(#[$doc:meta])* $name:ident / $split:ident, $narrow:ident / $narrow_split:ident, $short:ident / $short_split:ident($element:ty);)*) => {
+    $(
         instance!($(#[$doc])* $name($element, false, Wide));
         instance!(
             $(#[$doc])*
@@ -687,7 +688,24 @@ macro_rules! instances {
             /// On 64 x 128 tiles, with k split.
             $short_split($element, true, Short)
         );
-    )*};
+    )*
+        /// Every library kernel's instance for one output type (the
+        /// kernels above, all of them): what an output type of the host's
+        /// library call implements, written out once, here. (Host only:
+        /// the kernels' modules of launch items are.)
+        #[cfg(not(target_arch = "nvptx64"))]
+        pub trait Instances:
+            $($name::Instance + $split::Instance + $narrow::Instance + $narrow_split::Instance
+            + $short::Instance + $short_split::Instance +)* Sized
+        {
+        }
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        impl<T: $($name::Instance + $split::Instance + $narrow::Instance + $narrow_split::Instance
+            + $short::Instance + $short_split::Instance +)* Sized> Instances for T
+        {
+        }
+    };
 }
 
 /// One kernel: [`gemm`] for an element, a split mode and a tile.

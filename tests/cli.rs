@@ -471,3 +471,49 @@ fn attention_runs_on_the_emulator() {
         assert!(stdout.contains(&format!("| {step} |")), "{stdout}");
     }
 }
+
+const GEMM: &str = env!("CARGO_BIN_EXE_gemm");
+
+/// `gemm`'s bad input, each one line and exit 2 before anything runs: an
+/// unknown precision, layout or activation, an FP8 output, a malformed
+/// shape, a leading dimension below its minimum, a tile or split that does
+/// not exist, scales for a precision without them, no shape at all.
+#[test]
+fn gemm_rejects_bad_input_before_running() {
+    let shape = ["--shape", "8x8x8"];
+    for (args, says) in [
+        (&["--precision", "fp4"][..], "unknown --precision 'fp4'; accepted: f32, tf32, bf16, f16, e4m3, e5m2"),
+        (&["--out", "e4m3"][..], "--out e4m3: D is f32, bf16 or f16"),
+        (&["--layout", "diag"][..], "--layout is row or col, not 'diag'"),
+        (&["--act", "tanh"][..], "unknown activation 'tanh'"),
+        (&["--tile", "64x64"][..], "--tile must be 128x256 (256), 128x128 (128) or 64x128, not 64x64"),
+        (&["--splits", "0"][..], "--splits must be at least 1"),
+        (&["--scale-a", "2"][..], "--scale-a and --scale-b are for FP8 inputs (e4m3, e5m2), not bf16"),
+    ] {
+        let precision: &[&str] = if args.contains(&"--precision") { &[] } else { &["--precision", "bf16"] };
+        let args = [precision, &shape, args].concat();
+        let line = rejected(GEMM, &args);
+        assert!(line.contains(says), "{args:?}: {line}");
+    }
+    let line = rejected(GEMM, &["--precision", "bf16", "--shape", "8x8"]);
+    assert!(line.contains("'8x8' is not a shape"), "{line}");
+    let line = rejected(GEMM, &["--precision", "bf16", "--shape", "10x20x30", "--lda", "5"]);
+    assert!(line.contains("lda = 5 is below its minimum 30"), "{line}");
+    let line = rejected(GEMM, &["--precision", "bf16"]);
+    assert!(line.contains("give --shape MxNxK (or --sweep)"), "{line}");
+}
+
+/// Without a GPU, `gemm` verifies on the emulator at the shapes given, on
+/// the plan forced: here 64 x 128 tiles with k split in two, FP8 in.
+#[test]
+fn gemm_runs_a_forced_plan_on_the_emulator() {
+    if has_gpu() {
+        return;
+    }
+    let args = ["--precision", "e4m3", "--out", "bf16", "--shape", "70x130x300", "--op-b", "t"];
+    let out = run(GEMM, &[&args[..], &["--tile", "64x128", "--splits", "2"]].concat());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("| e4m3 | bf16 | 70x130x300 row NT |"), "{stdout}");
+    assert!(stdout.contains("64x128 tiles, splits 2"), "{stdout}");
+}

@@ -482,7 +482,10 @@ const GEMM: &str = env!("CARGO_BIN_EXE_gemm");
 fn gemm_rejects_bad_input_before_running() {
     let shape = ["--shape", "8x8x8"];
     for (args, says) in [
-        (&["--precision", "fp4"][..], "unknown --precision 'fp4'; accepted: f32, tf32, bf16, f16, e4m3, e5m2"),
+        (
+            &["--precision", "fp4"][..],
+            "unknown --precision 'fp4'; accepted: f32, tf32, bf16, f16, e4m3, e5m2",
+        ),
         (&["--out", "e4m3"][..], "--out e4m3: D is f32, bf16 or f16"),
         (&["--layout", "diag"][..], "--layout is row or col, not 'diag'"),
         (&["--act", "tanh"][..], "unknown activation 'tanh'"),

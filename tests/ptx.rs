@@ -405,6 +405,41 @@ fn cuda_std_kernels_assemble_for_every_arch_without_spills() {
     }
 }
 
+/// Each GEMM library kernel multiplies in its precision on its tile's
+/// instruction shape and nothing else: `m64nNk*` with N 256 (128 x 256
+/// tiles), 128 (`_n128`, 128 x 128) or 64 (`_m64`, 64 x 128: each
+/// warpgroup half the columns), four `wgmma`s a stage (one 128-byte k
+/// span), bf16 and f16 k16, tf32 k8, FP8 k32; and it calls nothing.
+#[test]
+fn library_kernels_multiply_on_their_tiles_shape() {
+    let kernels = registry::tree("gpu::gemm::wgmma");
+    // Five precisions, three tiles, split or not, three outputs.
+    assert_eq!(kernels.len(), 90, "{}", kernels.len());
+    let text = ARCHS.iter().find(|p| p.arch == "sm_90a").expect("an sm_90a PTX").text;
+    for kernel in kernels {
+        let name = kernel.name;
+        let body = entry_body(text, name);
+        let precision = name.trim_start_matches("gemm_wgmma_").split('_').next().unwrap();
+        let n = if name.contains("_m64") {
+            64
+        } else if name.contains("_n128") {
+            128
+        } else {
+            256
+        };
+        let k = match precision {
+            "bf16" | "f16" => 16,
+            "tf32" => 8,
+            _ => 32,
+        };
+        let form = format!("wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{precision}.{precision}");
+        let wgmmas = body.matches("wgmma.mma_async.sync.aligned.").count();
+        assert!(wgmmas >= 4 && wgmmas.is_multiple_of(4), "{name}: {wgmmas} wgmma");
+        assert_eq!(body.matches(&form).count(), wgmmas, "{name}: not all {form}");
+        assert!(!body.contains("call"), "{name} calls a function");
+    }
+}
+
 /// Each tensor-core kernel emits the instructions its step teaches, and
 /// calls nothing: `mma.sync` m16n8k16 (32 per k32 of a warp's 64 x 32
 /// tile; m16n8k8 for tf32, 64) in steps 1-3 in their type, `ldmatrix` in

@@ -102,7 +102,7 @@ fn modelled_us(x: Shape, s: usize) -> (f64, f64) {
 /// The plan [`super::TensorGemm::plan`] takes for `batch` problems `m x n x k`
 /// (`bk` elements of `bytes` per k-step, `sms` SMs): the tiles and split
 /// of least modelled time, at most 16 splits, each at least 16 k-steps
-/// (four turns of the ring: shorter items spend more on their fill and
+/// (four turns of a 4-stage ring, two of a short tile's: shorter items spend more on their fill and
 /// fix-up than the model's constants say). Between plans that the memory
 /// bounds alike, the one with less tensor-core time wins (the two overlap
 /// less than fully: 64 x 14336 x 4096 streams B at 2.4 TB/s on short and
@@ -157,7 +157,8 @@ mod tests {
     ///
     /// | shape | wide | narrow | short | picked |
     /// | --- | --- | --- | --- | --- |
-    /// | 128 x 8192 x 8192 | 213, 258, 226 | 279, 282, 242 | 287, 244, 217 | narrow, 1 |
+    /// | 128 x 8192 x 8192 | 213, 258, 226 | 279, 282, 242 | 287, 244, 217 | short, 1 (below) |
+    /// | 8192 x 128 x 8192 | 210, 227, 203 | 249, 265, 231 | 250, 220, 202 | short, 1 (below) |
     /// | 16 x 4096 x 4096 | 13, 17, 21 | 18, 21, 22 | 20, 30, 33 | short, 3 (32) |
     /// | 64 x 14336 x 4096 | 157, 131, 110 | 149, 125, 104 | 163, 134, 116 | short, 1 |
     /// | 1024 x 1024 x 8192 | 214, 309, 359 | 325, 430, 368 | 345, 310, 273 | narrow, 2 |

@@ -209,7 +209,7 @@ pub struct E4m3;
 pub struct E5m2;
 
 /// The launch of the library `wgmma` kernel `$kernel` with a call's buffers and
-/// scalars (both kernels of a precision take the same arguments).
+/// scalars (all six kernels of a precision take the same arguments).
 macro_rules! wgmma_launch {
     ($kernel:ident, $gpu:expr, $grid:expr, $x:expr, $s:expr) => {{
         let (x, s) = ($x, $s);

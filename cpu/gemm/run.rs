@@ -167,8 +167,10 @@ impl TensorGemm {
         self.scratch.borrow_mut().insert((TypeId::of::<T>(), slot), Box::new(buffer));
     }
 
-    /// The dispatcher: the tile width and k-split with the least modelled
-    /// time. A persistent grid runs `items = tiles x splits` work items in
+    /// The dispatcher: the tiles and k-split with the least modelled time,
+    /// among the tiles [`super::plan`]'s rule weighs (short tiles only
+    /// where they fill rows better or stream faster), ties going to less
+    /// tensor-core time. A persistent grid runs `items = tiles x splits` work items in
     /// `waves = ceil(items / SMs)`; a split costs, beside its k-steps, the
     /// `f32` partial sums it writes and the last split reads back. The
     /// model (`modelled_us`) takes the largest of the tensor cores' time
@@ -186,7 +188,7 @@ impl TensorGemm {
     ///   at half the DRAM rate);
     /// - the fix-up: the tickets and `2 splits m n` words of partial sums.
     ///
-    /// Each split keeps at least 16 k-steps (four turns of the ring), 16
+    /// Each split keeps at least 16 k-steps (four turns of a 4-stage ring), 16
     /// splits at most. The constants are an H100's, measured
     /// (`docs/notes.md`); on another device the model still ranks the
     /// splits, less well.

@@ -1,5 +1,5 @@
 //! The library's tensor-core kernel: the tensor ladder's step 6
-//! (`tc_wgmma_persistent_*`: TMA into a 4-stage mbarrier ring, one
+//! (`tc_wgmma_persistent_*`: TMA into an mbarrier ring, one
 //! producer and two consumer warpgroups with `setmaxnreg`, persistent
 //! blocks over a grouped tile order), generalized to the work a library
 //! call brings:
@@ -29,7 +29,8 @@
 //!   in the `f32` workspace `sums` (split `s` of matrix `z` at `(z splits
 //!   + s) m n`, rows `n` apart, 8-byte pairs when `n` is even), and the
 //!   last split to finish a tile finishes it, in the same launch: each
-//!   thread, after writing its 128 partial sums, draws a ticket for its
+//!   thread, after writing its partial sums (128, 64 or 32 by the
+//!   tile), draws a ticket for its
 //!   place in the tile (`atom.add.acq_rel`, one word per tile and
 //!   thread, releasing its writes and acquiring the others'); the thread
 //!   that draws the last one adds the splits' sums in split order (the
@@ -300,13 +301,21 @@ unsafe fn store_odd<T: Output, A: Accumulators, const LO: usize, const HI: usize
 const CHUNK_BYTES: usize = 16 * 128;
 /// Two buffers for each of the 8 consumer warps.
 const STAGING_BYTES: usize = 8 * 2 * CHUNK_BYTES;
+// Every tile's ring, mbarriers and staging fit the 227 KB of shared
+// memory a block may have (wide and short tiles take all of it).
+const _: () = {
+    let most = 227 * 1024;
+    assert!(shared_bytes_for::<Wide>(STAGING_BYTES) <= most);
+    assert!(shared_bytes_for::<Narrow>(STAGING_BYTES) <= most);
+    assert!(shared_bytes_for::<Short>(STAGING_BYTES) <= most);
+};
 
 /// The staged store: a warpgroup's sums of its part of a tile (at `(m0,
 /// n0)` in D) through the epilogue (`act(alpha sum + bias)`, the bias, if any, per row) into
 /// shared memory, and from there to D by the copy engine,
 /// so the consumers go back to the tensor cores while D drains to memory.
 ///
-/// Each warp owns 16 rows of the tile and stages them a chunk of 128
+/// Each warp owns 16 rows of its warpgroup's part and stages them a chunk of 128
 /// bytes of columns at a time into one of its two 2 KB buffers
 /// (`offset`, the warp's first, in the launch's shared memory): its lanes
 /// write the chunk (each pair one 4- or 8-byte store at its swizzled
@@ -501,7 +510,7 @@ fn gemm<E: Element, T: Output, L: Tile, const SPLIT: bool>(
         for item in items::<L>(w) {
             // SAFETY: as below; map `map + z` is matrix z's D, acquired
             // above by lane 0; the staging follows the ring
-            // (`shared_bytes_with(STAGING_BYTES)`).
+            // (`shared_bytes_for::<L>(STAGING_BYTES)`).
             unsafe {
                 let acc = consume(ring, consumer, item.steps(), &mut it);
                 let (to, part) = ((maps, map + item.z(), offset), L::part_at(item.origin(), consumer));
@@ -555,10 +564,12 @@ fn gemm<E: Element, T: Output, L: Tile, const SPLIT: bool>(
             let ticket = item.tile as usize * 256 + 128 * consumer + t as usize;
             if tickets.atomic_add(ticket, 1, Ordering::AcqRel) as usize + 1 == w.splits() {
                 tickets.atomic_store(ticket, 0, Ordering::Relaxed);
-                // A quarter of the thread's sums at a time: 32 running
-                // totals and their loads in flight fit beside the loop's
-                // state, where the whole 128 and theirs would not (ptxas
-                // spilled, and still did with halves).
+                // At most 32 of the thread's sums at a time (a quarter of
+                // a wide tile's; a short tile's 32 in the first part, the
+                // rest return at once): 32 running totals and their loads
+                // in flight fit beside the loop's state, where a wide
+                // tile's whole 128 and theirs would not (ptxas spilled,
+                // and still did with halves).
                 finish_part::<T, L::Acc, 0, 16>(&d, sums_in, item, part, w, t, e);
                 finish_part::<T, L::Acc, 16, 32>(&d, sums_in, item, part, w, t, e);
                 finish_part::<T, L::Acc, 32, 48>(&d, sums_in, item, part, w, t, e);
@@ -656,7 +667,8 @@ macro_rules! instances {
             /// and the last split's fix-up are a kernel of their own, so
             /// that the one-split kernel keeps its k-loop's addresses on
             /// the uniform datapath (with the fix-up beside it, ptxas moved
-            /// them to per-thread registers: 3-4% slower on large squares).
+            /// them to per-thread registers, which was slower on large
+            /// squares: `docs/notes.md`).
             $split($element, true, Wide)
         );
         instance!(

@@ -70,8 +70,8 @@ const fn stage_bytes(bm: usize, bn: usize) -> usize {
 /// tile's two warpgroups both read its A. A short tile's smaller stages
 /// buy a deeper ring in the same 192 KB (8 stages of 24 KB): more of each
 /// row of A and B in flight, which is what the skinny shapes, streaming
-/// one operand from memory, wait on. (A narrow ring of 6 stages measured
-/// slower than one of 4: `docs/notes.md`.)
+/// one operand from memory, wait on. (Narrow tiles keep 4 stages:
+/// `docs/notes.md` says why.)
 pub trait Tile: Copy + 'static {
     /// Rows of C per block tile.
     const BM: usize;
@@ -442,8 +442,8 @@ impl<E: Element, T: Tile> Ring<E, T> {
     }
 
     /// Fills stage `s` with k-step `step` of the block tile at `(m0, n0)`:
-    /// TMA copies (A's 128-row box, then B's, 48 KB in all) counting their
-    /// bytes on `full(s)`.
+    /// TMA copies (A's `T::BM`-row box, then B's `T::BN` columns: 48, 32
+    /// or 24 KB in all) counting their bytes on `full(s)`.
     ///
     /// # Safety
     /// One thread; nothing reads or writes the stage until `full(s)`'s

@@ -73,7 +73,7 @@ const STEP_US: f64 = 0.65;
 const ITEM_US: f64 = 5.0;
 const DRAM_BYTES_PER_US: f64 = 3.0e6;
 const SM_BYTES_PER_US: f64 = 5.0e4;
-const FIXUP_US: f64 = 6.0;
+const FIXUP_US: f64 = 3.0;
 const FIXUP_BYTES_PER_US: f64 = 1.85e6;
 /// A narrow tile's k-step against a wide one's: half the multiply-adds,
 /// at a lower rate (its 16 KB of A serve half as many products).
@@ -99,11 +99,24 @@ fn modelled_us(x: Shape, s: usize) -> (f64, f64) {
     (tensor.max(memory) + fixup, tensor)
 }
 
+/// The fewest k-steps a split may have on `tile`: four turns of a
+/// 4-stage ring, one of a short tile's 8 stages. Shorter items spend more
+/// on their ring's fill and the fix-up than the model's constants say
+/// (bf16 16 x 4096 x 4096 on short tiles: 34 TFLOP/s at 4 splits of 16
+/// k-steps, 28 at 8 of 8), but e4m3's k-steps are half as many for the
+/// same k, and there 8 k-steps a split paid (16 x 4096 x 4096: 38 TFLOP/s
+/// at one split of 32, 45 at four of 8).
+fn least_split_steps(tile: TileShape) -> usize {
+    match tile {
+        TileShape::Short => 8,
+        TileShape::Wide | TileShape::Narrow => 16,
+    }
+}
+
 /// The plan [`super::TensorGemm::plan`] takes for `batch` problems `m x n x k`
 /// (`bk` elements of `bytes` per k-step, `sms` SMs): the tiles and split
-/// of least modelled time, at most 16 splits, each at least 16 k-steps
-/// (four turns of a 4-stage ring, two of a short tile's: shorter items spend more on their fill and
-/// fix-up than the model's constants say). Between plans that the memory
+/// of least modelled time, at most 16 splits, each of at least
+/// [`least_split_steps`]. Between plans that the memory
 /// bounds alike, the one with less tensor-core time wins (the two overlap
 /// less than fully: 64 x 14336 x 4096 streams B at 2.4 TB/s on short and
 /// on narrow tiles, and runs 10% faster on short ones); wide tiles win
@@ -136,7 +149,7 @@ pub(crate) fn best_plan(
     let weighed = |t: TileShape| t != TileShape::Short || short_fills || short_streams;
     for tile in TileShape::ALL.into_iter().filter(|&t| weighed(t)) {
         let shape = Shape::of(batch, (m, n, k), bk, bytes, sms, tile);
-        for s in 1..=(shape.steps / 16).clamp(1, 16) {
+        for s in 1..=(shape.steps / least_split_steps(tile)).clamp(1, 16) {
             let t = modelled_us(shape, s);
             if t < best.0 {
                 best = (t, Plan { splits: s, tile });
@@ -169,6 +182,16 @@ mod tests {
     /// 4 stages to 8 (the same shared memory): 128 x 8192 x 8192 at one
     /// split 287 -> 338, 8192 x 128 x 8192 250 -> 315
     /// (`results/gemm/tile-probe-short8-h100.log`).
+    ///
+    /// e4m3 (k-steps of 128 elements: half as many), with splits of 8
+    /// k-steps allowed on short tiles (`results/gemm/tile-probe-splits8-h100.log`,
+    /// TFLOP/s at 1, 2, 3, 4 and 8 splits):
+    ///
+    /// | shape | narrow | short | picked |
+    /// | --- | --- | --- | --- |
+    /// | 16 x 4096 x 4096 | 33, 34, 33, 34, 26 | 38, 43, 45, 45, 35 | short, 4 |
+    /// | 32 x 4096 x 4096 | 66, 67, 66, 66, 50 | 76, 87, 87, 88, 70 | short, 4 |
+    /// | 1024 x 1024 x 1024 | 208 (244 in a second run), 144, 96, 103, 45 | 233, 133, 109, 95, 49 | narrow, 1 |
     #[test]
     fn the_model_picks_the_measured_fastest_plan() {
         let bf16 = |m, n, k| best_plan(1, (m, n, k), 64, 2, 132);
@@ -183,5 +206,14 @@ mod tests {
         assert_eq!(bf16(2048, 2048, 2048), plan(1, wide));
         assert_eq!(bf16(4096, 4096, 4096), plan(1, wide));
         assert_eq!(bf16(5000, 3000, 2000), plan(1, wide));
+        let e4m3 = |m, n, k| best_plan(1, (m, n, k), 128, 1, 132);
+        assert_eq!(e4m3(16, 4096, 4096), plan(4, short));
+        assert_eq!(e4m3(32, 4096, 4096), plan(4, short));
+        assert_eq!(e4m3(128, 8192, 8192), plan(1, short));
+        assert_eq!(e4m3(8192, 128, 8192), plan(1, short));
+        assert_eq!(e4m3(64, 14336, 4096), plan(1, short));
+        assert_eq!(e4m3(1000, 1000, 1000), plan(1, narrow));
+        assert_eq!(e4m3(4096, 4096, 4096), plan(1, wide));
+        assert_eq!(e4m3(5000, 3000, 2000), plan(1, wide));
     }
 }

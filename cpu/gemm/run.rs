@@ -188,8 +188,8 @@ impl TensorGemm {
     ///   at half the DRAM rate);
     /// - the fix-up: the tickets and `2 splits m n` words of partial sums.
     ///
-    /// Each split keeps at least 16 k-steps (four turns of a 4-stage ring), 16
-    /// splits at most. The constants are an H100's, measured
+    /// Each split keeps at least 16 k-steps (four turns of a 4-stage ring;
+    /// on short tiles 8, one turn of their 8-stage ring), 16 splits at most. The constants are an H100's, measured
     /// (`docs/notes.md`); on another device the model still ranks the
     /// splits, less well.
     ///

@@ -173,6 +173,20 @@ for section in "$@"; do
         $D/$bin --precision e4m3 --out bf16 --op-b t --shape 4096x4096x4096,8192x8192x8192 --iters 30 2>&1 | grep '^| e4m3' | sed "s/^/$bin /" | tee -a "$LOG"
       done
     done ;;
+  ab-attention)
+    # Two builds of the attention steps on one machine, alternating
+    # (attention-old: an earlier revision's binary, copied into .device by
+    # hand): bf16, the issue's d = 128 shapes and one each of d = 64, 256.
+    echo "=== A/B attention: $(cat $D/git-rev-old 2>/dev/null) (old) against $(cat $D/git-rev) (new)" | tee -a "$LOG"
+    for round in 1 2; do
+      for bin in attention-old attention; do
+        for shape in "4 16 4096 128" "4 16 4096 128 --causal" "2 16 8192 128" "8 16 2048 64" "4 8 4096 256"; do
+          read -r b h sq d extra <<< "$shape"
+          $D/$bin --precision bf16 --batch $b --heads $h --seq $sq --head-dim $d $extra --kernels flash,hopper --iters 20 --warmup 5 2>&1 \
+            | grep '^| bf16' | sed "s/^/$bin /" | tee -a "$LOG"
+        done
+      done
+    done ;;
   ncu-source)
     # Per-instruction stall samples of the library kernel at one shape
     # (NCU_PRECISION, NCU_SHAPE, NCU_SPLITS), SASS with the samples as CSV.

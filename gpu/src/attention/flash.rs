@@ -10,8 +10,7 @@
 //! `ldmatrix`: a row of K is a column of Kᵀ, two neighbours along `d` in
 //! one register, as the B fragment wants), updates each row's running
 //! maximum `m` and sum `l` (the online softmax: when `m` grows, `l` and the
-//! row's O accumulators are multiplied by `2^(m_old - m_new)`; a warp
-//! none of whose rows' maxima moved skips that), turns the
+//! row's O accumulators are multiplied by `2^(m_old - m_new)`), turns the
 //! scores into `P = 2^(s c - m c)` (`c = scale log2 e`: one `FFMA` and one
 //! `ex2.approx` a score), and multiplies `P V` into O (V's fragments by
 //! `ldmatrix.trans`: V is stored key-major, and the B fragment wants two
@@ -514,29 +513,12 @@ impl<const D: usize> Rows<D> {
             top = top.max(unsafe { shfl_xor_f32(FULL_MASK, top, 1) });
             // SAFETY: as above.
             top = top.max(unsafe { shfl_xor_f32(FULL_MASK, top, 2) });
-            let old = self.m[R];
-            let m = old.max(top);
+            let m = self.m[R].max(top);
             // The reference point in log2 units; 0 while the row has seen
-            // no key (then every p is 2^-inf = 0).
+            // no key (then every p is 2^-inf = 0, and so is `alpha`).
             let reference = if m == f32::NEG_INFINITY { 0.0 } else { m * c };
+            let alpha = ex2_approx(fma(self.m[R], c, -reference));
             self.m[R] = m;
-            if m != old {
-                // The maximum moved: O and l, which hold `2^(s c - old c)`
-                // terms, take `2^(old c - m c)` (the two references as
-                // they were computed, so the terms become exactly what
-                // this tile's are relative to; 0 while the row had seen
-                // nothing, when both are 0 anyway). Where no row of the
-                // warp moved, which grows likelier with every tile, the
-                // warp skips the `D / 4` multiplies.
-                let alpha = if old == f32::NEG_INFINITY { 0.0 } else { ex2_approx(old * c - reference) };
-                self.l[R] *= alpha;
-                seq!(N in 0..32 {
-                    if N < D / 8 {
-                        self.acc[N][2 * R] *= alpha;
-                        self.acc[N][2 * R + 1] *= alpha;
-                    }
-                });
-            }
             let mut v = [-0.0f32; 32];
             seq!(J in 0..8 {
                 if J < bc / 8 {
@@ -547,7 +529,13 @@ impl<const D: usize> Rows<D> {
                     }});
                 }
             });
-            self.l[R] += tree32(v, |a, b| a + b);
+            self.l[R] = self.l[R] * alpha + tree32(v, |a, b| a + b);
+            seq!(N in 0..32 {
+                if N < D / 8 {
+                    self.acc[N][2 * R] *= alpha;
+                    self.acc[N][2 * R + 1] *= alpha;
+                }
+            });
         }});
     }
 

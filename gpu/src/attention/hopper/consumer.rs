@@ -318,16 +318,12 @@ impl Consumer {
                 wait_for::<0, O>(w.st.o)
             };
             self.release(smem.v_empty(sp));
-            // Only where some row's maximum moved (`alpha` is exactly 1
-            // where none did): the warp skips the multiplies otherwise.
-            if alpha[0] != 1.0 || alpha[1] != 1.0 {
-                seq!(I in 0..128 {{
-                    let i: usize = I;
-                    if i < O::N / 2 {
-                        w.st.o[i] *= alpha[(i / 2) % 2];
-                    }
-                }});
-            }
+            seq!(I in 0..128 {{
+                let i: usize = I;
+                if i < O::N / 2 {
+                    w.st.o[i] *= alpha[(i / 2) % 2];
+                }
+            }});
         }
         // P into the registers `P_{j-1} V_{j-1}` read: only after its wait
         // (ptxas would otherwise wait for it before the exponentials).
@@ -340,7 +336,7 @@ impl Consumer {
     /// row's maximum `m` grows, `sc` becomes `P = 2^(s c - m c)` (still
     /// `f32`: [`pack`] makes it the A fragments of `P V`), `l` takes the
     /// row sums; returns each row's rescale factor `2^(m_old c - m_new c)`
-    /// for O (exactly 1 where the maximum did not move).
+    /// for O.
     #[inline(always)]
     fn softmax<S: Accumulators>(
         self,
@@ -394,19 +390,10 @@ impl Consumer {
             top = top.max(unsafe { shfl_xor_f32(FULL_MASK, top, 1) });
             // SAFETY: as above.
             top = top.max(unsafe { shfl_xor_f32(FULL_MASK, top, 2) });
-            let old = mm[R];
-            let m = old.max(top);
+            let m = mm[R].max(top);
             // 0 while the row has seen no key (every p and alpha is then 0).
             let reference = if m == f32::NEG_INFINITY { 0.0 } else { m * c };
-            // `2^(old c - m c)`, the two references as they were computed:
-            // exactly 1 where the maximum did not move.
-            alpha[R] = if m == old {
-                1.0
-            } else if old == f32::NEG_INFINITY {
-                0.0
-            } else {
-                ex2_approx(old * c - reference)
-            };
+            alpha[R] = ex2_approx(fma(mm[R], c, -reference));
             mm[R] = m;
             let mut v = [-0.0f32; 32];
             seq!(I in 0..64 {{

@@ -36,6 +36,10 @@ fn flash_d128() {
     check::<Bf16>(Step::Flash, problem((2, 2), (130, 77), 128, true));
     check::<F16>(Step::Flash, problem((2, 1), (1, 1), 128, false));
     check::<F16>(Step::Flash, problem((1, 1), (1, 77), 128, true));
+    // Two passes of 32 keys a stage: at 77 keys (above) the second
+    // stage's second pass lies past K's end and is skipped; at 100 = 64 +
+    // 32 + 4 it holds 4 keys, masked.
+    check::<Bf16>(Step::Flash, problem((2, 1), (200, 100), 128, false));
 }
 
 #[test]

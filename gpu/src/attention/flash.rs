@@ -1,11 +1,14 @@
 //! Step 2, fused attention in the style of FlashAttention-2 (sm_80 and
 //! later): S and P live in registers, K and V stream through shared memory.
 //!
-//! A block owns one (batch, head) and [`br`] queries: at `d = 64` 128, a
-//! warp 32 of them in two row tiles of 16 ([`mt`]), so that each K and V
-//! fragment a warp loads feeds two `mma`s; from `d = 128` on, where O's
-//! accumulators fill the registers, 64 and one. For each tile of [`bc`]
-//! keys (64; 32 at `d = 256`) a warp computes its rows' scores with
+//! A block owns one (batch, head) and [`br`] queries: at `d = 64` and
+//! 128, 128, a warp 32 of them in two row tiles of 16 ([`mt`]), so that
+//! each K and V fragment a warp loads feeds two `mma`s; at `d = 256`,
+//! where one row tile's O accumulators take 128 registers, 64 and one.
+//! Each stage holds a tile of [`bc`] keys (64; 32 at `d = 256`), which a
+//! warp takes in passes of [`kc`] (at `d = 128` two of 32, so that S
+//! takes 32 registers beside O's 128). For each pass a warp computes its
+//! rows' scores with
 //! `mma.sync` m16n8k16 (Q's fragments by `ldmatrix`, K's by
 //! `ldmatrix`: a row of K is a column of Kᵀ, two neighbours along `d` in
 //! one register, as the B fragment wants), updates each row's running
@@ -60,14 +63,15 @@
 //! written: the baseline's bytes are gone, and what bounds this kernel is
 //! the tensor cores' issue rate, diluted by what is not `mma`: the
 //! softmax's `MUFU.EX2`, the rescales, the fragment loads (per warp and
-//! tile, `mt d / 16` of Q and `bc d / 128` of K and of V, for `mt bc d /
+//! pass, `mt d / 16` of Q and `kc d / 128` of K and of V, for `mt kc d /
 //! 32` `mma`s: one `ldmatrix` of K or V per four `mma`s at two row tiles,
 //! per two at one) and the barrier per tile.
 //!
-//! Registers per thread: O `mt d / 2` (64, 64, 128), S `mt bc / 2` (64,
-//! 32, 16), plus fragments and addresses. (Two row tiles at `d = 128`:
-//! O 128 and S 64 or 32, and ptxas spilled a few loop-invariant addresses
-//! at 255 registers, with keys of 64 or 32; `docs/notes.md`.)
+//! Registers per thread: O `mt d / 2` (64, 128, 128), S `mt kc / 2` (64,
+//! 32, 16), plus fragments and addresses. At `d = 128` that is all 255:
+//! what lives through the tile loop (the block's place, the problem) is
+//! kept in 32-bit words, without which ptxas spilled a few loop-invariant
+//! addresses (`docs/notes.md`).
 
 // `seq!` substitutes 0, 1, ... into index arithmetic.
 #![allow(clippy::erasing_op, clippy::identity_op)]
@@ -82,13 +86,12 @@ use crate::kernel;
 use half::{bf16, f16};
 use seq_macro::seq;
 
-/// Row tiles of 16 queries per warp for head dimension `d`: two at `d =
-/// 64` (a warp owns 32 rows, so each K and V fragment it loads feeds two
-/// `mma`s of different rows), one from `d = 128` on (O's accumulators take
-/// 64 registers a row tile there, 128 at 256; two row tiles at 128 are
-/// faster, but ptxas spills at any key tile: `docs/notes.md`).
+/// Row tiles of 16 queries per warp for head dimension `d`: two up to `d
+/// = 128` (a warp owns 32 rows, so each K and V fragment it loads feeds
+/// two `mma`s of different rows), one at 256 (O's accumulators take 128
+/// registers a row tile there).
 pub const fn mt(d: usize) -> usize {
-    if d > 64 { 1 } else { 2 }
+    if d > 128 { 1 } else { 2 }
 }
 
 /// Queries per block for head dimension `d`: 4 warps of `16 mt(d)` rows.
@@ -102,6 +105,14 @@ pub const THREADS: usize = 128;
 /// accumulators alone take 128 registers a thread).
 pub const fn bc(d: usize) -> usize {
     if d > 128 { 32 } else { 64 }
+}
+
+/// Keys a warp multiplies at a time for head dimension `d`: a stage's
+/// [`bc`] in one pass, or at `d = 128`, where two row tiles' O take 128
+/// registers, in two passes of 32 (S at 32 registers, not 64; the copies
+/// and the barrier stay one a stage of 64 keys).
+pub const fn kc(d: usize) -> usize {
+    if d > 64 { 32 } else { 64 }
 }
 
 /// Bytes of a K (or V) tile for head dimension `d`, 16-bit; a stage is a
@@ -125,19 +136,53 @@ const fn swz(d: usize, r: usize, c: usize) -> usize {
 
 /// Where this block works, from the launch: the (batch, head) pair and
 /// the query tile, the problem, and the thread.
+/// 32-bit words (read as `usize` through the methods): what lives through
+/// the tile loop takes one register each, not two, where the products
+/// leave none to spare.
 #[derive(Clone, Copy)]
 struct Block {
     /// Q's (and O's) first row of this head, in rows of `d`.
-    q_rows: usize,
+    q_rows: u32,
     /// K's and V's first row of this head's K/V head.
-    kv_rows: usize,
+    kv_rows: u32,
     /// The first query of the tile.
-    q0: usize,
-    s_q: usize,
-    s_k: usize,
+    q0: u32,
+    s_q: u32,
+    s_k: u32,
     causal: bool,
-    lane: usize,
-    warp: usize,
+    lane: u32,
+    warp: u32,
+}
+
+impl Block {
+    #[inline(always)]
+    fn q_rows(&self) -> usize {
+        self.q_rows as usize
+    }
+    #[inline(always)]
+    fn kv_rows(&self) -> usize {
+        self.kv_rows as usize
+    }
+    #[inline(always)]
+    fn q0(&self) -> usize {
+        self.q0 as usize
+    }
+    #[inline(always)]
+    fn s_q(&self) -> usize {
+        self.s_q as usize
+    }
+    #[inline(always)]
+    fn s_k(&self) -> usize {
+        self.s_k as usize
+    }
+    #[inline(always)]
+    fn lane(&self) -> usize {
+        self.lane as usize
+    }
+    #[inline(always)]
+    fn warp(&self) -> usize {
+        self.warp as usize
+    }
 }
 
 /// Copies `rows` rows (a constant once inlined) of `D` elements from
@@ -241,35 +286,35 @@ fn flash<T: Half, const D: usize>(
 ) {
     // (`max(1)`: the launch's contract makes them at least 1; said so,
     // the divisions need no divide-by-zero branch.)
-    let (heads, kv_heads) = ((heads as usize).max(1), (kv_heads as usize).max(1));
-    let bh = block_idx_y() as usize;
+    let (heads, kv_heads) = (heads.max(1), kv_heads.max(1));
+    let bh = block_idx_y();
     let (b, h) = (bh / heads, bh % heads);
     let kvh = h / (heads / kv_heads).max(1);
-    let t = thread_idx_x() as usize;
-    let (s_q, s_k) = (s_q as usize, s_k as usize);
+    let t = thread_idx_x();
     let at = Block {
         q_rows: bh * s_q,
         kv_rows: (b * kv_heads + kvh) * s_k,
-        q0: block_idx_x() as usize * br(D),
+        q0: block_idx_x() * br(D) as u32,
         s_q,
         s_k,
         causal: causal != 0,
-
         lane: t % 32,
         warp: t / 32,
     };
+    let t = t as usize;
+    let (s_q, s_k) = (s_q as usize, s_k as usize);
     let (q, k, v) = (q.same_bytes::<u16>(), k.same_bytes::<u16>(), v.same_bytes::<u16>());
     let bc = bc(D);
     // Keys any query of the tile sees: causally, up to the last query's
     // limit (tiles past it are skipped, never masked).
-    let keys = if at.causal { (at.q0 + br(D) + s_k).saturating_sub(s_q).min(s_k) } else { s_k };
+    let keys = if at.causal { (at.q0() + br(D) + s_k).saturating_sub(s_q).min(s_k) } else { s_k };
     let tiles = keys.div_ceil(bc);
     // Shared memory: Q, then stage s at `stage_at(s)`.
     let stage_at = |s: usize| 2 * br(D) * D + s * 2 * kv_bytes(D);
-    let fill = |tile: usize| (at.kv_rows + tile * bc, s_k.saturating_sub(tile * bc), stage_at(tile % 2));
+    let fill = |tile: usize| (at.kv_rows() + tile * bc, s_k.saturating_sub(tile * bc), stage_at(tile % 2));
     if tiles > 0 {
         // SAFETY: Q's tile at byte 0; the rows of this head's queries.
-        unsafe { copy_tile::<D>(q, at.q_rows + at.q0, s_q.saturating_sub(at.q0), br(D), 0, t) };
+        unsafe { copy_tile::<D>(q, at.q_rows() + at.q0(), s_q.saturating_sub(at.q0()), br(D), 0, t) };
         // SAFETY: as `copy_stage` says; the stages are not read yet.
         unsafe { copy_stage::<D>((k, v), fill(0), t) };
         commit_copies();
@@ -286,13 +331,20 @@ fn flash<T: Half, const D: usize>(
             unsafe { copy_stage::<D>((k, v), fill(tile + 1), t) };
             commit_copies();
         }
-        let key0 = tile * bc;
-        // Whether some key of the tile is past some row's limit: the end
-        // of K, or (causal) the first query's limit `q0 + s_k - s_q`.
-        let masked = key0 + bc > s_k || (at.causal && key0 + bc + s_q > at.q0 + s_k + 1);
-        // SAFETY: the stage's copies landed (the wait and the barrier);
-        // the whole block runs this alike.
-        unsafe { rows.tile::<T>(&at, stage_at(tile % 2), key0, masked, c) };
+        let kc = kc(D);
+        seq!(H in 0..2 {
+            let key0 = tile * bc + H * kc;
+            if H == 0 || (H < bc / kc && key0 < keys) {
+                // Whether some key of the pass is past some row's limit: the
+                // end of K, or (causal) the first query's limit `q0 + s_k - s_q`.
+                let masked = key0 + kc > s_k || (at.causal && key0 + kc + s_q > at.q0() + s_k + 1);
+                // The pass's keys: rows `H kc..` of the stage's K and V tiles.
+                let (k_at, v_at) = (stage_at(tile % 2) + 2 * H * kc * D, stage_at(tile % 2) + kv_bytes(D) + 2 * H * kc * D);
+                // SAFETY: the stage's copies landed (the wait and the
+                // barrier); the whole block runs this alike.
+                unsafe { rows.tile::<T>(&at, (k_at, v_at), key0, masked, c) };
+            }
+        });
     }
     // SAFETY: O and lse hold this head's `s_q` rows; each lane stores its
     // own elements.
@@ -327,27 +379,34 @@ impl<const D: usize> Warp<D> {
     /// The first query of row tile `i`.
     #[inline(always)]
     fn first_row(at: &Block, i: usize) -> usize {
-        at.q0 + 16 * (mt(D) * at.warp + i)
+        at.q0() + 16 * (mt(D) * at.warp() + i)
     }
 
-    /// One key tile at `key0` in the stage at byte `stage`: S = Q Kᵀ for
-    /// every row tile, the mask where `masked`, the online softmax, O +=
-    /// P V. Each K and V fragment is loaded once and multiplied into every
-    /// row tile.
+    /// One pass of [`kc`] keys from `key0`, whose K and V rows lie at bytes
+    /// `k_at` and `v_at`: S = Q Kᵀ for every row tile, the mask where
+    /// `masked`, the online softmax, O += P V. Each K and V fragment is
+    /// loaded once and multiplied into every row tile.
     ///
     /// # Safety
     /// The stage and Q's tile hold their data (after the barrier); every
     /// lane of the block's warps calls it alike.
     #[inline(always)]
-    unsafe fn tile<T: Half>(&mut self, at: &Block, stage: usize, key0: usize, masked: bool, c: f32) {
-        let bc = bc(D);
-        // SAFETY: Q at byte 0, K at `stage`, V after K (the launch's
+    unsafe fn tile<T: Half>(
+        &mut self,
+        at: &Block,
+        (k_at, v_at): (usize, usize),
+        key0: usize,
+        masked: bool,
+        c: f32,
+    ) {
+        let bc = kc(D);
+        // SAFETY: Q at byte 0, K and V at `k_at` and `v_at` (the launch's
         // shared memory); read only here, after the barrier.
         let (qs, ks, vs) = unsafe {
             (
                 SharedArray::<u16>::launch_sized(),
-                SharedArray::<u16>::launch_sized_at(stage),
-                SharedArray::<u16>::launch_sized_at(stage + kv_bytes(D)),
+                SharedArray::<u16>::launch_sized_at(k_at),
+                SharedArray::<u16>::launch_sized_at(v_at),
             )
         };
         // ldmatrix rows: lane l gives row l % 8 of matrix l / 8.
@@ -370,11 +429,11 @@ impl<const D: usize> Warp<D> {
         // loop-invariant address of the 16 x 16 x ... unrolled products
         // is hoisted out of the tile loop to hold a register through it.
         let zero = opaque(key0) - key0;
-        let lane = at.lane + zero;
+        let lane = at.lane() + zero;
         let r = lane % 8;
         let lo = |x: usize| -> [usize; 4] { core::array::from_fn(|j| 8 * ((2 * j + x) ^ r)) };
         let (lo_qv, lo_k) = (lo(lane / 16), lo(lane / 8 % 2));
-        let q_base = (16 * mt(D) * at.warp + lane % 8 + 8 * (lane / 8 % 2)) * D;
+        let q_base = (16 * mt(D) * at.warp() + lane % 8 + 8 * (lane / 8 % 2)) * D;
         let k_base = (lane % 8 + 8 * (lane / 16)) * D;
         // Four bases per operand, each a plain number to LLVM: otherwise
         // it ORs the constants into the (disjoint) low bits, and ptxas,
@@ -479,7 +538,7 @@ impl<const D: usize> Rows<D> {
         (key0, masked): (usize, bool),
         c: f32,
     ) {
-        let bc = bc(D);
+        let bc = kc(D);
         let (g, q) = (lane / 4, lane % 4);
         if masked {
             // Element e of key tile j: row g + 8 (e / 2), key 8 j + 2 q + e % 2.
@@ -488,7 +547,7 @@ impl<const D: usize> Rows<D> {
                 if J < bc / 8 {
                     seq!(E in 0..4 {{
                         let (row, key) = (row0 + 8 * (E >> 1), key0 + 8 * J + 2 * q + E % 2);
-                        let limit = super::visible_keys(row.min(at.s_q - 1), at.s_q, at.s_k, at.causal);
+                        let limit = super::visible_keys(row.min(at.s_q() - 1), at.s_q(), at.s_k(), at.causal);
                         // Rows past s_q are never stored: any limit will do.
                         if key >= limit {
                             s[J][E] = f32::NEG_INFINITY;
@@ -547,7 +606,7 @@ impl<const D: usize> Rows<D> {
     /// `s_q` values; every lane of the warp calls it.
     #[inline(always)]
     unsafe fn store<T: Half>(&mut self, at: &Block, row0: usize, (o, lse): (&Out<T>, &Out<f32>), c: f32) {
-        let (g, q) = (at.lane / 4, at.lane % 4);
+        let (g, q) = (at.lane() / 4, at.lane() % 4);
         let o = o.recast::<u32>();
         seq!(R in 0..2 {{
             // The row's sum over its quad.
@@ -557,9 +616,9 @@ impl<const D: usize> Rows<D> {
             // SAFETY: as above.
             l += unsafe { shfl_xor_f32(FULL_MASK, l, 2) };
             let row = row0 + g + 8 * R;
-            if row < at.s_q {
+            if row < at.s_q() {
                 let inv = if l > 0.0 { 1.0 / l } else { 0.0 };
-                let first = (at.q_rows + row) * D;
+                let first = (at.q_rows() + row) * D;
                 seq!(N in 0..32 {
                     if N < D / 8 {
                         let pair = T::pack(self.acc[N][2 * R] * inv, self.acc[N][2 * R + 1] * inv);
@@ -572,7 +631,7 @@ impl<const D: usize> Rows<D> {
                     let value =
                         if l > 0.0 { (self.m[R] * c + lg2_approx(l)) * core::f32::consts::LN_2 } else { f32::INFINITY };
                     // SAFETY: row < s_q; one lane per row.
-                    unsafe { lse.store(at.q_rows + row, value) };
+                    unsafe { lse.store(at.q_rows() + row, value) };
                 }
             }
         }});

@@ -66,12 +66,27 @@ pub fn time(gpu: &Gpu, runs: Runs, mut launch: impl FnMut() -> Result<()>) -> Re
     time_staged(gpu, runs, |stage| if stage == Stage::Run { launch() } else { Ok(()) })
 }
 
+/// The least time a warm-up (when there is one) keeps the GPU busy: an
+/// idle GPU clocks down, and without this the first shapes of a sweep,
+/// calls of tens of microseconds, ran 30-60% slower than the same calls
+/// later in the process, ours and cuBLAS's alike (`docs/notes.md`).
+pub const WARM_UP: std::time::Duration = std::time::Duration::from_millis(20);
+
 /// [`time`] with an untimed [`Stage::Restore`] before every run (warm-up
 /// runs included): only the [`Stage::Run`] work lies between the events.
+/// The warm-up is `runs.warmup` runs and, unless that is 0, at least
+/// [`WARM_UP`] of them.
 pub fn time_staged(gpu: &Gpu, runs: Runs, mut step: impl FnMut(Stage) -> Result<()>) -> Result<Timing> {
-    for _ in 0..runs.warmup {
+    let start = std::time::Instant::now();
+    let mut done = 0;
+    while done < runs.warmup || (runs.warmup > 0 && start.elapsed() < WARM_UP) {
         step(Stage::Restore)?;
         step(Stage::Run)?;
+        done += 1;
+        if done % 16 == 0 {
+            // The host's clock follows the GPU's work, not its queue.
+            gpu.sync()?;
+        }
     }
     gpu.sync()?;
     let timed = runs.timed.max(1);

@@ -48,8 +48,10 @@ pub struct Cuda {
     pub ptx: Ptx,
     /// Every embedded PTX (to say where a missing kernel is).
     archs: &'static [Ptx],
-    /// Each kernel's function, loaded on its first launch.
-    functions: RefCell<HashMap<&'static str, CudaFunction>>,
+    /// Each kernel's function, loaded on its first launch, and the most
+    /// dynamic shared memory it was allowed so far (setting the attribute
+    /// is a driver call: once, not every launch).
+    functions: RefCell<HashMap<&'static str, (CudaFunction, u32)>>,
     /// The PTX's entry names, read once (tens of MB of PTX: milliseconds
     /// a read, too slow for every call of a library).
     entries: std::cell::OnceCell<std::collections::HashSet<&'static str>>,
@@ -412,7 +414,7 @@ impl Gpu {
     /// default 48 KiB.
     fn function(&self, c: &Cuda, kernel: &'static Kernel, shared: u32) -> Result<CudaFunction> {
         let cached = c.functions.borrow().get(kernel.name).cloned();
-        let function = match cached {
+        let (function, allowed) = match cached {
             Some(f) => f,
             None => {
                 // Each kernel from its own module ([`ptx::entry_module`]):
@@ -421,14 +423,15 @@ impl Gpu {
                     ptx::entry_module(c.ptx.text, kernel.name).ok_or_else(|| self.missing(c, kernel))?;
                 let module = c.ctx.load_module(CudarcPtx::from_src(text)).during("cuModuleLoadData")?;
                 let f = module.load_function(kernel.name).map_err(|_| self.missing(c, kernel))?;
-                c.functions.borrow_mut().insert(kernel.name, f.clone());
-                f
+                c.functions.borrow_mut().insert(kernel.name, (f.clone(), 48 * 1024));
+                (f, 48 * 1024)
             }
         };
-        if shared > 48 * 1024 {
+        if shared > allowed {
             function
                 .set_attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared as i32)
                 .during("cuFuncSetAttribute")?;
+            c.functions.borrow_mut().insert(kernel.name, (function.clone(), shared));
         }
         Ok(function)
     }

@@ -36,7 +36,8 @@
 //! never loaded nor multiplied (the loop stops before them); only tiles
 //! that cross some row's limit, or the end of K, compare each key with
 //! its row's limit. Non-causal blocks mask only the last tile, and only
-//! when `s_k` is not a multiple of `BC`.
+//! when `s_k` is not a multiple of `BC`. Blocks take the query tiles
+//! last first (the longest, causally), so the grid ends on short ones.
 //!
 //! **Pipeline.** Two stages of (K tile, V tile). Each tile: wait for this
 //! thread's copies (`cp.async.wait_group 0`), one barrier (everyone's
@@ -81,7 +82,7 @@ use crate::dev::copy::{commit_copies, wait_copies};
 use crate::dev::math::{ex2_approx, fma, lg2_approx};
 use crate::dev::registers::opaque;
 use crate::dev::warp::{FULL_MASK, shfl_xor_f32};
-use crate::dev::{In, Out, SharedArray, block_idx_x, block_idx_y, sync_threads, thread_idx_x};
+use crate::dev::{In, Out, SharedArray, block_idx_x, block_idx_y, grid_dim_x, sync_threads, thread_idx_x};
 use crate::kernel;
 use half::{bf16, f16};
 use seq_macro::seq;
@@ -294,7 +295,9 @@ fn flash<T: Half, const D: usize>(
     let at = Block {
         q_rows: bh * s_q,
         kv_rows: (b * kv_heads + kvh) * s_k,
-        q0: block_idx_x() * br(D) as u32,
+        // The last query tile first: causally the longest, so that the
+        // grid's last blocks are short ones.
+        q0: (grid_dim_x() - 1 - block_idx_x()) * br(D) as u32,
         s_q,
         s_k,
         causal: causal != 0,

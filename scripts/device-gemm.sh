@@ -173,6 +173,16 @@ for section in "$@"; do
         $D/$bin --precision e4m3 --out bf16 --op-b t --shape 4096x4096x4096,8192x8192x8192 --iters 30 2>&1 | grep '^| e4m3' | sed "s/^/$bin /" | tee -a "$LOG"
       done
     done ;;
+  ab-small)
+    # Two builds on one machine, alternating (gemm-old, as for ab): the
+    # calls of tens of microseconds, where the host's part of a call shows.
+    echo "=== A/B small calls: $(cat $D/git-rev-old 2>/dev/null) (old) against $(cat $D/git-rev) (new)" | tee -a "$LOG"
+    for round in 1 2 3; do
+      for bin in gemm-old gemm; do
+        $D/$bin --precision bf16 --out bf16 --shape 512x512x512,1024x1024x1024,1000x1000x1000,16x4096x4096 --iters 50 2>&1 | grep '^| bf16' | sed "s/^/$bin /" | tee -a "$LOG"
+        $D/$bin --precision e4m3 --out bf16 --op-b t --shape 512x512x512,1024x1024x1024,1000x1000x1000,16x4096x4096 --iters 50 2>&1 | grep '^| e4m3' | sed "s/^/$bin /" | tee -a "$LOG"
+      done
+    done ;;
   ab-attention)
     # Two builds of the attention steps on one machine, alternating
     # (attention-old: an earlier revision's binary, copied into .device by

@@ -251,6 +251,15 @@ unsafe fn copy_tile<const D: usize>(
     }
 }
 
+/// Whether pass `h` of a stage (its first key `key0`) has keys to
+/// multiply: the first always (the loop stops before a stage without
+/// any), a later one where the stage holds it and a key of it is visible
+/// to some query of the block (`keys`).
+#[inline(always)]
+fn runs<const D: usize>(h: usize, key0: usize, keys: usize) -> bool {
+    h == 0 || (h < bc(D) / kc(D) && key0 < keys)
+}
+
 /// A stage's K and V tiles (`bc(D)` keys from row `first`, `valid` of them
 /// inside K) into the stage at byte `at`, uncommitted: a function, not a
 /// closure, so that it is always inlined (LLVM called the closure).
@@ -337,7 +346,7 @@ fn flash<T: Half, const D: usize>(
         let kc = kc(D);
         seq!(H in 0..2 {
             let key0 = tile * bc + H * kc;
-            if H == 0 || (H < bc / kc && key0 < keys) {
+            if runs::<D>(H, key0, keys) {
                 // Whether some key of the pass is past some row's limit: the
                 // end of K, or (causal) the first query's limit `q0 + s_k - s_q`.
                 let masked = key0 + kc > s_k || (at.causal && key0 + kc + s_q > at.q0() + s_k + 1);

@@ -170,9 +170,10 @@ impl TensorGemm {
     /// The dispatcher: the tiles and k-split with the least modelled time,
     /// among the tiles [`super::plan`]'s rule weighs (short tiles only
     /// where they fill rows better or stream faster), ties going to less
-    /// tensor-core time. A persistent grid runs `items = tiles x splits` work items in
-    /// `waves = ceil(items / SMs)`; a split costs, beside its k-steps, the
-    /// `f32` partial sums it writes and the last split reads back. The
+    /// tensor-core time. A persistent grid runs `items = tiles x splits`
+    /// work items in `waves = ceil(items / SMs)`; a split costs, beside
+    /// its k-steps, the `f32` partial sums it writes and the last split
+    /// reads back. The
     /// model (`modelled_us`) takes the largest of the tensor cores' time
     /// and the memory's, plus the fix-up:
     ///
@@ -188,10 +189,10 @@ impl TensorGemm {
     ///   at half the DRAM rate);
     /// - the fix-up: the tickets and `2 splits m n` words of partial sums.
     ///
-    /// Each split keeps at least 16 k-steps (four turns of a 4-stage ring;
-    /// on short tiles 8, one turn of their 8-stage ring), 16 splits at most. The constants are an H100's, measured
-    /// (`docs/notes.md`); on another device the model still ranks the
-    /// splits, less well.
+    /// Each split keeps the least k-steps its tile allows
+    /// (`least_split_steps` in `plan.rs`), 16 splits at most. The
+    /// constants are an H100's, measured (`docs/notes.md`); on another
+    /// device the model still ranks the splits, less well.
     ///
     /// Plans are cached by [`PlanKey`]: the same problem on the same device
     /// is planned once.

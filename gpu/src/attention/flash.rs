@@ -137,6 +137,7 @@ const fn swz(d: usize, r: usize, c: usize) -> usize {
 
 /// Where this block works, from the launch: the (batch, head) pair and
 /// the query tile, the problem, and the thread.
+///
 /// 32-bit words (read as `usize` through the methods): what lives through
 /// the tile loop takes one register each, not two, where the products
 /// leave none to spare.

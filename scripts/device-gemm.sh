@@ -212,6 +212,52 @@ for section in "$@"; do
     $D/gemm --precision bf16 --out bf16 --shape 5120x3000x2048,5120x3072x2048 --iters 20 2>&1 | grep '^| bf16' | tee -a "$LOG"
     $D/gemm --precision bf16 --out bf16 --shape 5120x3000x2048 --ldc 3072 --iters 20 2>&1 | grep '^| bf16' | tee -a "$LOG"
     $D/gemm --precision bf16 --out bf16 --shape 5120x3000x2048 --ldb 3072 --iters 20 2>&1 | grep '^| bf16' | tee -a "$LOG" ;;
+  fp8-align-probe)
+    # e4m3 5000 x 3000 x 2000 (rows of 2000 bytes: on 16, off 32): both
+    # operands repacked (default), each or both read in place off 32, and
+    # both in place on 32 (--lda/--ldb 2016): what the repacks cost and
+    # what misaligned rows cost the copy engine. Then every kernel of the
+    # call and of cuBLASLt's under ncu (time, DRAM and L2 traffic).
+    echo "=== probe: FP8 rows off 32 bytes" | tee -a "$LOG"
+    NEVER=1000000000000
+    S="--precision e4m3 --out bf16 --op-b t --shape 5000x3000x2000 --iters 50"
+    for round in 1; do
+      $D/gemm $S 2>&1 | grep '^| e4m3' | sed 's/^/repacked        /' | tee -a "$LOG"
+      $D/gemm $S --pad-from $NEVER 2>&1 | grep '^| e4m3' | sed 's/^/both off 32     /' | tee -a "$LOG"
+      $D/gemm $S --pad-from $NEVER --lda 2016 2>&1 | grep '^| e4m3' | sed 's/^/B off 32        /' | tee -a "$LOG"
+      $D/gemm $S --pad-from $NEVER --ldb 2016 2>&1 | grep '^| e4m3' | sed 's/^/A off 32        /' | tee -a "$LOG"
+      $D/gemm $S --lda 2016 --ldb 2016 2>&1 | grep '^| e4m3' | sed 's/^/both on 32      /' | tee -a "$LOG"
+    done
+    M=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_requests_srcunit_tex_op_read.sum,launch__grid_size,launch__block_size
+    # bf16, A's rows (4016 bytes) off 32, B's on 32: packed or in place.
+    for round in 1 2; do
+      $D/gemm --precision bf16 --out bf16 --shape 5000x3000x2008 --ldb 3008 --iters 50 2>&1 | grep '^| bf16' | sed 's/^/bf16 repacked   /' | tee -a "$LOG"
+      $D/gemm --precision bf16 --out bf16 --shape 5000x3000x2008 --ldb 3008 --pad-from $NEVER --iters 50 2>&1 | grep '^| bf16' | sed 's/^/bf16 A off 32   /' | tee -a "$LOG"
+    done
+    # Every kernel's time, ours and cuBLASLt's, at the e4m3 shapes furthest
+    # from the peer.
+    i=0
+    for v in "--pad-from $NEVER --ldb 2016" "" "--lda 2016 --ldb 2016"; do
+      i=$((i + 1))
+      ncu --clock-control none --csv --metrics $M $D/gemm --precision e4m3 --out bf16 --op-b t --shape 5000x3000x2000 $v --iters 1 --warmup 0 > "$OUT/ncu-align-$i.csv" 2> "$OUT/ncu-align-$i.err"
+      echo "ncu [$v]:" | tee -a "$LOG"
+      grep gpu__time_duration "$OUT/ncu-align-$i.csv" | awk -F'","' '{print $5 " | " $NF}' | sed 's/(.*)//' | tail -8 | tee -a "$LOG"
+    done
+    for shape in 16x4096x4096 1024x1024x1024; do
+      ncu --clock-control none --csv --metrics $M $D/gemm --precision e4m3 --out bf16 --op-b t --shape $shape --iters 1 --warmup 0 > "$OUT/ncu-$shape.csv" 2> "$OUT/ncu-$shape.err"
+      echo "ncu $shape:" | tee -a "$LOG"
+      grep -E 'gpu__time_duration|launch__grid_size' "$OUT/ncu-$shape.csv" | awk -F'","' '{print $5 " | " $(NF-2) " | " $NF}' | sed 's/(.*)//' | tail -8 | tee -a "$LOG"
+    done ;;
+  ab-align)
+    # Two builds alternating (gemm-old beside gemm): A's rows off 32 bytes
+    # repacked (old) or read in place (new), FP8 and bf16.
+    echo "=== A/B: $(cat $D/git-rev-old 2>/dev/null) (old) against $(cat $D/git-rev) (new)" | tee -a "$LOG"
+    for round in 1 2 3; do
+      for bin in gemm-old gemm; do
+        $D/$bin --precision e4m3 --out bf16 --op-b t --shape 5000x3000x2000,4096x4096x2000 --iters 50 2>&1 | grep '^| e4m3' | sed "s/^/$bin /" | tee -a "$LOG"
+        $D/$bin --precision bf16 --out bf16 --shape 5000x3000x2008,8192x4096x1000 --iters 50 2>&1 | grep '^| bf16' | sed "s/^/$bin /" | tee -a "$LOG"
+      done
+    done ;;
   ncu-fp8)
     # Where FP8 loses to cuBLASLt: the library kernel in bf16 and e4m3 at
     # 8192^3 (f32 out), time, issue stalls and throughput side by side.

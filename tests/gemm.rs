@@ -320,24 +320,30 @@ fn a_d_off_16_bytes_goes_through_a_padded_workspace() {
     assert!(route.fused && !route.pad_d, "{route:?}");
 }
 
-/// A large A or B whose rows start on 16 bytes but not on 32 is copied
-/// to rows on 128 bytes, in 16-byte units (`gemm_repitch`), batches
-/// included; below the threshold it is read in place.
+/// A large B whose rows start on 16 bytes but not on 32 is copied to rows
+/// on 128 bytes, in 16-byte units (`gemm_repitch`), batches included;
+/// below the threshold it is read in place, and so is such an A at any
+/// size.
 #[test]
-fn operands_off_32_bytes_are_repacked_in_wide_units() {
+fn b_off_32_bytes_is_repacked_in_wide_units() {
     let gpu = Gpu::emulator();
     let mut lib = TensorGemm::new();
     lib.pad_from = Some(0);
     // bf16: A's rows 112 bytes, B's 48.
     let c = call(Layout::Row, Op::N, Op::N, (40, 24, 56)).packed(3);
     let route = ok::<Bf16, bf16>(&gpu, &lib, Call { gemm: c.gemm.scaled(0.75, 0.5), ..c }, 170);
-    assert!(route.pack_a && route.pack_b && route.fused, "{route:?}");
+    assert!(!route.pack_a && route.pack_b && route.fused, "{route:?}");
     let route = ok::<Bf16, bf16>(&gpu, &TensorGemm::new(), c, 171);
     assert!(!route.pack_a && !route.pack_b, "{route:?}");
     // FP8, both K-major: rows of 48 bytes.
     let c = call(Layout::Row, Op::N, Op::T, (40, 24, 48)).packed(2);
     let route = ok::<E4m3, f32>(&gpu, &lib, c.with_scales(0.5, 2.0), 172);
-    assert!(route.pack_a && route.pack_b, "{route:?}");
+    assert!(!route.pack_a && route.pack_b, "{route:?}");
+    // Column-major: the row-major problem's A is the call's B (rows of
+    // 48 bytes), read in place; its B, the call's A (rows of 112), packed.
+    let c = call(Layout::Col, Op::N, Op::N, (56, 40, 24));
+    let route = ok::<Bf16, bf16>(&gpu, &lib, c, 173);
+    assert!(!route.pack_a && route.pack_b, "{route:?}");
 }
 
 #[test]

@@ -84,6 +84,11 @@ struct Options {
     /// 256), 128x128 (or 128) or 64x128 (with --splits, or one split).
     #[arg(long)]
     tile: Option<String>,
+    /// The least elements of A or B (or D) at which rows on 16 bytes but
+    /// not on 32 are copied into a padded workspace rather than read in
+    /// place (`TensorGemm::pad_from`; 0 pads every such matrix).
+    #[arg(long)]
+    pad_from: Option<usize>,
     /// Timed runs (median reported) after the warm-up.
     #[arg(long, default_value_t = 30)]
     iters: usize,
@@ -237,13 +242,14 @@ fn one<P: Precision, O: Element>(gpu: &Gpu, lib: &TensorGemm, call: &Call, runs:
 }
 
 fn run_all<P: Precision, O: Element>(gpu: &Gpu, o: &Options, calls: &[Call]) -> Result<Vec<Row>> {
-    let lib = match (o.splits, o.tile.as_deref()) {
+    let mut lib = match (o.splits, o.tile.as_deref()) {
         (None, None) => TensorGemm::new(),
         (splits, tile) => TensorGemm::forcing(Plan {
             splits: splits.unwrap_or(1),
             tile: tile.and_then(TileShape::parse).unwrap_or_default(),
         }),
     };
+    lib.pad_from = o.pad_from;
     let runs = Runs { warmup: o.warmup, timed: o.iters.max(1) };
     let mut rows = Vec::new();
     for call in calls {

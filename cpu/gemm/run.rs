@@ -10,8 +10,8 @@
 //!    the columns): from here on everything is row-major.
 //! 3. Each operand the tensor-core kernel can read in place is read in
 //!    place: A K-major (`m x k`), B N-major (`k x n`; tf32: K-major, `n x
-//!    k`), rows and batch strides on 16 bytes (on 32 for a large matrix,
-//!    [`TensorGemm::pad_from`]). Any other is packed once
+//!    k`), rows and batch strides on 16 bytes (B's on 32 for a large
+//!    matrix, [`TensorGemm::pad_from`]). Any other is packed once
 //!    ([`gpu::gemm::pack`]) into a workspace at a row stride rounded up to
 //!    128 bytes; the kernel's maps describe exactly `m x k` and `k x n`,
 //!    so the copy engine's zero fill covers every tail.
@@ -90,11 +90,13 @@ pub struct TensorGemm {
     /// columns) at which a padded copy pays: a D whose rows are not on 16
     /// bytes is written through a padded workspace (the staged store
     /// there, then one copy of `2 batch m n` elements' bytes) rather than
-    /// element by element in place; an A or B whose rows are on 16 bytes
-    /// but not on 32 is packed (TMA then reads every box row as whole
-    /// 32-byte sectors: rows half a sector off cost the copy engine more
-    /// than a third of its rate, H100, `docs/notes.md`). `None`:
-    /// [`PAD_FROM`].
+    /// element by element in place; a B whose rows are on 16 bytes but not
+    /// on 32 is packed (TMA then reads every box row as whole 32-byte
+    /// sectors: rows half a sector off cost the copy engine more than a
+    /// third of its rate, H100, `docs/notes.md`). A is read in place: B's
+    /// boxes are most of every stage (256 of a wide tile's 384 rows), and
+    /// A's misaligned rows cost the kernel less than A's copy does
+    /// (`docs/notes.md`). `None`: [`PAD_FROM`].
     pub pad_from: Option<usize>,
     /// The persistent grid's size instead of as many blocks as the device
     /// holds at once: tests spread the items over several blocks on the
@@ -274,15 +276,15 @@ impl TensorGemm {
         let steps = r.k.div_ceil(P::BK);
         let split_steps = steps.div_ceil(plan.splits.max(1)).max(1);
         let splits = if trivial { 0 } else { steps.div_ceil(split_steps) };
-        // Rows (and batch strides) on 16 bytes, which TMA needs; on 32
-        // too for a matrix large enough that a padded copy pays.
+        // Rows (and batch strides) on 16 bytes, which TMA needs; B's on
+        // 32 too where it is large enough that a padded copy pays.
         let pad_from = self.pad_from.unwrap_or(PAD_FROM);
-        let fits = |ld: usize, stride: usize, elements: usize| {
-            let unit = if elements >= pad_from { 2 * per16 } else { per16 };
+        let on = |unit: usize, ld: usize, stride: usize| {
             ld.is_multiple_of(unit) && (call.batch == 1 || stride.is_multiple_of(unit))
         };
-        let a_in_place = !r.a_t && fits(r.lda, stride_a, call.batch * r.m * r.k);
-        let b_in_place = r.b_t == P::B_K_MAJOR && fits(r.ldb, stride_b, call.batch * r.k * r.n);
+        let b_unit = if call.batch * r.k * r.n >= pad_from { 2 * per16 } else { per16 };
+        let a_in_place = !r.a_t && on(per16, r.lda, stride_a);
+        let b_in_place = r.b_t == P::B_K_MAJOR && on(b_unit, r.ldb, stride_b);
         let fused = !trivial;
         let bias_mode = match (call.bias, r.swapped) {
             (false, _) => BIAS_NONE,

@@ -331,17 +331,17 @@ pub fn launch<P: Precision>(gpu: &Gpu, lib: &TensorGemm, step: Step, p: &Problem
     }
 }
 
-/// The Hopper step's tensor maps, 64 x 64 boxes with the 128-byte
-/// swizzle: Q's (every head's rows, `b heads s_q x d`), then each K/V
-/// head's K and V (`s_k x d`, so a head's last tile reads zeros past
-/// `s_k`).
+/// The Hopper step's tensor maps, with the 128-byte swizzle, each box a
+/// tile's rows by 64 columns: Q's (every head's rows, `b heads s_q x d`,
+/// boxes of 128 rows), then each K/V head's K and V (`s_k x d`, boxes of
+/// `bc(d)` rows, so a head's last tile reads zeros past `s_k`).
 fn hopper_maps<T: Input>(gpu: &Gpu, p: &Problem, x: &Buffers<T>) -> Result<Vec<u64>> {
-    let boxes = (64, 64);
+    use gpu::attention::hopper::{BR, bc};
     let mut words = Vec::with_capacity(16 * (1 + 2 * p.batch * p.kv_heads));
-    words.extend(gpu.tensor_map_pitched(&x.q, 0, (p.batch * p.heads * p.s_q, p.d), p.d, boxes)?);
+    words.extend(gpu.tensor_map_pitched(&x.q, 0, (p.batch * p.heads * p.s_q, p.d), p.d, (BR, 64))?);
     for head in 0..p.batch * p.kv_heads {
         for buffer in [&x.k, &x.v] {
-            words.extend(gpu.tensor_map_pitched(buffer, head * p.s_k * p.d, (p.s_k, p.d), p.d, boxes)?);
+            words.extend(gpu.tensor_map_pitched(buffer, head * p.s_k * p.d, (p.s_k, p.d), p.d, (bc(p.d), 64))?);
         }
     }
     Ok(words)

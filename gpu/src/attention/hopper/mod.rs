@@ -14,9 +14,12 @@
 //! 216, ptxas spills).
 //!
 //! **Data path.** Q's tile is copied once per work tile, K and V tile by
-//! tile into a ring of `stages(d)` stages, all as 64 x 64 TMA boxes with
-//! the 128-byte swizzle (K and V through one tensor map per K/V head, so a
-//! head's last tile reads zeros past `s_k`, never the next head's rows).
+//! tile into a ring of `stages(d)` stages, each tile as one TMA box per 64
+//! columns (128 x 64 for Q, `bc` x 64 for K and V) with the 128-byte
+//! swizzle (K and V through one tensor map per K/V head, so a head's last
+//! tile reads zeros past `s_k`, never the next head's rows). Boxes of 64
+//! rows, four times as many copies at `d = 128`, were slower
+//! (`docs/notes.md`).
 //! `S = Q Kᵀ` is `wgmma` `m64n{bc}k16` with both operands in shared
 //! memory (K-major: a row of K is a column of Kᵀ); `O += P V` is `wgmma`
 //! `m64n{d}k16` with A = P from registers (the accumulators of `S`, after
@@ -213,9 +216,10 @@ head_dims! {
     /// arithmetic).
     ///
     /// Launch: persistent, one block of 384 threads per SM (fewer if there
-    /// are fewer tiles); `maps` holds `1 + 2 b kv_heads` tensor maps of 64 x
-    /// 64 boxes with the 128-byte swizzle: Q's (`b heads s_q x 64`), then
-    /// each K/V head's K and V (`s_k x 64`), through which alone the
+    /// are fewer tiles); `maps` holds `1 + 2 b kv_heads` tensor maps with
+    /// the 128-byte swizzle: Q's (`b heads s_q x 64`, boxes of [`BR`] x
+    /// 64), then each K/V head's K and V (`s_k x 64`, boxes of [`bc`]`(d)`
+    /// x 64), through which alone the
     /// kernel reads Q, K and V; O `[b, heads, s_q, 64]`, lse `[b, heads, s_q]`;
     /// `kv_heads` divides `heads`; every size at least 1; `scale > 0`;
     /// `flags` of [`CAUSAL`] and [`PING_PONG`].

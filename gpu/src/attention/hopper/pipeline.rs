@@ -6,8 +6,8 @@
 //! swizzle needs): Q's [`BR`] x `d` tile, then `stages(d)` stages of a K
 //! tile and a V tile of `bc` x `d`. Every tile is stored as `d / 64`
 //! column blocks of 64 elements (128 bytes a row), each block `rows x 128`
-//! bytes, rows consecutive: what TMA boxes of 64 x 64 with the 128-byte
-//! swizzle write (one box is 64 rows of one block, 8 KB), and what the
+//! bytes, rows consecutive: what a TMA box of the tile's rows x 64 with the
+//! 128-byte swizzle writes (one box a block: 16 KB for 128 rows), and what the
 //! `wgmma` descriptors read (K-major: 8-row atoms 1024 bytes apart, the
 //! next k16 32 bytes on; MN-major V: the next 8 keys 1024 bytes on, the
 //! next 64 columns one block on).
@@ -173,24 +173,26 @@ impl Smem {
 
 /// `rows x d` of the matrix of map `map` from row `row0` into the tile at
 /// `at` (`rows` rows, column blocks as the layout says), counting on
-/// `bar`: `rows / 64 x d / 64` boxes of 64 x 64.
+/// `bar`: `rows / box_rows x d / 64` boxes of `box_rows` x 64 (the map's).
 ///
 /// # Safety
-/// As for [`copy_2d`]; the tile has `rows x d` elements at `at`.
+/// As for [`copy_2d`]; the tile has `rows x d` elements at `at`; the map's
+/// boxes are `box_rows` x 64, and `box_rows` (a multiple of 8) divides
+/// `rows`.
 #[inline(always)]
 unsafe fn copy_tile(
     at: *mut u8,
     (maps, map): (In<u64>, usize),
     row0: usize,
-    (rows, d): (usize, usize),
+    (rows, d, box_rows): (usize, usize, usize),
     bar: Mbarrier,
 ) {
     for cb in 0..d / BOX {
-        for rb in 0..rows / BOX {
-            let dst = at.wrapping_add(cb * rows * SPAN + rb * BOX * SPAN);
-            // SAFETY: the caller's contract; each box 8 KB on a 1024-byte
-            // boundary, inside the tile.
-            unsafe { copy_2d(dst, maps, map, ((cb * BOX) as i32, (row0 + rb * BOX) as i32), bar) };
+        for rb in 0..rows / box_rows {
+            let dst = at.wrapping_add(cb * rows * SPAN + rb * box_rows * SPAN);
+            // SAFETY: the caller's contract; each box on a 1024-byte
+            // boundary (8-row multiples of 128 bytes), inside the tile.
+            unsafe { copy_2d(dst, maps, map, ((cb * BOX) as i32, (row0 + rb * box_rows) as i32), bar) };
         }
     }
 }
@@ -204,8 +206,8 @@ unsafe fn copy_tile(
 ///
 /// # Safety
 /// One thread; the mbarriers initialized ([`Smem::init`]); `maps` holds
-/// `1 + 2 b kv_heads` maps of 64 x 64 boxes with the 128-byte swizzle;
-/// the consumers walk the same tiles.
+/// `1 + 2 b kv_heads` maps with the 128-byte swizzle, Q's boxes [`BR`] x
+/// 64, K's and V's `bc` x 64; the consumers walk the same tiles.
 #[inline(always)]
 pub(super) unsafe fn produce(smem: Smem, maps: In<u64>, p: Problem) {
     let (d, bc) = (smem.d, smem.bc);
@@ -225,7 +227,7 @@ pub(super) unsafe fn produce(smem: Smem, maps: In<u64>, p: Problem) {
                 smem.v_empty(s).wait(parity ^ 1);
             }
             smem.v_full(s).arrive_expect_tx(bytes);
-            copy_tile(smem.v(s), (maps, v_map), j * bc, (bc, d), smem.v_full(s));
+            copy_tile(smem.v(s), (maps, v_map), j * bc, (bc, d, bc), smem.v_full(s));
         };
         // SAFETY: as above.
         unsafe {
@@ -235,7 +237,7 @@ pub(super) unsafe fn produce(smem: Smem, maps: In<u64>, p: Problem) {
                 smem.q_empty().wait(((n - 1) % 2) as u32);
             }
             smem.q_full().arrive_expect_tx((2 * BR * d) as u32);
-            copy_tile(smem.q(), (maps, 0), bh * p.s_q as usize + q0, (BR, d), smem.q_full());
+            copy_tile(smem.q(), (maps, 0), bh * p.s_q as usize + q0, (BR, d, BR), smem.q_full());
         }
         for j in 0..key_tiles {
             let (s, parity) = smem.stage(it);
@@ -245,7 +247,7 @@ pub(super) unsafe fn produce(smem: Smem, maps: In<u64>, p: Problem) {
                     smem.k_empty(s).wait(parity ^ 1);
                 }
                 smem.k_full(s).arrive_expect_tx(bytes);
-                copy_tile(smem.k(s), (maps, k_map), j * bc, (bc, d), smem.k_full(s));
+                copy_tile(smem.k(s), (maps, k_map), j * bc, (bc, d, bc), smem.k_full(s));
             }
             if j > 0 {
                 v_tile(it - 1, j - 1);

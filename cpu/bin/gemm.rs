@@ -3,7 +3,9 @@
 //! (`kernel_lab::gemm`) verified against the `f64` reference, then timed
 //! against cuBLAS on the same call in the same process:
 //! `cublasGemmStridedBatchedEx`, or `cublasLtMatmul` for FP8 and for
-//! epilogues. `--sweep` runs the public sweep (`results/gemm-sweep.txt`).
+//! epilogues, both in batches of back-to-back calls where a call is short
+//! (`bench::time_batched`). `--sweep` runs the public sweep
+//! (`results/gemm-sweep.txt`).
 //! Without a GPU it verifies on the emulator, at the shapes given.
 
 use std::process::ExitCode;
@@ -206,7 +208,7 @@ fn one<P: Precision, O: Element>(gpu: &Gpu, lib: &TensorGemm, call: &Call, runs:
     let mut c = gpu.upload(&x.c)?;
     let bias = x.bias.as_ref().map(|v| gpu.upload(v)).transpose()?;
     let ours =
-        bench::time(gpu, runs, || lib.run::<P, O>(gpu, call, &a, &b, &mut c, bias.as_ref()).map(|_| ()))?;
+        bench::time_batched(gpu, runs, || lib.run::<P, O>(gpu, call, &a, &b, &mut c, bias.as_ref()).map(|_| ()))?;
     // cublasGemmEx for plain calls; cublasLtMatmul for FP8 and epilogues.
     // Either refuses some calls (f16 in, bf16 out; a row-major bias; FP8
     // with k not a multiple of 16): no peer then, said on stderr.
@@ -215,7 +217,7 @@ fn one<P: Precision, O: Element>(gpu: &Gpu, lib: &TensorGemm, call: &Call, runs:
         let lt = Lt::new(gpu)?;
         match lt.prepare::<P, O>(gpu, call, &c, bias.as_ref()).and_then(|p| p.run(&a, &b, &mut c).map(|()| p))
         {
-            Ok(p) => Some(bench::time(gpu, runs, || p.run(&a, &b, &mut c))?.median_ms),
+            Ok(p) => Some(bench::time_batched(gpu, runs, || p.run(&a, &b, &mut c))?.median_ms),
             Err(e) => {
                 eprintln!("no peer for {call}: {e}");
                 None
@@ -224,7 +226,7 @@ fn one<P: Precision, O: Element>(gpu: &Gpu, lib: &TensorGemm, call: &Call, runs:
     } else {
         let cublas = Cublas::new(gpu)?;
         match cublas.gemm::<P, O>(call, &a, &b, &mut c) {
-            Ok(()) => Some(bench::time(gpu, runs, || cublas.gemm::<P, O>(call, &a, &b, &mut c))?.median_ms),
+            Ok(()) => Some(bench::time_batched(gpu, runs, || cublas.gemm::<P, O>(call, &a, &b, &mut c))?.median_ms),
             Err(e) => {
                 eprintln!("no peer for {call}: {e}");
                 None

@@ -112,6 +112,57 @@ pub fn time_staged(gpu: &Gpu, runs: Runs, mut step: impl FnMut(Stage) -> Result<
     })
 }
 
+/// The least span of one timed batch of [`time_batched`].
+pub const BATCH_SPAN: std::time::Duration = std::time::Duration::from_micros(200);
+
+/// [`time`] for calls of a few microseconds, where an event pair around
+/// each launch measures the host as much as the GPU: when the host's work
+/// per call (a library's own, then the launch) takes longer than the
+/// GPU's, the queue drains, the start event completes at once, and the
+/// pair spans the host's work up to the launch. Here each event pair
+/// spans a batch of back-to-back calls, as many as take about
+/// [`BATCH_SPAN`] (from the warm-up's rate; one for calls longer than
+/// that, which is [`time`]), and each sample is the batch's time per
+/// call: the rate a loop of such calls runs at, whichever side bounds it.
+pub fn time_batched(gpu: &Gpu, runs: Runs, mut launch: impl FnMut() -> Result<()>) -> Result<Timing> {
+    let start = std::time::Instant::now();
+    let mut done = 0;
+    while done < runs.warmup || (runs.warmup > 0 && start.elapsed() < WARM_UP) {
+        launch()?;
+        done += 1;
+        if done % 16 == 0 {
+            gpu.sync()?;
+        }
+    }
+    gpu.sync()?;
+    let per_call = start.elapsed().as_secs_f64() / done.max(1) as f64;
+    let batch = if done == 0 { 1 } else { ((BATCH_SPAN.as_secs_f64() / per_call).ceil() as usize).clamp(1, 256) };
+    let timed = runs.timed.max(1);
+    let mut events = Vec::with_capacity(timed);
+    for _ in 0..timed {
+        let (cuda, start, end) = gpu.timing_events()?;
+        start.record(&cuda.stream).during("cuEventRecord")?;
+        for _ in 0..batch {
+            launch()?;
+        }
+        end.record(&cuda.stream).during("cuEventRecord")?;
+        events.push((start, end));
+    }
+    gpu.sync()?;
+    let samples = events
+        .iter()
+        .map(|(start, end)| {
+            start.elapsed_ms(end).map(|ms| f64::from(ms) / batch as f64).during("cuEventElapsedTime")
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Timing {
+        median_ms: median(&samples),
+        min_ms: samples.iter().copied().fold(f64::INFINITY, f64::min),
+        max_ms: samples.iter().copied().fold(0.0, f64::max),
+        runs: timed * batch,
+    })
+}
+
 /// The ceiling for memory-bound kernels: a device-to-device copy
 /// (`cuMemcpyDtoDAsync`) of all of `src` into `dst`, timed like a kernel.
 /// Pass the family's own random input so the copy moves real data. Returns

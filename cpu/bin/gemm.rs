@@ -4,7 +4,8 @@
 //! against cuBLAS on the same call in the same process:
 //! `cublasGemmStridedBatchedEx`, or `cublasLtMatmul` for FP8 and for
 //! epilogues, both in batches of back-to-back calls where a call is short
-//! (`bench::time_batched`). `--sweep` runs the public sweep
+//! (`bench::time_batched`), taking turns in three rounds. `--sweep` runs
+//! the public sweep
 //! (`results/gemm-sweep.txt`).
 //! Without a GPU it verifies on the emulator, at the shapes given.
 
@@ -172,6 +173,9 @@ fn calls(o: &Options) -> Result<Vec<Call>> {
     Ok(calls)
 }
 
+/// Rounds of ours then the peer's timing per call.
+const ROUNDS: usize = 3;
+
 /// Verifies then (on a GPU) times `call` against cuBLAS.
 fn one<P: Precision, O: Element>(gpu: &Gpu, lib: &TensorGemm, call: &Call, runs: Runs) -> Result<Row> {
     let r = call.gemm.row_major();
@@ -207,35 +211,56 @@ fn one<P: Precision, O: Element>(gpu: &Gpu, lib: &TensorGemm, call: &Call, runs:
     let (a, b) = (gpu.upload(&x.a)?, gpu.upload(&x.b)?);
     let mut c = gpu.upload(&x.c)?;
     let bias = x.bias.as_ref().map(|v| gpu.upload(v)).transpose()?;
-    let ours =
-        bench::time_batched(gpu, runs, || lib.run::<P, O>(gpu, call, &a, &b, &mut c, bias.as_ref()).map(|_| ()))?;
     // cublasGemmEx for plain calls; cublasLtMatmul for FP8 and epilogues.
     // Either refuses some calls (f16 in, bf16 out; a row-major bias; FP8
     // with k not a multiple of 16): no peer then, said on stderr.
     let lt_peer = P::SCALED || call.has_epilogue();
-    let peer = if lt_peer {
-        let lt = Lt::new(gpu)?;
-        match lt.prepare::<P, O>(gpu, call, &c, bias.as_ref()).and_then(|p| p.run(&a, &b, &mut c).map(|()| p))
+    let (lt, cublas) = if lt_peer { (Some(Lt::new(gpu)?), None) } else { (None, Some(Cublas::new(gpu)?)) };
+    let lt_plan = match &lt {
+        Some(lt) => match lt
+            .prepare::<P, O>(gpu, call, &c, bias.as_ref())
+            .and_then(|p| p.run(&a, &b, &mut c).map(|()| p))
         {
-            Ok(p) => Some(bench::time_batched(gpu, runs, || p.run(&a, &b, &mut c))?.median_ms),
+            Ok(p) => Some(p),
             Err(e) => {
                 eprintln!("no peer for {call}: {e}");
                 None
             }
-        }
-    } else {
-        let cublas = Cublas::new(gpu)?;
-        match cublas.gemm::<P, O>(call, &a, &b, &mut c) {
-            Ok(()) => Some(bench::time_batched(gpu, runs, || cublas.gemm::<P, O>(call, &a, &b, &mut c))?.median_ms),
-            Err(e) => {
-                eprintln!("no peer for {call}: {e}");
-                None
-            }
-        }
+        },
+        None => None,
     };
+    let cublas_ok = match &cublas {
+        Some(cublas) => match cublas.gemm::<P, O>(call, &a, &b, &mut c) {
+            Ok(()) => true,
+            Err(e) => {
+                eprintln!("no peer for {call}: {e}");
+                false
+            }
+        },
+        None => false,
+    };
+    // Ours and the peer take turns, ROUNDS times, each figure the median of
+    // its rounds' medians: the machine's slow spells (milliseconds long,
+    // `docs/notes.md`) then weigh on both sides alike.
+    // (One round without a warm-up: a profiler's single launch.)
+    let rounds = if runs.warmup == 0 { 1 } else { ROUNDS };
+    let runs = Runs { timed: runs.timed.div_ceil(rounds), ..runs };
+    let (mut ours, mut peer) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let run_ours = || lib.run::<P, O>(gpu, call, &a, &b, &mut c, bias.as_ref()).map(|_| ());
+        ours.push(bench::time_batched(gpu, runs, run_ours)?.median_ms);
+        if let Some(p) = &lt_plan {
+            peer.push(bench::time_batched(gpu, runs, || p.run(&a, &b, &mut c))?.median_ms);
+        } else if let (Some(cublas), true) = (&cublas, cublas_ok) {
+            peer.push(
+                bench::time_batched(gpu, runs, || cublas.gemm::<P, O>(call, &a, &b, &mut c))?.median_ms,
+            );
+        }
+    }
+    let peer = (!peer.is_empty()).then(|| bench::median(&peer));
     Ok(Row {
         call: *call,
-        ours_ms: Some(ours.median_ms),
+        ours_ms: Some(bench::median(&ours)),
         peer_ms: peer,
         peer: if lt_peer { "cuBLASLt" } else { "cuBLAS" },
         ratio: verified.ratio,

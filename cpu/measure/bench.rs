@@ -136,7 +136,8 @@ pub fn time_batched(gpu: &Gpu, runs: Runs, mut launch: impl FnMut() -> Result<()
     }
     gpu.sync()?;
     let per_call = start.elapsed().as_secs_f64() / done.max(1) as f64;
-    let batch = if done == 0 { 1 } else { ((BATCH_SPAN.as_secs_f64() / per_call).ceil() as usize).clamp(1, 256) };
+    let batch =
+        if done == 0 { 1 } else { ((BATCH_SPAN.as_secs_f64() / per_call).ceil() as usize).clamp(1, 256) };
     let timed = runs.timed.max(1);
     let mut events = Vec::with_capacity(timed);
     for _ in 0..timed {

@@ -126,7 +126,8 @@ pub fn section(sweeps: &[Sweep], plots: Option<&Path>) -> Result<(String, Vec<(P
          reference, then timed (CUDA events, median) against the peer on the same call in the same process: \
          `cublasGemmStridedBatchedEx`, or `cublasLtMatmul` for FP8 (fast accumulation, as ours). Calls shorter \
          than 200 us, ours and the peer's, are timed in batches of back-to-back calls, each event pair around \
-         a batch (`bench::time_batched`). Regenerated \
+         a batch (`bench::time_batched`); ours and the peer take turns, three rounds each, each figure the \
+         median of its rounds' medians. Regenerated \
          from the sweep tables in `results/gemm/` by `kernel-lab report ... --gemm results/gemm`.\n\n",
     );
     let mut summary = Table::new([

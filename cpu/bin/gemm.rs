@@ -87,9 +87,10 @@ struct Options {
     /// 256), 128x128 (or 128) or 64x128 (with --splits, or one split).
     #[arg(long)]
     tile: Option<String>,
-    /// The least elements of A or B (or D) at which rows on 16 bytes but
-    /// not on 32 are copied into a padded workspace rather than read in
-    /// place (`TensorGemm::pad_from`; 0 pads every such matrix).
+    /// The least elements of B at which rows on 16 bytes but not on 32
+    /// are copied into a padded workspace rather than read in place (and
+    /// of D at which rows off 16 bytes are written through one;
+    /// `TensorGemm::pad_from`, 0 pads every such matrix).
     #[arg(long)]
     pad_from: Option<usize>,
     /// Timed runs (median reported) after the warm-up.

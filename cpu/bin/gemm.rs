@@ -17,14 +17,14 @@ use kernel_lab::blas::cublas::Cublas;
 use kernel_lab::blas::gemm::parse_shape;
 use kernel_lab::blas::{Gemm, Layout, Op, Operand};
 use kernel_lab::cli::{EXIT_BAD_INPUT, EXIT_FAILURE};
-use kernel_lab::gemm::lt::Lt;
+use kernel_lab::gemm::lt::{Lt, Prepared};
 use kernel_lab::gemm::reference::Inputs;
 use kernel_lab::gemm::verify::verify;
 use kernel_lab::gemm::{
     Act, Bf16, Call, E4m3, E5m2, Element, F16, F32, Plan, Precision, TensorGemm, Tf32, TileShape,
 };
 use kernel_lab::measure::bench::{self, Runs};
-use kernel_lab::runtime::{self, Error, Gpu, Result};
+use kernel_lab::runtime::{self, DeviceBuffer, Error, Gpu, Result};
 
 /// Verify and time the tensor-core GEMM call against cuBLAS.
 #[derive(Parser, Debug)]
@@ -177,6 +177,28 @@ fn calls(o: &Options) -> Result<Vec<Call>> {
 /// Rounds of ours then the peer's timing per call.
 const ROUNDS: usize = 3;
 
+/// The peer's call, ready to run: a cuBLASLt matmul prepared for it, or
+/// cuBLAS.
+enum Peer {
+    Lt(Box<Prepared>),
+    Cublas(Cublas),
+}
+
+impl Peer {
+    fn run<P: Precision, O: Element>(
+        &self,
+        call: &Call,
+        a: &DeviceBuffer<P::Input>,
+        b: &DeviceBuffer<P::Input>,
+        c: &mut DeviceBuffer<O>,
+    ) -> Result<()> {
+        match self {
+            Peer::Lt(p) => p.run(a, b, c),
+            Peer::Cublas(cublas) => cublas.gemm::<P, O>(call, a, b, c),
+        }
+    }
+}
+
 /// Verifies then (on a GPU) times `call` against cuBLAS.
 fn one<P: Precision, O: Element>(gpu: &Gpu, lib: &TensorGemm, call: &Call, runs: Runs) -> Result<Row> {
     let r = call.gemm.row_major();
@@ -216,29 +238,18 @@ fn one<P: Precision, O: Element>(gpu: &Gpu, lib: &TensorGemm, call: &Call, runs:
     // Either refuses some calls (f16 in, bf16 out; a row-major bias; FP8
     // with k not a multiple of 16): no peer then, said on stderr.
     let lt_peer = P::SCALED || call.has_epilogue();
-    let (lt, cublas) = if lt_peer { (Some(Lt::new(gpu)?), None) } else { (None, Some(Cublas::new(gpu)?)) };
-    let lt_plan = match &lt {
-        Some(lt) => match lt
-            .prepare::<P, O>(gpu, call, &c, bias.as_ref())
-            .and_then(|p| p.run(&a, &b, &mut c).map(|()| p))
-        {
-            Ok(p) => Some(p),
-            Err(e) => {
-                eprintln!("no peer for {call}: {e}");
-                None
-            }
-        },
-        None => None,
+    // (The handle outlives the matmul prepared on it.)
+    let lt = if lt_peer { Some(Lt::new(gpu)?) } else { None };
+    let ready = match &lt {
+        Some(lt) => lt.prepare::<P, O>(gpu, call, &c, bias.as_ref()).map(|p| Peer::Lt(Box::new(p))),
+        None => Ok(Peer::Cublas(Cublas::new(gpu)?)),
     };
-    let cublas_ok = match &cublas {
-        Some(cublas) => match cublas.gemm::<P, O>(call, &a, &b, &mut c) {
-            Ok(()) => true,
-            Err(e) => {
-                eprintln!("no peer for {call}: {e}");
-                false
-            }
-        },
-        None => false,
+    let peer_call = match ready.and_then(|p| p.run::<P, O>(call, &a, &b, &mut c).map(|()| p)) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            eprintln!("no peer for {call}: {e}");
+            None
+        }
     };
     // Ours and the peer take turns, ROUNDS times, each figure the median of
     // its rounds' medians: the machine's slow spells (milliseconds long,
@@ -250,12 +261,8 @@ fn one<P: Precision, O: Element>(gpu: &Gpu, lib: &TensorGemm, call: &Call, runs:
     for _ in 0..rounds {
         let run_ours = || lib.run::<P, O>(gpu, call, &a, &b, &mut c, bias.as_ref()).map(|_| ());
         ours.push(bench::time_batched(gpu, runs, run_ours)?.median_ms);
-        if let Some(p) = &lt_plan {
-            peer.push(bench::time_batched(gpu, runs, || p.run(&a, &b, &mut c))?.median_ms);
-        } else if let (Some(cublas), true) = (&cublas, cublas_ok) {
-            peer.push(
-                bench::time_batched(gpu, runs, || cublas.gemm::<P, O>(call, &a, &b, &mut c))?.median_ms,
-            );
+        if let Some(p) = &peer_call {
+            peer.push(bench::time_batched(gpu, runs, || p.run::<P, O>(call, &a, &b, &mut c))?.median_ms);
         }
     }
     let peer = (!peer.is_empty()).then(|| bench::median(&peer));

@@ -76,40 +76,8 @@ pub const WARM_UP: std::time::Duration = std::time::Duration::from_millis(20);
 /// runs included): only the [`Stage::Run`] work lies between the events.
 /// The warm-up is `runs.warmup` runs and, unless that is 0, at least
 /// [`WARM_UP`] of them.
-pub fn time_staged(gpu: &Gpu, runs: Runs, mut step: impl FnMut(Stage) -> Result<()>) -> Result<Timing> {
-    let start = std::time::Instant::now();
-    let mut done = 0;
-    while done < runs.warmup || (runs.warmup > 0 && start.elapsed() < WARM_UP) {
-        step(Stage::Restore)?;
-        step(Stage::Run)?;
-        done += 1;
-        if done % 16 == 0 {
-            // The host's clock follows the GPU's work, not its queue.
-            gpu.sync()?;
-        }
-    }
-    gpu.sync()?;
-    let timed = runs.timed.max(1);
-    let mut events = Vec::with_capacity(timed);
-    for _ in 0..timed {
-        let (cuda, start, end) = gpu.timing_events()?;
-        step(Stage::Restore)?;
-        start.record(&cuda.stream).during("cuEventRecord")?;
-        step(Stage::Run)?;
-        end.record(&cuda.stream).during("cuEventRecord")?;
-        events.push((start, end));
-    }
-    gpu.sync()?;
-    let samples = events
-        .iter()
-        .map(|(start, end)| start.elapsed_ms(end).map(f64::from).during("cuEventElapsedTime"))
-        .collect::<Result<Vec<_>>>()?;
-    Ok(Timing {
-        median_ms: median(&samples),
-        min_ms: samples.iter().copied().fold(f64::INFINITY, f64::min),
-        max_ms: samples.iter().copied().fold(0.0, f64::max),
-        runs: timed,
-    })
+pub fn time_staged(gpu: &Gpu, runs: Runs, step: impl FnMut(Stage) -> Result<()>) -> Result<Timing> {
+    measure(gpu, runs, false, step)
 }
 
 /// The least span of one timed batch of [`time_batched`].
@@ -125,26 +93,44 @@ pub const BATCH_SPAN: std::time::Duration = std::time::Duration::from_micros(200
 /// that, which is [`time`]), and each sample is the batch's time per
 /// call: the rate a loop of such calls runs at, whichever side bounds it.
 pub fn time_batched(gpu: &Gpu, runs: Runs, mut launch: impl FnMut() -> Result<()>) -> Result<Timing> {
+    measure(gpu, runs, true, |stage| if stage == Stage::Run { launch() } else { Ok(()) })
+}
+
+/// [`time_staged`], or with `batched` [`time_batched`] (whose callers
+/// restore nothing: a batch's runs follow each other with no
+/// [`Stage::Restore`] between them).
+fn measure(
+    gpu: &Gpu,
+    runs: Runs,
+    batched: bool,
+    mut step: impl FnMut(Stage) -> Result<()>,
+) -> Result<Timing> {
     let start = std::time::Instant::now();
     let mut done = 0;
     while done < runs.warmup || (runs.warmup > 0 && start.elapsed() < WARM_UP) {
-        launch()?;
+        step(Stage::Restore)?;
+        step(Stage::Run)?;
         done += 1;
         if done % 16 == 0 {
+            // The host's clock follows the GPU's work, not its queue.
             gpu.sync()?;
         }
     }
     gpu.sync()?;
-    let per_call = start.elapsed().as_secs_f64() / done.max(1) as f64;
-    let batch =
-        if done == 0 { 1 } else { ((BATCH_SPAN.as_secs_f64() / per_call).ceil() as usize).clamp(1, 256) };
+    let batch = if batched && done > 0 {
+        let per_call = start.elapsed().as_secs_f64() / done as f64;
+        ((BATCH_SPAN.as_secs_f64() / per_call).ceil() as usize).clamp(1, 256)
+    } else {
+        1
+    };
     let timed = runs.timed.max(1);
     let mut events = Vec::with_capacity(timed);
     for _ in 0..timed {
         let (cuda, start, end) = gpu.timing_events()?;
+        step(Stage::Restore)?;
         start.record(&cuda.stream).during("cuEventRecord")?;
         for _ in 0..batch {
-            launch()?;
+            step(Stage::Run)?;
         }
         end.record(&cuda.stream).during("cuEventRecord")?;
         events.push((start, end));

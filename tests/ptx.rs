@@ -440,6 +440,35 @@ fn library_kernels_multiply_on_their_tiles_shape() {
     }
 }
 
+/// rustc's NVPTX backend lowers a read-modify-write to `atom` without
+/// memory-order semantics (relaxed), whatever its ordering; the device
+/// layer puts PTX's release and acquire fences around the ordered ones.
+/// Each GEMM split kernel's ticket (`Release`: its partial sums
+/// published) has a `fence.acq_rel.gpu` right before its `atom`, and the
+/// last split's `fence.sc.gpu` (`atomic::fence`, the others' acquired)
+/// follows within a few lines; the one-pass reduction's (`AcqRel`) has
+/// `fence.acq_rel.gpu` on both sides.
+#[test]
+fn ordered_atomics_have_their_fences() {
+    let text = ARCHS.iter().find(|p| p.arch == "sm_90a").expect("an sm_90a PTX").text;
+    let split = registry::tree("gpu::gemm::wgmma").into_iter().filter(|k| k.name.contains("_split"));
+    let names: Vec<&str> = split.map(|k| k.name).chain(["reduce_fast_f32"]).collect();
+    assert!(names.len() > 30, "{names:?}");
+    for name in names {
+        let lines: Vec<&str> = entry_body(text, name)
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with("//"))
+            .collect();
+        let atoms: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].starts_with("atom.global.add")).collect();
+        assert_eq!(atoms.len(), 1, "{name}: one ticket");
+        let at = atoms[0];
+        assert_eq!(lines[at - 1], "fence.acq_rel.gpu;", "{name}: no release before the ticket");
+        let acquire = |l: &&str| ["fence.acq_rel.gpu;", "fence.sc.gpu;"].contains(l);
+        assert!(lines[at + 1..].iter().take(12).any(acquire), "{name}: no acquire after the ticket");
+    }
+}
+
 /// Each tensor-core kernel emits the instructions its step teaches, and
 /// calls nothing: `mma.sync` m16n8k16 (32 per k32 of a warp's 64 x 32
 /// tile; m16n8k8 for tf32, 64) in steps 1-3 in their type, `ldmatrix` in

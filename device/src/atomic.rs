@@ -9,8 +9,9 @@
 //! *acquire* (an atomic with `Acquire`/`AcqRel`, or a fence after it).
 //! The one-pass reduction's ticket is the pattern.
 //!
-//! On the GPU these are Rust's `core::sync::atomic` operations, which the
-//! NVPTX backend lowers to `atom` with the ordering's semantics; on the
+//! On the GPU these are Rust's `core::sync::atomic` operations, with
+//! fences around the read-modify-writes whose ordering the NVPTX backend
+//! drops (`ordered`); on the
 //! host the emulator records each with its ordering, so its race checks
 //! follow the same rules (see `emu::order`).
 
@@ -87,6 +88,50 @@ macro_rules! atomic_words {
 
 atomic_words!(u32 => AtomicU32, i32 => AtomicI32, u64 => AtomicU64);
 
+/// A read-modify-write `rmw` with `order` made real on the GPU.
+///
+/// rustc's NVPTX backend lowers every `atomicrmw` to `atom` without
+/// memory-order semantics, which PTX reads as `.relaxed`, whatever the
+/// ordering asked (loads and stores keep theirs: `ld.acquire`,
+/// `st.release`). An `AcqRel` ticket then published nothing: the GEMM
+/// fix-up's last split could add partial sums another block had not yet
+/// made visible (a verification on the GPU caught it, `docs/notes.md`;
+/// the emulator, which takes the ordering as written, could not). So
+/// ordered ones get PTX's release and acquire patterns around the relaxed
+/// `atom`: a `fence.acq_rel` (`fence.sc` for `SeqCst`) before it when the
+/// ordering releases, and after it when it acquires, at the scope of the
+/// memory (`gpu` for global, `cta` for shared). `tests/ptx.rs` holds the
+/// fences in place.
+#[inline(always)]
+fn ordered<R>(_order: Ordering, _shared: bool, rmw: impl FnOnce() -> R) -> R {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        use Ordering::{AcqRel, Acquire, Release, SeqCst};
+        let fence = || {
+            // SAFETY: fences only (no `nomem`: the compiler keeps memory
+            // accesses on their side of them too).
+            unsafe {
+                match (_order, _shared) {
+                    (SeqCst, false) => core::arch::asm!("fence.sc.gpu;", options(nostack)),
+                    (SeqCst, true) => core::arch::asm!("fence.sc.cta;", options(nostack)),
+                    (_, false) => core::arch::asm!("fence.acq_rel.gpu;", options(nostack)),
+                    (_, true) => core::arch::asm!("fence.acq_rel.cta;", options(nostack)),
+                }
+            }
+        };
+        if matches!(_order, Release | AcqRel | SeqCst) {
+            fence();
+        }
+        let r = rmw();
+        if matches!(_order, Acquire | AcqRel | SeqCst) {
+            fence();
+        }
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    rmw()
+}
+
 /// Tells the emulator of an atomic access to `p`.
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
@@ -113,7 +158,7 @@ macro_rules! atomic_methods {
             let p = self.element(i);
             hook($shared, p, true, order);
             // SAFETY: the caller's contract; the layer's buffers are aligned.
-            T::add(unsafe { T::cell(p) }, v, order)
+            ordered(order, $shared, || T::add(unsafe { T::cell(p) }, v, order))
         }
 
         /// `atomicMax(&self[i], v)`: returns the old value.
@@ -126,7 +171,7 @@ macro_rules! atomic_methods {
             let p = self.element(i);
             hook($shared, p, true, order);
             // SAFETY: as for `atomic_add`.
-            T::max(unsafe { T::cell(p) }, v, order)
+            ordered(order, $shared, || T::max(unsafe { T::cell(p) }, v, order))
         }
 
         /// `atomicExch(&self[i], v)`: returns the old value.
@@ -139,7 +184,7 @@ macro_rules! atomic_methods {
             let p = self.element(i);
             hook($shared, p, true, order);
             // SAFETY: as for `atomic_add`.
-            T::swap(unsafe { T::cell(p) }, v, order)
+            ordered(order, $shared, || T::swap(unsafe { T::cell(p) }, v, order))
         }
 
         /// `atomicCAS(&self[i], current, new)`: stores `new` if the word
@@ -153,7 +198,7 @@ macro_rules! atomic_methods {
             let p = self.element(i);
             hook($shared, p, true, order);
             // SAFETY: as for `atomic_add`.
-            T::cas(unsafe { T::cell(p) }, current, new, order)
+            ordered(order, $shared, || T::cas(unsafe { T::cell(p) }, current, new, order))
         }
 
         /// An atomic load (`ld.acquire` with `Acquire`).
@@ -208,7 +253,17 @@ impl<T: AtomicWord> SharedArray<T> {
 /// after the atomic that acquires them, if that atomic is relaxed).
 #[inline(always)]
 pub fn fence() {
-    core::sync::atomic::fence(Ordering::SeqCst);
+    // `fence.sc.gpu`, as `__threadfence()` is: the device's scope, which
+    // is all that blocks of one launch share (Rust's `SeqCst` fence would
+    // be `fence.sc.sys`, ordered against the host too, and slower).
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: a fence (no `nomem`: memory accesses stay on their side).
+    unsafe {
+        core::arch::asm!("fence.sc.gpu;", options(nostack))
+    };
     #[cfg(not(target_arch = "nvptx64"))]
-    emu::device::fence();
+    {
+        core::sync::atomic::fence(Ordering::SeqCst);
+        emu::device::fence();
+    }
 }

@@ -31,9 +31,9 @@
 //!   last split to finish a tile finishes it, in the same launch: each
 //!   thread, after writing its partial sums (128, 64 or 32 by the
 //!   tile), draws a ticket for its
-//!   place in the tile (`atom.add.acq_rel`, one word per tile and
-//!   thread, releasing its writes and acquiring the others'); the thread
-//!   that draws the last one adds the splits' sums in split order (the
+//!   place in the tile (an `atom.add` with release, one word per tile and
+//!   thread, publishing its writes); the thread that draws the last one
+//!   acquires the others' (a fence), adds the splits' sums in split order (the
 //!   same bits whoever comes last), applies the epilogue and stores D,
 //!   and resets the ticket for the next launch. No block waits for
 //!   another, so no order of blocks can deadlock (nor the emulator,
@@ -48,7 +48,7 @@ use half::{bf16, f16};
 
 use super::epilogue::{ACT_GELU, ACT_RELU, BIAS_COLS, BIAS_ROWS, Output, activate, gelu, relu};
 use crate::dev::SharedArray;
-use crate::dev::atomic::Ordering;
+use crate::dev::atomic::{Ordering, fence};
 use crate::dev::math::fma;
 use crate::dev::registers;
 use crate::dev::shared::launch_sized_base;
@@ -559,10 +559,13 @@ fn gemm<E: Element, T: Output, L: Tile, const SPLIT: bool>(
             } else {
                 store_at::<false, _>(&sums, &acc, part, t, (w.m(), w.n()), (base(item.s as usize), w.n()));
             }
-            // The thread's ticket for its place in the tile: the last of
-            // the splits to draw it has everyone's partial sums.
+            // The thread's ticket for its place in the tile, drawn with
+            // release (its partial sums published): the last of the splits
+            // to draw it acquires everyone's with a fence (the others go on
+            // to their next item without one).
             let ticket = item.tile as usize * 256 + 128 * consumer + t as usize;
-            if tickets.atomic_add(ticket, 1, Ordering::AcqRel) as usize + 1 == w.splits() {
+            if tickets.atomic_add(ticket, 1, Ordering::Release) as usize + 1 == w.splits() {
+                fence();
                 tickets.atomic_store(ticket, 0, Ordering::Relaxed);
                 // At most 32 of the thread's sums at a time (a quarter of
                 // a wide tile's; a short tile's 32 in the first part, the

@@ -460,7 +460,8 @@ fn ordered_atomics_have_their_fences() {
             .map(str::trim)
             .filter(|l| !l.is_empty() && !l.starts_with("//"))
             .collect();
-        let atoms: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].starts_with("atom.global.add")).collect();
+        let atoms: Vec<usize> =
+            (0..lines.len()).filter(|&i| lines[i].starts_with("atom.global.add")).collect();
         assert_eq!(atoms.len(), 1, "{name}: one ticket");
         let at = atoms[0];
         assert_eq!(lines[at - 1], "fence.acq_rel.gpu;", "{name}: no release before the ticket");

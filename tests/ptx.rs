@@ -395,6 +395,17 @@ fn cuda_std_kernels_assemble_for_every_arch_without_spills() {
                 p.arch
             );
         }
+        // A released read-modify-write: the fence before its relaxed
+        // `atom` (rustc's NVPTX backend drops the ordering itself).
+        let lines: Vec<&str> = entry_body(p.text, "shared_histogram").lines().map(str::trim).collect();
+        let add = lines.iter().position(|l| l.starts_with("atom.global.add")).expect("the global add");
+        let before: Vec<&&str> =
+            lines[..add].iter().rev().filter(|l| !l.is_empty() && !l.starts_with("//")).take(3).collect();
+        assert!(
+            before.iter().any(|l| l.starts_with("fence.acq_rel") || l.starts_with("fence.sc")),
+            "{}: {before:?}",
+            p.arch
+        );
         let body = entry_body(p.text, "shared_styles");
         assert!(
             body.contains("st.shared") && body.contains("ld.shared") && body.contains("%dynamic_smem_size")

@@ -13,7 +13,9 @@ pub const BINS: usize = 16;
 
 /// `bins[v % 16] += 1` for each `v` of `x`: each block counts into a
 /// shared histogram with block-scoped atomic adds, then adds it to the
-/// global one with device-scoped ones.
+/// global one with device-scoped ones, with release (as a block would
+/// that published its work through the counts; `tests/ptx.rs` checks the
+/// fence the ordering needs).
 #[kernel]
 pub unsafe fn shared_histogram(x: &[u32], bins: *mut u32) {
     let s = shared_array![u32; BINS];
@@ -30,7 +32,7 @@ pub unsafe fn shared_histogram(x: &[u32], bins: *mut u32) {
     thread::sync_threads();
     if t < BINS {
         let count = unsafe { mid::atomic_load_32_block(s.add(t).as_ptr(), Relaxed) };
-        unsafe { mid::atomic_fetch_add_u32_device(bins.add(t).as_ptr(), Relaxed, count) };
+        unsafe { mid::atomic_fetch_add_u32_device(bins.add(t).as_ptr(), Release, count) };
     }
 }
 

@@ -10,10 +10,13 @@
 //!   {scope}` and `{block,device,system}_thread_fence`.
 //!
 //! Each operation is one atomic on its word (see `word.rs` for how each
-//! is built). On the GPU the scope is that of Rust's atomics, which the
-//! NVPTX backend gives system scope (`.sys` where it names one): a block-
-//! or device-scoped atomic is a system-scoped one here, which is stronger,
-//! never weaker, and may be slower. Float `fetch_add` is a compare-and-swap
+//! is built). On the GPU the scope is that of Rust's atomics: the NVPTX
+//! backend gives loads, stores and fences system scope (`.sys`), and its
+//! read-modify-writes no scope or ordering at all (a relaxed `atom`, the
+//! device's scope), which `word.rs` orders with system-scoped fences. A
+//! block- or device-scoped atomic is so at least as strong as asked and
+//! may be slower; a system-scoped read-modify-write is ordered for the
+//! system but atomic only for the device (`atom` without `.sys`). Float `fetch_add` is a compare-and-swap
 //! loop, not `atom.add.f32`. On the emulator every operation is an atomic
 //! access of its word, with its ordering, in the space the address lies in:
 //! no race between atomics, and a release/acquire pair orders plain

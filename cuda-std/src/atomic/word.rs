@@ -3,7 +3,8 @@
 //!
 //! Integer operations are `core::sync::atomic`'s, which the NVPTX backend
 //! lowers to `atom.{add,and,or,xor,min,max,exch,cas}` on the generic
-//! address (global or shared, as the pointer is). Float `add` and the
+//! address (global or shared, as the pointer is), relaxed: the ordering
+//! is fences around them ([`ordered`]). Float `add` and the
 //! operations PTX has no float form of are a compare-and-swap loop on the
 //! bits: `old = load; loop { new = f(old); cas(old, new) }`, which gives
 //! the same value as one `atom.add.f32`, rounded once per update.
@@ -21,6 +22,32 @@ pub(crate) fn fail_order(o: Ordering) -> Ordering {
         Ordering::Acquire | Ordering::AcqRel => Ordering::Acquire,
         _ => Ordering::SeqCst,
     }
+}
+
+/// A read-modify-write `rmw` with ordering `o` made real on the GPU:
+/// rustc's NVPTX backend compiles every `atomicrmw` and `cmpxchg` to a
+/// relaxed `atom`, whatever the ordering (loads and stores keep theirs),
+/// so an ordered one gets PTX's release pattern before it (a fence, the
+/// system's scope, as this module's atomics are documented) and the
+/// acquire pattern after it, as its ordering asks. Nothing more on the
+/// emulator, which takes the ordering from [`hook`].
+#[inline(always)]
+fn ordered<R>(_o: Ordering, rmw: impl FnOnce() -> R) -> R {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        use Ordering::{AcqRel, Acquire, Release, SeqCst};
+        let fence = || core::sync::atomic::fence(if _o == SeqCst { SeqCst } else { AcqRel });
+        if matches!(_o, Release | AcqRel | SeqCst) {
+            fence();
+        }
+        let r = rmw();
+        if matches!(_o, Acquire | AcqRel | SeqCst) {
+            fence();
+        }
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    rmw()
 }
 
 /// Tells the emulator of an atomic access of `size_of::<T>()` bytes at
@@ -117,51 +144,51 @@ macro_rules! int_word {
             unsafe fn fetch_add(p: *mut Self, v: Self, o: Ordering) -> Self {
                 hook(p, true, o);
                 // SAFETY: the trait's contract.
-                unsafe { <$cell>::from_ptr(p) }.fetch_add(v, o)
+                ordered(o, || unsafe { <$cell>::from_ptr(p) }.fetch_add(v, o))
             }
             #[inline(always)]
             #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn fetch_sub(p: *mut Self, v: Self, o: Ordering) -> Self {
                 hook(p, true, o);
                 // SAFETY: the trait's contract.
-                unsafe { <$cell>::from_ptr(p) }.fetch_sub(v, o)
+                ordered(o, || unsafe { <$cell>::from_ptr(p) }.fetch_sub(v, o))
             }
             #[inline(always)]
             #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn fetch_and(p: *mut Self, v: Self, o: Ordering) -> Self {
                 hook(p, true, o);
                 // SAFETY: the trait's contract.
-                unsafe { <$cell>::from_ptr(p) }.fetch_and(v, o)
+                ordered(o, || unsafe { <$cell>::from_ptr(p) }.fetch_and(v, o))
             }
             #[inline(always)]
             #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn fetch_or(p: *mut Self, v: Self, o: Ordering) -> Self {
                 hook(p, true, o);
                 // SAFETY: the trait's contract.
-                unsafe { <$cell>::from_ptr(p) }.fetch_or(v, o)
+                ordered(o, || unsafe { <$cell>::from_ptr(p) }.fetch_or(v, o))
             }
             #[inline(always)]
             #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn fetch_xor(p: *mut Self, v: Self, o: Ordering) -> Self {
                 hook(p, true, o);
                 // SAFETY: the trait's contract.
-                unsafe { <$cell>::from_ptr(p) }.fetch_xor(v, o)
+                ordered(o, || unsafe { <$cell>::from_ptr(p) }.fetch_xor(v, o))
             }
             #[inline(always)]
             #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn exch(p: *mut Self, v: Self, o: Ordering) -> Self {
                 hook(p, true, o);
                 // SAFETY: the trait's contract.
-                unsafe { <$cell>::from_ptr(p) }.swap(v, o)
+                ordered(o, || unsafe { <$cell>::from_ptr(p) }.swap(v, o))
             }
             #[inline(always)]
             #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn cas(p: *mut Self, current: Self, new: Self, o: Ordering) -> Self {
                 hook(p, true, o);
                 // SAFETY: the trait's contract.
-                match unsafe { <$cell>::from_ptr(p) }.compare_exchange(current, new, o, fail_order(o)) {
+                ordered(o, || match unsafe { <$cell>::from_ptr(p) }.compare_exchange(current, new, o, fail_order(o)) {
                     Ok(v) | Err(v) => v,
-                }
+                })
             }
             #[inline(always)]
             #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
@@ -185,14 +212,14 @@ macro_rules! int_word {
             unsafe fn fetch_min(p: *mut Self, v: Self, o: Ordering) -> Self {
                 hook(p, true, o);
                 // SAFETY: the trait's contract.
-                unsafe { <$cell>::from_ptr(p) }.fetch_min(v, o)
+                ordered(o, || unsafe { <$cell>::from_ptr(p) }.fetch_min(v, o))
             }
             #[inline(always)]
             #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn fetch_max(p: *mut Self, v: Self, o: Ordering) -> Self {
                 hook(p, true, o);
                 // SAFETY: the trait's contract.
-                unsafe { <$cell>::from_ptr(p) }.fetch_max(v, o)
+                ordered(o, || unsafe { <$cell>::from_ptr(p) }.fetch_max(v, o))
             }
         }
     )*};

@@ -88,7 +88,17 @@ macro_rules! atomic_words {
 
 atomic_words!(u32 => AtomicU32, i32 => AtomicI32, u64 => AtomicU64);
 
-/// A read-modify-write `rmw` with `order` made real on the GPU.
+/// The threads an ordered read-modify-write's fences order it for
+/// ([`ordered`]): PTX's `.cta`, `.gpu` and `.sys` scopes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    Block,
+    Device,
+    System,
+}
+
+/// A read-modify-write `rmw` with `order` made real on the GPU, for the
+/// threads of `scope`.
 ///
 /// rustc's NVPTX backend lowers every `atomicrmw` to `atom` without
 /// memory-order semantics, which PTX reads as `.relaxed`, whatever the
@@ -99,11 +109,13 @@ atomic_words!(u32 => AtomicU32, i32 => AtomicI32, u64 => AtomicU64);
 /// the emulator, which takes the ordering as written, could not). So
 /// ordered ones get PTX's release and acquire patterns around the relaxed
 /// `atom`: a `fence.acq_rel` (`fence.sc` for `SeqCst`) before it when the
-/// ordering releases, and after it when it acquires, at the scope of the
-/// memory (`gpu` for global, `cta` for shared). `tests/ptx.rs` holds the
-/// fences in place.
+/// ordering releases, and after it when it acquires. This layer's
+/// atomics use the memory's scope (`Device` for global, `Block` for
+/// shared); `lab-cuda-std`'s, `System`. `tests/ptx.rs` holds the fences in
+/// place. On the host, `rmw` alone: the emulator takes the ordering from
+/// the access it was told of.
 #[inline(always)]
-fn ordered<R>(_order: Ordering, _shared: bool, rmw: impl FnOnce() -> R) -> R {
+pub fn ordered<R>(order: Ordering, scope: Scope, rmw: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "nvptx64")]
     {
         use Ordering::{AcqRel, Acquire, Release, SeqCst};
@@ -111,25 +123,30 @@ fn ordered<R>(_order: Ordering, _shared: bool, rmw: impl FnOnce() -> R) -> R {
             // SAFETY: fences only (no `nomem`: the compiler keeps memory
             // accesses on their side of them too).
             unsafe {
-                match (_order, _shared) {
-                    (SeqCst, false) => core::arch::asm!("fence.sc.gpu;", options(nostack)),
-                    (SeqCst, true) => core::arch::asm!("fence.sc.cta;", options(nostack)),
-                    (_, false) => core::arch::asm!("fence.acq_rel.gpu;", options(nostack)),
-                    (_, true) => core::arch::asm!("fence.acq_rel.cta;", options(nostack)),
+                match (order == SeqCst, scope) {
+                    (true, Scope::Block) => core::arch::asm!("fence.sc.cta;", options(nostack)),
+                    (true, Scope::Device) => core::arch::asm!("fence.sc.gpu;", options(nostack)),
+                    (true, Scope::System) => core::arch::asm!("fence.sc.sys;", options(nostack)),
+                    (false, Scope::Block) => core::arch::asm!("fence.acq_rel.cta;", options(nostack)),
+                    (false, Scope::Device) => core::arch::asm!("fence.acq_rel.gpu;", options(nostack)),
+                    (false, Scope::System) => core::arch::asm!("fence.acq_rel.sys;", options(nostack)),
                 }
             }
         };
-        if matches!(_order, Release | AcqRel | SeqCst) {
+        if matches!(order, Release | AcqRel | SeqCst) {
             fence();
         }
         let r = rmw();
-        if matches!(_order, Acquire | AcqRel | SeqCst) {
+        if matches!(order, Acquire | AcqRel | SeqCst) {
             fence();
         }
         r
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    rmw()
+    {
+        let _ = (order, scope);
+        rmw()
+    }
 }
 
 /// Tells the emulator of an atomic access to `p`.
@@ -148,6 +165,9 @@ fn hook<T>(_shared: bool, _p: *const T, _write: bool, _order: Ordering) {
 
 macro_rules! atomic_methods {
     ($shared:expr) => {
+        /// The scope of this memory's ordered read-modify-writes.
+        const SCOPE: Scope = if $shared { Scope::Block } else { Scope::Device };
+
         /// `atomicAdd(&self[i], v)`: adds `v`, returns the old value.
         ///
         /// # Safety
@@ -158,7 +178,8 @@ macro_rules! atomic_methods {
             let p = self.element(i);
             hook($shared, p, true, order);
             // SAFETY: the caller's contract; the layer's buffers are aligned.
-            ordered(order, $shared, || T::add(unsafe { T::cell(p) }, v, order))
+            let cell = unsafe { T::cell(p) };
+            ordered(order, Self::SCOPE, || T::add(cell, v, order))
         }
 
         /// `atomicMax(&self[i], v)`: returns the old value.
@@ -171,7 +192,8 @@ macro_rules! atomic_methods {
             let p = self.element(i);
             hook($shared, p, true, order);
             // SAFETY: as for `atomic_add`.
-            ordered(order, $shared, || T::max(unsafe { T::cell(p) }, v, order))
+            let cell = unsafe { T::cell(p) };
+            ordered(order, Self::SCOPE, || T::max(cell, v, order))
         }
 
         /// `atomicExch(&self[i], v)`: returns the old value.
@@ -184,7 +206,8 @@ macro_rules! atomic_methods {
             let p = self.element(i);
             hook($shared, p, true, order);
             // SAFETY: as for `atomic_add`.
-            ordered(order, $shared, || T::swap(unsafe { T::cell(p) }, v, order))
+            let cell = unsafe { T::cell(p) };
+            ordered(order, Self::SCOPE, || T::swap(cell, v, order))
         }
 
         /// `atomicCAS(&self[i], current, new)`: stores `new` if the word
@@ -198,7 +221,8 @@ macro_rules! atomic_methods {
             let p = self.element(i);
             hook($shared, p, true, order);
             // SAFETY: as for `atomic_add`.
-            ordered(order, $shared, || T::cas(unsafe { T::cell(p) }, current, new, order))
+            let cell = unsafe { T::cell(p) };
+            ordered(order, Self::SCOPE, || T::cas(cell, current, new, order))
         }
 
         /// An atomic load (`ld.acquire` with `Acquire`).

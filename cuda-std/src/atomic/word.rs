@@ -24,30 +24,14 @@ pub(crate) fn fail_order(o: Ordering) -> Ordering {
     }
 }
 
-/// A read-modify-write `rmw` with ordering `o` made real on the GPU:
-/// rustc's NVPTX backend compiles every `atomicrmw` and `cmpxchg` to a
-/// relaxed `atom`, whatever the ordering (loads and stores keep theirs),
-/// so an ordered one gets PTX's release pattern before it (a fence, the
-/// system's scope, as this module's atomics are documented) and the
-/// acquire pattern after it, as its ordering asks. Nothing more on the
-/// emulator, which takes the ordering from [`hook`].
+/// A read-modify-write `rmw` with ordering `o`: rustc's NVPTX backend
+/// compiles every `atomicrmw` and `cmpxchg` to a relaxed `atom`, whatever
+/// the ordering, so the device layer's [`gpu_device::atomic::ordered`]
+/// puts the fences the ordering needs around it, at the system's scope
+/// (as this module documents its atomics).
 #[inline(always)]
-fn ordered<R>(_o: Ordering, rmw: impl FnOnce() -> R) -> R {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        use Ordering::{AcqRel, Acquire, Release, SeqCst};
-        let fence = || core::sync::atomic::fence(if _o == SeqCst { SeqCst } else { AcqRel });
-        if matches!(_o, Release | AcqRel | SeqCst) {
-            fence();
-        }
-        let r = rmw();
-        if matches!(_o, Acquire | AcqRel | SeqCst) {
-            fence();
-        }
-        r
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    rmw()
+fn ordered<R>(o: Ordering, rmw: impl FnOnce() -> R) -> R {
+    gpu_device::atomic::ordered(o, gpu_device::atomic::Scope::System, rmw)
 }
 
 /// Tells the emulator of an atomic access of `size_of::<T>()` bytes at

@@ -119,26 +119,12 @@ pub fn ordered<R>(order: Ordering, scope: Scope, rmw: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "nvptx64")]
     {
         use Ordering::{AcqRel, Acquire, Release, SeqCst};
-        let fence = || {
-            // SAFETY: fences only (no `nomem`: the compiler keeps memory
-            // accesses on their side of them too).
-            unsafe {
-                match (order == SeqCst, scope) {
-                    (true, Scope::Block) => core::arch::asm!("fence.sc.cta;", options(nostack)),
-                    (true, Scope::Device) => core::arch::asm!("fence.sc.gpu;", options(nostack)),
-                    (true, Scope::System) => core::arch::asm!("fence.sc.sys;", options(nostack)),
-                    (false, Scope::Block) => core::arch::asm!("fence.acq_rel.cta;", options(nostack)),
-                    (false, Scope::Device) => core::arch::asm!("fence.acq_rel.gpu;", options(nostack)),
-                    (false, Scope::System) => core::arch::asm!("fence.acq_rel.sys;", options(nostack)),
-                }
-            }
-        };
         if matches!(order, Release | AcqRel | SeqCst) {
-            fence();
+            fence_at(order == SeqCst, scope);
         }
         let r = rmw();
         if matches!(order, Acquire | AcqRel | SeqCst) {
-            fence();
+            fence_at(order == SeqCst, scope);
         }
         r
     }
@@ -146,6 +132,24 @@ pub fn ordered<R>(order: Ordering, scope: Scope, rmw: impl FnOnce() -> R) -> R {
     {
         let _ = (order, scope);
         rmw()
+    }
+}
+
+/// `fence.sc` (`sc`) or `fence.acq_rel` at `scope`, on the GPU.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+fn fence_at(sc: bool, scope: Scope) {
+    // SAFETY: fences only (no `nomem`: the compiler keeps memory accesses
+    // on their side of them too).
+    unsafe {
+        match (sc, scope) {
+            (true, Scope::Block) => core::arch::asm!("fence.sc.cta;", options(nostack)),
+            (true, Scope::Device) => core::arch::asm!("fence.sc.gpu;", options(nostack)),
+            (true, Scope::System) => core::arch::asm!("fence.sc.sys;", options(nostack)),
+            (false, Scope::Block) => core::arch::asm!("fence.acq_rel.cta;", options(nostack)),
+            (false, Scope::Device) => core::arch::asm!("fence.acq_rel.gpu;", options(nostack)),
+            (false, Scope::System) => core::arch::asm!("fence.acq_rel.sys;", options(nostack)),
+        }
     }
 }
 
@@ -281,10 +285,7 @@ pub fn fence() {
     // is all that blocks of one launch share (Rust's `SeqCst` fence would
     // be `fence.sc.sys`, ordered against the host too, and slower).
     #[cfg(target_arch = "nvptx64")]
-    // SAFETY: a fence (no `nomem`: memory accesses stay on their side).
-    unsafe {
-        core::arch::asm!("fence.sc.gpu;", options(nostack))
-    };
+    fence_at(true, Scope::Device);
     #[cfg(not(target_arch = "nvptx64"))]
     {
         core::sync::atomic::fence(Ordering::SeqCst);

@@ -394,7 +394,7 @@ pub fn reduce_shuffle<T: Sum>(input: In<T>, partials: Out<T>, n: u64) {
 /// (`ld.global.v4`, a warp reads 512 contiguous bytes per load: 16 sectors,
 /// all used), 8 steps, into 4 register accumulators; then `block_sum`
 /// gives the chunk's partial, `partials[chunk]`. The last block to finish
-/// (an integer atomic ticket, after a fence) sums the partials: thread `t`
+/// (an integer atomic ticket with release and acquire) sums the partials: thread `t`
 /// adds `partials[t], partials[t + 256], ...` in order, then one more
 /// `block_sum`. It resets the ticket for the next launch.
 ///
@@ -472,9 +472,10 @@ pub fn reduce_fast<T: Sum>(input: In<T>, partials: Out<T>, ticket: Out<u32>, out
     }
 
     if tid == 0 {
-        // Make this block's partials visible device-wide before taking a
-        // ticket; the block that draws the last ticket sees all of them.
-        fence();
+        // The ticket, drawn with release and acquire: this block's
+        // partials (thread 0's writes) visible device-wide before it, and
+        // the block that draws the last one sees all of them (the release
+        // is a fence before the `atom`, `gpu::dev::atomic::ordered`).
         // SAFETY: `ticket` is one u32, zero at launch, touched only
         // atomically by thread 0 of each block until the last block resets
         // it after every ticket is drawn.

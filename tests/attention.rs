@@ -100,6 +100,11 @@ fn hopper_causal_deal_covers_every_tile_once() {
 fn hopper_d256() {
     check::<Bf16>(Step::Hopper, problem((2, 1), (33, 70), 256, true));
     check::<F16>(Step::Hopper, problem((1, 1), (17, 40), 256, false));
+    // At d = 256 a row's reference moves only when its maximum passes it
+    // by more than 2^8: at scale 1 (scores spread over some 2^40) rows
+    // pass it on later key tiles too, and the rescale runs mid-row.
+    check::<Bf16>(Step::Hopper, Problem { scale: 1.0, ..problem((1, 1), (70, 300), 256, false) });
+    check::<F16>(Step::Hopper, Problem { scale: 0.5, ..problem((1, 1), (65, 257), 256, true) });
 }
 
 #[test]

@@ -217,22 +217,8 @@ pub unsafe fn sync_warp(mask: u32) {
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn warp_vote_ballot(mask: u32, predicate: bool) -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let ballot: u32;
-        // SAFETY: the caller's contract; registers only.
-        unsafe {
-            core::arch::asm!(
-                "{{ .reg .pred p; setp.ne.u32 p, {v}, 0; vote.sync.ballot.b32 {b}, p, {m}; }}",
-                b = out(reg32) ballot, v = in(reg32) u32::from(predicate), m = in(reg32) mask, options(nostack)
-            )
-        };
-        ballot
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        emu::device::shuffle(mask, emu::device::ShflOp::Ballot, u64::from(predicate)) as u32
-    }
+    // SAFETY: the caller's contract.
+    unsafe { gpu_device::warp::ballot(mask, predicate) }
 }
 
 /// `__all_sync(mask, predicate)`: whether every lane of `mask` votes true.

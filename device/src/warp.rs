@@ -1,4 +1,4 @@
-//! Warp shuffles (`shfl.sync`): lanes of a warp exchange registers directly,
+//! Warp shuffles (`shfl.sync`) and votes: lanes of a warp exchange registers directly,
 //! without shared memory or a barrier. On the host the emulator waits until
 //! every lane named in the mask has arrived, then hands out the values.
 //!
@@ -96,6 +96,32 @@ pub unsafe fn shfl_xor_f32(mask: u32, value: f32, lane_mask: u32) -> f32 {
         f32::from_bits(
             emu::device::shuffle(mask, emu::device::ShflOp::Xor(lane_mask), value.to_bits() as u64) as u32,
         )
+    }
+}
+
+/// `__ballot_sync(mask, predicate)`: the lanes of `mask` whose predicate
+/// is true, as a mask every lane receives (`vote.sync.ballot.b32`).
+///
+/// # Safety
+/// Every lane named in `mask` executes this vote with this `mask`.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn ballot(mask: u32, predicate: bool) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let ballot: u32;
+        // SAFETY: the caller's contract; registers only.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .pred p; setp.ne.u32 p, {v}, 0; vote.sync.ballot.b32 {b}, p, {m}; }}",
+                b = out(reg32) ballot, v = in(reg32) u32::from(predicate), m = in(reg32) mask, options(nostack)
+            )
+        };
+        ballot
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        emu::device::shuffle(mask, emu::device::ShflOp::Ballot, u64::from(predicate)) as u32
     }
 }
 

@@ -9,7 +9,8 @@
 //! (`wait_group 1`) and run the softmax of `S_j` (mask, row maxima, `P_j =
 //! 2^(S c - m c)` in place, row sums, the rescale factor) while `P_{j-1}
 //! V_{j-1}` still runs on the tensor cores; then wait for it (`wait_group
-//! 0`), release its stage, rescale O and only then pack `P_j` into the
+//! 0`), release its stage, rescale O (where a row's reference moved:
+//! [`SLACK`]) and only then pack `P_j` into the
 //! registers `P_{j-1}` held (a `wgmma` reads its registers until its
 //! wait). ptxas would still move the wait above the softmax, to
 //! interleave the packs with the exponentials: a store of the row sums
@@ -35,10 +36,25 @@ use super::scheduler::{Problem, Tile};
 use super::{BR, SPAN};
 use crate::attention::{Half, tree32, visible_keys};
 use crate::dev::math::{ex2_approx, fma, lg2_approx};
-use crate::dev::warp::{FULL_MASK, shfl_xor_f32};
+use crate::dev::warp::{FULL_MASK, ballot, shfl_xor_f32};
 use crate::dev::wgmma::{self, Accumulators, Descriptor, d_f32, shared_address, wait_for, wait_for_after};
 use crate::dev::{Out, thread_idx_x};
 use seq_macro::seq;
+
+/// How far (in powers of 2) a row's maximum may pass the reference its
+/// exponentials subtract before the reference moves to it: `P = 2^(s c -
+/// m c)` then lies below `2^SLACK` (bf16 and f16 hold it, `l` in `f32`
+/// with room to spare), O and `l` keep the stale reference, and the final
+/// `O / l` and lse use it too: the same result, its roundings relative
+/// to each value's size as before. Random scores pass it by that much almost only
+/// on a row's first key tile, so most tiles skip O's rescale (`d / 2`
+/// multiplies a thread, one a score).
+///
+/// Only at d = 256, where the rescale (128 multiplies a thread) waits for
+/// `P V` and nothing overlaps it. At d = 64 and 128 it runs beside the
+/// next tile's packing, and the vote and the branch cost more than the
+/// multiplies they save (A/B in `docs/notes.md`).
+const SLACK: f32 = 8.0;
 
 /// A consumer warpgroup: which (0: the tile's first 64 queries, 1: the
 /// next), its thread, and the block's layout.
@@ -301,8 +317,13 @@ impl Consumer {
         }
         let key0 = j * bc;
         let masked = key0 + bc > at.first_limit;
-        let alpha =
-            self.softmax::<S>((&mut w.st.m, &mut w.st.l), &mut w.sc, (at.rows, key0, masked), at.p, at.c);
+        let alpha = self.softmax::<S>(
+            (&mut w.st.m, &mut w.st.l),
+            &mut w.sc,
+            (at.rows, key0, masked, O::N > 128),
+            at.p,
+            at.c,
+        );
         if PV {
             w.st.o = if O::N <= 128 {
                 // After the softmax, not before it (see `wait_for_after`).
@@ -318,12 +339,18 @@ impl Consumer {
                 wait_for::<0, O>(w.st.o)
             };
             self.release(smem.v_empty(sp));
-            seq!(I in 0..128 {{
-                let i: usize = I;
-                if i < O::N / 2 {
-                    w.st.o[i] *= alpha[(i / 2) % 2];
-                }
-            }});
+            // O's rescale; at d = 256 only in a warp where some row's
+            // reference moved (a vote: the branch is the warp's, not a
+            // thread's), see `SLACK`.
+            // SAFETY: every lane of the warp is here.
+            if O::N <= 128 || unsafe { ballot(FULL_MASK, alpha != [1.0; 2]) } != 0 {
+                seq!(I in 0..128 {{
+                    let i: usize = I;
+                    if i < O::N / 2 {
+                        w.st.o[i] *= alpha[(i / 2) % 2];
+                    }
+                }});
+            }
         }
         // P into the registers `P_{j-1} V_{j-1}` read: only after its wait
         // (ptxas would otherwise wait for it before the exponentials).
@@ -333,16 +360,17 @@ impl Consumer {
 
     /// The online softmax of one key tile's scores `sc` (keys `key0..`):
     /// where `masked`, scores past each row's limit become `-inf`; each
-    /// row's maximum `m` grows, `sc` becomes `P = 2^(s c - m c)` (still
+    /// row's reference `m` moves to its maximum where that passes it by
+    /// more than [`SLACK`] where `lazy` (else wherever it passes it), `sc` becomes `P = 2^(s c - m c)` (still
     /// `f32`: [`pack`] makes it the A fragments of `P V`), `l` takes the
     /// row sums; returns each row's rescale factor `2^(m_old c - m_new c)`
-    /// for O.
+    /// for O (1 where `m` stayed).
     #[inline(always)]
     fn softmax<S: Accumulators>(
         self,
         (mm, ll): (&mut [f32; 2], &mut [f32; 2]),
         sc: &mut S,
-        (rows, key0, masked): (Rows, usize, bool),
+        (rows, key0, masked, lazy): (Rows, usize, bool, bool),
         p: Problem,
         c: f32,
     ) -> [f32; 2] {
@@ -390,10 +418,14 @@ impl Consumer {
             top = top.max(unsafe { shfl_xor_f32(FULL_MASK, top, 1) });
             // SAFETY: as above.
             top = top.max(unsafe { shfl_xor_f32(FULL_MASK, top, 2) });
-            let m = mm[R].max(top);
+            // Where lazy, the reference moves only when the row's maximum
+            // passes it by more than 2^SLACK, or from -inf; else it is the
+            // maximum.
+            let stays = lazy && (top - mm[R]) * c <= SLACK;
+            let m = if lazy { if stays { mm[R] } else { top } } else { mm[R].max(top) };
             // 0 while the row has seen no key (every p and alpha is then 0).
             let reference = if m == f32::NEG_INFINITY { 0.0 } else { m * c };
-            alpha[R] = ex2_approx(fma(mm[R], c, -reference));
+            alpha[R] = if stays { 1.0 } else { ex2_approx(fma(mm[R], c, -reference)) };
             mm[R] = m;
             let mut v = [-0.0f32; 32];
             seq!(I in 0..64 {{

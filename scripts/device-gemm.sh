@@ -70,18 +70,27 @@ for section in "$@"; do
         echo "compute-sanitizer $tool gemm e4m3 narrow splits $s: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-narrow-fp8-$s-$tool.log" | tr '\n' ' ')" | tee -a "$LOG"
       done
     done ;;
-  sanitize-short)
-    # 64 x 128 tiles (two warpgroups side by side), k split and not,
-    # 16-bit and FP8, under all four tools.
+  sanitize-tile-*)
+    # sanitize-tile-TILE (64x128, 192, ...: `gemm --tile`): that tile, k split
+    # and not, 16-bit and FP8, under all four tools.
+    t=${section#sanitize-tile-}
     for tool in memcheck racecheck synccheck initcheck; do
       for s in 1 3; do
         compute-sanitizer --tool $tool --error-exitcode 9 $D/gemm --precision bf16 --out bf16 --shape 200x300x2000,67x130x777 \
-          --tile 64x128 --splits $s --beta 1 --bias --act gelu --iters 1 --warmup 0 > "$OUT/sanitize-short-$s-$tool.log" 2>&1
-        echo "compute-sanitizer $tool gemm short splits $s: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-short-$s-$tool.log" | tr '\n' ' ')" | tee -a "$LOG"
+          --tile $t --splits $s --beta 1 --bias --act gelu --iters 1 --warmup 0 > "$OUT/sanitize-$t-$s-$tool.log" 2>&1
+        echo "compute-sanitizer $tool gemm tile $t splits $s: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$t-$s-$tool.log" | tr '\n' ' ')" | tee -a "$LOG"
         compute-sanitizer --tool $tool --error-exitcode 9 $D/gemm --precision e4m3 --out bf16 --op-b t --shape 200x300x2048,16x520x1024 \
-          --tile 64x128 --splits $s --iters 1 --warmup 0 > "$OUT/sanitize-short-fp8-$s-$tool.log" 2>&1
-        echo "compute-sanitizer $tool gemm e4m3 short splits $s: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-short-fp8-$s-$tool.log" | tr '\n' ' ')" | tee -a "$LOG"
+          --tile $t --splits $s --iters 1 --warmup 0 > "$OUT/sanitize-$t-fp8-$s-$tool.log" 2>&1
+        echo "compute-sanitizer $tool gemm e4m3 tile $t splits $s: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$t-fp8-$s-$tool.log" | tr '\n' ' ')" | tee -a "$LOG"
       done
+    done ;;
+  peer-kernels)
+    # Which kernels (names, grids, durations) cuBLAS and cuBLASLt launch
+    # for the shapes in PEER_SHAPES, beside ours: ncu's launch list.
+    for p in bf16 e4m3; do
+      ncu --clock-control none --section SpeedOfLight --section LaunchStats --launch-count ${PEER_LAUNCHES:-30} $D/gemm --precision $p --out bf16 \
+        $([ $p = e4m3 ] && echo --op-b t) --shape ${PEER_SHAPES:-5000x3000x2000} --iters 1 --warmup 0 > "$OUT/peer-kernels-$p.log" 2>&1
+      grep -E "CC 9\.0|Duration|Grid Size" "$OUT/peer-kernels-$p.log" | tee -a "$LOG"
     done ;;
   sweep-*)
     # sweep-PRECISION or sweep-PRECISION-OUT
@@ -288,6 +297,10 @@ for section in "$@"; do
       compute-sanitizer --tool $tool --error-exitcode 9 $D/attention --batch 1 --heads 4 --kv-heads 2 --seq 300 --seq-k 333 \
         --head-dim 128 --causal --ping-pong --kernels flash,hopper --iters 1 --warmup 0 > "$OUT/sanitize-attention-128-$tool.log" 2>&1
       echo "compute-sanitizer $tool attention d128 ping-pong: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-attention-128-$tool.log" | tr '\n' ' ')" | tee -a "$LOG"
+      # d = 256 over several key tiles (the voted rescale).
+      compute-sanitizer --tool $tool --error-exitcode 9 $D/attention --batch 1 --heads 2 --seq 150 --seq-k 333 \
+        --head-dim 256 --kernels hopper --iters 1 --warmup 0 > "$OUT/sanitize-attention-256-$tool.log" 2>&1
+      echo "compute-sanitizer $tool attention d256: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-attention-256-$tool.log" | tr '\n' ' ')" | tee -a "$LOG"
     done
     cat "$OUT"/attention-sweep-*.md "$OUT"/torch-sdpa-*.md | tee -a "$LOG" ;;
   ncu-attention)

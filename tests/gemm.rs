@@ -134,6 +134,14 @@ fn narrow_tiles_in_every_precision_split_or_not() {
     tiles_in_every_precision_split_or_not(TileShape::Narrow);
 }
 
+/// [`narrow_tiles_in_every_precision_split_or_not`] on 128 x 192 tiles
+/// (`m64n192`: B in three 64-column boxes for 16-bit types, one of 192
+/// rows for tf32 and FP8).
+#[test]
+fn mid_tiles_in_every_precision_split_or_not() {
+    tiles_in_every_precision_split_or_not(TileShape::Mid);
+}
+
 /// [`narrow_tiles_in_every_precision_split_or_not`] on 64 x 128 tiles,
 /// whose two warpgroups share rows and split the columns.
 #[test]

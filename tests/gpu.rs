@@ -91,6 +91,8 @@ fn gemm_library_every_path(gpu: &Gpu) -> Result<(), String> {
     let libs = [
         TensorGemm::new(),
         TensorGemm::forcing(Plan { splits: 3, tile: TileShape::Wide }),
+        TensorGemm::forcing(Plan { splits: 1, tile: TileShape::Mid }),
+        TensorGemm::forcing(Plan { splits: 3, tile: TileShape::Mid }),
         TensorGemm::forcing(Plan { splits: 1, tile: TileShape::Narrow }),
         TensorGemm::forcing(Plan { splits: 3, tile: TileShape::Narrow }),
         TensorGemm::forcing(Plan { splits: 1, tile: TileShape::Short }),
@@ -109,7 +111,9 @@ fn gemm_library_every_path(gpu: &Gpu) -> Result<(), String> {
                     g.ldc += (s + 1) % 2;
                     let act = [Act::None, Act::Relu, Act::Gelu][s % 3];
                     let call = Call::new(g).packed(1 + s % 2).with_epilogue(s % 2 == 1, act);
-                    let lib = &libs[(s + f) % libs.len()];
+                    // Each plan in turn: the 48 calls cycle through the 8 plans 6
+                    // times, each plan meeting 3 of the 6 shapes.
+                    let lib = &libs[(calls / 5) % libs.len()];
                     let seed = (calls + 1) as u64;
                     worst = worst.max(one::<Bf16, half::bf16>(gpu, lib, &call, seed)?);
                     worst = worst.max(one::<F16, f32>(gpu, lib, &call, seed)?);

@@ -418,14 +418,14 @@ fn cuda_std_kernels_assemble_for_every_arch_without_spills() {
 
 /// Each GEMM library kernel multiplies in its precision on its tile's
 /// instruction shape and nothing else: `m64nNk*` with N 256 (128 x 256
-/// tiles), 128 (`_n128`, 128 x 128) or 64 (`_m64`, 64 x 128: each
+/// tiles), 192 (`_n192`, 128 x 192), 128 (`_n128`, 128 x 128) or 64 (`_m64`, 64 x 128: each
 /// warpgroup half the columns), four `wgmma`s a stage (one 128-byte k
 /// span), bf16 and f16 k16, tf32 k8, FP8 k32; and it calls nothing.
 #[test]
 fn library_kernels_multiply_on_their_tiles_shape() {
     let kernels = registry::tree("gpu::gemm::wgmma");
-    // Five precisions, three tiles, split or not, three outputs.
-    assert_eq!(kernels.len(), 90, "{}", kernels.len());
+    // Five precisions, four tiles, split or not, three outputs.
+    assert_eq!(kernels.len(), 120, "{}", kernels.len());
     let text = ARCHS.iter().find(|p| p.arch == "sm_90a").expect("an sm_90a PTX").text;
     for kernel in kernels {
         let name = kernel.name;
@@ -435,6 +435,8 @@ fn library_kernels_multiply_on_their_tiles_shape() {
             64
         } else if name.contains("_n128") {
             128
+        } else if name.contains("_n192") {
+            192
         } else {
             256
         };

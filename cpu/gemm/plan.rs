@@ -78,6 +78,10 @@ const FIXUP_BYTES_PER_US: f64 = 1.85e6;
 /// A narrow tile's k-step against a wide one's: half the multiply-adds,
 /// at a lower rate (its 16 KB of A serve half as many products).
 const NARROW_STEP: f64 = 0.6;
+/// A mid tile's k-step against a wide one's: three quarters of the
+/// multiply-adds, at a slightly lower rate (its 16 KB of A serve three
+/// quarters of the products).
+const MID_STEP: f64 = 0.78;
 /// A short tile's k-step against a wide one's: a quarter of the
 /// multiply-adds, both warpgroups reading the same 8 KB of A.
 const SHORT_STEP: f64 = 0.4;
@@ -89,6 +93,7 @@ fn modelled_us(x: Shape, s: usize) -> (f64, f64) {
     let waves = items.div_ceil(x.sms) as f64;
     let step = match x.tile {
         TileShape::Wide => STEP_US,
+        TileShape::Mid => MID_STEP * STEP_US,
         TileShape::Narrow => NARROW_STEP * STEP_US,
         TileShape::Short => SHORT_STEP * STEP_US,
     };
@@ -109,7 +114,7 @@ fn modelled_us(x: Shape, s: usize) -> (f64, f64) {
 fn least_split_steps(tile: TileShape) -> usize {
     match tile {
         TileShape::Short => 8,
-        TileShape::Wide | TileShape::Narrow => 16,
+        TileShape::Wide | TileShape::Mid | TileShape::Narrow => 16,
     }
 }
 
@@ -120,7 +125,11 @@ fn least_split_steps(tile: TileShape) -> usize {
 /// bounds alike, the one with less tensor-core time wins (the two overlap
 /// less than fully: 64 x 14336 x 4096 streams B at 2.4 TB/s on short and
 /// on narrow tiles, and runs 10% faster on short ones); wide tiles win
-/// exact ties, then narrow ones.
+/// exact ties, then mid, then narrow ones. Mid tiles (128 x 192) are
+/// weighed everywhere: the waves decide, as the model counts them (a
+/// call whose last wave of wide tiles would be mostly empty, with enough
+/// k-steps per tile that the fixed time of the extra tiles does not eat
+/// the gain: 3072 x 3072 x 8192).
 ///
 /// Short tiles are weighed only where they pay in ways the model's
 /// constants do not see: where they leave fewer rows of their last row of
@@ -146,7 +155,10 @@ pub(crate) fn best_plan(
     let wide = Shape::of(batch, (m, n, k), bk, bytes, sms, TileShape::Wide);
     let streams = wide.bytes / DRAM_BYTES_PER_US > (wide.tiles * wide.steps) as f64 * STEP_US / sms as f64;
     let short_streams = batch * TileShape::Narrow.count((m, n)) < sms && streams && wide.steps >= 64;
-    let weighed = |t: TileShape| t != TileShape::Short || short_fills || short_streams;
+    let weighed = |t: TileShape| match t {
+        TileShape::Short => short_fills || short_streams,
+        _ => true,
+    };
     for tile in TileShape::ALL.into_iter().filter(|&t| weighed(t)) {
         let shape = Shape::of(batch, (m, n, k), bk, bytes, sms, tile);
         for s in 1..=(shape.steps / least_split_steps(tile)).clamp(1, 16) {
@@ -192,11 +204,28 @@ mod tests {
     /// | 16 x 4096 x 4096 | 33, 34, 33, 34, 26 | 38, 43, 45, 45, 35 | short, 4 |
     /// | 32 x 4096 x 4096 | 66, 67, 66, 66, 50 | 76, 87, 87, 88, 70 | short, 4 |
     /// | 1024 x 1024 x 1024 | 208 (244 in a second run), 144, 96, 103, 45 | 233, 133, 109, 95, 49 | narrow, 1 |
+    ///
+    /// 128 x 192 tiles against 128 x 256, one split, bf16 and e4m3
+    /// (`results/gemm/mid-probe-h100.log`, percent of cuBLAS / cuBLASLt in
+    /// the same process):
+    ///
+    /// | shape | wide tiles | waves | mid tiles | waves | bf16 wide, mid | e4m3 wide, mid | picked |
+    /// | --- | --- | --- | --- | --- | --- | --- | --- |
+    /// | 3072 x 3072 x 8192 | 288 | 2.18 | 384 | 2.91 | 76, 95 | 73, 95 | mid |
+    /// | 2048 x 3072 x 8192 | 192 | 1.45 | 256 | 1.94 | 75, 96 | 84, 110 | mid |
+    /// | 5000 x 3000 x 2000 | 480 | 3.64 | 640 | 4.85 | 85, 82 | 80, 72 | wide |
+    /// | 4352 x 3072 x 2048 | 408 | 3.09 | 544 | 4.12 | 82, 82 | 83, 85 | wide |
+    /// | 4096 x 4096 x 4096 | 512 | 3.88 | 704 | 5.33 | 98, 84 | 98, 79 | wide |
+    /// | 4096 x 14336 x 4096 | 1792 | 13.6 | 2400 | 18.2 | 99, 90 | 104, 90 | wide |
+    ///
+    /// (`MID_STEP` 0.78 fits the times: 4096^3 1.17x wide's, 3072 x 3072 x
+    /// 8192 0.80x.)
     #[test]
     fn the_model_picks_the_measured_fastest_plan() {
         let bf16 = |m, n, k| best_plan(1, (m, n, k), 64, 2, 132);
         let plan = |splits, tile| Plan { splits, tile };
-        let (wide, narrow, short) = (TileShape::Wide, TileShape::Narrow, TileShape::Short);
+        let (wide, mid, narrow, short) =
+            (TileShape::Wide, TileShape::Mid, TileShape::Narrow, TileShape::Short);
         assert_eq!(bf16(128, 8192, 8192), plan(1, short));
         assert_eq!(bf16(8192, 128, 8192), plan(1, short));
         assert_eq!(bf16(16, 4096, 4096), plan(3, short));
@@ -206,6 +235,9 @@ mod tests {
         assert_eq!(bf16(2048, 2048, 2048), plan(1, wide));
         assert_eq!(bf16(4096, 4096, 4096), plan(1, wide));
         assert_eq!(bf16(5000, 3000, 2000), plan(1, wide));
+        assert_eq!(bf16(3072, 3072, 8192), plan(1, mid));
+        assert_eq!(bf16(2048, 3072, 8192), plan(1, mid));
+        assert_eq!(bf16(4096, 14336, 4096), plan(1, wide));
         let e4m3 = |m, n, k| best_plan(1, (m, n, k), 128, 1, 132);
         assert_eq!(e4m3(16, 4096, 4096), plan(4, short));
         assert_eq!(e4m3(32, 4096, 4096), plan(4, short));
@@ -215,5 +247,7 @@ mod tests {
         assert_eq!(e4m3(1000, 1000, 1000), plan(1, narrow));
         assert_eq!(e4m3(4096, 4096, 4096), plan(1, wide));
         assert_eq!(e4m3(5000, 3000, 2000), plan(1, wide));
+        assert_eq!(e4m3(3072, 3072, 8192), plan(1, mid));
+        assert_eq!(e4m3(2048, 3072, 8192), plan(1, mid));
     }
 }

@@ -239,7 +239,7 @@ macro_rules! wgmma_launch {
 }
 
 macro_rules! tensor_precision {
-    ($marker:ty, $name:literal, $input:ty, $error:expr, $k_major:literal, $kernel:ident / $split:ident, $narrow:ident / $narrow_split:ident, $short:ident / $short_split:ident, $compute:ident $(, $extra:item)*) => {
+    ($marker:ty, $name:literal, $input:ty, $error:expr, $k_major:literal, $kernel:ident / $split:ident, $mid:ident / $mid_split:ident, $narrow:ident / $narrow_split:ident, $short:ident / $short_split:ident, $compute:ident $(, $extra:item)*) => {
         impl Precision for $marker {
             const NAME: &'static str = $name;
             type Input = $input;
@@ -249,6 +249,7 @@ macro_rules! tensor_precision {
             fn kernel<O: Element>(tile: TileShape) -> Option<&'static Kernel> {
                 Some(match tile {
                     TileShape::Wide => &gpu::gemm::wgmma::$kernel::KERNELS[<O as gpu::gemm::wgmma::$kernel::Instance>::INDEX],
+                    TileShape::Mid => &gpu::gemm::wgmma::$mid::KERNELS[<O as gpu::gemm::wgmma::$mid::Instance>::INDEX],
                     TileShape::Narrow => &gpu::gemm::wgmma::$narrow::KERNELS[<O as gpu::gemm::wgmma::$narrow::Instance>::INDEX],
                     TileShape::Short => &gpu::gemm::wgmma::$short::KERNELS[<O as gpu::gemm::wgmma::$short::Instance>::INDEX],
                 })
@@ -265,6 +266,8 @@ macro_rules! tensor_precision {
                     match (s.splits > 1, s.tile) {
                         (true, TileShape::Wide) => wgmma_launch!($split, gpu, grid, x, s),
                         (false, TileShape::Wide) => wgmma_launch!($kernel, gpu, grid, x, s),
+                        (true, TileShape::Mid) => wgmma_launch!($mid_split, gpu, grid, x, s),
+                        (false, TileShape::Mid) => wgmma_launch!($mid, gpu, grid, x, s),
                         (true, TileShape::Narrow) => wgmma_launch!($narrow_split, gpu, grid, x, s),
                         (false, TileShape::Narrow) => wgmma_launch!($narrow, gpu, grid, x, s),
                         (true, TileShape::Short) => wgmma_launch!($short_split, gpu, grid, x, s),
@@ -286,6 +289,7 @@ tensor_precision!(
     1.0 / 512.0,
     true,
     gemm_wgmma_tf32 / gemm_wgmma_tf32_split,
+    gemm_wgmma_tf32_n192 / gemm_wgmma_tf32_n192_split,
     gemm_wgmma_tf32_n128 / gemm_wgmma_tf32_n128_split,
     gemm_wgmma_tf32_m64 / gemm_wgmma_tf32_m64_split,
     CUBLAS_COMPUTE_32F_FAST_TF32
@@ -297,6 +301,7 @@ tensor_precision!(
     0.0,
     false,
     gemm_wgmma_bf16 / gemm_wgmma_bf16_split,
+    gemm_wgmma_bf16_n192 / gemm_wgmma_bf16_n192_split,
     gemm_wgmma_bf16_n128 / gemm_wgmma_bf16_n128_split,
     gemm_wgmma_bf16_m64 / gemm_wgmma_bf16_m64_split,
     CUBLAS_COMPUTE_32F
@@ -308,6 +313,7 @@ tensor_precision!(
     0.0,
     false,
     gemm_wgmma_f16 / gemm_wgmma_f16_split,
+    gemm_wgmma_f16_n192 / gemm_wgmma_f16_n192_split,
     gemm_wgmma_f16_n128 / gemm_wgmma_f16_n128_split,
     gemm_wgmma_f16_m64 / gemm_wgmma_f16_m64_split,
     CUBLAS_COMPUTE_32F
@@ -319,6 +325,7 @@ tensor_precision!(
     0.0,
     true,
     gemm_wgmma_e4m3 / gemm_wgmma_e4m3_split,
+    gemm_wgmma_e4m3_n192 / gemm_wgmma_e4m3_n192_split,
     gemm_wgmma_e4m3_n128 / gemm_wgmma_e4m3_n128_split,
     gemm_wgmma_e4m3_m64 / gemm_wgmma_e4m3_m64_split,
     CUBLAS_COMPUTE_32F,
@@ -334,6 +341,7 @@ tensor_precision!(
     0.0,
     true,
     gemm_wgmma_e5m2 / gemm_wgmma_e5m2_split,
+    gemm_wgmma_e5m2_n192 / gemm_wgmma_e5m2_n192_split,
     gemm_wgmma_e5m2_n128 / gemm_wgmma_e5m2_n128_split,
     gemm_wgmma_e5m2_m64 / gemm_wgmma_e5m2_m64_split,
     CUBLAS_COMPUTE_32F,

@@ -1,6 +1,6 @@
 //! [`TileShape`]: the block tiles a library call's kernel covers D with.
 
-use gpu::tensor::hopper::{Narrow, Short, Tile, Wide};
+use gpu::tensor::hopper::{Mid, Narrow, Short, Tile, Wide};
 
 /// The block tiles a call's kernel covers D with
 /// ([`gpu::tensor::hopper::Tile`]).
@@ -9,6 +9,8 @@ pub enum TileShape {
     /// 128 x 256 ([`Wide`]).
     #[default]
     Wide,
+    /// 128 x 192 ([`Mid`]).
+    Mid,
     /// 128 x 128 ([`Narrow`]).
     Narrow,
     /// 64 x 128 ([`Short`]).
@@ -17,12 +19,13 @@ pub enum TileShape {
 
 impl TileShape {
     /// Every shape, in the order the dispatcher prefers them on a tie.
-    pub const ALL: [TileShape; 3] = [TileShape::Wide, TileShape::Narrow, TileShape::Short];
+    pub const ALL: [TileShape; 4] = [TileShape::Wide, TileShape::Mid, TileShape::Narrow, TileShape::Short];
 
     /// Rows and columns of D per tile.
     pub fn dims(self) -> (usize, usize) {
         match self {
             TileShape::Wide => (Wide::BM, Wide::BN),
+            TileShape::Mid => (Mid::BM, Mid::BN),
             TileShape::Narrow => (Narrow::BM, Narrow::BN),
             TileShape::Short => (Short::BM, Short::BN),
         }
@@ -41,7 +44,7 @@ impl TileShape {
     }
 
     /// The shape `gemm --tile` names: `rows x columns`, or the columns
-    /// alone for the two 128-row tiles (`256`, `128`).
+    /// alone for the 128-row tiles (`256`, `192`, `128`).
     pub fn parse(s: &str) -> Option<TileShape> {
         TileShape::ALL.into_iter().find(|t| {
             let (bm, bn) = t.dims();

@@ -424,6 +424,7 @@ macro_rules! accumulators {
 
 accumulators!(64, 32, 16);
 accumulators!(128, 64, 32);
+accumulators!(192, 96, 48);
 accumulators!(256, 128, 64);
 
 /// One `wgmma.mma_async.sync.aligned.m64n$n k16.f32.$types` on `$regs`

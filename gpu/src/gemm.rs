@@ -21,4 +21,5 @@
 
 pub mod epilogue;
 pub mod pack;
+pub mod store;
 pub mod wgmma;

@@ -57,11 +57,15 @@ const fn stage_bytes(bm: usize, bn: usize) -> usize {
 /// [`Narrow`] and [`Short`] ones, where wide tiles would leave SMs idle or
 /// rows and columns empty (128 x 8192 x 8192: 32 wide tiles for 132 SMs;
 /// 8192 x 128 x 8192: half of every wide tile past `n`; 16 x 4096 x 4096:
-/// 112 of every 128 rows past `m`). Per stage, for `2 BM BN BK` FLOPs:
+/// 112 of every 128 rows past `m`), and [`Mid`] ones where a last wave
+/// of wide tiles would leave most SMs idle (3072 x 3072: 288 wide tiles,
+/// 2.2 waves of 132, run as 3; 384 mid tiles, 2.9 waves). Per stage, for
+/// `2 BM BN BK` FLOPs:
 ///
 /// | tile | A | B | stage | parts |
 /// | --- | --- | --- | --- | --- |
 /// | [`Wide`] 128 x 256 | 16 KB | 32 KB | 48 KB | rows 0..64, 64..128 |
+/// | [`Mid`] 128 x 192 | 16 KB | 24 KB | 40 KB | rows 0..64, 64..128 |
 /// | [`Narrow`] 128 x 128 | 16 KB | 16 KB | 32 KB | rows 0..64, 64..128 |
 /// | [`Short`] 64 x 128 | 8 KB | 16 KB | 24 KB | columns 0..64, 64..128 |
 ///
@@ -101,6 +105,9 @@ pub struct Wide;
 /// 128 x 128 tiles, `m64n128` instructions.
 #[derive(Clone, Copy)]
 pub struct Narrow;
+/// 128 x 192 tiles, `m64n192` instructions.
+#[derive(Clone, Copy)]
+pub struct Mid;
 /// 64 x 128 tiles, `m64n64` instructions: both warpgroups multiply the
 /// same 64 rows of A, each by its own 64 columns of B.
 #[derive(Clone, Copy)]
@@ -123,6 +130,18 @@ impl Tile for Narrow {
     const BN: usize = 128;
     const STAGES: usize = STAGES;
     type Acc = [f32; 64];
+
+    #[inline(always)]
+    fn part(wg: usize) -> (usize, usize) {
+        (64 * wg, 0)
+    }
+}
+
+impl Tile for Mid {
+    const BM: usize = BM;
+    const BN: usize = 192;
+    const STAGES: usize = STAGES;
+    type Acc = [f32; 96];
 
     #[inline(always)]
     fn part(wg: usize) -> (usize, usize) {

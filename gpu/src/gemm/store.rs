@@ -1,0 +1,289 @@
+//! The library kernel's stores of a tile's sums to D, through the
+//! epilogue `D = act(alpha acc + beta C + bias)`: from the registers
+//! ([`store_through`]: aligned pairs, or element by element), or staged
+//! in shared memory and written by the copy engine ([`store_staged`]), so
+//! that the consumers return to the tensor cores while D drains.
+
+use super::epilogue::{ACT_GELU, ACT_RELU, BIAS_COLS, BIAS_ROWS, Output, activate, gelu, relu};
+use crate::dev::SharedArray;
+use crate::dev::math::fma;
+use crate::dev::shared::launch_sized_base;
+use crate::dev::tma::{bulk_commit, bulk_wait_read, fence_async_shared, store_2d, swizzle_128};
+use crate::dev::warp::sync_warp;
+use crate::dev::wgmma::{Accumulators, d_f32};
+use crate::dev::{In, Out};
+use seq_macro::seq;
+
+/// `D = act(alpha acc + beta C + bias)`: the epilogue's scalars.
+#[derive(Clone, Copy)]
+pub struct Epilogue {
+    pub alpha: f32,
+    pub beta: f32,
+    pub bias: In<f32>,
+    pub bias_mode: u32,
+    pub act: u32,
+}
+
+/// A warpgroup's sums of its part of a tile ([`Tile::part`]), at `(m0,
+/// n0)` in D, through the epilogue into `D` (`d[base + i ldd + j]`,
+/// inside `m x n` only): each thread's sums (128 for a wide tile's part)
+/// lie in two rows 8 apart, in pairs of neighbouring columns ([`d_f32`]).
+/// Only pairs `LO..HI` of the part's `A::N / 4` are stored (all of them,
+/// but for the k-split fix-up, which holds a quarter of 64 at a time).
+///
+/// The store is the tile's fixed cost, paid while the tensor cores wait,
+/// so the usual case (no C, no column bias, aligned pairs) is
+/// straight-line code (`store_pairs`), the activation chosen here, once,
+/// each its own unrolled store. (Tested per element, the choices compiled
+/// to some 2,300 instructions per warp and tile, branches and address
+/// arithmetic around 64 stores, more than the instruction cache holds.)
+/// The rest takes `store_odd`, which tests per element: with C or a
+/// column bias unrolled alike, the compiler hoists their loads across the
+/// store and the 16-bit outputs' kernels spill (ptxas, sm_90a).
+///
+/// # Safety
+/// `d` holds the matrix at `base`, `ldd`; the bias (by its mode) `m` or
+/// `n` values; no other thread touches these elements.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn store_through<T: Output, A: Accumulators, const LO: usize, const HI: usize>(
+    d: &Out<T>,
+    acc: &A,
+    origin: (usize, usize),
+    t: u32,
+    (m, n): (usize, usize),
+    (base, ldd): (usize, usize),
+    e: Epilogue,
+) {
+    let (mn, at) = ((m, n), (base, ldd));
+    // SAFETY: the caller's contract; pairs only when all three are even.
+    unsafe {
+        let pairs = n.is_multiple_of(2) && ldd.is_multiple_of(2) && base.is_multiple_of(2);
+        if !pairs || e.beta != 0.0 || e.bias_mode == BIAS_COLS {
+            return store_odd::<T, A, LO, HI>(d, acc, origin, t, mn, at, e);
+        }
+        match e.act {
+            ACT_RELU => store_pairs::<T, A, LO, HI>(d, acc, origin, t, mn, at, e, relu),
+            ACT_GELU => store_pairs::<T, A, LO, HI>(d, acc, origin, t, mn, at, e, gelu),
+            _ => store_pairs::<T, A, LO, HI>(d, acc, origin, t, mn, at, e, |x| x),
+        }
+    }
+}
+
+/// The thread's two rows (`row`, `row + 8`): their bias values (0 unless
+/// the bias runs along rows), read once per tile.
+#[inline(always)]
+fn rows_bias(e: Epilogue, row: usize, m: usize) -> [f32; 2] {
+    let one = |row: usize| {
+        if e.bias_mode == BIAS_ROWS && row < m {
+            // SAFETY: row < m, the bias's length in this mode.
+            unsafe { e.bias.load(row) }
+        } else {
+            0.0
+        }
+    };
+    [one(row), one(row + 8)]
+}
+
+/// The aligned store without C or a column bias: `act(alpha sum + row
+/// bias)`, one `fma` and the activation per element. Each pair is one
+/// conversion and one store ([`Output::store_pair`]) at a constant offset
+/// from one of the thread's two row addresses, predicated on lying inside
+/// D: a row test made once, a column test per pair of pairs.
+///
+/// # Safety
+/// As for [`store_through`]; `n`, `ldd` and `base` even.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn store_pairs<T: Output, A: Accumulators, const LO: usize, const HI: usize>(
+    d: &Out<T>,
+    acc: &A,
+    (m0, n0): (usize, usize),
+    t: u32,
+    (m, n): (usize, usize),
+    (base, ldd): (usize, usize),
+    e: Epilogue,
+    act: impl Fn(f32) -> f32,
+) {
+    let (r, col) = d_f32(t, 0);
+    let (row, col) = (m0 + r as usize, n0 + col as usize);
+    let bias = rows_bias(e, row, m);
+    let rows = [base + row * ldd + col, base + (row + 8) * ldd + col];
+    let inside = [row < m, row + 8 < m];
+    seq!(J in 0..64 {{
+        let j: usize = J;
+        let (h, col) = (j % 2, col + 8 * (j / 2));
+        if j < A::N / 4 && (LO..HI).contains(&j) && inside[h] && col < n {
+            let at = rows[h] + 8 * (j / 2);
+            let v = [act(fma(e.alpha, acc[2 * j], bias[h])), act(fma(e.alpha, acc[2 * j + 1], bias[h]))];
+            // SAFETY: both inside D (n even, col even: col + 1 < n), at
+            // even; this thread's elements alone.
+            unsafe { T::store_pair(d, at, v) };
+        }
+    }});
+}
+
+/// The store without aligned pairs (`n`, `ldd` or `base` odd): each
+/// element tested and stored alone, the epilogue's choices made per
+/// element (rare shapes; one copy of the code for all of them).
+///
+/// # Safety
+/// As for [`store_through`].
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn store_odd<T: Output, A: Accumulators, const LO: usize, const HI: usize>(
+    d: &Out<T>,
+    acc: &A,
+    (m0, n0): (usize, usize),
+    t: u32,
+    (m, n): (usize, usize),
+    (base, ldd): (usize, usize),
+    e: Epilogue,
+) {
+    let (r, col) = d_f32(t, 0);
+    let (row, col) = (m0 + r as usize, n0 + col as usize);
+    let bias = rows_bias(e, row, m);
+    let one = |sum: f32, h: usize, col: usize| {
+        let row = row + 8 * h;
+        if row < m && col < n {
+            let at = base + row * ldd + col;
+            let mut x = fma(e.alpha, sum, bias[h]);
+            // SAFETY: inside D; this thread's element alone; col < n,
+            // the bias's length when it runs along columns.
+            unsafe {
+                if e.beta != 0.0 {
+                    x += e.beta * d.load(at).to_f32();
+                }
+                if e.bias_mode == BIAS_COLS {
+                    x += e.bias.load(col);
+                }
+                d.store(at, T::of_f32(activate(e.act, x)));
+            }
+        }
+    };
+    seq!(J in 0..64 {{
+        let j: usize = J;
+        if j < A::N / 4 && (LO..HI).contains(&j) {
+            let col = col + 8 * (j / 2);
+            one(acc[2 * j], j % 2, col);
+            one(acc[2 * j + 1], j % 2, col + 1);
+        }
+    }});
+}
+
+/// Bytes of one staging buffer: a warp's 16 rows of a 128-byte-wide
+/// column chunk of the tile (64 16-bit or 32 `f32` columns), laid out as
+/// a TMA box with the 128-byte swizzle.
+pub(super) const CHUNK_BYTES: usize = 16 * 128;
+/// Two buffers for each of the 8 consumer warps.
+pub(super) const STAGING_BYTES: usize = 8 * 2 * CHUNK_BYTES;
+
+/// The staged store: a warpgroup's sums of its part of a tile (at `(m0,
+/// n0)` in D) through the epilogue (`act(alpha sum + bias)`, the bias, if any, per row) into
+/// shared memory, and from there to D by the copy engine,
+/// so the consumers go back to the tensor cores while D drains to memory.
+///
+/// Each warp owns 16 rows of its warpgroup's part and stages them a chunk of 128
+/// bytes of columns at a time into one of its two 2 KB buffers
+/// (`offset`, the warp's first, in the launch's shared memory): its lanes
+/// write the chunk (each pair one 4- or 8-byte store at its swizzled
+/// place: the 8 rows of a store instruction fall in 8 different 16-byte
+/// columns, so a warp's 128 or 256 bytes take the fewest wavefronts),
+/// fence the writes for the asynchronous proxy and meet at a `sync_warp`;
+/// lane 0 then issues the TMA store of the 16 x 128-byte box, which
+/// leaves out whatever lies past `m` or `n` (no guards). Before a buffer
+/// is written again, lane 0 waits until the store two chunks back has
+/// read it (`wait_group.read 1`) and the warp meets again. A 128 x 256
+/// tile is 32 (16-bit) or 64 (`f32`) such stores of 2 KB.
+///
+/// `count` numbers the warp's chunks across tiles (which buffer is next).
+///
+/// # Safety
+/// The warpgroup runs it converged; map `map` of `maps` is D's (16 x 128
+/// -byte boxes, 128-byte swizzle), acquired by lane 0 of each warp; the
+/// staging lies at `offset` (1024-aligned, two buffers per warp); the bias
+/// (by its mode) holds `m` or `n` values.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn store_staged<T: Output, A: Accumulators>(
+    (maps, map, offset): (In<u64>, usize, usize),
+    count: &mut usize,
+    acc: &A,
+    (m0, n0): (usize, usize),
+    t: u32,
+    (m, _): (usize, usize),
+    e: Epilogue,
+    act: impl Fn(f32) -> f32,
+) {
+    let (r, _) = d_f32(t, 0);
+    let row = m0 + r as usize;
+    let bias = rows_bias(e, row, m);
+    let (g, q, lane0) = ((t % 32 / 4) as usize, (t % 4) as usize, t.is_multiple_of(32));
+    let finish = |sum: f32, h: usize| act(fma(e.alpha, sum, bias[h]));
+    // Columns per chunk, and groups of 8 columns (`j / 2`) per chunk.
+    let cols = 128 / size_of::<T>();
+    let groups = cols / 8;
+    seq!(C in 0..8 {{
+        let c: usize = C;
+        if c < A::N / cols {
+            let at = offset + (*count % 2) * CHUNK_BYTES;
+            if lane0 {
+                bulk_wait_read::<1>();
+            }
+            sync_warp(u32::MAX);
+            // SAFETY: the warp's buffer, free (the wait above, ordered
+            // before every lane by the sync); 4- or 8-byte elements at
+            // multiples of their size.
+            let buf = unsafe { SharedArray::<T::Pair>::launch_sized_at(at) };
+            seq!(P in 0..8 {{
+                let p: usize = P;
+                if p < groups {
+                    let jj = c * groups + p;
+                    seq!(H in 0..2 {{
+                        let h: usize = H;
+                        let j = 2 * jj + h;
+                        let v = [finish(acc[2 * j], h), finish(acc[2 * j + 1], h)];
+                        let byte = (g + 8 * h) * 128 + (8 * p + 2 * q) * size_of::<T>();
+                        // SAFETY: inside the buffer; this lane's pair alone.
+                        unsafe { buf.set(swizzle_128(byte) / size_of::<T::Pair>(), T::pack(v)) };
+                    }});
+                }
+            }});
+            fence_async_shared();
+            sync_warp(u32::MAX);
+            if lane0 {
+                let origin = ((n0 + c * cols) as i32, (m0 + 16 * (t / 32) as usize) as i32);
+                // SAFETY: the caller's contract; the lanes' writes are
+                // fenced and ordered before this by the sync.
+                unsafe { store_2d(launch_sized_base().wrapping_add(at), maps, map, origin) };
+                bulk_commit();
+            }
+            *count += 1;
+        }
+    }});
+}
+
+/// [`store_staged`] with the activation and the bias's direction chosen.
+///
+/// # Safety
+/// As for [`store_staged`].
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn store_staged_by<T: Output, A: Accumulators>(
+    to: (In<u64>, usize, usize),
+    count: &mut usize,
+    acc: &A,
+    origin: (usize, usize),
+    t: u32,
+    mn: (usize, usize),
+    e: Epilogue,
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        match e.act {
+            ACT_RELU => store_staged::<T, A>(to, count, acc, origin, t, mn, e, relu),
+            ACT_GELU => store_staged::<T, A>(to, count, acc, origin, t, mn, e, gelu),
+            _ => store_staged::<T, A>(to, count, acc, origin, t, mn, e, |x| x),
+        }
+    }
+}

@@ -489,7 +489,7 @@ fn gemm_rejects_bad_input_before_running() {
         (&["--out", "e4m3"][..], "--out e4m3: D is f32, bf16 or f16"),
         (&["--layout", "diag"][..], "--layout is row or col, not 'diag'"),
         (&["--act", "tanh"][..], "unknown activation 'tanh'"),
-        (&["--tile", "64x64"][..], "--tile must be 128x256 (256), 128x128 (128) or 64x128, not 64x64"),
+        (&["--tile", "64x64"][..], "--tile must be one of 128x256, 128x192, 128x128, 64x128, not 64x64"),
         (&["--splits", "0"][..], "--splits must be at least 1"),
         (&["--scale-a", "2"][..], "--scale-a and --scale-b are for FP8 inputs (e4m3, e5m2), not bf16"),
     ] {

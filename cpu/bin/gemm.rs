@@ -84,7 +84,8 @@ struct Options {
     #[arg(long)]
     splits: Option<usize>,
     /// Force the tiles instead of the dispatcher's plan: 128x256 (or
-    /// 256), 128x128 (or 128) or 64x128 (with --splits, or one split).
+    /// 256), 128x192 (or 192), 128x128 (or 128) or 64x128 (with
+    /// --splits, or one split).
     #[arg(long)]
     tile: Option<String>,
     /// The least elements of B at which rows on 16 bytes but not on 32
@@ -155,7 +156,8 @@ fn calls(o: &Options) -> Result<Vec<Call>> {
         )));
     }
     if let Some(t) = o.tile.as_deref().filter(|t| TileShape::parse(t).is_none()) {
-        return Err(bad(format!("--tile must be 128x256 (256), 128x128 (128) or 64x128, not {t}")));
+        let names: Vec<String> = TileShape::ALL.iter().map(|t| t.name()).collect();
+        return Err(bad(format!("--tile must be one of {}, not {t}", names.join(", "))));
     }
     if o.splits == Some(0) {
         return Err(bad("--splits must be at least 1".into()));

@@ -102,52 +102,39 @@ pub trait Tile: Copy + 'static {
 /// 128 x 256 tiles, `m64n256` instructions.
 #[derive(Clone, Copy)]
 pub struct Wide;
-/// 128 x 128 tiles, `m64n128` instructions.
-#[derive(Clone, Copy)]
-pub struct Narrow;
 /// 128 x 192 tiles, `m64n192` instructions.
 #[derive(Clone, Copy)]
 pub struct Mid;
+/// 128 x 128 tiles, `m64n128` instructions.
+#[derive(Clone, Copy)]
+pub struct Narrow;
 /// 64 x 128 tiles, `m64n64` instructions: both warpgroups multiply the
 /// same 64 rows of A, each by its own 64 columns of B.
 #[derive(Clone, Copy)]
 pub struct Short;
 
-impl Tile for Wide {
-    const BM: usize = BM;
-    const BN: usize = BN;
-    const STAGES: usize = STAGES;
-    type Acc = [f32; 128];
+/// [`Tile`] for a tile of [`BM`] rows, each warpgroup 64 of them and
+/// all `$bn` columns (`m64n$bn` instructions, `$regs` accumulators a
+/// thread).
+macro_rules! row_parts_tile {
+    ($tile:ident, $bn:expr, $regs:literal) => {
+        impl Tile for $tile {
+            const BM: usize = BM;
+            const BN: usize = $bn;
+            const STAGES: usize = STAGES;
+            type Acc = [f32; $regs];
 
-    #[inline(always)]
-    fn part(wg: usize) -> (usize, usize) {
-        (64 * wg, 0)
-    }
+            #[inline(always)]
+            fn part(wg: usize) -> (usize, usize) {
+                (64 * wg, 0)
+            }
+        }
+    };
 }
 
-impl Tile for Narrow {
-    const BM: usize = BM;
-    const BN: usize = 128;
-    const STAGES: usize = STAGES;
-    type Acc = [f32; 64];
-
-    #[inline(always)]
-    fn part(wg: usize) -> (usize, usize) {
-        (64 * wg, 0)
-    }
-}
-
-impl Tile for Mid {
-    const BM: usize = BM;
-    const BN: usize = 192;
-    const STAGES: usize = STAGES;
-    type Acc = [f32; 96];
-
-    #[inline(always)]
-    fn part(wg: usize) -> (usize, usize) {
-        (64 * wg, 0)
-    }
-}
+row_parts_tile!(Wide, BN, 128);
+row_parts_tile!(Mid, 192, 96);
+row_parts_tile!(Narrow, 128, 64);
 
 impl Tile for Short {
     const BM: usize = 64;

@@ -46,9 +46,9 @@ use seq_macro::seq;
 /// m c)` then lies below `2^SLACK` (bf16 and f16 hold it, `l` in `f32`
 /// with room to spare), O and `l` keep the stale reference, and the final
 /// `O / l` and lse use it too: the same result, its roundings relative
-/// to each value's size as before. Random scores pass it by that much almost only
-/// on a row's first key tile, so most tiles skip O's rescale (`d / 2`
-/// multiplies a thread, one a score).
+/// to each value's size as before. Random scores pass it by that much
+/// almost only on a row's first key tile, so most tiles skip O's rescale
+/// (`d / 2` multiplies a thread, one a score).
 ///
 /// Only at d = 256, where the rescale (128 multiplies a thread) waits for
 /// `P V` and nothing overlaps it. At d = 64 and 128 it runs beside the
@@ -360,9 +360,9 @@ impl Consumer {
 
     /// The online softmax of one key tile's scores `sc` (keys `key0..`):
     /// where `masked`, scores past each row's limit become `-inf`; each
-    /// row's reference `m` moves to its maximum where that passes it by
-    /// more than [`SLACK`] where `lazy` (else wherever it passes it), `sc` becomes `P = 2^(s c - m c)` (still
-    /// `f32`: [`pack`] makes it the A fragments of `P V`), `l` takes the
+    /// row's reference `m` moves to its maximum where that passes it (by
+    /// more than [`SLACK`] where `lazy`), `sc` becomes `P = 2^(s c - m c)`
+    /// (still `f32`: [`pack`] makes it the A fragments of `P V`), `l` takes the
     /// row sums; returns each row's rescale factor `2^(m_old c - m_new c)`
     /// for O (1 where `m` stayed).
     #[inline(always)]

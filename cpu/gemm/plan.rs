@@ -155,10 +155,7 @@ pub(crate) fn best_plan(
     let wide = Shape::of(batch, (m, n, k), bk, bytes, sms, TileShape::Wide);
     let streams = wide.bytes / DRAM_BYTES_PER_US > (wide.tiles * wide.steps) as f64 * STEP_US / sms as f64;
     let short_streams = batch * TileShape::Narrow.count((m, n)) < sms && streams && wide.steps >= 64;
-    let weighed = |t: TileShape| match t {
-        TileShape::Short => short_fills || short_streams,
-        _ => true,
-    };
+    let weighed = |t: TileShape| t != TileShape::Short || short_fills || short_streams;
     for tile in TileShape::ALL.into_iter().filter(|&t| weighed(t)) {
         let shape = Shape::of(batch, (m, n, k), bk, bytes, sms, tile);
         for s in 1..=(shape.steps / least_split_steps(tile)).clamp(1, 16) {

@@ -317,10 +317,12 @@ impl Consumer {
         }
         let key0 = j * bc;
         let masked = key0 + bc > at.first_limit;
+        // The lazy rescale, at d = 256 only (see `SLACK`).
+        let lazy = O::N > 128;
         let alpha = self.softmax::<S>(
             (&mut w.st.m, &mut w.st.l),
             &mut w.sc,
-            (at.rows, key0, masked, O::N > 128),
+            (at.rows, key0, masked, lazy),
             at.p,
             at.c,
         );
@@ -339,11 +341,11 @@ impl Consumer {
                 wait_for::<0, O>(w.st.o)
             };
             self.release(smem.v_empty(sp));
-            // O's rescale; at d = 256 only in a warp where some row's
+            // O's rescale; where lazy, only in a warp where some row's
             // reference moved (a vote: the branch is the warp's, not a
-            // thread's), see `SLACK`.
+            // thread's).
             // SAFETY: every lane of the warp is here.
-            if O::N <= 128 || unsafe { ballot(FULL_MASK, alpha != [1.0; 2]) } != 0 {
+            if !lazy || unsafe { ballot(FULL_MASK, alpha != [1.0; 2]) } != 0 {
                 seq!(I in 0..128 {{
                     let i: usize = I;
                     if i < O::N / 2 {

@@ -114,15 +114,15 @@ pub struct Narrow;
 pub struct Short;
 
 /// [`Tile`] for a tile of [`BM`] rows, each warpgroup 64 of them and
-/// all `$bn` columns (`m64n$bn` instructions, `$regs` accumulators a
+/// all `$bn` columns (`m64n$bn` instructions, `$bn / 2` accumulators a
 /// thread).
 macro_rules! row_parts_tile {
-    ($tile:ident, $bn:expr, $regs:literal) => {
+    ($tile:ident, $bn:expr) => {
         impl Tile for $tile {
             const BM: usize = BM;
             const BN: usize = $bn;
             const STAGES: usize = STAGES;
-            type Acc = [f32; $regs];
+            type Acc = [f32; $bn / 2];
 
             #[inline(always)]
             fn part(wg: usize) -> (usize, usize) {
@@ -132,9 +132,9 @@ macro_rules! row_parts_tile {
     };
 }
 
-row_parts_tile!(Wide, BN, 128);
-row_parts_tile!(Mid, 192, 96);
-row_parts_tile!(Narrow, 128, 64);
+row_parts_tile!(Wide, BN);
+row_parts_tile!(Mid, 192);
+row_parts_tile!(Narrow, 128);
 
 impl Tile for Short {
     const BM: usize = 64;

@@ -16,7 +16,7 @@ pub struct Plan {
 
 /// What a plan depends on: the device (its name and SM count), the
 /// precision, and the problem as the kernels see it (row-major `m x n x
-/// k`, the batch).
+/// k`, the batch, whether B's rows lie on whole sectors).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct PlanKey {
     pub device: String,
@@ -24,6 +24,8 @@ pub struct PlanKey {
     pub precision: &'static str,
     pub mnk: (usize, usize, usize),
     pub batch: usize,
+    /// B's rows, as the kernel reads them, start on 32 bytes.
+    pub b_sectors: bool,
 }
 
 /// What the dispatcher's model sees of a call.
@@ -132,21 +134,30 @@ fn least_split_steps(tile: TileShape) -> usize {
 /// the gain: 3072 x 3072 x 8192).
 ///
 /// Short tiles are weighed only where they pay in ways the model's
-/// constants do not see: where they leave fewer rows of their last row of
-/// tiles empty than 128-row tiles do (`m mod 128` in `1..=64`: 16 x 4096 x
-/// 4096, 64 x 14336 x 4096), or where narrow tiles leave SMs idle and the
-/// call streams an operand from memory over a long k (its bytes at the
-/// DRAM rate take longer than its k-steps spread over every SM, and there
-/// are at least 64 k-steps), which a short tile's
-/// deeper ring streams faster (128 x 8192 x 8192: 338 TFLOP/s short
-/// against 277 narrow). Elsewhere a narrow tile's better reuse of B won
-/// every probe (1000^3: 147 narrow against 136 short; 1024^3: 184 against
-/// 165; 1024 x 1024 x 8192: 430, two splits, against 345).
+/// constants do not see:
+/// - where they leave fewer rows of their last row of tiles empty than
+///   128-row tiles do (`m mod 128` in `1..=64`: 16 x 4096 x 4096, 64 x
+///   14336 x 4096);
+/// - where narrow tiles leave SMs idle and the call streams an operand
+///   from memory over a long k (its bytes at the DRAM rate take longer
+///   than its k-steps spread over every SM, and there are at least 64
+///   k-steps), which a short tile's deeper ring streams faster (128 x 8192
+///   x 8192: 338 TFLOP/s short against 277 narrow);
+/// - where narrow tiles leave at least half the SMs idle, short ones fill
+///   at most one wave, and B's rows lie on whole 32-byte sectors: twice
+///   the SMs at work (bf16 1024^3 236 TFLOP/s short against 211 narrow,
+///   e4m3 308 against 281, 512^3 and 960^3 alike; 1280 x 1024 x 1024,
+///   two waves of short tiles, 179 against 263). B is two thirds of a
+///   short stage's bytes, and its rows half a sector off cost the copy
+///   engine more than the SMs gain: bf16 1024 x 1000 x 1024 (B's rows
+///   2000 bytes) 181 short against 199 narrow, where tf32's 4000-byte
+///   rows gain (158 against 142; `results/gemm/small-tiles-h100.log`).
+///
+/// Elsewhere a narrow tile's better reuse of B won every probe.
 pub(crate) fn best_plan(
     batch: usize,
     (m, n, k): (usize, usize, usize),
-    bk: usize,
-    bytes: usize,
+    (bk, bytes, b_sectors): (usize, usize, bool),
     sms: usize,
 ) -> Plan {
     let mut best = ((f64::INFINITY, f64::INFINITY), Plan { splits: 1, tile: TileShape::Wide });
@@ -154,8 +165,10 @@ pub(crate) fn best_plan(
     let short_fills = rows(TileShape::Short) < rows(TileShape::Narrow);
     let wide = Shape::of(batch, (m, n, k), bk, bytes, sms, TileShape::Wide);
     let streams = wide.bytes / DRAM_BYTES_PER_US > (wide.tiles * wide.steps) as f64 * STEP_US / sms as f64;
-    let short_streams = batch * TileShape::Narrow.count((m, n)) < sms && streams && wide.steps >= 64;
-    let weighed = |t: TileShape| t != TileShape::Short || short_fills || short_streams;
+    let narrow_tiles = batch * TileShape::Narrow.count((m, n));
+    let short_streams = narrow_tiles < sms && streams && wide.steps >= 64;
+    let short_spreads = b_sectors && 2 * narrow_tiles <= sms && batch * TileShape::Short.count((m, n)) <= sms;
+    let weighed = |t: TileShape| t != TileShape::Short || short_fills || short_streams || short_spreads;
     for tile in TileShape::ALL.into_iter().filter(|&t| weighed(t)) {
         let shape = Shape::of(batch, (m, n, k), bk, bytes, sms, tile);
         for s in 1..=(shape.steps / least_split_steps(tile)).clamp(1, 16) {
@@ -219,7 +232,9 @@ mod tests {
     /// 8192 0.80x.)
     #[test]
     fn the_model_picks_the_measured_fastest_plan() {
-        let bf16 = |m, n, k| best_plan(1, (m, n, k), 64, 2, 132);
+        // B N-major in place: rows of n elements, on 32 bytes when 16 n
+        // bf16 elements are.
+        let bf16 = |m, n: usize, k| best_plan(1, (m, n, k), (64, 2, n.is_multiple_of(16)), 132);
         let plan = |splits, tile| Plan { splits, tile };
         let (wide, mid, narrow, short) =
             (TileShape::Wide, TileShape::Mid, TileShape::Narrow, TileShape::Short);
@@ -227,21 +242,29 @@ mod tests {
         assert_eq!(bf16(8192, 128, 8192), plan(1, short));
         assert_eq!(bf16(16, 4096, 4096), plan(3, short));
         assert_eq!(bf16(64, 14336, 4096), plan(1, short));
-        assert_eq!(bf16(1024, 1024, 8192), plan(2, narrow));
+        assert_eq!(bf16(1024, 1024, 8192), plan(1, short));
         assert_eq!(bf16(1000, 1000, 1000), plan(1, narrow));
+        assert_eq!(bf16(1024, 1000, 1024), plan(1, narrow));
+        assert_eq!(bf16(1024, 1024, 1024), plan(1, short));
+        assert_eq!(bf16(1000, 1024, 1000), plan(1, short));
+        assert_eq!(bf16(512, 512, 512), plan(1, short));
+        assert_eq!(bf16(1280, 1024, 1024), plan(1, narrow));
         assert_eq!(bf16(2048, 2048, 2048), plan(1, wide));
         assert_eq!(bf16(4096, 4096, 4096), plan(1, wide));
         assert_eq!(bf16(5000, 3000, 2000), plan(1, wide));
         assert_eq!(bf16(3072, 3072, 8192), plan(1, mid));
         assert_eq!(bf16(2048, 3072, 8192), plan(1, mid));
         assert_eq!(bf16(4096, 14336, 4096), plan(1, wide));
-        let e4m3 = |m, n, k| best_plan(1, (m, n, k), 128, 1, 132);
+        // B K-major, packed unless its rows (k bytes) lie on 16: on 32
+        // either way in these shapes.
+        let e4m3 = |m, n, k| best_plan(1, (m, n, k), (128, 1, true), 132);
         assert_eq!(e4m3(16, 4096, 4096), plan(4, short));
         assert_eq!(e4m3(32, 4096, 4096), plan(4, short));
         assert_eq!(e4m3(128, 8192, 8192), plan(1, short));
         assert_eq!(e4m3(8192, 128, 8192), plan(1, short));
         assert_eq!(e4m3(64, 14336, 4096), plan(1, short));
-        assert_eq!(e4m3(1000, 1000, 1000), plan(1, narrow));
+        assert_eq!(e4m3(1000, 1000, 1000), plan(1, short));
+        assert_eq!(e4m3(1024, 1024, 1024), plan(1, short));
         assert_eq!(e4m3(4096, 4096, 4096), plan(1, wide));
         assert_eq!(e4m3(5000, 3000, 2000), plan(1, wide));
         assert_eq!(e4m3(3072, 3072, 8192), plan(1, mid));

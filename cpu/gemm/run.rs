@@ -108,6 +108,17 @@ pub struct TensorGemm {
 trait Work: DeviceRepr + ValidAsZeroBits + 'static {}
 impl<T: DeviceRepr + ValidAsZeroBits + 'static> Work for T {}
 
+/// How a call's kernel reads its operands ([`TensorGemm::operands`]).
+struct Operands {
+    /// A read where it lies (else packed).
+    a_in_place: bool,
+    /// B read where it lies (else packed).
+    b_in_place: bool,
+    /// B's rows, as the kernel reads them, start on 32 bytes (whole
+    /// sectors): packed, or in place on 32.
+    b_sectors: bool,
+}
+
 /// Workspace uses.
 const PACK_A: u8 = 0;
 const PACK_B: u8 = 1;
@@ -171,7 +182,8 @@ impl TensorGemm {
 
     /// The dispatcher: the tiles and k-split with the least modelled time,
     /// among the tiles [`super::plan`]'s rule weighs (short tiles only
-    /// where they fill rows better or stream faster), ties going to less
+    /// where they fill rows better, stream faster, or put twice the SMs to
+    /// work over whole-sector rows of B), ties going to less
     /// tensor-core time. A persistent grid runs `items = tiles x splits`
     /// work items in `waves = ceil(items / SMs)`; a split costs, beside
     /// its k-steps, the `f32` partial sums it writes and the last split
@@ -203,17 +215,42 @@ impl TensorGemm {
             return p;
         }
         let r = call.gemm.row_major();
+        let b_sectors = self.operands::<P>(call).b_sectors;
         let key = PlanKey {
             device: gpu.info.name.clone(),
             multiprocessors: gpu.info.multiprocessors,
             precision: P::NAME,
             mnk: (r.m, r.n, r.k),
             batch: call.batch,
+            b_sectors,
         };
         *self.plans.borrow_mut().entry(key).or_insert_with(|| {
             let sms = gpu.info.multiprocessors.max(1) as usize;
-            best_plan(call.batch, (r.m, r.n, r.k), P::BK, size_of::<P::Input>(), sms)
+            best_plan(call.batch, (r.m, r.n, r.k), (P::BK, size_of::<P::Input>(), b_sectors), sms)
         })
+    }
+
+    /// How the kernel reads `call`'s operands (row-major, after step 2 of
+    /// the module's list): in place where it can, else packed.
+    fn operands<P: Precision>(&self, call: &Call) -> Operands {
+        let r = call.gemm.row_major();
+        let per16 = P::Input::PER_16;
+        let (stride_a, stride_b) =
+            if r.swapped { (call.stride_b, call.stride_a) } else { (call.stride_a, call.stride_b) };
+        // Rows (and batch strides) on 16 bytes, which TMA needs; B's on
+        // 32 too where it is large enough that a padded copy pays.
+        let on = |unit: usize, ld: usize, stride: usize| {
+            ld.is_multiple_of(unit) && (call.batch == 1 || stride.is_multiple_of(unit))
+        };
+        let pad_from = self.pad_from.unwrap_or(PAD_FROM);
+        let b_unit = if call.batch * r.k * r.n >= pad_from { 2 * per16 } else { per16 };
+        let b_in_place = r.b_t == P::B_K_MAJOR && on(b_unit, r.ldb, stride_b);
+        Operands {
+            a_in_place: !r.a_t && on(per16, r.lda, stride_a),
+            b_in_place,
+            // A packed B's rows are 128-byte multiples.
+            b_sectors: !b_in_place || on(2 * per16, r.ldb, stride_b),
+        }
     }
 
     /// The plans made so far, by key.
@@ -267,6 +304,7 @@ impl TensorGemm {
         } else {
             (a, b, call.stride_a, call.stride_b)
         };
+        let Operands { a_in_place, b_in_place, .. } = self.operands::<P>(call);
         let plan = self.plan::<P>(gpu, call);
         let kernel = P::kernel::<O>(plan.tile).expect("a tensor-core precision");
         if !trivial {
@@ -276,15 +314,6 @@ impl TensorGemm {
         let steps = r.k.div_ceil(P::BK);
         let split_steps = steps.div_ceil(plan.splits.max(1)).max(1);
         let splits = if trivial { 0 } else { steps.div_ceil(split_steps) };
-        // Rows (and batch strides) on 16 bytes, which TMA needs; B's on
-        // 32 too where it is large enough that a padded copy pays.
-        let pad_from = self.pad_from.unwrap_or(PAD_FROM);
-        let on = |unit: usize, ld: usize, stride: usize| {
-            ld.is_multiple_of(unit) && (call.batch == 1 || stride.is_multiple_of(unit))
-        };
-        let b_unit = if call.batch * r.k * r.n >= pad_from { 2 * per16 } else { per16 };
-        let a_in_place = !r.a_t && on(per16, r.lda, stride_a);
-        let b_in_place = r.b_t == P::B_K_MAJOR && on(b_unit, r.ldb, stride_b);
         let fused = !trivial;
         let bias_mode = match (call.bias, r.swapped) {
             (false, _) => BIAS_NONE,

@@ -144,14 +144,19 @@ fn least_split_steps(tile: TileShape) -> usize {
 ///   k-steps), which a short tile's deeper ring streams faster (128 x 8192
 ///   x 8192: 338 TFLOP/s short against 277 narrow);
 /// - where narrow tiles leave at least half the SMs idle, short ones fill
-///   at most one wave, and B's rows lie on whole 32-byte sectors: twice
-///   the SMs at work (bf16 1024^3 236 TFLOP/s short against 211 narrow,
-///   e4m3 308 against 281, 512^3 and 960^3 alike; 1280 x 1024 x 1024,
-///   two waves of short tiles, 179 against 263). B is two thirds of a
-///   short stage's bytes, and its rows half a sector off cost the copy
-///   engine more than the SMs gain: bf16 1024 x 1000 x 1024 (B's rows
-///   2000 bytes) 181 short against 199 narrow, where tf32's 4000-byte
-///   rows gain (158 against 142; `results/gemm/small-tiles-h100.log`).
+///   at most one wave, k is under 128 k-steps and B's rows lie on whole
+///   32-byte sectors: twice the SMs at work (bf16 1024^3 236 TFLOP/s
+///   short against 211 narrow, e4m3 308 against 281, 512^3 and 960^3
+///   alike; e4m3 1024 x 1024 x 8192, 64 k-steps, 783-787 short against
+///   709-715 narrow at two splits). Two waves of short tiles lose (1280 x
+///   1024 x 1024: 179 against 263), and so does a long k, where a narrow
+///   tile's reuse of B counts again (bf16 1024 x 1024 x 8192, 128
+///   k-steps: 344-363 short against 412-423 narrow at two splits). B is
+///   two thirds of a short stage's bytes, and its rows half a sector off
+///   cost the copy engine more than the SMs gain: bf16 1024 x 1000 x 1024
+///   (B's rows 2000 bytes) 181 short against 199 narrow, where tf32's
+///   4000-byte rows gain (158 against 142; `results/gemm/small-tiles-h100.log`,
+///   `results/gemm/long-k-short-h100.log`).
 ///
 /// Elsewhere a narrow tile's better reuse of B won every probe.
 pub(crate) fn best_plan(
@@ -167,7 +172,10 @@ pub(crate) fn best_plan(
     let streams = wide.bytes / DRAM_BYTES_PER_US > (wide.tiles * wide.steps) as f64 * STEP_US / sms as f64;
     let narrow_tiles = batch * TileShape::Narrow.count((m, n));
     let short_streams = narrow_tiles < sms && streams && wide.steps >= 64;
-    let short_spreads = b_sectors && 2 * narrow_tiles <= sms && batch * TileShape::Short.count((m, n)) <= sms;
+    let short_spreads = b_sectors
+        && wide.steps < 128
+        && 2 * narrow_tiles <= sms
+        && batch * TileShape::Short.count((m, n)) <= sms;
     let weighed = |t: TileShape| t != TileShape::Short || short_fills || short_streams || short_spreads;
     for tile in TileShape::ALL.into_iter().filter(|&t| weighed(t)) {
         let shape = Shape::of(batch, (m, n, k), bk, bytes, sms, tile);
@@ -203,7 +211,13 @@ mod tests {
     /// against 531 narrow and 346 short). Short tiles' rings then went from
     /// 4 stages to 8 (the same shared memory): 128 x 8192 x 8192 at one
     /// split 287 -> 338, 8192 x 128 x 8192 250 -> 315
-    /// (`results/gemm/tile-probe-short8-h100.log`).
+    /// (`results/gemm/tile-probe-short8-h100.log`). With that ring, short
+    /// tiles at one split beat narrow ones on the small squares too, in
+    /// every precision, where B's rows lie on whole sectors (2026-11-27,
+    /// three rounds, `results/gemm/small-tiles-h100.log`: 1024^3 bf16 236
+    /// against 211, f16 238 against 208, tf32 167 against 145, e4m3 308
+    /// against 281; 512^3 alike); bf16 1000^3 (B's rows 2000 bytes) keeps
+    /// narrow tiles (166 against 141).
     ///
     /// e4m3 (k-steps of 128 elements: half as many), with splits of 8
     /// k-steps allowed on short tiles (`results/gemm/tile-probe-splits8-h100.log`,
@@ -213,7 +227,7 @@ mod tests {
     /// | --- | --- | --- | --- |
     /// | 16 x 4096 x 4096 | 33, 34, 33, 34, 26 | 38, 43, 45, 45, 35 | short, 4 |
     /// | 32 x 4096 x 4096 | 66, 67, 66, 66, 50 | 76, 87, 87, 88, 70 | short, 4 |
-    /// | 1024 x 1024 x 1024 | 208 (244 in a second run), 144, 96, 103, 45 | 233, 133, 109, 95, 49 | narrow, 1 |
+    /// | 1024 x 1024 x 1024 | 208 (244 in a second run), 144, 96, 103, 45 | 233, 133, 109, 95, 49 | short, 1 (below) |
     ///
     /// 128 x 192 tiles against 128 x 256, one split, bf16 and e4m3
     /// (`results/gemm/mid-probe-h100.log`, percent of cuBLAS / cuBLASLt in
@@ -242,7 +256,7 @@ mod tests {
         assert_eq!(bf16(8192, 128, 8192), plan(1, short));
         assert_eq!(bf16(16, 4096, 4096), plan(3, short));
         assert_eq!(bf16(64, 14336, 4096), plan(1, short));
-        assert_eq!(bf16(1024, 1024, 8192), plan(1, short));
+        assert_eq!(bf16(1024, 1024, 8192), plan(2, narrow));
         assert_eq!(bf16(1000, 1000, 1000), plan(1, narrow));
         assert_eq!(bf16(1024, 1000, 1024), plan(1, narrow));
         assert_eq!(bf16(1024, 1024, 1024), plan(1, short));
@@ -265,6 +279,7 @@ mod tests {
         assert_eq!(e4m3(64, 14336, 4096), plan(1, short));
         assert_eq!(e4m3(1000, 1000, 1000), plan(1, short));
         assert_eq!(e4m3(1024, 1024, 1024), plan(1, short));
+        assert_eq!(e4m3(1024, 1024, 8192), plan(1, short));
         assert_eq!(e4m3(4096, 4096, 4096), plan(1, wide));
         assert_eq!(e4m3(5000, 3000, 2000), plan(1, wide));
         assert_eq!(e4m3(3072, 3072, 8192), plan(1, mid));

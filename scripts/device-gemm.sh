@@ -13,7 +13,7 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 # there is no checkout here): the sweep tables record it.
 export KERNEL_LAB_GIT_REV=${KERNEL_LAB_GIT_REV:-$(cat $D/git-rev 2>/dev/null || echo unknown)}
 LOG=$OUT/gemm.log
-: > "$LOG"
+[ -n "${KEEP_LOG:-}" ] || : > "$LOG"
 for section in "$@"; do
   case "$section" in
   verify)
@@ -206,12 +206,115 @@ for section in "$@"; do
         done
       done
     done ;;
+  fixed-probe)
+    # The small calls' fixed time: every kernel of each call (ours and the
+    # peer's, three timed launches after the verification's) under ncu,
+    # with caches flushed before each launch and left warm; then where our
+    # warps wait, by instruction (ncu-source, sass-stalls.py).
+    # FIXED_CASES: "precision shape splits" items (splits "-": the plan's).
+    M=gpu__time_duration.sum,launch__grid_size,sm__cycles_active.max,smsp__inst_executed.sum
+    cases=${FIXED_CASES:-"e4m3 64x128x128 -;bf16 64x128x128 -;e4m3 16x4096x4096 -;bf16 1024x1024x1024 -;e4m3 1024x1024x1024 -"}
+    IFS=';' read -ra items <<< "$cases"
+    for item in "${items[@]}"; do
+      read -r p shape s <<< "$item"
+      for cache in all none; do
+        f="$OUT/fixed-$p-$shape-$cache"
+        ncu --cache-control $cache --clock-control none --csv --metrics $M $D/gemm --precision $p --out bf16 $([ $p = e4m3 ] && echo --op-b t) \
+          --shape $shape $([ "$s" = - ] || echo --splits $s) --iters 3 --warmup 0 > "$f.csv" 2> "$f.err"
+        echo "fixed $p $shape splits $s, caches $cache:"; python3 scripts/ncu-table.py "$f.csv"
+      done
+    done | tee -a "$LOG"
+    for item in "${items[@]}"; do
+      read -r p shape s <<< "$item"
+      NCU_PRECISION=$p NCU_SHAPE=$shape NCU_SPLITS=$([ "$s" = - ] || echo $s) KEEP_LOG=1 bash "$0" ncu-source > /dev/null
+      echo "=== stalls $p $shape splits $s" | tee -a "$LOG"
+      python3 scripts/sass-stalls.py "$OUT/sass-$shape.csv" 30 2>&1 | tee "$OUT/stalls-$p-$shape.txt" | tee -a "$LOG"
+    done ;;
+  ncu-detail)
+    # ncu's sections (speed of light, memory workload, scheduler, warp
+    # states) for every kernel of one call, caches left warm between
+    # launches as in a timed loop (the second launch of each is the warm
+    # one). NCU_PRECISION, NCU_SHAPE, NCU_SPLITS as for ncu-source.
+    shape=${NCU_SHAPE:-16x4096x4096}; p=${NCU_PRECISION:-e4m3}
+    ncu --cache-control none --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis --section SchedulerStats \
+      --section WarpStateStats --section LaunchStats --section Occupancy \
+      $D/gemm --precision $p --out bf16 $([ $p = e4m3 ] && echo --op-b t) --shape $shape ${NCU_SPLITS:+--splits $NCU_SPLITS} --iters 2 --warmup 0 \
+      > "$OUT/detail-$p-$shape${NCU_SPLITS:+-s$NCU_SPLITS}.txt" 2>&1
+    echo "ncu-detail $p $shape: $(grep -c '^  [a-z_]*gemm\|^  nvjet' "$OUT/detail-$p-$shape${NCU_SPLITS:+-s$NCU_SPLITS}.txt") launches" | tee -a "$LOG" ;;
+  fixed-parts)
+    # A call's fixed time, part by part (our kernel's third launch under
+    # ncu, caches warm): one block over 1, 8 and 32 k-steps; the store
+    # from registers (an odd ldc) and with C read (beta 1); the split
+    # fix-up alone (4 blocks) and over the SMs; 16 x 4096 x 4096 by
+    # splits; the copy engine's zero fill (m from 1 to 64 rows of a short
+    # tile).
+    M=gpu__time_duration.sum,sm__cycles_active.max,launch__grid_size
+    one() { ncu --cache-control none --clock-control none --csv --metrics $M -k regex:gemm_wgmma --launch-skip 2 --launch-count 1 \
+        $D/gemm "$@" --iters 3 --warmup 0 > "$OUT/part.csv" 2>/dev/null
+      echo "$* :: $(python3 scripts/ncu-table.py "$OUT/part.csv" | sed 's/  */ /g; s/ *0 gemm_wgmma_[a-z0-9_]*//')"; }
+    E="--precision e4m3 --out bf16 --op-b t --tile 64x128"
+    {
+      for k in 128 1024 4096; do one $E --shape 64x128x$k; done
+      one $E --shape 64x128x128 --ldc 129
+      one $E --shape 64x128x128 --beta 1
+      one $E --shape 16x128x4096 --splits 4
+      for s in 1 2 4 8; do one $E --shape 16x4096x4096 --splits $s; done
+      for m in 1 16 32 48 64; do one $E --splits 4 --shape ${m}x4096x4096; done
+    } | tee -a "$LOG" ;;
+  fixed-src)
+    # Where a one-block call's warps wait (warm, a sample every 32 cycles),
+    # staged store, register store, beta 1, and the split fix-up.
+    E="--precision e4m3 --out bf16 --op-b t --tile 64x128"
+    for c in "staged --shape 64x128x128" "ldc --shape 64x128x128 --ldc 129" "beta --shape 64x128x128 --beta 1" "split --shape 16x128x4096 --splits 4"; do
+      read -r tag args <<< "$c"
+      ncu --cache-control none --clock-control none --warp-sampling-interval 0 --section SourceCounters --import-source no -k regex:gemm_wgmma \
+        --launch-skip 2 --launch-count 1 -f -o "$OUT/fixed-$tag" $D/gemm $E $args --iters 3 --warmup 0 > /dev/null 2>&1
+      ncu -i "$OUT/fixed-$tag.ncu-rep" --page source --csv --print-source sass > "$OUT/sass-fixed-$tag.csv" 2>/dev/null
+      echo "=== $tag: $args" | tee -a "$LOG"; python3 scripts/sass-stalls.py "$OUT/sass-fixed-$tag.csv" 12 | tee -a "$LOG"
+    done ;;
+  ab-split)
+    # Split-k calls, two builds alternating (gemm-old, as for ab): each
+    # kernel's third launch under ncu, then the batched timing against the
+    # peer. SPLIT_CASES: "precision shape splits tile" items.
+    M=gpu__time_duration.sum,sm__cycles_active.max
+    cases=${SPLIT_CASES:-"e4m3 16x4096x4096 4 64x128;bf16 16x4096x4096 3 64x128;bf16 1024x1024x8192 2 128;bf16 128x8192x8192 2 128;e4m3 32x4096x4096 4 64x128"}
+    IFS=';' read -ra items <<< "$cases"
+    {
+      for round in 1 2; do for bin in gemm-old gemm; do for item in "${items[@]}"; do
+        read -r p sh s tile <<< "$item"
+        ncu --cache-control none --clock-control none --csv --metrics $M -k regex:gemm_wgmma --launch-skip 2 --launch-count 1 $D/$bin \
+          --precision $p --out bf16 $([ $p = e4m3 ] && echo --op-b t) --shape $sh --splits $s --tile $tile --iters 3 --warmup 0 > "$OUT/part.csv" 2>/dev/null
+        echo "ncu $bin $p $sh splits $s :: $(python3 scripts/ncu-table.py "$OUT/part.csv" | sed 's/  */ /g; s/ *0 gemm_wgmma_[a-z0-9_]*//')"
+      done; done; done
+      for round in 1 2 3; do for bin in gemm-old gemm; do for item in "${items[@]}"; do
+        read -r p sh s tile <<< "$item"
+        $D/$bin --precision $p --out bf16 $([ $p = e4m3 ] && echo --op-b t) --shape $sh --splits $s --tile $tile --iters 50 2>&1 | grep "^| $p" | sed "s/^/$bin /"
+      done; done; done
+    } | tee -a "$LOG" ;;
+  small-tiles)
+    # 128 x 128 against 64 x 128 tiles (twice the blocks) on small calls,
+    # every precision, three rounds alternating; then one dimension at a
+    # time (why 1000^3 differs), bf16 and tf32.
+    S=512x512x512,1000x1000x1000,1024x1024x1024,1536x1536x1536,1024x1024x8192
+    W=1024x1024x1024,1000x1024x1024,1024x1000x1024,1024x1024x1000,1000x1000x1000,960x960x960,1008x1008x1008,768x768x768,1280x1024x1024
+    {
+      for round in 1 2 3; do for tile in 128 64x128; do for p in bf16 f16 tf32 e4m3; do
+        $D/gemm --precision $p --out bf16 $([ $p = e4m3 ] || [ $p = tf32 ] && echo --op-b t) --shape $S --tile $tile --iters 50 2>&1 | grep "^| $p" | sed "s/^/tile $tile /"
+      done; done; done
+      for round in 1 2; do for tile in 128 64x128; do for p in bf16 tf32; do
+        $D/gemm --precision $p --out bf16 $([ $p = tf32 ] && echo --op-b t) --shape $W --tile $tile --iters 50 2>&1 | grep "^| $p" | sed "s/^/tile $tile /"
+      done; done; done
+    } | tee -a "$LOG" ;;
   ncu-source)
     # Per-instruction stall samples of the library kernel at one shape
     # (NCU_PRECISION, NCU_SHAPE, NCU_SPLITS), SASS with the samples as CSV.
     shape=${NCU_SHAPE:-5000x3000x2000}
-    ncu --clock-control none --section SourceCounters --section WarpStateStats --import-source no -k regex:gemm_wgmma --launch-count 1 \
-      -o "$OUT/src-$shape" $D/gemm --precision ${NCU_PRECISION:-bf16} --out bf16 $([ "${NCU_PRECISION:-bf16}" = e4m3 ] && echo --op-b t) --shape $shape ${NCU_SPLITS:+--splits $NCU_SPLITS} --iters 1 --warmup 0 > "$OUT/src-$shape.log" 2>&1
+    # NCU_WARM=1: the third launch, caches left warm (as in a timed loop);
+    # NCU_INTERVAL: the warp sampling interval (0: every 32 cycles).
+    warm=${NCU_WARM:+--cache-control none --launch-skip 2}
+    ncu --clock-control none ${NCU_INTERVAL:+--warp-sampling-interval $NCU_INTERVAL} $warm --section SourceCounters --section WarpStateStats \
+      --import-source no -k regex:gemm_wgmma --launch-count 1 \
+      -f -o "$OUT/src-$shape" $D/gemm --precision ${NCU_PRECISION:-bf16} --out bf16 $([ "${NCU_PRECISION:-bf16}" = e4m3 ] && echo --op-b t) --shape $shape ${NCU_SPLITS:+--splits $NCU_SPLITS} --iters $([ -n "${NCU_WARM:-}" ] && echo 3 || echo 1) --warmup 0 > "$OUT/src-$shape.log" 2>&1
     ncu -i "$OUT/src-$shape.ncu-rep" --page source --csv --print-source sass > "$OUT/sass-$shape.csv" 2>/dev/null
     ncu -i "$OUT/src-$shape.ncu-rep" --page details > "$OUT/details-$shape.txt" 2>/dev/null
     echo "ncu-source $shape: $(wc -l < "$OUT/sass-$shape.csv") SASS lines" | tee -a "$LOG" ;;

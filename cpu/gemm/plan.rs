@@ -217,7 +217,10 @@ mod tests {
     /// three rounds, `results/gemm/small-tiles-h100.log`: 1024^3 bf16 236
     /// against 211, f16 238 against 208, tf32 167 against 145, e4m3 308
     /// against 281; 512^3 alike); bf16 1000^3 (B's rows 2000 bytes) keeps
-    /// narrow tiles (166 against 141).
+    /// narrow tiles (166 against 141). e4m3 1000^3 (both operands packed)
+    /// took short tiles on a tie (medians 117 and 117), and tf32 1000^3,
+    /// which the rule also gives short tiles, ran 124 against 132: the
+    /// rule's one measured miss.
     ///
     /// e4m3 (k-steps of 128 elements: half as many), with splits of 8
     /// k-steps allowed on short tiles (`results/gemm/tile-probe-splits8-h100.log`,
@@ -246,8 +249,8 @@ mod tests {
     /// 8192 0.80x.)
     #[test]
     fn the_model_picks_the_measured_fastest_plan() {
-        // B N-major in place: rows of n elements, on 32 bytes when 16 n
-        // bf16 elements are.
+        // B N-major in place: rows of n bf16 elements, on 32 bytes when n
+        // is a multiple of 16.
         let bf16 = |m, n: usize, k| best_plan(1, (m, n, k), (64, 2, n.is_multiple_of(16)), 132);
         let plan = |splits, tile| Plan { splits, tile };
         let (wide, mid, narrow, short) =

@@ -14,6 +14,15 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export KERNEL_LAB_GIT_REV=${KERNEL_LAB_GIT_REV:-$(cat $D/git-rev 2>/dev/null || echo unknown)}
 LOG=$OUT/gemm.log
 [ -n "${KEEP_LOG:-}" ] || : > "$LOG"
+# One line: the library kernel's third launch under ncu, caches left warm
+# as in a timed loop (its time, busiest SM's active cycles, grid), of
+# binary $1 (in $D) with gemm's arguments after it.
+warm_ncu() {
+  local bin=$1; shift
+  ncu --cache-control none --clock-control none --csv --metrics gpu__time_duration.sum,sm__cycles_active.max,launch__grid_size \
+    -k regex:gemm_wgmma --launch-skip 2 --launch-count 1 $D/$bin "$@" --iters 3 --warmup 0 > "$OUT/warm.csv" 2>/dev/null
+  echo "$bin $* :: $(python3 scripts/ncu-table.py "$OUT/warm.csv" | sed 's/  */ /g; s/ *0 gemm_wgmma_[a-z0-9_]*//')"
+}
 for section in "$@"; do
   case "$section" in
   verify)
@@ -226,9 +235,9 @@ for section in "$@"; do
     done | tee -a "$LOG"
     for item in "${items[@]}"; do
       read -r p shape s <<< "$item"
-      NCU_PRECISION=$p NCU_SHAPE=$shape NCU_SPLITS=$([ "$s" = - ] || echo $s) KEEP_LOG=1 bash "$0" ncu-source > /dev/null
+      NCU_TAG=$p-$shape NCU_PRECISION=$p NCU_SHAPE=$shape NCU_SPLITS=$([ "$s" = - ] || echo $s) KEEP_LOG=1 bash "$0" ncu-source > /dev/null
       echo "=== stalls $p $shape splits $s" | tee -a "$LOG"
-      python3 scripts/sass-stalls.py "$OUT/sass-$shape.csv" 30 2>&1 | tee "$OUT/stalls-$p-$shape.txt" | tee -a "$LOG"
+      python3 scripts/sass-stalls.py "$OUT/sass-$p-$shape.csv" 30 2>&1 | tee "$OUT/stalls-$p-$shape.txt" | tee -a "$LOG"
     done ;;
   ncu-detail)
     # ncu's sections (speed of light, memory workload, scheduler, warp
@@ -248,43 +257,34 @@ for section in "$@"; do
     # fix-up alone (4 blocks) and over the SMs; 16 x 4096 x 4096 by
     # splits; the copy engine's zero fill (m from 1 to 64 rows of a short
     # tile).
-    M=gpu__time_duration.sum,sm__cycles_active.max,launch__grid_size
-    one() { ncu --cache-control none --clock-control none --csv --metrics $M -k regex:gemm_wgmma --launch-skip 2 --launch-count 1 \
-        $D/gemm "$@" --iters 3 --warmup 0 > "$OUT/part.csv" 2>/dev/null
-      echo "$* :: $(python3 scripts/ncu-table.py "$OUT/part.csv" | sed 's/  */ /g; s/ *0 gemm_wgmma_[a-z0-9_]*//')"; }
     E="--precision e4m3 --out bf16 --op-b t --tile 64x128"
     {
-      for k in 128 1024 4096; do one $E --shape 64x128x$k; done
-      one $E --shape 64x128x128 --ldc 129
-      one $E --shape 64x128x128 --beta 1
-      one $E --shape 16x128x4096 --splits 4
-      for s in 1 2 4 8; do one $E --shape 16x4096x4096 --splits $s; done
-      for m in 1 16 32 48 64; do one $E --splits 4 --shape ${m}x4096x4096; done
+      for k in 128 1024 4096; do warm_ncu gemm $E --shape 64x128x$k; done
+      warm_ncu gemm $E --shape 64x128x128 --ldc 129
+      warm_ncu gemm $E --shape 64x128x128 --beta 1
+      warm_ncu gemm $E --shape 16x128x4096 --splits 4
+      for s in 1 2 4 8; do warm_ncu gemm $E --shape 16x4096x4096 --splits $s; done
+      for m in 1 16 32 48 64; do warm_ncu gemm $E --splits 4 --shape ${m}x4096x4096; done
     } | tee -a "$LOG" ;;
   fixed-src)
     # Where a one-block call's warps wait (warm, a sample every 32 cycles),
     # staged store, register store, beta 1, and the split fix-up.
-    E="--precision e4m3 --out bf16 --op-b t --tile 64x128"
-    for c in "staged --shape 64x128x128" "ldc --shape 64x128x128 --ldc 129" "beta --shape 64x128x128 --beta 1" "split --shape 16x128x4096 --splits 4"; do
-      read -r tag args <<< "$c"
-      ncu --cache-control none --clock-control none --warp-sampling-interval 0 --section SourceCounters --import-source no -k regex:gemm_wgmma \
-        --launch-skip 2 --launch-count 1 -f -o "$OUT/fixed-$tag" $D/gemm $E $args --iters 3 --warmup 0 > /dev/null 2>&1
-      ncu -i "$OUT/fixed-$tag.ncu-rep" --page source --csv --print-source sass > "$OUT/sass-fixed-$tag.csv" 2>/dev/null
-      echo "=== $tag: $args" | tee -a "$LOG"; python3 scripts/sass-stalls.py "$OUT/sass-fixed-$tag.csv" 12 | tee -a "$LOG"
+    for c in "staged 64x128x128" "ldc 64x128x128 --ldc 129" "beta 64x128x128 --beta 1" "split 16x128x4096 --splits 4"; do
+      read -r tag shape args <<< "$c"
+      NCU_TAG=fixed-$tag NCU_PRECISION=e4m3 NCU_SHAPE=$shape NCU_ARGS="--tile 64x128 $args" NCU_WARM=1 NCU_INTERVAL=0 KEEP_LOG=1 \
+        bash "$0" ncu-source > /dev/null
+      echo "=== $tag: $shape $args" | tee -a "$LOG"; python3 scripts/sass-stalls.py "$OUT/sass-fixed-$tag.csv" 12 | tee -a "$LOG"
     done ;;
   ab-split)
     # Split-k calls, two builds alternating (gemm-old, as for ab): each
     # kernel's third launch under ncu, then the batched timing against the
     # peer. SPLIT_CASES: "precision shape splits tile" items.
-    M=gpu__time_duration.sum,sm__cycles_active.max
     cases=${SPLIT_CASES:-"e4m3 16x4096x4096 4 64x128;bf16 16x4096x4096 3 64x128;bf16 1024x1024x8192 2 128;bf16 128x8192x8192 2 128;e4m3 32x4096x4096 4 64x128"}
     IFS=';' read -ra items <<< "$cases"
     {
       for round in 1 2; do for bin in gemm-old gemm; do for item in "${items[@]}"; do
         read -r p sh s tile <<< "$item"
-        ncu --cache-control none --clock-control none --csv --metrics $M -k regex:gemm_wgmma --launch-skip 2 --launch-count 1 $D/$bin \
-          --precision $p --out bf16 $([ $p = e4m3 ] && echo --op-b t) --shape $sh --splits $s --tile $tile --iters 3 --warmup 0 > "$OUT/part.csv" 2>/dev/null
-        echo "ncu $bin $p $sh splits $s :: $(python3 scripts/ncu-table.py "$OUT/part.csv" | sed 's/  */ /g; s/ *0 gemm_wgmma_[a-z0-9_]*//')"
+        warm_ncu $bin --precision $p --out bf16 $([ $p = e4m3 ] && echo --op-b t) --shape $sh --splits $s --tile $tile
       done; done; done
       for round in 1 2 3; do for bin in gemm-old gemm; do for item in "${items[@]}"; do
         read -r p sh s tile <<< "$item"
@@ -307,17 +307,19 @@ for section in "$@"; do
     } | tee -a "$LOG" ;;
   ncu-source)
     # Per-instruction stall samples of the library kernel at one shape
-    # (NCU_PRECISION, NCU_SHAPE, NCU_SPLITS), SASS with the samples as CSV.
-    shape=${NCU_SHAPE:-5000x3000x2000}
+    # (NCU_PRECISION, NCU_SHAPE, NCU_SPLITS; NCU_ARGS: more of gemm's
+    # arguments), SASS with the samples as CSV, named by NCU_TAG (default
+    # the shape).
+    shape=${NCU_SHAPE:-5000x3000x2000}; tag=${NCU_TAG:-$shape}
     # NCU_WARM=1: the third launch, caches left warm (as in a timed loop);
     # NCU_INTERVAL: the warp sampling interval (0: every 32 cycles).
     warm=${NCU_WARM:+--cache-control none --launch-skip 2}
     ncu --clock-control none ${NCU_INTERVAL:+--warp-sampling-interval $NCU_INTERVAL} $warm --section SourceCounters --section WarpStateStats \
       --import-source no -k regex:gemm_wgmma --launch-count 1 \
-      -f -o "$OUT/src-$shape" $D/gemm --precision ${NCU_PRECISION:-bf16} --out bf16 $([ "${NCU_PRECISION:-bf16}" = e4m3 ] && echo --op-b t) --shape $shape ${NCU_SPLITS:+--splits $NCU_SPLITS} --iters $([ -n "${NCU_WARM:-}" ] && echo 3 || echo 1) --warmup 0 > "$OUT/src-$shape.log" 2>&1
-    ncu -i "$OUT/src-$shape.ncu-rep" --page source --csv --print-source sass > "$OUT/sass-$shape.csv" 2>/dev/null
-    ncu -i "$OUT/src-$shape.ncu-rep" --page details > "$OUT/details-$shape.txt" 2>/dev/null
-    echo "ncu-source $shape: $(wc -l < "$OUT/sass-$shape.csv") SASS lines" | tee -a "$LOG" ;;
+      -f -o "$OUT/src-$tag" $D/gemm --precision ${NCU_PRECISION:-bf16} --out bf16 $([ "${NCU_PRECISION:-bf16}" = e4m3 ] && echo --op-b t) --shape $shape ${NCU_SPLITS:+--splits $NCU_SPLITS} ${NCU_ARGS:-} --iters $([ -n "${NCU_WARM:-}" ] && echo 3 || echo 1) --warmup 0 > "$OUT/src-$tag.log" 2>&1
+    ncu -i "$OUT/src-$tag.ncu-rep" --page source --csv --print-source sass > "$OUT/sass-$tag.csv" 2>/dev/null
+    ncu -i "$OUT/src-$tag.ncu-rep" --page details > "$OUT/details-$tag.txt" 2>/dev/null
+    echo "ncu-source $tag: $(wc -l < "$OUT/sass-$tag.csv") SASS lines" | tee -a "$LOG" ;;
   align-probe)
     # Which misaligned rows cost: B (packed now when off 32 bytes) or D.
     echo "=== probe: D rows off 32 bytes" | tee -a "$LOG"

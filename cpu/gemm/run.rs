@@ -110,6 +110,8 @@ impl<T: DeviceRepr + ValidAsZeroBits + 'static> Work for T {}
 
 /// How a call's kernel reads its operands ([`TensorGemm::operands`]).
 struct Operands {
+    /// A's and B's batch strides, as the row-major call sees them.
+    strides: (usize, usize),
     /// A read where it lies (else packed).
     a_in_place: bool,
     /// B read where it lies (else packed).
@@ -211,11 +213,16 @@ impl TensorGemm {
     /// Plans are cached by [`PlanKey`]: the same problem on the same device
     /// is planned once.
     pub fn plan<P: Precision>(&self, gpu: &Gpu, call: &Call) -> Plan {
+        self.plan_reading::<P>(gpu, call, self.operands::<P>(call).b_sectors)
+    }
+
+    /// [`TensorGemm::plan`], B's rows on whole sectors or not as given
+    /// (`Operands::b_sectors`).
+    fn plan_reading<P: Precision>(&self, gpu: &Gpu, call: &Call, b_sectors: bool) -> Plan {
         if let Some(p) = self.forced {
             return p;
         }
         let r = call.gemm.row_major();
-        let b_sectors = self.operands::<P>(call).b_sectors;
         let key = PlanKey {
             device: gpu.info.name.clone(),
             multiprocessors: gpu.info.multiprocessors,
@@ -246,6 +253,7 @@ impl TensorGemm {
         let b_unit = if call.batch * r.k * r.n >= pad_from { 2 * per16 } else { per16 };
         let b_in_place = r.b_t == P::B_K_MAJOR && on(b_unit, r.ldb, stride_b);
         Operands {
+            strides: (stride_a, stride_b),
             a_in_place: !r.a_t && on(per16, r.lda, stride_a),
             b_in_place,
             // A packed B's rows are 128-byte multiples.
@@ -299,13 +307,10 @@ impl TensorGemm {
         }
         let r = g.row_major();
         let per16 = P::Input::PER_16;
-        let (a, b, stride_a, stride_b) = if r.swapped {
-            (b, a, call.stride_b, call.stride_a)
-        } else {
-            (a, b, call.stride_a, call.stride_b)
-        };
-        let Operands { a_in_place, b_in_place, .. } = self.operands::<P>(call);
-        let plan = self.plan::<P>(gpu, call);
+        let (a, b) = if r.swapped { (b, a) } else { (a, b) };
+        let Operands { strides: (stride_a, stride_b), a_in_place, b_in_place, b_sectors } =
+            self.operands::<P>(call);
+        let plan = self.plan_reading::<P>(gpu, call, b_sectors);
         let kernel = P::kernel::<O>(plan.tile).expect("a tensor-core precision");
         if !trivial {
             gpu.has_kernel(kernel)?;

@@ -137,9 +137,9 @@ impl CudaBuilder {
         let toolchain = Toolchain::find()?;
         let linker = out_dir.join("ptx-linker");
         write_executable(&linker, LINKER)?;
-        let target_dir = nvptx_target_dir(&out_dir);
         let mut written = Vec::new();
         for arch in &self.archs {
+            let target_dir = nvptx_target_dir(&out_dir).join(arch);
             let output = Command::new(&toolchain.cargo)
                 .current_dir(&self.krate)
                 .env_remove("CARGO_ENCODED_RUSTFLAGS")
@@ -384,7 +384,12 @@ pub fn add_launch_bounds(ptx: &str) -> Result<String, BuildError> {
 }
 
 /// `<target>/<profile>/build/<pkg>-<hash>/out` -> `<target>/nvptx`: one
-/// nvptx target dir for every host profile (so `core` is built once).
+/// nvptx target dir for every host profile, each architecture in its own
+/// folder under it. Every build of a host profile (and `cargo clippy`,
+/// whose build-script run is a unit of its own) then finds each
+/// architecture's nested build fresh; in one target dir the architectures'
+/// `-C target-cpu` would take turns at one fingerprint, and every run would
+/// rebuild all of them.
 fn nvptx_target_dir(out_dir: &Path) -> PathBuf {
     out_dir
         .ancestors()

@@ -25,6 +25,10 @@
 //!
 //! Errors are rustc's own, printed as the nested build reports them; a
 //! missing toolchain component is one line saying which and how to get it.
+//!
+//! Under `cargo clippy` the files are one-line placeholders: clippy lints
+//! the host code, and its build-script run is a unit of its own, so
+//! building the PTX there would cost the nested build a second time.
 
 use std::env;
 use std::fmt;
@@ -134,12 +138,15 @@ impl CudaBuilder {
         let out_dir = PathBuf::from(
             env::var("OUT_DIR").map_err(|_| io("OUT_DIR is not set: run from a build script"))?,
         );
+        if under_clippy() {
+            return self.placeholders(&out_dir, &lib);
+        }
         let toolchain = Toolchain::find()?;
         let linker = out_dir.join("ptx-linker");
         write_executable(&linker, LINKER)?;
+        let target_dir = nvptx_target_dir(&out_dir);
         let mut written = Vec::new();
         for arch in &self.archs {
-            let target_dir = nvptx_target_dir(&out_dir).join(arch);
             let output = Command::new(&toolchain.cargo)
                 .current_dir(&self.krate)
                 .env_remove("CARGO_ENCODED_RUSTFLAGS")
@@ -179,6 +186,46 @@ impl CudaBuilder {
             written.push(dest);
         }
         if let (Some(to), Some(first)) = (&self.copy_to, written.first()) {
+            std::fs::copy(first, to)
+                .map_err(|e| io(&format!("could not copy the PTX to {}: {e}", to.display())))?;
+        }
+        Ok(written)
+    }
+}
+
+/// Whether the build script runs for `cargo clippy`, which lints the host
+/// code and reads the PTX files only as `include_str!`'s text: cargo
+/// hands the build script the wrapper it compiles the workspace with.
+fn under_clippy() -> bool {
+    is_clippy(env::var_os("RUSTC_WORKSPACE_WRAPPER").as_deref())
+}
+
+/// Whether `wrapper` (the workspace's rustc wrapper) is clippy's driver.
+fn is_clippy(wrapper: Option<&std::ffi::OsStr>) -> bool {
+    wrapper
+        .and_then(|w| Path::new(w).file_stem())
+        .is_some_and(|s| s.to_string_lossy().starts_with("clippy-driver"))
+}
+
+impl CudaBuilder {
+    /// Under clippy: one line in place of each PTX, no nested build (the
+    /// build script's run for clippy is a unit of its own, so the real
+    /// build would compile every architecture again, minutes, for a
+    /// file no one loads; clippy does not see into the nvptx build
+    /// either way).
+    fn placeholders(self, out_dir: &Path, lib: &str) -> Result<Vec<PathBuf>, BuildError> {
+        let mut written = Vec::new();
+        for arch in &self.archs {
+            let dest = out_dir.join(format!("{lib}_{arch}.ptx"));
+            std::fs::write(&dest, "// cargo clippy: PTX not built\n")
+                .map_err(|e| io(&format!("could not write {}: {e}", dest.display())))?;
+            written.push(dest);
+        }
+        // A PTX a real build left at `copy_to` stays: only a missing file
+        // (which the host's `include_str!` needs) gets the placeholder.
+        if let (Some(to), Some(first)) = (&self.copy_to, written.first())
+            && !to.exists()
+        {
             std::fs::copy(first, to)
                 .map_err(|e| io(&format!("could not copy the PTX to {}: {e}", to.display())))?;
         }
@@ -384,12 +431,7 @@ pub fn add_launch_bounds(ptx: &str) -> Result<String, BuildError> {
 }
 
 /// `<target>/<profile>/build/<pkg>-<hash>/out` -> `<target>/nvptx`: one
-/// nvptx target dir for every host profile, each architecture in its own
-/// folder under it. Every build of a host profile (and `cargo clippy`,
-/// whose build-script run is a unit of its own) then finds each
-/// architecture's nested build fresh; in one target dir the architectures'
-/// `-C target-cpu` would take turns at one fingerprint, and every run would
-/// rebuild all of them.
+/// nvptx target dir for every host profile (so `core` is built once).
 fn nvptx_target_dir(out_dir: &Path) -> PathBuf {
     out_dir
         .ancestors()
@@ -413,6 +455,28 @@ mod tests {
         );
         write_executable(&path, &script).unwrap();
         path
+    }
+
+    /// Under clippy each architecture's file is one line, and `copy_to`
+    /// gets it only where no file is (a real build's PTX stays).
+    #[test]
+    fn clippy_gets_placeholders_and_keeps_a_built_copy() {
+        use std::ffi::OsStr;
+        assert!(is_clippy(Some(OsStr::new("/home/u/.rustup/toolchains/nightly/bin/clippy-driver"))));
+        assert!(!is_clippy(Some(OsStr::new("/usr/bin/sccache"))) && !is_clippy(None));
+        let dir = env::temp_dir().join(format!("cuda-builder-clippy-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (kept, made) = (dir.join("kept.ptx"), dir.join("made.ptx"));
+        std::fs::write(&kept, ".version 8.3").unwrap();
+        let _ = std::fs::remove_file(&made);
+        for (to, want) in [(&kept, ".version 8.3"), (&made, "// cargo clippy: PTX not built\n")] {
+            let builder = CudaBuilder::new(&dir).archs(&["sm_80", "sm_90a"]).copy_to(to);
+            let written = builder.placeholders(&dir, "kernels").unwrap();
+            assert_eq!(written, [dir.join("kernels_sm_80.ptx"), dir.join("kernels_sm_90a.ptx")]);
+            assert_eq!(std::fs::read_to_string(&written[1]).unwrap(), "// cargo clippy: PTX not built\n");
+            assert_eq!(std::fs::read_to_string(to).unwrap(), want);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

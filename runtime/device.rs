@@ -69,6 +69,9 @@ pub struct Gpu {
     /// Emulator: record accesses for the bank/sector analysis.
     analyze: Cell<bool>,
     analysis: RefCell<Analysis>,
+    /// Launch `dependent = true` kernels as such (sm_90 and later; see
+    /// [`Gpu::set_dependent_launches`]).
+    dependent_launches: Cell<bool>,
 }
 
 /// Device memory: a CUDA allocation, or 256-byte-aligned host memory for
@@ -229,10 +232,21 @@ impl Gpu {
                 functions: Default::default(),
                 entries: Default::default(),
             }),
+            dependent_launches: Cell::new(major >= 9),
             info,
             analyze: Cell::new(false),
             analysis: RefCell::new(Analysis::default()),
         })
+    }
+
+    /// Whether kernels declared `dependent = true` start while the kernel
+    /// ahead of them finishes (CUDA's programmatic dependent launch; on by
+    /// default from sm_90), or after it as every other launch does: for
+    /// A/B timing. Devices before sm_90 and the emulator launch them as
+    /// ordinary kernels either way (the emulator still checks that they
+    /// wait before touching global memory).
+    pub fn set_dependent_launches(&self, on: bool) {
+        self.dependent_launches.set(on && self.info.major >= 9);
     }
 
     /// The CPU emulator: the same kernels, from their host build.
@@ -258,6 +272,7 @@ impl Gpu {
             },
             analyze: Cell::new(false),
             analysis: RefCell::new(Analysis::default()),
+            dependent_launches: Cell::new(false),
         }
     }
 
@@ -509,6 +524,68 @@ impl Gpu {
     }
 }
 
+/// `cuLaunchKernelEx` of `function` with `words` as its parameters, its
+/// programmatic stream serialization allowed ([`Launch::dependent`]): the
+/// grid may start once the kernel ahead of it on the stream lets it, and
+/// waits for that kernel itself (`griddepcontrol.wait`).
+///
+/// # Safety
+/// As for [`Launcher::launch_with`]; the kernel waits before it touches
+/// global memory.
+///
+/// [`Launch::dependent`]: gpu_launch::Launch::dependent
+unsafe fn launch_dependent(
+    c: &Cuda,
+    function: &CudaFunction,
+    config: LaunchConfig,
+    words: &[Arg],
+) -> std::result::Result<(), cudarc::driver::DriverError> {
+    use cudarc::driver::sys;
+    // Each parameter in the low bytes of a word of its own (the driver
+    // reads each parameter's size from its pointer, little-endian).
+    let mut values: Vec<u64> = words
+        .iter()
+        .map(|w| match *w {
+            Arg::U32(v) => u64::from(v),
+            Arg::I32(v) => u64::from(v as u32),
+            Arg::U64(v) => v,
+            Arg::I64(v) => v as u64,
+            Arg::F32(v) => u64::from(v.to_bits()),
+            Arg::F64(v) => v.to_bits(),
+            Arg::Ptr { .. } | Arg::Slice { .. } => unreachable!("expanded by the caller"),
+        })
+        .collect();
+    let mut params: Vec<*mut std::ffi::c_void> = values.iter_mut().map(|v| (v as *mut u64).cast()).collect();
+    // SAFETY: a plain C union; zero is a valid value of every member.
+    let mut value: sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
+    value.programmaticStreamSerializationAllowed = 1;
+    let mut attribute = sys::CUlaunchAttribute {
+        id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+        pad: [0; 4],
+        value,
+    };
+    let (grid, block) = (config.grid_dim, config.block_dim);
+    let launch = sys::CUlaunchConfig {
+        gridDimX: grid.0,
+        gridDimY: grid.1,
+        gridDimZ: grid.2,
+        blockDimX: block.0,
+        blockDimY: block.1,
+        blockDimZ: block.2,
+        sharedMemBytes: config.shared_mem_bytes,
+        hStream: c.stream.cu_stream(),
+        attrs: &mut attribute,
+        numAttrs: 1,
+    };
+    c.ctx.bind_to_thread()?;
+    // SAFETY: the caller's contract; `params` points at one value per
+    // parameter, alive until the call returns (the driver copies them).
+    unsafe {
+        sys::cuLaunchKernelEx(&launch, function.cu_function(), params.as_mut_ptr(), std::ptr::null_mut())
+    }
+    .result()
+}
+
 impl Launcher for Gpu {
     type Buffer<T: 'static> = DeviceBuffer<T>;
     type Error = Error;
@@ -547,6 +624,10 @@ impl Launcher for Gpu {
                         scalar => words.push(scalar),
                     }
                 }
+                if kernel.launch.dependent && self.dependent_launches.get() {
+                    // SAFETY: as below.
+                    return unsafe { launch_dependent(c, &function, config, &words) }.during(kernel.name);
+                }
                 let mut builder = c.stream.launch_builder(&function);
                 for word in &words {
                     match word {
@@ -579,6 +660,7 @@ impl Launcher for Gpu {
                     grid: [grid.x, grid.y, grid.z],
                     cluster: [kernel.launch.cluster.x, kernel.launch.cluster.y, kernel.launch.cluster.z],
                     shared_bytes: shared_bytes as usize,
+                    dependent: kernel.launch.dependent,
                     buffers: &buffers,
                     analyze: self.analyze.get(),
                 };

@@ -291,6 +291,20 @@ for section in "$@"; do
         $D/$bin --precision $p --out bf16 $([ $p = e4m3 ] && echo --op-b t) --shape $sh --splits $s --tile $tile --iters 50 2>&1 | grep "^| $p" | sed "s/^/$bin /"
       done; done; done
     } | tee -a "$LOG" ;;
+  ab-dependent)
+    # The product kernel launched dependent (overlapping the pack ahead of
+    # it, or the call before) against serial launches (--serial-launches),
+    # three rounds alternating, in one binary: calls with packs (B off 32
+    # bytes, odd k, odd everything, a padded D) and in-place ones.
+    {
+      for round in 1 2 3; do for mode in dependent serial; do
+        flag=$([ $mode = serial ] && echo --serial-launches)
+        $D/gemm --precision bf16 --out bf16 --shape 5000x3000x2000,4095x4095x4095,4096x4096x4095,4096x4096x4096,1024x1024x1024,16x4096x4096 \
+          $flag --iters 30 2>&1 | grep "^| bf16" | sed "s/^/$mode /"
+        $D/gemm --precision e4m3 --out bf16 --op-b t --shape 5000x3000x2000,4096x4096x4095,1000x1000x1000,4096x4096x4096,1024x1024x1024,16x4096x4096 \
+          $flag --iters 30 2>&1 | grep "^| e4m3" | sed "s/^/$mode /"
+      done; done
+    } | tee -a "$LOG" ;;
   small-tiles)
     # 128 x 128 against 64 x 128 tiles (twice the blocks) on small calls,
     # every precision, three rounds alternating; then one dimension at a

@@ -6,6 +6,7 @@
 
 use emu::{Analysis, EmuError};
 use gpu::dev::copy::{commit_copies, wait_copies};
+use gpu::dev::grid::wait_for_prerequisites;
 use gpu::dev::warp::{FULL_MASK, shfl_down_f32, shfl_down_i32, shfl_xor_f32};
 use gpu::dev::{DisjointSlice, In, Out, SharedArray, Slice, sync_threads, thread, thread_idx_x};
 use gpu::kernel;
@@ -429,6 +430,27 @@ pub fn check_mismatched_shuffles(out: Out<f32>) {
     unsafe { out.store(t, v) };
 }
 
+/// A dependent launch (it may start while the kernel ahead of it runs)
+/// that reads its input before waiting for that kernel.
+#[kernel(block = 64, dependent = true)]
+pub fn check_dependent_reads_early(input: In<f32>, out: Out<f32>) {
+    let t = thread_idx_x() as usize;
+    // SAFETY: 64 inputs and outputs; the missing wait is the point.
+    let x = unsafe { input.load(t) };
+    wait_for_prerequisites();
+    // SAFETY: as above.
+    unsafe { out.store(t, x) };
+}
+
+/// The same, waiting first.
+#[kernel(block = 64, dependent = true)]
+pub fn check_dependent_waits(input: In<f32>, out: Out<f32>) {
+    let t = thread_idx_x() as usize;
+    wait_for_prerequisites();
+    // SAFETY: 64 inputs and outputs.
+    unsafe { out.store(t, 2.0 * input.load(t)) };
+}
+
 /// `n` zeros on the emulator.
 fn zeros(gpu: &Gpu, n: usize) -> DeviceBuffer<f32> {
     gpu.upload(&vec![0.0f32; n]).unwrap()
@@ -444,7 +466,7 @@ fn emu_error(result: Result<(), Error>) -> EmuError {
 #[test]
 fn the_test_kernels_are_registered_here() {
     let here = registry::module("emulator");
-    assert_eq!(here.len(), 11, "{:?}", here.iter().map(|k| k.name).collect::<Vec<_>>());
+    assert_eq!(here.len(), 13, "{:?}", here.iter().map(|k| k.name).collect::<Vec<_>>());
     assert_eq!(check_race::KERNEL.launch.shared_bytes, 256);
     assert!(check_race::KERNEL.unchecked);
 }
@@ -642,6 +664,27 @@ fn async_copies_land_at_the_wait_and_must_be_waited_for() {
         line_of("        smem.copy_async(0, t, input, t);\n    }\n    commit_copies();")
     );
     assert!(text.contains("cp.async") && text.contains("never waited") && text.contains(&site), "{text}");
+}
+
+#[test]
+fn a_dependent_launch_must_wait_before_global_memory() {
+    assert!(check_dependent_waits::KERNEL.launch.dependent && !check_race::KERNEL.launch.dependent);
+    let gpu = Gpu::emulator();
+    let input: Vec<f32> = (0..64).map(|t| t as f32 - 20.25).collect();
+    let x = gpu.upload(&input).unwrap();
+    let mut out = zeros(&gpu, 64);
+    // SAFETY: 64 inputs and outputs.
+    unsafe { check_dependent_waits::launch(&gpu, 1, &x, &mut out) }.unwrap();
+    let out = gpu.download(&out).unwrap();
+    assert!(out.iter().zip(&input).all(|(o, x)| *o == 2.0 * x), "{out:?}");
+    let mut out = zeros(&gpu, 64);
+    // SAFETY: as above (the early read is reported, not made).
+    let e = emu_error(unsafe { check_dependent_reads_early::launch(&gpu, 1, &x, &mut out) });
+    let EmuError::Async { ref kernel, thread, ref detail, ref site, .. } = e else { panic!("{e}") };
+    assert_eq!((kernel.as_str(), thread), ("check_dependent_reads_early", [0, 0, 0]), "{e}");
+    assert!(detail.contains("before `griddepcontrol.wait`"), "{detail}");
+    let line = line_of("    let x = unsafe { input.load(t) };\n    wait_for_prerequisites();");
+    assert!(site.starts_with(&format!("tests/emulator.rs:{line}:")), "{site}");
 }
 
 /// A panic in a kernel is an error naming the kernel, block, thread and

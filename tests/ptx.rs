@@ -455,6 +455,43 @@ fn library_kernels_multiply_on_their_tiles_shape() {
     }
 }
 
+/// A kernel launched to overlap the one ahead of it (`dependent = true`:
+/// the library's product kernels) runs `griddepcontrol.wait` before its
+/// first global access or tensor copy; the packs that run ahead of them
+/// let them start (`griddepcontrol.launch_dependents`) in the PTX of
+/// sm_90 and later, and in sm_80's have neither instruction (ptxas would
+/// refuse it there).
+#[test]
+fn dependent_launches_wait_before_global_memory() {
+    let dependent: Vec<&Kernel> = declared().into_iter().filter(|k| k.launch.dependent).collect();
+    assert_eq!(dependent.len(), 120, "the library's product kernels");
+    let p = ARCHS.iter().find(|p| p.arch == "sm_90a").unwrap();
+    for kernel in dependent {
+        let body = entry_body(p.text, kernel.name);
+        let wait = body.find("griddepcontrol.wait;").unwrap_or_else(|| panic!("{}: no wait", kernel.name));
+        for access in ["ld.global", "st.global", "atom.global", "red.global", "cp.async.bulk"] {
+            if let Some(at) = body.find(access) {
+                assert!(wait < at, "{}: {access} before griddepcontrol.wait", kernel.name);
+            }
+        }
+    }
+    for p in ARCHS {
+        let packs = registry::module("gpu::gemm::pack");
+        assert_eq!(packs.len(), 10, "two packs, five element types");
+        for kernel in packs {
+            let body = entry_body(p.text, kernel.name);
+            assert_eq!(
+                body.contains("griddepcontrol.launch_dependents;"),
+                p.arch != "sm_80",
+                "{} in the {} PTX",
+                kernel.name,
+                p.arch
+            );
+        }
+        assert_eq!(p.arch == "sm_80", !p.text.contains("griddepcontrol"), "{}", p.arch);
+    }
+}
+
 /// rustc's NVPTX backend lowers a read-modify-write to `atom` without
 /// memory-order semantics (relaxed), whatever its ordering; the device
 /// layer puts PTX's release and acquire fences around the ordered ones.

@@ -94,6 +94,11 @@ struct Options {
     /// `TensorGemm::pad_from`, 0 pads every such matrix).
     #[arg(long)]
     pad_from: Option<usize>,
+    /// Launch the product kernel after the kernel ahead of it has
+    /// finished, rather than overlapping that kernel's end (a dependent
+    /// launch, `Gpu::set_dependent_launches`): for A/B timing.
+    #[arg(long)]
+    serial_launches: bool,
     /// Timed runs (median reported) after the warm-up.
     #[arg(long, default_value_t = 30)]
     iters: usize,
@@ -345,6 +350,7 @@ fn main() -> ExitCode {
             return ExitCode::from(e.exit_code());
         }
     };
+    gpu.set_dependent_launches(!o.serial_launches);
     if !gpu.is_emulator() {
         println!("{}", kernel_lab::cli::device_line(&gpu));
         // The kernel a table measured (the report shows it beside the date).

@@ -42,6 +42,7 @@ pub fn measure(block: u32, threads: u32, runs: usize) -> Speed {
         grid: [blocks, 1, 1],
         cluster: [1, 1, 1],
         shared_bytes: block as usize * 4,
+        dependent: false,
         buffers: &buffers,
         analyze: false,
     };

@@ -16,6 +16,8 @@
 //! - [`barrier`], [`tma`], [`wgmma`], [`registers`], [`cluster`]: Hopper's
 //!   mbarriers, tensor-memory copies, warpgroup MMA, `setmaxnreg` and
 //!   thread-block clusters;
+//! - [`grid`]: programmatic dependent launch (a kernel that starts while
+//!   the one ahead of it finishes);
 //! - `check` (hidden): the host build's calls into the emulator before each
 //!   access.
 //!
@@ -66,6 +68,7 @@ pub mod barrier;
 pub mod check;
 pub mod cluster;
 pub mod copy;
+pub mod grid;
 pub mod math;
 pub mod matrix;
 pub mod mem;

@@ -17,6 +17,10 @@ pub struct LaunchSpec<'a> {
     /// cluster run together, each with its own shared memory.
     pub cluster: [u32; 3],
     pub shared_bytes: usize,
+    /// Launched to overlap the kernel ahead of it in the stream
+    /// (programmatic dependent launch): every thread must pass
+    /// `griddepcontrol.wait` before it touches global memory.
+    pub dependent: bool,
     /// Every buffer passed to the launch: the only global memory the
     /// kernel may touch.
     pub buffers: &'a [Buffer<'a>],

@@ -61,6 +61,8 @@ pub(crate) struct ThreadCtx {
     /// converged with the others (a barrier, `sync_warp` or shuffle it took
     /// part in): what `activemask` leaves out.
     pub(crate) exited_at_sync: Cell<u32>,
+    /// Past `griddepcontrol.wait`: the grids before it have finished.
+    pub(crate) waited: Cell<bool>,
 }
 
 /// One `cp.async`: `len` bytes (source bytes, then zeros) for shared
@@ -123,6 +125,8 @@ pub(crate) struct LaunchState {
     /// the word's address and, for a shared word, its block (shared
     /// addresses repeat between blocks).
     pub(crate) published: RefCell<std::collections::HashMap<(Option<u32>, usize), Knowledge>>,
+    /// A dependent launch ([`crate::LaunchSpec::dependent`]).
+    pub(crate) dependent: bool,
 }
 
 /// One block being run.

@@ -88,6 +88,7 @@ pub(crate) fn check_bounds(space: Space, addr: usize, bytes: usize, site: Site) 
             }
         }
         Space::Global => {
+            check_waited(site);
             if !b.buffers.iter().any(|x| addr >= x.addr && addr + bytes <= x.addr + x.bytes) {
                 let buffers = b
                     .buffers
@@ -112,6 +113,7 @@ pub(crate) fn check_bounds(space: Space, addr: usize, bytes: usize, site: Site) 
 /// tensor map: inside a buffer of the launch or another live allocation
 /// (the map names its matrix by address; [`crate::allocations`]).
 pub(crate) fn check_map_bounds(addr: usize, bytes: usize, site: Site) {
+    check_waited(site);
     let in_launch = block().buffers.iter().any(|x| addr >= x.addr && addr + bytes <= x.addr + x.bytes);
     if !in_launch && crate::allocations::containing(addr, bytes).is_none() {
         out_of_bounds(
@@ -271,6 +273,27 @@ pub(crate) fn atomic_order(word: (Option<u32>, usize), order: Ordering) {
         }
     }
     t.seq.set(t.seq.get() + 1);
+}
+
+/// `griddepcontrol.wait`: the grids ahead of a dependent launch have
+/// finished and their writes are visible; the thread may touch global
+/// memory. (The emulator runs launches one after another: nothing to
+/// wait for.)
+pub fn grid_dependency_wait() {
+    thread().waited.set(true);
+}
+
+/// In a dependent launch, global memory before `griddepcontrol.wait` is
+/// an error: the kernel ahead may still be writing it, or reading what
+/// this one would write.
+fn check_waited(site: Site) {
+    if block().launch.dependent && !thread().waited.get() {
+        async_misuse(
+            "touches global memory before `griddepcontrol.wait`, in a launch that may start while the kernel ahead of it is running (a dependent launch)"
+                .to_string(),
+            site,
+        );
+    }
 }
 
 /// A fence (`__threadfence`): releases what came before it to this

@@ -94,8 +94,8 @@ pub mod device {
         tma_store,
     };
     pub use crate::hooks::{
-        access, active_mask, barrier, cluster, cluster_barrier, fence, index, shared_base, shared_len,
-        shuffle, warp_sync,
+        access, active_mask, barrier, cluster, cluster_barrier, fence, grid_dependency_wait, index,
+        shared_base, shared_len, shuffle, warp_sync,
     };
     pub use crate::tensor_core::{MmaInput, WgmmaA, ldmatrix_x4, mma_sync, stmatrix_x4, wgmma};
     pub use std::sync::atomic::Ordering;

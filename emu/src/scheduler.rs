@@ -86,7 +86,8 @@ pub fn launch(spec: &LaunchSpec, body: &dyn Fn()) -> Result<Analysis, EmuError> 
         (0..size).map(|_| std::vec![0u128; spec.shared_bytes.div_ceil(16).max(1)]).collect();
     let mut stacks: Vec<DefaultStack> = Vec::new();
     let mut analysis = Analysis::default();
-    let state = LaunchState { global: Default::default(), published: Default::default() };
+    let state =
+        LaunchState { global: Default::default(), published: Default::default(), dependent: spec.dependent };
     for z0 in (0..gz).step_by(cz as usize) {
         for y0 in (0..gy).step_by(cy as usize) {
             for x0 in (0..gx).step_by(cx as usize) {
@@ -175,6 +176,7 @@ fn run_cluster(ctxs: &[BlockCtx], body: &dyn Fn(), stacks: &mut Vec<DefaultStack
                 knowledge: Default::default(),
                 pending: Default::default(),
                 exited_at_sync: Cell::new(0),
+                waited: Cell::new(false),
             })
         })
         .collect();

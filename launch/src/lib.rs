@@ -102,6 +102,16 @@ pub struct Launch {
     /// plain launch makes the clusters, and the grid must be a multiple of
     /// it.
     pub cluster: Dim3,
+    /// A dependent launch (`dependent = true`; sm_90): the runtime lets
+    /// the kernel start while the kernel ahead of it in the stream
+    /// finishes (CUDA's programmatic dependent launch), once every block
+    /// of that one has allowed it (`gpu::dev::grid::allow_dependents`) or
+    /// exited. Its blocks set up what needs no global memory (shared
+    /// memory, mbarriers, tensor maps the host wrote before) meanwhile,
+    /// and every thread waits for that kernel to finish
+    /// (`gpu::dev::grid::wait_for_prerequisites`) before it touches global
+    /// memory; the emulator holds it to that.
+    pub dependent: bool,
 }
 
 impl Launch {

@@ -45,6 +45,9 @@ pub struct KernelArgs {
     pub persistent: bool,
     /// `cluster = [2, 1, 1]`: blocks per thread-block cluster.
     pub cluster: Option<Dims>,
+    /// `dependent = true`: launched to overlap the kernel ahead of it
+    /// (`Launch::dependent`).
+    pub dependent: bool,
     pub types: Vec<Type>,
     /// Where `types` was given (for errors about the generics).
     pub types_span: Option<Span>,
@@ -63,13 +66,14 @@ pub struct KernelArgs {
     pub named_like_its_module: bool,
 }
 
-const KEYS: &str = "block, shared, tile, min_blocks, arch, persistent, cluster or types";
+const KEYS: &str = "block, shared, tile, min_blocks, arch, persistent, cluster, dependent or types";
 
 impl Parse for KernelArgs {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let (mut block, mut shared, mut tile, mut min_blocks, mut types) = (None, None, None, None, None);
         let mut arch: Option<LitStr> = None;
         let mut persistent: Option<bool> = None;
+        let mut dependent: Option<bool> = None;
         let mut cluster: Option<Dims> = None;
         while !input.is_empty() {
             let key: Ident = input.parse()?;
@@ -96,6 +100,9 @@ impl Parse for KernelArgs {
                     arch.replace(lit).map_or(Ok(()), |_| Err(twice()))?
                 }
                 "persistent" => persistent
+                    .replace(input.parse::<syn::LitBool>()?.value)
+                    .map_or(Ok(()), |_| Err(twice()))?,
+                "dependent" => dependent
                     .replace(input.parse::<syn::LitBool>()?.value)
                     .map_or(Ok(()), |_| Err(twice()))?,
                 "types" => {
@@ -136,6 +143,7 @@ impl Parse for KernelArgs {
             arch,
             persistent: persistent.unwrap_or(false),
             cluster,
+            dependent: dependent.unwrap_or(false),
             types,
             types_span,
             root: quote!(::gpu),

@@ -200,6 +200,7 @@ pub fn kernel(
         min_blocks: None,
         arch: None,
         persistent: false,
+        dependent: false,
         cluster: None,
         types: Vec::new(),
         types_span: None,

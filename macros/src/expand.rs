@@ -245,7 +245,7 @@ fn host_module(
     };
     let shared = args.shared.clone().unwrap_or_else(|| syn::parse_quote!(0));
     let min_blocks = args.min_blocks.clone().unwrap_or_else(|| syn::parse_quote!(0));
-    let persistent = args.persistent;
+    let (persistent, dependent) = (args.persistent, args.dependent);
     let none = Dims(Vec::new());
     let cluster = args.cluster.as_ref().unwrap_or(&none);
     let (cx, cy, cz) = (cluster.get(0), cluster.get(1), cluster.get(2));
@@ -286,6 +286,7 @@ fn host_module(
                         min_blocks_per_sm: (#min_blocks) as u32,
                         persistent: #persistent,
                         cluster: #root::launch::Dim3 { x: (#cx) as u32, y: (#cy) as u32, z: (#cz) as u32 },
+                        dependent: #dependent,
                     },
                     params: #param_infos,
                     doc: #doc,

@@ -19,6 +19,11 @@
 //! [`gemm_repitch()`] in units as wide as its rows allow: 16 bytes a thread
 //! where the tile kernel moves one element (a 32-byte sector per warp in
 //! FP8), so the copy runs at the memory's rate.
+//!
+//! The library's product kernel waits for a pack behind it on the stream
+//! (a dependent launch: `crate::dev::grid`); each thread of a pack lets it
+//! start once its stores are issued, so that the product's launch and
+//! set-up overlap the pack's last blocks rather than follow them.
 
 use half::{bf16, f16};
 
@@ -87,6 +92,19 @@ pub fn gemm_pack<T: Copy + 'static>(
             unsafe { dst.store(dst_base + (r0 + r) * dst_ld as usize + c0 + c, tile.load(r, c)) };
         }
     }
+    allow_dependents_after_stores();
+}
+
+/// Lets the product kernel behind the pack start (see the module), once
+/// this thread's stores are issued: a block's threads all past here or
+/// exited, and every block's, the product's blocks take SMs as the pack's
+/// leave. (Letting it start at the pack's first instruction measured
+/// slower where the whole pack fits on the SMs at once.)
+#[inline(always)]
+fn allow_dependents_after_stores() {
+    // (No such instruction before sm_90, nor a dependent launch.)
+    #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
+    crate::dev::grid::allow_dependents();
 }
 
 /// Units (of the unit type) per block of [`gemm_repitch()`], one a thread.
@@ -142,6 +160,7 @@ pub fn gemm_repitch<T: Copy + 'static>(
             _ => copy_units(src.recast::<u8>(), dst.recast::<u8>(), at, ld, rows),
         }
     }
+    allow_dependents_after_stores();
 }
 
 /// One column of units of [`gemm_repitch()`]'s block: `rows` units from

@@ -53,6 +53,7 @@ use half::{bf16, f16};
 use super::epilogue::{BIAS_COLS, Output};
 use super::store::{CHUNK_BYTES, Epilogue, STAGING_BYTES, store_staged_by, store_through};
 use crate::dev::atomic::{Ordering, fence};
+use crate::dev::grid::wait_for_prerequisites;
 use crate::dev::registers;
 use crate::dev::tma::{acquire_map, bulk_wait_read};
 use crate::dev::wgmma::Accumulators;
@@ -185,6 +186,11 @@ fn gemm<E: Element, T: Output, L: Tile, const SPLIT: bool>(
 ) {
     let t = thread_idx_x() as usize;
     let ring = start_ring::<E, L>(maps, 2);
+    // A dependent launch: its blocks may be here while the pack ahead of
+    // it (or whatever kernel the stream ran last) still runs. Shared
+    // memory, the mbarriers and the maps (the host wrote them before that
+    // kernel) are set; global memory waits for it to finish.
+    wait_for_prerequisites();
     // The k-steps come from the launch as they are: a parameter, which
     // ptxas reads again where it needs it, where a count computed here
     // would hold a register across every loop (and was spilled).
@@ -488,6 +494,7 @@ macro_rules! instance {
             tile = [<$tile as Tile>::BN, <$tile as Tile>::BM],
             min_blocks = 1,
             persistent = true,
+            dependent = true,
             arch = "sm_90a",
             types = [f32, bf16, f16]
         )]

@@ -683,7 +683,7 @@ fn a_dependent_launch_must_wait_before_global_memory() {
     let EmuError::Async { ref kernel, thread, ref detail, ref site, .. } = e else { panic!("{e}") };
     assert_eq!((kernel.as_str(), thread), ("check_dependent_reads_early", [0, 0, 0]), "{e}");
     assert!(detail.contains("before `griddepcontrol.wait`"), "{detail}");
-    let line = line_of("    let x = unsafe { input.load(t) };\n    wait_for_prerequisites();");
+    let line = line_of("input.load(t) };\n    wait_for_prerequisites();");
     assert!(site.starts_with(&format!("tests/emulator.rs:{line}:")), "{site}");
 }
 

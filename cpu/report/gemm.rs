@@ -127,7 +127,11 @@ pub fn section(sweeps: &[Sweep], plots: Option<&Path>) -> Result<(String, Vec<(P
          `cublasGemmStridedBatchedEx`, or `cublasLtMatmul` for FP8 (fast accumulation, as ours). Calls shorter \
          than 200 us, ours and the peer's, are timed in batches of back-to-back calls, each event pair around \
          a batch (`bench::time_batched`); ours and the peer take turns, three rounds each, each figure the \
-         median of its rounds' medians. Regenerated \
+         median of its rounds' medians. Our product kernel is a dependent launch (sm_90, `#[kernel(dependent \
+         = true)]`): it starts while the kernel ahead of it on the stream finishes, a pack of the same call or, \
+         in a batch, the call before, as consecutive calls in an application would; the peers' launches do not \
+         overlap. `gemm --serial-launches` times ours without it (`results/gemm/ab-dependent-h100.log`). \
+         Regenerated \
          from the sweep tables in `results/gemm/` by `kernel-lab report ... --gemm results/gemm`.\n\n",
     );
     let mut summary = Table::new([

@@ -28,8 +28,9 @@
 //! kernel's global access before its wait.
 
 /// `griddepcontrol.launch_dependents`: this block lets the kernel behind
-/// it in the stream start (once every block of this kernel has). It
-/// changes nothing this kernel computes or may touch.
+/// it in the stream start (once every block of this kernel has); the
+/// first of its threads to run it counts for the block. It changes
+/// nothing this kernel computes or may touch.
 #[inline(always)]
 pub fn allow_dependents() {
     #[cfg(target_arch = "nvptx64")]

@@ -96,10 +96,11 @@ pub fn gemm_pack<T: Copy + 'static>(
 }
 
 /// Lets the product kernel behind the pack start (see the module), once
-/// this thread's stores are issued: a block's threads all past here or
-/// exited, and every block's, the product's blocks take SMs as the pack's
-/// leave. (Letting it start at the pack's first instruction measured
-/// slower where the whole pack fits on the SMs at once.)
+/// this thread's stores are issued: the first of a block's threads here
+/// counts for its block, and once every block has (or exited) the
+/// product's blocks take SMs as the pack's leave. (Letting it start at
+/// the pack's first instruction measured slower where the whole pack fits
+/// on the SMs at once.)
 #[inline(always)]
 fn allow_dependents_after_stores() {
     // (No such instruction before sm_90, nor a dependent launch.)

@@ -180,17 +180,45 @@ impl CudaBuilder {
             let ptx = target_dir.join(NVPTX).join("ptx").join(format!("{lib}.ptx"));
             let text = std::fs::read_to_string(&ptx)
                 .map_err(|e| io(&format!("the nvptx build left no {}: {e}", ptx.display())))?;
-            let dest = out_dir.join(format!("{lib}_{arch}.ptx"));
-            std::fs::write(&dest, add_launch_bounds(&text)?)
-                .map_err(|e| io(&format!("could not write {}: {e}", dest.display())))?;
-            written.push(dest);
+            written.push(write_ptx(&out_dir, &lib, arch, &add_launch_bounds(&text)?)?);
         }
-        if let (Some(to), Some(first)) = (&self.copy_to, written.first()) {
+        self.copy_first(&written, false)?;
+        Ok(written)
+    }
+
+    /// Under clippy: one line in place of each PTX, no nested build (the
+    /// build script's run for clippy is a unit of its own, so the real
+    /// build would compile every architecture again, minutes, for a
+    /// file no one loads; clippy does not see into the nvptx build
+    /// either way). A PTX a real build left at `copy_to` stays: only a
+    /// missing file (which the host's `include_str!` needs) gets one.
+    fn placeholders(self, out_dir: &Path, lib: &str) -> Result<Vec<PathBuf>, BuildError> {
+        let written =
+            (self.archs.iter().map(|arch| write_ptx(out_dir, lib, arch, "// cargo clippy: PTX not built\n")))
+                .collect::<Result<Vec<_>, _>>()?;
+        self.copy_first(&written, true)?;
+        Ok(written)
+    }
+
+    /// The first architecture's PTX copied to `copy_to`, if one is asked
+    /// for (and, with `keep`, no file is there yet).
+    fn copy_first(&self, written: &[PathBuf], keep: bool) -> Result<(), BuildError> {
+        if let (Some(to), Some(first)) = (&self.copy_to, written.first())
+            && !(keep && to.exists())
+        {
             std::fs::copy(first, to)
                 .map_err(|e| io(&format!("could not copy the PTX to {}: {e}", to.display())))?;
         }
-        Ok(written)
+        Ok(())
     }
+}
+
+/// Writes `text` as `lib`'s PTX for `arch` in `out_dir`
+/// (`<lib>_<arch>.ptx`, what `include_ptx!` reads).
+fn write_ptx(out_dir: &Path, lib: &str, arch: &str, text: &str) -> Result<PathBuf, BuildError> {
+    let dest = out_dir.join(format!("{lib}_{arch}.ptx"));
+    std::fs::write(&dest, text).map_err(|e| io(&format!("could not write {}: {e}", dest.display())))?;
+    Ok(dest)
 }
 
 /// Whether the build script runs for `cargo clippy`, which lints the host
@@ -205,32 +233,6 @@ fn is_clippy(wrapper: Option<&std::ffi::OsStr>) -> bool {
     wrapper
         .and_then(|w| Path::new(w).file_stem())
         .is_some_and(|s| s.to_string_lossy().starts_with("clippy-driver"))
-}
-
-impl CudaBuilder {
-    /// Under clippy: one line in place of each PTX, no nested build (the
-    /// build script's run for clippy is a unit of its own, so the real
-    /// build would compile every architecture again, minutes, for a
-    /// file no one loads; clippy does not see into the nvptx build
-    /// either way).
-    fn placeholders(self, out_dir: &Path, lib: &str) -> Result<Vec<PathBuf>, BuildError> {
-        let mut written = Vec::new();
-        for arch in &self.archs {
-            let dest = out_dir.join(format!("{lib}_{arch}.ptx"));
-            std::fs::write(&dest, "// cargo clippy: PTX not built\n")
-                .map_err(|e| io(&format!("could not write {}: {e}", dest.display())))?;
-            written.push(dest);
-        }
-        // A PTX a real build left at `copy_to` stays: only a missing file
-        // (which the host's `include_str!` needs) gets the placeholder.
-        if let (Some(to), Some(first)) = (&self.copy_to, written.first())
-            && !to.exists()
-        {
-            std::fs::copy(first, to)
-                .map_err(|e| io(&format!("could not copy the PTX to {}: {e}", to.display())))?;
-        }
-        Ok(written)
-    }
 }
 
 /// The PTX ISA version beyond LLVM's default for `arch`: 8.3 for Hopper's

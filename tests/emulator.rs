@@ -5,6 +5,7 @@
 //! conflicts, sectors) reproducing the seeds' arithmetic from our kernels.
 
 use emu::{Analysis, EmuError};
+use gpu::dev::barrier::{Mbarrier, fence_init};
 use gpu::dev::copy::{commit_copies, wait_copies};
 use gpu::dev::grid::wait_for_prerequisites;
 use gpu::dev::warp::{FULL_MASK, shfl_down_f32, shfl_down_i32, shfl_xor_f32};
@@ -451,6 +452,39 @@ pub fn check_dependent_waits(input: In<f32>, out: Out<f32>) {
     unsafe { out.store(t, 2.0 * input.load(t)) };
 }
 
+/// Warp 0 reads the words past its own and writes its own, then arrives
+/// on an mbarrier; warp 1 waits for the phase, reads warp 0's words and
+/// writes the ones warp 0 read. The arrival (a release) and the wait (an
+/// acquire) order both. With `early`, warp 1 also reads before its wait:
+/// a race with warp 0's write.
+#[kernel(block = 64, shared = 64 * 4 + 8)]
+pub fn check_mbarrier_handoff(out: Out<f32>, early: u32) {
+    let t = thread_idx_x() as usize;
+    // SAFETY: 64 words and an mbarrier of shared memory, 64 threads; the
+    // early read is the point.
+    unsafe {
+        let smem = SharedArray::<f32>::launch_sized();
+        let bar = Mbarrier::at(SharedArray::<u64>::launch_sized_at(64 * 4), 0);
+        smem.set(t, t as f32);
+        if t == 0 {
+            bar.init(32);
+            fence_init();
+        }
+        sync_threads();
+        if t < 32 {
+            let next = smem.get(t + 32);
+            smem.set(t, 2.0 * next);
+            bar.arrive();
+        } else {
+            let before = if early != 0 { smem.get(t - 32) } else { 0.0 };
+            bar.wait(0);
+            let mine = smem.get(t - 32);
+            smem.set(t, -mine);
+            out.store(t, mine + before);
+        }
+    }
+}
+
 /// `n` zeros on the emulator.
 fn zeros(gpu: &Gpu, n: usize) -> DeviceBuffer<f32> {
     gpu.upload(&vec![0.0f32; n]).unwrap()
@@ -466,7 +500,7 @@ fn emu_error(result: Result<(), Error>) -> EmuError {
 #[test]
 fn the_test_kernels_are_registered_here() {
     let here = registry::module("emulator");
-    assert_eq!(here.len(), 13, "{:?}", here.iter().map(|k| k.name).collect::<Vec<_>>());
+    assert_eq!(here.len(), 14, "{:?}", here.iter().map(|k| k.name).collect::<Vec<_>>());
     assert_eq!(check_race::KERNEL.launch.shared_bytes, 256);
     assert!(check_race::KERNEL.unchecked);
 }
@@ -490,6 +524,30 @@ fn a_planted_race_is_reported_with_kernel_address_and_threads() {
         text.contains(&r.first.site) && text.contains("no sync_threads or sync_warp orders them"),
         "{text}"
     );
+}
+
+/// An mbarrier hands words over between warps: the arrival releases the
+/// arriving thread's reads and writes, the completed wait acquires them,
+/// as PTX's `mbarrier.arrive` and `try_wait` do; a read before the wait
+/// still races.
+#[test]
+fn an_mbarrier_orders_the_arrivals_before_the_wait() {
+    let gpu = Gpu::emulator();
+    let mut out = zeros(&gpu, 64);
+    // SAFETY: the emulator checks every access.
+    unsafe { check_mbarrier_handoff::launch(&gpu, 1, &mut out, 0) }.unwrap();
+    let out = gpu.download(&out).unwrap();
+    let want: Vec<f32> = (0..64).map(|t| if t < 32 { 0.0 } else { 2.0 * t as f32 }).collect();
+    assert_eq!(out, want);
+    let mut out = zeros(&gpu, 64);
+    // SAFETY: as above (the race is reported, not made).
+    let e = emu_error(unsafe { check_mbarrier_handoff::launch(&gpu, 1, &mut out, 1) });
+    let EmuError::Race(ref r) = e else { panic!("expected a race, got {e}") };
+    let (read, write) = (line_of("early != 0 { smem.get("), line_of("            smem.set(t, 2.0 * next);"));
+    let lines =
+        [&r.first.site, &r.second.site].map(|s| s.split(':').nth(1).unwrap().parse::<usize>().unwrap());
+    assert!(lines.contains(&read) && lines.contains(&write), "{e}");
+    assert!(e.to_string().contains("no sync_threads or mbarrier orders them"), "{e}");
 }
 
 #[test]

@@ -4,7 +4,8 @@
 use super::abi::{Op, Site, Space};
 use super::context::{Event, PendingCopy, PendingStore, async_misuse, block, peer, suspend, thread};
 use super::hooks::{
-    check_bounds, check_map_bounds, check_words, checked_access, mark_written, recorded_access,
+    check_bounds, check_map_bounds, check_words, checked_access, mark_written, mbarrier_acquire,
+    mbarrier_release, recorded_access,
 };
 use super::order::Kind;
 use super::proxy::Proxy;
@@ -75,6 +76,7 @@ pub fn mbarrier_init(addr: usize, count: u32, site: Site) {
 /// bytes (0: a plain arrive).
 pub fn mbarrier_arrive(addr: usize, tx: u32, site: Site) {
     let offset = mbarrier_offset(addr, site);
+    mbarrier_release(addr);
     block().proxy.borrow_mut().arrive(offset, tx).unwrap_or_else(|e| async_misuse(e, site));
 }
 
@@ -87,6 +89,7 @@ pub fn mbarrier_wait(addr: usize, parity: u32, site: Site) {
     if !done(&mut block().proxy.borrow_mut()) {
         suspend(Event::MbarrierWait { addr: offset, parity, site });
     }
+    mbarrier_acquire(addr);
     let landed = block().proxy.borrow_mut().land(offset).unwrap_or_else(|e| async_misuse(e, site));
     let base = block().shared as usize;
     for (dst, data) in landed {

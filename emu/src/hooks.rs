@@ -275,6 +275,25 @@ pub(crate) fn atomic_order(word: (Option<u32>, usize), order: Ordering) {
     t.seq.set(t.seq.get() + 1);
 }
 
+/// An mbarrier arrival (`.release` at the block's scope, as PTX has it):
+/// publishes on the mbarrier's word what this thread did and learned.
+pub(crate) fn mbarrier_release(addr: usize) {
+    atomic_order((Some(block().linear), addr), Ordering::Release);
+}
+
+/// A completed mbarrier wait (`.acquire`): learns what every arrival on
+/// the mbarrier so far published (an arrival is a read-modify-write of
+/// the mbarrier, so a wait that sees one phase complete synchronizes
+/// with every arrival before it).
+pub(crate) fn mbarrier_acquire(addr: usize) {
+    let (b, t) = (block(), thread());
+    if let Some(slot) = b.launch.published.borrow().get(&(Some(b.linear), addr))
+        && !slot.is_empty()
+    {
+        Rc::make_mut(&mut t.knowledge.borrow_mut()).merge(slot);
+    }
+}
+
 /// `griddepcontrol.wait`: the grids ahead of a dependent launch have
 /// finished and their writes are visible; the thread may touch global
 /// memory. (The emulator runs launches one after another: nothing to

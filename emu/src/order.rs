@@ -2,7 +2,7 @@
 //! that the two cannot race.
 //!
 //! Two accesses of one thread are ordered by program order. Across threads
-//! the emulator knows four orderings:
+//! the emulator knows five orderings:
 //!
 //! - **`sync_threads`**: every access of a block before a barrier is
 //!   ordered before every access of the block after it, in shared and in
@@ -22,6 +22,12 @@
 //!   word has acquire ordering (or is followed by a fence) learns what was
 //!   published there, and a barrier passes what any thread of the block
 //!   knows to all of them. That is the one-pass reduction's ticket.
+//! - **Mbarriers**, within a block: an arrival releases on the
+//!   mbarrier's word as a release atomic does, and a wait that saw its
+//!   phase complete acquires what every arrival so far published (PTX's
+//!   default `.release` and `.acquire` semantics at the block's scope).
+//!   That orders a consumer warpgroup's reads of a buffer before another
+//!   warpgroup's writes to it, across the mbarrier that hands it over.
 //! - Blocks are otherwise unordered: the emulator runs them one after
 //!   another, but a GPU runs them in any order, at once.
 //!

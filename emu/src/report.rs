@@ -106,7 +106,7 @@ impl fmt::Display for Race {
         {
             "no sync_threads or sync_warp orders them"
         } else {
-            "no sync_threads orders them"
+            "no sync_threads or mbarrier orders them"
         };
         write!(
             f,

@@ -204,14 +204,17 @@ for section in "$@"; do
   ab-attention)
     # Two builds of the attention steps on one machine, alternating
     # (attention-old: an earlier revision's binary, copied into .device by
-    # hand): bf16, the issue's d = 128 shapes and one each of d = 64, 256.
+    # hand): bf16, the issue's d = 128 shapes and one each of d = 64, 256,
+    # or AB_ATTENTION_SHAPES ("batch heads seq d [flags]" items, ';'
+    # apart), of AB_ATTENTION_KERNELS (flash,hopper), AB_ROUNDS rounds (2).
     echo "=== A/B attention: $(cat $D/git-rev-old 2>/dev/null) (old) against $(cat $D/git-rev) (new)" | tee -a "$LOG"
-    for round in 1 2; do
+    IFS=';' read -ra shapes <<< "${AB_ATTENTION_SHAPES:-4 16 4096 128;4 16 4096 128 --causal;2 16 8192 128;8 16 2048 64;4 8 4096 256}"
+    for round in $(seq ${AB_ROUNDS:-2}); do
       for bin in attention-old attention; do
-        for shape in "4 16 4096 128" "4 16 4096 128 --causal" "2 16 8192 128" "8 16 2048 64" "4 8 4096 256"; do
+        for shape in "${shapes[@]}"; do
           read -r b h sq d extra <<< "$shape"
-          $D/$bin --precision bf16 --batch $b --heads $h --seq $sq --head-dim $d $extra --kernels flash,hopper --iters 20 --warmup 5 2>&1 \
-            | grep '^| bf16' | sed "s/^/$bin /" | tee -a "$LOG"
+          $D/$bin --precision bf16 --batch $b --heads $h --seq $sq --head-dim $d $extra --kernels ${AB_ATTENTION_KERNELS:-flash,hopper} \
+            --iters 20 --warmup 5 2>&1 | grep '^| bf16' | sed "s/^/$bin /" | tee -a "$LOG"
         done
       done
     done ;;
@@ -398,7 +401,7 @@ for section in "$@"; do
     # The attention family (issue 28): ours verified then timed on the
     # sweep (the issue's table, odd lengths, GQA) in bf16 and f16, every
     # step; torch's SDPA FLASH and CUDNN backends on the same shapes, in
-    # the same device call; compute-sanitizer on a small causal GQA call.
+    # the same device call (sanitize-attention: compute-sanitizer).
     echo "=== attention sweep" | tee -a "$LOG"
     for p in bf16 f16; do
       $D/attention --precision $p --sweep ${ATTENTION_KERNELS:+--kernels $ATTENTION_KERNELS} --iters 20 --warmup 5 \
@@ -408,6 +411,11 @@ for section in "$@"; do
     for p in bf16 f16; do
       python3 scripts/torch-sdpa.py --dtype $p > "$OUT/torch-sdpa-$p.md" 2> "$OUT/torch-sdpa-$p.err"; echo "torch-sdpa $p exit $?" | tee -a "$LOG"
     done
+    cat "$OUT"/attention-sweep-*.md "$OUT"/torch-sdpa-*.md | tee -a "$LOG" ;;
+  sanitize-attention)
+    # compute-sanitizer's four tools on small attention calls: causal GQA,
+    # several key tiles, the turns, d = 256, and tiles of 20 queries (the
+    # second consumer's rows all past s_q) over many key tiles.
     for tool in memcheck racecheck synccheck initcheck; do
       compute-sanitizer --tool $tool --error-exitcode 9 $D/attention --batch 2 --heads 4 --kv-heads 2 --seq 77 --seq-k 130 \
         --head-dim 64 --causal ${ATTENTION_KERNELS:+--kernels $ATTENTION_KERNELS} --iters 1 --warmup 0 > "$OUT/sanitize-attention-$tool.log" 2>&1
@@ -420,8 +428,11 @@ for section in "$@"; do
       compute-sanitizer --tool $tool --error-exitcode 9 $D/attention --batch 1 --heads 2 --seq 150 --seq-k 333 \
         --head-dim 256 --kernels hopper --iters 1 --warmup 0 > "$OUT/sanitize-attention-256-$tool.log" 2>&1
       echo "compute-sanitizer $tool attention d256: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-attention-256-$tool.log" | tr '\n' ' ')" | tee -a "$LOG"
-    done
-    cat "$OUT"/attention-sweep-*.md "$OUT"/torch-sdpa-*.md | tee -a "$LOG" ;;
+      # 20 queries a tile, eleven key tiles, GQA.
+      compute-sanitizer --tool $tool --error-exitcode 9 $D/attention --batch 2 --heads 4 --kv-heads 2 --seq 20 --seq-k 1400 \
+        --head-dim 64 --kernels hopper --iters 1 --warmup 0 > "$OUT/sanitize-attention-short-$tool.log" 2>&1
+      echo "compute-sanitizer $tool attention 20 queries: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-attention-short-$tool.log" | tr '\n' ' ')" | tee -a "$LOG"
+    done ;;
   ncu-attention)
     # Where the attention steps' time goes at d = 128 (ATTENTION_NCU_KERNELS,
     # default flash and hopper): speed of light, pipes, warp states,

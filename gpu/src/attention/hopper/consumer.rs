@@ -152,13 +152,18 @@ impl Consumer {
     #[inline(always)]
     unsafe fn issue_qk<T: Half, O: Accumulators, S: Accumulators>(self, mut acc: S, s: usize) -> S {
         let (d, bc) = (O::N, S::N);
-        let q = shared_address(self.smem.q()) + (self.c * 64 * SPAN) as u32;
-        let k = shared_address(self.smem.k(s));
+        // Each k16 step's descriptors are the first ones advanced by a
+        // constant: one add each, not the fields packed again (the start
+        // field, in 16-byte units, holds any shared address below 256 KB,
+        // so the add never carries out of it).
+        let q_rows = shared_address(self.smem.q()) + (self.c * 64 * SPAN) as u32;
+        let q = Descriptor::swizzled(SPAN as u32, q_rows, 16, 1024);
+        let k = Descriptor::swizzled(SPAN as u32, shared_address(self.smem.k(s)), 16, 1024);
         seq!(KK in 0..16 {{
             let kk: usize = KK;
             if kk < d / 16 {
-                let a = Descriptor::swizzled(SPAN as u32, q + ((kk / 4) * BR * SPAN + 32 * (kk % 4)) as u32, 16, 1024);
-                let b = Descriptor::swizzled(SPAN as u32, k + ((kk / 4) * bc * SPAN + 32 * (kk % 4)) as u32, 16, 1024);
+                let a = q.advanced(((kk / 4) * BR * SPAN + 32 * (kk % 4)) as u32);
+                let b = k.advanced(((kk / 4) * bc * SPAN + 32 * (kk % 4)) as u32);
                 // SAFETY: the caller's contract; Q's rows of this
                 // warpgroup and K's, K-major, as the layout says.
                 acc = unsafe { T::wgmma_ss::<S, false>(acc, a, b, kk > 0) };
@@ -180,10 +185,10 @@ impl Consumer {
         s: usize,
     ) -> O {
         let bc = S::N;
-        let v = shared_address(self.smem.v(s));
+        let v = Descriptor::swizzled(SPAN as u32, shared_address(self.smem.v(s)), (bc * SPAN) as u32, 1024);
         seq!(KT in 0..8 {
             if KT < bc / 16 {
-                let b = Descriptor::swizzled(SPAN as u32, v + (KT * 16 * SPAN) as u32, (bc * SPAN) as u32, 1024);
+                let b = v.advanced((KT * 16 * SPAN) as u32);
                 let a = [p[4 * KT], p[4 * KT + 1], p[4 * KT + 2], p[4 * KT + 3]];
                 // SAFETY: the caller's contract; V MN-major (16 keys x D).
                 o = unsafe { T::wgmma_rs::<O, true>(o, a, b, true) };
@@ -391,13 +396,14 @@ impl Consumer {
                     p.causal,
                 )
             };
-            let limits = [
-                limit(r0).saturating_sub(key0 + col0 as usize),
-                limit(r0 + 8).saturating_sub(key0 + col0 as usize),
-            ];
+            // In 32 bits (key counts are, as `Problem`'s lengths): one
+            // compare a score rather than a 64-bit pair.
+            let first = key0 as u32 + col0;
+            let limits =
+                [(limit(r0) as u32).saturating_sub(first), (limit(r0 + 8) as u32).saturating_sub(first)];
             seq!(I in 0..128 {{
                 let i: usize = I;
-                if i < S::N / 2 && 8 * (i / 4) + i % 2 >= limits[(i / 2) % 2] {
+                if i < S::N / 2 && (8 * (i / 4) + i % 2) as u32 >= limits[(i / 2) % 2] {
                     sc[I] = f32::NEG_INFINITY;
                 }
             }});

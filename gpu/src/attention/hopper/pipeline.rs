@@ -138,10 +138,14 @@ impl Smem {
         self.bar(4 + 3 * self.stages + s)
     }
 
-    /// Stage and fill parity of the block's `it`-th key tile.
+    /// Stage and fill parity of the block's `it`-th key tile. In 32 bits
+    /// (a block walks fewer than 2^32 key tiles): the consumers compute it
+    /// every key tile, and a 64-bit division by the stage count is a chain
+    /// of wide multiplies.
     #[inline(always)]
     pub fn stage(self, it: usize) -> (usize, u32) {
-        (it % self.stages, ((it / self.stages) % 2) as u32)
+        let (it, stages) = (it as u32, self.stages as u32);
+        ((it % stages) as usize, (it / stages) % 2)
     }
 
     /// One thread, before the block's barrier: every mbarrier initialized

@@ -67,12 +67,13 @@ fn hopper_d128() {
 }
 
 /// Causal tiles are dealt longest first in rounds that turn back at each
-/// end: every tile index goes to one block, at any grid, and on an
-/// emulated device of 3 SMs (3 blocks, 2 and 3 heads of 3 query tiles:
-/// turned rounds and a partial last one) every row is right.
+/// end, group of heads by group: every tile index goes to one block, at
+/// any grid, and on an emulated device of 3 SMs (3 blocks, 2 and 3 heads
+/// of 3 query tiles: turned rounds and a partial last one; 4 heads dealt
+/// two at a time) every row is right.
 #[test]
 fn hopper_causal_deal_covers_every_tile_once() {
-    use gpu::attention::hopper::{dealt, rounds};
+    use gpu::attention::hopper::{block_tiles, dealt, rounds};
     for (count, grid) in [(1u32, 1u32), (7, 3), (2048, 132), (131, 132), (264, 132), (10, 4), (9, 4)] {
         for turn in [false, true] {
             let mut seen = vec![0; count as usize];
@@ -86,8 +87,37 @@ fn hopper_causal_deal_covers_every_tile_once() {
     }
     assert_eq!(dealt(0, 4, 1, true), 7, "odd rounds turn back");
     assert_eq!(dealt(0, 4, 1, false), 4);
+    // Dealt group by group: still every tile once, each group's before the
+    // next's.
+    for (per_group, groups, grid) in [(6u32, 2u32, 3u32), (264, 8, 132), (256, 8, 132), (7, 3, 3), (5, 4, 4)]
+    {
+        let mut seen = vec![0; (per_group * groups) as usize];
+        for block in 0..grid {
+            let tiles: Vec<u32> = block_tiles(block, grid, (per_group, groups), true).collect();
+            assert!(
+                tiles.windows(2).all(|w| w[0] / per_group <= w[1] / per_group),
+                "{tiles:?}: groups in order"
+            );
+            tiles.iter().for_each(|&i| seen[i as usize] += 1);
+        }
+        assert!(seen.iter().all(|&n| n == 1), "{groups} groups of {per_group} on {grid} blocks: {seen:?}");
+    }
+    // The causal problems on an H100's 132 SMs: dealt in groups
+    // of whole K/V heads (dividing the heads), not every head at once.
+    for (b, h, kv, s) in [(4, 16, 16, 4096), (4, 16, 16, 4097), (1, 16, 16, 16384), (4, 16, 4, 4096)] {
+        let g = attention::deal_group(&Problem::new(b, h, kv, (s, s), 128, true), 132) as usize;
+        assert!(
+            g > 0 && g < b * h && (b * h).is_multiple_of(g) && g.is_multiple_of(h / kv),
+            "{b}x{h}/{kv}x{s}: group {g}"
+        );
+    }
     let gpu = Gpu::emulator_with_sms(3);
-    for (p, heads) in [(problem((2, 1), (300, 300), 64, true), 2), (problem((3, 3), (257, 300), 64, true), 3)]
+    // Four heads in two K/V heads, 3 query tiles each: dealt two heads
+    // (one K/V head) at a time on 3 blocks.
+    let grouped = Problem::new(1, 4, 2, (300, 300), 64, true);
+    assert_eq!(attention::deal_group(&grouped, 3), 2);
+    for (p, heads) in
+        [(problem((2, 1), (300, 300), 64, true), 2), (problem((3, 3), (257, 300), 64, true), 3), (grouped, 4)]
     {
         let outcome = attention::run_steps::<Bf16>(&gpu, &p, &[Step::Hopper], None).unwrap();
         if let Err(e) = &outcome[0].1.worst {

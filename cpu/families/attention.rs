@@ -239,6 +239,9 @@ pub struct Buffers<T: DeviceRepr> {
     /// The Hopper step's tensor maps, encoded at its first launch on a
     /// shape (`Problem::shape`).
     maps: Option<([usize; 6], DeviceBuffer<u64>)>,
+    /// The Hopper step's causal deal: shape, grid, heads per group
+    /// ([`deal_group`]), picked at its first causal launch on them.
+    deal: Option<([usize; 6], u32, u32)>,
 }
 
 impl<T: DeviceRepr + ValidAsZeroBits + Copy> Buffers<T> {
@@ -256,6 +259,7 @@ impl<T: DeviceRepr + ValidAsZeroBits + Copy> Buffers<T> {
             lse: gpu.alloc(problem.rows())?,
             scores: None,
             maps: None,
+            deal: None,
         })
     }
 }
@@ -282,8 +286,7 @@ pub fn launch<P: Precision>(gpu: &Gpu, lib: &TensorGemm, step: Step, p: &Problem
             }
         }
         Step::Hopper => {
-            use gpu::attention::hopper::{CAUSAL, PING_PONG};
-            let hopper_flags = if p.causal { CAUSAL } else { 0 } | if p.ping_pong { PING_PONG } else { 0 };
+            use gpu::attention::hopper::{CAUSAL, GROUP_SHIFT, PING_PONG};
             let kernel = Step::Hopper.kernel(<P::T as Input>::NAME, p.d)?;
             let typed = kernel.typed::<HopperSignature<P::T>>().map_err(Error::InvalidInput)?;
             if x.maps.as_ref().is_none_or(|(shape, _)| *shape != p.shape()) {
@@ -291,6 +294,16 @@ pub fn launch<P: Precision>(gpu: &Gpu, lib: &TensorGemm, step: Step, p: &Problem
             }
             let maps = &x.maps.as_ref().expect("just encoded").1;
             let grid = kernel.launch.persistent_grid(sq, (p.batch * p.heads) as u32, gpu.resident_blocks(kernel)?);
+            let group = if p.causal {
+                if x.deal.is_none_or(|(shape, g, _)| shape != p.shape() || g != grid.x) {
+                    x.deal = Some((p.shape(), grid.x, deal_group(p, grid.x)));
+                }
+                x.deal.expect("just picked").2
+            } else {
+                0
+            };
+            let hopper_flags =
+                if p.causal { CAUSAL } else { 0 } | if p.ping_pong { PING_PONG } else { 0 } | group << GROUP_SHIFT;
             let dims = (p.batch as u32, p.heads as u32, p.kv_heads as u32, sq, sk);
             // SAFETY: the buffers hold Q, K, V, O and lse of this checked
             // problem (`Buffers::new`), and the maps describe them as the
@@ -335,6 +348,32 @@ pub fn launch<P: Precision>(gpu: &Gpu, lib: &TensorGemm, step: Step, p: &Problem
 /// tile's rows by 64 columns: Q's (every head's rows, `b heads s_q x d`,
 /// boxes of 128 rows), then each K/V head's K and V (`s_k x d`, boxes of
 /// `bc(d)` rows, so a head's last tile reads zeros past `s_k`).
+/// Heads per group of the Hopper step's causal deal on `grid` blocks
+/// (`hopper::GROUP_SHIFT`; the scheduler's module says why): the smallest
+/// group of whole K/V heads that divides `b heads`, has tiles for two
+/// rounds, and whose deal the model (`hopper::causal_deal_loads`) puts
+/// within 1% of dealing every head at once (or within 2% of even); 0,
+/// every head at once, if no group is.
+pub fn deal_group(p: &Problem, grid: u32) -> u32 {
+    use gpu::attention::hopper::{BR, GROUP_SHIFT, bc, causal_deal_loads};
+    let dims = (p.batch as u32, p.heads as u32, p.kv_heads as u32, p.s_q as u32, p.s_k as u32);
+    let all = dims.0 * dims.1;
+    let m_blocks = p.s_q.div_ceil(BR).max(1) as u32;
+    // The busiest block's work over the mean.
+    let spread = |group: u32| {
+        let loads: Vec<u64> = causal_deal_loads(grid, dims, group, bc(p.d)).collect();
+        let mean = loads.iter().sum::<u64>() as f64 / loads.len().max(1) as f64;
+        loads.iter().max().copied().unwrap_or(0) as f64 / mean.max(1.0)
+    };
+    let target = (spread(all) + 0.01).max(1.02);
+    let per_kv = p.group().max(1) as u32;
+    (per_kv..all)
+        .step_by(per_kv as usize)
+        .filter(|&g| all.is_multiple_of(g) && g * m_blocks >= 2 * grid && g < 1 << (32 - GROUP_SHIFT))
+        .find(|&g| spread(g) <= target)
+        .unwrap_or(0)
+}
+
 fn hopper_maps<T: Input>(gpu: &Gpu, p: &Problem, x: &Buffers<T>) -> Result<Vec<u64>> {
     use gpu::attention::hopper::{BR, bc};
     let mut words = Vec::with_capacity(16 * (1 + 2 * p.batch * p.kv_heads));

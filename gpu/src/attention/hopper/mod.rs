@@ -84,7 +84,7 @@ use consumer::Consumer;
 use half::{bf16, f16};
 use pipeline::{Smem, produce, shared_bytes_for};
 use scheduler::Problem;
-pub use scheduler::{dealt, rounds};
+pub use scheduler::{block_tiles, causal_deal_loads, dealt, rounds};
 
 /// Queries per work tile: two consumer warpgroups of 64.
 pub const BR: usize = 128;
@@ -104,6 +104,9 @@ pub const CAUSAL: u32 = 1;
 /// the tensor cores take the products in the order the warpgroups issue
 /// them, which is faster (`docs/notes.md`).
 pub const PING_PONG: u32 = 2;
+/// The kernels' `flags` above this shift: heads per group of the causal
+/// deal (0: every head at once; `scheduler` says why and how).
+pub const GROUP_SHIFT: u32 = 16;
 
 /// Keys per tile for head dimension `d`: 128, or 64 at `d = 256` (its O
 /// accumulator alone is 128 registers a thread).
@@ -204,6 +207,7 @@ macro_rules! head_dims {
                 s_k,
                 causal: flags & CAUSAL != 0,
                 ping_pong: flags & PING_PONG != 0,
+                group: flags >> GROUP_SHIFT,
             };
             hopper::<T, $o, $s>(maps, (o, lse), p, scale);
         }
@@ -222,7 +226,9 @@ head_dims! {
     /// x 64), through which alone the
     /// kernel reads Q, K and V; O `[b, heads, s_q, 64]`, lse `[b, heads, s_q]`;
     /// `kv_heads` divides `heads`; every size at least 1; `scale > 0`;
-    /// `flags` of [`CAUSAL`] and [`PING_PONG`].
+    /// `flags` of [`CAUSAL`] and [`PING_PONG`], and above [`GROUP_SHIFT`]
+    /// the causal deal's heads per group: 0, or a divisor of `b heads`
+    /// that is a multiple of `heads / kv_heads`.
     /// Measured: `BENCHMARKS.md`, rows `attention_hopper_d64`.
     attention_hopper_d64(64, [f32; 32], [f32; 64]);
     /// 3. Fused attention on Hopper at `d = 128`: as

@@ -22,6 +22,21 @@
 //! longer one in one round takes a shorter one in the next. The longest
 //! block is then within 1% of the mean at these shapes (a model that
 //! counts key tiles: `docs/notes.md`).
+//!
+//! **Groups of heads, for L2.** Dealt across every head, a round's tiles
+//! walk the K and V of every head at once: at 4 x 16 x 4096 (d = 128)
+//! the first round is the last two query tiles of all 64 heads (and four
+//! more), two blocks a head, and 128 MB of K/V against a 50 MB L2. A K/V tile then leaves L2 before
+//! the next round reads it again, and comes from DRAM in each of the 16
+//! rounds where once would do. So causal tiles are dealt group by group:
+//! `group` heads at a time (a multiple of the heads that share a K/V
+//! head), each group's tiles longest first in rounds of `G` that turn back
+//! as above, every block taking its share of one group before the next.
+//! The blocks then walk one group's K/V at a time (8 heads, 16 MB, at that
+//! shape). A group must have enough tiles for two rounds, or its rounds
+//! cannot pair long tiles with short ones: the host picks the smallest
+//! group whose deal stays as even as dealing every head at once
+//! ([`causal_deal_loads`] is the model it checks).
 
 use super::BR;
 use crate::dev::{block_idx_x, grid_dim_x};
@@ -39,6 +54,10 @@ pub(super) struct Problem {
     pub causal: bool,
     /// The consumers take turns to issue their products ([`super::PING_PONG`]).
     pub ping_pong: bool,
+    /// Causal tiles are dealt `group` heads at a time (0: every head at
+    /// once); it divides `batch heads` and is a multiple of `heads /
+    /// kv_heads` (the launch's contract).
+    pub group: u32,
 }
 
 /// One work tile: where its queries and its K/V head lie, and how many
@@ -63,18 +82,30 @@ impl Problem {
         self.s_q.div_ceil(BR as u32).max(1)
     }
 
+    /// Heads dealt at once: the causal [`Problem::group`], or every head.
+    #[inline(always)]
+    fn heads_at_once(self) -> u32 {
+        let all = (self.batch * self.heads).max(1);
+        if self.causal && self.group > 0 && self.group < all { self.group } else { all }
+    }
+
     /// Work tile `i` for key tiles of `bc` keys: head-major, or, causal,
-    /// longest first (query tile `mb` of every head, from the last).
+    /// longest first within its group of heads (query tile `mb` of every
+    /// head of the group, from the last).
     #[inline(always)]
     pub fn tile(self, i: u32, bc: usize) -> Tile {
         let m_blocks = self.m_blocks();
         let (heads, kv_heads) = (self.heads.max(1), self.kv_heads.max(1));
-        // One division either way: by the heads (causal: query tile
-        // major, from the last) or by the query tiles (head major).
-        let per = if self.causal { (self.batch * heads).max(1) } else { m_blocks };
-        let per = per.max(1);
-        let (major, minor) = (i / per, i % per);
-        let (bh, mb) = if self.causal { (minor, m_blocks - 1 - major) } else { (major, minor) };
+        let (bh, mb) = if self.causal {
+            // (`max(1)`: nonzero, said so, so no divide-by-zero branch.)
+            let group = self.heads_at_once().max(1);
+            let per = (group * m_blocks).max(1);
+            let (g, r) = (i / per, i % per);
+            let (major, minor) = (r / group, r % group);
+            (g * group + minor, m_blocks - 1 - major)
+        } else {
+            (i / m_blocks, i % m_blocks)
+        };
         let (b, h) = (bh / heads, bh % heads);
         let kvh = (b * kv_heads + h / (heads / kv_heads).max(1)) as usize;
         let q0 = mb as usize * BR;
@@ -88,11 +119,51 @@ impl Problem {
     /// heads s_q` rows do).
     #[inline(always)]
     pub fn tiles(self, bc: usize) -> impl Iterator<Item = Tile> {
-        let count = self.batch * self.heads * self.m_blocks();
-        let (block, grid) = (block_idx_x(), grid_dim_x().max(1));
-        let turn = self.causal;
-        (0..rounds(block, grid, count, turn)).map(move |round| self.tile(dealt(block, grid, round, turn), bc))
+        block_tiles(block_idx_x(), grid_dim_x().max(1), self.groups(), self.causal)
+            .map(move |i| self.tile(i, bc))
     }
+
+    /// Tiles per group of the deal, and groups.
+    #[inline(always)]
+    fn groups(self) -> (u32, u32) {
+        let group = self.heads_at_once().max(1);
+        (group * self.m_blocks(), (self.batch * self.heads).max(1) / group)
+    }
+}
+
+/// The tile indices block `block` of `grid` takes, in order, of `groups`
+/// groups of `per_group` tiles: its rounds of each group in turn (see
+/// [`dealt`]), the next group's after the last one's. One counter and a
+/// division a tile (a nested walk would keep more values live across the
+/// consumers' loop).
+#[inline(always)]
+pub fn block_tiles(
+    block: u32,
+    grid: u32,
+    (per_group, groups): (u32, u32),
+    turn: bool,
+) -> impl Iterator<Item = u32> {
+    let each = rounds(block, grid, per_group, turn);
+    (0..groups * each).map(move |n| {
+        let (g, round) = (n / each.max(1), n % each.max(1));
+        g * per_group + dealt(block, grid, round, turn)
+    })
+}
+
+/// The model the host picks the causal deal's group with: each block's
+/// work, counted in key tiles plus one a tile (its fixed cost), when
+/// `grid` blocks walk a causal problem `(batch, heads, kv_heads, s_q,
+/// s_k)` dealt `group` heads at a time, with key tiles of `bc`.
+pub fn causal_deal_loads(
+    grid: u32,
+    (batch, heads, kv_heads, s_q, s_k): (u32, u32, u32, u32, u32),
+    group: u32,
+    bc: usize,
+) -> impl Iterator<Item = u64> {
+    let p = Problem { batch, heads, kv_heads, s_q, s_k, causal: true, ping_pong: false, group };
+    (0..grid).map(move |block| {
+        block_tiles(block, grid, p.groups(), true).map(|i| p.tile(i, bc).key_tiles as u64 + 1).sum()
+    })
 }
 
 /// The rounds in which block `block` of `grid` takes a tile of `count`:

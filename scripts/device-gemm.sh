@@ -435,16 +435,18 @@ for section in "$@"; do
     done ;;
   ncu-attention)
     # Where the attention steps' time goes at d = 128 (ATTENTION_NCU_KERNELS,
-    # default flash and hopper): speed of light, pipes, warp states,
-    # occupancy, and the SASS lines' stall samples.
+    # default flash and hopper; ATTENTION_NCU_ARGS, default b4 h16 s4096,
+    # non-causal): speed of light, pipes, warp states, occupancy, and the
+    # SASS lines' stall samples (summed by instruction: sass-stalls.py).
     for k in ${ATTENTION_NCU_KERNELS:-flash hopper}; do
       ncu --clock-control none --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
         --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats --section SourceCounters \
         --import-source no -k regex:attention_$k --launch-count 1 -o "$OUT/ncu-attention-$k" \
-        $D/attention --batch 4 --heads 16 --seq 4096 --head-dim 128 --kernels $k --iters 1 --warmup 0 > "$OUT/ncu-attention-$k.log" 2>&1
+        $D/attention ${ATTENTION_NCU_ARGS:---batch 4 --heads 16 --seq 4096 --head-dim 128} --kernels $k --iters 1 --warmup 0 > "$OUT/ncu-attention-$k.log" 2>&1
       ncu -i "$OUT/ncu-attention-$k.ncu-rep" --page details > "$OUT/ncu-attention-$k.txt" 2>&1
       ncu -i "$OUT/ncu-attention-$k.ncu-rep" --page source --csv --print-source sass > "$OUT/ncu-attention-$k-sass.csv" 2>/dev/null
       echo "ncu-attention $k: $(grep -E 'Duration|Compute \(SM\) Throughput' "$OUT/ncu-attention-$k.txt" | tr -s ' ' | tr '\n' ';')" | tee -a "$LOG"
+      python3 scripts/sass-stalls.py "$OUT/ncu-attention-$k-sass.csv" 30 2>&1 | tee "$OUT/stalls-attention-$k.txt" | tee -a "$LOG"
     done ;;
   tensor)
     echo "=== tensor family (the ladder after the hopper.rs generalization)" | tee -a "$LOG"

@@ -432,6 +432,10 @@ for section in "$@"; do
       compute-sanitizer --tool $tool --error-exitcode 9 $D/attention --batch 2 --heads 4 --kv-heads 2 --seq 20 --seq-k 1400 \
         --head-dim 64 --kernels hopper --iters 1 --warmup 0 > "$OUT/sanitize-attention-short-$tool.log" 2>&1
       echo "compute-sanitizer $tool attention 20 queries: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-attention-short-$tool.log" | tr '\n' ' ')" | tee -a "$LOG"
+      # Causal tiles dealt in groups of heads (32 of 64 on 132 SMs).
+      compute-sanitizer --tool $tool --error-exitcode 9 $D/attention --batch 4 --heads 16 --kv-heads 8 --seq 2048 \
+        --head-dim 64 --causal --kernels hopper --iters 1 --warmup 0 > "$OUT/sanitize-attention-grouped-$tool.log" 2>&1
+      echo "compute-sanitizer $tool attention grouped: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-attention-grouped-$tool.log" | tr '\n' ' ')" | tee -a "$LOG"
     done ;;
   ncu-attention)
     # Where the attention steps' time goes at d = 128 (ATTENTION_NCU_KERNELS,

@@ -18,6 +18,33 @@ unsafe extern "C" {
     fn shfl_sync_down_i32(mask: u32, value: i32, delta: u32, clamp: u32) -> i32;
     #[link_name = "llvm.nvvm.shfl.sync.bfly.f32"]
     fn shfl_sync_bfly_f32(mask: u32, value: f32, lane_mask: u32, clamp: u32) -> f32;
+    #[link_name = "llvm.nvvm.shfl.sync.idx.i32"]
+    fn shfl_sync_idx_i32(mask: u32, value: i32, src: u32, clamp: u32) -> i32;
+}
+
+/// `__shfl_sync(mask, value, src)`: every lane gets lane `src`'s `value`.
+///
+/// Besides sharing a value, this tells ptxas that the result is the same
+/// in every lane: a value computed from the thread index, such as a
+/// warpgroup's index, becomes one it can keep on the uniform datapath
+/// (uniform registers, `UIADD3`), where `wgmma` descriptors and other
+/// warp-wide operands are formed without a copy from each thread's
+/// registers (`R2UR`).
+///
+/// # Safety
+/// As for [`shfl_down_f32`].
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn shfl_idx_u32(mask: u32, value: u32, src: u32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        // SAFETY: as for `shfl_down_f32`.
+        unsafe { shfl_sync_idx_i32(mask, value as i32, src, 0x1f) as u32 }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        emu::device::shuffle(mask, emu::device::ShflOp::Idx(src), u64::from(value)) as u32
+    }
 }
 
 /// `__shfl_down_sync(mask, value, delta)`: lane `i` gets lane `i + delta`'s

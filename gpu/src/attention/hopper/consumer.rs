@@ -36,7 +36,7 @@ use super::scheduler::{Problem, Tile};
 use super::{BR, SPAN};
 use crate::attention::{Half, tree32, visible_keys};
 use crate::dev::math::{ex2_approx, fma, lg2_approx};
-use crate::dev::warp::{FULL_MASK, ballot, shfl_xor_f32};
+use crate::dev::warp::{FULL_MASK, ballot, shfl_idx_u32, shfl_xor_f32};
 use crate::dev::wgmma::{self, Accumulators, Descriptor, d_f32, shared_address, wait_for, wait_for_after};
 use crate::dev::{Out, thread_idx_x};
 use seq_macro::seq;
@@ -510,8 +510,17 @@ fn pack<T: Half, S: Accumulators>(sc: &S) -> S::Fragments {
 }
 
 /// The thread's index in its warpgroup and the warpgroup's consumer index.
+/// The index is broadcast from lane 0, so that ptxas knows it is the
+/// warp's (`shfl_idx_u32`): Q's `wgmma` descriptors, which depend on it,
+/// are then formed in uniform registers (one `R2UR` fewer per descriptor
+/// and product).
+///
+/// # Safety
+/// Every lane of the warp calls it.
 #[inline(always)]
-pub(super) fn who() -> (usize, usize) {
-    let t = thread_idx_x() as usize;
-    (t / 128 - 1, t % 128)
+pub(super) unsafe fn who() -> (usize, usize) {
+    let t = thread_idx_x();
+    // SAFETY: the caller's contract.
+    let warpgroup = unsafe { shfl_idx_u32(FULL_MASK, t / 128, 0) };
+    (warpgroup as usize - 1, t as usize % 128)
 }

@@ -165,7 +165,8 @@ fn hopper<T: Half, O: Accumulators, S: Accumulators>(
     }
     // SAFETY: as above; the producer releases what this claims.
     unsafe { registers::claim::<224>() };
-    let (c, t) = consumer::who();
+    // SAFETY: every lane of the consumers' warps is here.
+    let (c, t) = unsafe { consumer::who() };
     // The turns, not at d = 256: its consumers have no register for them.
     let ping_pong = p.ping_pong && O::N <= 128;
     // SAFETY: the warpgroup, converged; initialized; `o` and `lse` hold

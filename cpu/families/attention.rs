@@ -344,10 +344,6 @@ pub fn launch<P: Precision>(gpu: &Gpu, lib: &TensorGemm, step: Step, p: &Problem
     }
 }
 
-/// The Hopper step's tensor maps, with the 128-byte swizzle, each box a
-/// tile's rows by 64 columns: Q's (every head's rows, `b heads s_q x d`,
-/// boxes of 128 rows), then each K/V head's K and V (`s_k x d`, boxes of
-/// `bc(d)` rows, so a head's last tile reads zeros past `s_k`).
 /// Heads per group of the Hopper step's causal deal on `grid` blocks
 /// (`hopper::GROUP_SHIFT`; the scheduler's module says why): the smallest
 /// group of whole K/V heads that divides `b heads`, has tiles for two
@@ -374,6 +370,10 @@ pub fn deal_group(p: &Problem, grid: u32) -> u32 {
         .unwrap_or(0)
 }
 
+/// The Hopper step's tensor maps, with the 128-byte swizzle, each box a
+/// tile's rows by 64 columns: Q's (every head's rows, `b heads s_q x d`,
+/// boxes of 128 rows), then each K/V head's K and V (`s_k x d`, boxes of
+/// `bc(d)` rows, so a head's last tile reads zeros past `s_k`).
 fn hopper_maps<T: Input>(gpu: &Gpu, p: &Problem, x: &Buffers<T>) -> Result<Vec<u64>> {
     use gpu::attention::hopper::{BR, bc};
     let mut words = Vec::with_capacity(16 * (1 + 2 * p.batch * p.kv_heads));

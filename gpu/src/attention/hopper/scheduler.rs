@@ -26,17 +26,17 @@
 //! **Groups of heads, for L2.** Dealt across every head, a round's tiles
 //! walk the K and V of every head at once: at 4 x 16 x 4096 (d = 128)
 //! the first round is the last two query tiles of all 64 heads (and four
-//! more), two blocks a head, and 128 MB of K/V against a 50 MB L2. A K/V tile then leaves L2 before
-//! the next round reads it again, and comes from DRAM in each of the 16
-//! rounds where once would do. So causal tiles are dealt group by group:
-//! `group` heads at a time (a multiple of the heads that share a K/V
-//! head), each group's tiles longest first in rounds of `G` that turn back
-//! as above, every block taking its share of one group before the next.
-//! The blocks then walk one group's K/V at a time (8 heads, 16 MB, at that
-//! shape). A group must have enough tiles for two rounds, or its rounds
-//! cannot pair long tiles with short ones: the host picks the smallest
-//! group whose deal stays as even as dealing every head at once
-//! ([`causal_deal_loads`] is the model it checks).
+//! more), two blocks a head, and 128 MB of K/V against a 50 MB L2. A K/V
+//! tile then leaves L2 before the next round reads it again, and comes
+//! from DRAM in each of the 16 rounds where once would do. So causal tiles
+//! are dealt group by group: `group` heads at a time (a multiple of the
+//! heads that share a K/V head), each group's tiles longest first in
+//! rounds of `G` that turn back as above, every block taking its share of
+//! one group before the next. The blocks then walk one group's K/V at a
+//! time (8 heads, 16 MB, at that shape). A group must have enough tiles
+//! for two rounds, or its rounds cannot pair long tiles with short ones:
+//! the host picks the smallest group whose deal stays as even as dealing
+//! every head at once ([`causal_deal_loads`] is the model it checks).
 
 use super::BR;
 use crate::dev::{block_idx_x, grid_dim_x};

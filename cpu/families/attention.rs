@@ -361,13 +361,17 @@ pub fn deal_group(p: &Problem, grid: u32) -> u32 {
         let mean = loads.iter().sum::<u64>() as f64 / loads.len().max(1) as f64;
         loads.iter().max().copied().unwrap_or(0) as f64 / mean.max(1.0)
     };
-    let target = (spread(all) + 0.01).max(1.02);
     let per_kv = p.group().max(1) as u32;
-    (per_kv..all)
+    let mut groups = (per_kv..all)
         .step_by(per_kv as usize)
         .filter(|&g| all.is_multiple_of(g) && g * m_blocks >= 2 * grid && g < 1 << (32 - GROUP_SHIFT))
-        .find(|&g| spread(g) <= target)
-        .unwrap_or(0)
+        .peekable();
+    // (No candidate, no model run: most small problems.)
+    if groups.peek().is_none() {
+        return 0;
+    }
+    let target = (spread(all) + 0.01).max(1.02);
+    groups.find(|&g| spread(g) <= target).unwrap_or(0)
 }
 
 /// The Hopper step's tensor maps, with the 128-byte swizzle, each box a

@@ -414,8 +414,9 @@ for section in "$@"; do
     cat "$OUT"/attention-sweep-*.md "$OUT"/torch-sdpa-*.md | tee -a "$LOG" ;;
   sanitize-attention)
     # compute-sanitizer's four tools on small attention calls: causal GQA,
-    # several key tiles, the turns, d = 256, and tiles of 20 queries (the
-    # second consumer's rows all past s_q) over many key tiles.
+    # several key tiles, the turns, d = 256, tiles of 20 queries (the
+    # second consumer's rows all past s_q) over many key tiles, grouped
+    # causal heads, and the split last round.
     for tool in memcheck racecheck synccheck initcheck; do
       compute-sanitizer --tool $tool --error-exitcode 9 $D/attention --batch 2 --heads 4 --kv-heads 2 --seq 77 --seq-k 130 \
         --head-dim 64 --causal ${ATTENTION_KERNELS:+--kernels $ATTENTION_KERNELS} --iters 1 --warmup 0 > "$OUT/sanitize-attention-$tool.log" 2>&1
@@ -436,6 +437,14 @@ for section in "$@"; do
       compute-sanitizer --tool $tool --error-exitcode 9 $D/attention --batch 4 --heads 16 --kv-heads 8 --seq 2048 \
         --head-dim 64 --causal --kernels hopper --iters 1 --warmup 0 > "$OUT/sanitize-attention-grouped-$tool.log" 2>&1
       echo "compute-sanitizer $tool attention grouped: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-attention-grouped-$tool.log" | tr '\n' ' ')" | tee -a "$LOG"
+      # The last round split over every block (8 tiles of 64 key tiles on
+      # 132 SMs: chunks of 3 or 4, merged by attention_merge), d = 128
+      # and 256.
+      for d in 128 256; do
+        compute-sanitizer --tool $tool --error-exitcode 9 $D/attention --batch 1 --heads 4 --seq 256 --seq-k $((64 * $(test $d = 256 && echo 64 || echo 128))) \
+          --head-dim $d --kernels hopper --iters 1 --warmup 0 > "$OUT/sanitize-attention-split$d-$tool.log" 2>&1
+        echo "compute-sanitizer $tool attention split d$d: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-attention-split$d-$tool.log" | tr '\n' ' ')" | tee -a "$LOG"
+      done
     done ;;
   ncu-attention)
     # Where the attention steps' time goes at d = 128 (ATTENTION_NCU_KERNELS,

@@ -126,6 +126,83 @@ fn hopper_causal_deal_covers_every_tile_once() {
     }
 }
 
+/// The last round split over every block (`hopper::Tail`): at any size
+/// where it pays, the runs cover every key tile of the last round's tiles
+/// once, each tile's chunks are the blocks its first and last unit name,
+/// and no two chunks share a slot; the non-causal problems split
+/// on an H100's 132 SMs, causal ones never. On 3 emulated SMs every row is
+/// right with the chunks merged: fewer tiles than blocks, whole tiles then
+/// a tile in three chunks (grouped heads), each head dimension (at d =
+/// 256 with the lazy reference, which differs from chunk to chunk), and a
+/// second launch on the same buffers (the workspace reused).
+#[test]
+fn hopper_split_last_round() {
+    use gpu::attention::hopper::Tail;
+    use std::collections::HashSet;
+    for (tiles, kt, grid) in
+        [(2048u32, 32u32, 132u32), (1024, 64, 132), (2, 6, 3), (4, 6, 3), (32, 64, 132), (137, 9, 5)]
+    {
+        let Some(t) = Tail::of(tiles, kt, grid) else { panic!("{tiles} tiles of {kt} on {grid}: no split") };
+        assert_eq!(t.whole + t.tiles, tiles);
+        let mut seen = vec![0; (t.tiles * kt) as usize];
+        let mut slots = HashSet::new();
+        for b in 0..grid {
+            for n in 0..t.chunks(b) {
+                let (i, j0, j1) = t.chunk(b, n);
+                assert!(j0 < j1 && j1 <= kt, "block {b} chunk {n}: {i} {j0}..{j1}");
+                (j0..j1).for_each(|j| seen[(i * kt + j) as usize] += 1);
+                let (first, last) = t.blocks_of(i);
+                assert!((first..=last).contains(&b), "tile {i}: blocks {first}..={last}, not {b}");
+                assert!(slots.insert(t.slot(b, i)) && t.slot(b, i) < 2 * grid);
+            }
+        }
+        assert!(seen.iter().all(|&n| n == 1), "{tiles} tiles of {kt} on {grid}: {seen:?}");
+        let chunks: u32 = (0..t.tiles).map(|i| t.blocks_of(i).1 - t.blocks_of(i).0 + 1).sum();
+        assert_eq!(chunks as usize, slots.len(), "{tiles} tiles of {kt} on {grid}");
+    }
+    // A last round of nearly every block, or runs too short, does not pay.
+    assert!(
+        Tail::of(131, 32, 132).is_none()
+            && Tail::of(2047, 4, 132).is_none()
+            && Tail::of(264, 32, 132).is_none()
+    );
+    for (b, h, s, d) in [(4, 16, 4096, 128), (2, 16, 8192, 128), (8, 16, 2048, 64), (4, 8, 4096, 256)] {
+        assert!(
+            attention::hopper_split(&Problem::new(b, h, h, (s, s), d, false), 132).is_some(),
+            "{b}x{h}x{s}x{d}"
+        );
+        assert!(attention::hopper_split(&Problem::new(b, h, h, (s, s), d, true), 132).is_none());
+    }
+    let gpu = Gpu::emulator_with_sms(3);
+    let lib = TensorGemm::new();
+    let cases = [
+        problem((2, 2), (77, 700), 64, false),
+        Problem::new(1, 4, 2, (100, 700), 64, false),
+        problem((2, 1), (64, 800), 128, false),
+        Problem { scale: 1.0, ..problem((1, 1), (40, 500), 256, false) },
+    ];
+    for p in cases {
+        assert!(attention::hopper_split(&p, 3).is_some(), "{p}: no split");
+        let (q, k, v) = attention::inputs::<half::bf16>(&p, 7);
+        let want = attention::reference_of(&p, (&q, &k, &v), &attention::rows_to_check(&p));
+        let mut x = Buffers::new(&gpu, &p, &q, &k, &v).unwrap();
+        for launch in 0..2 {
+            gpu.poison(&mut x.o).unwrap();
+            gpu.poison(&mut x.lse).unwrap();
+            attention::launch::<Bf16>(&gpu, &lib, Step::Hopper, &p, &mut x).unwrap();
+            let (o, lse) = (gpu.download(&x.o).unwrap(), gpu.download(&x.lse).unwrap());
+            if let Err(e) = attention::verify("hopper split", &p, &o, &lse, &want) {
+                panic!("{p}, launch {launch}: {e}");
+            }
+        }
+    }
+    let f16 = Problem::new(1, 2, 1, (130, 900), 128, false);
+    let outcome = attention::run_steps::<F16>(&gpu, &f16, &[Step::Hopper], None).unwrap();
+    if let Err(e) = &outcome[0].1.worst {
+        panic!("{f16}, 3 SMs: {e}");
+    }
+}
+
 #[test]
 fn hopper_d256() {
     check::<Bf16>(Step::Hopper, problem((2, 1), (33, 70), 256, true));

@@ -47,6 +47,10 @@ struct Options {
     /// docs/notes.md).
     #[arg(long)]
     ping_pong: bool,
+    /// The Hopper step walks its last round's tiles whole, never splitting
+    /// them over the idle blocks (to measure what the split gains).
+    #[arg(long)]
+    no_split: bool,
     /// bf16 or f16.
     #[arg(long, default_value = "bf16")]
     precision: String,
@@ -67,7 +71,8 @@ struct Options {
     device: usize,
 }
 
-/// The table (b, h, s, d, causal) and odd lengths.
+/// The table (b, h, s, d, causal), odd lengths, and few query
+/// tiles over many keys.
 fn sweep() -> Vec<Problem> {
     let table = [
         (16, 16, 512, 64, false),
@@ -87,6 +92,9 @@ fn sweep() -> Vec<Problem> {
         table.iter().map(|&(b, h, s, d, causal)| Problem::new(b, h, h, (s, s), d, causal)).collect();
     problems.push(Problem::new(4, 16, 4, (4096, 4096), 128, true));
     problems.push(Problem::new(4, 16, 16, (1000, 4097), 128, true));
+    // Fewer query tiles than SMs over a long K (a chunk of a prompt, or
+    // decoding a batch): the Hopper step splits the keys over every block.
+    problems.push(Problem::new(1, 32, 32, (128, 8192), 128, false));
     problems
 }
 
@@ -123,6 +131,7 @@ fn problems(o: &Options) -> Result<(Vec<Problem>, Vec<Step>)> {
     };
     for p in &mut problems {
         p.ping_pong = o.ping_pong;
+        p.split = !o.no_split;
         p.check()?;
     }
     Ok((problems, steps))

@@ -55,7 +55,7 @@ use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use gpu::attention::{Half, visible_keys};
 use gpu::dev::math::{EX2_ERROR, LG2_ERROR};
 use gpu::dev::{In, Out};
-use gpu::launch::{Kernel, registry};
+use gpu::launch::{Dim3, Kernel, registry};
 use rayon::prelude::*;
 
 use super::{About, Family, Run};
@@ -84,12 +84,16 @@ pub struct Problem {
     pub scale: f32,
     /// The Hopper step's consumers take turns (`gpu::attention::hopper::PING_PONG`).
     pub ping_pong: bool,
+    /// The Hopper step splits its last round where that pays
+    /// (`gpu::attention::hopper::SPLIT`, [`hopper_split`]).
+    pub split: bool,
 }
 
 impl Problem {
     /// A problem with the usual scale `1 / sqrt(d)`.
     pub fn new(batch: usize, heads: usize, kv_heads: usize, (s_q, s_k): (usize, usize), d: usize, causal: bool) -> Self {
-        Problem { batch, heads, kv_heads, s_q, s_k, d, causal, scale: 1.0 / (d as f32).sqrt(), ping_pong: false }
+        let scale = 1.0 / (d as f32).sqrt();
+        Problem { batch, heads, kv_heads, s_q, s_k, d, causal, scale, ping_pong: false, split: true }
     }
 
     /// Checks what the kernels take: every size at least 1, `d` 64, 128 or
@@ -187,9 +191,11 @@ impl Precision for F16 {
 /// What the fused kernels take.
 pub type FlashSignature<T> = (In<T>, In<T>, In<T>, Out<T>, Out<f32>, u32, u32, u32, u32, f32, u32);
 /// What the Hopper kernels take: the tensor maps of Q, K and V (read
-/// through them alone), then as [`FlashSignature`] from O, with the batch
-/// before the heads.
-pub type HopperSignature<T> = (In<u64>, Out<T>, Out<f32>, u32, u32, u32, u32, u32, f32, u32);
+/// through them alone), O and lse, a split's workspace, then
+/// as [`FlashSignature`] from the heads, with the batch before them.
+pub type HopperSignature<T> = (In<u64>, Out<T>, Out<f32>, Out<f32>, u32, u32, u32, u32, u32, f32, u32);
+/// What the Hopper step's merge kernel takes.
+pub type MergeSignature<T> = (In<f32>, Out<T>, Out<f32>, u32, u32, u32, u32, u32, u32, f32);
 /// What the softmax kernel takes.
 pub type SoftmaxSignature<T> = (In<f32>, Out<T>, Out<f32>, u32, u32, u32, f32, u32);
 
@@ -242,6 +248,9 @@ pub struct Buffers<T: DeviceRepr> {
     /// The Hopper step's causal deal: shape, grid, heads per group
     /// ([`deal_group`]), picked at its first causal launch on them.
     deal: Option<([usize; 6], u32, u32)>,
+    /// The Hopper step's split workspace (the chunks' states), grown to
+    /// the largest split launched on them.
+    split: Option<DeviceBuffer<f32>>,
 }
 
 impl<T: DeviceRepr + ValidAsZeroBits + Copy> Buffers<T> {
@@ -260,6 +269,7 @@ impl<T: DeviceRepr + ValidAsZeroBits + Copy> Buffers<T> {
             scores: None,
             maps: None,
             deal: None,
+            split: None,
         })
     }
 }
@@ -286,14 +296,27 @@ pub fn launch<P: Precision>(gpu: &Gpu, lib: &TensorGemm, step: Step, p: &Problem
             }
         }
         Step::Hopper => {
-            use gpu::attention::hopper::{CAUSAL, GROUP_SHIFT, PING_PONG};
+            use gpu::attention::hopper::{CAUSAL, GROUP_SHIFT, PING_PONG, SPLIT, merge_threads, part_floats};
             let kernel = Step::Hopper.kernel(<P::T as Input>::NAME, p.d)?;
             let typed = kernel.typed::<HopperSignature<P::T>>().map_err(Error::InvalidInput)?;
             if x.maps.as_ref().is_none_or(|(shape, _)| *shape != p.shape()) {
                 x.maps = Some((p.shape(), gpu.upload(&hopper_maps(gpu, p, x)?)?));
             }
             let maps = &x.maps.as_ref().expect("just encoded").1;
-            let grid = kernel.launch.persistent_grid(sq, (p.batch * p.heads) as u32, gpu.resident_blocks(kernel)?);
+            let resident = gpu.resident_blocks(kernel)?;
+            // A split runs on every block, even with fewer tiles than blocks.
+            let split = hopper_split(p, resident);
+            let grid = match split {
+                Some(_) => Dim3::xy(resident, 1),
+                None => kernel.launch.persistent_grid(sq, (p.batch * p.heads) as u32, resident),
+            };
+            let words = split.map_or(1, |_| grid.x as usize * part_floats(p.d));
+            if x.split.as_ref().is_none_or(|w| w.len() < words) {
+                // (Zeros: the merge reads only what the product wrote, but a
+                // buffer the sanitizer's initcheck sees written.)
+                x.split = Some(gpu.zeros(words)?);
+            }
+            let workspace = x.split.as_mut().expect("just allocated");
             let group = if p.causal {
                 if x.deal.is_none_or(|(shape, g, _)| shape != p.shape() || g != grid.x) {
                     x.deal = Some((p.shape(), grid.x, deal_group(p, grid.x)));
@@ -302,19 +325,47 @@ pub fn launch<P: Precision>(gpu: &Gpu, lib: &TensorGemm, step: Step, p: &Problem
             } else {
                 0
             };
-            let hopper_flags =
-                if p.causal { CAUSAL } else { 0 } | if p.ping_pong { PING_PONG } else { 0 } | group << GROUP_SHIFT;
+            let hopper_flags = if p.causal { CAUSAL } else { 0 }
+                | if p.ping_pong { PING_PONG } else { 0 }
+                | if split.is_some() { SPLIT } else { 0 }
+                | group << GROUP_SHIFT;
             let dims = (p.batch as u32, p.heads as u32, p.kv_heads as u32, sq, sk);
             // SAFETY: the buffers hold Q, K, V, O and lse of this checked
             // problem (`Buffers::new`), and the maps describe them as the
-            // kernel reads them (`hopper_maps`); the grid is the kernel's.
+            // kernel reads them (`hopper_maps`); a split's workspace its
+            // size; the grid is the kernel's.
             unsafe {
                 typed.launch(
                     gpu,
                     grid,
                     (
-                        maps, &mut x.o, &mut x.lse, dims.0, dims.1, dims.2, dims.3, dims.4, p.scale, hopper_flags,
+                        maps,
+                        &mut x.o,
+                        &mut x.lse,
+                        workspace,
+                        dims.0,
+                        dims.1,
+                        dims.2,
+                        dims.3,
+                        dims.4,
+                        p.scale,
+                        hopper_flags,
                     ),
+                )
+            }?;
+            let Some(tail) = split else { return Ok(()) };
+            let merge = registry::find(&format!("attention_merge_{}", <P::T as Input>::NAME))
+                .ok_or_else(|| Error::InvalidInput("no kernel attention_merge".into()))?;
+            let typed = merge.typed::<MergeSignature<P::T>>().map_err(Error::InvalidInput)?;
+            let threads = merge_threads(p.d, tail.tiles as usize) as u32;
+            let workspace = x.split.as_ref().expect("allocated above");
+            // SAFETY: the product launch just wrote the chunks' states for
+            // this problem on `grid` blocks; O and lse are the problem's.
+            unsafe {
+                typed.launch(
+                    gpu,
+                    Dim3::xy(merge.launch.blocks(threads), 1),
+                    (workspace, &mut x.o, &mut x.lse, dims.0, dims.1, dims.3, dims.4, p.d as u32, grid.x, p.scale),
                 )
             }
         }
@@ -342,6 +393,18 @@ pub fn launch<P: Precision>(gpu: &Gpu, lib: &TensorGemm, step: Step, p: &Problem
             lib.run::<P, P::T>(gpu, &pv, pr, &x.v, &mut x.o, None).map(drop)
         }
     }
+}
+
+/// The Hopper step's split of its last round on `grid` blocks
+/// (`hopper::Tail`, whose module says why), where it pays: not causal,
+/// and not turned off (`Problem::split`).
+pub fn hopper_split(p: &Problem, grid: u32) -> Option<gpu::attention::hopper::Tail> {
+    use gpu::attention::hopper::{BR, Tail, bc};
+    if p.causal || !p.split {
+        return None;
+    }
+    let tiles = (p.batch * p.heads * p.s_q.div_ceil(BR)) as u32;
+    Tail::of(tiles, p.s_k.div_ceil(bc(p.d)) as u32, grid)
 }
 
 /// Heads per group of the Hopper step's causal deal on `grid` blocks

@@ -1,6 +1,7 @@
 //! A consumer warpgroup: 64 of the tile's [`BR`] queries, its products on
 //! the tensor cores (`wgmma`), the online softmax in registers, O and lse
-//! stored.
+//! stored (for a chunk of a split tile: its state, which the merge kernel
+//! finishes, `Consumer::store_chunk`).
 //!
 //! **Per key tile `j`** (stage `s`): wait for K; in its turn, issue `S_j =
 //! Q K_jᵀ` (`d / 16` `wgmma`s, A = Q and B = K from shared memory) and
@@ -36,9 +37,10 @@ use super::scheduler::{Problem, Tile};
 use super::{BR, SPAN};
 use crate::attention::{Half, tree32, visible_keys};
 use crate::dev::math::{ex2_approx, fma, lg2_approx};
+use crate::dev::registers::opaque;
 use crate::dev::warp::{FULL_MASK, ballot, shfl_idx_u32, shfl_xor_f32};
 use crate::dev::wgmma::{self, Accumulators, Descriptor, d_f32, shared_address, wait_for, wait_for_after};
-use crate::dev::{Out, thread_idx_x};
+use crate::dev::{Out, block_idx_x, grid_dim_x, thread_idx_x};
 use seq_macro::seq;
 
 /// How far (in powers of 2) a row's maximum may pass the reference its
@@ -207,6 +209,7 @@ impl Consumer {
         self,
         p: Problem,
         (o, lse): (Out<T>, Out<f32>),
+        states: Out<f32>,
         c: f32,
     ) {
         let smem = self.smem;
@@ -216,8 +219,10 @@ impl Consumer {
         // add).
         let state = State { o: O::zeroed(), m: [f32::NEG_INFINITY; 2], l: [0.0; 2] };
         let mut w = Walk { st: state, sc: S::zeroed(), pr: S::fragments_zeroed(), it: 0, round: 0 };
-        for (n, tile) in p.tiles(bc).enumerate() {
-            let Tile { bh, q0, key_tiles, .. } = tile;
+        // SAFETY: the plan written before the block's barrier.
+        for (n, tile) in unsafe { p.tiles(smem.plan(), bc) }.enumerate() {
+            let Tile { bh, q0, j0, key_tiles, .. } = tile;
+            let (j0, key_tiles) = (j0 as usize, key_tiles as usize);
             let rows = Rows { q0: q0 + 64 * self.c, head_row: bh * p.s_q as usize };
             // Whether a tile needs masking: its last key lies past the
             // limit of the warpgroup's first row (the end of K included).
@@ -237,15 +242,15 @@ impl Consumer {
             // The first key tile has no `P V` before it: its own code, so
             // that no branch lies between a fence and its `wgmma`s (ptxas
             // would fence again there, or serialize).
-            if key_tiles > 0 {
+            if key_tiles > j0 {
                 // SAFETY: the caller's contract.
-                unsafe { self.step::<T, O, S, false>(&mut w, 0, at) };
+                unsafe { self.step::<T, O, S, false>(&mut w, j0, at) };
             }
-            for j in 1..key_tiles {
+            for j in j0 + 1..key_tiles {
                 // SAFETY: the caller's contract.
                 unsafe { self.step::<T, O, S, true>(&mut w, j, at) };
             }
-            if key_tiles > 0 {
+            if key_tiles > j0 {
                 // `P V` of the last key tile.
                 let (sp, pp) = smem.stage(w.it - 1);
                 // SAFETY: initialized; V's fill of this round.
@@ -264,8 +269,13 @@ impl Consumer {
             } else {
                 self.release(smem.q_empty());
             }
-            // SAFETY: the caller's contract.
-            unsafe { self.store::<T, O>(&mut w.st, rows, p, (&o, &lse), c) };
+            // SAFETY: as above.
+            match unsafe { p.chunk_of(smem.plan(), n as u32) } {
+                // SAFETY: the caller's contract.
+                None => unsafe { self.store::<T, O>(&mut w.st, rows, p, (&o, &lse), c) },
+                // SAFETY: the caller's contract; a chunk only with a split.
+                Some(tile) => unsafe { self.store_chunk::<O, S>(&mut w.st, tile, p, &states) },
+            }
         }
     }
 
@@ -466,12 +476,10 @@ impl Consumer {
         let d = O::N;
         let (r, col) = d_f32(self.t as u32, 0);
         let o = o.recast::<u32>();
+        // SAFETY: every lane of the warp is here.
+        let sums = unsafe { row_sums(st.l) };
         seq!(R in 0..2 {{
-            let mut l = st.l[R];
-            // SAFETY: every lane of the warp is here.
-            l += unsafe { shfl_xor_f32(FULL_MASK, l, 1) };
-            // SAFETY: as above.
-            l += unsafe { shfl_xor_f32(FULL_MASK, l, 2) };
+            let l = sums[R];
             let row = rows.q0 + r as usize + 8 * R;
             if row < p.s_q as usize {
                 let inv = if l > 0.0 { 1.0 / l } else { 0.0 };
@@ -493,6 +501,65 @@ impl Consumer {
             }
         }});
     }
+}
+
+impl Consumer {
+    /// A chunk of a split tile (`tile`: its index in the last round, see
+    /// `scheduler`): the warpgroup's state for its rows (O, and each row's
+    /// reference and whole sum) into the block's slot of `states`, each
+    /// thread its own words, thread-minor (a warp's stores whole 128-byte
+    /// lines). The merge kernel (`merge`) finishes the tile's rows.
+    ///
+    /// # Safety
+    /// A split launch, `states` as its contract says; every lane of the
+    /// warp calls it; `tile` is a chunk's of this block.
+    #[inline(always)]
+    unsafe fn store_chunk<O: Accumulators, S: Accumulators>(
+        self,
+        st: &mut State<O>,
+        tile: u32,
+        p: Problem,
+        states: &Out<f32>,
+    ) {
+        let d = O::N;
+        let Some(tail) = p.tail(grid_dim_x().max(1), S::N) else { return };
+        // SAFETY: every lane of the warp is here.
+        let sums = unsafe { row_sums(st.l) };
+        // The thread's place in the slot, its words 128 apart; through
+        // `opaque`, or LLVM hoists the thread's part of it out of the tile
+        // loop, and that pointer is held (spilled at d = 256) through it.
+        let f = d / 2 + 4;
+        let at = opaque((tail.slot(block_idx_x(), tile) as usize * 2 + self.c) * f * 128 + self.t);
+        seq!(I in 0..128 {
+            if I < O::N / 2 {
+                // SAFETY: the slot lies in the workspace (two a block).
+                unsafe { states.store(at + 128 * I, st.o[I]) };
+            }
+        });
+        seq!(R in 0..2 {
+            // SAFETY: as above.
+            unsafe { states.store(at + 128 * (d / 2 + R), st.m[R]) };
+            // SAFETY: as above.
+            unsafe { states.store(at + 128 * (d / 2 + 2 + R), sums[R]) };
+        });
+    }
+}
+
+/// Each of the thread's two rows' sum: the parts its quad's four threads
+/// hold, added.
+///
+/// # Safety
+/// Every lane of the warp calls it.
+#[inline(always)]
+unsafe fn row_sums(l: [f32; 2]) -> [f32; 2] {
+    let mut l = l;
+    seq!(R in 0..2 {
+        // SAFETY: the caller's contract.
+        l[R] += unsafe { shfl_xor_f32(FULL_MASK, l[R], 1) };
+        // SAFETY: as above.
+        l[R] += unsafe { shfl_xor_f32(FULL_MASK, l[R], 2) };
+    });
+    l
 }
 
 /// P (the softmax's `f32` values in S's registers) rounded and packed in

@@ -41,7 +41,10 @@
 //! **Schedule.** Persistent: one block per SM walks the tiles statically
 //! (`scheduler`); the ring runs on across tiles, so the next tile's K/V
 //! (and its Q, once both consumers are done with the last one's) load
-//! while the consumers finish and store the last tile.
+//! while the consumers finish and store the last tile. Without a mask, a
+//! last round that would leave blocks idle is split by keys over all of
+//! them ([`SPLIT`]), the chunks' states merged by a kernel of their own
+//! (`merge`).
 //!
 //! **Masks and tails.** As [`super::flash`]: causal key tiles past the
 //! tile's last query are never loaded nor multiplied; a tile whose last
@@ -72,6 +75,7 @@
 #![allow(clippy::erasing_op, clippy::identity_op)]
 
 mod consumer;
+mod merge;
 mod pipeline;
 mod scheduler;
 
@@ -82,9 +86,10 @@ use crate::dev::{In, Out, sync_threads, thread_idx_x};
 use crate::kernel;
 use consumer::Consumer;
 use half::{bf16, f16};
+pub use merge::{attention_merge, merge_threads};
 use pipeline::{Smem, produce, shared_bytes_for};
 use scheduler::Problem;
-pub use scheduler::{block_tiles, causal_deal_loads, dealt, rounds};
+pub use scheduler::{Tail, block_tiles, causal_deal_loads, dealt, rounds};
 
 /// Queries per work tile: two consumer warpgroups of 64.
 pub const BR: usize = 128;
@@ -104,9 +109,22 @@ pub const CAUSAL: u32 = 1;
 /// the tensor cores take the products in the order the warpgroups issue
 /// them, which is faster (`docs/notes.md`).
 pub const PING_PONG: u32 = 2;
+/// Bit of the kernels' `flags`: the last round is split (not causal;
+/// [`Tail`], `scheduler` says why and how): the chunks' states go to the
+/// launch's workspace ([`part_floats`] a block), and
+/// [`attention_merge()`] finishes their rows.
+pub const SPLIT: u32 = 4;
 /// The kernels' `flags` above this shift: heads per group of the causal
 /// deal (0: every head at once; `scheduler` says why and how).
 pub const GROUP_SHIFT: u32 = 16;
+
+/// `f32` words of a split's workspace per block at head dimension `d`:
+/// two chunks, each two warpgroups' state (per thread O's `d / 2`, then
+/// two rows' reference and sum), thread-minor so that a warp's stores
+/// and the merge's loads are whole 128-byte lines.
+pub const fn part_floats(d: usize) -> usize {
+    2 * 2 * (d / 2 + 4) * 128
+}
 
 /// Keys per tile for head dimension `d`: 128, or 64 at `d = 256` (its O
 /// accumulator alone is 128 registers a thread).
@@ -142,6 +160,7 @@ const _: () = assert!(
 fn hopper<T: Half, O: Accumulators, S: Accumulators>(
     maps: In<u64>,
     out: (Out<T>, Out<f32>),
+    states: Out<f32>,
     p: Problem,
     scale: f32,
 ) {
@@ -150,7 +169,10 @@ fn hopper<T: Half, O: Accumulators, S: Accumulators>(
     let t = thread_idx_x() as usize;
     if t == 0 {
         // SAFETY: thread 0; the barrier follows; map 0 is Q's.
-        unsafe { smem.init(maps) };
+        unsafe {
+            smem.init(maps);
+            p.plan(smem.plan(), S::N);
+        }
     }
     sync_threads();
     if t < 128 {
@@ -170,8 +192,9 @@ fn hopper<T: Half, O: Accumulators, S: Accumulators>(
     // The turns, not at d = 256: its consumers have no register for them.
     let ping_pong = p.ping_pong && O::N <= 128;
     // SAFETY: the warpgroup, converged; initialized; `o` and `lse` hold
-    // the problem's rows (the launch's contract).
-    unsafe { Consumer { c, t, smem, ping_pong }.run::<T, O, S>(p, out, scale * LOG2_E) };
+    // the problem's rows, and with a split the workspace its size (the
+    // launch's contract).
+    unsafe { Consumer { c, t, smem, ping_pong }.run::<T, O, S>(p, out, states, scale * LOG2_E) };
 }
 
 /// One kernel per head dimension `$d` (O's accumulators `$o`, S's `$s`).
@@ -192,6 +215,7 @@ macro_rules! head_dims {
             maps: In<u64>,
             o: Out<T>,
             lse: Out<f32>,
+            states: Out<f32>,
             batch: u32,
             heads: u32,
             kv_heads: u32,
@@ -209,8 +233,9 @@ macro_rules! head_dims {
                 causal: flags & CAUSAL != 0,
                 ping_pong: flags & PING_PONG != 0,
                 group: flags >> GROUP_SHIFT,
+                split: flags & SPLIT != 0,
             };
-            hopper::<T, $o, $s>(maps, (o, lse), p, scale);
+            hopper::<T, $o, $s>(maps, (o, lse), states, p, scale);
         }
     )*};
 }
@@ -227,9 +252,12 @@ head_dims! {
     /// x 64), through which alone the
     /// kernel reads Q, K and V; O `[b, heads, s_q, 64]`, lse `[b, heads, s_q]`;
     /// `kv_heads` divides `heads`; every size at least 1; `scale > 0`;
-    /// `flags` of [`CAUSAL`] and [`PING_PONG`], and above [`GROUP_SHIFT`]
-    /// the causal deal's heads per group: 0, or a divisor of `b heads`
-    /// that is a multiple of `heads / kv_heads`.
+    /// `flags` of [`CAUSAL`], [`PING_PONG`] and [`SPLIT`], and above
+    /// [`GROUP_SHIFT`] the causal deal's heads per group: 0, or a divisor
+    /// of `b heads` that is a multiple of `heads / kv_heads`. With
+    /// [`SPLIT`] (not causal), `states` holds `grid` [`part_floats`]`(64)`
+    /// words, for [`attention_merge()`] to finish; without, it is not
+    /// touched.
     /// Measured: `BENCHMARKS.md`, rows `attention_hopper_d64`.
     attention_hopper_d64(64, [f32; 32], [f32; 64]);
     /// 3. Fused attention on Hopper at `d = 128`: as

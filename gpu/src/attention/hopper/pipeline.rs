@@ -21,7 +21,7 @@
 //! (`consumer` module). After them, a word per consumer warp that no one
 //! reads ([`Smem::pin`]). A buffer's `i`-th fill is waited for with parity
 //! `i mod 2`; its `i`-th refill waits for its "empty" phase `i - 1`
-//! (parity `(i - 1) mod 2`).
+//! (parity `(i - 1) mod 2`). Last, the block's plan (`scheduler`).
 //!
 //! **Order.** The consumers need K of tile `j` with V of tile `j - 1`
 //! (`Q K_jᵀ` and `P_{j-1} V_{j-1}` are issued together), and release K a
@@ -29,7 +29,7 @@
 //! (`K_0, K_1, V_0, K_2, V_1, ...`), and K's stage is refilled as soon as
 //! its `Q Kᵀ` is done, while `P V` of that tile may still run.
 
-use super::scheduler::{Problem, Tile};
+use super::scheduler::{PLAN, Problem, Tile};
 use super::{BOX, BR, SPAN};
 use crate::dev::barrier::{Mbarrier, fence_init};
 use crate::dev::shared::launch_sized_base;
@@ -44,9 +44,9 @@ const PINS: usize = 8;
 
 /// Shared memory bytes for head dimension `d`, key tiles of `bc` and
 /// `stages` stages: the slack to the 1024-byte boundary, Q, the stages,
-/// the mbarriers, the pins.
+/// the mbarriers, the pins, the block's plan.
 pub const fn shared_bytes_for(d: usize, bc: usize, stages: usize) -> usize {
-    1024 + 2 * BR * d + stages * 2 * 2 * bc * d + 8 * BARRIERS + 4 * PINS
+    1024 + 2 * BR * d + stages * 2 * 2 * bc * d + 8 * BARRIERS + 4 * PINS + 4 * PLAN
 }
 
 /// The block's shared memory, as every role sees it.
@@ -56,6 +56,7 @@ pub(super) struct Smem {
     base: *mut u8,
     bars: SharedArray<u64>,
     pins: SharedArray<f32>,
+    plan: SharedArray<u32>,
     d: usize,
     bc: usize,
     stages: usize,
@@ -68,13 +69,15 @@ impl Smem {
     pub fn new(d: usize, bc: usize, stages: usize) -> Smem {
         let raw = launch_sized_base();
         let base = raw.wrapping_add((1024 - shared_address(raw) as usize % 1024) % 1024);
-        let bars_at = shared_bytes_for(d, bc, stages) - 8 * BARRIERS - 4 * PINS;
+        let bars_at = shared_bytes_for(d, bc, stages) - 8 * BARRIERS - 4 * PINS - 4 * PLAN;
         // SAFETY: the launch passes `shared_bytes_for(d, bc, stages)`: the
         // mbarriers lie past the slack, Q and the stages, 8-aligned.
         let bars = unsafe { SharedArray::<u64>::launch_sized_at(bars_at) };
         // SAFETY: the pins follow the mbarriers, 4-aligned.
         let pins = unsafe { SharedArray::<f32>::launch_sized_at(bars_at + 8 * BARRIERS) };
-        Smem { base, bars, pins, d, bc, stages }
+        // SAFETY: the plan follows the pins, 4-aligned.
+        let plan = unsafe { SharedArray::<u32>::launch_sized_at(bars_at + 8 * BARRIERS + 4 * PINS) };
+        Smem { base, bars, pins, plan, d, bc, stages }
     }
 
     /// Bytes of one K (or V) tile.
@@ -107,6 +110,12 @@ impl Smem {
     pub fn pin(self, w: usize) -> SharedArray<f32> {
         // SAFETY: w < PINS, inside the launch's pins.
         unsafe { self.pins.offset(w) }
+    }
+
+    /// The block's plan ([`Problem::plan`]).
+    #[inline(always)]
+    pub fn plan(self) -> SharedArray<u32> {
+        self.plan
     }
 
     #[inline(always)]
@@ -201,10 +210,10 @@ unsafe fn copy_tile(
     }
 }
 
-/// The producer, one thread: for each of the block's tiles, Q (once the
-/// consumers released the last tile's), then every key tile's K and V
-/// into the ring, K one tile ahead of V (see the module), each buffer
-/// once both consumers released its last round. Map 0 is Q's (`b heads
+/// The producer, one thread: for each of the block's tiles (or chunks of
+/// one), Q (once the consumers released the last tile's), then each key
+/// tile's K and V into the ring, K one tile ahead of V (see the module),
+/// each buffer once both consumers released its last round. Map 0 is Q's (`b heads
 /// s_q x d`), maps `1 + 2 i` and `2 + 2 i` K/V head `i`'s K and V (`s_k x
 /// d` each: rows past `s_k` read as zeros).
 ///
@@ -218,8 +227,9 @@ pub(super) unsafe fn produce(smem: Smem, maps: In<u64>, p: Problem) {
     let bytes = (2 * bc * d) as u32;
     // The block's key tiles so far (K's and V's stage and round).
     let mut it = 0;
-    for (n, tile) in p.tiles(bc).enumerate() {
-        let Tile { bh, kvh, q0, key_tiles } = tile;
+    // SAFETY: the plan written before the block's barrier.
+    for (n, tile) in unsafe { p.tiles(smem.plan(), bc) }.enumerate() {
+        let Tile { bh, kvh, q0, j0, key_tiles, .. } = tile;
         let (k_map, v_map) = (1 + 2 * kvh, 2 + 2 * kvh);
         // SAFETY: (all below) the caller's contract: the launch passes
         // these maps, Q's tile and the stages lie in its shared memory,
@@ -243,7 +253,8 @@ pub(super) unsafe fn produce(smem: Smem, maps: In<u64>, p: Problem) {
             smem.q_full().arrive_expect_tx((2 * BR * d) as u32);
             copy_tile(smem.q(), (maps, 0), bh * p.s_q as usize + q0, (BR, d, BR), smem.q_full());
         }
-        for j in 0..key_tiles {
+        for j in j0..key_tiles {
+            let j = j as usize;
             let (s, parity) = smem.stage(it);
             // SAFETY: as above.
             unsafe {
@@ -253,13 +264,13 @@ pub(super) unsafe fn produce(smem: Smem, maps: In<u64>, p: Problem) {
                 smem.k_full(s).arrive_expect_tx(bytes);
                 copy_tile(smem.k(s), (maps, k_map), j * bc, (bc, d, bc), smem.k_full(s));
             }
-            if j > 0 {
+            if j > j0 as usize {
                 v_tile(it - 1, j - 1);
             }
             it += 1;
         }
-        if key_tiles > 0 {
-            v_tile(it - 1, key_tiles - 1);
+        if key_tiles > j0 {
+            v_tile(it - 1, key_tiles as usize - 1);
         }
     }
 }

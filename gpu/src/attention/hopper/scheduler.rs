@@ -80,7 +80,7 @@ pub(super) struct Problem {
     /// kv_heads` (the launch's contract).
     pub group: u32,
     /// The last round is split ([`Tail`]; not causal): the launch passes
-    /// the workspace [`Tail::of`] sizes.
+    /// the chunks' workspace (`part_floats` words a block).
     pub split: bool,
 }
 

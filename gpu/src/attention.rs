@@ -177,6 +177,19 @@ impl Half for f16 {
     }
 }
 
+/// A row's log-sum-exp, natural log, from its reference `reference` in
+/// log2 units (the exponentials' `m c`) and its sum `l` of `2^(s c -
+/// reference)`: `(reference + log2 l) ln 2`, or `+inf` for a row that saw
+/// no key (`l = 0`). Every step stores it so.
+#[inline(always)]
+pub(crate) fn log_sum_exp(reference: f32, l: f32) -> f32 {
+    if l > 0.0 {
+        (reference + crate::dev::math::lg2_approx(l)) * core::f32::consts::LN_2
+    } else {
+        f32::INFINITY
+    }
+}
+
 /// `op` over 32 values as a tree of depth 5, where a loop makes a chain
 /// of 31 dependent instructions: a softmax's row maximum and row sum
 /// waited on that chain's latency (ncu: `FMNMX` behind its predecessor,

@@ -77,9 +77,9 @@
 // `seq!` substitutes 0, 1, ... into index arithmetic.
 #![allow(clippy::erasing_op, clippy::identity_op)]
 
-use super::{Half, LOG2_E, tree32};
+use super::{Half, LOG2_E, log_sum_exp, tree32};
 use crate::dev::copy::{commit_copies, wait_copies};
-use crate::dev::math::{ex2_approx, fma, lg2_approx};
+use crate::dev::math::{ex2_approx, fma};
 use crate::dev::registers::opaque;
 use crate::dev::warp::{FULL_MASK, shfl_xor_f32};
 use crate::dev::{In, Out, SharedArray, block_idx_x, block_idx_y, grid_dim_x, sync_threads, thread_idx_x};
@@ -641,8 +641,7 @@ impl<const D: usize> Rows<D> {
                     }
                 });
                 if q == 0 {
-                    let value =
-                        if l > 0.0 { (self.m[R] * c + lg2_approx(l)) * core::f32::consts::LN_2 } else { f32::INFINITY };
+                    let value = log_sum_exp(self.m[R] * c, l);
                     // SAFETY: row < s_q; one lane per row.
                     unsafe { lse.store(at.q_rows() + row, value) };
                 }

@@ -2,8 +2,8 @@
 //! scores `S = Q Kᵀ` that a GEMM wrote, written out as `P` for the second
 //! GEMM (`O = P V`), with each row's log-sum-exp.
 
-use super::{Half, LOG2_E, visible_keys};
-use crate::dev::math::{ex2_approx, lg2_approx};
+use super::{Half, LOG2_E, log_sum_exp, visible_keys};
+use crate::dev::math::ex2_approx;
 use crate::dev::warp::{FULL_MASK, shfl_xor_f32};
 use crate::dev::{In, Out, block_idx_x, thread_idx_x};
 use crate::kernel;
@@ -85,7 +85,7 @@ pub fn attention_softmax<T: Half>(
         unsafe { p.store(at + j, T::round(x)) };
     }
     if lane == 0 {
-        let value = if l > 0.0 { (m + lg2_approx(l)) * core::f32::consts::LN_2 } else { f32::INFINITY };
+        let value = log_sum_exp(m, l);
         // SAFETY: row < rows; one lane of the row's warp.
         unsafe { lse.store(row, value) };
     }

@@ -35,8 +35,8 @@
 use super::pipeline::Smem;
 use super::scheduler::{Problem, Tile};
 use super::{BR, SPAN};
-use crate::attention::{Half, tree32, visible_keys};
-use crate::dev::math::{ex2_approx, fma, lg2_approx};
+use crate::attention::{Half, log_sum_exp, tree32, visible_keys};
+use crate::dev::math::{ex2_approx, fma};
 use crate::dev::registers::opaque;
 use crate::dev::warp::{FULL_MASK, ballot, shfl_idx_u32, shfl_xor_f32};
 use crate::dev::wgmma::{self, Accumulators, Descriptor, d_f32, shared_address, wait_for, wait_for_after};
@@ -493,8 +493,7 @@ impl Consumer {
                     }
                 });
                 if col == 0 {
-                    let value =
-                        if l > 0.0 { (st.m[R] * c + lg2_approx(l)) * core::f32::consts::LN_2 } else { f32::INFINITY };
+                    let value = log_sum_exp(st.m[R] * c, l);
                     // SAFETY: row < s_q; one thread per row.
                     unsafe { lse.store(rows.head_row + row, value) };
                 }

@@ -18,8 +18,8 @@
 
 use super::BR;
 use super::scheduler::Tail;
-use crate::attention::Half;
-use crate::dev::math::{ex2_approx, fma, lg2_approx};
+use crate::attention::{Half, LOG2_E, log_sum_exp};
+use crate::dev::math::{ex2_approx, fma};
 use crate::dev::wgmma::d_f32;
 use crate::dev::{In, Out, index_1d};
 use crate::kernel;
@@ -52,7 +52,7 @@ pub fn attention_merge<T: Half>(
     blocks: u32,
     scale: f32,
 ) {
-    let (d, c) = (d as usize, scale * super::super::LOG2_E);
+    let (d, c) = (d as usize, scale * LOG2_E);
     let bc = super::bc(d) as u32;
     let m_blocks = s_q.div_ceil(BR as u32).max(1);
     let Some(tail) = Tail::of((batch * heads).max(1) * m_blocks, s_k.div_ceil(bc), blocks) else { return };
@@ -113,11 +113,7 @@ pub fn attention_merge<T: Half>(
                 unsafe { o.store((head_row * d + col as usize + 8 * (2 * part + N)) / 2, pair) };
             });
             if part == 0 && col == 0 {
-                let value = if sum[R] > 0.0 {
-                    (top[R] * c + lg2_approx(sum[R])) * core::f32::consts::LN_2
-                } else {
-                    f32::INFINITY
-                };
+                let value = log_sum_exp(top[R] * c, sum[R]);
                 // SAFETY: row < s_q; one thread per row.
                 unsafe { lse.store(head_row, value) };
             }

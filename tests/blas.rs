@@ -151,6 +151,47 @@ fn bad_calls_are_one_line_errors_before_any_launch() {
     }
 }
 
+/// Operands the unchecked loop cannot read (a leading dimension off 4, or
+/// contiguous along an m or n off 4) are packed K-major first when the
+/// call is large enough (here: always), in every layout and op, with and
+/// without split-K, at a second, larger shape on the same workspaces, and
+/// the results are exact (integer inputs); aligned operands stay where
+/// they are, and nothing is packed for a call without products.
+#[test]
+fn misaligned_operands_are_packed_k_major_in_every_form() {
+    let gpu = Gpu::emulator();
+    let mut sgemm = Sgemm::new();
+    sgemm.pack_from = 0;
+    let mut rng = SmallRng::seed_from_u64(11);
+    let mut packed = (0, 0);
+    for (f, (layout, op_a, op_b)) in forms().into_iter().enumerate() {
+        for (i, (m, n, k)) in [(37, 29, 45), (70, 67, 131)].into_iter().enumerate() {
+            let mut g = Gemm::new(layout, op_a, op_b, m, n, k).scaled(1.0, [0.0, -1.0][(f + i) % 2]);
+            g.lda += (f + i) % 2;
+            g.ldb += f % 3;
+            let r = g.row_major();
+            let a_kmajor = !r.a_t;
+            let b_kmajor = r.b_t;
+            let off = |x: usize| !x.is_multiple_of(4);
+            let expect = (off(r.lda) || (!a_kmajor && off(r.m)), off(r.ldb) || (!b_kmajor && off(r.n)));
+            assert_eq!(sgemm.packs(&g), expect, "{}", g.form());
+            packed.0 += usize::from(expect.0);
+            packed.1 += usize::from(expect.1);
+            let x = Matrices::new(&g, |_| rng.random_range(-8..=8) as f32);
+            for plan in [None, Some(Plan::new((64, 64), 3, k))] {
+                reference::verify(&gpu, &mut sgemm, &g, plan, &x, true)
+                    .unwrap_or_else(|e| panic!("{} {m}x{n}x{k}: {e}", g.form()));
+            }
+        }
+    }
+    assert!(packed.0 >= 8 && packed.1 >= 8, "both operands packed in many forms: {packed:?}");
+    let aligned = Gemm::row(64, 64, 64);
+    assert_eq!(sgemm.packs(&aligned), (false, false));
+    assert_eq!(sgemm.packs(&Gemm::row(63, 63, 63).scaled(0.0, 1.0)), (false, false));
+    sgemm.pack_from = usize::MAX;
+    assert_eq!(sgemm.packs(&Gemm::row(63, 63, 63)), (false, false));
+}
+
 /// The dispatcher: whole waves of large tiles for large squares, split-K
 /// where m n is small and k long, smaller tiles where m n is small.
 #[test]

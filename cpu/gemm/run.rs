@@ -48,6 +48,7 @@ use super::call::Call;
 use super::plan::{Plan, PlanKey, best_plan};
 use super::precision::{Element, Input, Precision, WgmmaBuffers, WgmmaScalars};
 use super::tile::TileShape;
+use crate::blas::pack::pack;
 use crate::blas::{Gemm, Operand, Sgemm};
 use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
 use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
@@ -558,7 +559,8 @@ impl TensorGemm {
             )));
         }
         let g = call.gemm;
-        let route = Route { splits: 1, ..Route::default() };
+        let (pack_a, pack_b) = self.sgemm.borrow().packs(&g);
+        let route = Route { splits: 1, pack_a, pack_b, ..Route::default() };
         if !call.has_epilogue() && TypeId::of::<O>() == TypeId::of::<f32>() {
             let c = (c as &mut dyn Any).downcast_mut::<DeviceBuffer<f32>>().expect("O is f32 here");
             self.sgemm.borrow_mut().run(gpu, &g, a, b, c)?;
@@ -606,70 +608,5 @@ impl TensorGemm {
         self.put(SUMS, w);
         self.put(NO_BIAS, none);
         result.map(|()| Route { scale_only: splits == 0, ..route })
-    }
-}
-
-/// Packs `op(X)` (`rows x cols`: element `(i, j)` at `src[z stride + i ld
-/// + j]`, or `src[z stride + j ld + i]` when `transposed`) of each of the
-/// `batch` matrices into `dst` at `(pitch, dst_stride)`: through the
-/// transposing tile kernel, or, untransposed, the unit-wide row copy
-/// ([`gpu::gemm::pack::gemm_repitch`]).
-fn pack<T: Input>(
-    gpu: &Gpu,
-    src: &DeviceBuffer<T>,
-    dst: &mut DeviceBuffer<T>,
-    (rows, cols): (usize, usize),
-    (ld, stride, transposed): (usize, usize, bool),
-    (pitch, dst_stride): (usize, usize),
-    batch: usize,
-) -> Result<()> {
-    if !transposed {
-        // The widest unit dividing every row's start and length in bytes.
-        let size = size_of::<T>();
-        let lengths =
-            [ld, pitch, cols, if batch > 1 { stride } else { 0 }, if batch > 1 { dst_stride } else { 0 }];
-        let unit = [16, 8, 4, 2, 1]
-            .into_iter()
-            .find(|&u| u >= size && lengths.iter().all(|&x| (x * size).is_multiple_of(u)))
-            .unwrap_or(size);
-        use gpu::gemm::pack::gemm_repitch;
-        let kernel = &gemm_repitch::KERNELS[<T as gemm_repitch::Instance>::INDEX];
-        let grid = Dim3 { z: batch as u32, ..kernel.launch.grid((cols * size / unit) as u32, rows as u32) };
-        // SAFETY: as below; every row is a whole number of `unit`-byte
-        // units on a `unit`-byte boundary (the buffers are 256-aligned).
-        return unsafe {
-            gemm_repitch::launch::<T, _>(
-                gpu,
-                grid,
-                src,
-                dst,
-                rows as u32,
-                cols as u32,
-                ld as u64,
-                stride as u64,
-                pitch as u32,
-                dst_stride as u64,
-                unit as u32,
-            )
-        };
-    }
-    let kernel = &gpu::gemm::pack::gemm_pack::KERNELS[<T as gpu::gemm::pack::gemm_pack::Instance>::INDEX];
-    let grid = Dim3 { z: batch as u32, ..kernel.launch.grid(cols as u32, rows as u32) };
-    // SAFETY: `src` holds every element named (`Call::check`); `dst` was taken with
-    // `batch x rows x pitch` elements, `pitch >= cols`.
-    unsafe {
-        gpu::gemm::pack::gemm_pack::launch::<T, _>(
-            gpu,
-            grid,
-            src,
-            dst,
-            rows as u32,
-            cols as u32,
-            ld as u64,
-            stride as u64,
-            pitch as u32,
-            dst_stride as u64,
-            u32::from(transposed),
-        )
     }
 }

@@ -397,6 +397,16 @@ for section in "$@"; do
       ncu --clock-control none --csv -k regex:gemm_wgmma --metrics $M $D/gemm --precision $p --out f32 --shape 8192x8192x8192 --op-b $([ $p = e4m3 ] && echo t || echo n) --iters 1 --warmup 0 > "$OUT/ncu-$p.csv" 2> "$OUT/ncu-$p.err"
       echo "ncu $p:"; grep gemm_wgmma "$OUT/ncu-$p.csv" | awk -F'","' '{print $5, $(NF-2), $NF}' | tail -9
     done | tee -a "$LOG" ;;
+  ncu-square)
+    # Where bf16 8192^3 trails cuBLAS: every kernel launch of one call (ours
+    # and cuBLAS's, the later ones warm), each one's time, SM clock, tensor
+    # pipe's share of the elapsed cycles, and L2 and DRAM bytes.
+    T=$(ncu --query-metrics 2>/dev/null | grep -o '^sm__pipe_tensor_op_gmma_cycles_active' | head -1)
+    M=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,launch__grid_size,launch__registers_per_thread,lts__t_bytes.sum,dram__bytes_read.sum${T:+,$T.avg.pct_of_peak_sustained_elapsed}
+    for out in bf16 f32; do
+      ncu --clock-control none --csv -k regex:'gemm_wgmma|nvjet|xmma|cutlass' --launch-count ${NCU_LAUNCHES:-14} --metrics $M $D/gemm --precision bf16 --out $out --shape 8192x8192x8192 --iters 3 --warmup 1 > "$OUT/ncu-square-$out.csv" 2> "$OUT/ncu-square-$out.err"
+      echo "ncu bf16 -> $out 8192^3:"; python3 scripts/ncu-table.py "$OUT/ncu-square-$out.csv"
+    done | tee -a "$LOG" ;;
   attention)
     # The attention family (issue 28): ours verified then timed on the
     # sweep (the issue's table, odd lengths, GQA) in bf16 and f16, every

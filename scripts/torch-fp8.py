@@ -1,5 +1,5 @@
 """The FP8 peer for the GEMM sweep: torch's `_scaled_mm` (cuBLASLt's FP8
-matmul underneath) on the shapes of results/gemm-sweep.txt, E4M3 (or E5M2)
+matmul underneath) on the shapes of bench/gemm-sweep.txt, E4M3 (or E5M2)
 inputs in the layout cuBLASLt's FP8 kernels take (A row-major m x k, B
 column-major k x n), per-tensor scales, bf16 output, fast accumulation (as
 ours: no promotion between tensor-core instructions). CUDA events, warm-up,
@@ -11,7 +11,7 @@ import torch
 from torch_timing import median_ms
 
 p = argparse.ArgumentParser()
-p.add_argument("--sweep", default="results/gemm-sweep.txt")
+p.add_argument("--sweep", default="bench/gemm-sweep.txt")
 p.add_argument("--dtype", default="e4m3", choices=["e4m3", "e5m2"])
 p.add_argument("--iters", type=int, default=20)
 p.add_argument("--warmup", type=int, default=5)

@@ -389,3 +389,39 @@ fn plans_are_cached_by_device_precision_and_shape() {
     assert_eq!(forced.plan::<Bf16>(&gpu, &c), Plan { splits: 5, tile: TileShape::Wide });
     assert!(forced.plans().is_empty());
 }
+
+/// The section's targets table: issue 27's targets per precision, read
+/// from the H100 sweeps only, each met or not by the rows' ratios (the
+/// lowest where the peer reaches half its best, every odd shape, 8192^3).
+#[test]
+fn the_targets_table_judges_the_h100_sweeps() {
+    let dir = std::env::temp_dir().join(format!("kernel-lab-sweep-targets-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let table = |device: &str| {
+        format!(
+            "{device} (device 0), driver 13.0, PTX sm_90a, 2026-11-27\n\
+             | call | ours TFLOP/s | peer | peer TFLOP/s | route |\n| --- | --- | --- | --- | --- |\n\
+             | 8192x8192x8192 row NN | 990 | cuBLAS | 1000 | splits 1 |\n\
+             | 5000x3000x2000 row NN | 430 | cuBLAS | 500 | splits 1 |\n\
+             | 16x4096x4096 row NN | 10 | cuBLAS | 100 | splits 1 |\n\
+             | 4095x4095x4095 row NN | 450 | cuBLAS | 150 | splits 1 |\n\
+             | 1000x1000x1000 row NN | 400 | cuBLAS | 200 | splits 1 |\n"
+        )
+    };
+    std::fs::write(dir.join("sweep-bf16-bf16-h100.md"), table("NVIDIA H100 80GB HBM3")).unwrap();
+    std::fs::write(dir.join("sweep-f16-h200.md"), table("NVIDIA H200")).unwrap();
+    let sweeps = kernel_lab::report::gemm::read(&dir).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let (md, _) = kernel_lab::report::gemm::section(&sweeps, None).unwrap();
+    for row in [
+        // 0.99, 0.86, 0.1, 3, 2: geomean 0.874.
+        "| bf16-bf16 | geomean at least 100% of the peer | 87.4% over 5 shapes | **no** |",
+        // 16 x 4096 x 4096's peer is below half of its best: not counted.
+        "| bf16-bf16 | lowest where the peer reaches half its best: at least 85% | 86.0% at 5000x3000x2000 | yes |",
+        "| bf16-bf16 | each odd shape at least 2x the peer | lowest 2.00x at 1000x1000x1000 (2 of 2 with a peer) | yes |",
+        "| bf16-bf16 | 8192^3 at least 100% of the peer | 99.0% | **no** |",
+    ] {
+        assert!(md.contains(row), "{row}\n{md}");
+    }
+    assert!(!md.contains("| f16 | geomean"), "the H200 sweep is not judged: {md}");
+}

@@ -6,7 +6,7 @@
 //! epilogues, both in batches of back-to-back calls where a call is short
 //! (`bench::time_batched`), taking turns in three rounds. `--sweep` runs
 //! the public sweep
-//! (`results/gemm-sweep.txt`).
+//! (`bench/gemm-sweep.txt`).
 //! Without a GPU it verifies on the emulator, at the shapes given.
 
 use std::process::ExitCode;
@@ -41,7 +41,7 @@ struct Options {
     /// Problems `MxNxK`, comma-separated: D is m x n, op(A) m x k.
     #[arg(long, value_delimiter = ',')]
     shape: Vec<String>,
-    /// Every shape of the public sweep (results/gemm-sweep.txt), in the
+    /// Every shape of the public sweep (bench/gemm-sweep.txt), in the
     /// precision's native layout (row-major; tf32 and FP8 with op(B) = T).
     #[arg(long)]
     sweep: bool,

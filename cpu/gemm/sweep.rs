@@ -1,10 +1,10 @@
-//! The public sweep (`results/gemm-sweep.txt`): shapes in groups, as the
+//! The public sweep (`bench/gemm-sweep.txt`): shapes in groups, as the
 //! file's comment lines name them ("squares", "LLM shapes", "skinny and
 //! small m", "odd"). The `gemm` binary runs it and the report groups its
 //! results by it, so the groups live in one file.
 
 /// The sweep file's text.
-pub const SWEEP: &str = include_str!("../../results/gemm-sweep.txt");
+pub const SWEEP: &str = include_str!("../../bench/gemm-sweep.txt");
 
 /// The group "odd": shapes no multiple of the tiles (the issue's "at least
 /// 2x cuBLAS" set).

@@ -164,11 +164,14 @@ fn misaligned_operands_are_packed_k_major_in_every_form() {
     sgemm.pack_from = 0;
     let mut rng = SmallRng::seed_from_u64(11);
     let mut packed = (0, 0);
+    let mut one_sided = 0;
     for (f, (layout, op_a, op_b)) in forms().into_iter().enumerate() {
-        for (i, (m, n, k)) in [(37, 29, 45), (70, 67, 131)].into_iter().enumerate() {
+        // Both operands off, then one (m and n on 4, k off: only a K-major
+        // operand's leading dimension is), on the same workspaces.
+        for (i, (m, n, k)) in [(37, 29, 45), (70, 67, 131), (36, 32, 45)].into_iter().enumerate() {
             let mut g = Gemm::new(layout, op_a, op_b, m, n, k).scaled(1.0, [0.0, -1.0][(f + i) % 2]);
-            g.lda += (f + i) % 2;
-            g.ldb += f % 3;
+            g.lda += (f + i) % 2 * usize::from(i < 2);
+            g.ldb += f % 3 * usize::from(i < 2);
             let r = g.row_major();
             let a_kmajor = !r.a_t;
             let b_kmajor = r.b_t;
@@ -177,6 +180,7 @@ fn misaligned_operands_are_packed_k_major_in_every_form() {
             assert_eq!(sgemm.packs(&g), expect, "{}", g.form());
             packed.0 += usize::from(expect.0);
             packed.1 += usize::from(expect.1);
+            one_sided += usize::from(expect.0 != expect.1);
             let x = Matrices::new(&g, |_| rng.random_range(-8..=8) as f32);
             for plan in [None, Some(Plan::new((64, 64), 3, k))] {
                 reference::verify(&gpu, &mut sgemm, &g, plan, &x, true)
@@ -185,6 +189,7 @@ fn misaligned_operands_are_packed_k_major_in_every_form() {
         }
     }
     assert!(packed.0 >= 8 && packed.1 >= 8, "both operands packed in many forms: {packed:?}");
+    assert!(one_sided >= 4, "one operand packed beside one read in place: {one_sided}");
     let aligned = Gemm::row(64, 64, 64);
     assert_eq!(sgemm.packs(&aligned), (false, false));
     assert_eq!(sgemm.packs(&Gemm::row(63, 63, 63).scaled(0.0, 1.0)), (false, false));

@@ -10,6 +10,20 @@ use gpu::launch::Dim3;
 
 use crate::runtime::{DeviceBuffer, Gpu, Result};
 
+/// Whether [`pack`] can launch for `rows` rows (transposed or not): its
+/// kernels put the rows on the grid's y, at most 65535 blocks.
+pub fn fits<T: DeviceRepr + gemm_pack::Instance + gemm_repitch::Instance>(
+    rows: usize,
+    transposed: bool,
+) -> bool {
+    let tile = if transposed {
+        gemm_pack::KERNELS[<T as gemm_pack::Instance>::INDEX].launch.tile
+    } else {
+        gemm_repitch::KERNELS[<T as gemm_repitch::Instance>::INDEX].launch.tile
+    };
+    rows.div_ceil(tile[1].max(1) as usize) <= 65_535
+}
+
 /// Packs `op(X)` (`rows x cols`: element `(i, j)` at `src[z stride + i ld
 /// + j]`, or `src[z stride + j ld + i]` when `transposed`) of each of the
 /// `batch` matrices into `dst` at `(pitch, dst_stride)`: through the

@@ -18,8 +18,8 @@
 use gpu::dev::{In, Out};
 use gpu::launch::Typed;
 
-use super::gemm::{Gemm, RowMajor};
-use super::pack::pack;
+use super::gemm::{Gemm, MAX_LD, RowMajor};
+use super::pack::{fits, pack};
 use super::plan::{self, Plan};
 use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
 
@@ -85,8 +85,11 @@ impl Sgemm {
     pub fn packs(&self, g: &Gemm) -> (bool, bool) {
         let r = g.row_major();
         let large = r.m.saturating_mul(r.n).saturating_mul(r.k) >= self.pack_from;
-        let work = r.m > 0 && r.n > 0 && r.k > 0 && g.alpha != 0.0;
-        (work && large && !readable(r.lda, r.m, !r.a_t), work && large && !readable(r.ldb, r.n, r.b_t))
+        // A product to compute, and a packed operand's row stride and rows
+        // within what the kernels and the pack's grid take.
+        let work = r.m > 0 && r.n > 0 && r.k > 0 && g.alpha != 0.0 && r.k.next_multiple_of(4) <= MAX_LD;
+        let can = |rows: usize, transposed: bool| work && large && fits::<f32>(rows, transposed);
+        (!readable(r.lda, r.m, !r.a_t) && can(r.m, r.a_t), !readable(r.ldb, r.n, r.b_t) && can(r.n, !r.b_t))
     }
 
     /// The plan [`Sgemm::run`] takes for `g` on `gpu`.
@@ -161,6 +164,10 @@ impl Sgemm {
             Some(w) if pack_b => (w, kp),
             _ => (b, r.ldb),
         };
+        debug_assert!(
+            (!pack_a || readable(lda, r.m, !a_t)) && (!pack_b || readable(ldb, r.n, b_t)),
+            "a packed operand reaches the unchecked loop"
+        );
         let grid = |splits: usize| (n.div_ceil(plan.bn as u32), m.div_ceil(plan.bm as u32), splits as u32);
         let (m32, n32, k32, lda, ldb) = (r.m as u32, r.n as u32, r.k as u32, lda as u32, ldb as u32);
         if plan.splits == 1 {

@@ -559,15 +559,19 @@ impl TensorGemm {
             )));
         }
         let g = call.gemm;
-        let (pack_a, pack_b) = self.sgemm.borrow().packs(&g);
-        let route = Route { splits: 1, pack_a, pack_b, ..Route::default() };
+        // What sgemm runs for `g`: its plan's k-splits and its packs.
+        let route = |g: &Gemm| {
+            let (pack_a, pack_b) = self.sgemm.borrow().packs(g);
+            Route { splits: Sgemm::plan(gpu, g).splits, pack_a, pack_b, ..Route::default() }
+        };
         if !call.has_epilogue() && TypeId::of::<O>() == TypeId::of::<f32>() {
             let c = (c as &mut dyn Any).downcast_mut::<DeviceBuffer<f32>>().expect("O is f32 here");
             self.sgemm.borrow_mut().run(gpu, &g, a, b, c)?;
-            return Ok(Route { fused: true, ..route });
+            return Ok(Route { fused: true, ..route(&g) });
         }
         // W = op(A) op(B) in the call's layout at the least ldc, then the epilogue.
         let plain = Gemm { alpha: 1.0, beta: 0.0, ldc: g.min_ld(Operand::C), ..g };
+        let route = route(&plain);
         let mut w = self.take::<f32>(gpu, SUMS, plain.elements(Operand::C))?;
         let result = self.sgemm.borrow_mut().run(gpu, &plain, a, b, &mut w);
         let r = g.row_major();

@@ -133,11 +133,18 @@ pub fn run(family: &Sgemm, run: &Run, (m, n, k): (usize, usize, usize)) -> Resul
         }
         let sgemm = RefCell::new(blas::Sgemm::new());
         let chosen = blas::Sgemm::plan(gpu, &g);
-        let name = format!("sgemm ({})", chosen.label());
+        // The operands sgemm packs first (`blas::run`), named beside the plan.
+        let packs = match sgemm.borrow().packs(&g) {
+            (false, false) => "",
+            (true, false) => ", A packed",
+            (false, true) => ", B packed",
+            (true, true) => ", A and B packed",
+        };
+        let name = format!("sgemm ({}{packs})", chosen.label());
         records_here.push(measure(&name, &|g, c| sgemm.borrow_mut().run(gpu, g, &a, &b, c))?);
         for &(bm, bn, splits) in &family.plans {
             let plan = Plan::new((bm, bn), splits, k);
-            let name = format!("plan {}", plan.label());
+            let name = format!("plan {}{packs}", plan.label());
             records_here.push(measure(&name, &|g, c| sgemm.borrow_mut().run_with(gpu, g, Some(plan), &a, &b, c))?);
         }
         percent_of_cublas(&mut records_here);

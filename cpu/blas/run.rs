@@ -97,6 +97,20 @@ impl Sgemm {
         plan::choose(&g.row_major(), gpu.info.multiprocessors.max(1) as usize)
     }
 
+    /// [`Sgemm::plan`], remembered for the next call of the same problem
+    /// (a timed loop plans once): the plan [`Sgemm::run`] takes.
+    pub fn planned(&mut self, gpu: &Gpu, g: &Gemm) -> Plan {
+        let r = g.row_major();
+        match self.last {
+            Some((last, plan)) if last == r => plan,
+            _ => {
+                let plan = Sgemm::plan(gpu, g);
+                self.last = Some((r, plan));
+                plan
+            }
+        }
+    }
+
     /// [`Sgemm::run`] with a given plan (`None`: the dispatcher's). The
     /// whole call is checked before anything is launched or allocated.
     pub fn run_with(
@@ -112,14 +126,7 @@ impl Sgemm {
         let r = g.row_major();
         let plan = match plan {
             Some(p) => Plan::new((p.bm, p.bn), p.splits, r.k),
-            None => match self.last {
-                Some((last, plan)) if last == r => plan,
-                _ => {
-                    let plan = Sgemm::plan(gpu, g);
-                    self.last = Some((r, plan));
-                    plan
-                }
-            },
+            None => self.planned(gpu, g),
         };
         let (pack_a, pack_b) = self.packs(g);
         // Packed operands are K-major.

@@ -399,12 +399,11 @@ pub fn launch<P: Precision>(gpu: &Gpu, lib: &TensorGemm, step: Step, p: &Problem
 /// (`hopper::Tail`, whose module says why), where it pays: not causal,
 /// and not turned off (`Problem::split`).
 pub fn hopper_split(p: &Problem, grid: u32) -> Option<gpu::attention::hopper::Tail> {
-    use gpu::attention::hopper::{BR, Tail, bc};
+    use gpu::attention::hopper::{Tail, bc};
     if p.causal || !p.split {
         return None;
     }
-    let tiles = (p.batch * p.heads * p.s_q.div_ceil(BR)) as u32;
-    Tail::of(tiles, p.s_k.div_ceil(bc(p.d)) as u32, grid)
+    Tail::of_problem((p.batch * p.heads) as u32, (p.s_q as u32, p.s_k as u32), bc(p.d) as u32, grid)
 }
 
 /// Heads per group of the Hopper step's causal deal on `grid` blocks

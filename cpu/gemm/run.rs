@@ -561,8 +561,9 @@ impl TensorGemm {
         let g = call.gemm;
         // What sgemm runs for `g`: its plan's k-splits and its packs.
         let route = |g: &Gemm| {
-            let (pack_a, pack_b) = self.sgemm.borrow().packs(g);
-            Route { splits: Sgemm::plan(gpu, g).splits, pack_a, pack_b, ..Route::default() }
+            let mut sgemm = self.sgemm.borrow_mut();
+            let (pack_a, pack_b) = sgemm.packs(g);
+            Route { splits: sgemm.planned(gpu, g).splits, pack_a, pack_b, ..Route::default() }
         };
         if !call.has_epilogue() && TypeId::of::<O>() == TypeId::of::<f32>() {
             let c = (c as &mut dyn Any).downcast_mut::<DeviceBuffer<f32>>().expect("O is f32 here");

@@ -55,7 +55,7 @@ pub fn attention_merge<T: Half>(
     let (d, c) = (d as usize, scale * LOG2_E);
     let bc = super::bc(d) as u32;
     let m_blocks = s_q.div_ceil(BR as u32).max(1);
-    let Some(tail) = Tail::of((batch * heads).max(1) * m_blocks, s_k.div_ceil(bc), blocks) else { return };
+    let Some(tail) = Tail::of_problem(batch * heads, (s_q, s_k), bc, blocks) else { return };
     let g = index_1d();
     // (`max(1)`: d is 64, 128 or 256; no divide-by-zero branch.)
     let parts = (d / 2 / PART).max(1);

@@ -133,6 +133,15 @@ impl Tail {
         (fits && pays).then_some(Tail { whole: tiles - last, tiles: last, kt, units, grid })
     }
 
+    /// [`Tail::of`] for a problem of `bh` heads (over the batch) of `s_q`
+    /// queries in tiles of [`BR`], each over `s_k` keys in key tiles of
+    /// `bc`: what the host, the product kernel and the merge kernel all
+    /// compute alike.
+    #[inline(always)]
+    pub fn of_problem(bh: u32, (s_q, s_k): (u32, u32), bc: u32, grid: u32) -> Option<Tail> {
+        Tail::of(bh.max(1) * s_q.div_ceil(BR as u32).max(1), s_k.div_ceil(bc.max(1)), grid)
+    }
+
     /// The first unit of block `b`'s run (`b <= grid`: the run's end is
     /// the next block's start).
     #[inline(always)]
@@ -225,8 +234,12 @@ impl Problem {
     /// it (and [`Tail::of`] finds it pays, as the host checked).
     #[inline(always)]
     pub fn tail(self, grid: u32, bc: usize) -> Option<Tail> {
-        let tiles = (self.batch * self.heads).max(1) * self.m_blocks();
-        if self.split && !self.causal { Tail::of(tiles, self.s_k.div_ceil(bc as u32), grid) } else { None }
+        let bh = self.batch * self.heads;
+        if self.split && !self.causal {
+            Tail::of_problem(bh, (self.s_q, self.s_k), bc as u32, grid)
+        } else {
+            None
+        }
     }
 
     /// The block's walk, worked out once by one thread before the block's

@@ -549,7 +549,9 @@ fn clustered_persistent_grids_are_whole_clusters() {
 /// of 16 tile-rows (the last group shorter).
 #[test]
 fn grouped_tile_order_is_a_permutation() {
-    use gpu::tensor::hopper::{GROUP, grouped};
+    use gpu::dev::schedule::grouped_by;
+    use gpu::gemm::schedule::GROUP;
+    let grouped = |i, grid| grouped_by(GROUP, i, grid);
     for (tm, tn) in [(1, 1), (64, 32), (17, 5), (33, 1), (3, 40)] {
         let mut seen = vec![false; tm * tn];
         for i in 0..tm * tn {

@@ -1,6 +1,6 @@
 //! One BLAS `sgemm` call, `C = alpha op(A) op(B) + beta C`, described and
 //! checked as BLAS does, and reduced to the row-major problem the
-//! `gpu::sgemm::blas` kernels compute.
+//! `gpu::gemm::ffma` kernels compute.
 
 use std::fmt;
 

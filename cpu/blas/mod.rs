@@ -1,6 +1,6 @@
 //! The BLAS layer: `sgemm` with BLAS's semantics (row- or column-major,
 //! `op` N or T, leading dimensions, any `m, n, k >= 0`, BLAS's rules for
-//! `alpha` and `beta`) over the `gpu::sgemm::blas` kernels, the dispatcher that
+//! `alpha` and `beta`) over the `gpu::gemm::ffma` kernels, the dispatcher that
 //! picks their tile and split-K, cuBLAS on the same call, and the
 //! reference BLAS's test criteria.
 //!

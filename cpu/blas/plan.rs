@@ -86,9 +86,9 @@ impl Plan {
     }
 }
 
-/// One block tile the `gpu::sgemm::blas` kernels offer.
+/// One block tile the `gpu::gemm::ffma` kernels offer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Tile {
+pub struct BlockTile {
     pub bm: usize,
     pub bn: usize,
     pub threads: usize,
@@ -110,7 +110,7 @@ pub struct BlockTileKernel {
 /// work is on the timed path of small problems).
 pub fn block_tile_kernels() -> &'static [BlockTileKernel] {
     static KERNELS: OnceLock<Vec<BlockTileKernel>> = OnceLock::new();
-    KERNELS.get_or_init(|| registry::module("gpu::sgemm::blas").into_iter().filter_map(parse).collect())
+    KERNELS.get_or_init(|| registry::module("gpu::gemm::ffma").into_iter().filter_map(parse).collect())
 }
 
 /// The kernel for `tile` and the ops, if there is one.
@@ -132,20 +132,20 @@ fn parse(kernel: &'static Kernel) -> Option<BlockTileKernel> {
 }
 
 /// Every block tile the kernels offer, largest first.
-pub fn tiles() -> &'static [Tile] {
-    static TILES: OnceLock<Vec<Tile>> = OnceLock::new();
+pub fn tiles() -> &'static [BlockTile] {
+    static TILES: OnceLock<Vec<BlockTile>> = OnceLock::new();
     TILES.get_or_init(offered_tiles)
 }
 
-fn offered_tiles() -> Vec<Tile> {
-    let mut tiles: Vec<Tile> = block_tile_kernels()
+fn offered_tiles() -> Vec<BlockTile> {
+    let mut tiles: Vec<BlockTile> = block_tile_kernels()
         .iter()
         .map(|k| {
             let (bm, bn) = k.tile;
             let launch = k.kernel.launch;
             let threads = (launch.block.x * launch.block.y * launch.block.z) as usize;
             let resident = launch.min_blocks_per_sm.max(1) as usize;
-            Tile { bm, bn, threads, resident }
+            BlockTile { bm, bn, threads, resident }
         })
         .collect();
     tiles.sort_by_key(|t| (std::cmp::Reverse(t.bm * t.bn), std::cmp::Reverse(t.bm)));
@@ -155,7 +155,7 @@ fn offered_tiles() -> Vec<Tile> {
 
 /// The model's cost of `plan` for `r` on `sms` SMs, in SM cycles (see the
 /// module documentation).
-pub fn estimate(r: &RowMajor, tile: &Tile, plan: &Plan, sms: usize) -> f64 {
+pub fn estimate(r: &RowMajor, tile: &BlockTile, plan: &Plan, sms: usize) -> f64 {
     const FFMA_PER_CYCLE: f64 = 128.0;
     const SATURATING_WARPS: f64 = 12.0;
     const OCCUPANCY_EXPONENT: f64 = 0.56;

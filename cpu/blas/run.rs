@@ -5,7 +5,7 @@
 //! The block tile kernels run their unchecked main loop (16-byte loads,
 //! no range checks) only when every operand allows it: its leading
 //! dimension a multiple of 4, and, for one contiguous along m or n rather
-//! than k, that extent too (`gpu::sgemm::blas`). Otherwise every load is
+//! than k, that extent too (`gpu::gemm::ffma`). Otherwise every load is
 //! checked and most are scalar: at 4095^3 the FFMA path ran at 72% of
 //! cuBLAS, against 94% at 4096^3. A large call (at least
 //! [`Sgemm::pack_from`] multiply-adds) therefore copies each such operand
@@ -138,11 +138,11 @@ impl Sgemm {
         }
         let (m, n) = (r.m as u32, r.n as u32);
         if g.alpha == 0.0 || g.k == 0 {
-            let scale = &gpu::sgemm::blas::gemm_scale::KERNEL;
+            let scale = &gpu::gemm::ffma::gemm_scale::KERNEL;
             let blocks = (r.m * r.n).div_ceil(scale.launch.tile[0] as usize) as u32;
             // SAFETY: C holds the m x n matrix at ldc (checked above); one thread per element.
             return unsafe {
-                gpu::sgemm::blas::gemm_scale::launch(gpu, blocks, c, m, n, r.ldc as u32, g.beta)
+                gpu::gemm::ffma::gemm_scale::launch(gpu, blocks, c, m, n, r.ldc as u32, g.beta)
             };
         }
         let (a, b) = if r.swapped { (b, a) } else { (a, b) };
@@ -202,12 +202,12 @@ impl Sgemm {
                 (a, b, w, m32, n32, k32, lda, ldb, n32, 1.0, 0.0, plan.k_chunk as u32, (r.m * r.n) as u64),
             )?
         };
-        let reduce = &gpu::sgemm::blas::gemm_split_reduce::KERNEL;
+        let reduce = &gpu::gemm::ffma::gemm_split_reduce::KERNEL;
         let blocks = (r.m * r.n).div_ceil(reduce.launch.tile[0] as usize) as u32;
         let w = self.workspace.as_ref().expect("allocated above");
         // SAFETY: the workspace holds `splits` slices of m n; C the m x n matrix at ldc.
         unsafe {
-            gpu::sgemm::blas::gemm_split_reduce::launch(
+            gpu::gemm::ffma::gemm_split_reduce::launch(
                 gpu,
                 blocks,
                 w,

@@ -40,9 +40,9 @@ use std::any::{Any, TypeId};
 use std::cell::RefCell;
 use std::collections::HashMap;
 
+use gpu::gemm::element::B_BOX_COLS;
 use gpu::gemm::epilogue::{BIAS_COLS, BIAS_NONE, BIAS_ROWS};
 use gpu::launch::Dim3;
-use gpu::tensor::hopper::B_BOX_COLS;
 
 use super::call::Call;
 use super::plan::{Plan, PlanKey, best_plan};

@@ -1,9 +1,9 @@
 //! [`TileShape`]: the block tiles a library call's kernel covers D with.
 
-use gpu::tensor::hopper::{Mid, Narrow, Short, Tile, Wide};
+use gpu::gemm::tile::{Mid, Narrow, Short, Tile, Wide};
 
 /// The block tiles a call's kernel covers D with
-/// ([`gpu::tensor::hopper::Tile`]).
+/// ([`gpu::gemm::tile::Tile`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum TileShape {
     /// 128 x 256 ([`Wide`]).

@@ -16,6 +16,9 @@
 //! - [`barrier`], [`tma`], [`wgmma`], [`registers`], [`cluster`]: Hopper's
 //!   mbarriers, tensor-memory copies, warpgroup MMA, `setmaxnreg` and
 //!   thread-block clusters;
+//! - [`pipeline`], [`roles`], [`schedule`]: the building blocks of a
+//!   Hopper kernel: a ring's stage and phase, the producer and consumer
+//!   warpgroups, the tile schedulers of persistent blocks;
 //! - [`grid`]: programmatic dependent launch (a kernel that starts while
 //!   the one ahead of it finishes);
 //! - `check` (hidden): the host build's calls into the emulator before each
@@ -73,7 +76,10 @@ pub mod math;
 pub mod matrix;
 pub mod mem;
 pub mod mma;
+pub mod pipeline;
 pub mod registers;
+pub mod roles;
+pub mod schedule;
 pub mod shared;
 pub mod slice;
 pub mod thread;

@@ -8,18 +8,29 @@
 //!   workspace the way the copy engine can read it (a memory-bound pass
 //!   over that operand alone: `m k` or `k n` elements, against the `2 m n
 //!   k` FLOPs of the product);
-//! - [`wgmma`]: the persistent, warp-specialized `wgmma` kernel of the
-//!   tensor ladder (step 6), taking its work as (batch, k-split, tile)
-//!   items and storing `f32` sums at any row stride; tails in `m`, `n`
-//!   and `k` are the copy engine's zero fill, so no shape is refused;
+//! - [`wgmma`]: the persistent, warp-specialized `wgmma` kernel, taking
+//!   its work as (batch, k-split, tile) items; tails in `m`, `n` and `k`
+//!   are the copy engine's zero fill, so no shape is refused;
 //! - [`epilogue`]: the k-splits' sums added in order, then `alpha`,
 //!   `beta C`, the bias and the activation, rounded to the output type.
 //!
 //! The host side (`cpu/gemm/`) decides which of them a call needs: a
 //! row-major, 16-byte-aligned call with `alpha = 1`, `beta = 0`, no
 //! epilogue and `f32` output is one `wgmma` launch writing `D` itself.
+//!
+//! The Hopper engine the `wgmma` kernel is assembled from, which the
+//! tensor ladder's later steps import too: [`tile`] (block tiles),
+//! [`element`] (element types, B's layout, the `wgmma` form), `ring` (the
+//! stages and their mbarriers), [`schedule`] (the items), [`store`] and
+//! `tickets` (the epilogues).
 
+pub mod element;
 pub mod epilogue;
+pub mod ffma;
 pub mod pack;
+pub(crate) mod ring;
+pub mod schedule;
 pub mod store;
+mod tickets;
+pub mod tile;
 pub mod wgmma;

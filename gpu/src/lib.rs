@@ -13,6 +13,9 @@
 //! function that teaches one idea and says so in its doc comment.
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, stdarch_nvptx))]
+// `#[inline(always)]` on the closures of a warp-specialized kernel's roles
+// (`dev::roles::specialize`).
+#![feature(stmt_expr_attributes)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 // Kernel docs start with their step number ("3. Each thread ..."), which

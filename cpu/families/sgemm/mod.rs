@@ -2,7 +2,7 @@
 //! launches, cuBLAS (FP32, TF32 off) as the in-run peer, and the
 //! benchmark. The ladder's kernels are in `gpu/src/sgemm.rs`; at `MxNxK`
 //! sizes the family measures the BLAS-semantics `sgemm` and its dispatcher
-//! (`cpu/blas/`, kernels in `gpu/src/sgemm/blas.rs`) instead ([`shapes`]).
+//! (`cpu/blas/`, kernels in `gpu/src/gemm/ffma.rs`) instead ([`shapes`]).
 
 pub mod shapes;
 

@@ -1,22 +1,129 @@
-//! The library kernel's stores of a tile's sums to D, through the
-//! epilogue `D = act(alpha acc + beta C + bias)`: from the registers
-//! ([`store_through`]: aligned pairs, or element by element), or staged
-//! in shared memory and written by the copy engine ([`store_staged`]), so
-//! that the consumers return to the tensor cores while D drains.
+//! The library kernel's epilogues: what a consumer warpgroup does with a
+//! tile's sums ([`Epilogue`]). Two store D through `D = act(alpha acc +
+//! beta C + bias)` as they go: [`Direct`] from the registers (aligned
+//! pairs, or element by element), [`Staged`] through shared memory and the
+//! copy engine, so that the consumers return to the tensor cores while D
+//! drains. The third, for split k, is `tickets`.
 
 use super::epilogue::{ACT_GELU, ACT_RELU, BIAS_COLS, BIAS_ROWS, Output, activate, gelu, relu};
+use super::schedule::{GemmArgs, Item};
+use super::tile::Tile;
 use crate::dev::SharedArray;
 use crate::dev::math::fma;
 use crate::dev::shared::launch_sized_base;
+use crate::dev::tma::acquire_map;
 use crate::dev::tma::{bulk_commit, bulk_wait_read, fence_async_shared, store_2d, swizzle_128};
 use crate::dev::warp::sync_warp;
 use crate::dev::wgmma::{Accumulators, d_f32};
 use crate::dev::{In, Out};
+use core::marker::PhantomData;
 use seq_macro::seq;
+
+/// What a consumer warpgroup does with its sums of each item, and once
+/// after the block's last.
+pub(crate) trait Epilogue<L: Tile> {
+    /// Warpgroup `consumer`'s sums of its part of `item`'s tile; `t` is the
+    /// thread's index in the warpgroup.
+    ///
+    /// # Safety
+    /// The warpgroup runs it converged, with the sums of the item's
+    /// k-steps; the buffers hold what the launch's contract says.
+    unsafe fn store(&mut self, acc: &L::Acc, item: Item, consumer: usize, t: u32);
+
+    /// After the block's last item: whatever must complete before the
+    /// block exits.
+    fn finish(self);
+}
+
+/// The epilogue in the store, from the registers ([`store_through`]).
+pub(crate) struct Direct<T> {
+    pub d: Out<T>,
+    pub w: GemmArgs,
+    pub e: Scalars,
+}
+
+impl<T: Output, L: Tile> Epilogue<L> for Direct<T> {
+    #[inline(always)]
+    unsafe fn store(&mut self, acc: &L::Acc, item: Item, consumer: usize, t: u32) {
+        let (w, part) = (self.w, L::part_at(item.origin(), consumer));
+        let at = (item.z() * w.d_batch(), w.ldd());
+        // SAFETY: the caller's contract: `d` holds every matrix of the
+        // batch at `ldd`, `d_batch` apart, and the bias its values.
+        unsafe { store_through::<T, _, 0, 64>(&self.d, acc, part, t, (w.m(), w.n()), at, self.e) };
+    }
+
+    fn finish(self) {}
+}
+
+/// The epilogue staged through shared memory and stored by the copy
+/// engine through D's tensor maps ([`store_staged`]); not with C read or
+/// a column bias, whose loads would spill.
+pub(crate) struct Staged<T> {
+    maps: In<u64>,
+    /// D's first map, after the batch's A and B maps.
+    map: usize,
+    /// The warp's staging buffers in the launch's shared memory.
+    offset: usize,
+    /// The warp's chunks so far.
+    count: usize,
+    /// The thread is its warp's lane 0, which issues the copies.
+    lane0: bool,
+    w: GemmArgs,
+    e: Scalars,
+    output: PhantomData<T>,
+}
+
+impl<T> Staged<T> {
+    /// Consumer `consumer`'s epilogue, thread `t`, its warp's buffers in
+    /// the staging at `staging` (past the ring); lane 0 of each warp
+    /// acquires D's maps.
+    ///
+    /// # Safety
+    /// The launch passes the batch's D maps after A's and B's; the
+    /// staging holds [`STAGING_BYTES`] at `staging`, 1024-aligned.
+    #[inline(always)]
+    pub unsafe fn new(
+        maps: In<u64>,
+        staging: usize,
+        (consumer, t): (usize, u32),
+        w: GemmArgs,
+        e: Scalars,
+    ) -> Staged<T> {
+        let (map, lane0) = (2 * w.batch(), t.is_multiple_of(32));
+        if lane0 {
+            for z in 0..w.batch() {
+                // SAFETY: the caller's contract.
+                unsafe { acquire_map(maps, map + z) };
+            }
+        }
+        let offset = staging + (4 * consumer + t as usize / 32) * 2 * CHUNK_BYTES;
+        Staged { maps, map, offset, count: 0, lane0, w, e, output: PhantomData }
+    }
+}
+
+impl<T: Output, L: Tile> Epilogue<L> for Staged<T> {
+    #[inline(always)]
+    unsafe fn store(&mut self, acc: &L::Acc, item: Item, consumer: usize, t: u32) {
+        let s = self;
+        let to = (s.maps, s.map + item.z(), s.offset);
+        let part = L::part_at(item.origin(), consumer);
+        // SAFETY: the caller's and `Staged::new`'s contracts; map `map + z`
+        // is matrix z's D, acquired by lane 0.
+        unsafe { store_staged_by::<T, _>(to, &mut s.count, acc, part, t, (s.w.m(), s.w.n()), s.e) };
+    }
+
+    fn finish(self) {
+        // The block's last stores have read their buffers (the copy
+        // engine's writes to D complete on their own).
+        if self.lane0 {
+            bulk_wait_read::<0>();
+        }
+    }
+}
 
 /// `D = act(alpha acc + beta C + bias)`: the epilogue's scalars.
 #[derive(Clone, Copy)]
-pub struct Epilogue {
+pub struct Scalars {
     pub alpha: f32,
     pub beta: f32,
     pub bias: In<f32>,
@@ -53,7 +160,7 @@ pub unsafe fn store_through<T: Output, A: Accumulators, const LO: usize, const H
     t: u32,
     (m, n): (usize, usize),
     (base, ldd): (usize, usize),
-    e: Epilogue,
+    e: Scalars,
 ) {
     let (mn, at) = ((m, n), (base, ldd));
     // SAFETY: the caller's contract; pairs only when all three are even.
@@ -73,7 +180,7 @@ pub unsafe fn store_through<T: Output, A: Accumulators, const LO: usize, const H
 /// The thread's two rows (`row`, `row + 8`): their bias values (0 unless
 /// the bias runs along rows), read once per tile.
 #[inline(always)]
-fn rows_bias(e: Epilogue, row: usize, m: usize) -> [f32; 2] {
+fn rows_bias(e: Scalars, row: usize, m: usize) -> [f32; 2] {
     let one = |row: usize| {
         if e.bias_mode == BIAS_ROWS && row < m {
             // SAFETY: row < m, the bias's length in this mode.
@@ -102,7 +209,7 @@ unsafe fn store_pairs<T: Output, A: Accumulators, const LO: usize, const HI: usi
     t: u32,
     (m, n): (usize, usize),
     (base, ldd): (usize, usize),
-    e: Epilogue,
+    e: Scalars,
     act: impl Fn(f32) -> f32,
 ) {
     let (r, col) = d_f32(t, 0);
@@ -138,7 +245,7 @@ unsafe fn store_odd<T: Output, A: Accumulators, const LO: usize, const HI: usize
     t: u32,
     (m, n): (usize, usize),
     (base, ldd): (usize, usize),
-    e: Epilogue,
+    e: Scalars,
 ) {
     let (r, col) = d_f32(t, 0);
     let (row, col) = (m0 + r as usize, n0 + col as usize);
@@ -174,7 +281,7 @@ unsafe fn store_odd<T: Output, A: Accumulators, const LO: usize, const HI: usize
 /// Bytes of one staging buffer: a warp's 16 rows of a 128-byte-wide
 /// column chunk of the tile (64 16-bit or 32 `f32` columns), laid out as
 /// a TMA box with the 128-byte swizzle.
-pub(super) const CHUNK_BYTES: usize = 16 * 128;
+const CHUNK_BYTES: usize = 16 * 128;
 /// Two buffers for each of the 8 consumer warps.
 pub(super) const STAGING_BYTES: usize = 8 * 2 * CHUNK_BYTES;
 
@@ -212,7 +319,7 @@ unsafe fn store_staged<T: Output, A: Accumulators>(
     (m0, n0): (usize, usize),
     t: u32,
     (m, _): (usize, usize),
-    e: Epilogue,
+    e: Scalars,
     act: impl Fn(f32) -> f32,
 ) {
     let (r, _) = d_f32(t, 0);
@@ -269,14 +376,14 @@ unsafe fn store_staged<T: Output, A: Accumulators>(
 /// As for [`store_staged`].
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn store_staged_by<T: Output, A: Accumulators>(
+unsafe fn store_staged_by<T: Output, A: Accumulators>(
     to: (In<u64>, usize, usize),
     count: &mut usize,
     acc: &A,
     origin: (usize, usize),
     t: u32,
     mn: (usize, usize),
-    e: Epilogue,
+    e: Scalars,
 ) {
     // SAFETY: the caller's contract.
     unsafe {
@@ -285,5 +392,64 @@ pub(super) unsafe fn store_staged_by<T: Output, A: Accumulators>(
             ACT_GELU => store_staged::<T, A>(to, count, acc, origin, t, mn, e, gelu),
             _ => store_staged::<T, A>(to, count, acc, origin, t, mn, e, |x| x),
         }
+    }
+}
+
+/// A warpgroup's `f32` sums of its part of a tile, at `(m0, n0)` in C (its
+/// 64 rows and `A::N` columns), into the `m x n` matrix whose element `(i,
+/// j)` is `c[base + i ldc + j]`, inside it only. Accumulators `2 j` and
+/// `2 j + 1` are neighbours in a row: with `PAIRS` (`n` even, as in every
+/// 16-bit TMA problem) the pair is 8-byte aligned, one 8-byte store, and a
+/// warp's store fills 8 whole 32-byte sectors; otherwise (an odd `n`,
+/// which tf32 allows) two 4-byte stores.
+///
+/// A thread's sums lie in two rows, 8 apart, at columns `8 (j / 2) + 2 q`
+/// ([`d_f32`]): where the tile lies wholly inside C (every tile but the
+/// last row and column of them), each store is at a constant offset from
+/// one of two row pointers, unguarded; edge tiles check every pair.
+///
+/// # Safety
+/// `c` holds `base + (m - 1) ldc + n` elements, `ldc >= n`; with `PAIRS`,
+/// `n`, `ldc` and `base` are even; no other thread writes these.
+#[inline(always)]
+pub(crate) unsafe fn store_at<const PAIRS: bool, A: Accumulators>(
+    c: &Out<f32>,
+    acc: &A,
+    (m0, n0): (usize, usize),
+    t: u32,
+    (m, n): (usize, usize),
+    (base, ldc): (usize, usize),
+) {
+    // SAFETY: (both loops) inside C (n even: col + 1 < n too, and the
+    // pair's index even; n odd: each element checked); this thread's alone.
+    let pair = |at: usize, j: usize, last: bool| unsafe {
+        if PAIRS {
+            c.store_x2(at, [acc[2 * j], acc[2 * j + 1]]);
+        } else {
+            c.store(at, acc[2 * j]);
+            if last {
+                c.store(at + 1, acc[2 * j + 1]);
+            }
+        }
+    };
+    let (r, col) = d_f32(t, 0);
+    let (row, col) = (m0 + r as usize, n0 + col as usize);
+    // Pairs `j < A::N / 4` (64 of them for 256 columns).
+    if row + 8 < m && n0 + A::N <= n {
+        let rows = [base + row * ldc + col, base + (row + 8) * ldc + col];
+        seq!(J in 0..64 {{
+            let j: usize = J;
+            if j < A::N / 4 {
+                pair(rows[j % 2] + 8 * (j / 2), j, true);
+            }
+        }});
+    } else {
+        seq!(J in 0..64 {{
+            let j: usize = J;
+            let (row, col) = (row + 8 * (j % 2), col + 8 * (j / 2));
+            if j < A::N / 4 && row < m && col < n {
+                pair(base + row * ldc + col, j, col + 1 < n);
+            }
+        }});
     }
 }

@@ -1,6 +1,7 @@
-// Over 800 lines: the wgmma ladder (steps 5 to 8) is read top to bottom as one lesson over one ring, producer and consumer; the GEMM library and attention reuse its pieces.
-//! Hopper's own tensor-core path (sm_90a): `wgmma` reading its operands
-//! from shared memory that TMA fills, synchronized by mbarriers.
+//! Hopper's own tensor-core path (sm_90a), steps 4 to 7 of the ladder:
+//! `wgmma` reading its operands from shared memory that TMA fills,
+//! synchronized by mbarriers. Each step is assembled from the GEMM engine
+//! (`crate::gemm`: tiles, element types, the ring) and adds one idea.
 //!
 //! The bf16 and f16 kernels compute what the `mma.sync` steps do (`C = A
 //! B`, row-major 16-bit A and B, `f32` C, any `m`); the tf32 one takes `f32` A
@@ -14,540 +15,50 @@
 // `seq!` substitutes 0, 1, ... into index arithmetic.
 #![allow(clippy::erasing_op, clippy::identity_op)]
 
-use crate::dev::barrier::{Mbarrier, fence_init};
+use crate::dev::barrier::Mbarrier;
 use crate::dev::cluster::{cluster_rank, cluster_sync};
-use crate::dev::registers;
-use crate::dev::shared::launch_sized_base;
-use crate::dev::tma::{acquire_map, copy_2d, copy_2d_multicast};
-use crate::dev::wgmma::{self, Accumulators, Descriptor, d_f32, shared_address};
-use crate::dev::{In, Out, SharedArray, block_idx_x, block_idx_y, grid_dim_x, sync_threads, thread_idx_x};
+use crate::dev::pipeline::PipelineState;
+use crate::dev::roles::{Consumer, specialize};
+use crate::dev::schedule::{GroupedTiles, TileScheduler, grouped_by};
+use crate::dev::tma::{copy_2d, copy_2d_multicast};
+use crate::dev::wgmma;
+use crate::dev::{In, Out, block_idx_x, grid_dim_x, sync_threads, thread_idx_x};
+use crate::gemm::element::B_BOX_BYTES;
+pub use crate::gemm::element::{B_BOX_COLS, Bf16, E4m3, E5m2, Element, F16, Tf32};
+use crate::gemm::ring::{Ring, consume, consume_with, start_ring};
+pub use crate::gemm::schedule::GROUP;
+use crate::gemm::store::store_at;
+use crate::gemm::tile::{A_BYTES, STAGE_BYTES};
+pub use crate::gemm::tile::{BM, BN, STAGES, Tile, Wide};
 use crate::kernel;
-use core::marker::PhantomData;
 use seq_macro::seq;
 
-/// Block tile: 128 x 256 of C, 128 bytes of k per stage (64 bf16, 32
-/// tf32): A's rows are 128 bytes, as are B's box rows (all with the
-/// 128-byte swizzle). (Stages of 32 bf16 k, twice as many, were measured
-/// slower: the per-stage waits and copies double; see `docs/notes.md`.)
-pub const BM: usize = 128;
-pub const BN: usize = 256;
-/// Bytes of k per stage: one swizzle span.
-const SPAN: usize = 128;
-/// Two warpgroups, each 64 rows of the block tile.
+/// Threads of step 4: two warpgroups, each 64 rows of the block tile.
 pub const THREADS: usize = 256;
-/// Stages in the ring: 4 x 48 KB.
-pub const STAGES: usize = 4;
 
-/// Bytes of a stage: A's 128 x 128-byte box, then B's 256 x 128 bytes.
-const A_BYTES: usize = BM * SPAN;
-const STAGE_BYTES: usize = stage_bytes(BM, BN);
-
-/// Bytes of a stage of a tile `bm x bn`: A's `bm` rows of 128 bytes of
-/// k, then B's `bn` columns of them.
-const fn stage_bytes(bm: usize, bn: usize) -> usize {
-    (bm + bn) * SPAN
-}
-
-/// The shape of a block tile (`BM` rows by `BN` columns) and how its two
-/// consumer warpgroups share it: each owns a `64 x N` part (`N` its
-/// accumulators' [`Accumulators::N`], `N / 2` a thread, the `wgmma`
-/// shape `m64nNk*`) at [`Tile::part`].
-///
-/// The ladder's tiles are [`Wide`]; the GEMM library also runs
-/// [`Narrow`] and [`Short`] ones, where wide tiles would leave SMs idle or
-/// rows and columns empty (128 x 8192 x 8192: 32 wide tiles for 132 SMs;
-/// 8192 x 128 x 8192: half of every wide tile past `n`; 16 x 4096 x 4096:
-/// 112 of every 128 rows past `m`), and [`Mid`] ones where a last wave
-/// of wide tiles would leave most SMs idle (3072 x 3072: 288 wide tiles,
-/// 2.2 waves of 132, run as 3; 384 mid tiles, 2.9 waves). Per stage, for
-/// `2 BM BN BK` FLOPs:
-///
-/// | tile | A | B | stage | parts |
-/// | --- | --- | --- | --- | --- |
-/// | [`Wide`] 128 x 256 | 16 KB | 32 KB | 48 KB | rows 0..64, 64..128 |
-/// | [`Mid`] 128 x 192 | 16 KB | 24 KB | 40 KB | rows 0..64, 64..128 |
-/// | [`Narrow`] 128 x 128 | 16 KB | 16 KB | 32 KB | rows 0..64, 64..128 |
-/// | [`Short`] 64 x 128 | 8 KB | 16 KB | 24 KB | columns 0..64, 64..128 |
-///
-/// The smaller the tile, the more bytes each multiply-add costs: a narrow
-/// stage's 16 KB of A serve half a wide one's products, and a short
-/// tile's two warpgroups both read its A. A short tile's smaller stages
-/// buy a deeper ring in the same 192 KB (8 stages of 24 KB): more of each
-/// row of A and B in flight, which is what the skinny shapes, streaming
-/// one operand from memory, wait on. (Narrow tiles keep 4 stages:
-/// `docs/notes.md` says why.)
-pub trait Tile: Copy + 'static {
-    /// Rows of C per block tile.
-    const BM: usize;
-    /// Columns of C per block tile.
-    const BN: usize;
-    /// Stages in the ring.
-    const STAGES: usize;
-    /// A consumer thread's accumulators (their [`Accumulators::N`] is the
-    /// part's columns, the instructions' N).
-    type Acc: Accumulators;
-
-    /// Where warpgroup `wg`'s part of the tile starts: `(row, column)`
-    /// within the tile.
-    fn part(wg: usize) -> (usize, usize);
-
-    /// The origin in C of warpgroup `wg`'s part of the tile at `origin`.
-    #[inline(always)]
-    fn part_at((m0, n0): (usize, usize), wg: usize) -> (usize, usize) {
-        let (r, c) = Self::part(wg);
-        (m0 + r, n0 + c)
-    }
-}
-
-/// 128 x 256 tiles, `m64n256` instructions.
-#[derive(Clone, Copy)]
-pub struct Wide;
-/// 128 x 192 tiles, `m64n192` instructions.
-#[derive(Clone, Copy)]
-pub struct Mid;
-/// 128 x 128 tiles, `m64n128` instructions.
-#[derive(Clone, Copy)]
-pub struct Narrow;
-/// 64 x 128 tiles, `m64n64` instructions: both warpgroups multiply the
-/// same 64 rows of A, each by its own 64 columns of B.
-#[derive(Clone, Copy)]
-pub struct Short;
-
-/// [`Tile`] for a tile of [`BM`] rows, each warpgroup 64 of them and
-/// all `$bn` columns (`m64n$bn` instructions, `$bn / 2` accumulators a
-/// thread).
-macro_rules! row_parts_tile {
-    ($tile:ident, $bn:expr) => {
-        impl Tile for $tile {
-            const BM: usize = BM;
-            const BN: usize = $bn;
-            const STAGES: usize = STAGES;
-            type Acc = [f32; $bn / 2];
-
-            #[inline(always)]
-            fn part(wg: usize) -> (usize, usize) {
-                (64 * wg, 0)
-            }
-        }
-    };
-}
-
-row_parts_tile!(Wide, BN);
-row_parts_tile!(Mid, 192);
-row_parts_tile!(Narrow, 128);
-
-impl Tile for Short {
-    const BM: usize = 64;
-    const BN: usize = 128;
-    const STAGES: usize = 8;
-    type Acc = [f32; 32];
-
-    #[inline(always)]
-    fn part(wg: usize) -> (usize, usize) {
-        (0, 64 * wg)
-    }
-}
-
-/// An element type of the `wgmma` kernels: how B lies in a stage, how the
-/// copy engine fills it, how a warpgroup multiplies a stage.
-pub trait Element: Copy {
-    /// Bytes of one element.
-    const BYTES: usize;
-    /// k per stage (one 128-byte row).
-    const BK: usize = SPAN / Self::BYTES;
-    /// B's TMA box, `(rows, cols)` of the matrix B's map describes.
-    const B_BOX: (usize, usize);
-
-    /// The TMA copies of B's part of k-step `k0` for the tile at column
-    /// `n0`, `cols` wide (256 or 128), through map `map` of `maps` (B's),
-    /// into the stage at `at`, counting on `bar`.
-    ///
-    /// # Safety
-    /// As for [`copy_2d`], with map `map` B's (boxes of `cols` rows where
-    /// B is K-major).
-    unsafe fn copy_b(at: *mut u8, maps: In<u64>, map: usize, k0: i32, n: (usize, usize), bar: Mbarrier);
-
-    /// Four `wgmma`s (`m64nNk*`, `N = A::N`): the warpgroup's 64 rows of
-    /// A at shared address `a_at`, times the stage's B (`N` columns) at
-    /// `b_at`, added to `acc`.
-    ///
-    /// # Safety
-    /// As for the `wgmma` instructions.
-    unsafe fn multiply<A: Accumulators>(a_at: u32, b_at: u32, acc: A) -> A;
-}
-
-/// bf16 bits: B row-major `k x n`, in four 64 x 64 boxes (rows of 64 n,
-/// MN-major).
-#[derive(Clone, Copy)]
-pub struct Bf16;
-
-/// Columns of B per bf16 TMA box: one 128-byte row.
-pub const B_BOX_COLS: usize = 64;
-/// Bytes of one bf16 B box.
-const B_BOX_BYTES: usize = 2 * 64 * B_BOX_COLS;
-// A box of 64 columns takes 128 bytes a column, as a K-major B's rows do
-// (`Ring::multiply` finds a part's columns so in either layout).
-const _: () = assert!(B_BOX_BYTES == B_BOX_COLS * SPAN);
-
-impl Element for Bf16 {
-    const BYTES: usize = 2;
-    const B_BOX: (usize, usize) = (Self::BK, B_BOX_COLS);
-
-    #[inline(always)]
-    unsafe fn copy_b(
-        at: *mut u8,
-        maps: In<u64>,
-        map: usize,
-        k0: i32,
-        (n0, cols): (usize, usize),
-        bar: Mbarrier,
-    ) {
-        seq!(J in 0..4 {
-            if J * B_BOX_COLS < cols {
-                let origin = ((n0 + J * B_BOX_COLS) as i32, k0);
-                // SAFETY: the caller's contract; box J is B_BOX_BYTES further.
-                unsafe { copy_2d(at.wrapping_add(J * B_BOX_BYTES), maps, map, origin, bar) };
-            }
-        });
-    }
-
-    #[inline(always)]
-    unsafe fn multiply<A: Accumulators>(a_at: u32, b_at: u32, acc: A) -> A {
-        // SAFETY: the caller's contract.
-        unsafe { four_wgmmas(a_at, b_at, MN_MAJOR_B, acc, A::mma_ss::<true, true>) }
-    }
-}
-
-/// IEEE binary16: laid out, copied and multiplied as [`Bf16`] (16-bit
-/// elements, B row-major `k x n`), through `wgmma`'s f16 form.
-#[derive(Clone, Copy)]
-pub struct F16;
-
-impl Element for F16 {
-    const BYTES: usize = 2;
-    const B_BOX: (usize, usize) = Bf16::B_BOX;
-
-    #[inline(always)]
-    unsafe fn copy_b(at: *mut u8, maps: In<u64>, map: usize, k0: i32, n: (usize, usize), bar: Mbarrier) {
-        // SAFETY: the caller's contract.
-        unsafe { Bf16::copy_b(at, maps, map, k0, n, bar) }
-    }
-
-    #[inline(always)]
-    unsafe fn multiply<A: Accumulators>(a_at: u32, b_at: u32, acc: A) -> A {
-        // SAFETY: the caller's contract.
-        unsafe { four_wgmmas(a_at, b_at, MN_MAJOR_B, acc, A::mma_ss::<false, true>) }
-    }
-}
-
-/// B's layout in a stage, as [`four_wgmmas`] steps through it: bytes from
-/// one instruction's k to the next, and the descriptor's LBO.
-///
-/// 16-bit B is MN-major: groups of 8 k-rows 1024 bytes apart (SBO), its
-/// 64-column boxes `B_BOX_BYTES` apart (LBO), k16 steps 2048 bytes apart.
-const MN_MAJOR_B: (u32, u32) = (2048, B_BOX_BYTES as u32);
-/// tf32 and FP8 B are K-major, as A: rows 128 bytes apart, 8-row groups
-/// 1024 bytes apart (SBO), each instruction's k (32 bytes: k8 of tf32, k32
-/// of FP8) 32 bytes further in the row (LBO unused).
-const K_MAJOR_B: (u32, u32) = (32, 16);
-
-/// Four `wgmma`s (`mma`), one stage's 128 bytes of k: the warpgroup's 64
-/// rows of A at `a_at` (K-major: rows 128 bytes apart, 8-row groups 1024
-/// bytes apart, 32 bytes of k per instruction) times B at `b_at`, laid out
-/// as `(b_step, b_lbo)` say.
-///
-/// # Safety
-/// As for the `wgmma` instructions.
-#[inline(always)]
-unsafe fn four_wgmmas<A: Accumulators>(
-    a_at: u32,
-    b_at: u32,
-    (b_step, b_lbo): (u32, u32),
-    mut acc: A,
-    mma: unsafe fn(A, Descriptor, Descriptor, bool) -> A,
-) -> A {
-    seq!(KK in 0..4 {{
-        let da = Descriptor::swizzled(SPAN as u32, a_at + 32 * KK, 16, 1024);
-        let db = Descriptor::swizzled(SPAN as u32, b_at + b_step * KK, b_lbo, 1024);
-        // SAFETY: the caller's contract.
-        acc = unsafe { mma(acc, da, db, true) };
-    }});
-    acc
-}
-
-/// `f32` values read as tf32: B given as its transpose (`n x k`
-/// row-major), one 256 x 32 box (rows of 32 k, K-major, as `wgmma` needs).
-#[derive(Clone, Copy)]
-pub struct Tf32;
-
-impl Element for Tf32 {
-    const BYTES: usize = 4;
-    const B_BOX: (usize, usize) = (BN, Self::BK);
-
-    #[inline(always)]
-    unsafe fn copy_b(
-        at: *mut u8,
-        maps: In<u64>,
-        map: usize,
-        k0: i32,
-        (n0, _): (usize, usize),
-        bar: Mbarrier,
-    ) {
-        // SAFETY: the caller's contract (the map's box has the tile's rows).
-        unsafe { copy_2d(at, maps, map, (k0, n0 as i32), bar) };
-    }
-
-    #[inline(always)]
-    unsafe fn multiply<A: Accumulators>(a_at: u32, b_at: u32, acc: A) -> A {
-        // SAFETY: the caller's contract.
-        unsafe { four_wgmmas(a_at, b_at, K_MAJOR_B, acc, A::mma_ss_k_major::<0>) }
-    }
-}
-
-/// FP8 E4M3 bytes: laid out and copied as [`Tf32`] (A `m x k`, B given as
-/// its transpose `n x k`, both K-major: the ISA transposes no 8-bit
-/// operand), 128 k per stage, four `k32` instructions.
-#[derive(Clone, Copy)]
-pub struct E4m3;
-
-/// FP8 E5M2 bytes, as [`E4m3`].
-#[derive(Clone, Copy)]
-pub struct E5m2;
-
-macro_rules! fp8_element {
-    ($marker:ty, $input:literal) => {
-        impl Element for $marker {
-            const BYTES: usize = 1;
-            const B_BOX: (usize, usize) = (BN, Self::BK);
-
-            #[inline(always)]
-            unsafe fn copy_b(
-                at: *mut u8,
-                maps: In<u64>,
-                map: usize,
-                k0: i32,
-                n: (usize, usize),
-                bar: Mbarrier,
-            ) {
-                // SAFETY: the caller's contract.
-                unsafe { Tf32::copy_b(at, maps, map, k0, n, bar) };
-            }
-
-            #[inline(always)]
-            unsafe fn multiply<A: Accumulators>(a_at: u32, b_at: u32, acc: A) -> A {
-                // SAFETY: the caller's contract.
-                unsafe { four_wgmmas(a_at, b_at, K_MAJOR_B, acc, A::mma_ss_k_major::<$input>) }
-            }
-        }
-    };
-}
-
-fp8_element!(E4m3, 1);
-fp8_element!(E5m2, 2);
-
-/// Shared memory a kernel needs for the ring and `extra` bytes on a
-/// 1024-byte boundary after it (`Ring::after`).
-pub const fn shared_bytes_with(extra: usize) -> usize {
-    shared_bytes_for::<Wide>(extra)
-}
-
-/// [`shared_bytes_with`] for tiles `T`.
-pub const fn shared_bytes_for<T: Tile>(extra: usize) -> usize {
-    1024 + T::STAGES * stage_bytes(T::BM, T::BN) + 2048 + extra
-}
-
-/// Shared memory: 1024 bytes of slack to put the stages on the 1024-byte
-/// boundary the swizzles need, the stages, two mbarriers per
-/// stage ("full" and "empty").
+/// Shared memory of steps 4 to 7: 1024 bytes of slack to put the stages
+/// on the 1024-byte boundary the swizzles need, the stages, two mbarriers
+/// per stage ("full" and "empty").
 pub const fn shared_bytes() -> usize {
     1024 + STAGES * STAGE_BYTES + 16 * STAGES
 }
 
-/// The ring of stages in shared memory, its mbarriers, and what one thread
-/// needs to fill a stage: the maps and the block tile's origin.
-pub(crate) struct Ring<E, T = Wide> {
-    stages: *mut u8,
-    bars: SharedArray<u64>,
-    maps: In<u64>,
-    origin: (usize, usize),
-    element: PhantomData<(E, T)>,
-}
-
-impl<E, T> Clone for Ring<E, T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<E, T> Copy for Ring<E, T> {}
-
-impl<E: Element, T: Tile> Ring<E, T> {
-    /// The ring of this launch: stages from the first 1024-byte boundary,
-    /// the mbarriers after them.
-    #[inline(always)]
-    fn new(maps: In<u64>) -> Ring<E, T> {
-        let raw = launch_sized_base();
-        let stages = raw.wrapping_add((1024 - shared_address(raw) as usize % 1024) % 1024);
-        Ring {
-            stages,
-            // SAFETY: 2 T::STAGES mbarriers after the stages and the
-            // slack, 8-aligned (the declaration's bytes).
-            bars: unsafe {
-                SharedArray::<u64>::launch_sized_at(1024 + T::STAGES * stage_bytes(T::BM, T::BN))
-            },
-            maps,
-            origin: (block_idx_y() as usize * T::BM, block_idx_x() as usize * T::BN),
-            element: PhantomData,
-        }
-    }
-
-    /// The byte offset, in the launch's shared memory, of what a kernel
-    /// places after the ring: the first 1024-byte boundary past the stages
-    /// and the mbarriers (at most `1024 + T::STAGES` stages `+ 2048`
-    /// bytes in).
-    #[inline(always)]
-    pub(crate) fn after(self) -> usize {
-        let start = self.stages as usize - launch_sized_base() as usize;
-        start + T::STAGES * stage_bytes(T::BM, T::BN) + 2048
-    }
-
-    #[inline(always)]
-    fn stage(self, s: usize) -> *mut u8 {
-        self.stages.wrapping_add(s * stage_bytes(T::BM, T::BN))
-    }
-
-    /// Stage `s`'s "full" mbarrier: one arrival (the filling thread's)
-    /// and the stage's bytes.
-    #[inline(always)]
-    fn full(self, s: usize) -> Mbarrier {
-        // SAFETY: s < T::STAGES, inside the ring's mbarriers.
-        unsafe { Mbarrier::at(self.bars, s) }
-    }
-
-    /// Stage `s`'s "empty" mbarrier (step 5): one arrival per consumer
-    /// warpgroup done with it.
-    #[inline(always)]
-    pub(crate) fn empty(self, s: usize) -> Mbarrier {
-        // SAFETY: as for `full`.
-        unsafe { Mbarrier::at(self.bars, T::STAGES + s) }
-    }
-
-    /// One thread, before the block's barrier: the mbarriers (`empty`
-    /// expecting `consumers` arrivals) and the maps made visible.
-    ///
-    /// # Safety
-    /// Thread 0 alone; a `sync_threads` follows before any use.
-    #[inline(always)]
-    unsafe fn init(self, consumers: u32) {
-        for s in 0..T::STAGES {
-            // SAFETY: one thread, before any use (the caller's contract).
-            unsafe { (self.full(s).init(1), self.empty(s).init(consumers)) };
-        }
-        fence_init();
-        // SAFETY: the launch passes two maps.
-        unsafe { (acquire_map(self.maps, 0), acquire_map(self.maps, 1)) };
-    }
-
-    /// Fills stage `s` with k-step `step` of the block tile at `(m0, n0)`:
-    /// TMA copies (A's `T::BM`-row box, then B's `T::BN` columns: 48, 32
-    /// or 24 KB in all) counting their bytes on `full(s)`.
-    ///
-    /// # Safety
-    /// One thread; nothing reads or writes the stage until `full(s)`'s
-    /// phase is observed complete.
-    #[inline(always)]
-    unsafe fn fill(self, s: usize, step: usize, origin: (usize, usize)) {
-        // SAFETY: the caller's contract; maps 0 and 1 are A's and B's.
-        unsafe { self.fill_from(s, step, origin, (0, 1)) }
-    }
-
-    /// [`Ring::fill`] from the maps `(a, b)` of the launch's (a batched
-    /// launch has a pair per matrix of the batch).
-    ///
-    /// # Safety
-    /// As for [`Ring::fill`]; the maps exist, A's and B's.
-    #[inline(always)]
-    pub(crate) unsafe fn fill_from(
-        self,
-        s: usize,
-        step: usize,
-        (m0, n0): (usize, usize),
-        (a, b): (usize, usize),
-    ) {
-        let (at, k0) = (self.stage(s), (step * E::BK) as i32);
-        // SAFETY: the stage is 1024-aligned with room for the boxes; the
-        // maps are the launch's; the phase expects one arrival, with the
-        // boxes' bytes (out-of-bounds elements are zeros, and count).
-        unsafe {
-            self.full(s).arrive_expect_tx(stage_bytes(T::BM, T::BN) as u32);
-            copy_2d(at, self.maps, a, (k0, m0 as i32), self.full(s));
-            E::copy_b(at.wrapping_add(T::BM * SPAN), self.maps, b, k0, (n0, T::BN), self.full(s));
-        }
-    }
-
-    /// Warpgroup `wg`'s part ([`Tile::part`]: 64 x `N` x `BK`) of stage
-    /// `s`, added to `acc`: four `wgmma`s ([`Element::multiply`]), issued
-    /// (not waited for).
-    ///
-    /// Row `r` of A lies `128 r` bytes into the stage; B's column `c` (a
-    /// multiple of 64) `128 c` bytes into B's part in either layout: a
-    /// K-major B row per column, or an MN-major box (`B_BOX_BYTES`) per 64
-    /// columns.
-    ///
-    /// # Safety
-    /// The warpgroup runs it converged; the stage's bytes have landed.
-    #[inline(always)]
-    unsafe fn multiply(self, s: usize, wg: usize, acc: T::Acc) -> T::Acc {
-        let base = shared_address(self.stage(s));
-        let (row, col) = T::part(wg);
-        let (a, b) = (base + (row * SPAN) as u32, base + ((T::BM + col) * SPAN) as u32);
-        wgmma::fence();
-        // SAFETY: the caller's contract; the part's rows of A and columns
-        // of B lie inside the stage.
-        let acc = unsafe { E::multiply(a, b, acc) };
-        wgmma::commit();
-        acc
-    }
-}
-
 /// The block's start: the ring of this launch, its mbarriers initialized
-/// by thread 0 (`consumers` arrivals on each "empty") and visible to every
-/// thread after the barrier; and the k-steps of a tile.
+/// by thread 0 (`consumers` arrivals on each "empty"); and the k-steps of
+/// a tile.
 #[inline(always)]
-pub(crate) fn start<E: Element>(maps: In<u64>, consumers: u32, k: u32) -> (Ring<E>, usize) {
+fn start<E: Element>(maps: In<u64>, consumers: u32, k: u32) -> (Ring<E>, usize) {
     (start_ring::<E, Wide>(maps, consumers), (k as usize).div_ceil(E::BK))
 }
 
-/// [`start`]'s ring alone, for tiles `T`.
-#[inline(always)]
-pub(crate) fn start_ring<E: Element, T: Tile>(maps: In<u64>, consumers: u32) -> Ring<E, T> {
-    let ring = Ring::<E, T>::new(maps);
-    if thread_idx_x() == 0 {
-        // SAFETY: thread 0, the barrier follows.
-        unsafe { ring.init(consumers) };
-    }
-    sync_threads();
-    ring
-}
-
 /// The producer of steps 5 and 6: one thread fills the ring with every
-/// k-step of each tile in `tiles` (their origins), in turn. Before its
-/// `i`-th fill of stage `s` (`i > 0`), it waits for both consumers to have
-/// released round `i - 1` (parity `(i - 1) mod 2` of "empty").
+/// k-step of each tile in `tiles` (their origins), in turn, by `fill(stage,
+/// k-step, origin)`, each stage once its consumers released its last round.
 ///
 /// # Safety
 /// One thread; the ring initialized with "empty" counting the consumers,
-/// which release every stage they consume.
-#[inline(always)]
-unsafe fn produce<E: Element>(ring: Ring<E>, tiles: impl Iterator<Item = (usize, usize)>, steps: usize) {
-    // SAFETY: the caller's contract; `fill`'s, for the stage it was handed.
-    unsafe { produce_with(ring, tiles, steps, |s, step, origin| ring.fill(s, step, origin)) }
-}
-
-/// [`produce`], filling each stage with `fill(stage, k-step, origin)`.
-///
-/// # Safety
-/// As for [`produce`]; `fill` is safe to call for a stage that nothing
-/// reads or writes until its "full" phase completes.
+/// which release every stage they consume; `fill` is safe to call for a
+/// stage that nothing reads or writes until its "full" phase completes.
 #[inline(always)]
 unsafe fn produce_with<E: Element>(
     ring: Ring<E>,
@@ -555,94 +66,29 @@ unsafe fn produce_with<E: Element>(
     steps: usize,
     fill: impl Fn(usize, usize, (usize, usize)),
 ) {
-    let mut it = 0;
+    let mut state = PipelineState::new(STAGES);
     for origin in tiles {
         for step in 0..steps {
-            let (s, round) = (it % STAGES, it / STAGES);
-            // SAFETY: the caller's contract; the stage is free once both
-            // consumers released its previous round.
-            unsafe {
-                if round > 0 {
-                    ring.empty(s).wait(((round - 1) % 2) as u32);
-                }
-                fill(s, step, origin);
-            }
-            it += 1;
+            // SAFETY: the caller's contract; the stage is free once
+            // acquired.
+            fill(unsafe { ring.acquire(state) }, step, origin);
+            state.advance();
         }
     }
 }
 
-/// A consumer warpgroup's sums for one tile: the ring's k-steps `*it..*it
-/// + steps`. Each stage is waited for on "full" (parity: its round mod 2),
-/// multiplied, and released on "empty" (one arrival per warpgroup) once
-/// the next stage's group is queued behind it (`wait_group 1`), the last
-/// after `wait_group 0`.
+/// [`produce_with`] filling from maps 0 and 1 (A's and B's).
 ///
 /// # Safety
-/// The warpgroup runs it converged; the ring initialized, with the
-/// producer filling these k-steps.
+/// As for [`produce_with`].
 #[inline(always)]
-pub(crate) unsafe fn consume<E: Element, T: Tile>(
-    ring: Ring<E, T>,
-    consumer: usize,
-    steps: usize,
-    it: &mut usize,
-) -> T::Acc {
-    // SAFETY: the caller's contract; initialized, and this is the
-    // warpgroup's one arrival for the stage's round, after its `wgmma`
-    // reads of it completed.
-    unsafe { consume_with(ring, consumer, steps, it, |empty| empty.arrive()) }
+unsafe fn produce<E: Element>(ring: Ring<E>, tiles: impl Iterator<Item = (usize, usize)>, steps: usize) {
+    // SAFETY: the caller's contract; `fill`'s, for the stage it was handed.
+    unsafe { produce_with(ring, tiles, steps, |s, step, origin| ring.fill(s, step, origin)) }
 }
 
-/// [`consume`], releasing each stage with `release(its "empty")` from the
-/// warpgroup's first thread.
-///
-/// # Safety
-/// As for [`consume`]; `release` is safe to call once per stage and
-/// round, after the warpgroup's reads of the stage completed.
-#[inline(always)]
-unsafe fn consume_with<E: Element, T: Tile>(
-    ring: Ring<E, T>,
-    consumer: usize,
-    steps: usize,
-    it: &mut usize,
-    release: impl Fn(Mbarrier),
-) -> T::Acc {
-    let leader = thread_idx_x().is_multiple_of(128);
-    let release = |i: usize| release(ring.empty(i % T::STAGES));
-    let mut acc = T::Acc::zeroed();
-    for step in 0..steps {
-        let s = *it % T::STAGES;
-        // SAFETY: the caller's contract; the stage has landed after the
-        // wait.
-        acc = unsafe {
-            ring.full(s).wait(((*it / T::STAGES) % 2) as u32);
-            ring.multiply(s, consumer, acc)
-        };
-        acc = wgmma::wait_for::<1, _>(acc);
-        if step > 0 && leader {
-            release(*it - 1);
-        }
-        *it += 1;
-    }
-    acc = wgmma::wait_for::<0, _>(acc);
-    if steps > 0 && leader {
-        release(*it - 1);
-    }
-    acc
-}
-
-/// Warpgroup `wg`'s sums (rows `64 wg..+64` of the block tile) into C,
-/// inside C only. Accumulators `2 j` and `2 j + 1` are neighbours in a
-/// row: with `PAIRS` (`n` even, as in every bf16 TMA problem) the pair is
-/// 8-byte aligned, one 8-byte store, and a warp's store fills 8 whole
-/// 32-byte sectors; otherwise (an odd `n`, which tf32 allows) two 4-byte
-/// stores.
-///
-/// A thread's 128 sums lie in two rows, 8 apart, at columns `8 (j / 2) +
-/// 2 q` ([`d_f32`]): where the tile lies wholly inside C (every tile but
-/// the last row and column of them), each store is at a constant offset
-/// from one of two row pointers, unguarded; edge tiles check every pair.
+/// Warpgroup `wg`'s sums (rows `64 wg..+64` of the block tile at
+/// `origin`) into C, `m x n`, inside C only ([`store_at`]).
 ///
 /// # Safety
 /// `c` holds `m n` elements; with `PAIRS`, `n` is even; no other thread
@@ -658,56 +104,6 @@ unsafe fn store<const PAIRS: bool>(
 ) {
     // SAFETY: the caller's contract, C's rows `n` apart from its start.
     unsafe { store_at::<PAIRS, _>(c, acc, Wide::part_at(origin, wg), t, (m, n), (0, n)) }
-}
-
-/// [`store`] of a warpgroup's part of a tile, at `(m0, n0)` in C (its
-/// 64 rows and `A::N` columns), into the `m x n` matrix whose element `(i,
-/// j)` is `c[base + i ldc + j]`.
-///
-/// # Safety
-/// `c` holds `base + (m - 1) ldc + n` elements, `ldc >= n`; with `PAIRS`,
-/// `n`, `ldc` and `base` are even; no other thread writes these.
-#[inline(always)]
-pub(crate) unsafe fn store_at<const PAIRS: bool, A: Accumulators>(
-    c: &Out<f32>,
-    acc: &A,
-    (m0, n0): (usize, usize),
-    t: u32,
-    (m, n): (usize, usize),
-    (base, ldc): (usize, usize),
-) {
-    // SAFETY: (both loops) inside C (n even: col + 1 < n too, and the
-    // pair's index even; n odd: each element checked); this thread's alone.
-    let pair = |at: usize, j: usize, last: bool| unsafe {
-        if PAIRS {
-            c.store_x2(at, [acc[2 * j], acc[2 * j + 1]]);
-        } else {
-            c.store(at, acc[2 * j]);
-            if last {
-                c.store(at + 1, acc[2 * j + 1]);
-            }
-        }
-    };
-    let (r, col) = d_f32(t, 0);
-    let (row, col) = (m0 + r as usize, n0 + col as usize);
-    // Pairs `j < A::N / 4` (64 of them for 256 columns).
-    if row + 8 < m && n0 + A::N <= n {
-        let rows = [base + row * ldc + col, base + (row + 8) * ldc + col];
-        seq!(J in 0..64 {{
-            let j: usize = J;
-            if j < A::N / 4 {
-                pair(rows[j % 2] + 8 * (j / 2), j, true);
-            }
-        }});
-    } else {
-        seq!(J in 0..64 {{
-            let j: usize = J;
-            let (row, col) = (row + 8 * (j % 2), col + 8 * (j / 2));
-            if j < A::N / 4 && row < m && col < n {
-                pair(base + row * ldc + col, j, col + 1 < n);
-            }
-        }});
-    }
 }
 
 /// 4. `wgmma` fed by TMA and mbarriers.
@@ -744,14 +140,16 @@ pub fn tc_wgmma_bf16(maps: In<u64>, c: Out<f32>, m: u32, n: u32, k: u32) {
     }
     let wg = t / 128;
     let mut acc = wgmma::zeros();
+    let mut state = PipelineState::new(STAGES);
     for step in 0..steps {
-        let s = step % STAGES;
+        let s = state.stage();
         // SAFETY: initialized above; then the warpgroup, converged, on a
         // landed stage.
         acc = unsafe {
-            ring.full(s).wait(((step / STAGES) % 2) as u32);
+            ring.full(s).wait(state.phase());
             ring.multiply(s, wg, acc)
         };
+        state.advance();
         acc = wgmma::wait::<0>(acc);
         // Every warpgroup is done with stage s.
         sync_threads();
@@ -790,50 +188,25 @@ pub const WS_THREADS: usize = 384;
 /// Measured: `BENCHMARKS.md`, rows `tc_wgmma_ws_bf16`.
 #[kernel(block = WS_THREADS, shared = shared_bytes(), tile = [BN, BM], min_blocks = 1, arch = "sm_90a")]
 pub fn tc_wgmma_ws_bf16(maps: In<u64>, c: Out<f32>, m: u32, n: u32, k: u32) {
-    let t = thread_idx_x() as usize;
     let (ring, steps) = start::<Bf16>(maps, 2, k);
-    if t < 128 {
-        // SAFETY: the warpgroup, converged; 40 + 2 x 232 = 3 x 168, the
-        // registers ptxas gives each of the 384 threads.
-        unsafe { registers::release::<40>() };
-        if t == 0 {
+    let producer = #[inline(always)]
+    |leader: bool| {
+        if leader {
             // SAFETY: one thread; "empty" counts the two consumers.
-            unsafe { produce(ring, core::iter::once(ring.origin), steps) };
+            unsafe { produce(ring, core::iter::once(ring.origin), steps) }
         }
-        return;
-    }
-    // SAFETY: as above; the producer releases what this claims.
-    unsafe { registers::claim::<232>() };
-    let consumer = t / 128 - 1;
-    // SAFETY: the warpgroup, converged; the producer fills these steps.
-    let acc = unsafe { consume(ring, consumer, steps, &mut 0) };
-    // SAFETY: c holds m n elements; each thread its own.
-    unsafe { store::<true>(&c, &acc, ring.origin, consumer, (t % 128) as u32, (m as usize, n as usize)) };
-}
-
-/// Tile-rows per group of [`tc_wgmma_persistent_bf16()`]'s tile order.
-pub const GROUP: usize = 16;
-
-/// [`grouped`] with groups of `group` tile-rows.
-#[inline(always)]
-pub fn grouped_by(group: usize, i: usize, (tiles_m, tiles_n): (usize, usize)) -> (usize, usize) {
-    let per_group = (group * tiles_n).max(1);
-    let first = i / per_group * group;
-    let rows = tiles_m.saturating_sub(first).clamp(1, group.max(1));
-    let j = i % per_group;
-    (first + j % rows, j / rows)
-}
-
-/// Tile `i` of a `tiles_m x tiles_n` grid of block tiles, in grouped
-/// order: down a group of [`GROUP`] tile-rows, then to the next column,
-/// group after group. The tiles in flight at once (one per SM) then share
-/// a few stripes of A and of B rather than one stripe of A and all of B.
-///
-/// (`i` < `tiles_m tiles_n`, so neither divisor is 0; the clamps say so
-/// to the compiler, which otherwise keeps a panic path for each.)
-#[inline(always)]
-pub fn grouped(i: usize, grid: (usize, usize)) -> (usize, usize) {
-    grouped_by(GROUP, i, grid)
+    };
+    let consumer = #[inline(always)]
+    |Consumer { index, thread }| {
+        // SAFETY: the warpgroup, converged; the producer fills these
+        // steps; c holds m n elements, each thread its own.
+        unsafe {
+            let acc = consume(ring, index, steps, &mut PipelineState::new(STAGES));
+            store::<true>(&c, &acc, ring.origin, index, thread, (m as usize, n as usize));
+        }
+    };
+    // SAFETY: every thread, converged; 40 + 2 x 232 = 3 x 168 (checked).
+    unsafe { specialize::<WS_THREADS, 40, 232>(producer, consumer) };
 }
 
 /// 6. Persistent blocks and a grouped tile order.
@@ -843,14 +216,14 @@ pub fn grouped(i: usize, grid: (usize, usize)) -> (usize, usize) {
 /// DRAM. One block per tile, launched in row order, puts 132 tiles in
 /// flight that span 4 tile-rows of A and all 32 tile-columns of B: each
 /// wave streams the whole of B. Here one block per SM loops over the
-/// tiles (`persistent`), taking them in grouped order ([`grouped`]): 16
+/// tiles (`persistent`), taking them in grouped order ([`GroupedTiles`]): 16
 /// tile-rows by 8 tile-columns per wave, half the stripes. And the ring
 /// runs on across tiles: the producer fills the next tile's stages while
 /// the consumers store the last one's sums, so no tile starts with an
 /// empty pipeline.
 ///
-/// Each thread counts the k-steps it has seen over all its tiles (`it`):
-/// stage `it mod STAGES`, round `it / STAGES`, as in step 5. A consumer
+/// Each role counts the k-steps it has seen over all its tiles (a
+/// [`PipelineState`]), as in step 5. A consumer
 /// releases a stage once the next group is queued, and the last stage of a
 /// tile after its final `wait_group 0`.
 ///
@@ -896,45 +269,30 @@ pub fn tc_wgmma_persistent_tf32(maps: In<u64>, c: Out<f32>, m: u32, n: u32, k: u
 /// [`tc_wgmma_persistent_bf16`]).
 #[inline(always)]
 fn persistent<E: Element>(maps: In<u64>, c: Out<f32>, (m, n, k): (u32, u32, u32)) {
-    let t = thread_idx_x() as usize;
     let (m, n) = (m as usize, n as usize);
     let (ring, steps) = start::<E>(maps, 2, k);
-    let grid = (m.div_ceil(BM), n.div_ceil(BN));
-    // This block's tiles, as the origins of their C tiles.
-    let tiles = (block_idx_x() as usize..grid.0 * grid.1).step_by(grid_dim_x() as usize).map(|tile| {
-        let (tm, tn) = grouped(tile, grid);
-        (tm * BM, tn * BN)
-    });
-    if t < 128 {
-        // SAFETY: the warpgroup, converged; 40 + 2 x 232 = 3 x 168.
-        unsafe { registers::release::<40>() };
-        if t == 0 {
+    let tiles = GroupedTiles { grid: (m.div_ceil(BM), n.div_ceil(BN)), tile: (BM, BN), group: GROUP };
+    let producer = #[inline(always)]
+    |leader: bool| {
+        if leader {
             // SAFETY: one thread; "empty" counts the two consumers.
-            unsafe { produce(ring, tiles, steps) };
+            unsafe { produce(ring, tiles.work(), steps) }
         }
-        return;
-    }
-    // SAFETY: as above; the producer releases what this claims.
-    unsafe { registers::claim::<232>() };
-    let consumer = t / 128 - 1;
+    };
     // An odd n (tf32 only: 16-bit TMA needs multiples of 8) stores element
-    // by element, in a loop of its own: the even loop has no branch. (The
-    // even loop is written out here: through `consume_tiles` too, the
-    // same source measured slower for bf16, a matter of where LLVM places
-    // the blocks; docs/notes.md has the numbers.)
-    let t = (t % 128) as u32;
-    // SAFETY: the warpgroup, converged; the producer fills these tiles.
-    unsafe {
+    // by element; the even store has no branch.
+    // SAFETY: the warpgroup, converged; the producer fills these tiles; c
+    // holds m n elements, n even with pairs.
+    let consumer = #[inline(always)]
+    |Consumer { index, thread }| unsafe {
         if E::BYTES == 2 || n.is_multiple_of(2) {
-            let mut it = 0;
-            for origin in tiles {
-                let acc = consume(ring, consumer, steps, &mut it);
-                store::<true>(&c, &acc, origin, consumer, t, (m, n));
-            }
+            consume_tiles::<E, true>(ring, tiles, (index, thread), steps, &c, (m, n));
         } else {
-            consume_tiles::<E, false>(ring, tiles, (consumer, t), steps, &c, (m, n));
+            consume_tiles::<E, false>(ring, tiles, (index, thread), steps, &c, (m, n));
         }
-    }
+    };
+    // SAFETY: every thread, converged; 40 + 2 x 232 = 3 x 168 (checked).
+    unsafe { specialize::<WS_THREADS, 40, 232>(producer, consumer) };
 }
 
 /// A consumer warpgroup of step 6: each of its tiles' sums ([`consume`]),
@@ -946,17 +304,17 @@ fn persistent<E: Element>(maps: In<u64>, c: Out<f32>, (m, n, k): (u32, u32, u32)
 #[inline(always)]
 unsafe fn consume_tiles<E: Element, const PAIRS: bool>(
     ring: Ring<E>,
-    tiles: impl Iterator<Item = (usize, usize)>,
+    tiles: GroupedTiles,
     (consumer, t): (usize, u32),
     steps: usize,
     c: &Out<f32>,
     (m, n): (usize, usize),
 ) {
-    let mut it = 0;
-    for origin in tiles {
+    let mut state = PipelineState::new(STAGES);
+    for origin in tiles.work() {
         // SAFETY: the caller's contract.
         unsafe {
-            let acc = consume(ring, consumer, steps, &mut it);
+            let acc = consume(ring, consumer, steps, &mut state);
             store::<PAIRS>(c, &acc, origin, consumer, t, (m, n));
         }
     }
@@ -1033,11 +391,10 @@ impl Ring<Bf16> {
     arch = "sm_90a"
 )]
 pub fn tc_wgmma_cluster_bf16(maps: In<u64>, c: Out<f32>, m: u32, n: u32, k: u32) {
-    let t = thread_idx_x() as usize;
     let (m, n) = (m as usize, n as usize);
     let rank = cluster_rank() as usize;
     let ring = Ring::<Bf16>::new(maps);
-    if t == 0 {
+    if thread_idx_x() == 0 {
         // SAFETY: thread 0; the cluster barrier follows. "empty" counts
         // both consumers of every block of the cluster.
         unsafe { ring.init(2 * CLUSTER as u32) };
@@ -1053,40 +410,43 @@ pub fn tc_wgmma_cluster_bf16(maps: In<u64>, c: Out<f32>, m: u32, n: u32, k: u32)
         let (tm, tn) = grouped_by(GROUP / CLUSTER, tile, grid);
         ((CLUSTER * tm + rank) * BM, tn * BN)
     });
-    if t < 128 {
-        // SAFETY: the warpgroup, converged; 40 + 2 x 232 = 3 x 168.
-        unsafe { registers::release::<40>() };
-        if t == 0 {
+    let producer = #[inline(always)]
+    |leader: bool| {
+        if leader {
             // SAFETY: one thread; "empty" counts every consumer of the
             // cluster, so a stage is free in both blocks when it is here.
             unsafe {
-                produce_with(ring, tiles, steps, |s, step, origin| ring.fill_multicast(s, step, origin, rank))
+                produce_with(ring, tiles.clone(), steps, |s, step, origin| {
+                    ring.fill_multicast(s, step, origin, rank)
+                })
+            }
+        }
+    };
+    let consumer = #[inline(always)]
+    |Consumer { index, thread }| {
+        {
+            let mut state = PipelineState::new(STAGES);
+            // SAFETY: the warpgroup, converged; the producers fill these
+            // tiles; each stage is released in both blocks, whose "empty"
+            // expect it (initialized before the cluster barrier, and
+            // neither block exits before the one below).
+            let release = |empty: Mbarrier| unsafe {
+                for r in 0..CLUSTER as u32 {
+                    empty.arrive_in(r);
+                }
             };
-        }
-    } else {
-        // SAFETY: as above; the producer releases what this claims.
-        unsafe { registers::claim::<232>() };
-        let consumer = t / 128 - 1;
-        let t = (t % 128) as u32;
-        let mut it = 0;
-        // SAFETY: the warpgroup, converged; the producers fill these
-        // tiles; each stage is released in both blocks, whose "empty"
-        // expect it (initialized before the cluster barrier, and neither
-        // block exits before the one below).
-        let release = |empty: Mbarrier| unsafe {
-            for r in 0..CLUSTER as u32 {
-                empty.arrive_in(r);
-            }
-        };
-        for origin in tiles {
-            // SAFETY: as above; c holds m n elements, n even (TMA's 16-byte
-            // rows), each thread its own.
-            unsafe {
-                let acc = consume_with(ring, consumer, steps, &mut it, release);
-                store::<true>(&c, &acc, origin, consumer, t, (m, n));
+            for origin in tiles.clone() {
+                // SAFETY: as above; c holds m n elements, n even (TMA's
+                // 16-byte rows), each thread its own.
+                unsafe {
+                    let acc = consume_with(ring, index, steps, &mut state, release);
+                    store::<true>(&c, &acc, origin, index, thread, (m, n));
+                }
             }
         }
-    }
+    };
+    // SAFETY: every thread, converged; 40 + 2 x 232 = 3 x 168 (checked).
+    unsafe { specialize::<WS_THREADS, 40, 232>(producer, consumer) };
     // The peer may still arrive on this block's "empty" mbarriers.
     cluster_sync();
 }

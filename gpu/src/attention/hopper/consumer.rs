@@ -33,11 +33,13 @@
 //! between).
 
 use super::pipeline::Smem;
-use super::scheduler::{Problem, Tile};
+use super::scheduler::{AttentionArgs, Deal, WorkTile};
 use super::{BR, SPAN};
 use crate::attention::{Half, log_sum_exp, tree32, visible_keys};
 use crate::dev::math::{ex2_approx, fma};
+use crate::dev::pipeline::PipelineState;
 use crate::dev::registers::opaque;
+use crate::dev::schedule::TileScheduler;
 use crate::dev::warp::{FULL_MASK, ballot, shfl_idx_u32, shfl_xor_f32};
 use crate::dev::wgmma::{self, Accumulators, Descriptor, d_f32, shared_address, wait_for, wait_for_after};
 use crate::dev::{Out, block_idx_x, grid_dim_x, thread_idx_x};
@@ -85,8 +87,10 @@ struct Walk<O, S: Accumulators> {
     st: State<O>,
     sc: S,
     pr: S::Fragments,
-    it: usize,
-    round: usize,
+    /// The K/V ring's use.
+    kv: PipelineState,
+    /// This warpgroup's turns (a ring of one).
+    turn: PipelineState,
 }
 
 /// What a tile's key steps read.
@@ -96,7 +100,7 @@ struct At {
     /// The keys the warpgroup's first row sees.
     first_limit: usize,
     key_tiles: usize,
-    p: Problem,
+    p: AttentionArgs,
     c: f32,
 }
 
@@ -112,16 +116,16 @@ struct State<O> {
 impl Consumer {
     /// This warpgroup's turn to issue round `r` has come.
     #[inline(always)]
-    fn wait_turn(self, r: usize) {
+    fn wait_turn(self, turn: PipelineState) {
         if !self.ping_pong {
             return;
         }
         // SAFETY: initialized (the block's start); see the module.
         unsafe {
             if self.c == 1 {
-                self.smem.turn(1).wait((r % 2) as u32);
-            } else if r > 0 {
-                self.smem.turn(0).wait(((r - 1) % 2) as u32);
+                self.smem.turn(1).wait(turn.phase());
+            } else if let Some(phase) = turn.refill_phase() {
+                self.smem.turn(0).wait(phase);
             }
         }
     }
@@ -207,7 +211,7 @@ impl Consumer {
     #[inline(always)]
     pub unsafe fn run<T: Half, O: Accumulators, S: Accumulators>(
         self,
-        p: Problem,
+        p: AttentionArgs,
         (o, lse): (Out<T>, Out<f32>),
         states: Out<f32>,
         c: f32,
@@ -218,10 +222,17 @@ impl Consumer {
         // registers (S's unread by a tile's first product, which does not
         // add).
         let state = State { o: O::zeroed(), m: [f32::NEG_INFINITY; 2], l: [0.0; 2] };
-        let mut w = Walk { st: state, sc: S::zeroed(), pr: S::fragments_zeroed(), it: 0, round: 0 };
+        let mut w = Walk {
+            st: state,
+            sc: S::zeroed(),
+            pr: S::fragments_zeroed(),
+            kv: smem.ring(),
+            turn: PipelineState::new(1),
+        };
         // SAFETY: the plan written before the block's barrier.
-        for (n, tile) in unsafe { p.tiles(smem.plan(), bc) }.enumerate() {
-            let Tile { bh, q0, j0, key_tiles, .. } = tile;
+        let deal = unsafe { Deal::new(p, smem.plan(), bc) };
+        for (n, tile) in deal.work().enumerate() {
+            let WorkTile { bh, q0, j0, key_tiles, .. } = tile;
             let (j0, key_tiles) = (j0 as usize, key_tiles as usize);
             let rows = Rows { q0: q0 + 64 * self.c, head_row: bh * p.s_q as usize };
             // Whether a tile needs masking: its last key lies past the
@@ -234,7 +245,7 @@ impl Consumer {
             );
             let at = At { rows, first_limit, key_tiles, p, c };
             // SAFETY: initialized; Q's `n`-th fill.
-            unsafe { smem.q_full().wait((n % 2) as u32) };
+            unsafe { smem.q_full().wait(PipelineState::new(1).at(n).phase()) };
             w.st = State { o: O::zeroed(), m: [f32::NEG_INFINITY; 2], l: [0.0; 2] };
             // (Fresh S and P registers: nothing of the last tile's lives
             // through its store.)
@@ -252,10 +263,10 @@ impl Consumer {
             }
             if key_tiles > j0 {
                 // `P V` of the last key tile.
-                let (sp, pp) = smem.stage(w.it - 1);
+                let (sp, pp) = (w.kv.previous().stage(), w.kv.previous().phase());
                 // SAFETY: initialized; V's fill of this round.
                 unsafe { smem.v_full(sp).wait(pp) };
-                self.wait_turn(w.round);
+                self.wait_turn(w.turn);
                 w.st.o = w.st.o.pinned();
                 w.pr = S::pinned_fragments(w.pr);
                 wgmma::fence();
@@ -263,7 +274,7 @@ impl Consumer {
                 w.st.o = unsafe { self.issue_pv::<T, O, S>(w.st.o, &w.pr, sp) };
                 wgmma::commit();
                 self.pass_turn();
-                w.round += 1;
+                w.turn.advance();
                 w.st.o = wait_for::<0, O>(w.st.o);
                 self.release(smem.v_empty(sp));
             } else {
@@ -279,7 +290,7 @@ impl Consumer {
         }
     }
 
-    /// Key tile `j` of the tile (stage `w.it`): `S_j = Q K_jᵀ` and, with
+    /// Key tile `j` of the tile (the ring's use `w.kv`): `S_j = Q K_jᵀ` and, with
     /// `PV`, `O += P_{j-1} V_{j-1}`, issued in this warpgroup's turn; the
     /// softmax of `S_j` while `P V` runs; O rescaled (see the module).
     ///
@@ -294,8 +305,8 @@ impl Consumer {
     ) {
         let smem = self.smem;
         let bc = S::N;
-        let (s, parity) = smem.stage(w.it);
-        let (sp, pp) = smem.stage(w.it.wrapping_sub(1));
+        let (s, parity) = (w.kv.stage(), w.kv.phase());
+        let (sp, pp) = (w.kv.previous().stage(), w.kv.previous().phase());
         // Every wait before the fence: between a fence and its `wgmma`s
         // ptxas wants straight-line code.
         // SAFETY: initialized; the stages' fills of these rounds.
@@ -305,7 +316,7 @@ impl Consumer {
                 smem.v_full(sp).wait(pp);
             }
         }
-        self.wait_turn(w.round);
+        self.wait_turn(w.turn);
         // What the products read from registers, computed before the fence
         // (see `Accumulators::pinned_fragments`).
         w.sc = w.sc.pinned();
@@ -323,7 +334,7 @@ impl Consumer {
             wgmma::commit();
         }
         self.pass_turn();
-        w.round += 1;
+        w.turn.advance();
         w.sc = if PV { wait_for::<1, S>(w.sc) } else { wait_for::<0, S>(w.sc) };
         self.release(smem.k_empty(s));
         if j + 1 == at.key_tiles {
@@ -372,7 +383,7 @@ impl Consumer {
         // P into the registers `P_{j-1} V_{j-1}` read: only after its wait
         // (ptxas would otherwise wait for it before the exponentials).
         w.pr = pack::<T, S>(&w.sc);
-        w.it += 1;
+        w.kv.advance();
     }
 
     /// The online softmax of one key tile's scores `sc` (keys `key0..`):
@@ -388,7 +399,7 @@ impl Consumer {
         (mm, ll): (&mut [f32; 2], &mut [f32; 2]),
         sc: &mut S,
         (rows, key0, masked, lazy): (Rows, usize, bool, bool),
-        p: Problem,
+        p: AttentionArgs,
         c: f32,
     ) -> [f32; 2] {
         let t = self.t as u32;
@@ -406,7 +417,7 @@ impl Consumer {
                     p.causal,
                 )
             };
-            // In 32 bits (key counts are, as `Problem`'s lengths): one
+            // In 32 bits (key counts are, as `AttentionArgs`'s lengths): one
             // compare a score rather than a 64-bit pair.
             let first = key0 as u32 + col0;
             let limits =
@@ -469,7 +480,7 @@ impl Consumer {
         self,
         st: &mut State<O>,
         rows: Rows,
-        p: Problem,
+        p: AttentionArgs,
         (o, lse): (&Out<T>, &Out<f32>),
         c: f32,
     ) {
@@ -517,7 +528,7 @@ impl Consumer {
         self,
         st: &mut State<O>,
         tile: u32,
-        p: Problem,
+        p: AttentionArgs,
         states: &Out<f32>,
     ) {
         let d = O::N;

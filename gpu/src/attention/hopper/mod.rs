@@ -80,7 +80,7 @@ mod pipeline;
 mod scheduler;
 
 use super::{Half, LOG2_E};
-use crate::dev::registers;
+use crate::dev::roles::specialize;
 use crate::dev::wgmma::Accumulators;
 use crate::dev::{In, Out, sync_threads, thread_idx_x};
 use crate::kernel;
@@ -88,7 +88,7 @@ use consumer::Consumer;
 use half::{bf16, f16};
 pub use merge::{attention_merge, merge_threads};
 use pipeline::{Smem, produce, shared_bytes_for};
-use scheduler::Problem;
+use scheduler::AttentionArgs;
 pub use scheduler::{Tail, block_tiles, causal_deal_loads, dealt, rounds};
 
 /// Queries per work tile: two consumer warpgroups of 64.
@@ -161,7 +161,7 @@ fn hopper<T: Half, O: Accumulators, S: Accumulators>(
     maps: In<u64>,
     out: (Out<T>, Out<f32>),
     states: Out<f32>,
-    p: Problem,
+    p: AttentionArgs,
     scale: f32,
 ) {
     let d = O::N;
@@ -175,18 +175,29 @@ fn hopper<T: Half, O: Accumulators, S: Accumulators>(
         }
     }
     sync_threads();
-    if t < 128 {
-        // SAFETY: the warpgroup, converged; 56 + 2 x 224 = 3 x 168.
-        unsafe { registers::release::<56>() };
-        if t == 0 {
+    let producer = #[inline(always)]
+    |leader: bool| {
+        if leader {
             // SAFETY: one thread; initialized; the consumers walk the same
             // tiles (the launch's maps, as the kernel's contract says).
-            unsafe { produce(smem, maps, p) };
+            unsafe { produce(smem, maps, p) }
         }
-        return;
-    }
-    // SAFETY: as above; the producer releases what this claims.
-    unsafe { registers::claim::<224>() };
+    };
+    let consumer = #[inline(always)]
+    |_| consume::<T, O, S>(smem, out, states, p, scale);
+    // SAFETY: every thread, converged; 56 + 2 x 224 = 3 x 168 (checked).
+    unsafe { specialize::<THREADS, 56, 224>(producer, consumer) };
+}
+
+/// A consumer warpgroup of [`hopper`].
+#[inline(always)]
+fn consume<T: Half, O: Accumulators, S: Accumulators>(
+    smem: Smem,
+    out: (Out<T>, Out<f32>),
+    states: Out<f32>,
+    p: AttentionArgs,
+    scale: f32,
+) {
     // SAFETY: every lane of the consumers' warps is here.
     let (c, t) = unsafe { consumer::who() };
     // The turns, not at d = 256: its consumers have no register for them.
@@ -224,7 +235,7 @@ macro_rules! head_dims {
             scale: f32,
             flags: u32,
         ) {
-            let p = Problem {
+            let p = AttentionArgs {
                 batch,
                 heads,
                 kv_heads,

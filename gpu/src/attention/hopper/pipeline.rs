@@ -19,9 +19,9 @@
 //! consumer warpgroup once its `Q Kᵀ` of the stage completed) and
 //! `v_empty` (the same for `P V`), and the two consumers' turns
 //! (`consumer` module). After them, a word per consumer warp that no one
-//! reads ([`Smem::pin`]). A buffer's `i`-th fill is waited for with parity
-//! `i mod 2`; its `i`-th refill waits for its "empty" phase `i - 1`
-//! (parity `(i - 1) mod 2`). Last, the block's plan (`scheduler`).
+//! reads ([`Smem::pin`]). A [`PipelineState`] counts each ring's uses and
+//! names their phases (Q's is a ring of one). Last, the block's plan
+//! (`scheduler`).
 //!
 //! **Order.** The consumers need K of tile `j` with V of tile `j - 1`
 //! (`Q K_jᵀ` and `P_{j-1} V_{j-1}` are issued together), and release K a
@@ -29,9 +29,11 @@
 //! (`K_0, K_1, V_0, K_2, V_1, ...`), and K's stage is refilled as soon as
 //! its `Q Kᵀ` is done, while `P V` of that tile may still run.
 
-use super::scheduler::{PLAN, Problem, Tile};
+use super::scheduler::{AttentionArgs, Deal, PLAN, WorkTile};
 use super::{BOX, BR, SPAN};
 use crate::dev::barrier::{Mbarrier, fence_init};
+use crate::dev::pipeline::PipelineState;
+use crate::dev::schedule::TileScheduler;
 use crate::dev::shared::launch_sized_base;
 use crate::dev::tma::{acquire_map, copy_2d};
 use crate::dev::wgmma::shared_address;
@@ -112,7 +114,7 @@ impl Smem {
         unsafe { self.pins.offset(w) }
     }
 
-    /// The block's plan ([`Problem::plan`]).
+    /// The block's plan ([`AttentionArgs::plan`]).
     #[inline(always)]
     pub fn plan(self) -> SharedArray<u32> {
         self.plan
@@ -147,14 +149,11 @@ impl Smem {
         self.bar(4 + 3 * self.stages + s)
     }
 
-    /// Stage and fill parity of the block's `it`-th key tile. In 32 bits
-    /// (a block walks fewer than 2^32 key tiles): the consumers compute it
-    /// every key tile, and a 64-bit division by the stage count is a chain
-    /// of wide multiplies.
+    /// The K/V ring at its first use: every role counts the block's key
+    /// tiles on it.
     #[inline(always)]
-    pub fn stage(self, it: usize) -> (usize, u32) {
-        let (it, stages) = (it as u32, self.stages as u32);
-        ((it % stages) as usize, (it / stages) % 2)
+    pub fn ring(self) -> PipelineState {
+        PipelineState::new(self.stages)
     }
 
     /// One thread, before the block's barrier: every mbarrier initialized
@@ -222,23 +221,24 @@ unsafe fn copy_tile(
 /// `1 + 2 b kv_heads` maps with the 128-byte swizzle, Q's boxes [`BR`] x
 /// 64, K's and V's `bc` x 64; the consumers walk the same tiles.
 #[inline(always)]
-pub(super) unsafe fn produce(smem: Smem, maps: In<u64>, p: Problem) {
+pub(super) unsafe fn produce(smem: Smem, maps: In<u64>, p: AttentionArgs) {
     let (d, bc) = (smem.d, smem.bc);
     let bytes = (2 * bc * d) as u32;
     // The block's key tiles so far (K's and V's stage and round).
-    let mut it = 0;
+    let mut kv = smem.ring();
     // SAFETY: the plan written before the block's barrier.
-    for (n, tile) in unsafe { p.tiles(smem.plan(), bc) }.enumerate() {
-        let Tile { bh, kvh, q0, j0, key_tiles, .. } = tile;
+    let deal = unsafe { Deal::new(p, smem.plan(), bc) };
+    for (n, tile) in deal.work().enumerate() {
+        let WorkTile { bh, kvh, q0, j0, key_tiles, .. } = tile;
         let (k_map, v_map) = (1 + 2 * kvh, 2 + 2 * kvh);
         // SAFETY: (all below) the caller's contract: the launch passes
         // these maps, Q's tile and the stages lie in its shared memory,
         // and nothing reads a buffer before its "full" phase completes,
         // nor does this refill one before its readers released it.
-        let v_tile = |it: usize, j: usize| unsafe {
-            let (s, parity) = smem.stage(it);
-            if it >= smem.stages {
-                smem.v_empty(s).wait(parity ^ 1);
+        let v_tile = |kv: PipelineState, j: usize| unsafe {
+            let s = kv.stage();
+            if let Some(phase) = kv.refill_phase() {
+                smem.v_empty(s).wait(phase);
             }
             smem.v_full(s).arrive_expect_tx(bytes);
             copy_tile(smem.v(s), (maps, v_map), j * bc, (bc, d, bc), smem.v_full(s));
@@ -247,30 +247,30 @@ pub(super) unsafe fn produce(smem: Smem, maps: In<u64>, p: Problem) {
         unsafe {
             acquire_map(maps, k_map);
             acquire_map(maps, v_map);
-            if n > 0 {
-                smem.q_empty().wait(((n - 1) % 2) as u32);
+            if let Some(phase) = PipelineState::new(1).at(n).refill_phase() {
+                smem.q_empty().wait(phase);
             }
             smem.q_full().arrive_expect_tx((2 * BR * d) as u32);
             copy_tile(smem.q(), (maps, 0), bh * p.s_q as usize + q0, (BR, d, BR), smem.q_full());
         }
         for j in j0..key_tiles {
             let j = j as usize;
-            let (s, parity) = smem.stage(it);
+            let s = kv.stage();
             // SAFETY: as above.
             unsafe {
-                if it >= smem.stages {
-                    smem.k_empty(s).wait(parity ^ 1);
+                if let Some(phase) = kv.refill_phase() {
+                    smem.k_empty(s).wait(phase);
                 }
                 smem.k_full(s).arrive_expect_tx(bytes);
                 copy_tile(smem.k(s), (maps, k_map), j * bc, (bc, d, bc), smem.k_full(s));
             }
             if j > j0 as usize {
-                v_tile(it - 1, j - 1);
+                v_tile(kv.previous(), j - 1);
             }
-            it += 1;
+            kv.advance();
         }
         if key_tiles > j0 {
-            v_tile(it - 1, key_tiles as usize - 1);
+            v_tile(kv.previous(), key_tiles as usize - 1);
         }
     }
 }

@@ -57,16 +57,17 @@
 //! code slowed the path without a split: `docs/notes.md`.)
 
 use super::BR;
+use crate::dev::schedule::TileScheduler;
 use crate::dev::{SharedArray, block_idx_x, grid_dim_x};
 
-/// Words of a block's plan in shared memory ([`Problem::plan`]).
+/// Words of a block's plan in shared memory ([`AttentionArgs::plan`]).
 pub const PLAN: usize = 9;
 
 /// The problem, as every role reads it from the launch (32-bit sizes,
 /// which the host's checks allow: 64-bit divisions and values would hold
 /// registers in code that runs beside O's accumulators).
 #[derive(Clone, Copy)]
-pub(super) struct Problem {
+pub(super) struct AttentionArgs {
     pub batch: u32,
     pub heads: u32,
     pub kv_heads: u32,
@@ -87,7 +88,7 @@ pub(super) struct Problem {
 /// One work tile: where its queries and its K/V head lie, and how many
 /// key tiles of `bc` keys it multiplies.
 #[derive(Clone, Copy)]
-pub(super) struct Tile {
+pub(super) struct WorkTile {
     /// `batch heads + head`: Q's, O's and lse's head.
     pub bh: usize,
     /// `batch kv_heads + kv head`: the K and V maps' index.
@@ -191,14 +192,47 @@ impl Tail {
     }
 }
 
-impl Problem {
+/// A block's walk of the work tiles ([`AttentionArgs::tiles`]), as every role
+/// reads it from the block's plan: the whole tiles of the deal (head-major,
+/// or causal longest first by groups of heads), then its chunks of a split
+/// last round.
+#[derive(Clone, Copy)]
+pub(super) struct Deal {
+    p: AttentionArgs,
+    plan: SharedArray<u32>,
+    bc: usize,
+}
+
+impl Deal {
+    /// The walk of `p` with key tiles of `bc`, by the block's `plan`.
+    ///
+    /// # Safety
+    /// `plan` is the block's, written ([`AttentionArgs::plan`]) before the
+    /// block's barrier.
+    #[inline(always)]
+    pub unsafe fn new(p: AttentionArgs, plan: SharedArray<u32>, bc: usize) -> Deal {
+        Deal { p, plan, bc }
+    }
+}
+
+impl TileScheduler for Deal {
+    type Work = WorkTile;
+
+    #[inline(always)]
+    fn work(self) -> impl Iterator<Item = WorkTile> {
+        // SAFETY: the plan is written (`Deal::new`'s contract).
+        unsafe { self.p.tiles(self.plan, self.bc) }
+    }
+}
+
+impl AttentionArgs {
     /// Query tiles per head.
     #[inline(always)]
     fn m_blocks(self) -> u32 {
         self.s_q.div_ceil(BR as u32).max(1)
     }
 
-    /// Heads dealt at once: the causal [`Problem::group`], or every head.
+    /// Heads dealt at once: the causal [`AttentionArgs::group`], or every head.
     #[inline(always)]
     fn heads_at_once(self) -> u32 {
         let all = (self.batch * self.heads).max(1);
@@ -209,7 +243,7 @@ impl Problem {
     /// longest first within its group of heads (query tile `mb` of every
     /// head of the group, from the last).
     #[inline(always)]
-    pub fn tile(self, i: u32, bc: usize) -> Tile {
+    pub fn tile(self, i: u32, bc: usize) -> WorkTile {
         let m_blocks = self.m_blocks();
         let (heads, kv_heads) = (self.heads.max(1), self.kv_heads.max(1));
         let (bh, mb) = if self.causal {
@@ -227,7 +261,7 @@ impl Problem {
         let q0 = mb as usize * BR;
         let (s_q, s_k) = (self.s_q as usize, self.s_k as usize);
         let keys = if self.causal { (q0 + BR + s_k).saturating_sub(s_q).min(s_k) } else { s_k };
-        Tile { bh: bh as usize, kvh, q0, j0: 0, key_tiles: keys.div_ceil(bc.max(1)) as u32 }
+        WorkTile { bh: bh as usize, kvh, q0, j0: 0, key_tiles: keys.div_ceil(bc.max(1)) as u32 }
     }
 
     /// The last round's split on `grid` blocks, where the launch asked for
@@ -283,9 +317,9 @@ impl Problem {
     /// round's where that is split, as its `plan` says.
     ///
     /// # Safety
-    /// `plan` is the block's, written ([`Problem::plan`]).
+    /// `plan` is the block's, written ([`AttentionArgs::plan`]).
     #[inline(always)]
-    pub unsafe fn tiles(self, plan: SharedArray<u32>, bc: usize) -> impl Iterator<Item = Tile> {
+    pub unsafe fn tiles(self, plan: SharedArray<u32>, bc: usize) -> impl Iterator<Item = WorkTile> {
         let (block, grid) = (block_idx_x(), grid_dim_x().max(1));
         // SAFETY: (all loads) inside the plan, written (the caller's contract).
         let (per_group, groups, chunks) = unsafe { (plan.get(0), plan.get(1), plan.get(2)) };
@@ -298,18 +332,18 @@ impl Problem {
                 let at = 3 + 3 * (n - whole) as usize;
                 // SAFETY: as above; the chunk's words.
                 let (i, j0, j1) = unsafe { (plan.get(at), plan.get(at + 1), plan.get(at + 2)) };
-                Tile { j0, key_tiles: j1, ..self.tile(per_group + i, bc) }
+                WorkTile { j0, key_tiles: j1, ..self.tile(per_group + i, bc) }
             }
         })
     }
 
-    /// Whether the block's `n`-th tile of [`Problem::tiles`] is a chunk of
+    /// Whether the block's `n`-th tile of [`AttentionArgs::tiles`] is a chunk of
     /// a split one, and if so that tile's index in the last round (read
     /// again from the plan, where carrying it in the tile would hold a
     /// register through the tile's loop).
     ///
     /// # Safety
-    /// As for [`Problem::tiles`].
+    /// As for [`AttentionArgs::tiles`].
     #[inline(always)]
     pub unsafe fn chunk_of(self, plan: SharedArray<u32>, n: u32) -> Option<u32> {
         // SAFETY: (all loads) inside the plan, written (the caller's contract).
@@ -365,7 +399,17 @@ pub fn causal_deal_loads(
     group: u32,
     bc: usize,
 ) -> impl Iterator<Item = u64> {
-    let p = Problem { batch, heads, kv_heads, s_q, s_k, causal: true, ping_pong: false, group, split: false };
+    let p = AttentionArgs {
+        batch,
+        heads,
+        kv_heads,
+        s_q,
+        s_k,
+        causal: true,
+        ping_pong: false,
+        group,
+        split: false,
+    };
     (0..grid).map(move |block| {
         block_tiles(block, grid, p.groups(), true).map(|i| p.tile(i, bc).key_tiles as u64 + 1).sum()
     })

@@ -1,5 +1,6 @@
 //! GEMM at every shape and layout: the kernels behind the host's BLAS-style
-//! `sgemm` (`cpu/blas/`), the SGEMM ladder's top step.
+//! `sgemm` (`cpu/blas/`): the FFMA library kernel, which the SGEMM
+//! ladder's steps share their epilogue and tile order with.
 //!
 //! The host reduces every BLAS call to one row-major problem,
 //! `C = alpha op(A) op(B) + beta C` with `C` `m x n` (row stride `ldc`),
@@ -57,9 +58,58 @@
 #![allow(clippy::too_many_arguments)]
 
 use crate::dev::{In, Out, SharedTile, block_idx_z, math::fma, sync_threads, thread_idx_x};
+use crate::dev::{block_idx_x, block_idx_y};
 use crate::kernel;
-use crate::sgemm::{epilogue, epilogue4, grouped_block_origin};
 use seq_macro::seq;
+
+/// Rows of blocks per group of [`grouped_block_origin`]'s launch order.
+pub const SWIZZLE_GROUP: usize = 8;
+
+/// `alpha * acc + beta * old`, not reading `old` when `beta` is 0.
+#[inline(always)]
+pub(crate) fn epilogue(acc: f32, alpha: f32, beta: f32, old: impl FnOnce() -> f32) -> f32 {
+    if beta == 0.0 { alpha * acc } else { fma(beta, old(), alpha * acc) }
+}
+
+/// [`epilogue`] on the 4 elements of C at `at..at + 4`: one 16-byte load
+/// (none when `beta` is 0) and one 16-byte store.
+///
+/// # Safety
+/// The 4 elements lie inside C, `at` is a multiple of 4, and they are this
+/// thread's alone.
+#[inline(always)]
+pub(crate) unsafe fn epilogue4(c: &Out<f32>, at: usize, v: [f32; 4], alpha: f32, beta: f32) {
+    // SAFETY: the caller's contract.
+    let old = if beta == 0.0 { [0.0; 4] } else { unsafe { c.load_x4(at) } };
+    let out = [
+        epilogue(v[0], alpha, beta, || old[0]),
+        epilogue(v[1], alpha, beta, || old[1]),
+        epilogue(v[2], alpha, beta, || old[2]),
+        epilogue(v[3], alpha, beta, || old[3]),
+    ];
+    // SAFETY: as above.
+    unsafe { c.store_x4(at, out) };
+}
+
+/// The grouped order of `bm x bn` block tiles: block
+/// `(x, y)` of the grid, taken in launch order, computes the tile at
+/// `(first row, first column)` walking down groups of [`SWIZZLE_GROUP`]
+/// block rows.
+#[inline(always)]
+pub(crate) fn grouped_block_origin(bm: usize, bn: usize) -> (usize, usize) {
+    let (bx, by) = (block_idx_x(), block_idx_y());
+    // In u32 (block counts fit): fewer 64-bit registers at the 128 cap.
+    let (gx, gy) = (crate::dev::grid_dim_x(), crate::dev::grid_dim_y());
+    let group = SWIZZLE_GROUP as u32;
+    let id = by * gx + bx;
+    // The divisors are never 0; `max(1)`/`clamp(1, ..)` tell the compiler
+    // so, and no division-by-zero panic path is compiled in.
+    let per_group = (group * gx).max(1);
+    let first_row = id / per_group * group;
+    let rows = gy.saturating_sub(first_row).clamp(1, group);
+    let within = id % per_group;
+    ((first_row + within % rows) as usize * bm, (within / rows) as usize * bn)
+}
 
 /// k-values per k-step.
 pub const BK: usize = 8;
@@ -254,7 +304,7 @@ impl<const E: usize, const T: usize, const KMAJOR: bool> Panel<E, T, KMAJOR> {
 
 /// Everything a block tile kernel is given, widened to `usize`.
 #[derive(Clone, Copy)]
-struct Problem {
+struct FfmaArgs {
     m: usize,
     n: usize,
     k: usize,
@@ -293,7 +343,7 @@ unsafe fn block_tile<
     a: In<f32>,
     b: In<f32>,
     c: Out<f32>,
-    p: Problem,
+    p: FfmaArgs,
 ) {
     const { assert!(SA == BM + PAD && SB == BN + PAD && THREADS == threads(BM, BN)) };
     let t = thread_idx_x() as usize;
@@ -525,7 +575,7 @@ macro_rules! block_tile_kernels {
             k_chunk: u32,
             c_split: u64,
         ) {
-            let p = Problem {
+            let p = FfmaArgs {
                 m: m as usize,
                 n: n as usize,
                 k: k as usize,

@@ -6,8 +6,8 @@
 
 use gpu_launch::{Arg, Dim3, Kernel, Launcher, registry};
 
-use crate::device::{DeviceBuffer, Gpu};
 use crate::error::{Error, Result};
+use crate::gpu::{DeviceBuffer, Gpu};
 
 /// One argument of a launch by name: `&buffer` (read), `&mut buffer`
 /// (written) or a scalar, converted by `From`.

@@ -9,21 +9,18 @@
 //!
 //! ```ignore
 //! static PTX: &[Ptx] = lab_runtime::include_ptx!("kernels");
-//! let gpu = match Gpu::open(0, PTX) {
-//!     Err(Error::NoDriver | Error::NoDevice { .. }) => Gpu::emulator(),
-//!     other => other?,
-//! };
+//! let (gpu, no_gpu) = Gpu::open_or_emulator(0, PTX)?;
 //! ```
 
 mod by_name;
-pub mod device;
 pub mod error;
+pub mod gpu;
 pub mod ptx;
 mod tma;
 pub use tma::MapElement;
 
 pub use by_name::{LaunchArg, launch_by_name, launch_kernel};
-pub use device::{DeviceBuffer, Gpu, POISON_BITS};
 pub use error::{Error, Result};
+pub use gpu::{DeviceBuffer, Gpu, POISON_BITS};
 pub use gpu_launch::Dim3;
 pub use ptx::Ptx;

@@ -3,7 +3,7 @@
 
 Usage: python3 scripts/sass-stalls.py sass.csv [top]
 (`sass.csv`: `ncu -i REP --page source --csv --print-source sass`, as
-`device-gemm.sh ncu-source` writes it.) Prints the warp stall samples by
+`remote-gemm.sh ncu-source` writes it.) Prints the warp stall samples by
 opcode, then the `top` instructions (default 25) with the most samples,
 each with its share, its address and its SASS; first, in address order,
 every instruction with at least 0.5% of the samples.

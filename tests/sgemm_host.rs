@@ -54,7 +54,7 @@ fn an_f32_fma_product_is_within_the_bound_and_an_error_is_not() {
     wrong[7 * p.n + 3] += 0.05; // the worst-case bound here is ~2e-3
     assert_eq!(check(&p, &wrong, &rows, &reference).elements_out_of_bound, 1);
     let mut unwritten = c.clone();
-    unwritten[100] = f32::from_bits(kernel_lab::runtime::device::POISON_BITS);
+    unwritten[100] = f32::from_bits(kernel_lab::runtime::gpu::POISON_BITS);
     let r = check(&p, &unwritten, &rows, &reference);
     assert!(!r.passed() && r.not_finite == 1);
 }

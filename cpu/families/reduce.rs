@@ -109,7 +109,7 @@ pub type OnePassSignature<T> = (In<T>, Out<T>, Out<u32>, Out<T>, u64);
 
 /// How a reduction kernel runs, from its signature.
 #[derive(Clone, Copy)]
-enum Plan<T: Element> {
+enum Strategy<T: Element> {
     /// One partial per block of `per_block` inputs, pass after pass.
     Tree(Typed<TreeSignature<T>>),
     /// The same, summing in place: it overwrites its input.
@@ -198,7 +198,7 @@ impl<T: Element> Workspace<T> {
 /// One reduction kernel for `T`.
 pub struct Reduction<T: Element> {
     pub kernel: &'static Kernel,
-    plan: Plan<T>,
+    plan: Strategy<T>,
     /// Blocks of the one-pass kernel's grid (any value gives the same bits).
     pub grid: u32,
 }
@@ -208,11 +208,11 @@ impl<T: Element> Reduction<T> {
     /// of the three.
     pub fn new(gpu: &Gpu, kernel: &'static Kernel) -> Result<Self> {
         let plan = if let Ok(k) = kernel.typed() {
-            Plan::Tree(k)
+            Strategy::Tree(k)
         } else if let Ok(k) = kernel.typed() {
-            Plan::InPlace(k)
+            Strategy::InPlace(k)
         } else if let Ok(k) = kernel.typed() {
-            Plan::OnePass(k)
+            Strategy::OnePass(k)
         } else {
             return Err(Error::InvalidInput(format!(
                 "{} takes {}, which is no reduction of {} the host knows",
@@ -242,13 +242,13 @@ impl<T: Element> Reduction<T> {
 
     /// Whether the kernel overwrites its input.
     pub fn in_place(&self) -> bool {
-        matches!(self.plan, Plan::InPlace(_))
+        matches!(self.plan, Strategy::InPlace(_))
     }
 
     /// Buffers for sums of `n` elements, poisoned.
     pub fn workspace(&self, gpu: &Gpu, n: usize) -> Result<Workspace<T>> {
         let (first, second) = match self.plan {
-            Plan::OnePass(_) => (n.div_ceil(fast_chunk(size_of::<T>())).max(1), 1),
+            Strategy::OnePass(_) => (n.div_ceil(fast_chunk(size_of::<T>())).max(1), 1),
             _ => {
                 let m = n.div_ceil(per_block(self.kernel)).max(1);
                 (m, m.div_ceil(per_block(self.kernel)).max(1))
@@ -274,7 +274,7 @@ impl<T: Element> Reduction<T> {
             return Ok(0);
         }
         let [a, b] = &mut ws.partials;
-        if let Plan::OnePass(k) = self.plan {
+        if let Strategy::OnePass(k) = self.plan {
             let chunks = n.div_ceil(fast_chunk(size_of::<T>())) as u32;
             // SAFETY: `a` holds one partial per chunk, `b` and the ticket one
             // element each, the ticket is zero (the workspace starts so and
@@ -301,9 +301,9 @@ impl<T: Element> Reduction<T> {
             // passes, and each later one is smaller): the kernels' contract.
             unsafe {
                 match self.plan {
-                    Plan::Tree(t) => t.launch(gpu, grid, (&*src, dst, m as u64)),
-                    Plan::InPlace(t) => t.launch(gpu, grid, (src, dst, m as u64)),
-                    Plan::OnePass(_) => unreachable!("handled above"),
+                    Strategy::Tree(t) => t.launch(gpu, grid, (&*src, dst, m as u64)),
+                    Strategy::InPlace(t) => t.launch(gpu, grid, (src, dst, m as u64)),
+                    Strategy::OnePass(_) => unreachable!("handled above"),
                 }
             }?;
         }

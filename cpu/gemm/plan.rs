@@ -194,7 +194,7 @@ mod tests {
     use super::{Plan, TileShape, best_plan};
 
     /// The plans the model picks on an H100 (132 SMs), against the
-    /// fastest measured there (`device-gemm.sh tile-probe`, 2026-11-26,
+    /// fastest measured there (`remote-gemm.sh tile-probe`, 2026-11-26,
     /// `results/gemm/tile-probe-short-h100.log`: bf16 TFLOP/s at 1, 2 and 4
     /// splits on 128 x 256, 128 x 128 and 64 x 128 tiles; `docs/notes.md`):
     ///

@@ -75,7 +75,7 @@ pub fn markdown(report: &RunReport, checks: Option<&str>) -> String {
         md.push_str(&profiler_comparison(report, checks));
         let _ = writeln!(
             md,
-            "\n## Checks on the device\n\nAs printed by `scripts/device-run.sh` in the same session:\n\n```text\n{}\n```",
+            "\n## Checks on the device\n\nAs printed by `scripts/remote-run.sh` in the same session:\n\n```text\n{}\n```",
             checks.trim_end()
         );
     }

@@ -1,7 +1,7 @@
 //! `docs/sanitizers.md`: the labelled suite under the emulator and under
 //! compute-sanitizer's four tools, generated from a GPU run's results.
 //!
-//! The GPU run (`scripts/device-run.sh sanitize`) runs `hazards run NAME`
+//! The GPU run (`scripts/remote-run.sh sanitize`) runs `hazards run NAME`
 //! under each tool and writes one line per run: `TOOL KERNEL OUTCOME`,
 //! with `OUTCOME` one of `reported` (the tool's error exit), `silent`,
 //! `hang` (killed by its time limit) or `failed` (the launch itself

@@ -48,7 +48,7 @@ fn dynamic_smem_size() -> usize {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        emu::device::shared_len()
+        emu::ops::shared_len()
     }
 }
 

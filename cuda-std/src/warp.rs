@@ -86,8 +86,7 @@ fn shfl32<const MODE: u32>(mask: u32, value: u32, b: u32, c: u32) -> (u32, bool)
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        let got =
-            emu::device::shuffle(mask, emu::device::ShflOp::Sync { mode: MODE, b, c }, u64::from(value));
+        let got = emu::ops::shuffle(mask, emu::ops::ShflOp::Sync { mode: MODE, b, c }, u64::from(value));
         (got as u32, got >> 32 & 1 == 1)
     }
 }
@@ -194,7 +193,7 @@ pub fn activemask() -> u32 {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        emu::device::active_mask()
+        emu::ops::active_mask()
     }
 }
 

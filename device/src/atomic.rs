@@ -158,11 +158,11 @@ fn fence_at(sc: bool, scope: Scope) {
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 fn hook<T>(_shared: bool, _p: *const T, _write: bool, _order: Ordering) {
     #[cfg(not(target_arch = "nvptx64"))]
-    emu::device::access(
-        if _shared { emu::device::Space::Shared } else { emu::device::Space::Global },
+    emu::ops::access(
+        if _shared { emu::ops::Space::Shared } else { emu::ops::Space::Global },
         _p as usize,
         size_of::<T>(),
-        emu::device::Op::Atomic { write: _write, order: _order },
+        emu::ops::Op::Atomic { write: _write, order: _order },
         core::panic::Location::caller(),
     );
 }
@@ -289,6 +289,6 @@ pub fn fence() {
     #[cfg(not(target_arch = "nvptx64"))]
     {
         core::sync::atomic::fence(Ordering::SeqCst);
-        emu::device::fence();
+        emu::ops::fence();
     }
 }

@@ -62,7 +62,7 @@ impl Mbarrier {
             )
         };
         #[cfg(not(target_arch = "nvptx64"))]
-        emu::device::mbarrier_init(self.at as usize, count, core::panic::Location::caller());
+        emu::ops::mbarrier_init(self.at as usize, count, core::panic::Location::caller());
     }
 
     /// `mbarrier.arrive.expect_tx`: this thread arrives, and the phase
@@ -83,7 +83,7 @@ impl Mbarrier {
             )
         };
         #[cfg(not(target_arch = "nvptx64"))]
-        emu::device::mbarrier_arrive(self.at as usize, bytes, core::panic::Location::caller());
+        emu::ops::mbarrier_arrive(self.at as usize, bytes, core::panic::Location::caller());
     }
 
     /// `mbarrier.arrive`: this thread arrives.
@@ -103,7 +103,7 @@ impl Mbarrier {
             )
         };
         #[cfg(not(target_arch = "nvptx64"))]
-        emu::device::mbarrier_arrive(self.at as usize, 0, core::panic::Location::caller());
+        emu::ops::mbarrier_arrive(self.at as usize, 0, core::panic::Location::caller());
     }
 
     /// Waits until the phase of parity `parity` has completed
@@ -133,7 +133,7 @@ impl Mbarrier {
             }
         }
         #[cfg(not(target_arch = "nvptx64"))]
-        emu::device::mbarrier_wait(self.at as usize, parity, core::panic::Location::caller());
+        emu::ops::mbarrier_wait(self.at as usize, parity, core::panic::Location::caller());
     }
 }
 

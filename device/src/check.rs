@@ -7,13 +7,13 @@
 //! only, so a report names the line in the kernel, not in this layer.
 
 /// Which memory an access is to (the ISA's state spaces; the emulator's
-/// own `emu::device::Space`).
+/// own `emu::ops::Space`).
 pub use gpu_isa::Space;
 
 #[cfg(not(target_arch = "nvptx64"))]
 #[track_caller]
-fn hook(space: Space, p: *const u8, bytes: usize, op: emu::device::Op) {
-    emu::device::access(space, p as usize, bytes, op, core::panic::Location::caller());
+fn hook(space: Space, p: *const u8, bytes: usize, op: emu::ops::Op) {
+    emu::ops::access(space, p as usize, bytes, op, core::panic::Location::caller());
 }
 
 /// A load of `bytes` at `p`.
@@ -21,7 +21,7 @@ fn hook(space: Space, p: *const u8, bytes: usize, op: emu::device::Op) {
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn load<T>(_space: Space, _p: *const T, _bytes: usize) {
     #[cfg(not(target_arch = "nvptx64"))]
-    hook(_space, _p.cast(), _bytes, emu::device::Op::Read);
+    hook(_space, _p.cast(), _bytes, emu::ops::Op::Read);
 }
 
 /// A load that may see a shared word nobody wrote, on purpose.
@@ -29,7 +29,7 @@ pub fn load<T>(_space: Space, _p: *const T, _bytes: usize) {
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn load_maybe_uninit<T>(_space: Space, _p: *const T, _bytes: usize) {
     #[cfg(not(target_arch = "nvptx64"))]
-    hook(_space, _p.cast(), _bytes, emu::device::Op::ReadMaybeUninit);
+    hook(_space, _p.cast(), _bytes, emu::ops::Op::ReadMaybeUninit);
 }
 
 /// A store of `value` (of `T`s, or a vector of them) at `p` (the emulator compares values to tell benign
@@ -43,7 +43,7 @@ pub fn store<T, V>(_space: Space, _p: *const T, _value: &V) {
         // stored types (numbers, arrays and vectors of them) have no
         // padding.
         let bytes = unsafe { core::slice::from_raw_parts((_value as *const V).cast::<u8>(), size_of::<V>()) };
-        hook(_space, _p.cast(), bytes.len(), emu::device::Op::Write(bytes));
+        hook(_space, _p.cast(), bytes.len(), emu::ops::Op::Write(bytes));
     }
 }
 
@@ -53,5 +53,5 @@ pub fn store<T, V>(_space: Space, _p: *const T, _value: &V) {
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn store_unknown<T>(_space: Space, _p: *const T, _bytes: usize) {
     #[cfg(not(target_arch = "nvptx64"))]
-    hook(_space, _p.cast(), _bytes, emu::device::Op::WriteUnknown);
+    hook(_space, _p.cast(), _bytes, emu::ops::Op::WriteUnknown);
 }

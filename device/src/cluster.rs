@@ -39,7 +39,7 @@ macro_rules! cluster_register {
             #[cfg(not(target_arch = "nvptx64"))]
             {
                 let host: fn((u32, [u32; 3])) -> u32 = $host;
-                host(emu::device::cluster())
+                host(emu::ops::cluster())
             }
         }
     };
@@ -73,7 +73,7 @@ pub fn cluster_sync() {
         )
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    emu::device::cluster_barrier(core::panic::Location::caller());
+    emu::ops::cluster_barrier(core::panic::Location::caller());
 }
 
 impl Mbarrier {
@@ -104,6 +104,6 @@ impl Mbarrier {
             )
         };
         #[cfg(not(target_arch = "nvptx64"))]
-        emu::device::mbarrier_arrive_peer(self.ptr() as usize, rank, core::panic::Location::caller());
+        emu::ops::mbarrier_arrive_peer(self.ptr() as usize, rank, core::panic::Location::caller());
     }
 }

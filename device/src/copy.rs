@@ -34,7 +34,7 @@ pub fn commit_copies() {
         core::arch::asm!("cp.async.commit_group;", options(nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    emu::device::copy_commit();
+    emu::ops::copy_commit();
 }
 
 /// Waits until at most `N` of this thread's committed groups are still in
@@ -50,7 +50,7 @@ pub fn wait_copies<const N: u32>() {
         core::arch::asm!("cp.async.wait_group {n};", n = const N, options(nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    emu::device::copy_wait(N as usize);
+    emu::ops::copy_wait(N as usize);
 }
 
 impl<const STRIDE: usize> SharedTile<f32, STRIDE> {
@@ -147,7 +147,7 @@ impl<const STRIDE: usize> SharedTile<f32, STRIDE> {
             }
         }
         #[cfg(not(target_arch = "nvptx64"))]
-        emu::device::copy_async(
+        emu::ops::copy_async(
             dst as usize,
             src as usize,
             SIZE as usize,

@@ -53,5 +53,5 @@ pub fn wait_for_prerequisites() {
         core::arch::asm!("griddepcontrol.wait;", options(nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    emu::device::grid_dependency_wait();
+    emu::ops::grid_dependency_wait();
 }

@@ -13,7 +13,7 @@ pub fn fma(a: f32, b: f32, c: f32) -> f32 {
     {
         // The emulator: the host's fused multiply-add (libm `fmaf`), the
         // same single rounding.
-        emu::device::fma(a, b, c)
+        emu::ops::fma(a, b, c)
     }
 }
 
@@ -34,7 +34,7 @@ pub fn tanh_approx(x: f32) -> f32 {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        emu::device::tanh(x)
+        emu::ops::tanh(x)
     }
 }
 
@@ -60,7 +60,7 @@ pub fn ex2_approx(x: f32) -> f32 {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        emu::device::ex2(x)
+        emu::ops::ex2(x)
     }
 }
 
@@ -85,7 +85,7 @@ pub fn lg2_approx(x: f32) -> f32 {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        emu::device::lg2(x)
+        emu::ops::lg2(x)
     }
 }
 
@@ -107,7 +107,7 @@ pub fn bf16_bits(x: f32) -> u16 {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        emu::device::bf16_bits(x)
+        emu::ops::bf16_bits(x)
     }
 }
 
@@ -126,7 +126,7 @@ pub fn f16_bits(x: f32) -> u16 {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        emu::device::f16_bits(x)
+        emu::ops::f16_bits(x)
     }
 }
 
@@ -185,6 +185,6 @@ pub fn f16_to_f32(bits: u16) -> f32 {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        emu::device::f16_to_f32(bits)
+        emu::ops::f16_to_f32(bits)
     }
 }

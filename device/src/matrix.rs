@@ -84,7 +84,7 @@ impl<const STRIDE: usize> SharedTile<u16, STRIDE> {
             [r0, r1, r2, r3]
         }
         #[cfg(not(target_arch = "nvptx64"))]
-        emu::device::ldmatrix_x4(p as usize, TRANS)
+        emu::ops::ldmatrix_x4(p as usize, TRANS)
     }
 
     /// `stmatrix.sync.aligned.m8n8.x4.shared.b16` (sm_90): the inverse of
@@ -112,6 +112,6 @@ impl<const STRIDE: usize> SharedTile<u16, STRIDE> {
             };
         }
         #[cfg(not(target_arch = "nvptx64"))]
-        emu::device::stmatrix_x4(p as usize, regs);
+        emu::ops::stmatrix_x4(p as usize, regs);
     }
 }

@@ -36,7 +36,7 @@
 //! `f32`, and the tensor core adds them into the `f32` accumulator (in an
 //! order and with an internal rounding the ISA does not specify: the
 //! host's error bounds allow one `f32` ulp per addition). On the host,
-//! `emu::device::mma_sync` computes each lane's `D` from the whole warp's
+//! `emu::ops::mma_sync` computes each lane's `D` from the whole warp's
 //! fragments, gathered from the lanes as the hardware does, in `f64`,
 //! rounded once to `f32`.
 
@@ -118,7 +118,7 @@ pub unsafe fn mma_bf16_m16n8k16(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 
         mma_sync!("m16n8k16.row.col.f32.bf16.bf16.f32", a, b, c)
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    emu::device::mma_sync(emu::device::MmaInput::Bf16, a, b, c)
+    emu::ops::mma_sync(emu::ops::MmaInput::Bf16, a, b, c)
 }
 
 /// As [`mma_bf16_m16n8k16`] with IEEE binary16 A and B (two per register,
@@ -136,7 +136,7 @@ pub unsafe fn mma_f16_m16n8k16(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4
         mma_sync!("m16n8k16.row.col.f32.f16.f16.f32", a, b, c)
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    emu::device::mma_sync(emu::device::MmaInput::F16, a, b, c)
+    emu::ops::mma_sync(emu::ops::MmaInput::F16, a, b, c)
 }
 
 /// `D = A B + C` for one `m16n8k8` tile with tf32 A and B and `f32` C and
@@ -154,5 +154,5 @@ pub unsafe fn mma_tf32_m16n8k8(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4
         mma_sync!("m16n8k8.row.col.f32.tf32.tf32.f32", a, b, c)
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    emu::device::mma_sync(emu::device::MmaInput::Tf32, a, b, c)
+    emu::ops::mma_sync(emu::ops::MmaInput::Tf32, a, b, c)
 }

@@ -42,7 +42,7 @@ pub fn launch_sized_base() -> *mut u8 {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        emu::device::shared_base()
+        emu::ops::shared_base()
     }
 }
 

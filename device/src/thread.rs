@@ -21,7 +21,7 @@ macro_rules! special_registers {
             }
             #[cfg(not(target_arch = "nvptx64"))]
             {
-                emu::device::index().$field[$axis]
+                emu::ops::index().$field[$axis]
             }
         }
     )*};
@@ -114,5 +114,5 @@ pub fn sync_threads() {
         unsafe { sreg::_syncthreads() }
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    emu::device::barrier(core::panic::Location::caller());
+    emu::ops::barrier(core::panic::Location::caller());
 }

@@ -68,7 +68,7 @@ pub unsafe fn copy_2d(dst: *mut u8, maps: In<u64>, i: usize, (x, y): (i32, i32),
     {
         let site = core::panic::Location::caller();
         let data = box_bytes(dst, map, i, (x, y), site);
-        emu::device::tma_copy(bar.ptr() as usize, dst as usize, data, site);
+        emu::ops::tma_copy(bar.ptr() as usize, dst as usize, data, site);
     }
 }
 
@@ -108,7 +108,7 @@ pub unsafe fn copy_2d_multicast(
     {
         let site = core::panic::Location::caller();
         let data = box_bytes(dst, map, i, (x, y), site);
-        emu::device::tma_copy_multicast(bar.ptr() as usize, dst as usize, data, mask, site);
+        emu::ops::tma_copy_multicast(bar.ptr() as usize, dst as usize, data, mask, site);
     }
 }
 
@@ -147,7 +147,7 @@ pub unsafe fn store_2d(src: *const u8, maps: In<u64>, i: usize, (x, y): (i32, i3
     {
         let site = core::panic::Location::caller();
         let m = read_map(map, i, "store_2d", site);
-        emu::device::tma_store(m, (x as i64, y as i64), src as usize, site);
+        emu::ops::tma_store(m, (x as i64, y as i64), src as usize, site);
     }
 }
 
@@ -160,7 +160,7 @@ pub fn bulk_commit() {
         core::arch::asm!("cp.async.bulk.commit_group;", options(nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    emu::device::bulk_commit();
+    emu::ops::bulk_commit();
 }
 
 /// `cp.async.bulk.wait_group.read N`: waits until all but this thread's
@@ -175,7 +175,7 @@ pub fn bulk_wait_read<const N: u32>() {
         core::arch::asm!("cp.async.bulk.wait_group.read {n};", n = const N, options(nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    emu::device::bulk_wait(N as usize);
+    emu::ops::bulk_wait(N as usize);
 }
 
 /// `fence.proxy.async.shared::cta`: orders this thread's writes of shared
@@ -195,8 +195,8 @@ pub fn fence_async_shared() {
 /// used by `what`): the copy engine's read of global memory, checked, and
 /// its decoding.
 #[cfg(not(target_arch = "nvptx64"))]
-fn read_map(map: *const u64, i: usize, what: &str, site: emu::device::Site) -> emu::tma::Map2d {
-    emu::device::async_read(emu::device::Space::Global, map as usize, 8 * MAP_WORDS, site);
+fn read_map(map: *const u64, i: usize, what: &str, site: emu::ops::Site) -> emu::tma::Map2d {
+    emu::ops::async_read(emu::ops::Space::Global, map as usize, 8 * MAP_WORDS, site);
     // SAFETY: checked above to lie in a buffer of the launch.
     let words = unsafe { (map as *const [u64; MAP_WORDS]).read_unaligned() };
     let Some(m) = emu::tma::Map2d::decode(&words) else {
@@ -214,12 +214,12 @@ fn box_bytes(
     map: *const u64,
     i: usize,
     (x, y): (i32, i32),
-    site: emu::device::Site,
+    site: emu::ops::Site,
 ) -> std::vec::Vec<u8> {
     let m = read_map(map, i, "copy_2d", site);
-    let base = emu::device::shared_base() as usize;
+    let base = emu::ops::shared_base() as usize;
     m.copy_box((x as i64, y as i64), dst as usize - base, |addr, bytes| {
-        emu::device::tma_read(addr, bytes.len(), site);
+        emu::ops::tma_read(addr, bytes.len(), site);
         // SAFETY: checked above to lie in a live allocation.
         unsafe { core::ptr::copy_nonoverlapping(addr as *const u8, bytes.as_mut_ptr(), bytes.len()) };
     })

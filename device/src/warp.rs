@@ -43,7 +43,7 @@ pub unsafe fn shfl_idx_u32(mask: u32, value: u32, src: u32) -> u32 {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        emu::device::shuffle(mask, emu::device::ShflOp::Idx(src), u64::from(value)) as u32
+        emu::ops::shuffle(mask, emu::ops::ShflOp::Idx(src), u64::from(value)) as u32
     }
 }
 
@@ -63,9 +63,7 @@ pub unsafe fn shfl_down_f32(mask: u32, value: f32, delta: u32) -> f32 {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        f32::from_bits(
-            emu::device::shuffle(mask, emu::device::ShflOp::Down(delta), value.to_bits() as u64) as u32
-        )
+        f32::from_bits(emu::ops::shuffle(mask, emu::ops::ShflOp::Down(delta), value.to_bits() as u64) as u32)
     }
 }
 
@@ -83,7 +81,7 @@ pub unsafe fn shfl_down_i32(mask: u32, value: i32, delta: u32) -> i32 {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        emu::device::shuffle(mask, emu::device::ShflOp::Down(delta), value as u32 as u64) as u32 as i32
+        emu::ops::shuffle(mask, emu::ops::ShflOp::Down(delta), value as u32 as u64) as u32 as i32
     }
 }
 
@@ -121,7 +119,7 @@ pub unsafe fn shfl_xor_f32(mask: u32, value: f32, lane_mask: u32) -> f32 {
     #[cfg(not(target_arch = "nvptx64"))]
     {
         f32::from_bits(
-            emu::device::shuffle(mask, emu::device::ShflOp::Xor(lane_mask), value.to_bits() as u64) as u32,
+            emu::ops::shuffle(mask, emu::ops::ShflOp::Xor(lane_mask), value.to_bits() as u64) as u32
         )
     }
 }
@@ -148,7 +146,7 @@ pub unsafe fn ballot(mask: u32, predicate: bool) -> u32 {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        emu::device::shuffle(mask, emu::device::ShflOp::Ballot, u64::from(predicate)) as u32
+        emu::ops::shuffle(mask, emu::ops::ShflOp::Ballot, u64::from(predicate)) as u32
     }
 }
 
@@ -179,5 +177,5 @@ pub fn sync_warp(mask: u32) {
         unsafe { bar_warp_sync(mask) }
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    emu::device::warp_sync(mask, core::panic::Location::caller());
+    emu::ops::warp_sync(mask, core::panic::Location::caller());
 }

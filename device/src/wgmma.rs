@@ -36,7 +36,7 @@
 //! PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate". The
 //! descriptors, [`element_offset`], [`d_f32`] and [`swizzle`] are
 //! `gpu_isa`'s, the one home of what the ISA defines. On the host
-//! `emu::device::wgmma` computes each thread's D from the shared tiles at
+//! `emu::ops::wgmma` computes each thread's D from the shared tiles at
 //! the instruction, through the same descriptor arithmetic, in `f64`
 //! rounded once per instruction (as for `mma`), and checks every byte it reads:
 //! in bounds, written, not awaiting a TMA copy.
@@ -55,7 +55,7 @@ pub fn shared_address<T>(p: *const T) -> u32 {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        (p as usize - emu::device::shared_base() as usize) as u32
+        (p as usize - emu::ops::shared_base() as usize) as u32
     }
 }
 
@@ -148,7 +148,7 @@ pub fn wait<const N: u32>(acc: [f32; 128]) -> [f32; 128] {
 /// packed in pairs, are the A operand of its k16 step `t` as they lie (how
 /// FlashAttention-3 feeds P to `P V`).
 ///
-/// On the host each computes D through `emu::device::wgmma` (the
+/// On the host each computes D through `emu::ops::wgmma` (the
 /// descriptors, swizzles and fragments of `gpu_isa`, the whole product in
 /// `f64`, rounded once).
 pub trait Accumulators: Copy + core::ops::IndexMut<usize, Output = f32> {
@@ -346,10 +346,10 @@ macro_rules! accumulators {
                 #[cfg(not(target_arch = "nvptx64"))]
                 {
                     let mut acc = self;
-                    let input = if BF16 { emu::device::MmaInput::Bf16 } else { emu::device::MmaInput::F16 };
-                    emu::device::wgmma(
+                    let input = if BF16 { emu::ops::MmaInput::Bf16 } else { emu::ops::MmaInput::F16 };
+                    emu::ops::wgmma(
                         &mut acc,
-                        (emu::device::WgmmaA::Shared(a), b),
+                        (emu::ops::WgmmaA::Shared(a), b),
                         (input, TRANS_B),
                         scale_d,
                         core::panic::Location::caller(),
@@ -372,12 +372,12 @@ macro_rules! accumulators {
                 }
                 #[cfg(not(target_arch = "nvptx64"))]
                 {
-                    use emu::device::MmaInput;
+                    use emu::ops::MmaInput;
                     let mut acc = self;
                     let input = [MmaInput::Tf32, MmaInput::E4m3, MmaInput::E5m2][INPUT.min(2) as usize];
-                    emu::device::wgmma(
+                    emu::ops::wgmma(
                         &mut acc,
-                        (emu::device::WgmmaA::Shared(a), b),
+                        (emu::ops::WgmmaA::Shared(a), b),
                         (input, false),
                         scale_d,
                         core::panic::Location::caller(),
@@ -407,10 +407,10 @@ macro_rules! accumulators {
                 #[cfg(not(target_arch = "nvptx64"))]
                 {
                     let mut acc = self;
-                    let input = if BF16 { emu::device::MmaInput::Bf16 } else { emu::device::MmaInput::F16 };
-                    emu::device::wgmma(
+                    let input = if BF16 { emu::ops::MmaInput::Bf16 } else { emu::ops::MmaInput::F16 };
+                    emu::ops::wgmma(
                         &mut acc,
-                        (emu::device::WgmmaA::Registers(a), b),
+                        (emu::ops::WgmmaA::Registers(a), b),
                         (input, TRANS_B),
                         scale_d,
                         core::panic::Location::caller(),

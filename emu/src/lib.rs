@@ -86,7 +86,7 @@ pub use scheduler::launch;
 
 /// What the device layer's host back end calls: one function per device
 /// operation, each acting on the emulated thread that is running.
-pub mod device {
+pub mod ops {
     pub use crate::abi::{Op, ShflOp, Site, Space};
     pub use crate::async_hooks::{
         async_read, bulk_commit, bulk_wait, copy_async, copy_commit, copy_wait, mbarrier_arrive,

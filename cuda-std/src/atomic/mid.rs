@@ -264,5 +264,5 @@ fn fence(ordering: Ordering) {
     }
     core::sync::atomic::fence(ordering);
     #[cfg(not(target_arch = "nvptx64"))]
-    emu::device::fence();
+    emu::ops::fence();
 }

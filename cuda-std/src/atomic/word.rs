@@ -42,7 +42,7 @@ fn ordered<R>(o: Ordering, rmw: impl FnOnce() -> R) -> R {
 pub(crate) fn hook<T>(_p: *const T, _write: bool, _order: Ordering) {
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        use emu::device::{Op, Space, access, shared_base, shared_len};
+        use emu::ops::{Op, Space, access, shared_base, shared_len};
         let (addr, base) = (_p as usize, shared_base() as usize);
         let space = if addr >= base && addr < base + shared_len() { Space::Shared } else { Space::Global };
         access(

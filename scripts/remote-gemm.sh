@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The tensor-core GEMM library call on the GPU machine (binaries built by
-# scripts/device-build.sh into .device/): verification at odd shapes in
+# scripts/remote-build.sh into .device/): verification at odd shapes in
 # every layout and precision, compute-sanitizer on small calls, then the
 # public sweep against cuBLAS per precision. Prints the tables last.
 set -uo pipefail
@@ -9,7 +9,7 @@ OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 export PATH=/usr/local/cuda/bin:$PATH
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-# The revision the binaries were built from (device-build.sh writes it;
+# The revision the binaries were built from (remote-build.sh writes it;
 # there is no checkout here): the sweep tables record it.
 export KERNEL_LAB_GIT_REV=${KERNEL_LAB_GIT_REV:-$(cat $D/git-rev 2>/dev/null || echo unknown)}
 LOG=$OUT/gemm.log

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, which has no Rust: the binaries built here are
-# carried in .device/ (scripts/device-build.sh puts them there).
-#   bash scripts/device-run.sh tests suite sanitize ncu limits sass lab hazards rustcuda
+# carried in .device/ (scripts/remote-build.sh puts them there).
+#   bash scripts/remote-run.sh tests suite sanitize ncu limits sass lab hazards rustcuda
 # Writes under $OUT: results.json (the suite; its plots go into the logs, and
 # `kernel-lab report --plots` redraws them from the JSON), checks.txt (what
 # `kernel-lab report --checks` puts into BENCHMARKS.md), sanitizers.txt (the

@@ -249,6 +249,23 @@ impl Gpu {
         self.dependent_launches.set(on && self.info.major >= 9);
     }
 
+    /// Opens CUDA device `index` as [`Gpu::open`] does, or on a machine
+    /// with no GPU (no driver, or no device) the CPU emulator, which is
+    /// device 0 alone, with the reason there was no GPU. Any other failure,
+    /// or a device index past 0 where there is no GPU, is an error.
+    pub fn open_or_emulator(index: usize, archs: &'static [Ptx]) -> Result<(Gpu, Option<Error>)> {
+        match Gpu::open(index, archs) {
+            Ok(gpu) => Ok((gpu, None)),
+            Err(e @ (Error::NoDriver | Error::NoDevice { count: 0, .. })) if index == 0 => {
+                Ok((Gpu::emulator(), Some(e)))
+            }
+            Err(e @ (Error::NoDriver | Error::NoDevice { count: 0, .. })) => Err(Error::InvalidInput(
+                format!("no device {index}: {e}; the emulator, which runs instead, is device 0"),
+            )),
+            Err(e) => Err(e),
+        }
+    }
+
     /// The CPU emulator: the same kernels, from their host build.
     pub fn emulator() -> Gpu {
         Gpu::emulator_with_sms(1)

@@ -1,7 +1,9 @@
 //! Compiles the `gpu/` crate to PTX with rustc's own NVPTX backend, through
 //! the same builder a kernel crate of any project uses (`cuda-builder/`),
 //! and leaves `gpu_<arch>.ptx` in `OUT_DIR` for the host to embed
-//! (`cpu/runtime/ptx.rs`); and the `cuda_std` conformance kernels.
+//! (`cpu/runtime/ptx.rs`); and the `cuda_std` conformance kernels. Also
+//! the git revision the binaries are built from (`KERNEL_LAB_BUILD_REV`),
+//! which they report as their own whatever folder they run in.
 
 fn main() {
     println!("cargo::rerun-if-changed=rust-toolchain.toml");
@@ -12,4 +14,33 @@ fn main() {
     // The cuda_std conformance kernels, for tests/cuda_std.rs and the GPU
     // tests: every architecture a user's crate gets.
     lab_cuda_builder::CudaBuilder::new("cuda-std/conformance").run();
+    revision();
+}
+
+/// The commit checked out at build time, `unknown` outside a git checkout;
+/// the build runs again when HEAD or the branch it names moves.
+fn revision() {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let rev = git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
+    println!("cargo::rustc-env=KERNEL_LAB_BUILD_REV={rev}");
+    let Some(dir) = git(&["rev-parse", "--git-dir"]) else { return };
+    let dir = std::path::PathBuf::from(dir);
+    let mut watched = vec![dir.join("HEAD"), dir.join("packed-refs")];
+    if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
+        watched.push(dir.join(&branch));
+        // A worktree's branches live in the main repository's folder.
+        if let Some(common) = git(&["rev-parse", "--git-common-dir"]) {
+            watched.push(std::path::PathBuf::from(common).join(&branch));
+        }
+    }
+    for path in watched.iter().filter(|p| p.exists()) {
+        println!("cargo::rerun-if-changed={}", path.display());
+    }
 }

@@ -6,6 +6,8 @@
 //!
 //! - [`runtime`]: where kernels run ([`runtime::Gpu`]), the embedded PTX,
 //!   the error type;
+//! - [`files`]: reading the inputs a user names, writing the outputs
+//!   where they asked;
 //! - [`measure`]: inputs, verification, timing, records;
 //! - [`blas`]: `sgemm` with BLAS semantics and its dispatcher;
 //! - [`families`]: one host file per kernel family, behind one trait;
@@ -17,6 +19,7 @@
 pub mod blas;
 pub mod cli;
 pub mod families;
+pub mod files;
 pub mod gemm;
 pub mod measure;
 pub mod report;

@@ -102,7 +102,7 @@ fn hopper_causal_deal_covers_every_tile_once() {
         }
         assert!(seen.iter().all(|&n| n == 1), "{groups} groups of {per_group} on {grid} blocks: {seen:?}");
     }
-    // The causal problems on an H100's 132 SMs: dealt in groups
+    // The sweep's causal problems on an H100's 132 SMs: dealt in groups
     // of whole K/V heads (dividing the heads), not every head at once.
     for (b, h, kv, s) in [(4, 16, 16, 4096), (4, 16, 16, 4097), (1, 16, 16, 16384), (4, 16, 4, 4096)] {
         let g = attention::deal_group(&Problem::new(b, h, kv, (s, s), 128, true), 132) as usize;
@@ -129,7 +129,7 @@ fn hopper_causal_deal_covers_every_tile_once() {
 /// The last round split over every block (`hopper::Tail`): at any size
 /// where it pays, the runs cover every key tile of the last round's tiles
 /// once, each tile's chunks are the blocks its first and last unit name,
-/// and no two chunks share a slot; the non-causal problems split
+/// and no two chunks share a slot; the sweep's non-causal problems split
 /// on an H100's 132 SMs, causal ones never. On 3 emulated SMs every row is
 /// right with the chunks merged: fewer tiles than blocks, whole tiles then
 /// a tile in three chunks (grouped heads), each head dimension (at d =

@@ -390,7 +390,7 @@ fn plans_are_cached_by_device_precision_and_shape() {
     assert!(forced.plans().is_empty());
 }
 
-/// The section's targets table: issue 27's targets per precision, read
+/// The section's targets table: the GEMM targets per precision, read
 /// from the H100 sweeps only, each met or not by the rows' ratios (the
 /// lowest where the peer reaches half its best, every odd shape, 8192^3).
 #[test]

@@ -176,7 +176,7 @@ fn a_failed_write_is_an_error() {
     }
     // More than a pipe holds, so the write meets the closed end.
     let text = "x".repeat(1 << 22);
-    let result = kernel_lab::cli::write_file(&fifo, &text);
+    let result = kernel_lab::files::write_file(&fifo, &text);
     let error = result.expect_err("a write into a closed pipe fails").to_string();
     assert!(error.contains("cannot write") && error.contains(fifo.to_str().unwrap()), "{error}");
 }

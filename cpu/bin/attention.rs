@@ -2,7 +2,7 @@
 //! --causal --precision bf16`: attention's steps (`kernel_lab::families::attention`) verified
 //! against the `f64` reference (every element of O and lse within its derived bound; up to 4096
 //! rows, a sample beyond), then timed with CUDA events (median after warm-up), in TFLOP/s counted
-//! as `4 b h s_q s_k d`, halved when causal. `--sweep` runs the table and odd lengths (a
+//! as `4 b h s_q s_k d`, halved when causal. `--sweep` runs the sweep's table and odd lengths (a
 //! GPU only). Without a GPU it verifies on the emulator at the shapes given.
 
 use std::process::ExitCode;
@@ -58,7 +58,7 @@ struct Options {
     /// runs; hopper needs sm_90a).
     #[arg(long, value_delimiter = ',')]
     kernels: Vec<String>,
-    /// The table of shapes, then odd lengths (a GPU only).
+    /// The sweep's table of shapes, then odd lengths (a GPU only).
     #[arg(long)]
     sweep: bool,
     /// Timed runs (median reported) after the warm-up.
@@ -71,7 +71,7 @@ struct Options {
     device: usize,
 }
 
-/// The table (b, h, s, d, causal), odd lengths, and few query
+/// The sweep's table (b, h, s, d, causal), odd lengths, and few query
 /// tiles over many keys.
 fn sweep() -> Vec<Problem> {
     let table = [
@@ -168,15 +168,15 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
-    let gpu = match runtime::open(o.device) {
-        Ok(gpu) => gpu,
-        Err(e @ (Error::NoDriver | Error::NoDevice { count: 0, .. })) => {
-            if o.sweep {
-                eprintln!("error: --sweep times full-size problems and needs a GPU ({e})");
-                return ExitCode::from(EXIT_BAD_INPUT);
-            }
+    let gpu = match runtime::open_or_emulate(o.device) {
+        Ok((gpu, None)) => gpu,
+        Ok((_, Some(e))) if o.sweep => {
+            eprintln!("error: --sweep times full-size problems and needs a GPU ({e})");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+        Ok((gpu, Some(e))) => {
             eprintln!("{e}: verifying on the CPU emulator instead (no timings)");
-            Gpu::emulator()
+            gpu
         }
         Err(e) => {
             eprintln!("error: {e}");

@@ -339,11 +339,11 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
-    let gpu = match runtime::open(o.device) {
-        Ok(gpu) => gpu,
-        Err(e @ (Error::NoDriver | Error::NoDevice { count: 0, .. })) => {
+    let gpu = match runtime::open_or_emulate(o.device) {
+        Ok((gpu, None)) => gpu,
+        Ok((gpu, Some(e))) => {
             eprintln!("{e}: verifying on the CPU emulator instead (no timings)");
-            Gpu::emulator()
+            gpu
         }
         Err(e) => {
             eprintln!("error: {e}");

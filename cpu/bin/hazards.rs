@@ -98,14 +98,14 @@ fn main() -> ExitCode {
             Ok(true)
         }
         Some(Command::Report { results, out, checks }) => {
-            kernel_lab::cli::check_file_destination("--out", &out)?;
-            let text = kernel_lab::cli::read_file(&results)?;
-            let checks = checks.map(|c| kernel_lab::cli::read_file(&c)).transpose()?.unwrap_or_default();
+            kernel_lab::files::check_file_destination("--out", &out)?;
+            let text = kernel_lab::files::read_file(&results)?;
+            let checks = checks.map(|c| kernel_lab::files::read_file(&c)).transpose()?.unwrap_or_default();
             let suite = sanitize::suite();
             let gpu = table::GpuResults::parse(&text, &suite)?;
             let speeds = speed::sweep(1 << 16, 3);
             let md = table::markdown(&suite, &gpu, &checks, &speeds, &machine());
-            kernel_lab::cli::write_file(&out, &md)?;
+            kernel_lab::files::write_file(&out, &md)?;
             println!("wrote {}", out.display());
             Ok(true)
         }

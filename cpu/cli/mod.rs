@@ -9,11 +9,9 @@
 //! - `options`: what every binary accepts;
 //! - `run`: the plan, checked before any work, and the run on a GPU or the
 //!   emulator;
-//! - `output`: reading inputs and writing outputs where the user asked;
 //! - `provenance`: the git revision, the date, the device line.
 
 mod options;
-mod output;
 mod provenance;
 mod run;
 
@@ -25,7 +23,6 @@ use crate::families::{FAMILIES, Family};
 use crate::runtime::{Error, Result};
 pub use options::Common;
 use options::{Command, SuiteArgs};
-pub use output::{check_file_destination, read_file, write_file};
 pub use provenance::{civil_from_days, device_line, git_revision, today};
 use run::{Sections, run, write_report};
 

@@ -3,19 +3,11 @@
 
 use crate::runtime::Gpu;
 
-/// The git revision: `KERNEL_LAB_GIT_REV` (set where the binary runs
-/// without a checkout), else `git rev-parse`, else `unknown`.
+/// The git revision this binary was built from (`build.rs` embeds it;
+/// `unknown` where it was built outside a git checkout), whatever folder
+/// it runs in.
 pub fn git_revision() -> String {
-    if let Ok(rev) = std::env::var("KERNEL_LAB_GIT_REV") {
-        return rev;
-    }
-    std::process::Command::new("git")
-        .args(["rev-parse", "--short=12", "HEAD"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_else(|| "unknown".into())
+    env!("KERNEL_LAB_BUILD_REV").to_string()
 }
 
 /// `NVIDIA H100 80GB HBM3 (device 0, compute 9.0, 132 SMs, 79.2 GiB), driver 13.0, PTX sm_90, 2026-11-21`

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::Common;
-use super::output::{check_file_destination, check_folder_destination, read_file, write_file};
 use super::provenance::{device_line, git_revision, today};
 use crate::families::{self, Family};
+use crate::files::{check_file_destination, check_folder_destination, read_file, write_file};
 use crate::measure::{Runs, Shape};
 use crate::report::{self, Job, Progress, RunReport, suite};
 use crate::runtime::{Error, Gpu, Result};
@@ -68,27 +68,18 @@ fn plan(families: &[&'static dyn Family], common: &Common) -> Result<Vec<Job>> {
 /// The run every binary makes.
 pub(super) fn run(families: &[&'static dyn Family], common: &Common) -> Result<bool> {
     let jobs = plan(families, common)?;
-    let gpu = match crate::runtime::open(common.device) {
-        Ok(gpu) => gpu,
-        Err(e @ (Error::NoDriver | Error::NoDevice { count: 0, .. })) => {
-            if common.device != 0 {
-                return Err(Error::InvalidInput(format!(
-                    "no device {}: {e}; the emulator, which runs instead, is device 0",
-                    common.device
-                )));
-            }
-            emulable(&jobs)?;
-            eprintln!(
-                "{e}: running every kernel on the CPU emulator at small sizes instead (verification and analysis, no timings)"
-            );
-            let bar = progress_bar(jobs.len(), common.quiet);
-            let (message, tick) = (|what: &str| bar.set_message(what.to_string()), || bar.inc(1));
-            let records = suite::emulate(&jobs, &Progress { message: &message, tick: &tick })?;
-            bar.finish_and_clear();
-            return finish(common, &jobs, report_of(&Gpu::emulator(), common, &jobs, records));
-        }
-        Err(e) => return Err(e),
-    };
+    let (gpu, no_gpu) = crate::runtime::open_or_emulate(common.device)?;
+    if let Some(e) = no_gpu {
+        emulable(&jobs)?;
+        eprintln!(
+            "{e}: running every kernel on the CPU emulator at small sizes instead (verification and analysis, no timings)"
+        );
+        let bar = progress_bar(jobs.len(), common.quiet);
+        let (message, tick) = (|what: &str| bar.set_message(what.to_string()), || bar.inc(1));
+        let records = suite::emulate(&jobs, &Progress { message: &message, tick: &tick })?;
+        bar.finish_and_clear();
+        return finish(common, &jobs, report_of(&gpu, common, &jobs, records));
+    }
     for job in &jobs {
         gpu.check_fits(job.needs)?;
     }

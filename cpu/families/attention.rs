@@ -643,7 +643,7 @@ pub fn run_steps<P: Precision>(
 }
 
 /// The suite's problem at size `s`: batch 4, 16 heads, d = 128, not causal
-/// (the table); on the emulator, batch 1 and 2 heads.
+/// (the sweep's shape); on the emulator, batch 1 and 2 heads.
 fn suite_problem(s: usize, emulator: bool) -> Problem {
     let (b, h) = if emulator { (1, 2) } else { (4, 16) };
     Problem::new(b, h, h, (s, s), 128, false)

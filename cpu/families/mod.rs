@@ -145,7 +145,7 @@ pub trait Family: Sync {
         registry::module(&format!("gpu::{}", self.name()))
     }
 
-    /// The targets its issues set, checked against a run's records.
+    /// The family's targets, checked against a run's records.
     fn targets(&self, _records: &[&Record]) -> Vec<Target> {
         Vec::new()
     }
@@ -208,7 +208,7 @@ pub fn default_plots<F: Family + ?Sized>(family: &F, records: &[&Record], title:
     }]
 }
 
-/// A target an issue states, checked against a run.
+/// A target of a family, checked against a run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Target {
     pub what: String,

@@ -6,8 +6,8 @@
 /// The sweep file's text.
 pub const SWEEP: &str = include_str!("../../bench/gemm-sweep.txt");
 
-/// The group "odd": shapes no multiple of the tiles (the issue's "at least
-/// 2x cuBLAS" set).
+/// The group "odd": shapes no multiple of the tiles (the "at least 2x
+/// cuBLAS" target's set).
 pub const ODD: &str = "odd";
 
 /// Every shape of the sweep `(m, n, k)` with its group, in file order.

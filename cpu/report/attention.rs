@@ -127,7 +127,7 @@ type Ours = Vec<(Key, Vec<(String, f64)>)>;
 type Peers = BTreeMap<(Key, String), Option<f64>>;
 
 fn parse_ours(path: &Path) -> Result<(String, Ours)> {
-    let text = crate::cli::read_file(path)?;
+    let text = crate::files::read_file(path)?;
     let bad = |why: String| Error::InvalidInput(format!("{}: {why}", path.display()));
     let mut ours: Ours = Vec::new();
     // | precision | problem | step | worst error / bound | ms | TFLOP/s |
@@ -149,7 +149,7 @@ fn parse_ours(path: &Path) -> Result<(String, Ours)> {
 }
 
 fn parse_peers(path: &Path) -> Result<(String, Peers)> {
-    let text = crate::cli::read_file(path)?;
+    let text = crate::files::read_file(path)?;
     let bad = |why: String| Error::InvalidInput(format!("{}: {why}", path.display()));
     let mut peers = BTreeMap::new();
     // | b h/kv s_q x s_k d | causal | backend | ms | TFLOP/s |
@@ -179,7 +179,7 @@ fn ratio(ours: f64, peer: Option<f64>) -> String {
 
 const BACKENDS: [&str; 2] = ["FLASH", "CUDNN"];
 
-/// Issue 28's targets: which problems, which of our steps against which
+/// The attention targets: which problems, which of our steps against which
 /// backend, and the least ratio that meets it.
 struct Target {
     what: &'static str,
@@ -300,7 +300,7 @@ pub fn section(runs: &[Run], plots: Option<&Path>) -> Result<(String, Vec<(PathB
         }
         md += &t.markdown();
         md += "\n";
-        md += &format!("Targets (issue 28), {}:\n\n", run.precision);
+        md += &format!("Targets, {}:\n\n", run.precision);
         md += &targets(run);
         md += "\nWhat bounds each step, and what was tried: `docs/notes.md`, \"Attention, step 2\" and \
                \"Attention, step 3\" (ncu's stall samples by instruction, A/B runs).\n\n";

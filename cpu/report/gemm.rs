@@ -60,7 +60,7 @@ pub fn read(dir: &Path) -> Result<Vec<Sweep>> {
 }
 
 fn parse(path: &Path) -> Result<Sweep> {
-    let text = crate::cli::read_file(path)?;
+    let text = crate::files::read_file(path)?;
     let bad = |why: &str| Error::InvalidInput(format!("{}: {why}", path.display()));
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
     let name = stem.trim_start_matches("sweep-").trim_end_matches("-h100").to_string();
@@ -119,7 +119,7 @@ fn percent(x: Option<f64>) -> String {
     x.map_or("-".into(), |x| format!("{:.1}%", 100.0 * x))
 }
 
-/// What issue 27 asks of one precision's sweep on an H100, each a ratio
+/// The targets of one precision's sweep on an H100, each a ratio
 /// to the in-run peer unless said otherwise.
 struct Targets {
     /// The sweep's name before any `-`: the input precision.
@@ -218,7 +218,7 @@ fn lowest(s: &Sweep) -> Option<(f64, &str)> {
         .min_by(|a, b| a.0.total_cmp(&b.0))
 }
 
-/// Issue 27's targets against the H100 sweeps: one row per target and
+/// The GEMM targets against the H100 sweeps: one row per target and
 /// sweep (target, measured, met).
 fn targets(sweeps: &[Sweep], group_of: impl Fn(&str) -> &'static str) -> Table {
     let mut t = Table::new(["sweep", "target", "measured", "met", "why (where missed)"]);
@@ -361,7 +361,7 @@ pub fn section(sweeps: &[Sweep], plots: Option<&Path>) -> Result<(String, Vec<(P
            the next tile's main loop: so it was before D went through shared memory and TMA stores \
            (a table's git revision, where it has one, or its date and `git log results/gemm` say which \
            kernel it measured; see `docs/notes.md`).\n\n";
-    md += "Issue 27's targets, on the H100 sweeps (the `f32` rows are the FFMA path through the same \
+    md += "The targets, on the H100 sweeps (the `f32` rows are the FFMA path through the same \
            call, against `cublasGemmStridedBatchedEx` in pedantic FP32):\n\n";
     md += &targets(sweeps, group_of).markdown();
     md += "\nThe evidence for each cause (ncu's counters, the probes' logs in `results/gemm/`): \

@@ -158,7 +158,7 @@ fn is_dispatcher(r: &Record) -> bool {
     r.kernel.starts_with("sgemm (")
 }
 
-/// The targets over the row NN shapes of a run: the geometric mean
+/// The SGEMM targets over the row NN shapes of a run: the geometric mean
 /// at least 95% of cuBLAS over at least 15 shapes, none below 80%, and the
 /// stretch: at least 100% at 4096^3 and 8192^3.
 pub fn targets(records: &[&Record]) -> Vec<Target> {

@@ -14,10 +14,7 @@ pub static PTX: &[Ptx] = lab_runtime::include_ptx!("kernels");
 /// Device 0 with our PTX, or the emulator where there is no driver or
 /// device (any other failure, a PTX the driver rejects say, is an error).
 pub fn open() -> Result<Gpu> {
-    match Gpu::open(0, PTX) {
-        Err(Error::NoDriver | Error::NoDevice { .. }) => Ok(Gpu::emulator()),
-        other => other,
-    }
+    Gpu::open_or_emulator(0, PTX).map(|(gpu, _)| gpu)
 }
 
 /// One kernel's check: the largest error against the reference and the

@@ -74,7 +74,7 @@ pub fn check_file_destination(flag: &str, path: &Path) -> Result<()> {
 
 /// That plots can be written into `dir`: created if missing (the folder
 /// asked for), and granting write and search access.
-pub(super) fn check_folder_destination(flag: &str, dir: &Path) -> Result<()> {
+pub fn check_folder_destination(flag: &str, dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| {
         Error::InvalidInput(format!("{flag} {}: cannot create the folder: {e}", dir.display()))
     })?;

@@ -296,3 +296,23 @@ fn ex2_and_lg2_models() {
         assert!((r / f64::from(x).exp2() - 1.0).abs() <= gpu::dev::math::EX2_ERROR, "{x}");
     }
 }
+
+/// The sweep's data file: every line a problem the checks accept, the
+/// long-sequence rows at each head dimension the targets name, and the
+/// targets' file (which the report reads) parsed, each target covering at
+/// least one problem of the sweep.
+#[test]
+fn sweep_and_targets_files() {
+    let sweep = attention::sweep();
+    assert_eq!(sweep.len(), attention::SWEEP.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')).count());
+    for p in &sweep {
+        p.check().unwrap_or_else(|e| panic!("{p}: {e}"));
+    }
+    let targets = kernel_lab::report::targets::targets();
+    assert!(!targets.attention.is_empty());
+    for t in &targets.attention {
+        assert!(["flash", "hopper", "unfused"].contains(&t.step.as_str()), "{}: step {}", t.what, t.step);
+        assert!(["FLASH", "CUDNN"].contains(&t.backend.as_str()), "{}: backend {}", t.what, t.backend);
+        assert!(sweep.iter().any(|p| t.applies(p.d, (p.s_q, p.s_k))), "{} covers no problem of the sweep", t.what);
+    }
+}

@@ -71,33 +71,6 @@ struct Options {
     device: usize,
 }
 
-/// The sweep's table (b, h, s, d, causal), odd lengths, and few query
-/// tiles over many keys.
-fn sweep() -> Vec<Problem> {
-    let table = [
-        (16, 16, 512, 64, false),
-        (8, 16, 2048, 64, false),
-        (8, 16, 2048, 128, false),
-        (4, 16, 4096, 128, false),
-        (4, 16, 4096, 128, true),
-        (2, 16, 8192, 128, false),
-        (1, 16, 16384, 128, true),
-        (4, 8, 4096, 256, false),
-        // Odd lengths and grouped-query heads.
-        (4, 16, 4097, 128, true),
-        (8, 16, 77, 128, false),
-        (16, 16, 1, 64, false),
-    ];
-    let mut problems: Vec<Problem> =
-        table.iter().map(|&(b, h, s, d, causal)| Problem::new(b, h, h, (s, s), d, causal)).collect();
-    problems.push(Problem::new(4, 16, 4, (4096, 4096), 128, true));
-    problems.push(Problem::new(4, 16, 16, (1000, 4097), 128, true));
-    // Fewer query tiles than SMs over a long K (a chunk of a prompt, or
-    // decoding a batch): the Hopper step splits the keys over every block.
-    problems.push(Problem::new(1, 32, 32, (128, 8192), 128, false));
-    problems
-}
-
 /// Every problem the options ask for, and the steps, checked.
 fn problems(o: &Options) -> Result<(Vec<Problem>, Vec<Step>)> {
     let bad = |m: String| Err(Error::InvalidInput(m));
@@ -119,7 +92,7 @@ fn problems(o: &Options) -> Result<(Vec<Problem>, Vec<Step>)> {
         return bad("--iters must be at least 1".into());
     }
     let mut problems = if o.sweep {
-        sweep()
+        attention::sweep()
     } else {
         let kv = o.kv_heads.unwrap_or(o.heads);
         let mut p =

@@ -89,6 +89,30 @@ pub struct Problem {
     pub split: bool,
 }
 
+/// The sweep's text: `bench/attention-sweep.txt`, embedded when the binary
+/// is built.
+pub const SWEEP: &str = include_str!("../../bench/attention-sweep.txt");
+
+/// The sweep's problems, in file order: per line batch, query heads, K/V
+/// heads, query length, key length, head dimension, `causal` or `full`.
+pub fn sweep() -> Vec<Problem> {
+    SWEEP
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|line| {
+            let w: Vec<&str> = line.split_whitespace().collect();
+            let n = |i: usize| w.get(i).and_then(|x| x.parse().ok());
+            match (n(0), n(1), n(2), n(3), n(4), n(5), w.get(6)) {
+                (Some(b), Some(h), Some(kv), Some(s_q), Some(s_k), Some(d), Some(&mask @ ("causal" | "full"))) => {
+                    Problem::new(b, h, kv, (s_q, s_k), d, mask == "causal")
+                }
+                _ => panic!("bench/attention-sweep.txt: a line is `b h kv s_q s_k d causal|full`, not '{line}'"),
+            }
+        })
+        .collect()
+}
+
 impl Problem {
     /// A problem with the usual scale `1 / sqrt(d)`.
     pub fn new(batch: usize, heads: usize, kv_heads: usize, (s_q, s_k): (usize, usize), d: usize, causal: bool) -> Self {

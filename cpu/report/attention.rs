@@ -179,77 +179,27 @@ fn ratio(ours: f64, peer: Option<f64>) -> String {
 
 const BACKENDS: [&str; 2] = ["FLASH", "CUDNN"];
 
-/// The attention targets: which problems, which of our steps against which
-/// backend, and the least ratio that meets it.
-struct Target {
-    what: &'static str,
-    step: &'static str,
-    backend: &'static str,
-    applies: fn(&Key) -> bool,
-    least: f64,
-    /// The cause where it is missed (the evidence: `docs/notes.md`,
-    /// "Attention, step 2" and "step 3").
-    why: &'static str,
-}
-
-const TARGETS: [Target; 4] = [
-    Target {
-        what: "flash (mma.sync) at d = 128, s >= 2048: at least 100% of FLASH",
-        step: "flash",
-        backend: "FLASH",
-        applies: |k| k.d == 128 && k.s_q >= 2048 && k.s_q == k.s_k,
-        least: 1.0,
-        why: "registers: at 255 a thread two warps share a scheduler, and ncu finds them waiting on their \
-              mma results (step 2)",
-    },
-    Target {
-        what: "hopper at d = 128, s >= 4096, causal and not: at least 90% of CUDNN",
-        step: "hopper",
-        backend: "CUDNN",
-        applies: |k| k.d == 128 && k.s_q >= 4096 && k.s_q == k.s_k,
-        least: 0.9,
-        why: "ours issues more instructions a score than cuDNN's kernel, and the margin moves from card to \
-              card (step 3)",
-    },
-    Target {
-        what: "hopper at d = 64: at least 85% of CUDNN",
-        step: "hopper",
-        backend: "CUDNN",
-        applies: |k| k.d == 64 && k.s_q >= 512,
-        least: 0.85,
-        why: "not yet explained",
-    },
-    Target {
-        what: "hopper at d = 256: at least 85% of CUDNN",
-        step: "hopper",
-        backend: "CUDNN",
-        applies: |k| k.d == 256,
-        least: 0.85,
-        why: "not yet explained",
-    },
-];
-
 /// The targets' table for one run: each target's lowest ratio over the
 /// problems it covers (where the step and the backend both ran).
 fn targets(run: &Run) -> String {
     let mut t = Table::new(vec!["target", "lowest", "met", "why (where missed)"]);
-    for target in &TARGETS {
+    for target in &super::targets::targets().attention {
         let lowest = run
             .ours
             .iter()
-            .filter(|(k, _)| (target.applies)(k))
+            .filter(|(k, _)| target.applies(k.d, (k.s_q, k.s_k)))
             .filter_map(|(k, row)| {
-                let ours = row.iter().find(|(s, _)| s == target.step)?.1;
+                let ours = row.iter().find(|(s, _)| *s == target.step)?.1;
                 let peer = run.peers.get(&(k.clone(), target.backend.to_string())).copied().flatten()?;
                 Some((ours / peer, k))
             })
             .min_by(|a, b| a.0.total_cmp(&b.0));
         let (lowest, met, why) = match lowest {
             Some((r, k)) if r >= target.least => (format!("{:.1}% at {k}", 100.0 * r), "yes", ""),
-            Some((r, k)) => (format!("{:.1}% at {k}", 100.0 * r), "**no**", target.why),
+            Some((r, k)) => (format!("{:.1}% at {k}", 100.0 * r), "**no**", target.why.as_str()),
             None => ("-".into(), "-", ""),
         };
-        t.row(vec![target.what.into(), lowest, met.into(), why.into()]);
+        t.row(vec![target.what.clone(), lowest, met.into(), why.into()]);
     }
     t.markdown()
 }

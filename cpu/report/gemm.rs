@@ -5,6 +5,7 @@
 //! geometric mean, the lowest ratio where the peer reaches half its own
 //! best, the odd shapes, and a plot of the ratio by shape.
 
+use super::targets::{GemmWhy, Targets};
 use std::path::{Path, PathBuf};
 
 use super::table::Table;
@@ -119,90 +120,15 @@ fn percent(x: Option<f64>) -> String {
     x.map_or("-".into(), |x| format!("{:.1}%", 100.0 * x))
 }
 
-/// The targets of one precision's sweep on an H100, each a ratio
-/// to the in-run peer unless said otherwise.
-struct Targets {
-    /// The sweep's name before any `-`: the input precision.
-    precision: &'static str,
-    geomean: f64,
-    /// The lowest ratio where the peer reaches half its own best.
-    lowest: f64,
-    /// Every odd shape at least this many times the peer (`None`: the
-    /// ratios are reported, not targeted).
-    odd: Option<f64>,
-    /// At 8192^3: at least this ratio to the peer.
-    square_ratio: Option<f64>,
-    /// At 8192^3: at least this many TFLOP/s.
-    square_tflops: Option<f64>,
-}
-
-/// The 16-bit and tf32 targets (bf16 adds 8192^3).
-const TENSOR: Targets = Targets {
-    precision: "f16",
-    geomean: 1.0,
-    lowest: 0.85,
-    odd: Some(2.0),
-    square_ratio: None,
-    square_tflops: None,
-};
-
-const TARGETS: [Targets; 5] = [
-    Targets { precision: "bf16", square_ratio: Some(1.0), ..TENSOR },
-    TENSOR,
-    Targets { precision: "tf32", ..TENSOR },
-    Targets {
-        precision: "e4m3",
-        geomean: 0.95,
-        lowest: 0.80,
-        odd: None,
-        square_tflops: Some(1270.0),
-        ..TENSOR
-    },
-    Targets { precision: "f32", geomean: 0.96, lowest: 0.83, odd: None, ..TENSOR },
-];
-
 /// Why a missed target is missed, by what it measured (the target's kind
-/// and the shape where it is lowest, any where empty) and the precisions
-/// it was measured in: a short cause, the evidence in `docs/notes.md`,
-/// "The GEMM library's missed targets". A miss not listed here is "not
-/// yet explained".
-const WHY: [(&str, &str, &[&str], &str); 5] = [
-    (
-        "lowest",
-        "5000x3000x2000",
-        &["bf16", "f16"],
-        "the last wave (480 tiles of 128 x 256 are 3.64 waves on 132 SMs, run as 4), B's repack \
-         (rows off 32 bytes), and a wide spread between processes (tail probe)",
-    ),
-    (
-        "odd",
-        "1000x1000x1000",
-        &["bf16", "f16", "tf32"],
-        "the peer is fast here: twice its rate is about the fixed time of a single block",
-    ),
-    (
-        "8192",
-        "8192x8192x8192",
-        &["bf16"],
-        "the clock: under ncu ours takes no more SM cycles than the peer's kernel, at a lower \
-         clock, moving more bytes through L2; the ratio also moves by several percent from process \
-         to process, and six later processes met it",
-    ),
-    (
-        "lowest",
-        "64x14336x4096",
-        &["f32"],
-        "the FFMA kernel: no tile or split reaches the target there (plan probe)",
-    ),
-    ("geomean", "", &["f32"], "the FFMA kernel, below the peer's on the large squares and the small calls"),
-];
-
-fn why((kind, shape): (&str, &str), precision: &str, met: Option<bool>) -> String {
+/// and the shape where it is lowest) and the precision: the cause
+/// `bench/targets.toml` gives, or "not yet explained".
+fn why(causes: &[GemmWhy], (kind, shape): (&str, &str), precision: &str, met: Option<bool>) -> String {
     match met {
-        Some(false) => WHY
+        Some(false) => causes
             .iter()
-            .find(|(k, s, p, _)| *k == kind && (s.is_empty() || *s == shape) && p.contains(&precision))
-            .map_or("not yet explained".into(), |(_, _, _, why)| why.to_string()),
+            .find(|c| c.kind == kind && (c.shape.is_empty() || c.shape == shape) && c.precisions.iter().any(|p| p == precision))
+            .map_or("not yet explained".into(), |c| c.why.clone()),
         _ => String::new(),
     }
 }
@@ -223,9 +149,10 @@ fn lowest(s: &Sweep) -> Option<(f64, &str)> {
 fn targets(sweeps: &[Sweep], group_of: impl Fn(&str) -> &'static str) -> Table {
     let mut t = Table::new(["sweep", "target", "measured", "met", "why (where missed)"]);
     let met = |ok: bool| if ok { "yes" } else { "**no**" };
+    let Targets { gemm: goals, gemm_why: causes, .. } = super::targets::targets();
     for s in sweeps.iter().filter(|s| s.device.contains("H100")) {
         let precision = s.name.split('-').next().unwrap_or_default();
-        let Some(goal) = TARGETS.iter().find(|g| g.precision == precision) else {
+        let Some(goal) = goals.iter().find(|g| g.precision == precision) else {
             continue;
         };
         let ratios: Vec<f64> = s.rows.iter().filter_map(Row::ratio).collect();
@@ -235,7 +162,7 @@ fn targets(sweeps: &[Sweep], group_of: impl Fn(&str) -> &'static str) -> Table {
                 what,
                 measured,
                 ok.map_or("-", met).to_string(),
-                why((kind, shape), precision, ok),
+                why(&causes, (kind, shape), precision, ok),
             ]);
         };
         let g = geomean(&ratios);
@@ -315,7 +242,7 @@ pub fn section(sweeps: &[Sweep], plots: Option<&Path>) -> Result<(String, Vec<(P
          median of its rounds' medians. Our product kernel is a dependent launch (sm_90, `#[kernel(dependent \
          = true)]`): it starts while the kernel ahead of it on the stream finishes, a pack of the same call or, \
          in a batch, the call before, as consecutive calls in an application would; the peers' launches do not \
-         overlap. `gemm --serial-launches` times ours without it (`results/gemm/ab-dependent-h100.log`). \
+         overlap. `gemm --serial-launches` times ours without it (`results/experiments/2026-11-27-gemm-ab-dependent/ab-dependent-h100.log`). \
          Regenerated \
          from the sweep tables in `results/gemm/` by `kernel-lab report ... --gemm results/gemm`.\n\n",
     );
@@ -364,7 +291,7 @@ pub fn section(sweeps: &[Sweep], plots: Option<&Path>) -> Result<(String, Vec<(P
     md += "The targets, on the H100 sweeps (the `f32` rows are the FFMA path through the same \
            call, against `cublasGemmStridedBatchedEx` in pedantic FP32):\n\n";
     md += &targets(sweeps, group_of).markdown();
-    md += "\nThe evidence for each cause (ncu's counters, the probes' logs in `results/gemm/`): \
+    md += "\nThe evidence for each cause (ncu's counters, the probes' logs in `results/experiments/`): \
            `docs/notes.md`, \"The GEMM library's missed targets\".\n\n";
     for s in sweeps {
         md += &format!("### {}\n\n{}\n\n", s.name, s.device);

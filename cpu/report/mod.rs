@@ -7,6 +7,8 @@
 //! - [`gemm`]: its GEMM library section, from `gemm --sweep`'s tables;
 //! - [`attention`]: its attention section, from `attention --sweep`'s
 //!   tables and torch's;
+//! - [`targets`]: the targets both sections judge, and the causes of the
+//!   misses (`bench/targets.toml`);
 //! - [`plots`], which draws the SVG plots.
 
 pub mod attention;
@@ -15,6 +17,7 @@ pub mod markdown;
 pub mod plots;
 pub mod suite;
 pub mod table;
+pub mod targets;
 
 pub use suite::{Job, Progress, RunReport};
 pub use table::Table;

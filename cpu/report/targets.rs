@@ -1,0 +1,77 @@
+//! The targets `BENCHMARKS.md` judges the H100 runs against, and the
+//! causes of the misses: `bench/targets.toml`, embedded when the binary is
+//! built.
+
+use serde::Deserialize;
+
+/// The file's text.
+pub const TARGETS: &str = include_str!("../../bench/targets.toml");
+
+/// The whole file.
+#[derive(Deserialize)]
+pub struct Targets {
+    pub gemm: Vec<GemmTarget>,
+    pub gemm_why: Vec<GemmWhy>,
+    pub attention: Vec<AttentionTarget>,
+}
+
+/// One input precision's targets on the GEMM sweep, each a ratio to the
+/// in-run peer unless said otherwise.
+#[derive(Deserialize)]
+pub struct GemmTarget {
+    /// The sweep's name before any `-`.
+    pub precision: String,
+    pub geomean: f64,
+    /// The lowest ratio where the peer reaches half its own best.
+    pub lowest: f64,
+    /// Every odd shape at least this many times the peer (absent: the
+    /// ratios are reported, not targeted).
+    pub odd: Option<f64>,
+    /// At 8192^3: at least this ratio to the peer.
+    pub square_ratio: Option<f64>,
+    /// At 8192^3: at least this many TFLOP/s.
+    pub square_tflops: Option<f64>,
+}
+
+/// Why a GEMM target is missed.
+#[derive(Deserialize)]
+pub struct GemmWhy {
+    /// `geomean`, `lowest`, `odd` or `8192`.
+    pub kind: String,
+    /// Where the target is lowest (empty: anywhere).
+    pub shape: String,
+    pub precisions: Vec<String>,
+    pub why: String,
+}
+
+/// One attention target: a step against a backend, over the problems of
+/// head dimension `d` (any, where absent) with at least `min_seq` queries
+/// (and as many keys, where `equal_lengths`).
+#[derive(Deserialize)]
+pub struct AttentionTarget {
+    pub what: String,
+    pub step: String,
+    pub backend: String,
+    pub d: Option<usize>,
+    #[serde(default)]
+    pub min_seq: usize,
+    #[serde(default)]
+    pub equal_lengths: bool,
+    pub least: f64,
+    /// The cause where it is missed.
+    pub why: String,
+}
+
+impl AttentionTarget {
+    /// Whether the target covers a problem of head dimension `d` and
+    /// lengths `(s_q, s_k)`.
+    pub fn applies(&self, d: usize, (s_q, s_k): (usize, usize)) -> bool {
+        self.d.is_none_or(|x| x == d) && s_q >= self.min_seq && (!self.equal_lengths || s_q == s_k)
+    }
+}
+
+/// The targets, parsed (the file is part of the build: a test holds it
+/// well-formed).
+pub fn targets() -> Targets {
+    toml::from_str(TARGETS).unwrap_or_else(|e| panic!("bench/targets.toml: {e}"))
+}

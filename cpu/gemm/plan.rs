@@ -155,8 +155,8 @@ fn least_split_steps(tile: TileShape) -> usize {
 ///   two thirds of a short stage's bytes, and its rows half a sector off
 ///   cost the copy engine more than the SMs gain: bf16 1024 x 1000 x 1024
 ///   (B's rows 2000 bytes) 181 short against 199 narrow, where tf32's
-///   4000-byte rows gain (158 against 142; `results/gemm/small-tiles-h100.log`,
-///   `results/gemm/long-k-short-h100.log`).
+///   4000-byte rows gain (158 against 142; `results/experiments/2026-11-27-gemm-small-tiles/small-tiles-h100.log`,
+///   `results/experiments/2026-11-27-gemm-long-k-short/long-k-short-h100.log`).
 ///
 /// Elsewhere a narrow tile's better reuse of B won every probe.
 pub(crate) fn best_plan(
@@ -195,7 +195,7 @@ mod tests {
 
     /// The plans the model picks on an H100 (132 SMs), against the
     /// fastest measured there (`remote-gemm.sh tile-probe`, 2026-11-26,
-    /// `results/gemm/tile-probe-short-h100.log`: bf16 TFLOP/s at 1, 2 and 4
+    /// `results/experiments/2026-11-26-gemm-tile-probe-short/tile-probe-short-h100.log`: bf16 TFLOP/s at 1, 2 and 4
     /// splits on 128 x 256, 128 x 128 and 64 x 128 tiles; `docs/notes.md`):
     ///
     /// | shape | wide | narrow | short | picked |
@@ -211,10 +211,10 @@ mod tests {
     /// against 531 narrow and 346 short). Short tiles' rings then went from
     /// 4 stages to 8 (the same shared memory): 128 x 8192 x 8192 at one
     /// split 287 -> 338, 8192 x 128 x 8192 250 -> 315
-    /// (`results/gemm/tile-probe-short8-h100.log`). With that ring, short
+    /// (`results/experiments/2026-11-26-gemm-tile-probe-short8/tile-probe-short8-h100.log`). With that ring, short
     /// tiles at one split beat narrow ones on the small squares too, in
     /// every precision, where B's rows lie on whole sectors (2026-11-27,
-    /// three rounds, `results/gemm/small-tiles-h100.log`: 1024^3 bf16 236
+    /// three rounds, `results/experiments/2026-11-27-gemm-small-tiles/small-tiles-h100.log`: 1024^3 bf16 236
     /// against 211, f16 238 against 208, tf32 167 against 145, e4m3 308
     /// against 281; 512^3 alike); bf16 1000^3 (B's rows 2000 bytes) keeps
     /// narrow tiles (166 against 141). e4m3 1000^3 (both operands packed)
@@ -223,7 +223,7 @@ mod tests {
     /// rule's one measured miss.
     ///
     /// e4m3 (k-steps of 128 elements: half as many), with splits of 8
-    /// k-steps allowed on short tiles (`results/gemm/tile-probe-splits8-h100.log`,
+    /// k-steps allowed on short tiles (`results/experiments/2026-11-26-gemm-tile-probe-splits8/tile-probe-splits8-h100.log`,
     /// TFLOP/s at 1, 2, 3, 4 and 8 splits):
     ///
     /// | shape | narrow | short | picked |
@@ -233,7 +233,7 @@ mod tests {
     /// | 1024 x 1024 x 1024 | 208 (244 in a second run), 144, 96, 103, 45 | 233, 133, 109, 95, 49 | short, 1 (below) |
     ///
     /// 128 x 192 tiles against 128 x 256, one split, bf16 and e4m3
-    /// (`results/gemm/mid-probe-h100.log`, percent of cuBLAS / cuBLASLt in
+    /// (`results/experiments/2026-11-26-gemm-mid-probe/mid-probe-h100.log`, percent of cuBLAS / cuBLASLt in
     /// the same process):
     ///
     /// | shape | wide tiles | waves | mid tiles | waves | bf16 wide, mid | e4m3 wide, mid | picked |

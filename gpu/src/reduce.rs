@@ -303,7 +303,7 @@ pub fn reduce_unroll<T: Sum>(input: In<T>, partials: Out<T>, n: u64) {
 /// `__shared__ int smem[DIM]`. Here every kernel's shared memory is
 /// launch-sized (`gpu_launch_sized_workgroup_mem`: a static `.shared` array
 /// declared through inline asm reaches LLVM as a generic pointer, see the
-/// toolchain notes in README.md), so what changes is that the tree's width
+/// toolchain notes in docs/design.md), so what changes is that the tree's width
 /// is a run-time value: the tree's loop cannot be unrolled at compile time
 /// (a run-time trip count and shift per level). Expect it slower than
 /// kernel 3: the tree is short, so the per-level loop overhead and the

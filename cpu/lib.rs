@@ -10,6 +10,8 @@
 //!   where they asked;
 //! - [`measure`]: inputs, verification, timing, records;
 //! - [`blas`]: `sgemm` with BLAS semantics and its dispatcher;
+//! - [`gemm`]: the tensor-core GEMM as one library call;
+//! - [`peers`]: cuBLAS and cuBLASLt, the in-run peers;
 //! - [`families`]: one host file per kernel family, behind one trait;
 //! - [`report`]: the suite, tables, `BENCHMARKS.md`, plots;
 //! - [`cli`]: the command-line skeleton every binary shares.
@@ -22,6 +24,7 @@ pub mod families;
 pub mod files;
 pub mod gemm;
 pub mod measure;
+pub mod peers;
 pub mod report;
 pub mod runtime;
 pub mod sanitize;

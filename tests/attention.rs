@@ -304,7 +304,10 @@ fn ex2_and_lg2_models() {
 #[test]
 fn sweep_and_targets_files() {
     let sweep = attention::sweep();
-    assert_eq!(sweep.len(), attention::SWEEP.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')).count());
+    assert_eq!(
+        sweep.len(),
+        attention::SWEEP.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')).count()
+    );
     for p in &sweep {
         p.check().unwrap_or_else(|e| panic!("{p}: {e}"));
     }
@@ -313,6 +316,10 @@ fn sweep_and_targets_files() {
     for t in &targets.attention {
         assert!(["flash", "hopper", "unfused"].contains(&t.step.as_str()), "{}: step {}", t.what, t.step);
         assert!(["FLASH", "CUDNN"].contains(&t.backend.as_str()), "{}: backend {}", t.what, t.backend);
-        assert!(sweep.iter().any(|p| t.applies(p.d, (p.s_q, p.s_k))), "{} covers no problem of the sweep", t.what);
+        assert!(
+            sweep.iter().any(|p| t.applies(p.d, (p.s_q, p.s_k))),
+            "{} covers no problem of the sweep",
+            t.what
+        );
     }
 }

@@ -13,17 +13,17 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use half::{bf16, f16};
-use kernel_lab::blas::cublas::Cublas;
 use kernel_lab::blas::gemm::parse_shape;
 use kernel_lab::blas::{Gemm, Layout, Op, Operand};
 use kernel_lab::cli::{EXIT_BAD_INPUT, EXIT_FAILURE};
-use kernel_lab::gemm::lt::{Lt, Prepared};
 use kernel_lab::gemm::reference::Inputs;
 use kernel_lab::gemm::verify::verify;
 use kernel_lab::gemm::{
     Act, Bf16, Call, E4m3, E5m2, Element, F16, F32, Plan, Precision, TensorGemm, Tf32, TileShape,
 };
 use kernel_lab::measure::bench::{self, Runs};
+use kernel_lab::peers::Cublas;
+use kernel_lab::peers::lt::{Lt, Prepared};
 use kernel_lab::runtime::{self, DeviceBuffer, Error, Gpu, Result};
 
 /// Verify and time the tensor-core GEMM call against cuBLAS.

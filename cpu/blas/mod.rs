@@ -10,10 +10,8 @@
 //! - [`run`]: [`Sgemm`], which launches a call;
 //! - [`pack`]: operands copied into a workspace at another row stride,
 //!   transposed or not (for `sgemm` and the tensor-core library);
-//! - [`cublas`]: the in-run peer;
 //! - [`mod@reference`]: the f64 reference, test ratio and poison checks.
 
-pub mod cublas;
 pub mod gemm;
 pub mod pack;
 pub mod plan;

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use super::sgemm::{percent_of, rows_to_check};
 use super::{About, Family, Run, Target, percent_target};
-use crate::blas::cublas::Cublas;
+use crate::peers::Cublas;
 use crate::gemm::{self, Bf16, F16, Tf32};
 use crate::measure::{Rate, Record, Shape, data, trial};
 use crate::runtime::{DeviceBuffer, Error, Gpu, Result};

@@ -8,8 +8,6 @@
 //! - [`run`]: [`TensorGemm`], which packs, plans and launches;
 //! - [`reference`](mod@reference): the `f64` reference and each element's error bound;
 //! - [`sweep`]: the public sweep's shapes and groups;
-//! - [`cublas`]: the in-run peer, `cublasGemmStridedBatchedEx` on the same
-//!   call; [`lt`]: `cublasLtMatmul`, the peer for FP8 and epilogues.
 //!
 //! ```ignore
 //! let call = Call::new(Gemm::new(Layout::Col, Op::T, Op::N, m, n, k).scaled(0.5, 1.0));
@@ -20,8 +18,6 @@
 pub const KERNELS: &str = "gpu::gemm";
 
 pub mod call;
-pub mod cublas;
-pub mod lt;
 pub mod plan;
 pub mod precision;
 pub mod reference;

@@ -127,7 +127,11 @@ fn why(causes: &[GemmWhy], (kind, shape): (&str, &str), precision: &str, met: Op
     match met {
         Some(false) => causes
             .iter()
-            .find(|c| c.kind == kind && (c.shape.is_empty() || c.shape == shape) && c.precisions.iter().any(|p| p == precision))
+            .find(|c| {
+                c.kind == kind
+                    && (c.shape.is_empty() || c.shape == shape)
+                    && c.precisions.iter().any(|p| p == precision)
+            })
             .map_or("not yet explained".into(), |c| c.why.clone()),
         _ => String::new(),
     }

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 
 use super::{About, Family, Plot, Run, Target, order_target, percent_target};
 use crate::blas::Gemm;
-use crate::blas::cublas::Cublas;
+use crate::peers::Cublas;
 use crate::measure::{Rate, Record, Runs, Shape, Stage, Trial, bench, data, trial};
 use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
 

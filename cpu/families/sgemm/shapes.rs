@@ -5,7 +5,7 @@
 use std::cell::RefCell;
 
 use super::{Candidates, Launch, Sgemm, percent_of_cublas, rows_to_check};
-use crate::blas::cublas::Cublas;
+use crate::peers::Cublas;
 use crate::blas::reference::{self, Matrices, THRESHOLD};
 use crate::blas::{self, Gemm, Layout, Op, Plan};
 use crate::families::{Plot, Run, Series, Target};

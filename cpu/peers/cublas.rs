@@ -1,10 +1,17 @@
-//! The in-run peer: cuBLAS SGEMM in FP32 (math mode `CUBLAS_DEFAULT_MATH`:
-//! no TF32 tensor cores), on the same buffers and the same layout.
+//! cuBLAS on the same call, the same buffers: SGEMM in FP32 (math mode
+//! `CUBLAS_DEFAULT_MATH`: no TF32 tensor cores) for `sgemm`, and
+//! `cublasGemmStridedBatchedEx` in the library call's precision (tf32:
+//! `CUBLAS_COMPUTE_32F_FAST_TF32`; bf16 and f16: `CUBLAS_COMPUTE_32F`; f32:
+//! pedantic FP32) and output type. cuBLAS is column-major: a row-major
+//! call goes as `Dᵀ = op(B)ᵀ op(A)ᵀ`.
 
 use cudarc::cublas::{CudaBlas, Gemm as _, GemmConfig, sys as cublas_sys};
 
-use super::gemm::{Gemm, Layout, Op};
-use crate::gemm::{Input as _, Precision};
+use cudarc::driver::{DevicePtr, DevicePtrMut};
+
+use crate::blas::{Gemm, Layout, Op};
+use crate::gemm::Call;
+use crate::gemm::precision::{Element, Input, Precision};
 use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
 
 pub struct Cublas {
@@ -146,7 +153,6 @@ impl Cublas {
         c: &mut DeviceBuffer<f32>,
         (ty, compute): (cublas_sys::cudaDataType_t, cublas_sys::cublasComputeType_t),
     ) -> Result<()> {
-        use cudarc::driver::{DevicePtr, DevicePtrMut};
         if [m, n, k].iter().any(|&x| x > i32::MAX as usize) {
             return Err(Error::InvalidInput(format!("cuBLAS takes 32-bit dimensions, not {m}x{n}x{k}")));
         }
@@ -198,6 +204,82 @@ impl Cublas {
         };
         if status != cublas_sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
             return Err(Error::InvalidInput(format!("cublasGemmEx ({what}) failed: {status:?}")));
+        }
+        Ok(())
+    }
+
+    /// `call` (without epilogue) through `cublasGemmStridedBatchedEx`.
+    pub fn gemm<P: Precision, O: Element>(
+        &self,
+        call: &Call,
+        a: &DeviceBuffer<P::Input>,
+        b: &DeviceBuffer<P::Input>,
+        c: &mut DeviceBuffer<O>,
+    ) -> Result<()> {
+        call.check(a.len(), b.len(), c.len(), if call.bias { usize::MAX } else { 0 })?;
+        if call.has_epilogue() {
+            return Err(Error::InvalidInput(format!(
+                "gemm {call}: cublasGemmEx has no epilogue (cuBLASLt's)"
+            )));
+        }
+        let g = &call.gemm;
+        let on_gpu = |what| Error::InvalidInput(format!("cuBLAS needs {what} on the GPU"));
+        let (a, b) = (a.as_cuda().ok_or_else(|| on_gpu("A"))?, b.as_cuda().ok_or_else(|| on_gpu("B"))?);
+        let c = c.as_cuda_mut().ok_or_else(|| on_gpu("C"))?;
+        let stream = self.stream();
+        let (a_ptr, _ga) = a.device_ptr(stream);
+        let (b_ptr, _gb) = b.device_ptr(stream);
+        let (c_ptr, _gc) = c.device_ptr_mut(stream);
+        let op = |o: Op| match o {
+            Op::N => cublas_sys::cublasOperation_t::CUBLAS_OP_N,
+            Op::T => cublas_sys::cublasOperation_t::CUBLAS_OP_T,
+        };
+        // Column-major as it is; row-major as the transposed product.
+        let ((first, op1, ld1, s1), (second, op2, ld2, s2), (m, n)) = match g.layout {
+            Layout::Col => {
+                ((a_ptr, g.op_a, g.lda, call.stride_a), (b_ptr, g.op_b, g.ldb, call.stride_b), (g.m, g.n))
+            }
+            Layout::Row => {
+                ((b_ptr, g.op_b, g.ldb, call.stride_b), (a_ptr, g.op_a, g.lda, call.stride_a), (g.n, g.m))
+            }
+        };
+        let int = |x: usize| x as i32;
+        let (alpha, beta) = (g.alpha, g.beta);
+        // SAFETY: the buffers hold the batch at its leading dimensions and
+        // strides (checked above); the pointers stay valid while the
+        // guards live; alpha and beta are host f32s, as the f32 compute
+        // types take them.
+        let status = unsafe {
+            cublas_sys::cublasGemmStridedBatchedEx(
+                *self.handle(),
+                op(op1),
+                op(op2),
+                int(m),
+                int(n),
+                int(g.k),
+                (&alpha as *const f32).cast(),
+                first as *const std::ffi::c_void,
+                P::Input::cuda_type(),
+                int(ld1.max(1)),
+                s1 as i64,
+                second as *const std::ffi::c_void,
+                P::Input::cuda_type(),
+                int(ld2.max(1)),
+                s2 as i64,
+                (&beta as *const f32).cast(),
+                c_ptr as *mut std::ffi::c_void,
+                O::cuda_type(),
+                int(g.ldc.max(1)),
+                call.stride_c as i64,
+                int(call.batch),
+                P::cublas_compute(),
+                cublas_sys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+            )
+        };
+        if status != cublas_sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+            return Err(Error::InvalidInput(format!(
+                "cublasGemmStridedBatchedEx ({call}) failed: {status:?}"
+            )));
         }
         Ok(())
     }

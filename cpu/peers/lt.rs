@@ -24,9 +24,9 @@ use cudarc::cublaslt::sys;
 use cudarc::cublaslt::sys::cublasLtMatmulDescAttributes_t as Desc;
 use cudarc::driver::{DevicePtr, DevicePtrMut};
 
-use super::call::{Act, Call};
-use super::precision::{Element, Input, Precision};
 use crate::blas::{Layout, Op};
+use crate::gemm::call::{Act, Call};
+use crate::gemm::precision::{Element, Input, Precision};
 use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
 
 /// A cuBLASLt handle and its workspace (32 MiB, NVIDIA's advice for Hopper).

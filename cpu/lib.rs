@@ -9,6 +9,7 @@
 //! - [`files`]: reading the inputs a user names, writing the outputs
 //!   where they asked;
 //! - [`measure`]: inputs, verification, timing, records;
+//! - [`attention`]: attention as a library call;
 //! - [`blas`]: `sgemm` with BLAS semantics and its dispatcher;
 //! - [`gemm`]: the tensor-core GEMM as one library call;
 //! - [`peers`]: cuBLAS and cuBLASLt, the in-run peers;
@@ -18,6 +19,7 @@
 
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod attention;
 pub mod blas;
 pub mod cli;
 pub mod families;

@@ -6,7 +6,7 @@
 //! is conflict-free; the emulator's `ex2.approx` and `lg2.approx` models.
 
 use gpu::dev::math::{ex2_approx, lg2_approx};
-use kernel_lab::families::attention::{self, Buffers, Precision, Problem, Step};
+use kernel_lab::attention::{self, Buffers, Precision, Problem, Step};
 use kernel_lab::gemm::{Bf16, F16, TensorGemm};
 use kernel_lab::runtime::Gpu;
 

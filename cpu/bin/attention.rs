@@ -1,5 +1,5 @@
 //! `cargo run --release --bin attention -- --batch 4 --heads 16 --kv-heads 4 --seq 4096 --head-dim 128
-//! --causal --precision bf16`: attention's steps (`kernel_lab::families::attention`) verified
+//! --causal --precision bf16`: attention's steps (`kernel_lab::attention`) verified
 //! against the `f64` reference (every element of O and lse within its derived bound; up to 4096
 //! rows, a sample beyond), then timed with CUDA events (median after warm-up), in TFLOP/s counted
 //! as `4 b h s_q s_k d`, halved when causal. `--sweep` runs the sweep's table and odd lengths (a
@@ -8,8 +8,8 @@
 use std::process::ExitCode;
 
 use clap::Parser;
+use kernel_lab::attention::{self, Precision, Problem, Step};
 use kernel_lab::cli::{EXIT_BAD_INPUT, EXIT_FAILURE};
-use kernel_lab::families::attention::{self, Precision, Problem, Step};
 use kernel_lab::gemm::{Bf16, F16};
 use kernel_lab::measure::bench::Runs;
 use kernel_lab::runtime::{self, Error, Gpu, Result};

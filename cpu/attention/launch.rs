@@ -1,0 +1,310 @@
+//! The steps of attention and their launches: the unfused baseline
+//! through the GEMM library, the fused kernels of `gpu/src/attention/`.
+
+use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
+use gpu::attention::Half;
+use gpu::dev::{In, Out};
+use gpu::launch::{Dim3, Kernel, registry};
+
+use crate::blas::{Gemm, Layout, Op};
+use crate::gemm::{self, Bf16, Call, Element, F16, Input, TensorGemm};
+use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
+
+use super::problem::Problem;
+
+/// A precision attention runs in: bf16 or f16 inputs, P and O.
+pub trait Precision: gemm::Precision<Input = Self::T> {
+    /// The element, as the kernels take it.
+    type T: Input + Element + Half + DeviceRepr + ValidAsZeroBits + Default;
+}
+
+impl Precision for Bf16 {
+    type T = half::bf16;
+}
+
+impl Precision for F16 {
+    type T = half::f16;
+}
+
+/// What the fused kernels take.
+pub type FlashSignature<T> = (In<T>, In<T>, In<T>, Out<T>, Out<f32>, u32, u32, u32, u32, f32, u32);
+/// What the Hopper kernels take: the tensor maps of Q, K and V (read
+/// through them alone), O and lse, a split's workspace, then
+/// as [`FlashSignature`] from the heads, with the batch before them.
+pub type HopperSignature<T> = (In<u64>, Out<T>, Out<f32>, Out<f32>, u32, u32, u32, u32, u32, f32, u32);
+/// What the Hopper step's merge kernel takes.
+pub type MergeSignature<T> = (In<f32>, Out<T>, Out<f32>, u32, u32, u32, u32, u32, u32, f32);
+/// What the softmax kernel takes.
+pub type SoftmaxSignature<T> = (In<f32>, Out<T>, Out<f32>, u32, u32, u32, f32, u32);
+
+/// The steps of the family, as a binary names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// 1: GEMM, softmax kernel, GEMM.
+    Unfused,
+    /// 2: the FlashAttention-2 kernel.
+    Flash,
+    /// 3: the FlashAttention-3 kernel (sm_90a).
+    Hopper,
+}
+
+impl Step {
+    pub const ALL: [Step; 3] = [Step::Unfused, Step::Flash, Step::Hopper];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Step::Unfused => "unfused",
+            Step::Flash => "flash",
+            Step::Hopper => "hopper",
+        }
+    }
+
+    /// The kernel of this step in precision `name` (`bf16`, `f16`) for
+    /// head dimension `d`: the softmax kernel for the baseline.
+    pub fn kernel(self, precision: &str, d: usize) -> Result<&'static Kernel> {
+        let name = match self {
+            Step::Unfused => format!("attention_softmax_{precision}"),
+            Step::Flash => format!("attention_flash_d{d}_{precision}"),
+            Step::Hopper => format!("attention_hopper_d{d}_{precision}"),
+        };
+        registry::find(&name).ok_or_else(|| Error::InvalidInput(format!("no kernel {name}")))
+    }
+}
+
+/// The device buffers of one problem: inputs, outputs, and the baseline's
+/// scores and probabilities (allocated when the baseline runs).
+pub struct Buffers<T: DeviceRepr> {
+    pub q: DeviceBuffer<T>,
+    pub k: DeviceBuffer<T>,
+    pub v: DeviceBuffer<T>,
+    pub o: DeviceBuffer<T>,
+    pub lse: DeviceBuffer<f32>,
+    scores: Option<(DeviceBuffer<f32>, DeviceBuffer<T>)>,
+    /// The Hopper step's tensor maps, encoded at its first launch on a
+    /// shape (`Problem::shape`).
+    maps: Option<([usize; 6], DeviceBuffer<u64>)>,
+    /// The Hopper step's causal deal: shape, grid, heads per group
+    /// ([`deal_group`]), picked at its first causal launch on them.
+    deal: Option<([usize; 6], u32, u32)>,
+    /// The Hopper step's split workspace (the chunks' states), grown to
+    /// the largest split launched on them.
+    split: Option<DeviceBuffer<f32>>,
+}
+
+impl<T: DeviceRepr + ValidAsZeroBits + Copy> Buffers<T> {
+    /// Uploads Q, K, V (checked against the problem) and allocates O and lse.
+    pub fn new(gpu: &Gpu, problem: &Problem, q: &[T], k: &[T], v: &[T]) -> Result<Self> {
+        problem.check()?;
+        if q.len() != problem.q_len() || k.len() != problem.kv_len() || v.len() != problem.kv_len() {
+            return Err(Error::InvalidInput(format!("attention {problem}: inputs of the wrong length")));
+        }
+        Ok(Buffers {
+            q: gpu.upload(q)?,
+            k: gpu.upload(k)?,
+            v: gpu.upload(v)?,
+            o: gpu.alloc(problem.q_len())?,
+            lse: gpu.alloc(problem.rows())?,
+            scores: None,
+            maps: None,
+            deal: None,
+            split: None,
+        })
+    }
+}
+
+/// Runs `step` on `problem` in precision `P`: O and lse into `x`.
+pub fn launch<P: Precision>(
+    gpu: &Gpu,
+    lib: &TensorGemm,
+    step: Step,
+    p: &Problem,
+    x: &mut Buffers<P::T>,
+) -> Result<()> {
+    p.check()?;
+    let (sq, sk) = (p.s_q as u32, p.s_k as u32);
+    let causal = u32::from(p.causal);
+    match step {
+        Step::Flash => {
+            let kernel = Step::Flash.kernel(<P::T as Input>::NAME, p.d)?;
+            let typed = kernel.typed::<FlashSignature<P::T>>().map_err(Error::InvalidInput)?;
+            let grid = kernel.launch.grid(sq, (p.batch * p.heads) as u32);
+            let dims = (p.heads as u32, p.kv_heads as u32, sq, sk);
+            // SAFETY: the buffers hold Q, K, V, O and lse of this checked
+            // problem (`Buffers::new`); the grid is the kernel's.
+            unsafe {
+                typed.launch(
+                    gpu,
+                    grid,
+                    (&x.q, &x.k, &x.v, &mut x.o, &mut x.lse, dims.0, dims.1, dims.2, dims.3, p.scale, causal),
+                )
+            }
+        }
+        Step::Hopper => {
+            use gpu::attention::hopper::{CAUSAL, GROUP_SHIFT, PING_PONG, SPLIT, merge_threads, part_floats};
+            let kernel = Step::Hopper.kernel(<P::T as Input>::NAME, p.d)?;
+            let typed = kernel.typed::<HopperSignature<P::T>>().map_err(Error::InvalidInput)?;
+            if x.maps.as_ref().is_none_or(|(shape, _)| *shape != p.shape()) {
+                x.maps = Some((p.shape(), gpu.upload(&hopper_maps(gpu, p, x)?)?));
+            }
+            let maps = &x.maps.as_ref().expect("just encoded").1;
+            let resident = gpu.resident_blocks(kernel)?;
+            // A split runs on every block, even with fewer tiles than blocks.
+            let split = hopper_split(p, resident);
+            let grid = match split {
+                Some(_) => Dim3::xy(resident, 1),
+                None => kernel.launch.persistent_grid(sq, (p.batch * p.heads) as u32, resident),
+            };
+            let words = split.map_or(1, |_| grid.x as usize * part_floats(p.d));
+            if x.split.as_ref().is_none_or(|w| w.len() < words) {
+                // (Zeros: the merge reads only what the product wrote, but a
+                // buffer the sanitizer's initcheck sees written.)
+                x.split = Some(gpu.zeros(words)?);
+            }
+            let workspace = x.split.as_mut().expect("just allocated");
+            let group = if p.causal {
+                if x.deal.is_none_or(|(shape, g, _)| shape != p.shape() || g != grid.x) {
+                    x.deal = Some((p.shape(), grid.x, deal_group(p, grid.x)));
+                }
+                x.deal.expect("just picked").2
+            } else {
+                0
+            };
+            let hopper_flags = if p.causal { CAUSAL } else { 0 }
+                | if p.ping_pong { PING_PONG } else { 0 }
+                | if split.is_some() { SPLIT } else { 0 }
+                | group << GROUP_SHIFT;
+            let dims = (p.batch as u32, p.heads as u32, p.kv_heads as u32, sq, sk);
+            // SAFETY: the buffers hold Q, K, V, O and lse of this checked
+            // problem (`Buffers::new`), and the maps describe them as the
+            // kernel reads them (`hopper_maps`); a split's workspace its
+            // size; the grid is the kernel's.
+            unsafe {
+                typed.launch(
+                    gpu,
+                    grid,
+                    (
+                        maps,
+                        &mut x.o,
+                        &mut x.lse,
+                        workspace,
+                        dims.0,
+                        dims.1,
+                        dims.2,
+                        dims.3,
+                        dims.4,
+                        p.scale,
+                        hopper_flags,
+                    ),
+                )
+            }?;
+            let Some(tail) = split else { return Ok(()) };
+            let merge = registry::find(&format!("attention_merge_{}", <P::T as Input>::NAME))
+                .ok_or_else(|| Error::InvalidInput("no kernel attention_merge".into()))?;
+            let typed = merge.typed::<MergeSignature<P::T>>().map_err(Error::InvalidInput)?;
+            let threads = merge_threads(p.d, tail.tiles as usize) as u32;
+            let workspace = x.split.as_ref().expect("allocated above");
+            // SAFETY: the product launch just wrote the chunks' states for
+            // this problem on `grid` blocks; O and lse are the problem's.
+            unsafe {
+                typed.launch(
+                    gpu,
+                    Dim3::xy(merge.launch.blocks(threads), 1),
+                    (
+                        workspace, &mut x.o, &mut x.lse, dims.0, dims.1, dims.3, dims.4, p.d as u32, grid.x,
+                        p.scale,
+                    ),
+                )
+            }
+        }
+        Step::Unfused => {
+            let kernel = Step::Unfused.kernel(<P::T as Input>::NAME, p.d)?;
+            let typed = kernel.typed::<SoftmaxSignature<P::T>>().map_err(Error::InvalidInput)?;
+            let scores = p.rows() * p.s_k;
+            if x.scores.as_ref().is_none_or(|(s, _)| s.len() < scores) {
+                x.scores = Some((gpu.alloc(scores)?, gpu.alloc(scores)?));
+            }
+            let (s, pr) = x.scores.as_mut().expect("just allocated");
+            // The query heads of one K/V head are consecutive: their rows
+            // are one `group s_q x d` matrix, and one strided batch of `b
+            // kv_heads` GEMMs makes every head's S (rows in Q's order).
+            let (m, batch) = (p.group() * p.s_q, p.batch * p.kv_heads);
+            let qk = Call::new(Gemm::new(Layout::Row, Op::N, Op::T, m, p.s_k, p.d)).packed(batch);
+            lib.run::<P, f32>(gpu, &qk, &x.q, &x.k, s, None)?;
+            let rows = p.rows() as u32;
+            // SAFETY: S and P hold `rows s_k` elements, lse `rows`; the
+            // grid covers the rows, 4 a block.
+            unsafe {
+                typed.launch(
+                    gpu,
+                    kernel.launch.blocks(rows),
+                    (&*s, &mut *pr, &mut x.lse, rows, sq, sk, p.scale, causal),
+                )
+            }?;
+            let pv = Call::new(Gemm::new(Layout::Row, Op::N, Op::N, m, p.d, p.s_k)).packed(batch);
+            lib.run::<P, P::T>(gpu, &pv, pr, &x.v, &mut x.o, None).map(drop)
+        }
+    }
+}
+
+/// The Hopper step's split of its last round on `grid` blocks
+/// (`hopper::Tail`, whose module says why), where it pays: not causal,
+/// and not turned off (`Problem::split`).
+pub fn hopper_split(p: &Problem, grid: u32) -> Option<gpu::attention::hopper::Tail> {
+    use gpu::attention::hopper::{Tail, bc};
+    if p.causal || !p.split {
+        return None;
+    }
+    Tail::of_problem((p.batch * p.heads) as u32, (p.s_q as u32, p.s_k as u32), bc(p.d) as u32, grid)
+}
+
+/// Heads per group of the Hopper step's causal deal on `grid` blocks
+/// (`hopper::GROUP_SHIFT`; the scheduler's module says why): the smallest
+/// group of whole K/V heads that divides `b heads`, has tiles for two
+/// rounds, and whose deal the model (`hopper::causal_deal_loads`) puts
+/// within 1% of dealing every head at once (or within 2% of even); 0,
+/// every head at once, if no group is.
+pub fn deal_group(p: &Problem, grid: u32) -> u32 {
+    use gpu::attention::hopper::{BR, GROUP_SHIFT, bc, causal_deal_loads};
+    let dims = (p.batch as u32, p.heads as u32, p.kv_heads as u32, p.s_q as u32, p.s_k as u32);
+    let all = dims.0 * dims.1;
+    let m_blocks = p.s_q.div_ceil(BR).max(1) as u32;
+    // The busiest block's work over the mean.
+    let spread = |group: u32| {
+        let loads: Vec<u64> = causal_deal_loads(grid, dims, group, bc(p.d)).collect();
+        let mean = loads.iter().sum::<u64>() as f64 / loads.len().max(1) as f64;
+        loads.iter().max().copied().unwrap_or(0) as f64 / mean.max(1.0)
+    };
+    let per_kv = p.group().max(1) as u32;
+    let mut groups = (per_kv..all)
+        .step_by(per_kv as usize)
+        .filter(|&g| all.is_multiple_of(g) && g * m_blocks >= 2 * grid && g < 1 << (32 - GROUP_SHIFT))
+        .peekable();
+    // (No candidate, no model run: most small problems.)
+    if groups.peek().is_none() {
+        return 0;
+    }
+    let target = (spread(all) + 0.01).max(1.02);
+    groups.find(|&g| spread(g) <= target).unwrap_or(0)
+}
+
+/// The Hopper step's tensor maps, with the 128-byte swizzle, each box a
+/// tile's rows by 64 columns: Q's (every head's rows, `b heads s_q x d`,
+/// boxes of 128 rows), then each K/V head's K and V (`s_k x d`, boxes of
+/// `bc(d)` rows, so a head's last tile reads zeros past `s_k`).
+fn hopper_maps<T: Input>(gpu: &Gpu, p: &Problem, x: &Buffers<T>) -> Result<Vec<u64>> {
+    use gpu::attention::hopper::{BR, bc};
+    let mut words = Vec::with_capacity(16 * (1 + 2 * p.batch * p.kv_heads));
+    words.extend(gpu.tensor_map_pitched(&x.q, 0, (p.batch * p.heads * p.s_q, p.d), p.d, (BR, 64))?);
+    for head in 0..p.batch * p.kv_heads {
+        for buffer in [&x.k, &x.v] {
+            words.extend(gpu.tensor_map_pitched(
+                buffer,
+                head * p.s_k * p.d,
+                (p.s_k, p.d),
+                p.d,
+                (bc(p.d), 64),
+            )?);
+        }
+    }
+    Ok(words)
+}

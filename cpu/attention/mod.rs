@@ -1,0 +1,24 @@
+//! Attention as a library call: `O = softmax(scale Q Kᵀ) V` and the rows'
+//! log-sum-exp, for bf16 and f16, head dimensions 64, 128 and 256, causal
+//! or not, grouped-query heads, any lengths.
+//!
+//! - [`problem`]: a problem ([`Problem`]) and its checks, and the sweep's
+//!   problems (`bench/attention-sweep.txt`);
+//! - [`launch`]: the steps ([`Step`]: unfused through the GEMM library,
+//!   the fused `mma.sync` kernel, the Hopper kernel) and their launches on
+//!   device [`Buffers`];
+//! - [`reference`](mod@reference): the `f64` reference and each element's
+//!   error bound, and the verification;
+//! - [`run`]: a call's steps verified, then timed ([`run_steps`]).
+//!
+//! The benchmark family that runs them is `families::attention`.
+
+pub mod launch;
+pub mod problem;
+pub mod reference;
+pub mod run;
+
+pub use launch::{Buffers, Precision, Step, deal_group, hopper_split, launch};
+pub use problem::{HEAD_DIMS, Problem, SWEEP, sweep};
+pub use reference::{Reference, inputs, reference, reference_of, rows_to_check, verify};
+pub use run::{Outcome, run_steps};

@@ -1,5 +1,9 @@
 //! [`TensorGemm`]: one call ([`Call`]) in any precision, shape and layout,
-//! reduced to what the kernels take and launched.
+//! reduced to what the kernels take and launched, in three parts:
+//! routing (`TensorGemm::route`: the checks and every decision, before any
+//! buffer is touched), the workspaces (taken and given back by use, kept
+//! between calls), and the launches (`TensorGemm::launch`: packs, the
+//! product kernel, the epilogue pass).
 //!
 //! How a call runs:
 //! 1. BLAS's quick returns: nothing when `m`, `n` or the batch is 0, nor
@@ -42,12 +46,13 @@ use std::collections::HashMap;
 
 use gpu::gemm::element::B_BOX_COLS;
 use gpu::gemm::epilogue::{BIAS_COLS, BIAS_NONE, BIAS_ROWS};
-use gpu::launch::Dim3;
+use gpu::launch::{Dim3, Kernel};
 
 use super::call::Call;
 use super::plan::{Plan, PlanKey, best_plan};
 use super::precision::{Element, Input, Precision, WgmmaBuffers, WgmmaScalars};
 use super::tile::TileShape;
+use crate::blas::gemm::RowMajor;
 use crate::blas::pack::pack;
 use crate::blas::{Gemm, Operand, Sgemm};
 use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
@@ -120,6 +125,34 @@ struct Operands {
     /// B's rows, as the kernel reads them, start on 32 bytes (whole
     /// sectors): packed, or in place on 32.
     b_sectors: bool,
+}
+
+/// Where a call goes ([`TensorGemm::route`]).
+enum Routing {
+    /// A BLAS quick return: nothing to compute.
+    Nothing,
+    /// `f32` precision: the FFMA path.
+    Ffma,
+    /// The tensor-core path, as decided.
+    Tensor(Routed),
+}
+
+/// A tensor-core call's decisions: what [`TensorGemm::launch`] carries out.
+struct Routed {
+    /// The call as the kernels see it, row-major.
+    r: RowMajor,
+    /// `alpha` with the FP8 scales folded in.
+    alpha: f32,
+    plan: Plan,
+    kernel: &'static Kernel,
+    /// A's and B's batch strides, row-major.
+    strides: (usize, usize),
+    /// k-steps per split.
+    split_steps: usize,
+    bias_mode: u32,
+    /// D's rows and batch stride on 16 bytes (the staged store's maps).
+    d_aligned: bool,
+    route: Route,
 }
 
 /// Workspace uses.
@@ -279,14 +312,35 @@ impl TensorGemm {
         c: &mut DeviceBuffer<O>,
         bias: Option<&DeviceBuffer<f32>>,
     ) -> Result<Route> {
-        if call.bias != bias.is_some() {
+        match self.route::<P, O>(gpu, call, (a.len(), b.len(), c.len()), bias.map(DeviceBuffer::len))? {
+            Routing::Nothing => Ok(Route { nothing: true, ..Route::default() }),
+            Routing::Ffma => self.run_f32(gpu, call, a, b, c, bias),
+            Routing::Tensor(t) => {
+                let (a, b) = if t.r.swapped { (b, a) } else { (a, b) };
+                self.launch::<P, O>(gpu, call, &t, (a, b), c, bias)?;
+                Ok(t.route)
+            }
+        }
+    }
+
+    /// Routing: the call's checks and BLAS's quick returns, then for the
+    /// tensor-core path what runs (packs, the plan, the splits, where D is
+    /// written), decided before any buffer is touched.
+    fn route<P: Precision, O: Element>(
+        &self,
+        gpu: &Gpu,
+        call: &Call,
+        (a_len, b_len, c_len): (usize, usize, usize),
+        bias_len: Option<usize>,
+    ) -> Result<Routing> {
+        if call.bias != bias_len.is_some() {
             return Err(Error::InvalidInput(format!(
                 "gemm {call}: the call {} a bias, and {} was given",
                 if call.bias { "adds" } else { "adds no" },
-                if bias.is_some() { "one" } else { "none" }
+                if bias_len.is_some() { "one" } else { "none" }
             )));
         }
-        call.check(a.len(), b.len(), c.len(), bias.map_or(0, DeviceBuffer::len))?;
+        call.check(a_len, b_len, c_len, bias_len.unwrap_or(0))?;
         if !P::SCALED && call.scales != (1.0, 1.0) {
             return Err(Error::InvalidInput(format!(
                 "gemm {call}: scale factors are for FP8 inputs (e4m3, e5m2), not {}",
@@ -297,26 +351,22 @@ impl TensorGemm {
         // The scales of A and B fold into alpha.
         let alpha = call.product_scale();
         if g.m == 0 || g.n == 0 || call.batch == 0 {
-            return Ok(Route { nothing: true, ..Route::default() });
+            return Ok(Routing::Nothing);
         }
         let trivial = alpha == 0.0 || g.k == 0;
         if trivial && g.beta == 1.0 && !call.has_epilogue() {
-            return Ok(Route { nothing: true, ..Route::default() });
+            return Ok(Routing::Nothing);
         }
         if P::kernel::<O>(TileShape::Wide).is_none() {
-            return self.run_f32(gpu, call, a, b, c, bias);
+            return Ok(Routing::Ffma);
         }
         let r = g.row_major();
-        let per16 = P::Input::PER_16;
-        let (a, b) = if r.swapped { (b, a) } else { (a, b) };
-        let Operands { strides: (stride_a, stride_b), a_in_place, b_in_place, b_sectors } =
-            self.operands::<P>(call);
+        let Operands { strides, a_in_place, b_in_place, b_sectors } = self.operands::<P>(call);
         let plan = self.plan_reading::<P>(gpu, call, b_sectors);
         let kernel = P::kernel::<O>(plan.tile).expect("a tensor-core precision");
         if !trivial {
             gpu.has_kernel(kernel)?;
         }
-        let (bm, bn) = plan.tile.dims();
         let steps = r.k.div_ceil(P::BK);
         let split_steps = steps.div_ceil(plan.splits.max(1)).max(1);
         let splits = if trivial { 0 } else { steps.div_ceil(split_steps) };
@@ -352,188 +402,213 @@ impl TensorGemm {
                 "gemm {call}: more than 262140 rows (as the kernels see D)"
             )));
         }
+        Ok(Routing::Tensor(Routed {
+            r,
+            alpha,
+            plan,
+            kernel,
+            strides,
+            split_steps,
+            bias_mode,
+            d_aligned,
+            route,
+        }))
+    }
 
-        // Packed rows on 128 bytes: whole sectors and lines for every box row.
-        let (kp, np) = (round_up(r.k, 8 * per16), round_up(r.n, 8 * per16));
-        let pd = round_up(r.n, O::PER_16);
-        let ldw = r.n;
-        let w_split = r.m * ldw;
-        let w_batch = splits * w_split;
+    /// Launch: the workspaces taken, the packs, the product kernel (and
+    /// the padded D's copy into place), or where there is no product the
+    /// epilogue pass; the workspaces given back, whatever failed.
+    fn launch<P: Precision, O: Element>(
+        &self,
+        gpu: &Gpu,
+        call: &Call,
+        t: &Routed,
+        (a, b): (&DeviceBuffer<P::Input>, &DeviceBuffer<P::Input>),
+        c: &mut DeviceBuffer<O>,
+        bias: Option<&DeviceBuffer<f32>>,
+    ) -> Result<()> {
+        let (r, splits) = (&t.r, t.route.splits);
+        let (w_split, w_batch) = (r.m * r.n, splits * r.m * r.n);
         // Partial sums only with several splits (none are read when there
         // is no product: `splits` is 0 then).
         let mut w = self.take::<f32>(gpu, SUMS, if splits > 1 { call.batch * w_batch } else { 0 })?;
         let none = self.take::<f32>(gpu, NO_BIAS, 1)?;
-        let bias_buffer = bias.unwrap_or(&none);
-        if !trivial {
-            // Packed operands: A as m x k at kp, B as k x n at np (or, K-major, n x k at kp).
-            let a_len = call.batch * r.m * kp;
-            let (b_rows, b_cols) = if P::B_K_MAJOR { (r.n, r.k) } else { (r.k, r.n) };
-            let b_pitch = if P::B_K_MAJOR { kp } else { np };
-            let b_len = call.batch * b_rows * b_pitch;
-            let mut pa = self.take::<P::Input>(gpu, PACK_A, if route.pack_a { a_len } else { 0 })?;
-            let mut pb = self.take::<P::Input>(gpu, PACK_B, if route.pack_b { b_len } else { 0 })?;
-            let mut dpad = self.take::<O>(gpu, PAD_D, if route.pad_d { call.batch * r.m * pd } else { 0 })?;
-            let result = (|| {
-                if route.pack_a {
-                    pack(gpu, a, &mut pa, (r.m, r.k), (r.lda, stride_a, r.a_t), (kp, r.m * kp), call.batch)?;
-                }
-                if route.pack_b {
-                    // op(B) is k x n: element (p, j) at b[p ldb + j], or transposed at b[j ldb + p].
-                    // K-major wants its transpose.
-                    let transposed = r.b_t != P::B_K_MAJOR;
-                    let dst = (b_pitch, b_rows * b_pitch);
-                    pack(gpu, b, &mut pb, (b_rows, b_cols), (r.ldb, stride_b, transposed), dst, call.batch)?;
-                }
-                let (a_src, a_ld, a_stride) =
-                    if route.pack_a { (&pa, kp, r.m * kp) } else { (a, r.lda, stride_a) };
-                let (b_src, b_ld, b_stride) =
-                    if route.pack_b { (&pb, b_pitch, b_rows * b_pitch) } else { (b, r.ldb, stride_b) };
-                let b_box = if P::B_K_MAJOR { (bn, P::BK) } else { (P::BK, B_BOX_COLS) };
-                // D's maps (after A's and B's), for the store through shared memory: boxes
-                // of 16 rows of 128 bytes, which TMA takes where every matrix's rows start on
-                // 16 bytes (a padded D's always do).
-                let d_box = (16, 128 / size_of::<O>());
-                let d_maps = route.pad_d || d_aligned;
-                let (d_buf, d_ld, d_stride) =
-                    if route.pad_d { (&dpad, pd, r.m * pd) } else { (&*c, r.ldc, call.stride_c) };
-                let key = format!(
-                    "{} {bm}x{bn} {:x} {a_ld} {a_stride} {:x} {b_ld} {b_stride} {}x{}x{} {} {:x} {} {} {}",
-                    P::NAME,
-                    a_src.address(),
-                    b_src.address(),
-                    r.m,
-                    r.n,
-                    r.k,
-                    call.batch,
-                    d_buf.address(),
-                    d_ld,
-                    d_stride,
-                    O::NAME
-                );
-                if !self.maps.borrow().contains_key(&key) {
-                    let mut words = Vec::with_capacity(32 * call.batch);
-                    for z in 0..call.batch {
-                        words.extend(gpu.tensor_map_pitched(
-                            a_src,
-                            z * a_stride,
-                            (r.m, r.k),
-                            a_ld,
-                            (bm, P::BK),
-                        )?);
-                        words.extend(gpu.tensor_map_pitched(
-                            b_src,
-                            z * b_stride,
-                            (b_rows, b_cols),
-                            b_ld,
-                            b_box,
-                        )?);
-                    }
-                    if d_maps {
-                        for z in 0..call.batch {
-                            words.extend(gpu.tensor_map_pitched(
-                                d_buf,
-                                z * d_stride,
-                                (r.m, r.n),
-                                d_ld,
-                                d_box,
-                            )?);
-                        }
-                    }
-                    let uploaded = gpu.upload(&words)?;
-                    self.maps.borrow_mut().insert(key.clone(), uploaded);
-                }
-                let maps = self.maps.borrow();
-                let maps = &maps[&key];
-                let tiles = call.batch * plan.tile.count((r.m, r.n));
-                let items = splits * tiles;
-                let resident = match self.blocks {
-                    Some(blocks) => blocks.max(1),
-                    None => gpu.resident_blocks(kernel)? as usize,
-                };
-                let grid = Dim3::xy(items.min(resident) as u32, 1);
-                let scalars = WgmmaScalars {
-                    tile: plan.tile,
-                    m: r.m as u32,
-                    n: r.n as u32,
-                    k_steps: r.k.div_ceil(P::BK) as u32,
-                    ldd: d_ld as u32,
-                    d_batch: d_stride as u64,
-                    batch: call.batch as u32,
-                    splits: splits as u32,
-                    split_steps: split_steps as u32,
-                    alpha,
-                    beta: g.beta,
-                    bias_mode,
-                    act: call.act.code(),
-                    d_maps: u32::from(d_maps),
-                };
-                let d = if route.pad_d { &mut dpad } else { &mut *c };
-                let mut tickets =
-                    self.take_zeros::<u32>(gpu, TICKETS, if splits > 1 { 256 * tiles } else { 0 })?;
-                let buffers =
-                    WgmmaBuffers { maps, d, sums: &mut w, tickets: &mut tickets, bias: bias_buffer };
-                // SAFETY: the maps describe A and B inside `a_src` and `b_src` (checked by
-                // `Call::check` and `tensor_map_pitched`); D holds the batch at ldc and
-                // stride_c, the bias m values (checked); with several splits the workspace
-                // holds batch x splits x m x n sums, and the tickets 256 zeros a tile.
-                let launched = unsafe { P::launch(gpu, grid, buffers, scalars) };
-                self.put(TICKETS, tickets);
-                launched?;
-                if route.pad_d {
-                    pack(
-                        gpu,
-                        &dpad,
-                        c,
-                        (r.m, r.n),
-                        (d_ld, d_stride, false),
-                        (r.ldc, call.stride_c),
-                        call.batch,
-                    )?;
-                }
-                Ok(())
-            })();
-            self.put(PACK_A, pa);
-            self.put(PACK_B, pb);
-            self.put(PAD_D, dpad);
-            result?;
-        }
-        if !fused {
+        let bias = bias.unwrap_or(&none);
+        let result = if t.route.fused {
+            self.product::<P, O>(gpu, call, t, (a, b), c, (&mut w, bias))
+        } else {
             let epilogue = &gpu::gemm::epilogue::gemm_epilogue::KERNELS
                 [<O as gpu::gemm::epilogue::gemm_epilogue::Instance>::INDEX];
             let grid = epilogue.launch.grid(r.n as u32, r.m as u32);
             let grid = Dim3 { z: call.batch as u32, ..grid };
-            // SAFETY: W holds `splits` sums per matrix of the batch (written above, or none
-            // read when `splits` is 0); D holds the batch at ldc, stride_c (checked); the
-            // bias m values (checked), read along the rows of D.
-            let result = unsafe {
+            // SAFETY: W holds `splits` sums per matrix of the batch (none
+            // read when `splits` is 0); D holds the batch at ldc, stride_c
+            // (checked); the bias m values (checked), read along the rows
+            // of D.
+            unsafe {
                 gpu::gemm::epilogue::gemm_epilogue::launch::<O, _>(
                     gpu,
                     grid,
                     &w,
                     c,
-                    bias_buffer,
+                    bias,
                     r.m as u32,
                     r.n as u32,
-                    ldw as u32,
+                    r.n as u32,
                     w_batch as u64,
                     w_split as u64,
                     splits as u32,
                     r.ldc as u32,
                     call.stride_c as u64,
-                    alpha,
-                    g.beta,
-                    bias_mode,
+                    t.alpha,
+                    call.gemm.beta,
+                    t.bias_mode,
                     call.act.code(),
                 )
-            };
-            if let Err(e) = result {
-                self.put(NO_BIAS, none);
-                return Err(e);
             }
-        }
+        };
         self.put(NO_BIAS, none);
         self.put(SUMS, w);
-        Ok(route)
+        result
+    }
+
+    /// The product: A and B packed where the route says, their tensor maps
+    /// (and D's, for the staged store), the `wgmma` kernel over every item,
+    /// and a padded D copied into place.
+    #[allow(clippy::too_many_arguments)]
+    fn product<P: Precision, O: Element>(
+        &self,
+        gpu: &Gpu,
+        call: &Call,
+        t: &Routed,
+        (a, b): (&DeviceBuffer<P::Input>, &DeviceBuffer<P::Input>),
+        c: &mut DeviceBuffer<O>,
+        (w, bias_buffer): (&mut DeviceBuffer<f32>, &DeviceBuffer<f32>),
+    ) -> Result<()> {
+        let (r, route, plan) = (&t.r, t.route, t.plan);
+        let (stride_a, stride_b) = t.strides;
+        let (splits, split_steps) = (route.splits, t.split_steps);
+        let per16 = P::Input::PER_16;
+        let (bm, bn) = plan.tile.dims();
+        // Packed rows on 128 bytes: whole sectors and lines for every box row.
+        let (kp, np) = (round_up(r.k, 8 * per16), round_up(r.n, 8 * per16));
+        let pd = round_up(r.n, O::PER_16);
+        // Packed operands: A as m x k at kp, B as k x n at np (or, K-major, n x k at kp).
+        let a_len = call.batch * r.m * kp;
+        let (b_rows, b_cols) = if P::B_K_MAJOR { (r.n, r.k) } else { (r.k, r.n) };
+        let b_pitch = if P::B_K_MAJOR { kp } else { np };
+        let b_len = call.batch * b_rows * b_pitch;
+        let mut pa = self.take::<P::Input>(gpu, PACK_A, if route.pack_a { a_len } else { 0 })?;
+        let mut pb = self.take::<P::Input>(gpu, PACK_B, if route.pack_b { b_len } else { 0 })?;
+        let mut dpad = self.take::<O>(gpu, PAD_D, if route.pad_d { call.batch * r.m * pd } else { 0 })?;
+        let result = (|| {
+            if route.pack_a {
+                pack(gpu, a, &mut pa, (r.m, r.k), (r.lda, stride_a, r.a_t), (kp, r.m * kp), call.batch)?;
+            }
+            if route.pack_b {
+                // op(B) is k x n: element (p, j) at b[p ldb + j], or transposed at b[j ldb + p].
+                // K-major wants its transpose.
+                let transposed = r.b_t != P::B_K_MAJOR;
+                let dst = (b_pitch, b_rows * b_pitch);
+                pack(gpu, b, &mut pb, (b_rows, b_cols), (r.ldb, stride_b, transposed), dst, call.batch)?;
+            }
+            let (a_src, a_ld, a_stride) =
+                if route.pack_a { (&pa, kp, r.m * kp) } else { (a, r.lda, stride_a) };
+            let (b_src, b_ld, b_stride) =
+                if route.pack_b { (&pb, b_pitch, b_rows * b_pitch) } else { (b, r.ldb, stride_b) };
+            let b_box = if P::B_K_MAJOR { (bn, P::BK) } else { (P::BK, B_BOX_COLS) };
+            // D's maps (after A's and B's), for the store through shared memory: boxes
+            // of 16 rows of 128 bytes, which TMA takes where every matrix's rows start on
+            // 16 bytes (a padded D's always do).
+            let d_box = (16, 128 / size_of::<O>());
+            let d_maps = route.pad_d || t.d_aligned;
+            let (d_buf, d_ld, d_stride) =
+                if route.pad_d { (&dpad, pd, r.m * pd) } else { (&*c, r.ldc, call.stride_c) };
+            let key = format!(
+                "{} {bm}x{bn} {:x} {a_ld} {a_stride} {:x} {b_ld} {b_stride} {}x{}x{} {} {:x} {} {} {}",
+                P::NAME,
+                a_src.address(),
+                b_src.address(),
+                r.m,
+                r.n,
+                r.k,
+                call.batch,
+                d_buf.address(),
+                d_ld,
+                d_stride,
+                O::NAME
+            );
+            if !self.maps.borrow().contains_key(&key) {
+                let mut words = Vec::with_capacity(32 * call.batch);
+                for z in 0..call.batch {
+                    words.extend(gpu.tensor_map_pitched(
+                        a_src,
+                        z * a_stride,
+                        (r.m, r.k),
+                        a_ld,
+                        (bm, P::BK),
+                    )?);
+                    words.extend(gpu.tensor_map_pitched(
+                        b_src,
+                        z * b_stride,
+                        (b_rows, b_cols),
+                        b_ld,
+                        b_box,
+                    )?);
+                }
+                if d_maps {
+                    for z in 0..call.batch {
+                        words.extend(gpu.tensor_map_pitched(d_buf, z * d_stride, (r.m, r.n), d_ld, d_box)?);
+                    }
+                }
+                let uploaded = gpu.upload(&words)?;
+                self.maps.borrow_mut().insert(key.clone(), uploaded);
+            }
+            let maps = self.maps.borrow();
+            let maps = &maps[&key];
+            let tiles = call.batch * plan.tile.count((r.m, r.n));
+            let items = splits * tiles;
+            let resident = match self.blocks {
+                Some(blocks) => blocks.max(1),
+                None => gpu.resident_blocks(t.kernel)? as usize,
+            };
+            let grid = Dim3::xy(items.min(resident) as u32, 1);
+            let scalars = WgmmaScalars {
+                tile: plan.tile,
+                m: r.m as u32,
+                n: r.n as u32,
+                k_steps: r.k.div_ceil(P::BK) as u32,
+                ldd: d_ld as u32,
+                d_batch: d_stride as u64,
+                batch: call.batch as u32,
+                splits: splits as u32,
+                split_steps: split_steps as u32,
+                alpha: t.alpha,
+                beta: call.gemm.beta,
+                bias_mode: t.bias_mode,
+                act: call.act.code(),
+                d_maps: u32::from(d_maps),
+            };
+            let d = if route.pad_d { &mut dpad } else { &mut *c };
+            let mut tickets =
+                self.take_zeros::<u32>(gpu, TICKETS, if splits > 1 { 256 * tiles } else { 0 })?;
+            let buffers = WgmmaBuffers { maps, d, sums: w, tickets: &mut tickets, bias: bias_buffer };
+            // SAFETY: the maps describe A and B inside `a_src` and `b_src` (checked by
+            // `Call::check` and `tensor_map_pitched`); D holds the batch at ldc and
+            // stride_c, the bias m values (checked); with several splits the workspace
+            // holds batch x splits x m x n sums, and the tickets 256 zeros a tile.
+            let launched = unsafe { P::launch(gpu, grid, buffers, scalars) };
+            self.put(TICKETS, tickets);
+            launched?;
+            if route.pad_d {
+                pack(gpu, &dpad, c, (r.m, r.n), (d_ld, d_stride, false), (r.ldc, call.stride_c), call.batch)?;
+            }
+            Ok(())
+        })();
+        self.put(PACK_A, pa);
+        self.put(PACK_B, pb);
+        self.put(PAD_D, dpad);
+        result
     }
 
     /// `f32` precision: `sgemm` (FFMA), then the epilogue when one is

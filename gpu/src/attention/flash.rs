@@ -20,16 +20,9 @@
 //! neighbouring keys of one column). After the last tile, O is divided by
 //! `l` and stored; `lse = (m c + log2 l) ln 2`.
 //!
-//! **P from the accumulators to the A fragment, in registers.** The
-//! `m16n8` C fragment gives lane `(g, q) = (lane / 4, lane % 4)` elements
-//! `c0, c1` at row `g`, columns `2q, 2q + 1` and `c2, c3` at row `g + 8`,
-//! the same columns. The `m16n8k16` A fragment wants, for k 0..16: `a0` =
-//! row `g`, k `2q, 2q + 1`; `a1` = row `g + 8`, the same k; `a2`, `a3` the
-//! same at k `8 + 2q, 9 + 2q`. So the scores of key tiles `2t` and `2t + 1`
-//! (keys `16t..16t + 16`) are the A fragment of k-step `t` of `P V` as they
-//! lie: `a0 = (c0, c1)` and `a1 = (c2, c3)` of tile `2t`, `a2`, `a3` the
-//! same of tile `2t + 1`, each pair rounded to the input type and packed.
-//! No shuffle, no shared memory.
+//! P goes from the score accumulators to `P V`'s A fragments in
+//! registers (`Warp::tile`), and the tiles are swizzled in
+//! shared memory ([`swz`]).
 //!
 //! **Causal.** Query `i` sees keys up to `i + s_k - s_q` (bottom-right
 //! aligned). Key tiles wholly past the block's last query's limit are
@@ -48,15 +41,6 @@
 //! copies' zero fill (source size 0): no NaN from uninitialized memory
 //! reaches a product.
 //!
-//! **Shared memory, swizzled.** Q, K and V tiles keep their rows of `d`
-//! elements (`d / 8` 16-byte chunks; 8, 16 or 32) whole, chunk `c` of row
-//! `r` stored at chunk `c ^ (r mod 8)`. An `ldmatrix` 8 x 8 matrix is 8
-//! consecutive rows at one logical chunk: physical chunks `c ^ 0..c ^ 7`,
-//! eight different 16-byte slots of the 128-byte bank line (`d / 8` is a
-//! multiple of 8, so a row's slot is its chunk mod 8): one pass each, no
-//! conflict, no padding. The copies write 8 consecutive chunks of one row
-//! per 8 lanes: `8a + (b ^ (r mod 8))` for `b = 0..8`, again 8 slots.
-//!
 //! **Arithmetic.** FLOPs `4 b h s_q s_k d` (about half when causal). Bytes
 //! from L2: per block, Q once and K, V once per tile: `2 d (br + 2 s_k)`
 //! (bf16), so `4 br s_k d / (2 d (br + 2 s_k)) ~ br` (64 or 128) FLOP per
@@ -71,8 +55,7 @@
 //! Registers per thread: O `mt d / 2` (64, 128, 128), S `mt kc / 2` (64,
 //! 32, 16), plus fragments and addresses. At `d = 128` that is all 255:
 //! what lives through the tile loop (the block's place, the problem) is
-//! kept in 32-bit words, without which ptxas spilled a few loop-invariant
-//! addresses (`docs/notes.md`).
+//! kept in 32-bit words, so that no loop-invariant address spills.
 
 // `seq!` substitutes 0, 1, ... into index arithmetic.
 #![allow(clippy::erasing_op, clippy::identity_op)]
@@ -130,6 +113,15 @@ pub const fn shared_bytes(d: usize) -> usize {
 
 /// Element index of row `r`, column `c` in a swizzled tile of rows of `d`
 /// elements: 16-byte chunk `c / 8` moves to `(c / 8) ^ (r mod 8)`.
+///
+/// **Shared memory, swizzled.** Q, K and V tiles keep their rows of `d`
+/// elements (`d / 8` 16-byte chunks; 8, 16 or 32) whole, chunk `c` of row
+/// `r` stored at chunk `c ^ (r mod 8)`. An `ldmatrix` 8 x 8 matrix is 8
+/// consecutive rows at one logical chunk: physical chunks `c ^ 0..c ^ 7`,
+/// eight different 16-byte slots of the 128-byte bank line (`d / 8` is a
+/// multiple of 8, so a row's slot is its chunk mod 8): one pass each, no
+/// conflict, no padding. The copies write 8 consecutive chunks of one row
+/// per 8 lanes: `8a + (b ^ (r mod 8))` for `b = 0..8`, again 8 slots.
 #[inline(always)]
 const fn swz(d: usize, r: usize, c: usize) -> usize {
     r * d + 8 * ((c / 8) ^ (r % 8)) + c % 8
@@ -400,6 +392,17 @@ impl<const D: usize> Warp<D> {
     /// `masked`, the online softmax, O += P V. Each K and V fragment is
     /// loaded once and multiplied into every row tile.
     ///
+    /// **P from the accumulators to the A fragment, in registers.** The
+    /// `m16n8` C fragment gives lane `(g, q) = (lane / 4, lane % 4)` elements
+    /// `c0, c1` at row `g`, columns `2q, 2q + 1` and `c2, c3` at row `g + 8`,
+    /// the same columns. The `m16n8k16` A fragment wants, for k 0..16: `a0` =
+    /// row `g`, k `2q, 2q + 1`; `a1` = row `g + 8`, the same k; `a2`, `a3` the
+    /// same at k `8 + 2q, 9 + 2q`. So the scores of key tiles `2t` and `2t + 1`
+    /// (keys `16t..16t + 16`) are the A fragment of k-step `t` of `P V` as they
+    /// lie: `a0 = (c0, c1)` and `a1 = (c2, c3)` of tile `2t`, `a2`, `a3` the
+    /// same of tile `2t + 1`, each pair rounded to the input type and packed.
+    /// No shuffle, no shared memory.
+    ///
     /// # Safety
     /// The stage and Q's tile hold their data (after the barrier); every
     /// lane of the block's warps calls it alike.
@@ -490,7 +493,7 @@ impl<const D: usize> Warp<D> {
             }
         });
         // O += P V: P's A fragments straight from the score registers (see
-        // the module documentation); V's B fragments by ldmatrix.trans.
+        // this function's documentation); V's B fragments by ldmatrix.trans.
         // (V's bases only now: through `Q Kᵀ` and the softmax they would
         // hold four registers where S's are live.)
         let v_base = (lane % 8 + 8 * (lane / 8 % 2)) * D;

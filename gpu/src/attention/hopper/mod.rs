@@ -2,24 +2,21 @@
 //! copy engine feeds shared memory, the tensor cores read it with
 //! `wgmma`, and the warps that do neither wait on nothing but mbarriers.
 //!
-//! **Roles.** A block of 384 threads: a producer warpgroup, of which one
-//! thread issues every TMA copy (`pipeline`), and two consumer
-//! warpgroups, each owning 64 of the tile's [`BR`] = 128 queries
-//! (`consumer`). The producer keeps 56 registers a thread (`setmaxnreg`)
-//! and the consumers take 224: `56 + 2 x 224 = 3 x 168`, the 168 that
-//! ptxas gives each of 384 threads of a block alone on its SM. ptxas
-//! allocates each role's code within its count, and at `d = 256` both are
-//! tight: the consumers hold O, S and P (176 registers) and the softmax's
-//! temporaries, the producer its loop (with 48, or the consumers with
-//! 216, ptxas spills).
+//! **Roles** ([`crate::dev::roles::specialize`]). A block of 384 threads:
+//! a producer warpgroup, of which one thread issues every TMA copy
+//! (`pipeline`), and two consumer warpgroups, each owning 64 of the tile's
+//! [`BR`] = 128 queries (`consumer`). The producer keeps 56 registers a
+//! thread and the consumers take 224 (`56 + 2 x 224 = 3 x 168`); at `d =
+//! 256` both are tight (the consumers hold O, S and P, 176 registers, and
+//! the softmax's temporaries). Each ring's uses are counted by a
+//! [`crate::dev::pipeline::PipelineState`]; the work tiles come from a
+//! [`crate::dev::schedule::TileScheduler`] (`scheduler`).
 //!
 //! **Data path.** Q's tile is copied once per work tile, K and V tile by
 //! tile into a ring of `stages(d)` stages, each tile as one TMA box per 64
 //! columns (128 x 64 for Q, `bc` x 64 for K and V) with the 128-byte
 //! swizzle (K and V through one tensor map per K/V head, so a head's last
-//! tile reads zeros past `s_k`, never the next head's rows). Boxes of 64
-//! rows, four times as many copies at `d = 128`, were slower
-//! (`docs/notes.md`).
+//! tile reads zeros past `s_k`, never the next head's rows).
 //! `S = Q Kᵀ` is `wgmma` `m64n{bc}k16` with both operands in shared
 //! memory (K-major: a row of K is a column of Kᵀ); `O += P V` is `wgmma`
 //! `m64n{d}k16` with A = P from registers (the accumulators of `S`, after
@@ -33,10 +30,8 @@
 //! and the two warpgroups' products and softmaxes interleave on the SM.
 //! The arithmetic below says why that matters: the exponentials are as
 //! slow as the products at `d = 64`. With [`PING_PONG`], an mbarrier turn
-//! also orders the two warpgroups' products, so that one's softmax runs
-//! while the other's products do (FlashAttention-3's ping-pong). Once the
-//! softmax overlapped its own warpgroup's `P V`, the turns cost more than
-//! they gave (`docs/notes.md`), so they are off unless asked for.
+//! also orders the two warpgroups' products (FlashAttention-3's
+//! ping-pong); off unless asked for.
 //!
 //! **Schedule.** Persistent: one block per SM walks the tiles statically
 //! (`scheduler`); the ring runs on across tiles, so the next tile's K/V
@@ -46,11 +41,8 @@
 //! them ([`SPLIT`]), the chunks' states merged by a kernel of their own
 //! (`merge`).
 //!
-//! **Masks and tails.** As [`super::flash`]: causal key tiles past the
-//! tile's last query are never loaded nor multiplied; a tile whose last
-//! key lies past the limit of a warpgroup's first row (the diagonal, or
-//! the end of K) compares each key with its row's limit; rows past `s_q`
-//! are computed on whatever Q's map reads there and never stored.
+//! **Masks and tails** as [`super::flash`]'s; rows past `s_q` are
+//! computed on whatever Q's map reads there and never stored.
 //!
 //! **Arithmetic** (bf16 or f16, per key tile of `bc` keys and the block's
 //! 128 queries): `4 x 128 bc d` FLOPs for `2 x 2 bc d` bytes of K and V
@@ -64,12 +56,9 @@
 //! products' `128 bc d / 1024`: a ratio of `64 / d` (1 at `d = 64`, 1/2 at
 //! 128, 1/4 at 256), which only the overlap hides.
 //!
-//! Key tiles: `bc` = 128 at `d` = 64 and 128, 64 at 256. Registers per
+//! Key tiles ([`bc`]): 128 at `d` = 64 and 128, 64 at 256. Registers per
 //! consumer thread: O `d / 2` (32, 64, 128), S `bc / 2` (64, 64, 32), P
-//! `bc / 4` (32, 32, 16). Shared memory: Q `256 d` bytes, a stage `4 bc d`
-//! (d = 64: 16 KB and 4 x 32 KB; 128: 32 KB and 3 x 64 KB, 230,560 bytes
-//! with the slack and the mbarriers; 256: 64 KB and 2 x 64 KB), within
-//! the 227 KB (232,448 bytes) a block may have.
+//! `bc / 4` (32, 32, 16). Shared memory: [`shared_bytes`].
 
 // `seq!` substitutes 0, 1, ... into index arithmetic.
 #![allow(clippy::erasing_op, clippy::identity_op)]
@@ -142,7 +131,10 @@ pub const fn stages(d: usize) -> usize {
     }
 }
 
-/// Shared memory bytes for head dimension `d`.
+/// Shared memory bytes for head dimension `d`: Q `256 d` bytes, a stage
+/// `4 bc d` (d = 64: 16 KB and 4 x 32 KB; 128: 32 KB and 3 x 64 KB,
+/// 230,560 bytes with the slack and the mbarriers; 256: 64 KB and 2 x 64
+/// KB), within the 227 KB (232,448 bytes) a block may have.
 pub const fn shared_bytes(d: usize) -> usize {
     shared_bytes_for(d, bc(d), stages(d))
 }

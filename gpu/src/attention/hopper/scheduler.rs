@@ -19,9 +19,8 @@
 //! the one before, ...) and dealt in rounds of `G` that turn back at each
 //! end (block `b` takes place `b` of even rounds and `G - 1 - b` of odd
 //! ones): a round's tiles cost nearly the same, and a block that took a
-//! longer one in one round takes a shorter one in the next. The longest
-//! block is then within 1% of the mean at these shapes (a model that
-//! counts key tiles: `docs/notes.md`).
+//! longer one in one round takes a shorter one in the next
+//! ([`causal_deal_loads`] counts each block's key tiles).
 //!
 //! **Groups of heads, for L2.** Dealt across every head, a round's tiles
 //! walk the K and V of every head at once: at 4 x 16 x 4096 (d = 128)
@@ -52,9 +51,7 @@
 //! blocks then finish within a run of each other: 15.5 rounds' time at
 //! that shape, plus the merge. With fewer tiles than blocks (a few long
 //! rows, as in decoding) every tile is such a tail, and every block
-//! works. (Merged in this kernel by the last chunk to finish, the merge
-//! was a chain of L2 round trips as long as the round it saved, and its
-//! code slowed the path without a split: `docs/notes.md`.)
+//! works.
 
 use super::BR;
 use crate::dev::schedule::TileScheduler;

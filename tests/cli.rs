@@ -491,6 +491,9 @@ fn gemm_rejects_bad_input_before_running() {
         (&["--act", "tanh"][..], "unknown activation 'tanh'"),
         (&["--tile", "64x64"][..], "--tile must be one of 128x256, 128x192, 128x128, 64x128, not 64x64"),
         (&["--splits", "0"][..], "--splits must be at least 1"),
+        (&["--batch", "0"][..], "--batch must be at least 1"),
+        (&["--alpha", "nan"][..], "--alpha must be a finite number, not NaN"),
+        (&["--beta", "inf"][..], "--beta must be a finite number, not inf"),
         (&["--scale-a", "2"][..], "--scale-a and --scale-b are for FP8 inputs (e4m3, e5m2), not bf16"),
     ] {
         let precision: &[&str] = if args.contains(&"--precision") { &[] } else { &["--precision", "bf16"] };

@@ -4,7 +4,7 @@
 //!
 //! - [`problem`]: a problem ([`Problem`]) and its checks, and the sweep's
 //!   problems (`bench/attention-sweep.txt`);
-//! - [`launch`]: the steps ([`Step`]: unfused through the GEMM library,
+//! - [`mod@launch`]: the steps ([`Step`]: unfused through the GEMM library,
 //!   the fused `mma.sync` kernel, the Hopper kernel) and their launches on
 //!   device [`Buffers`];
 //! - [`reference`](mod@reference): the `f64` reference and each element's

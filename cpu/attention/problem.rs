@@ -20,7 +20,7 @@ pub struct Problem {
     /// The Hopper step's consumers take turns (`gpu::attention::hopper::PING_PONG`).
     pub ping_pong: bool,
     /// The Hopper step splits its last round where that pays
-    /// (`gpu::attention::hopper::SPLIT`, [`hopper_split`]).
+    /// (`gpu::attention::hopper::SPLIT`, [`super::launch::hopper_split`]).
     pub split: bool,
 }
 

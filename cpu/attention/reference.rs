@@ -11,7 +11,7 @@
 //! - **The scores**: `|ŝ - s| <= e_ij = γ_d sum_k |q_ik k_jk|`, `γ_k =
 //!   (k + splits + 2) 2^-23` (one `f32` ulp per addition into the
 //!   accumulator, products exact; `splits <= k / 64`, the GEMM library's
-//!   k-splits: [`gemm::Precision::sum_error`]).
+//!   k-splits: [`crate::gemm::Precision::sum_error`]).
 //! - **The exponent's argument**, `(s - m) scale log2 e` in `f32`: the
 //!   rounding of `c = scale log2 e`, of the product or the fused
 //!   multiply-add, of the reference point `m c` and of a rescale's

@@ -167,6 +167,14 @@ fn calls(o: &Options) -> Result<Vec<Call>> {
     if o.splits == Some(0) {
         return Err(bad("--splits must be at least 1".into()));
     }
+    if o.batch == 0 {
+        return Err(bad("--batch must be at least 1".into()));
+    }
+    for (name, x) in [("alpha", o.alpha), ("beta", o.beta), ("scale-a", o.scale_a), ("scale-b", o.scale_b)] {
+        if !x.is_finite() {
+            return Err(bad(format!("--{name} must be a finite number, not {x}")));
+        }
+    }
     let mut calls = Vec::new();
     for (m, n, k) in shapes {
         let mut g = Gemm::new(layout, op_a, op_b, m, n, k).scaled(o.alpha, o.beta);

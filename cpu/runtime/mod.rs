@@ -3,7 +3,7 @@
 //!
 //! - [`gpu`](mod@gpu): [`Gpu`], a CUDA device with a PTX module loaded or the
 //!   CPU emulator, and its [`DeviceBuffer`]s; `Gpu` is the `gpu` crate's
-//!   [`gpu::launch::Launcher`], so every typed launcher runs on either;
+//!   `gpu::launch::Launcher`, so every typed launcher runs on either;
 //! - [`ptx`]: the PTX `build.rs` compiled, one per architecture;
 //! - [`error`]: the one error type, whose message is one line.
 

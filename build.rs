@@ -30,16 +30,12 @@ fn revision() {
     };
     let rev = git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
     println!("cargo::rustc-env=KERNEL_LAB_BUILD_REV={rev}");
-    let Some(dir) = git(&["rev-parse", "--git-dir"]) else { return };
-    let dir = std::path::PathBuf::from(dir);
-    let mut watched = vec![dir.join("HEAD"), dir.join("packed-refs")];
-    if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
-        watched.push(dir.join(&branch));
-        // A worktree's branches live in the main repository's folder.
-        if let Some(common) = git(&["rev-parse", "--git-common-dir"]) {
-            watched.push(std::path::PathBuf::from(common).join(&branch));
-        }
-    }
+    // `--git-path` names each file where it lies, in a worktree too (its
+    // own HEAD, the shared branches and packed refs).
+    let branch = git(&["symbolic-ref", "-q", "HEAD"]);
+    let names = ["HEAD", "packed-refs"].into_iter().map(String::from).chain(branch);
+    let watched: Vec<std::path::PathBuf> =
+        names.filter_map(|name| git(&["rev-parse", "--git-path", &name])).map(Into::into).collect();
     for path in watched.iter().filter(|p| p.exists()) {
         println!("cargo::rerun-if-changed={}", path.display());
     }

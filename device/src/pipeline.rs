@@ -13,16 +13,16 @@
 //!   ([`PipelineState::refill_phase`]).
 //!
 //! Every role counts the same uses in the same order, so all of them agree
-//! on a stage's round without talking. The count is 32 bits: a block uses
-//! a ring fewer than 2^32 times, and the consumers compute the stage and
-//! phase beside their accumulators, where a 64-bit division is a chain of
-//! wide multiplies.
+//! on a stage's round without talking. The stage and phase are computed in
+//! 32 bits (a block uses a ring fewer than 2^32 times): the consumers
+//! compute them beside their accumulators, where a 64-bit division by a
+//! stage count known only at run time is a chain of wide multiplies.
 
 /// A ring of `stages` buffers, at its `count`-th use.
 #[derive(Clone, Copy)]
 pub struct PipelineState {
-    count: u32,
-    stages: u32,
+    count: usize,
+    stages: usize,
 }
 
 impl PipelineState {
@@ -30,31 +30,31 @@ impl PipelineState {
     /// kernel knows it, which the divisions then fold).
     #[inline(always)]
     pub fn new(stages: usize) -> PipelineState {
-        PipelineState { count: 0, stages: stages as u32 }
+        PipelineState { count: 0, stages }
     }
 
     /// The same ring at use `count`.
     #[inline(always)]
     pub fn at(self, count: usize) -> PipelineState {
-        PipelineState { count: count as u32, ..self }
+        PipelineState { count, ..self }
     }
 
     /// Uses so far.
     #[inline(always)]
     pub fn count(self) -> usize {
-        self.count as usize
+        self.count
     }
 
     /// The stage this use takes.
     #[inline(always)]
     pub fn stage(self) -> usize {
-        (self.count % self.stages) as usize
+        (self.count as u32 % self.stages as u32) as usize
     }
 
     /// The parity of the stage's "full" phase this use waits for.
     #[inline(always)]
     pub fn phase(self) -> u32 {
-        (self.count / self.stages) % 2
+        (self.count as u32 / self.stages as u32) % 2
     }
 
     /// The parity of the stage's "empty" phase a refill for this use waits

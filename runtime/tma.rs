@@ -7,51 +7,26 @@ use cudarc::driver::sys;
 use super::{DeviceBuffer, Error, Gpu, Result};
 
 impl Gpu {
-    /// The tensor map of the row-major bf16 matrix `rows x cols` in
-    /// `buffer`, copied in boxes of `box_rows x box_cols`, each box row
-    /// swizzled over its own bytes (`box_cols` 64: the 128-byte swizzle; 32:
-    /// the 64-byte one); elements outside the matrix read as zeros.
+    /// The tensor map of the row-major matrix `rows x cols` in `buffer`,
+    /// copied in boxes of `box_rows x box_cols`, each box row swizzled over
+    /// its own bytes (rows of 128 bytes: the 128-byte swizzle; 64: the
+    /// 64-byte one); elements outside the matrix read as zeros. `wgmma`
+    /// reads `f32` elements as tf32.
     ///
-    /// Errors, before anything is encoded: rows not on 16 bytes (`cols`
-    /// not a multiple of 8), a box the swizzle or TMA cannot take, a
-    /// buffer too small.
-    pub fn tensor_map_bf16(
+    /// Errors, before anything is encoded: rows not on 16 bytes, a box the
+    /// swizzle or TMA cannot take, a buffer too small.
+    pub fn tensor_map<T: MapElement>(
         &self,
-        buffer: &DeviceBuffer<u16>,
+        buffer: &DeviceBuffer<T>,
         shape: (usize, usize),
         boxes: (usize, usize),
     ) -> Result<[u64; 16]> {
-        let ty = sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-        self.tensor_map((buffer.address(), buffer.len()), ("bf16", 2, ty), shape, (0, shape.1), boxes)
-    }
-
-    /// As [`Gpu::tensor_map_bf16`] for a row-major IEEE binary16 matrix.
-    pub fn tensor_map_f16(
-        &self,
-        buffer: &DeviceBuffer<half::f16>,
-        shape: (usize, usize),
-        boxes: (usize, usize),
-    ) -> Result<[u64; 16]> {
-        let ty = sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-        self.tensor_map((buffer.address(), buffer.len()), ("f16", 2, ty), shape, (0, shape.1), boxes)
-    }
-
-    /// As [`Gpu::tensor_map_bf16`] for a row-major `f32` matrix (`cols` a
-    /// multiple of 4; `box_cols` 32: the 128-byte swizzle, 16: the 64-byte
-    /// one). `wgmma` reads its elements as tf32.
-    pub fn tensor_map_f32(
-        &self,
-        buffer: &DeviceBuffer<f32>,
-        shape: (usize, usize),
-        boxes: (usize, usize),
-    ) -> Result<[u64; 16]> {
-        let ty = sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-        self.tensor_map((buffer.address(), buffer.len()), ("f32", 4, ty), shape, (0, shape.1), boxes)
+        self.tensor_map_pitched(buffer, 0, shape, shape.1, boxes)
     }
 
     /// The tensor map of the row-major `rows x cols` matrix whose element
     /// `(i, j)` is `buffer[offset + i pitch + j]`, in boxes as for
-    /// [`Gpu::tensor_map_bf16`]; elements outside the matrix (past `cols`
+    /// [`Gpu::tensor_map`]; elements outside the matrix (past `cols`
     /// in a row, past `rows`) read as zeros.
     ///
     /// Errors, before anything is encoded: `offset` or `pitch` not on 16
@@ -66,13 +41,13 @@ impl Gpu {
         boxes: (usize, usize),
     ) -> Result<[u64; 16]> {
         let ty = (T::LABEL, size_of::<T>(), T::data_type());
-        self.tensor_map((buffer.address(), buffer.len()), ty, shape, (offset, pitch), boxes)
+        self.encode((buffer.address(), buffer.len()), ty, shape, (offset, pitch), boxes)
     }
 
     /// The 2-D map of the `rows x cols` matrix at element `offset` of the
     /// `len` elements at device address `address`, rows `pitch` elements
     /// apart, of the type `name`, `bytes` each (`ty` for the driver).
-    fn tensor_map(
+    fn encode(
         &self,
         (address, len): (u64, usize),
         (name, bytes, ty): (&str, usize, sys::CUtensorMapDataType),
@@ -191,5 +166,13 @@ impl MapElement for f32 {
     const LABEL: &'static str = "f32";
     fn data_type() -> sys::CUtensorMapDataType {
         sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+    }
+}
+
+/// Raw 16-bit patterns, moved as they are.
+impl MapElement for u16 {
+    const LABEL: &'static str = "u16";
+    fn data_type() -> sys::CUtensorMapDataType {
+        sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT16
     }
 }

@@ -6,12 +6,12 @@
 //! is conflict-free; the emulator's `ex2.approx` and `lg2.approx` models.
 
 use gpu::dev::math::{ex2_approx, lg2_approx};
-use kernel_lab::attention::{self, Buffers, Precision, Problem, Step};
-use kernel_lab::gemm::{Bf16, F16, TensorGemm};
+use kernel_lab::attention::{self, Buffers, Element, Problem, Step};
+use kernel_lab::gemm::{self, Bf16, F16, TensorGemm};
 use kernel_lab::runtime::Gpu;
 
 /// Runs `step` on `p` in `P` on the emulator and checks every row.
-fn check<P: Precision>(step: Step, p: Problem) {
+fn check<P: gemm::Precision<Input: Element>>(step: Step, p: Problem) {
     let gpu = Gpu::emulator();
     let outcome = attention::run_steps::<P>(&gpu, &p, &[step], None).unwrap();
     if let Err(e) = &outcome[0].1.worst {
@@ -245,8 +245,14 @@ fn the_bound_catches_a_wrong_scale() {
 
 /// Whether `verify` rejects `step` run at `wrong`'s scale against `p`'s
 /// reference.
-fn wrong_scale<P: Precision>(gpu: &Gpu, lib: &TensorGemm, step: Step, p: Problem, wrong: Problem) -> bool {
-    let (q, k, v) = attention::inputs::<P::T>(&p, 3);
+fn wrong_scale<P: gemm::Precision<Input: Element>>(
+    gpu: &Gpu,
+    lib: &TensorGemm,
+    step: Step,
+    p: Problem,
+    wrong: Problem,
+) -> bool {
+    let (q, k, v) = attention::inputs::<P::Input>(&p, 3);
     let rows: Vec<usize> = (0..p.rows()).collect();
     let want = attention::reference_of(&p, (&q, &k, &v), &rows);
     let mut x = Buffers::new(gpu, &p, &q, &k, &v).unwrap();

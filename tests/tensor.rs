@@ -89,9 +89,9 @@ fn integer_run<P: Ladder>(
     dc: &mut kernel_lab::runtime::DeviceBuffer<f32>,
 ) -> Option<(kernel_lab::runtime::Result<()>, bool)> {
     Step::<P>::of(kernel).ok()?;
-    let to = |x: i32| P::elem(<P::Input as gemm::Input>::round_f32(x as f32));
-    let ah: Vec<P::Elem> = a.iter().map(|&x| to(x)).collect();
-    let bh: Vec<P::Elem> = if P::B_K_MAJOR {
+    let to = |x: i32| <P::Input as gemm::Input>::round_f32(x as f32);
+    let ah: Vec<P::Input> = a.iter().map(|&x| to(x)).collect();
+    let bh: Vec<P::Input> = if P::B_K_MAJOR {
         (0..n * k).map(|i| to(b[(i % k) * n + i / k])).collect()
     } else {
         b.iter().map(|&x| to(x)).collect()
@@ -216,7 +216,7 @@ fn tensor_analysis(name: &str) -> emu::Analysis {
     // Integers: exact in bf16 and in the f32 sums.
     let a: Vec<i32> = (0..m * k).map(|_| rng.random_range(-8..=8)).collect();
     let b: Vec<i32> = (0..k * n).map(|_| rng.random_range(-8..=8)).collect();
-    let to = |v: &[i32]| v.iter().map(|&x| bf16(x as f32)).collect::<Vec<u16>>();
+    let to = |v: &[i32]| v.iter().map(|&x| half::bf16::from_f32(x as f32)).collect::<Vec<_>>();
     let (da, db) = (gpu.upload(&to(&a)).unwrap(), gpu.upload(&to(&b)).unwrap());
     let mut dc = gpu.alloc::<f32>(m * n).unwrap();
     gpu.poison(&mut dc).unwrap();
@@ -390,7 +390,7 @@ fn tma_and_mbarrier_faults_are_reported() {
     let (rows, cols) = (10, 40);
     let a: Vec<u16> = (0..rows * cols).map(|i| i as u16 + 1).collect();
     let da = gpu.upload(&a).unwrap();
-    let map = gpu.tensor_map_bf16(&da, (rows, cols), (16, 64)).unwrap();
+    let map = gpu.tensor_map(&da, (rows, cols), (16, 64)).unwrap();
     let maps = gpu.upload(&map).unwrap();
     let run = |mode: u32| {
         let mut out = gpu.alloc::<u16>(16 * 64).unwrap();
@@ -415,7 +415,7 @@ fn tma_and_mbarrier_faults_are_reported() {
     // freed since it was encoded is an error, not a read of freed memory.
     let freed = {
         let gone = gpu.upload(&a).unwrap();
-        let map = gpu.tensor_map_bf16(&gone, (rows, cols), (16, 64)).unwrap();
+        let map = gpu.tensor_map(&gone, (rows, cols), (16, 64)).unwrap();
         let maps = gpu.upload(&map).unwrap();
         let mut out = gpu.alloc::<u16>(16 * 64).unwrap();
         // Freed after the other allocations, so none of them reuses it.
@@ -425,10 +425,10 @@ fn tma_and_mbarrier_faults_are_reported() {
     };
     assert!(freed.contains("through a tensor map, are in no live allocation"), "{freed}");
     // Rows of A not on 16 bytes cannot be described to TMA.
-    let odd = gpu.tensor_map_bf16(&da, (8, 50), (16, 64)).unwrap_err().to_string();
+    let odd = gpu.tensor_map(&da, (8, 50), (16, 64)).unwrap_err().to_string();
     assert!(odd.contains("multiple of 8"), "{odd}");
     let df = gpu.upload(&vec![1.0f32; 8 * 50]).unwrap();
-    let odd = gpu.tensor_map_f32(&df, (8, 50), (16, 32)).unwrap_err().to_string();
+    let odd = gpu.tensor_map(&df, (8, 50), (16, 32)).unwrap_err().to_string();
     assert!(odd.contains("f32 matrix") && odd.contains("multiple of 4, not 50"), "{odd}");
 }
 
@@ -499,7 +499,7 @@ fn cluster_multicast_and_faults_are_reported() {
     let (rows, cols) = (12, 40);
     let a: Vec<u16> = (0..rows * cols).map(|i| i as u16 + 1).collect();
     let da = gpu.upload(&a).unwrap();
-    let map = gpu.tensor_map_bf16(&da, (rows, cols), (8, 64)).unwrap();
+    let map = gpu.tensor_map(&da, (rows, cols), (8, 64)).unwrap();
     let maps = gpu.upload(&map).unwrap();
     let run = |grid: u32, mode: u32| {
         let mut out = gpu.alloc::<u16>(2 * 16 * 64).unwrap();
@@ -591,9 +591,9 @@ pub fn mma_probe(a: In<u16>, b: In<u16>, c: Out<f32>, f16: u32) {
             mma::pack_bf16(at(2 * r as u32), at(2 * r as u32 + 1))
         });
         let d = if f16 == 1 {
-            mma::mma_f16_m16n8k16(fa, fb, [0.5; 4])
+            mma::mma_m16n8k16::<half::f16>(fa, fb, [0.5; 4])
         } else {
-            mma::mma_bf16_m16n8k16(fa, fb, [0.5; 4])
+            mma::mma_m16n8k16::<half::bf16>(fa, fb, [0.5; 4])
         };
         for (i, v) in d.into_iter().enumerate() {
             let (row, col) = mma::c_f32(lane, i as u32);
@@ -670,7 +670,8 @@ fn f16_decodes_and_mma_f16_multiplies() {
 #[test]
 fn operands_refuse_what_they_cannot_take() {
     let gpu = Gpu::emulator();
-    let (da, db) = (gpu.upload(&[0u16; 16]).unwrap(), gpu.upload(&[0u16; 16]).unwrap());
+    let zeros = [half::bf16::ZERO; 16];
+    let (da, db) = (gpu.upload(&zeros).unwrap(), gpu.upload(&zeros).unwrap());
     let mut dc = gpu.alloc::<f32>(40_000).unwrap();
     for kernel in Tensor.kernels() {
         if matches!(Step::<Bf16>::of(kernel), Ok(Step::Tma(_))) {

@@ -58,10 +58,11 @@ pub fn wgmma_forms(a: In<u16>, b: In<u16>, d64: Out<f32>, d128: Out<f32>, d256: 
     // SAFETY (the three products): the warpgroup, converged; the operands
     // written and ordered by the barrier (the emulator's async proxy needs
     // no fence).
-    let s64 = unsafe { <[f32; 32]>::zeroed().mma_ss::<true, false>(desc(A_AT, 16), desc(BK_AT, 16), false) };
+    let s64 =
+        unsafe { <[f32; 32]>::zeroed().mma_ss::<half::bf16, false>(desc(A_AT, 16), desc(BK_AT, 16), false) };
     // SAFETY: as above.
     let s128 =
-        unsafe { <[f32; 64]>::zeroed().mma_ss::<true, true>(desc(A_AT, 16), desc(BM_AT, 2048), false) };
+        unsafe { <[f32; 64]>::zeroed().mma_ss::<half::bf16, true>(desc(A_AT, 16), desc(BM_AT, 2048), false) };
     let (w, g, q) = (t / 32, t % 32 / 4, t % 4);
     let fragment: [u32; 4] = core::array::from_fn(|j| {
         let (r, k) = (16 * w + g + 8 * (j % 2), 2 * q + 8 * (j / 2));
@@ -69,7 +70,8 @@ pub fn wgmma_forms(a: In<u16>, b: In<u16>, d64: Out<f32>, d128: Out<f32>, d256: 
         unsafe { u32::from(a.load(16 * r + k)) | u32::from(a.load(16 * r + k + 1)) << 16 }
     });
     // SAFETY: as above.
-    let s256 = unsafe { <[f32; 128]>::zeroed().mma_rs::<true, true>(fragment, desc(BM_AT, 2048), false) };
+    let s256 =
+        unsafe { <[f32; 128]>::zeroed().mma_rs::<half::bf16, true>(fragment, desc(BM_AT, 2048), false) };
     let store = |d: &Out<f32>, n: usize, i: usize, x: f32| {
         let (r, c) = d_f32(t as u32, i as u32);
         // SAFETY: inside the 64 x n output; each element this thread's.

@@ -2,29 +2,23 @@
 //! through the GEMM library, the fused kernels of `gpu/src/attention/`.
 
 use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
-use gpu::attention::Half;
 use gpu::dev::{In, Out};
 use gpu::launch::{Dim3, Kernel, registry};
 
 use crate::blas::{Gemm, Layout, Op};
-use crate::gemm::{self, Bf16, Call, Element, F16, Input, TensorGemm};
+use crate::gemm::{self, Call, Input, TensorGemm};
 use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
 
 use super::problem::Problem;
 
-/// A precision attention runs in: bf16 or f16 inputs, P and O.
-pub trait Precision: gemm::Precision<Input = Self::T> {
-    /// The element, as the kernels take it.
-    type T: Input + Element + Half + DeviceRepr + ValidAsZeroBits + Default;
-}
+/// The element types attention runs in (inputs, P and O): the 16-bit
+/// tensor-core elements ([`gpu::dev::Element`]) that the GEMM library both
+/// takes and gives ([`gemm::Element`]), bf16 and f16. A bound on the one
+/// precision axis, not an axis of its own: every such type has it, and a
+/// precision `P: gemm::Precision<Input: Element>` runs attention.
+pub trait Element: gemm::Element + gpu::dev::Element + DeviceRepr + ValidAsZeroBits {}
 
-impl Precision for Bf16 {
-    type T = half::bf16;
-}
-
-impl Precision for F16 {
-    type T = half::f16;
-}
+impl<T: gemm::Element + gpu::dev::Element + DeviceRepr + ValidAsZeroBits> Element for T {}
 
 /// What the fused kernels take.
 pub type FlashSignature<T> = (In<T>, In<T>, In<T>, Out<T>, Out<f32>, u32, u32, u32, u32, f32, u32);
@@ -113,20 +107,20 @@ impl<T: DeviceRepr + ValidAsZeroBits + Copy> Buffers<T> {
 }
 
 /// Runs `step` on `problem` in precision `P`: O and lse into `x`.
-pub fn launch<P: Precision>(
+pub fn launch<P: gemm::Precision<Input: Element>>(
     gpu: &Gpu,
     lib: &TensorGemm,
     step: Step,
     p: &Problem,
-    x: &mut Buffers<P::T>,
+    x: &mut Buffers<P::Input>,
 ) -> Result<()> {
     p.check()?;
     let (sq, sk) = (p.s_q as u32, p.s_k as u32);
     let causal = u32::from(p.causal);
     match step {
         Step::Flash => {
-            let kernel = Step::Flash.kernel(<P::T as Input>::NAME, p.d)?;
-            let typed = kernel.typed::<FlashSignature<P::T>>().map_err(Error::InvalidInput)?;
+            let kernel = Step::Flash.kernel(<P::Input as Input>::NAME, p.d)?;
+            let typed = kernel.typed::<FlashSignature<P::Input>>().map_err(Error::InvalidInput)?;
             let grid = kernel.launch.grid(sq, (p.batch * p.heads) as u32);
             let dims = (p.heads as u32, p.kv_heads as u32, sq, sk);
             // SAFETY: the buffers hold Q, K, V, O and lse of this checked
@@ -141,8 +135,8 @@ pub fn launch<P: Precision>(
         }
         Step::Hopper => {
             use gpu::attention::hopper::{CAUSAL, GROUP_SHIFT, PING_PONG, SPLIT, merge_threads, part_floats};
-            let kernel = Step::Hopper.kernel(<P::T as Input>::NAME, p.d)?;
-            let typed = kernel.typed::<HopperSignature<P::T>>().map_err(Error::InvalidInput)?;
+            let kernel = Step::Hopper.kernel(<P::Input as Input>::NAME, p.d)?;
+            let typed = kernel.typed::<HopperSignature<P::Input>>().map_err(Error::InvalidInput)?;
             if x.maps.as_ref().is_none_or(|(shape, _)| *shape != p.shape()) {
                 x.maps = Some((p.shape(), gpu.upload(&hopper_maps(gpu, p, x)?)?));
             }
@@ -198,9 +192,9 @@ pub fn launch<P: Precision>(
                 )
             }?;
             let Some(tail) = split else { return Ok(()) };
-            let merge = registry::find(&format!("attention_merge_{}", <P::T as Input>::NAME))
+            let merge = registry::find(&format!("attention_merge_{}", <P::Input as Input>::NAME))
                 .ok_or_else(|| Error::InvalidInput("no kernel attention_merge".into()))?;
-            let typed = merge.typed::<MergeSignature<P::T>>().map_err(Error::InvalidInput)?;
+            let typed = merge.typed::<MergeSignature<P::Input>>().map_err(Error::InvalidInput)?;
             let threads = merge_threads(p.d, tail.tiles as usize) as u32;
             let workspace = x.split.as_ref().expect("allocated above");
             // SAFETY: the product launch just wrote the chunks' states for
@@ -217,8 +211,8 @@ pub fn launch<P: Precision>(
             }
         }
         Step::Unfused => {
-            let kernel = Step::Unfused.kernel(<P::T as Input>::NAME, p.d)?;
-            let typed = kernel.typed::<SoftmaxSignature<P::T>>().map_err(Error::InvalidInput)?;
+            let kernel = Step::Unfused.kernel(<P::Input as Input>::NAME, p.d)?;
+            let typed = kernel.typed::<SoftmaxSignature<P::Input>>().map_err(Error::InvalidInput)?;
             let scores = p.rows() * p.s_k;
             if x.scores.as_ref().is_none_or(|(s, _)| s.len() < scores) {
                 x.scores = Some((gpu.alloc(scores)?, gpu.alloc(scores)?));
@@ -241,7 +235,7 @@ pub fn launch<P: Precision>(
                 )
             }?;
             let pv = Call::new(Gemm::new(Layout::Row, Op::N, Op::N, m, p.d, p.s_k)).packed(batch);
-            lib.run::<P, P::T>(gpu, &pv, pr, &x.v, &mut x.o, None).map(drop)
+            lib.run::<P, P::Input>(gpu, &pv, pr, &x.v, &mut x.o, None).map(drop)
         }
     }
 }

@@ -5,9 +5,10 @@ use crate::gemm::TensorGemm;
 use crate::measure::bench;
 use crate::runtime::{Gpu, Result};
 
-use super::launch::{Buffers, Precision, Step, launch};
+use super::launch::{Buffers, Element, Step, launch};
 use super::problem::Problem;
 use super::reference::{inputs, reference_of, rows_to_check, verify};
+use crate::gemm;
 
 /// One step's outcome: the worst error against its bound, and its time.
 pub struct Outcome {
@@ -20,14 +21,14 @@ pub struct Outcome {
 
 /// Verifies (outputs poisoned first) then, given `runs`, times each of
 /// `steps` on `p` in precision `P`.
-pub fn run_steps<P: Precision>(
+pub fn run_steps<P: gemm::Precision<Input: Element>>(
     gpu: &Gpu,
     p: &Problem,
     steps: &[Step],
     runs: Option<bench::Runs>,
 ) -> Result<Vec<(Step, Outcome)>> {
     p.check()?;
-    let (q, k, v) = inputs::<P::T>(p, 0xa77e);
+    let (q, k, v) = inputs::<P::Input>(p, 0xa77e);
     let rows = rows_to_check(p);
     let want = reference_of(p, (&q, &k, &v), &rows);
     let mut x = Buffers::new(gpu, p, &q, &k, &v)?;

@@ -8,9 +8,9 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use kernel_lab::attention::{self, Precision, Problem, Step};
+use kernel_lab::attention::{self, Element, Problem, Step};
 use kernel_lab::cli::{EXIT_BAD_INPUT, EXIT_FAILURE};
-use kernel_lab::gemm::{Bf16, F16};
+use kernel_lab::gemm::{self, Bf16, F16};
 use kernel_lab::measure::bench::Runs;
 use kernel_lab::runtime::{self, Error, Gpu, Result};
 
@@ -111,7 +111,12 @@ fn problems(o: &Options) -> Result<(Vec<Problem>, Vec<Step>)> {
 }
 
 /// One problem's rows of the table: step, worst error / bound, ms, TFLOP/s.
-fn one<P: Precision>(gpu: &Gpu, p: &Problem, steps: &[Step], runs: Runs) -> Result<Vec<String>> {
+fn one<P: gemm::Precision<Input: Element>>(
+    gpu: &Gpu,
+    p: &Problem,
+    steps: &[Step],
+    runs: Runs,
+) -> Result<Vec<String>> {
     let outcomes = attention::run_steps::<P>(gpu, p, steps, Some(runs))?;
     let mut rows = Vec::new();
     for (step, outcome) in outcomes {
@@ -125,7 +130,7 @@ fn one<P: Precision>(gpu: &Gpu, p: &Problem, steps: &[Step], runs: Runs) -> Resu
         };
         rows.push(format!(
             "| {} | {p} | {} | {worst:.3} | {ms} | {tflops} |",
-            <P::T as kernel_lab::gemm::Input>::NAME,
+            <P::Input as kernel_lab::gemm::Input>::NAME,
             step.name()
         ));
     }

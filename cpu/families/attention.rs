@@ -3,12 +3,12 @@
 
 use gpu::launch::{Kernel, registry};
 
-use crate::gemm::{Bf16, F16, Input};
+use crate::gemm::{self, Bf16, F16, Input};
 use crate::measure::{AnalysisColumns, Rate, Record, Shape};
 use crate::runtime::Result;
 
 use super::{About, Family, Run};
-use crate::attention::{Precision, Problem, Step, run_steps};
+use crate::attention::{Element, Problem, Step, run_steps};
 
 /// The family: fused and unfused attention, bf16 and f16.
 pub struct Attention;
@@ -22,9 +22,9 @@ fn suite_problem(s: usize, emulator: bool) -> Problem {
 }
 
 /// The precisions, by name.
-fn run_precision<P: Precision>(run: &Run, s: usize, kernels: &[&'static Kernel]) -> Result<Vec<Record>> {
+fn run_precision<P: gemm::Precision<Input: Element>>(run: &Run, s: usize, kernels: &[&'static Kernel]) -> Result<Vec<Record>> {
     let p = suite_problem(s, run.gpu.is_emulator());
-    let name = <P::T as Input>::NAME;
+    let name = <P::Input as Input>::NAME;
     let mut steps = Vec::new();
     for &kernel in kernels {
         for step in Step::ALL {

@@ -4,11 +4,10 @@
 
 use std::marker::PhantomData;
 
-use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use gpu::dev::{In, Out};
 use gpu::launch::{Kernel, Typed};
-use gpu::tensor::hopper;
-use half::f16;
+use gpu::tensor::hopper::RingElement;
+
 use rayon::prelude::*;
 
 use super::sgemm::{percent_of, rows_to_check};
@@ -24,27 +23,15 @@ pub struct Tensor;
 
 /// What the ladder needs of a precision beyond the library's axis
 /// ([`gemm::Precision`]: the input type and its rounding, the products'
-/// error, B's layout, cuBLAS's compute type): the element its kernels
-/// take, its TMA maps and boxes, its peer's name. A precision of the
-/// ladder is one impl of this and one entry in [`PRECISIONS`].
+/// error, B's layout, cuBLAS's compute type): the device element its
+/// `wgmma` steps stage, its peer's name. A precision of the ladder is one
+/// impl of this and one entry in [`PRECISIONS`].
 pub trait Ladder: gemm::Precision {
-    /// What the kernels take for A and B (bf16: its bits, `u16`).
-    type Elem: DeviceRepr + ValidAsZeroBits + Copy + Send + Sync + 'static;
-    /// How the `wgmma` steps lay out and multiply a stage (its k per
-    /// stage, B's TMA box).
-    type Stage: hopper::Element;
+    /// The element as the `wgmma` steps stage it (its k per stage, B's
+    /// TMA box).
+    type Stage: RingElement;
     /// The in-run peer's name: cuBLAS in the same precision.
     const PEER: &'static str;
-    /// An input as the kernels take it.
-    fn elem(x: Self::Input) -> Self::Elem;
-    /// The tensor map of the row-major matrix `buffer` (`shape`), in
-    /// boxes of `boxes` (`gpu::tensor::hopper`).
-    fn tensor_map(
-        gpu: &Gpu,
-        buffer: &DeviceBuffer<Self::Elem>,
-        shape: (usize, usize),
-        boxes: (usize, usize),
-    ) -> Result<[u64; 16]>;
 
     /// The bound's factor on `sum_p |a_ip b_pj|` for `k` terms: each of the
     /// `k` additions into the `f32` accumulator may err by one ulp of the
@@ -57,45 +44,24 @@ pub trait Ladder: gemm::Precision {
     }
 }
 
-/// bf16 bits (`u16`), row-major A (`m x k`) and B (`k x n`).
+/// bf16, row-major A (`m x k`) and B (`k x n`).
 impl Ladder for Bf16 {
-    type Elem = u16;
-    type Stage = hopper::Bf16;
+    type Stage = half::bf16;
     const PEER: &'static str = "cublas";
-    fn elem(x: half::bf16) -> u16 {
-        x.to_bits()
-    }
-    fn tensor_map(gpu: &Gpu, b: &DeviceBuffer<u16>, shape: (usize, usize), boxes: (usize, usize)) -> Result<[u64; 16]> {
-        gpu.tensor_map_bf16(b, shape, boxes)
-    }
 }
 
 /// IEEE binary16, laid out as bf16.
 impl Ladder for F16 {
-    type Elem = f16;
-    type Stage = hopper::F16;
+    type Stage = half::f16;
     const PEER: &'static str = "cublas_f16";
-    fn elem(x: f16) -> f16 {
-        x
-    }
-    fn tensor_map(gpu: &Gpu, b: &DeviceBuffer<f16>, shape: (usize, usize), boxes: (usize, usize)) -> Result<[u64; 16]> {
-        gpu.tensor_map_f16(b, shape, boxes)
-    }
 }
 
 /// `f32` read as tf32, row-major A (`m x k`) and B transposed (`bt`,
 /// `n x k`): `C = A btᵀ` (`wgmma` reads tf32 B only K-major:
 /// [`gemm::Precision::B_K_MAJOR`]).
 impl Ladder for Tf32 {
-    type Elem = f32;
-    type Stage = hopper::Tf32;
+    type Stage = gpu::dev::Tf32;
     const PEER: &'static str = "cublas_tf32";
-    fn elem(x: f32) -> f32 {
-        x
-    }
-    fn tensor_map(gpu: &Gpu, b: &DeviceBuffer<f32>, shape: (usize, usize), boxes: (usize, usize)) -> Result<[u64; 16]> {
-        gpu.tensor_map_f32(b, shape, boxes)
-    }
 }
 
 /// The ladder's precisions, in the order a run takes them.
@@ -258,7 +224,7 @@ pub type TmaSignature = (In<u64>, Out<f32>, u32, u32, u32);
 /// A tensor GEMM kernel in precision `P`, as whichever signature it
 /// declares.
 pub enum Step<P: Ladder> {
-    Plain(Typed<PlainSignature<P::Elem>>),
+    Plain(Typed<PlainSignature<P::Input>>),
     Tma(Typed<TmaSignature>),
 }
 
@@ -300,8 +266,8 @@ impl<P: Ladder> Step<P> {
 /// [`gemm::Precision::B_K_MAJOR`]) and, for the TMA kernels, their tensor
 /// maps (encoded once, outside any timing).
 pub struct Operands<'a, P: Ladder> {
-    pub a: &'a DeviceBuffer<P::Elem>,
-    pub b: &'a DeviceBuffer<P::Elem>,
+    pub a: &'a DeviceBuffer<P::Input>,
+    pub b: &'a DeviceBuffer<P::Input>,
     /// `(m, n, k)`, the problem the buffers were checked for.
     dims: (usize, usize, usize),
     maps: Option<DeviceBuffer<u64>>,
@@ -311,8 +277,8 @@ impl<'a, P: Ladder> Operands<'a, P> {
     /// Checks the problem and the buffers: A holds `m k` elements, B `k n`.
     pub fn new(
         (m, n, k): (usize, usize, usize),
-        a: &'a DeviceBuffer<P::Elem>,
-        b: &'a DeviceBuffer<P::Elem>,
+        a: &'a DeviceBuffer<P::Input>,
+        b: &'a DeviceBuffer<P::Input>,
     ) -> Result<Operands<'a, P>> {
         check((m, n, k))?;
         if a.len() < m * k || b.len() < k * n {
@@ -343,7 +309,7 @@ impl<'a, P: Ladder> Operands<'a, P> {
     /// start on 16 bytes (bf16: `k` or `n` not a multiple of 8; tf32: `k`
     /// not a multiple of 4).
     fn maps(&mut self, gpu: &Gpu) -> Result<&DeviceBuffer<u64>> {
-        use gpu::tensor::hopper::{BM, Element};
+        use gpu::tensor::hopper::BM;
         let (m, n, k) = self.dims;
         self.rows_on_16()?;
         if self.maps.is_none() {
@@ -355,8 +321,8 @@ impl<'a, P: Ladder> Operands<'a, P> {
                     r.map_err(|e| Error::InvalidInput(format!("tensor GEMM {m}x{n}x{k}, {what}: {e}")))
                 };
                 let b_shape = if P::B_K_MAJOR { (n, k) } else { (k, n) };
-                let a = P::tensor_map(gpu, self.a, (m, k), (BM, P::Stage::BK));
-                let b = P::tensor_map(gpu, self.b, b_shape, P::Stage::B_BOX);
+                let a = gpu.tensor_map(self.a, (m, k), (BM, P::Stage::BK));
+                let b = gpu.tensor_map(self.b, b_shape, P::Stage::B_BOX);
                 [of("A", a)?, of("B", b)?].concat()
             };
             self.maps = Some(gpu.upload(&words)?);
@@ -552,8 +518,7 @@ fn run_precision<P: Ladder>(
     let b64 = if P::B_K_MAJOR { untranspose(&b64, (n, k)) } else { b64 };
     let want = reference(|i| value(a[i]), &b64, (m, n, k), &rows, P::unit(k));
     // The inputs on the device, as the kernels take them.
-    let elems = |x: &[P::Input]| -> Vec<P::Elem> { x.iter().map(|&x| P::elem(x)).collect() };
-    let (da, db) = (gpu.upload(&elems(&a))?, gpu.upload(&elems(&b))?);
+    let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
     let mut ops = Operands::<P>::new((m, n, k), &da, &db)?;
     let mut c = gpu.alloc::<f32>(m * n)?;
     let flops = 2.0 * (m * n) as f64 * k as f64;

@@ -146,18 +146,30 @@ pub struct WgmmaBuffers<'a, O> {
 }
 
 /// A precision a GEMM multiplies in: its input element, the error of its
-/// products, and the kernel that multiplies it.
+/// products, and the kernel that multiplies it. Its name, B's layout, the
+/// products' error and the scale factors follow from the tensor cores'
+/// operand type ([`Precision::OPERAND`], the device element's).
 pub trait Precision: 'static {
+    /// The tensor cores' operand type, that of the device element the
+    /// kernels stage (`<bf16 as gpu::dev::Element>::INPUT`, ...), or
+    /// `None`: `f32` multiplied by FFMA.
+    const OPERAND: Option<gpu::dev::Input>;
     /// `--precision`'s name.
-    const NAME: &'static str;
+    const NAME: &'static str = match Self::OPERAND {
+        Some(input) => input.name(),
+        None => "f32",
+    };
     /// What A and B hold.
     type Input: Input;
     /// The relative error of one product of two inputs as the hardware
     /// forms it, before accumulation: 0 where the product of two inputs
     /// is exact in `f32` (bf16, f16: 8 and 11 significant bits, 22 at
-    /// most in the product), `2^-9` for tf32 (each `f32` input truncated
-    /// to 10 mantissa bits, off by less than `2^-10` relative).
-    const PRODUCT_ERROR: f64;
+    /// most in the product; FP8), `2^-9` for tf32 (each `f32` input
+    /// truncated to 10 mantissa bits, off by less than `2^-10` relative).
+    const PRODUCT_ERROR: f64 = match Self::OPERAND {
+        Some(gpu::dev::Input::Tf32) => 1.0 / 512.0,
+        _ => 0.0,
+    };
     /// The relative error of the accumulation, as a multiple of `S = sum_p
     /// |a_ip b_pj|`, for `k` products and `splits` partial sums: each
     /// addition into an `f32` accumulator errs by at most one ulp of the
@@ -169,10 +181,10 @@ pub trait Precision: 'static {
     /// A and B come with per-tensor scale factors (FP8, as cuBLASLt's
     /// `A_SCALE_POINTER` / `B_SCALE_POINTER`): `D = alpha scale_a scale_b
     /// op(A) op(B) + ...`.
-    const SCALED: bool = false;
+    const SCALED: bool = matches!(Self::OPERAND, Some(input) if input.is_fp8());
     /// The tensor-core kernel reads B K-major (`n x k`), as `wgmma` must
     /// for tf32 and FP8; the 16-bit kernels read it N-major (`k x n`).
-    const B_K_MAJOR: bool;
+    const B_K_MAJOR: bool = matches!(Self::OPERAND, Some(input) if input.k_major_only());
     /// The library's `wgmma` kernel for output type `O`, or `None` (the
     /// FFMA path, `f32`).
     /// On tiles `tile` (the one-split kernels; the split ones take the
@@ -239,12 +251,10 @@ macro_rules! wgmma_launch {
 }
 
 macro_rules! tensor_precision {
-    ($marker:ty, $name:literal, $input:ty, $error:expr, $k_major:literal, $kernel:ident / $split:ident, $mid:ident / $mid_split:ident, $narrow:ident / $narrow_split:ident, $short:ident / $short_split:ident, $compute:ident $(, $extra:item)*) => {
+    ($marker:ty, $element:ty, $input:ty, $kernel:ident / $split:ident, $mid:ident / $mid_split:ident, $narrow:ident / $narrow_split:ident, $short:ident / $short_split:ident, $compute:ident $(, $extra:item)*) => {
         impl Precision for $marker {
-            const NAME: &'static str = $name;
+            const OPERAND: Option<gpu::dev::Input> = Some(<$element as gpu::dev::Element>::INPUT);
             type Input = $input;
-            const PRODUCT_ERROR: f64 = $error;
-            const B_K_MAJOR: bool = $k_major;
             $($extra)*
             fn kernel<O: Element>(tile: TileShape) -> Option<&'static Kernel> {
                 Some(match tile {
@@ -284,10 +294,8 @@ macro_rules! tensor_precision {
 
 tensor_precision!(
     Tf32,
-    "tf32",
+    gpu::dev::Tf32,
     f32,
-    1.0 / 512.0,
-    true,
     gemm_wgmma_tf32 / gemm_wgmma_tf32_split,
     gemm_wgmma_tf32_n192 / gemm_wgmma_tf32_n192_split,
     gemm_wgmma_tf32_n128 / gemm_wgmma_tf32_n128_split,
@@ -296,10 +304,8 @@ tensor_precision!(
 );
 tensor_precision!(
     Bf16,
-    "bf16",
     bf16,
-    0.0,
-    false,
+    bf16,
     gemm_wgmma_bf16 / gemm_wgmma_bf16_split,
     gemm_wgmma_bf16_n192 / gemm_wgmma_bf16_n192_split,
     gemm_wgmma_bf16_n128 / gemm_wgmma_bf16_n128_split,
@@ -308,10 +314,8 @@ tensor_precision!(
 );
 tensor_precision!(
     F16,
-    "f16",
     f16,
-    0.0,
-    false,
+    f16,
     gemm_wgmma_f16 / gemm_wgmma_f16_split,
     gemm_wgmma_f16_n192 / gemm_wgmma_f16_n192_split,
     gemm_wgmma_f16_n128 / gemm_wgmma_f16_n128_split,
@@ -320,32 +324,26 @@ tensor_precision!(
 );
 tensor_precision!(
     E4m3,
-    "e4m3",
     fp8::E4m3,
-    0.0,
-    true,
+    fp8::E4m3,
     gemm_wgmma_e4m3 / gemm_wgmma_e4m3_split,
     gemm_wgmma_e4m3_n192 / gemm_wgmma_e4m3_n192_split,
     gemm_wgmma_e4m3_n128 / gemm_wgmma_e4m3_n128_split,
     gemm_wgmma_e4m3_m64 / gemm_wgmma_e4m3_m64_split,
     CUBLAS_COMPUTE_32F,
-    const SCALED: bool = true;,
     fn sum_error(k: usize, splits: usize) -> f64 {
         fp8_sum_error(k, splits)
     }
 );
 tensor_precision!(
     E5m2,
-    "e5m2",
     fp8::E5m2,
-    0.0,
-    true,
+    fp8::E5m2,
     gemm_wgmma_e5m2 / gemm_wgmma_e5m2_split,
     gemm_wgmma_e5m2_n192 / gemm_wgmma_e5m2_n192_split,
     gemm_wgmma_e5m2_n128 / gemm_wgmma_e5m2_n128_split,
     gemm_wgmma_e5m2_m64 / gemm_wgmma_e5m2_m64_split,
     CUBLAS_COMPUTE_32F,
-    const SCALED: bool = true;,
     fn sum_error(k: usize, splits: usize) -> f64 {
         fp8_sum_error(k, splits)
     }
@@ -363,10 +361,8 @@ fn fp8_sum_error(k: usize, splits: usize) -> f64 {
 }
 
 impl Precision for F32 {
-    const NAME: &'static str = "f32";
+    const OPERAND: Option<gpu::dev::Input> = None;
     type Input = f32;
-    const PRODUCT_ERROR: f64 = 0.0;
-    const B_K_MAJOR: bool = false;
     fn kernel<O: Element>(_: TileShape) -> Option<&'static Kernel> {
         None
     }

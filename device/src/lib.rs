@@ -16,9 +16,10 @@
 //! - [`barrier`], [`tma`], [`wgmma`], [`registers`], [`cluster`]: Hopper's
 //!   mbarriers, tensor-memory copies, warpgroup MMA, `setmaxnreg` and
 //!   thread-block clusters;
-//! - [`pipeline`], [`roles`], [`schedule`]: the building blocks of a
-//!   Hopper kernel: a ring's stage and phase, the producer and consumer
-//!   warpgroups, the tile schedulers of persistent blocks;
+//! - [`pipeline`], [`roles`], [`schedule`], [`epilogue`]: the building
+//!   blocks of a Hopper kernel: a ring's stage and phase, the producer and
+//!   consumer warpgroups, the tile schedulers of persistent blocks, what
+//!   the consumers do with each unit's results;
 //! - [`grid`]: programmatic dependent launch (a kernel that starts while
 //!   the one ahead of it finishes);
 //! - `check` (hidden): the host build's calls into the emulator before each
@@ -71,6 +72,7 @@ pub mod barrier;
 pub mod check;
 pub mod cluster;
 pub mod copy;
+pub mod epilogue;
 pub mod grid;
 pub mod math;
 pub mod matrix;
@@ -88,6 +90,7 @@ pub mod warp;
 pub mod wgmma;
 
 pub use gpu_isa::fp8;
+pub use gpu_isa::{Element, Input, Tf32};
 pub use mem::{In, Out};
 pub use shared::{SharedArray, SharedTile};
 pub use slice::{DisjointSlice, Slice, SliceParam};

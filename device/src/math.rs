@@ -1,5 +1,7 @@
 //! Floating-point operations with an explicit rounding contract.
 
+use gpu_isa::{Element, Input};
+
 /// `a * b + c` rounded once (`fma.rn.f32`, SASS `FFMA`). Rust never fuses
 /// `a * b + c` by itself (it would change the result), so kernels that
 /// want the fused multiply-add, and its single rounding, say so.
@@ -167,6 +169,36 @@ pub fn f16x2_bits(lo: f32, hi: f32) -> u32 {
     #[cfg(not(target_arch = "nvptx64"))]
     {
         u32::from(f16_bits(lo)) | u32::from(f16_bits(hi)) << 16
+    }
+}
+
+/// `x` rounded to the 16-bit element type `T` (bf16 or f16), to nearest
+/// even, as its bits: [`bf16_bits`] or [`f16_bits`].
+#[inline(always)]
+pub fn round_bits<T: Element>(x: f32) -> u16 {
+    const { assert!(T::BYTES == 2, "a 16-bit element type") };
+    match T::INPUT {
+        Input::Bf16 => bf16_bits(x),
+        _ => f16_bits(x),
+    }
+}
+
+/// `x` rounded to the 16-bit element type `T`, as [`round_bits`].
+#[inline(always)]
+pub fn round<T: Element>(x: f32) -> T {
+    T::from_bits(round_bits::<T>(x).into())
+}
+
+/// Two `f32` rounded to the 16-bit element type `T`, as one register:
+/// [`bf16x2_bits`] or [`f16x2_bits`] (`lo` in bits 0..16, the lower index,
+/// as the `mma` fragments want). One paired conversion, not two `F2F`s and
+/// a byte permute: `F2F` issues 16 a clock per SM, as the exponentials do.
+#[inline(always)]
+pub fn pack<T: Element>(lo: f32, hi: f32) -> u32 {
+    const { assert!(T::BYTES == 2, "a 16-bit element type") };
+    match T::INPUT {
+        Input::Bf16 => bf16x2_bits(lo, hi),
+        _ => f16x2_bits(lo, hi),
     }
 }
 

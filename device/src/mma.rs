@@ -41,6 +41,7 @@
 //! rounded once to `f32`.
 
 pub use gpu_isa::mma::{a_bf16, a_tf32, b_bf16, b_tf32, c_f32};
+use gpu_isa::{Element, Input};
 
 /// Two bf16 values in one register: `lo` (the lower element index) in bits
 /// 0..16, `hi` in 16..32.
@@ -102,41 +103,29 @@ macro_rules! mma_sync {
     }};
 }
 
-/// `D = A B + C` for one `m16n8k16` tile with bf16 A and B and `f32` C and
-/// D: `a`, `b`, `c` are this lane's fragments (see the module documentation
-/// for which elements they are), the result is this lane's D fragment.
+/// `D = A B + C` for one `m16n8k16` tile with 16-bit A and B (`T` bf16 or
+/// f16, two per register) and `f32` C and D: `a`, `b`, `c` are this lane's
+/// fragments (see the module documentation for which elements they are),
+/// the result is this lane's D fragment. Both types' products are exact in
+/// `f32` (8 and 11 significant bits, 22 at most in a product).
 ///
 /// # Safety
 /// All 32 lanes of the warp execute this same instruction, converged (the
 /// PTX ISA's `.sync.aligned`); the emulator reports a lane that does not.
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn mma_bf16_m16n8k16(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
+pub unsafe fn mma_m16n8k16<T: Element>(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
+    const { assert!(T::BYTES == 2, "m16n8k16 multiplies bf16 or f16") };
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: the caller's contract (a converged warp).
     unsafe {
-        mma_sync!("m16n8k16.row.col.f32.bf16.bf16.f32", a, b, c)
+        match T::INPUT {
+            Input::Bf16 => mma_sync!("m16n8k16.row.col.f32.bf16.bf16.f32", a, b, c),
+            _ => mma_sync!("m16n8k16.row.col.f32.f16.f16.f32", a, b, c),
+        }
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    emu::ops::mma_sync(emu::ops::MmaInput::Bf16, a, b, c)
-}
-
-/// As [`mma_bf16_m16n8k16`] with IEEE binary16 A and B (two per register,
-/// the same lane map). f16 has 11 significant bits: products are exact in
-/// `f32`, as for bf16.
-///
-/// # Safety
-/// As for [`mma_bf16_m16n8k16`].
-#[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn mma_f16_m16n8k16(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: the caller's contract (a converged warp).
-    unsafe {
-        mma_sync!("m16n8k16.row.col.f32.f16.f16.f32", a, b, c)
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    emu::ops::mma_sync(emu::ops::MmaInput::F16, a, b, c)
+    emu::ops::mma_sync(T::INPUT, a, b, c)
 }
 
 /// `D = A B + C` for one `m16n8k8` tile with tf32 A and B and `f32` C and
@@ -144,7 +133,7 @@ pub unsafe fn mma_f16_m16n8k16(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4
 /// whose low 13 mantissa bits the tensor core drops (truncation).
 ///
 /// # Safety
-/// As for [`mma_bf16_m16n8k16`].
+/// As for [`mma_m16n8k16`].
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn mma_tf32_m16n8k8(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
@@ -154,5 +143,5 @@ pub unsafe fn mma_tf32_m16n8k8(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4
         mma_sync!("m16n8k8.row.col.f32.tf32.tf32.f32", a, b, c)
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    emu::ops::mma_sync(emu::ops::MmaInput::Tf32, a, b, c)
+    emu::ops::mma_sync(Input::Tf32, a, b, c)
 }

@@ -41,6 +41,7 @@
 //! rounded once per instruction (as for `mma`), and checks every byte it reads:
 //! in bounds, written, not awaiting a TMA copy.
 
+use gpu_isa::Element;
 pub use gpu_isa::swizzle::swizzle;
 pub use gpu_isa::wgmma::{Descriptor, d_f32, element_offset};
 
@@ -130,12 +131,12 @@ pub fn wait<const N: u32>(acc: [f32; 128]) -> [f32; 128] {
     acc
 }
 
-/// The accumulators of one warpgroup thread for a 16-bit `wgmma` of `N`
-/// columns, `[f32; N / 2]` (N = 64, 128 or 256), and the `m64nNk16` forms
-/// on them: A K-major in shared memory (`mma_ss`) or in registers
-/// (`mma_rs`), B in shared memory, K-major (`N x 16`, `TRANS_B` false) or
-/// MN-major (`16 x N`, `TRANS_B` true: the instruction's `tnspB`), bf16
-/// (`BF16`) or f16 inputs.
+/// The accumulators of one warpgroup thread for a `wgmma` of `N` columns,
+/// `[f32; N / 2]` (N = 64, 128 or 256), and the `m64nN` forms on them: A
+/// K-major in shared memory (`mma_ss`) or in registers (`mma_rs`), B in
+/// shared memory, K-major (`N x k`, `TRANS_B` false) or MN-major (`k x N`,
+/// `TRANS_B` true: the instruction's `tnspB`), the operand type `T::INPUT`
+/// of the element type `T`.
 ///
 /// **A in registers** (`mma_rs`): each thread gives four registers, two
 /// elements each, laid out as `mma.sync`'s `m16n8k16` A fragment of its
@@ -172,24 +173,12 @@ pub trait Accumulators: Copy + core::ops::IndexMut<usize, Output = f32> {
     /// The registers through an empty `asm` that "changes" them: after a
     /// [`wait_for`], no use of them moves above the wait.
     fn pinned(self) -> Self;
-    /// `wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}` (A K-major at
-    /// `a`, B at `b`): `A B + (scale_d ? self : 0)`.
-    ///
-    /// # Safety
-    /// All 128 threads of the warpgroup execute it converged; the
-    /// descriptors describe operands in the launch's shared memory, written
-    /// and visible to the async proxy (after a TMA copy's mbarrier wait, or
-    /// a `fence.proxy.async`); the device is sm_90a.
-    unsafe fn mma_ss<const BF16: bool, const TRANS_B: bool>(
-        self,
-        a: Descriptor,
-        b: Descriptor,
-        scale_d: bool,
-    ) -> Self;
-    /// `wgmma.mma_async.sync.aligned.m64nNk{8,32}.f32.{tf32,e4m3,e5m2}`
-    /// (`INPUT` 0, 1, 2: one 32-byte k-step of tf32 or FP8), both operands
-    /// K-major in shared memory (the ISA transposes neither: B is an `N x
-    /// K` tile, rows of k): `A B + (scale_d ? self : 0)`.
+    /// `wgmma.mma_async.sync.aligned.m64nNkK.f32.T.T` (A K-major at `a`, B
+    /// at `b`, one 32-byte k-step: `K` 16 for bf16 and f16, 8 for tf32, 32
+    /// for FP8): `A B + (scale_d ? self : 0)`. `TRANS_B`: B is MN-major,
+    /// which only 16-bit operands may be (the ISA transposes neither tf32
+    /// nor FP8: their B is an `N x K` tile, rows of k; the emulator reports
+    /// a `TRANS_B` with them).
     ///
     /// tf32 operands are `f32` bit patterns; the tensor core reads their
     /// top 19 bits (sign, exponent, 10 mantissa bits), dropping the other
@@ -199,15 +188,23 @@ pub trait Accumulators: Copy + core::ops::IndexMut<usize, Output = f32> {
     /// adds them into D is not specified beyond `f32` accumulation.
     ///
     /// # Safety
-    /// As for [`Accumulators::mma_ss`].
-    unsafe fn mma_ss_k_major<const INPUT: u8>(self, a: Descriptor, b: Descriptor, scale_d: bool) -> Self;
+    /// All 128 threads of the warpgroup execute it converged; the
+    /// descriptors describe operands in the launch's shared memory, written
+    /// and visible to the async proxy (after a TMA copy's mbarrier wait, or
+    /// a `fence.proxy.async`); the device is sm_90a.
+    unsafe fn mma_ss<T: Element, const TRANS_B: bool>(
+        self,
+        a: Descriptor,
+        b: Descriptor,
+        scale_d: bool,
+    ) -> Self;
     /// As [`Accumulators::mma_ss`], A from this thread's registers `a` (see
     /// the trait's documentation).
     ///
     /// # Safety
     /// As for [`Accumulators::mma_ss`]; `a` are not written until a wait
     /// has seen the instruction complete (in PTX, ptxas keeps them).
-    unsafe fn mma_rs<const BF16: bool, const TRANS_B: bool>(
+    unsafe fn mma_rs<T: Element, const TRANS_B: bool>(
         self,
         a: [u32; 4],
         b: Descriptor,
@@ -327,30 +324,27 @@ macro_rules! accumulators {
 
             #[inline(always)]
             #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-            unsafe fn mma_ss<const BF16: bool, const TRANS_B: bool>(
-                self,
-                a: Descriptor,
-                b: Descriptor,
-                scale_d: bool,
-            ) -> Self {
+            unsafe fn mma_ss<T: Element, const TRANS_B: bool>(self, a: Descriptor, b: Descriptor, scale_d: bool) -> Self {
                 #[cfg(target_arch = "nvptx64")]
                 // SAFETY: the caller's contract.
                 unsafe {
-                    match (BF16, TRANS_B) {
-                        (true, false) => issue_ss!($n, $regs, "bf16.bf16", "0", self, a, b, scale_d),
-                        (true, true) => issue_ss!($n, $regs, "bf16.bf16", "1", self, a, b, scale_d),
-                        (false, false) => issue_ss!($n, $regs, "f16.f16", "0", self, a, b, scale_d),
-                        (false, true) => issue_ss!($n, $regs, "f16.f16", "1", self, a, b, scale_d),
+                    match (T::INPUT, TRANS_B) {
+                        (gpu_isa::Input::Bf16, false) => issue_ss!($n, $regs, "bf16.bf16", "0", self, a, b, scale_d),
+                        (gpu_isa::Input::Bf16, true) => issue_ss!($n, $regs, "bf16.bf16", "1", self, a, b, scale_d),
+                        (gpu_isa::Input::F16, false) => issue_ss!($n, $regs, "f16.f16", "0", self, a, b, scale_d),
+                        (gpu_isa::Input::F16, true) => issue_ss!($n, $regs, "f16.f16", "1", self, a, b, scale_d),
+                        (gpu_isa::Input::Tf32, _) => issue_ss_k!($n, $regs, "k8.f32.tf32.tf32", ", 1, 1", self, a, b, scale_d),
+                        (gpu_isa::Input::E4m3, _) => issue_ss_k!($n, $regs, "k32.f32.e4m3.e4m3", ", 1, 1", self, a, b, scale_d),
+                        (gpu_isa::Input::E5m2, _) => issue_ss_k!($n, $regs, "k32.f32.e5m2.e5m2", ", 1, 1", self, a, b, scale_d),
                     }
                 }
                 #[cfg(not(target_arch = "nvptx64"))]
                 {
                     let mut acc = self;
-                    let input = if BF16 { emu::ops::MmaInput::Bf16 } else { emu::ops::MmaInput::F16 };
                     emu::ops::wgmma(
                         &mut acc,
                         (emu::ops::WgmmaA::Shared(a), b),
-                        (input, TRANS_B),
+                        (T::INPUT, TRANS_B),
                         scale_d,
                         core::panic::Location::caller(),
                     );
@@ -360,58 +354,25 @@ macro_rules! accumulators {
 
             #[inline(always)]
             #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-            unsafe fn mma_ss_k_major<const INPUT: u8>(self, a: Descriptor, b: Descriptor, scale_d: bool) -> Self {
+            unsafe fn mma_rs<T: Element, const TRANS_B: bool>(self, a: [u32; 4], b: Descriptor, scale_d: bool) -> Self {
+                const { assert!(T::BYTES == 2, "A from registers is bf16 or f16") };
                 #[cfg(target_arch = "nvptx64")]
                 // SAFETY: the caller's contract.
                 unsafe {
-                    match INPUT {
-                        0 => issue_ss_k!($n, $regs, "k8.f32.tf32.tf32", ", 1, 1", self, a, b, scale_d),
-                        1 => issue_ss_k!($n, $regs, "k32.f32.e4m3.e4m3", ", 1, 1", self, a, b, scale_d),
-                        _ => issue_ss_k!($n, $regs, "k32.f32.e5m2.e5m2", ", 1, 1", self, a, b, scale_d),
-                    }
-                }
-                #[cfg(not(target_arch = "nvptx64"))]
-                {
-                    use emu::ops::MmaInput;
-                    let mut acc = self;
-                    let input = [MmaInput::Tf32, MmaInput::E4m3, MmaInput::E5m2][INPUT.min(2) as usize];
-                    emu::ops::wgmma(
-                        &mut acc,
-                        (emu::ops::WgmmaA::Shared(a), b),
-                        (input, false),
-                        scale_d,
-                        core::panic::Location::caller(),
-                    );
-                    acc
-                }
-            }
-
-            #[inline(always)]
-            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-            unsafe fn mma_rs<const BF16: bool, const TRANS_B: bool>(
-                self,
-                a: [u32; 4],
-                b: Descriptor,
-                scale_d: bool,
-            ) -> Self {
-                #[cfg(target_arch = "nvptx64")]
-                // SAFETY: the caller's contract.
-                unsafe {
-                    match (BF16, TRANS_B) {
-                        (true, false) => issue_rs!($n, $regs, "bf16.bf16", "0", self, a, b, scale_d),
-                        (true, true) => issue_rs!($n, $regs, "bf16.bf16", "1", self, a, b, scale_d),
-                        (false, false) => issue_rs!($n, $regs, "f16.f16", "0", self, a, b, scale_d),
-                        (false, true) => issue_rs!($n, $regs, "f16.f16", "1", self, a, b, scale_d),
+                    match (T::INPUT, TRANS_B) {
+                        (gpu_isa::Input::Bf16, false) => issue_rs!($n, $regs, "bf16.bf16", "0", self, a, b, scale_d),
+                        (gpu_isa::Input::Bf16, true) => issue_rs!($n, $regs, "bf16.bf16", "1", self, a, b, scale_d),
+                        (_, false) => issue_rs!($n, $regs, "f16.f16", "0", self, a, b, scale_d),
+                        (_, true) => issue_rs!($n, $regs, "f16.f16", "1", self, a, b, scale_d),
                     }
                 }
                 #[cfg(not(target_arch = "nvptx64"))]
                 {
                     let mut acc = self;
-                    let input = if BF16 { emu::ops::MmaInput::Bf16 } else { emu::ops::MmaInput::F16 };
                     emu::ops::wgmma(
                         &mut acc,
                         (emu::ops::WgmmaA::Registers(a), b),
-                        (input, TRANS_B),
+                        (T::INPUT, TRANS_B),
                         scale_d,
                         core::panic::Location::caller(),
                     );

@@ -5,34 +5,16 @@
 //! `cp.async` copies, atomics, fences and every shared- and global-memory
 //! access call the hooks in [`device`]. [`launch`] runs a grid.
 //!
-//! - A launch runs its blocks one after another, or its thread-block
-//!   clusters one after another, the blocks of a cluster together, each
-//!   with its own shared memory. Every CUDA thread is a stackful coroutine
-//!   on one OS thread; the scheduler resumes each until it reaches a
-//!   barrier, a `sync_warp`, a shuffle, an mbarrier wait or its end. The
-//!   order is deterministic.
-//! - In a cluster, the cluster barrier releases when every thread of every
-//!   block has reached the same one; a block may arrive on a peer's
-//!   mbarriers and multicast TMA copies into peers' shared memory (each
-//!   peer's mbarrier counts the bytes, and they land at a wait there), but
-//!   not once the peer has exited: that is an error, as on the GPU, where
-//!   its shared memory is gone.
-//! - `sync_threads` releases when every thread of the block has reached
-//!   the same call. Threads at different calls, or some at one while
-//!   others have exited (they skipped it), are a divergent barrier, as the
-//!   CUDA programming guide defines it; nobody able to move is a deadlock.
-//!   Both are reported at once, never a hang.
-//! - `sync_warp(mask)` releases when every lane of the mask has reached
-//!   one; a mask that does not name the caller, names a lane that exited,
-//!   or differs between lanes is an error. Shuffles exchange values among
-//!   the lanes of the mask; a mask lane that has exited is an error.
-//! - `cp.async` copies read global memory when issued and land in shared
-//!   memory at the `wait_group` that covers them; a thread that exits with
-//!   copies in flight is an error.
-//! - `mma.sync`, `ldmatrix`/`stmatrix` and `wgmma` gather the whole
-//!   warp's registers through shuffles (or read the warpgroup's shared
-//!   operands) and compute by the lane maps, descriptors and swizzles of
-//!   the `gpu-isa` crate, in `f64`, rounded once to `f32`.
+//! A launch runs its blocks (or its thread-block clusters, the blocks of
+//! a cluster together) one after another, each with its own shared memory.
+//! Every CUDA thread is a stackful coroutine on one OS thread; the
+//! scheduler resumes each until it reaches a barrier, a `sync_warp`, a
+//! shuffle, an mbarrier wait or its end, in a deterministic order. Warp
+//! collectives, `cp.async`, TMA copies, `mma.sync` and `wgmma` follow the
+//! `gpu-isa` crate's lane maps, descriptors and swizzles, products in
+//! `f64`, rounded once to `f32`. `docs/emulator.md` says what each
+//! mechanism does and which misuse of it is an error (divergent barriers,
+//! deadlocks, masks naming exited lanes, copies in flight at exit).
 //!
 //! What it checks on every access, and reports with the kernel, block,
 //! thread(s), word and the `file:line` of each access involved:
@@ -51,13 +33,9 @@
 //!
 //! What it does not model: timing, caches, and lock-step warps (lanes run
 //! one at a time, so code that relies on implicit warp synchrony shows up
-//! as a race: CUDA has not promised it since Volta). Known gaps, each a
-//! missed report rather than a false one: a word remembers one write and
-//! two reads (`memory`); `sync_warp` ordering is not transitive through a
-//! third lane; a `cp.async` destination is checked at the issue and at the
-//! wait, not in between; an atomic on a shared word nobody wrote is not an
-//! uninitialized read; shared atomics order nothing (release and acquire
-//! are modelled through global atomics).
+//! as a race: CUDA has not promised it since Volta). Its known gaps, each
+//! a missed report rather than a false one, are listed in
+//! `docs/emulator.md`.
 //!
 //! This crate knows nothing of kernels' parameters or of the `gpu` crate:
 //! the caller hands [`launch`] the body one thread runs and the buffers the
@@ -97,7 +75,7 @@ pub mod ops {
         access, active_mask, barrier, cluster, cluster_barrier, fence, grid_dependency_wait, index,
         shared_base, shared_len, shuffle, warp_sync,
     };
-    pub use crate::tensor_core::{MmaInput, WgmmaA, ldmatrix_x4, mma_sync, stmatrix_x4, wgmma};
+    pub use crate::tensor_core::{WgmmaA, ldmatrix_x4, mma_sync, stmatrix_x4, wgmma};
     pub use std::sync::atomic::Ordering;
 
     /// `a * b + c` with one rounding (std's `f32::mul_add`), as `fma.rn.f32`.

@@ -13,7 +13,7 @@
 
 use std::panic::Location;
 
-use gpu_isa::fp8::{E4m3, E5m2};
+use gpu_isa::Input;
 use gpu_isa::mma::{a_bf16, a_tf32, b_bf16, b_tf32, c_f32, ldmatrix_source};
 use gpu_isa::swizzle::swizzle;
 use gpu_isa::wgmma::{Descriptor, d_f32, element_offset};
@@ -21,44 +21,6 @@ use gpu_isa::wgmma::{Descriptor, d_f32, element_offset};
 use super::abi::{Op, ShflOp, Site, Space};
 use super::async_hooks::async_read;
 use super::hooks::{access, index, shared_base, shuffle};
-
-/// The input type of a matrix instruction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MmaInput {
-    /// bfloat16: the top half of an `f32`.
-    Bf16,
-    /// IEEE binary16.
-    F16,
-    /// tf32: an `f32` whose low 13 mantissa bits the tensor core drops.
-    Tf32,
-    /// OCP FP8 E4M3 (`wgmma` only).
-    E4m3,
-    /// OCP FP8 E5M2 (`wgmma` only).
-    E5m2,
-}
-
-impl MmaInput {
-    /// Bytes of one element in memory.
-    fn bytes(self) -> usize {
-        match self {
-            MmaInput::Tf32 => 4,
-            MmaInput::Bf16 | MmaInput::F16 => 2,
-            MmaInput::E4m3 | MmaInput::E5m2 => 1,
-        }
-    }
-
-    /// The value of an element's bits (`bytes()` of them, in a `u32`).
-    fn value(self, bits: u32) -> f64 {
-        match self {
-            MmaInput::Bf16 => f32::from_bits(bits << 16) as f64,
-            // Every binary16 is exactly an `f64`.
-            MmaInput::F16 => half::f16::from_bits(bits as u16).to_f64(),
-            MmaInput::Tf32 => f32::from_bits(bits & !0x1fff) as f64,
-            MmaInput::E4m3 => E4m3(bits as u8).to_f32() as f64,
-            MmaInput::E5m2 => E5m2(bits as u8).to_f32() as f64,
-        }
-    }
-}
 
 /// This lane's index in its warp, and every lane's `mine`, exchanged
 /// through the emulator's shuffles (two words per shuffle).
@@ -85,14 +47,14 @@ fn gather<const N: usize>(mine: [u32; N]) -> (u32, [[u32; N]; 32]) {
 /// F16) or `m16n8k8.row.col.f32.tf32.tf32.f32` (Tf32): this lane's D
 /// fragment from its A, B and C fragments.
 #[track_caller]
-pub fn mma_sync(input: MmaInput, a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
+pub fn mma_sync(input: Input, a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
     let (lane, all) = gather([a[0], a[1], a[2], a[3], b[0], b[1]]);
     // The whole A (16 x k) and B (k x 8), rebuilt from the lanes' elements.
     let mut wa = [[0.0f64; 16]; 16];
     let mut wb = [[0.0f64; 8]; 16];
-    let k = if input == MmaInput::Tf32 { 8 } else { 16 };
+    let k = if input == Input::Tf32 { 8 } else { 16 };
     for (l, regs) in (0u32..).zip(&all) {
-        if input == MmaInput::Tf32 {
+        if input == Input::Tf32 {
             for i in 0..4 {
                 let (r, col) = a_tf32(l, i);
                 wa[r as usize][col as usize] = input.value(regs[i as usize]);
@@ -164,7 +126,7 @@ pub fn stmatrix_x4(p: usize, regs: [u32; 4]) {
 }
 
 /// A reader of element `(row, col)` of a `wgmma` operand, as `f64`.
-fn operand(desc: Descriptor, mn_major: bool, input: MmaInput) -> impl Fn(usize, usize) -> f64 {
+fn operand(desc: Descriptor, mn_major: bool, input: Input) -> impl Fn(usize, usize) -> f64 {
     let base = shared_base() as usize;
     let bytes = input.bytes();
     move |row, col| {
@@ -218,7 +180,7 @@ pub enum WgmmaA {
 pub fn wgmma(
     acc: &mut [f32],
     (a, b): (WgmmaA, Descriptor),
-    (input, b_mn_major): (MmaInput, bool),
+    (input, b_mn_major): (Input, bool),
     scale_d: bool,
     site: Site,
 ) {

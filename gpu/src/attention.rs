@@ -6,7 +6,7 @@
 //! scores, `lse = ln sum_j e^(scale s_ij)` (what a backward pass needs), is
 //! `[batch, heads, s_q]` in `f32`. Grouped-query attention: `kv_heads`
 //! divides `heads`, and query head `h` reads K/V head `h / (heads /
-//! kv_heads)`. Inputs and O are bf16 or f16 ([`Half`]); scores, sums and
+//! kv_heads)`. Inputs and O are bf16 or f16 (a 16-bit [`crate::dev::Element`]); scores, sums and
 //! the accumulators are `f32`.
 //!
 //! Causal masking with `s_q != s_k` aligns the diagonal bottom-right, as
@@ -34,148 +34,9 @@ pub mod flash;
 pub mod hopper;
 pub mod softmax;
 
-use crate::dev::math::{bf16_bits, bf16x2_bits, f16_bits, f16x2_bits};
-use crate::dev::mma::{mma_bf16_m16n8k16, mma_f16_m16n8k16};
-use crate::dev::wgmma::{Accumulators, Descriptor};
-use half::{bf16, f16};
-
 /// `log2 e`: scores are scaled by `scale log2 e` so that `e^x` is one
 /// `ex2.approx` ([`crate::dev::math::ex2_approx`]).
 pub const LOG2_E: f32 = core::f32::consts::LOG2_E;
-
-/// The 16-bit element types attention runs in: bf16 and IEEE binary16.
-pub trait Half: Copy + 'static {
-    /// `x` rounded to nearest (ties to even), as its bits
-    /// (`cvt.rn.bf16.f32` / `cvt.rn.f16.f32`).
-    fn round_bits(x: f32) -> u16;
-    /// `D = A B + C` for one `m16n8k16` in this type.
-    ///
-    /// # Safety
-    /// As for [`mma_bf16_m16n8k16`]: all 32 lanes of the warp, converged.
-    unsafe fn mma(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4];
-    /// `wgmma` `m64nNk16` in this type, A and B from shared memory
-    /// ([`Accumulators::mma_ss`]).
-    ///
-    /// # Safety
-    /// As for [`Accumulators::mma_ss`].
-    unsafe fn wgmma_ss<A: Accumulators, const TRANS_B: bool>(
-        acc: A,
-        a: Descriptor,
-        b: Descriptor,
-        scale_d: bool,
-    ) -> A;
-    /// `wgmma` `m64nNk16` in this type, A from registers
-    /// ([`Accumulators::mma_rs`]).
-    ///
-    /// # Safety
-    /// As for [`Accumulators::mma_rs`].
-    unsafe fn wgmma_rs<A: Accumulators, const TRANS_B: bool>(
-        acc: A,
-        a: [u32; 4],
-        b: Descriptor,
-        scale_d: bool,
-    ) -> A;
-
-    /// `x` rounded to this type.
-    #[inline(always)]
-    fn round(x: f32) -> Self {
-        Self::from_bits(Self::round_bits(x))
-    }
-    /// The element with bits `b`.
-    fn from_bits(b: u16) -> Self;
-    /// Two `f32` rounded to this type, as one register: `lo` in bits 0..16
-    /// (the lower index, as the `mma` fragments want). One paired
-    /// conversion (`cvt.rn.bf16x2.f32`, SASS `F2FP.BF16.F32.PACK_AB`), not
-    /// two `F2F`s and a byte permute: the softmax converts every P, and
-    /// `F2F` issues 16 a clock per SM, as the exponentials do.
-    fn pack(lo: f32, hi: f32) -> u32;
-}
-
-impl Half for bf16 {
-    #[inline(always)]
-    fn round_bits(x: f32) -> u16 {
-        bf16_bits(x)
-    }
-    #[inline(always)]
-    fn pack(lo: f32, hi: f32) -> u32 {
-        bf16x2_bits(lo, hi)
-    }
-    #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    unsafe fn mma(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
-        // SAFETY: the caller's contract.
-        unsafe { mma_bf16_m16n8k16(a, b, c) }
-    }
-    #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    unsafe fn wgmma_ss<A: Accumulators, const TRANS_B: bool>(
-        acc: A,
-        a: Descriptor,
-        b: Descriptor,
-        scale_d: bool,
-    ) -> A {
-        // SAFETY: the caller's contract.
-        unsafe { acc.mma_ss::<true, TRANS_B>(a, b, scale_d) }
-    }
-    #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    unsafe fn wgmma_rs<A: Accumulators, const TRANS_B: bool>(
-        acc: A,
-        a: [u32; 4],
-        b: Descriptor,
-        scale_d: bool,
-    ) -> A {
-        // SAFETY: the caller's contract.
-        unsafe { acc.mma_rs::<true, TRANS_B>(a, b, scale_d) }
-    }
-    #[inline(always)]
-    fn from_bits(b: u16) -> Self {
-        bf16::from_bits(b)
-    }
-}
-
-impl Half for f16 {
-    #[inline(always)]
-    fn round_bits(x: f32) -> u16 {
-        f16_bits(x)
-    }
-    #[inline(always)]
-    fn pack(lo: f32, hi: f32) -> u32 {
-        f16x2_bits(lo, hi)
-    }
-    #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    unsafe fn mma(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
-        // SAFETY: the caller's contract.
-        unsafe { mma_f16_m16n8k16(a, b, c) }
-    }
-    #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    unsafe fn wgmma_ss<A: Accumulators, const TRANS_B: bool>(
-        acc: A,
-        a: Descriptor,
-        b: Descriptor,
-        scale_d: bool,
-    ) -> A {
-        // SAFETY: the caller's contract.
-        unsafe { acc.mma_ss::<false, TRANS_B>(a, b, scale_d) }
-    }
-    #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    unsafe fn wgmma_rs<A: Accumulators, const TRANS_B: bool>(
-        acc: A,
-        a: [u32; 4],
-        b: Descriptor,
-        scale_d: bool,
-    ) -> A {
-        // SAFETY: the caller's contract.
-        unsafe { acc.mma_rs::<false, TRANS_B>(a, b, scale_d) }
-    }
-    #[inline(always)]
-    fn from_bits(b: u16) -> Self {
-        f16::from_bits(b)
-    }
-}
 
 /// A row's log-sum-exp, natural log, from its reference `reference` in
 /// log2 units (the exponentials' `m c`) and its sum `l` of `2^(s c -

@@ -2,8 +2,8 @@
 //! Tensor cores: the GEMM ladder continued through `mma.sync`.
 //!
 //! The kernels here compute `C = A B` for row-major `A` (`m x k`) and `B`
-//! (`k x n`) in bf16 (their bit patterns as `u16`; `tc_mma_f16_async`: IEEE
-//! binary16) and `C` (`m x n`) in `f32`, accumulating in `f32`; the tf32
+//! (`k x n`) in bf16 (`tc_mma_f16_async`: IEEE binary16; the steps move
+//! their bits as `u16`, whatever they mean) and `C` (`m x n`) in `f32`, accumulating in `f32`; the tf32
 //! ones (`tf32`, and one in `hopper`) take `f32` A and B transposed. Any
 //! `m`, `n`, `k` for the `mma.sync` steps: edge tiles read zeros outside
 //! the matrices and store only inside `C`. The device layer's `mma` module
@@ -34,11 +34,11 @@ mod transposed;
 use transposed::Transposed;
 
 use crate::dev::copy::{commit_copies, wait_copies};
-use crate::dev::mma::{c_f32, mma_bf16_m16n8k16, mma_f16_m16n8k16};
+use crate::dev::mma::{c_f32, mma_m16n8k16};
 use crate::dev::registers::{opaque, pair_halves};
 use crate::dev::{In, Out, SharedArray, block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 use crate::kernel;
-use half::f16;
+use half::{bf16, f16};
 use seq_macro::seq;
 
 /// Block tile of steps 1-3: 128 rows of C by `W` columns (step 1: 128,
@@ -395,7 +395,7 @@ impl Layout for Swizzled {
     #[inline(always)]
     unsafe fn multiply(stage: Stage, lane: u32, warp: (usize, usize), acc: &mut Sums) {
         // SAFETY: the caller's contract.
-        unsafe { multiply_by_ldmatrix(stage, lane, warp, acc, mma_bf16_m16n8k16) }
+        unsafe { multiply_by_ldmatrix(stage, lane, warp, acc, mma_m16n8k16::<bf16>) }
     }
 }
 
@@ -491,8 +491,8 @@ fn k_step<L: Layout>(
 /// C with 128 x 128 tiles (`tile`), 128 threads.
 /// Measured: `BENCHMARKS.md`, rows `tc_mma_bf16`.
 #[kernel(block = Transposed::W, shared = PREFETCH_STAGES * stage_bytes(Transposed::W), tile = [Transposed::W, BM], min_blocks = 2)]
-pub fn tc_mma_bf16(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
-    prefetch_loop::<Transposed>(a, b, c, (m, n, k));
+pub fn tc_mma_bf16(a: In<bf16>, b: In<bf16>, c: Out<f32>, m: u32, n: u32, k: u32) {
+    prefetch_loop::<Transposed>(a.same_bytes(), b.same_bytes(), c, (m, n, k));
 }
 
 /// 2. `ldmatrix` from a swizzled layout.
@@ -514,8 +514,8 @@ pub fn tc_mma_bf16(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) 
 /// Launch: as [`tc_mma_bf16()`], with 128 x 256 tiles and 256 threads.
 /// Measured: `BENCHMARKS.md`, rows `tc_ldmatrix_bf16`.
 #[kernel(block = Swizzled::W, shared = PREFETCH_STAGES * stage_bytes(Swizzled::W), tile = [Swizzled::W, BM])]
-pub fn tc_ldmatrix_bf16(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
-    prefetch_loop::<Swizzled>(a, b, c, (m, n, k));
+pub fn tc_ldmatrix_bf16(a: In<bf16>, b: In<bf16>, c: Out<f32>, m: u32, n: u32, k: u32) {
+    prefetch_loop::<Swizzled>(a.same_bytes(), b.same_bytes(), c, (m, n, k));
 }
 
 /// Stages in flight of [`tc_mma_bf16_async()`].
@@ -541,8 +541,8 @@ pub const STAGES: usize = 3;
 /// Launch: as [`tc_ldmatrix_bf16()`], with [`STAGES`] stages of shared memory.
 /// Measured: `BENCHMARKS.md`, rows `tc_mma_bf16_async`.
 #[kernel(block = Swizzled::W, shared = STAGES * stage_bytes(Swizzled::W), tile = [Swizzled::W, BM])]
-pub fn tc_mma_bf16_async(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k: u32) {
-    pipeline(a, b, c, (m, n, k), mma_bf16_m16n8k16);
+pub fn tc_mma_bf16_async(a: In<bf16>, b: In<bf16>, c: Out<f32>, m: u32, n: u32, k: u32) {
+    pipeline(a.same_bytes(), b.same_bytes(), c, (m, n, k), mma_m16n8k16::<bf16>);
 }
 
 /// 3, f16: step 3 on IEEE binary16 inputs: the same bytes staged the same
@@ -552,7 +552,7 @@ pub fn tc_mma_bf16_async(a: In<u16>, b: In<u16>, c: Out<f32>, m: u32, n: u32, k:
 /// Measured: `BENCHMARKS.md`, rows `tc_mma_f16_async`.
 #[kernel(block = Swizzled::W, shared = STAGES * stage_bytes(Swizzled::W), tile = [Swizzled::W, BM])]
 pub fn tc_mma_f16_async(a: In<f16>, b: In<f16>, c: Out<f32>, m: u32, n: u32, k: u32) {
-    pipeline(a.same_bytes(), b.same_bytes(), c, (m, n, k), mma_f16_m16n8k16);
+    pipeline(a.same_bytes(), b.same_bytes(), c, (m, n, k), mma_m16n8k16::<f16>);
 }
 
 /// Step 3's body, multiplying with `mma` (see [`tc_mma_bf16_async`]).
@@ -634,8 +634,8 @@ unsafe fn multiply_by_ldmatrix(stage: Stage, lane: u32, (wm, wn): (usize, usize)
     }});
 }
 
-/// An `m16n8k16` of 16-bit inputs: [`mma_bf16_m16n8k16`] or
-/// [`mma_f16_m16n8k16`] (the same fragments).
+/// An `m16n8k16` of 16-bit inputs: [`mma_m16n8k16`] in bf16 or f16 (the
+/// same fragments).
 type Mma = unsafe fn([u32; 4], [u32; 2], [f32; 4]) -> [f32; 4];
 
 /// A warp's sums into C (`m x n`, row-major) at `(r0, c0)`, inside C only.

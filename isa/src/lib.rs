@@ -11,6 +11,8 @@
 //!   `wgmma` operands;
 //! - [`shuffle`]: the lane `shfl.sync` reads, and its predicate;
 //! - [`fp8`]: the E4M3 and E5M2 formats and `cvt`'s rounding to them;
+//! - [`element`]: the tensor cores' operand types ([`Input`]) and the
+//!   element types that carry them ([`Element`]);
 //! - [`Space`]: the memory an access is to.
 //!
 //! No function here touches memory or another thread: the instruction's
@@ -18,6 +20,7 @@
 //! or the emulator's.
 #![no_std]
 
+pub mod element;
 pub mod fp8;
 pub mod mma;
 pub mod shuffle;
@@ -25,4 +28,5 @@ mod space;
 pub mod swizzle;
 pub mod wgmma;
 
+pub use element::{Element, Input, Tf32};
 pub use space::Space;

@@ -60,9 +60,12 @@
 // `seq!` substitutes 0, 1, ... into index arithmetic.
 #![allow(clippy::erasing_op, clippy::identity_op)]
 
-use super::{Half, LOG2_E, log_sum_exp, tree32};
+use super::{LOG2_E, log_sum_exp, tree32};
+use crate::dev::Element;
 use crate::dev::copy::{commit_copies, wait_copies};
+use crate::dev::math::pack;
 use crate::dev::math::{ex2_approx, fma};
+use crate::dev::mma::mma_m16n8k16;
 use crate::dev::registers::opaque;
 use crate::dev::warp::{FULL_MASK, shfl_xor_f32};
 use crate::dev::{In, Out, SharedArray, block_idx_x, block_idx_y, grid_dim_x, sync_threads, thread_idx_x};
@@ -277,7 +280,7 @@ unsafe fn copy_stage<const D: usize>(
 /// Step 2's body for head dimension `D`, in element type `T`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn flash<T: Half, const D: usize>(
+fn flash<T: Element, const D: usize>(
     q: In<T>,
     k: In<T>,
     v: In<T>,
@@ -407,7 +410,7 @@ impl<const D: usize> Warp<D> {
     /// The stage and Q's tile hold their data (after the barrier); every
     /// lane of the block's warps calls it alike.
     #[inline(always)]
-    unsafe fn tile<T: Half>(
+    unsafe fn tile<T: Element>(
         &mut self,
         at: &Block,
         (k_at, v_at): (usize, usize),
@@ -478,8 +481,8 @@ impl<const D: usize> Warp<D> {
                             if I < mt(D) {
                                 // SAFETY: the whole warp, converged.
                                 unsafe {
-                                    s[I][2 * P] = T::mma(qa[I], [kb[0], kb[1]], s[I][2 * P]);
-                                    s[I][2 * P + 1] = T::mma(qa[I], [kb[2], kb[3]], s[I][2 * P + 1]);
+                                    s[I][2 * P] = mma_m16n8k16::<T>(qa[I], [kb[0], kb[1]], s[I][2 * P]);
+                                    s[I][2 * P + 1] = mma_m16n8k16::<T>(qa[I], [kb[2], kb[3]], s[I][2 * P + 1]);
                                 }
                             }
                         });
@@ -501,10 +504,10 @@ impl<const D: usize> Warp<D> {
         seq!(KT in 0..4 {
             if KT < bc / 16 {
                 let pa: [[u32; 4]; 2] = core::array::from_fn(|i| [
-                    T::pack(s[i][2 * KT][0], s[i][2 * KT][1]),
-                    T::pack(s[i][2 * KT][2], s[i][2 * KT][3]),
-                    T::pack(s[i][2 * KT + 1][0], s[i][2 * KT + 1][1]),
-                    T::pack(s[i][2 * KT + 1][2], s[i][2 * KT + 1][3]),
+                    pack::<T>(s[i][2 * KT][0], s[i][2 * KT][1]),
+                    pack::<T>(s[i][2 * KT][2], s[i][2 * KT][3]),
+                    pack::<T>(s[i][2 * KT + 1][0], s[i][2 * KT + 1][1]),
+                    pack::<T>(s[i][2 * KT + 1][2], s[i][2 * KT + 1][3]),
                 ]);
                 seq!(P in 0..16 {
                     if P < D / 16 {
@@ -515,8 +518,8 @@ impl<const D: usize> Warp<D> {
                                 let acc = &mut self.tiles[I].acc;
                                 // SAFETY: the whole warp, converged.
                                 unsafe {
-                                    acc[2 * P] = T::mma(pa[I], [vb[0], vb[1]], acc[2 * P]);
-                                    acc[2 * P + 1] = T::mma(pa[I], [vb[2], vb[3]], acc[2 * P + 1]);
+                                    acc[2 * P] = mma_m16n8k16::<T>(pa[I], [vb[0], vb[1]], acc[2 * P]);
+                                    acc[2 * P + 1] = mma_m16n8k16::<T>(pa[I], [vb[2], vb[3]], acc[2 * P + 1]);
                                 }
                             }
                         });
@@ -531,7 +534,7 @@ impl<const D: usize> Warp<D> {
     /// # Safety
     /// As for [`Rows::store`].
     #[inline(always)]
-    unsafe fn store<T: Half>(&mut self, at: &Block, o: Out<T>, lse: Out<f32>, c: f32) {
+    unsafe fn store<T: Element>(&mut self, at: &Block, o: Out<T>, lse: Out<f32>, c: f32) {
         seq!(I in 0..2 {
             if I < mt(D) {
                 // SAFETY: the caller's contract.
@@ -621,7 +624,7 @@ impl<const D: usize> Rows<D> {
     /// `o` holds the head's `s_q` rows of `D` at `at.q_rows`, `lse` its
     /// `s_q` values; every lane of the warp calls it.
     #[inline(always)]
-    unsafe fn store<T: Half>(&mut self, at: &Block, row0: usize, (o, lse): (&Out<T>, &Out<f32>), c: f32) {
+    unsafe fn store<T: Element>(&mut self, at: &Block, row0: usize, (o, lse): (&Out<T>, &Out<f32>), c: f32) {
         let (g, q) = (at.lane() / 4, at.lane() % 4);
         let o = o.recast::<u32>();
         seq!(R in 0..2 {{
@@ -637,7 +640,7 @@ impl<const D: usize> Rows<D> {
                 let first = (at.q_rows() + row) * D;
                 seq!(N in 0..32 {
                     if N < D / 8 {
-                        let pair = T::pack(self.acc[N][2 * R] * inv, self.acc[N][2 * R + 1] * inv);
+                        let pair = pack::<T>(self.acc[N][2 * R] * inv, self.acc[N][2 * R + 1] * inv);
                         // SAFETY: inside the row (column 8 N + 2 q + 1 < D),
                         // 4 bytes on 4; this lane's two elements.
                         unsafe { o.store((first + 8 * N + 2 * q) / 2, pair) };
@@ -660,7 +663,7 @@ macro_rules! head_dims {
         $(#[$doc])*
         #[kernel(block = THREADS, shared = shared_bytes($d), tile = [br($d), 1], types = [bf16, f16])]
         #[allow(clippy::too_many_arguments)]
-        pub fn $name<T: Half>(
+        pub fn $name<T: Element>(
             q: In<T>,
             k: In<T>,
             v: In<T>,

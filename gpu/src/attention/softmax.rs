@@ -2,8 +2,10 @@
 //! scores `S = Q Kᵀ` that a GEMM wrote, written out as `P` for the second
 //! GEMM (`O = P V`), with each row's log-sum-exp.
 
-use super::{Half, LOG2_E, log_sum_exp, visible_keys};
+use super::{LOG2_E, log_sum_exp, visible_keys};
+use crate::dev::Element;
 use crate::dev::math::ex2_approx;
+use crate::dev::math::round;
 use crate::dev::warp::{FULL_MASK, shfl_xor_f32};
 use crate::dev::{In, Out, block_idx_x, thread_idx_x};
 use crate::kernel;
@@ -37,7 +39,7 @@ pub const ROWS: usize = 4;
 /// Measured: `BENCHMARKS.md`, rows `attention_softmax`.
 #[kernel(block = 32 * ROWS, tile = ROWS, types = [bf16, f16])]
 #[allow(clippy::too_many_arguments)]
-pub fn attention_softmax<T: Half>(
+pub fn attention_softmax<T: Element>(
     s: In<f32>,
     p: Out<T>,
     lse: Out<f32>,
@@ -82,7 +84,7 @@ pub fn attention_softmax<T: Half>(
         // SAFETY: j < keys <= s_k, inside the row.
         let x = if j < keys { ex2_approx(unsafe { s.load(at + j) } * c - m) * inv } else { 0.0 };
         // SAFETY: inside row `row` of P; this lane's element alone.
-        unsafe { p.store(at + j, T::round(x)) };
+        unsafe { p.store(at + j, round::<T>(x)) };
     }
     if lane == 0 {
         let value = log_sum_exp(m, l);

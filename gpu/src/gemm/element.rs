@@ -1,25 +1,31 @@
-//! The element types of the Hopper GEMM: how B lies in a stage, how the
-//! copy engine fills it, and which `wgmma` form multiplies it.
+//! How the GEMM's ring holds an element type: how B lies in a stage, how
+//! the copy engine fills it, and which `wgmma` form multiplies it. All of
+//! it follows from the element's operand type ([`crate::dev::Input`]):
+//! 16-bit B is read as given (`k x n`, MN-major), tf32 and FP8 B as its
+//! transpose (`n x k`, K-major), since the ISA transposes neither.
 
 // `seq!` substitutes 0, 1, ... into index arithmetic.
 #![allow(clippy::erasing_op, clippy::identity_op)]
 
 use super::tile::{BN, SPAN};
-use crate::dev::In;
 use crate::dev::barrier::Mbarrier;
 use crate::dev::tma::copy_2d;
 use crate::dev::wgmma::{Accumulators, Descriptor};
+use crate::dev::{Element, In};
 use seq_macro::seq;
 
-/// An element type of the `wgmma` kernels: how B lies in a stage, how the
-/// copy engine fills it, how a warpgroup multiplies a stage.
-pub trait Element: Copy {
-    /// Bytes of one element.
-    const BYTES: usize;
+/// An element type as the GEMM's ring holds it, for every tensor-core
+/// element type ([`Element`]): the bf16, f16, tf32, E4M3 and E5M2 kernels
+/// differ only here.
+pub trait RingElement: Element {
     /// k per stage (one 128-byte row).
     const BK: usize = SPAN / Self::BYTES;
-    /// B's TMA box, `(rows, cols)` of the matrix B's map describes.
-    const B_BOX: (usize, usize);
+    /// B is K-major in a stage (tf32, FP8).
+    const B_K_MAJOR: bool = Self::INPUT.k_major_only();
+    /// B's TMA box, `(rows, cols)` of the matrix B's map describes: four
+    /// boxes of 64 n across one 128-byte row of k where B is MN-major, one
+    /// box of the tile's `BN` rows of k where it is K-major.
+    const B_BOX: (usize, usize) = if Self::B_K_MAJOR { (BN, Self::BK) } else { (Self::BK, B_BOX_COLS) };
 
     /// The TMA copies of B's part of k-step `k0` for the tile at column
     /// `n0`, `cols` wide (256 or 128), through map `map` of `maps` (B's),
@@ -28,34 +34,6 @@ pub trait Element: Copy {
     /// # Safety
     /// As for [`copy_2d`], with map `map` B's (boxes of `cols` rows where
     /// B is K-major).
-    unsafe fn copy_b(at: *mut u8, maps: In<u64>, map: usize, k0: i32, n: (usize, usize), bar: Mbarrier);
-
-    /// Four `wgmma`s (`m64nNk*`, `N = A::N`): the warpgroup's 64 rows of
-    /// A at shared address `a_at`, times the stage's B (`N` columns) at
-    /// `b_at`, added to `acc`.
-    ///
-    /// # Safety
-    /// As for the `wgmma` instructions.
-    unsafe fn multiply<A: Accumulators>(a_at: u32, b_at: u32, acc: A) -> A;
-}
-
-/// bf16 bits: B row-major `k x n`, in four 64 x 64 boxes (rows of 64 n,
-/// MN-major).
-#[derive(Clone, Copy)]
-pub struct Bf16;
-
-/// Columns of B per bf16 TMA box: one 128-byte row.
-pub const B_BOX_COLS: usize = 64;
-/// Bytes of one bf16 B box.
-pub(crate) const B_BOX_BYTES: usize = 2 * 64 * B_BOX_COLS;
-// A box of 64 columns takes 128 bytes a column, as a K-major B's rows do
-// (`Ring::multiply` finds a part's columns so in either layout).
-const _: () = assert!(B_BOX_BYTES == B_BOX_COLS * SPAN);
-
-impl Element for Bf16 {
-    const BYTES: usize = 2;
-    const B_BOX: (usize, usize) = (Self::BK, B_BOX_COLS);
-
     #[inline(always)]
     unsafe fn copy_b(
         at: *mut u8,
@@ -65,6 +43,11 @@ impl Element for Bf16 {
         (n0, cols): (usize, usize),
         bar: Mbarrier,
     ) {
+        if Self::B_K_MAJOR {
+            // SAFETY: the caller's contract (the map's box has the tile's rows).
+            unsafe { copy_2d(at, maps, map, (k0, n0 as i32), bar) };
+            return;
+        }
         seq!(J in 0..4 {
             if J * B_BOX_COLS < cols {
                 let origin = ((n0 + J * B_BOX_COLS) as i32, k0);
@@ -74,34 +57,34 @@ impl Element for Bf16 {
         });
     }
 
+    /// Four `wgmma`s (`m64nNk*`, `N = A::N`): the warpgroup's 64 rows of
+    /// A at shared address `a_at`, times the stage's B (`N` columns) at
+    /// `b_at`, added to `acc`.
+    ///
+    /// # Safety
+    /// As for the `wgmma` instructions.
     #[inline(always)]
     unsafe fn multiply<A: Accumulators>(a_at: u32, b_at: u32, acc: A) -> A {
         // SAFETY: the caller's contract.
-        unsafe { four_wgmmas(a_at, b_at, MN_MAJOR_B, acc, A::mma_ss::<true, true>) }
+        unsafe {
+            if Self::B_K_MAJOR {
+                four_wgmmas(a_at, b_at, K_MAJOR_B, acc, A::mma_ss::<Self, false>)
+            } else {
+                four_wgmmas(a_at, b_at, MN_MAJOR_B, acc, A::mma_ss::<Self, true>)
+            }
+        }
     }
 }
 
-/// IEEE binary16: laid out, copied and multiplied as [`Bf16`] (16-bit
-/// elements, B row-major `k x n`), through `wgmma`'s f16 form.
-#[derive(Clone, Copy)]
-pub struct F16;
+impl<E: Element> RingElement for E {}
 
-impl Element for F16 {
-    const BYTES: usize = 2;
-    const B_BOX: (usize, usize) = Bf16::B_BOX;
-
-    #[inline(always)]
-    unsafe fn copy_b(at: *mut u8, maps: In<u64>, map: usize, k0: i32, n: (usize, usize), bar: Mbarrier) {
-        // SAFETY: the caller's contract.
-        unsafe { Bf16::copy_b(at, maps, map, k0, n, bar) }
-    }
-
-    #[inline(always)]
-    unsafe fn multiply<A: Accumulators>(a_at: u32, b_at: u32, acc: A) -> A {
-        // SAFETY: the caller's contract.
-        unsafe { four_wgmmas(a_at, b_at, MN_MAJOR_B, acc, A::mma_ss::<false, true>) }
-    }
-}
+/// Columns of B per 16-bit TMA box: one 128-byte row.
+pub const B_BOX_COLS: usize = 64;
+/// Bytes of one 16-bit B box.
+pub(crate) const B_BOX_BYTES: usize = 2 * 64 * B_BOX_COLS;
+// A box of 64 columns takes 128 bytes a column, as a K-major B's rows do
+// (`Ring::multiply` finds a part's columns so in either layout).
+const _: () = assert!(B_BOX_BYTES == B_BOX_COLS * SPAN);
 
 /// B's layout in a stage, as [`four_wgmmas`] steps through it: bytes from
 /// one instruction's k to the next, and the descriptor's LBO.
@@ -137,73 +120,3 @@ unsafe fn four_wgmmas<A: Accumulators>(
     }});
     acc
 }
-
-/// `f32` values read as tf32: B given as its transpose (`n x k`
-/// row-major), one 256 x 32 box (rows of 32 k, K-major, as `wgmma` needs).
-#[derive(Clone, Copy)]
-pub struct Tf32;
-
-impl Element for Tf32 {
-    const BYTES: usize = 4;
-    const B_BOX: (usize, usize) = (BN, Self::BK);
-
-    #[inline(always)]
-    unsafe fn copy_b(
-        at: *mut u8,
-        maps: In<u64>,
-        map: usize,
-        k0: i32,
-        (n0, _): (usize, usize),
-        bar: Mbarrier,
-    ) {
-        // SAFETY: the caller's contract (the map's box has the tile's rows).
-        unsafe { copy_2d(at, maps, map, (k0, n0 as i32), bar) };
-    }
-
-    #[inline(always)]
-    unsafe fn multiply<A: Accumulators>(a_at: u32, b_at: u32, acc: A) -> A {
-        // SAFETY: the caller's contract.
-        unsafe { four_wgmmas(a_at, b_at, K_MAJOR_B, acc, A::mma_ss_k_major::<0>) }
-    }
-}
-
-/// FP8 E4M3 bytes: laid out and copied as [`Tf32`] (A `m x k`, B given as
-/// its transpose `n x k`, both K-major: the ISA transposes no 8-bit
-/// operand), 128 k per stage, four `k32` instructions.
-#[derive(Clone, Copy)]
-pub struct E4m3;
-
-/// FP8 E5M2 bytes, as [`E4m3`].
-#[derive(Clone, Copy)]
-pub struct E5m2;
-
-macro_rules! fp8_element {
-    ($marker:ty, $input:literal) => {
-        impl Element for $marker {
-            const BYTES: usize = 1;
-            const B_BOX: (usize, usize) = (BN, Self::BK);
-
-            #[inline(always)]
-            unsafe fn copy_b(
-                at: *mut u8,
-                maps: In<u64>,
-                map: usize,
-                k0: i32,
-                n: (usize, usize),
-                bar: Mbarrier,
-            ) {
-                // SAFETY: the caller's contract.
-                unsafe { Tf32::copy_b(at, maps, map, k0, n, bar) };
-            }
-
-            #[inline(always)]
-            unsafe fn multiply<A: Accumulators>(a_at: u32, b_at: u32, acc: A) -> A {
-                // SAFETY: the caller's contract.
-                unsafe { four_wgmmas(a_at, b_at, K_MAJOR_B, acc, A::mma_ss_k_major::<$input>) }
-            }
-        }
-    };
-}
-
-fp8_element!(E4m3, 1);
-fp8_element!(E5m2, 2);

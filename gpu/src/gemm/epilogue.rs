@@ -13,7 +13,7 @@
 
 use half::{bf16, f16};
 
-use crate::dev::math::tanh_approx;
+use crate::dev::math::{self, tanh_approx};
 use crate::dev::{In, Out, block_idx_x, block_idx_y, block_idx_z, thread_idx_x};
 use crate::kernel;
 
@@ -48,18 +48,22 @@ pub trait Output: Copy + 'static {
 
 /// The 16-bit types' pair: one 4-byte word, `at / 2` (`at` even).
 macro_rules! half_pair {
-    ($t:ty, $pack:ident) => {
+    ($t:ty) => {
         type Pair = u32;
         #[inline(always)]
         fn pack(v: [f32; 2]) -> u32 {
-            crate::dev::math::$pack(v[0], v[1])
+            math::pack::<$t>(v[0], v[1])
+        }
+        #[inline(always)]
+        fn of_f32(x: f32) -> $t {
+            math::round::<$t>(x)
         }
 
         #[inline(always)]
         unsafe fn store_pair(d: &Out<$t>, at: usize, v: [f32; 2]) {
             // SAFETY: the caller's contract: `at` even, so `at / 2` is the
             // 4-byte word holding both.
-            unsafe { d.recast::<u32>().store(at / 2, crate::dev::math::$pack(v[0], v[1])) };
+            unsafe { d.recast::<u32>().store(at / 2, math::pack::<$t>(v[0], v[1])) };
         }
 
         #[inline(always)]
@@ -98,11 +102,7 @@ impl Output for f32 {
 }
 
 impl Output for bf16 {
-    half_pair!(bf16, bf16x2_bits);
-    #[inline(always)]
-    fn of_f32(x: f32) -> bf16 {
-        bf16::from_bits(crate::dev::math::bf16_bits(x))
-    }
+    half_pair!(bf16);
     #[inline(always)]
     fn to_f32(self) -> f32 {
         bf16::to_f32(self)
@@ -110,14 +110,10 @@ impl Output for bf16 {
 }
 
 impl Output for f16 {
-    half_pair!(f16, f16x2_bits);
-    #[inline(always)]
-    fn of_f32(x: f32) -> f16 {
-        f16::from_bits(crate::dev::math::f16_bits(x))
-    }
+    half_pair!(f16);
     #[inline(always)]
     fn to_f32(self) -> f32 {
-        crate::dev::math::f16_to_f32(self.to_bits())
+        math::f16_to_f32(self.to_bits())
     }
 }
 

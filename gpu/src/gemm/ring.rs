@@ -8,7 +8,7 @@
 //! consumer warpgroup waits for it, multiplies it and releases it
 //! ([`consume`]).
 
-use super::element::Element;
+use super::element::RingElement;
 use super::tile::{SPAN, Tile, Wide, stage_bytes};
 use crate::dev::barrier::{Mbarrier, fence_init};
 use crate::dev::pipeline::PipelineState;
@@ -36,7 +36,7 @@ impl<E, T> Clone for Ring<E, T> {
 }
 impl<E, T> Copy for Ring<E, T> {}
 
-impl<E: Element, T: Tile> Ring<E, T> {
+impl<E: RingElement, T: Tile> Ring<E, T> {
     /// The ring of this launch: stages from the first 1024-byte boundary,
     /// the mbarriers after them.
     #[inline(always)]
@@ -141,7 +141,7 @@ impl<E: Element, T: Tile> Ring<E, T> {
     }
 
     /// Warpgroup `wg`'s part ([`Tile::part`]: 64 x `N` x `BK`) of stage
-    /// `s`, added to `acc`: four `wgmma`s ([`Element::multiply`]), issued
+    /// `s`, added to `acc`: four `wgmma`s ([`RingElement::multiply`]), issued
     /// (not waited for).
     ///
     /// Row `r` of A lies `128 r` bytes into the stage; B's column `c` (a
@@ -184,7 +184,7 @@ impl<E: Element, T: Tile> Ring<E, T> {
 /// thread 0 ("empty" counting `consumers` arrivals) and visible to every
 /// thread after the block's barrier.
 #[inline(always)]
-pub(crate) fn start_ring<E: Element, T: Tile>(maps: In<u64>, consumers: u32) -> Ring<E, T> {
+pub(crate) fn start_ring<E: RingElement, T: Tile>(maps: In<u64>, consumers: u32) -> Ring<E, T> {
     let ring = Ring::<E, T>::new(maps);
     if thread_idx_x() == 0 {
         // SAFETY: thread 0, the barrier follows.
@@ -204,7 +204,7 @@ pub(crate) fn start_ring<E: Element, T: Tile>(maps: In<u64>, consumers: u32) -> 
 /// The warpgroup runs it converged; the ring initialized, with the
 /// producer filling these uses.
 #[inline(always)]
-pub(crate) unsafe fn consume<E: Element, T: Tile>(
+pub(crate) unsafe fn consume<E: RingElement, T: Tile>(
     ring: Ring<E, T>,
     consumer: usize,
     steps: usize,
@@ -223,7 +223,7 @@ pub(crate) unsafe fn consume<E: Element, T: Tile>(
 /// As for [`consume`]; `release` is safe to call once per stage and
 /// round, after the warpgroup's reads of the stage completed.
 #[inline(always)]
-pub(crate) unsafe fn consume_with<E: Element, T: Tile>(
+pub(crate) unsafe fn consume_with<E: RingElement, T: Tile>(
     ring: Ring<E, T>,
     consumer: usize,
     steps: usize,

@@ -1,5 +1,5 @@
 //! The library kernel's epilogues: what a consumer warpgroup does with a
-//! tile's sums ([`Epilogue`]). Two store D through `D = act(alpha acc +
+//! tile's sums ([`Epilogue`], the device layer's). Two store D through `D = act(alpha acc +
 //! beta C + bias)` as they go: [`Direct`] from the registers (aligned
 //! pairs, or element by element), [`Staged`] through shared memory and the
 //! copy engine, so that the consumers return to the tensor cores while D
@@ -9,6 +9,7 @@ use super::epilogue::{ACT_GELU, ACT_RELU, BIAS_COLS, BIAS_ROWS, Output, activate
 use super::schedule::{GemmArgs, Item};
 use super::tile::Tile;
 use crate::dev::SharedArray;
+use crate::dev::epilogue::Epilogue;
 use crate::dev::math::fma;
 use crate::dev::shared::launch_sized_base;
 use crate::dev::tma::acquire_map;
@@ -19,32 +20,31 @@ use crate::dev::{In, Out};
 use core::marker::PhantomData;
 use seq_macro::seq;
 
-/// What a consumer warpgroup does with its sums of each item, and once
-/// after the block's last.
-pub(crate) trait Epilogue<L: Tile> {
-    /// Warpgroup `consumer`'s sums of its part of `item`'s tile; `t` is the
-    /// thread's index in the warpgroup.
-    ///
-    /// # Safety
-    /// The warpgroup runs it converged, with the sums of the item's
-    /// k-steps; the buffers hold what the launch's contract says.
-    unsafe fn store(&mut self, acc: &L::Acc, item: Item, consumer: usize, t: u32);
-
-    /// After the block's last item: whatever must complete before the
-    /// block exits.
-    fn finish(self);
+/// The epilogue in the store, from the registers ([`store_through`]), of
+/// tiles `L`.
+pub(crate) struct Direct<T, L> {
+    d: Out<T>,
+    w: GemmArgs,
+    e: Scalars,
+    /// The consumer warpgroup and the thread's index in it.
+    me: (usize, u32),
+    tile: PhantomData<L>,
 }
 
-/// The epilogue in the store, from the registers ([`store_through`]).
-pub(crate) struct Direct<T> {
-    pub d: Out<T>,
-    pub w: GemmArgs,
-    pub e: Scalars,
-}
-
-impl<T: Output, L: Tile> Epilogue<L> for Direct<T> {
+impl<T, L> Direct<T, L> {
+    /// Consumer `me.0`'s epilogue into `d`, thread `me.1`.
     #[inline(always)]
-    unsafe fn store(&mut self, acc: &L::Acc, item: Item, consumer: usize, t: u32) {
+    pub fn new(d: Out<T>, w: GemmArgs, e: Scalars, me: (usize, u32)) -> Direct<T, L> {
+        Direct { d, w, e, me, tile: PhantomData }
+    }
+}
+
+impl<T: Output, L: Tile> Epilogue<Item> for Direct<T, L> {
+    type Results = L::Acc;
+
+    #[inline(always)]
+    unsafe fn store(&mut self, acc: &L::Acc, item: Item) {
+        let (consumer, t) = self.me;
         let (w, part) = (self.w, L::part_at(item.origin(), consumer));
         let at = (item.z() * w.d_batch(), w.ldd());
         // SAFETY: the caller's contract: `d` holds every matrix of the
@@ -58,7 +58,7 @@ impl<T: Output, L: Tile> Epilogue<L> for Direct<T> {
 /// The epilogue staged through shared memory and stored by the copy
 /// engine through D's tensor maps ([`store_staged`]); not with C read or
 /// a column bias, whose loads would spill.
-pub(crate) struct Staged<T> {
+pub(crate) struct Staged<T, L> {
     maps: In<u64>,
     /// D's first map, after the batch's A and B maps.
     map: usize,
@@ -68,12 +68,14 @@ pub(crate) struct Staged<T> {
     count: usize,
     /// The thread is its warp's lane 0, which issues the copies.
     lane0: bool,
+    /// The consumer warpgroup and the thread's index in it.
+    me: (usize, u32),
     w: GemmArgs,
     e: Scalars,
-    output: PhantomData<T>,
+    output: PhantomData<(T, L)>,
 }
 
-impl<T> Staged<T> {
+impl<T, L> Staged<T, L> {
     /// Consumer `consumer`'s epilogue, thread `t`, its warp's buffers in
     /// the staging at `staging` (past the ring); lane 0 of each warp
     /// acquires D's maps.
@@ -88,7 +90,7 @@ impl<T> Staged<T> {
         (consumer, t): (usize, u32),
         w: GemmArgs,
         e: Scalars,
-    ) -> Staged<T> {
+    ) -> Staged<T, L> {
         let (map, lane0) = (2 * w.batch(), t.is_multiple_of(32));
         if lane0 {
             for z in 0..w.batch() {
@@ -97,14 +99,17 @@ impl<T> Staged<T> {
             }
         }
         let offset = staging + (4 * consumer + t as usize / 32) * 2 * CHUNK_BYTES;
-        Staged { maps, map, offset, count: 0, lane0, w, e, output: PhantomData }
+        Staged { maps, map, offset, count: 0, lane0, me: (consumer, t), w, e, output: PhantomData }
     }
 }
 
-impl<T: Output, L: Tile> Epilogue<L> for Staged<T> {
+impl<T: Output, L: Tile> Epilogue<Item> for Staged<T, L> {
+    type Results = L::Acc;
+
     #[inline(always)]
-    unsafe fn store(&mut self, acc: &L::Acc, item: Item, consumer: usize, t: u32) {
+    unsafe fn store(&mut self, acc: &L::Acc, item: Item) {
         let s = self;
+        let (consumer, t) = s.me;
         let to = (s.maps, s.map + item.z(), s.offset);
         let part = L::part_at(item.origin(), consumer);
         // SAFETY: the caller's and `Staged::new`'s contracts; map `map + z`

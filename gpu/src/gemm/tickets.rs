@@ -14,26 +14,48 @@
 
 use super::epilogue::Output;
 use super::schedule::{GemmArgs, Item};
-use super::store::{Epilogue, Scalars, store_at, store_through};
+use super::store::{Scalars, store_at, store_through};
 use super::tile::Tile;
 use crate::dev::atomic::{Ordering, fence};
+use crate::dev::epilogue::Epilogue;
 use crate::dev::wgmma::{Accumulators, d_f32};
 use crate::dev::{In, Out};
+use core::marker::PhantomData;
 use seq_macro::seq;
 
 /// The split-k epilogue of a launch: D, the partial sums' workspace, the
 /// tickets.
-pub(crate) struct Tickets<T> {
-    pub d: Out<T>,
-    pub sums: Out<f32>,
-    pub tickets: Out<u32>,
-    pub w: GemmArgs,
-    pub e: Scalars,
+pub(crate) struct Tickets<T, L> {
+    d: Out<T>,
+    sums: Out<f32>,
+    tickets: Out<u32>,
+    w: GemmArgs,
+    e: Scalars,
+    /// The consumer warpgroup and the thread's index in it.
+    me: (usize, u32),
+    tile: PhantomData<L>,
 }
 
-impl<T: Output, L: Tile> Epilogue<L> for Tickets<T> {
+impl<T, L> Tickets<T, L> {
+    /// Consumer `me.0`'s epilogue into `d` through the workspace `sums`
+    /// and `tickets`, thread `me.1`.
     #[inline(always)]
-    unsafe fn store(&mut self, acc: &L::Acc, item: Item, consumer: usize, t: u32) {
+    pub fn new(
+        (d, sums, tickets): (Out<T>, Out<f32>, Out<u32>),
+        w: GemmArgs,
+        e: Scalars,
+        me: (usize, u32),
+    ) -> Tickets<T, L> {
+        Tickets { d, sums, tickets, w, e, me, tile: PhantomData }
+    }
+}
+
+impl<T: Output, L: Tile> Epilogue<Item> for Tickets<T, L> {
+    type Results = L::Acc;
+
+    #[inline(always)]
+    unsafe fn store(&mut self, acc: &L::Acc, item: Item) {
+        let (consumer, t) = self.me;
         let (w, e, d) = (self.w, self.e, &self.d);
         // The same words, read (the last split of a tile reads them all).
         let sums_in = In::from_out(self.sums.recast::<f32>());

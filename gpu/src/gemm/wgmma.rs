@@ -26,13 +26,16 @@
 
 use half::{bf16, f16};
 
-use super::element::{Bf16, E4m3, E5m2, Element, F16, Tf32};
+use super::element::RingElement;
 use super::epilogue::{BIAS_COLS, Output};
 use super::ring::{Ring, consume, start_ring};
-use super::schedule::{GemmArgs, Items};
-use super::store::{Direct, Epilogue, STAGING_BYTES, Scalars, Staged};
+use super::schedule::{GemmArgs, Item, Items};
+use super::store::{Direct, STAGING_BYTES, Scalars, Staged};
 use super::tickets::Tickets;
 use super::tile::{Mid, Narrow, Short, Tile, Wide, shared_bytes_for};
+use crate::dev::Tf32;
+use crate::dev::epilogue::Epilogue;
+use crate::dev::fp8::{E4m3, E5m2};
 use crate::dev::grid::wait_for_prerequisites;
 use crate::dev::pipeline::PipelineState;
 use crate::dev::roles::{Consumer, specialize};
@@ -58,7 +61,7 @@ const _: () = {
 /// producer filling the scheduler's items, the consumers multiplying them
 /// into one of three epilogues.
 #[inline(always)]
-fn gemm<E: Element, T: Output, L: Tile, const SPLIT: bool>(
+fn gemm<E: RingElement, T: Output, L: Tile, const SPLIT: bool>(
     maps: In<u64>,
     (d, sums, tickets): (Out<T>, Out<f32>, Out<u32>),
     w: GemmArgs,
@@ -88,11 +91,11 @@ fn gemm<E: Element, T: Output, L: Tile, const SPLIT: bool>(
         // would spill.
         unsafe {
             if SPLIT {
-                multiply(ring, items, me, Tickets { d, sums, tickets, w, e });
+                multiply(ring, items, index, Tickets::<T, L>::new((d, sums, tickets), w, e, me));
             } else if w.d_maps && e.beta == 0.0 && e.bias_mode != BIAS_COLS {
-                multiply(ring, items, me, Staged::<T>::new(maps, ring.after(), me, w, e));
+                multiply(ring, items, index, Staged::<T, L>::new(maps, ring.after(), me, w, e));
             } else {
-                multiply(ring, items, me, Direct { d, w, e });
+                multiply(ring, items, index, Direct::<T, L>::new(d, w, e, me));
             }
         }
     };
@@ -108,7 +111,7 @@ fn gemm<E: Element, T: Output, L: Tile, const SPLIT: bool>(
 /// One thread; the ring started with "empty" counting both consumers; the
 /// launch passes `2 batch` maps.
 #[inline(always)]
-unsafe fn produce<E: Element, L: Tile>(ring: Ring<E, L>, items: Items<L>) {
+unsafe fn produce<E: RingElement, L: Tile>(ring: Ring<E, L>, items: Items<L>) {
     // `start_ring` made maps 0 and 1 visible; the batch's others too.
     for map in 2..2 * items.w.batch() {
         // SAFETY: the caller's contract.
@@ -135,18 +138,18 @@ unsafe fn produce<E: Element, L: Tile>(ring: Ring<E, L>, items: Items<L>) {
 /// The warpgroup runs it converged; the producer fills the same items; as
 /// for the epilogue's [`Epilogue::store`].
 #[inline(always)]
-unsafe fn multiply<E: Element, L: Tile>(
+unsafe fn multiply<E: RingElement, L: Tile>(
     ring: Ring<E, L>,
     items: Items<L>,
-    (consumer, t): (usize, u32),
-    mut epilogue: impl Epilogue<L>,
+    consumer: usize,
+    mut epilogue: impl Epilogue<Item, Results = L::Acc>,
 ) {
     let mut state = PipelineState::new(L::STAGES);
     for item in items.work() {
         // SAFETY: the caller's contract.
         unsafe {
             let acc = consume(ring, consumer, item.steps(), &mut state);
-            epilogue.store(&acc, item, consumer, t);
+            epilogue.store(&acc, item);
         }
     }
     epilogue.finish();
@@ -291,11 +294,11 @@ instances! {
     /// bf16 A (`m x k`, K-major) and B (`k x n`, N-major).
     gemm_wgmma_bf16 / gemm_wgmma_bf16_split, gemm_wgmma_bf16_n192 / gemm_wgmma_bf16_n192_split,
         gemm_wgmma_bf16_n128 / gemm_wgmma_bf16_n128_split,
-        gemm_wgmma_bf16_m64 / gemm_wgmma_bf16_m64_split(Bf16);
+        gemm_wgmma_bf16_m64 / gemm_wgmma_bf16_m64_split(bf16);
     /// IEEE binary16 A and B, laid out as for bf16.
     gemm_wgmma_f16 / gemm_wgmma_f16_split, gemm_wgmma_f16_n192 / gemm_wgmma_f16_n192_split,
         gemm_wgmma_f16_n128 / gemm_wgmma_f16_n128_split,
-        gemm_wgmma_f16_m64 / gemm_wgmma_f16_m64_split(F16);
+        gemm_wgmma_f16_m64 / gemm_wgmma_f16_m64_split(f16);
     /// `f32` A (`m x k`) and B transposed (`n x k`), both K-major, read as
     /// tf32 (each input's low 13 mantissa bits dropped).
     gemm_wgmma_tf32 / gemm_wgmma_tf32_split, gemm_wgmma_tf32_n192 / gemm_wgmma_tf32_n192_split,

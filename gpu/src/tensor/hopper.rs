@@ -15,6 +15,7 @@
 // `seq!` substitutes 0, 1, ... into index arithmetic.
 #![allow(clippy::erasing_op, clippy::identity_op)]
 
+use crate::dev::Tf32;
 use crate::dev::barrier::Mbarrier;
 use crate::dev::cluster::{cluster_rank, cluster_sync};
 use crate::dev::pipeline::PipelineState;
@@ -24,13 +25,14 @@ use crate::dev::tma::{copy_2d, copy_2d_multicast};
 use crate::dev::wgmma;
 use crate::dev::{In, Out, block_idx_x, grid_dim_x, sync_threads, thread_idx_x};
 use crate::gemm::element::B_BOX_BYTES;
-pub use crate::gemm::element::{B_BOX_COLS, Bf16, E4m3, E5m2, Element, F16, Tf32};
+pub use crate::gemm::element::{B_BOX_COLS, RingElement};
 use crate::gemm::ring::{Ring, consume, consume_with, start_ring};
 pub use crate::gemm::schedule::GROUP;
 use crate::gemm::store::store_at;
 use crate::gemm::tile::{A_BYTES, STAGE_BYTES};
 pub use crate::gemm::tile::{BM, BN, STAGES, Tile, Wide};
 use crate::kernel;
+use half::{bf16, f16};
 use seq_macro::seq;
 
 /// Threads of step 4: two warpgroups, each 64 rows of the block tile.
@@ -47,7 +49,7 @@ pub const fn shared_bytes() -> usize {
 /// by thread 0 (`consumers` arrivals on each "empty"); and the k-steps of
 /// a tile.
 #[inline(always)]
-fn start<E: Element>(maps: In<u64>, consumers: u32, k: u32) -> (Ring<E>, usize) {
+fn start<E: RingElement>(maps: In<u64>, consumers: u32, k: u32) -> (Ring<E>, usize) {
     (start_ring::<E, Wide>(maps, consumers), (k as usize).div_ceil(E::BK))
 }
 
@@ -60,7 +62,7 @@ fn start<E: Element>(maps: In<u64>, consumers: u32, k: u32) -> (Ring<E>, usize) 
 /// which release every stage they consume; `fill` is safe to call for a
 /// stage that nothing reads or writes until its "full" phase completes.
 #[inline(always)]
-unsafe fn produce_with<E: Element>(
+unsafe fn produce_with<E: RingElement>(
     ring: Ring<E>,
     tiles: impl Iterator<Item = (usize, usize)>,
     steps: usize,
@@ -82,7 +84,7 @@ unsafe fn produce_with<E: Element>(
 /// # Safety
 /// As for [`produce_with`].
 #[inline(always)]
-unsafe fn produce<E: Element>(ring: Ring<E>, tiles: impl Iterator<Item = (usize, usize)>, steps: usize) {
+unsafe fn produce<E: RingElement>(ring: Ring<E>, tiles: impl Iterator<Item = (usize, usize)>, steps: usize) {
     // SAFETY: the caller's contract; `fill`'s, for the stage it was handed.
     unsafe { produce_with(ring, tiles, steps, |s, step, origin| ring.fill(s, step, origin)) }
 }
@@ -131,7 +133,7 @@ unsafe fn store<const PAIRS: bool>(
 #[kernel(block = THREADS, shared = shared_bytes(), tile = [BN, BM], arch = "sm_90a")]
 pub fn tc_wgmma_bf16(maps: In<u64>, c: Out<f32>, m: u32, n: u32, k: u32) {
     let t = thread_idx_x() as usize;
-    let (ring, steps) = start::<Bf16>(maps, 1, k);
+    let (ring, steps) = start::<bf16>(maps, 1, k);
     if t == 0 {
         for s in 0..STAGES.min(steps) {
             // SAFETY: thread 0; nothing touches the stage before its wait.
@@ -188,7 +190,7 @@ pub const WS_THREADS: usize = 384;
 /// Measured: `BENCHMARKS.md`, rows `tc_wgmma_ws_bf16`.
 #[kernel(block = WS_THREADS, shared = shared_bytes(), tile = [BN, BM], min_blocks = 1, arch = "sm_90a")]
 pub fn tc_wgmma_ws_bf16(maps: In<u64>, c: Out<f32>, m: u32, n: u32, k: u32) {
-    let (ring, steps) = start::<Bf16>(maps, 2, k);
+    let (ring, steps) = start::<bf16>(maps, 2, k);
     let producer = #[inline(always)]
     |leader: bool| {
         if leader {
@@ -232,7 +234,7 @@ pub fn tc_wgmma_ws_bf16(maps: In<u64>, c: Out<f32>, m: u32, n: u32, k: u32) {
 /// Measured: `BENCHMARKS.md`, rows `tc_wgmma_persistent_bf16`.
 #[kernel(block = WS_THREADS, shared = shared_bytes(), tile = [BN, BM], min_blocks = 1, persistent = true, arch = "sm_90a")]
 pub fn tc_wgmma_persistent_bf16(maps: In<u64>, c: Out<f32>, m: u32, n: u32, k: u32) {
-    persistent::<Bf16>(maps, c, (m, n, k));
+    persistent::<bf16>(maps, c, (m, n, k));
 }
 
 /// 6, f16: step 6 on IEEE binary16 inputs (`wgmma`'s f16 form; the
@@ -242,7 +244,7 @@ pub fn tc_wgmma_persistent_bf16(maps: In<u64>, c: Out<f32>, m: u32, n: u32, k: u
 /// Measured: `BENCHMARKS.md`, rows `tc_wgmma_persistent_f16`.
 #[kernel(block = WS_THREADS, shared = shared_bytes(), tile = [BN, BM], min_blocks = 1, persistent = true, arch = "sm_90a")]
 pub fn tc_wgmma_persistent_f16(maps: In<u64>, c: Out<f32>, m: u32, n: u32, k: u32) {
-    persistent::<F16>(maps, c, (m, n, k));
+    persistent::<f16>(maps, c, (m, n, k));
 }
 
 /// 6, tf32: step 6 on `f32` inputs read as tf32, `C = A bt^T` with `bt`
@@ -268,7 +270,7 @@ pub fn tc_wgmma_persistent_tf32(maps: In<u64>, c: Out<f32>, m: u32, n: u32, k: u
 /// Step 6's body for either element type (see
 /// [`tc_wgmma_persistent_bf16`]).
 #[inline(always)]
-fn persistent<E: Element>(maps: In<u64>, c: Out<f32>, (m, n, k): (u32, u32, u32)) {
+fn persistent<E: RingElement>(maps: In<u64>, c: Out<f32>, (m, n, k): (u32, u32, u32)) {
     let (m, n) = (m as usize, n as usize);
     let (ring, steps) = start::<E>(maps, 2, k);
     let tiles = GroupedTiles { grid: (m.div_ceil(BM), n.div_ceil(BN)), tile: (BM, BN), group: GROUP };
@@ -302,7 +304,7 @@ fn persistent<E: Element>(maps: In<u64>, c: Out<f32>, (m, n, k): (u32, u32, u32)
 /// The warpgroup runs it converged; the producer fills `tiles` as here;
 /// `c` holds `m n` elements, `n` even with `PAIRS`.
 #[inline(always)]
-unsafe fn consume_tiles<E: Element, const PAIRS: bool>(
+unsafe fn consume_tiles<E: RingElement, const PAIRS: bool>(
     ring: Ring<E>,
     tiles: GroupedTiles,
     (consumer, t): (usize, u32),
@@ -324,7 +326,7 @@ unsafe fn consume_tiles<E: Element, const PAIRS: bool>(
 /// other in C, sharing their B.
 pub const CLUSTER: usize = 2;
 
-impl Ring<Bf16> {
+impl Ring<bf16> {
     /// Step 7's fill of stage `s`, in the block of rank `rank` of its
     /// cluster: its own A box as in [`Ring::fill`], and its share of B,
     /// boxes `2 rank` and `2 rank + 1` of the four, multicast to every
@@ -338,7 +340,7 @@ impl Ring<Bf16> {
     /// the stage free in every block (each one's consumers released it).
     #[inline(always)]
     unsafe fn fill_multicast(self, s: usize, step: usize, (m0, n0): (usize, usize), rank: usize) {
-        let (at, k0) = (self.stage(s), (step * Bf16::BK) as i32);
+        let (at, k0) = (self.stage(s), (step * bf16::BK) as i32);
         let everyone = ((1 << CLUSTER) - 1) as u16;
         // SAFETY: as for `fill`; the B boxes land at the same offsets in
         // every block, each counting them on its own "full".
@@ -393,7 +395,7 @@ impl Ring<Bf16> {
 pub fn tc_wgmma_cluster_bf16(maps: In<u64>, c: Out<f32>, m: u32, n: u32, k: u32) {
     let (m, n) = (m as usize, n as usize);
     let rank = cluster_rank() as usize;
-    let ring = Ring::<Bf16>::new(maps);
+    let ring = Ring::<bf16>::new(maps);
     if thread_idx_x() == 0 {
         // SAFETY: thread 0; the cluster barrier follows. "empty" counts
         // both consumers of every block of the cluster.
@@ -402,7 +404,7 @@ pub fn tc_wgmma_cluster_bf16(maps: In<u64>, c: Out<f32>, m: u32, n: u32, k: u32)
     // Both blocks' mbarriers initialized and visible cluster-wide before
     // either arrives on or copies into the other's.
     cluster_sync();
-    let steps = (k as usize).div_ceil(Bf16::BK);
+    let steps = (k as usize).div_ceil(bf16::BK);
     let grid = (m.div_ceil(CLUSTER * BM), n.div_ceil(BN));
     let clusters = grid_dim_x() as usize / CLUSTER;
     // This cluster's tiles, and this block's part of each (rows 128 rank..).

@@ -159,7 +159,7 @@ impl Layout for Transposed {
                 let fa = unsafe { stage.a4(a_at[S] + 32 * 8 * MI) };
                 seq!(NI in 0..8 {
                     // SAFETY: the caller's contract (a converged warp).
-                    acc[MI][NI] = unsafe { mma_bf16_m16n8k16(fa, [fb[NI][2 * S], fb[NI][2 * S + 1]], acc[MI][NI]) };
+                    acc[MI][NI] = unsafe { mma_m16n8k16::<bf16>(fa, [fb[NI][2 * S], fb[NI][2 * S + 1]], acc[MI][NI]) };
                 });
             }});
         }});

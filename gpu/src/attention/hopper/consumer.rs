@@ -1,7 +1,6 @@
 //! A consumer warpgroup: 64 of the tile's [`BR`] queries, its products on
-//! the tensor cores (`wgmma`), the online softmax in registers, O and lse
-//! stored (for a chunk of a split tile: its state, which the merge kernel
-//! finishes, `Consumer::store_chunk`).
+//! the tensor cores (`wgmma`), the online softmax in registers, each
+//! finished tile handed to the kernel's epilogue (`epilogue`).
 //!
 //! **Per key tile `j`** (stage `s`): wait for K; in its turn, issue `S_j =
 //! Q K_jᵀ` (`d / 16` `wgmma`s, A = Q and B = K from shared memory) and
@@ -32,17 +31,19 @@
 //! twice before the waiter saw it (each needs the waiter's own arrivals in
 //! between).
 
+use super::epilogue::{Finished, Rows, State};
 use super::pipeline::Smem;
 use super::scheduler::{AttentionArgs, Deal, WorkTile};
 use super::{BR, SPAN};
-use crate::attention::{Half, log_sum_exp, tree32, visible_keys};
-use crate::dev::math::{ex2_approx, fma};
+use crate::attention::{tree32, visible_keys};
+use crate::dev::Element;
+use crate::dev::epilogue::Epilogue;
+use crate::dev::math::{self, ex2_approx, fma};
 use crate::dev::pipeline::PipelineState;
-use crate::dev::registers::opaque;
 use crate::dev::schedule::TileScheduler;
+use crate::dev::thread_idx_x;
 use crate::dev::warp::{FULL_MASK, ballot, shfl_idx_u32, shfl_xor_f32};
 use crate::dev::wgmma::{self, Accumulators, Descriptor, d_f32, shared_address, wait_for, wait_for_after};
-use crate::dev::{Out, block_idx_x, grid_dim_x, thread_idx_x};
 use seq_macro::seq;
 
 /// How far (in powers of 2) a row's maximum may pass the reference its
@@ -71,15 +72,6 @@ pub(super) struct Consumer {
     pub ping_pong: bool,
 }
 
-/// Where the warpgroup's rows of one tile go.
-#[derive(Clone, Copy)]
-struct Rows {
-    /// The warpgroup's first query.
-    q0: usize,
-    /// O's and lse's first row of the head.
-    head_row: usize,
-}
-
 /// What a tile's key steps share and change: the rows' state, S's and
 /// P's registers, the block's key tile count (stage and round) and this
 /// warpgroup's turn count.
@@ -102,15 +94,6 @@ struct At {
     key_tiles: usize,
     p: AttentionArgs,
     c: f32,
-}
-
-/// A warpgroup's running state for its 64 rows: O (`d / 2` per thread),
-/// and per row of the thread (`g`, `g + 8` of its warp) the running
-/// maximum (in score units) and this thread's part of the running sum.
-struct State<O> {
-    o: O,
-    m: [f32; 2],
-    l: [f32; 2],
 }
 
 impl Consumer {
@@ -156,7 +139,7 @@ impl Consumer {
     /// # Safety
     /// Converged warpgroup; Q and stage `s`'s K have landed.
     #[inline(always)]
-    unsafe fn issue_qk<T: Half, O: Accumulators, S: Accumulators>(self, mut acc: S, s: usize) -> S {
+    unsafe fn issue_qk<T: Element, O: Accumulators, S: Accumulators>(self, mut acc: S, s: usize) -> S {
         let (d, bc) = (O::N, S::N);
         // Each k16 step's descriptors are the first ones advanced by a
         // constant: one add each, not the fields packed again (the start
@@ -172,7 +155,7 @@ impl Consumer {
                 let b = k.advanced(((kk / 4) * bc * SPAN + 32 * (kk % 4)) as u32);
                 // SAFETY: the caller's contract; Q's rows of this
                 // warpgroup and K's, K-major, as the layout says.
-                acc = unsafe { T::wgmma_ss::<S, false>(acc, a, b, kk > 0) };
+                acc = unsafe { acc.mma_ss::<T, false>(a, b, kk > 0) };
             }
         }});
         acc
@@ -184,7 +167,7 @@ impl Consumer {
     /// # Safety
     /// Converged warpgroup; stage `s`'s V has landed.
     #[inline(always)]
-    unsafe fn issue_pv<T: Half, O: Accumulators, S: Accumulators>(
+    unsafe fn issue_pv<T: Element, O: Accumulators, S: Accumulators>(
         self,
         mut o: O,
         p: &S::Fragments,
@@ -197,23 +180,23 @@ impl Consumer {
                 let b = v.advanced((KT * 16 * SPAN) as u32);
                 let a = [p[4 * KT], p[4 * KT + 1], p[4 * KT + 2], p[4 * KT + 3]];
                 // SAFETY: the caller's contract; V MN-major (16 keys x D).
-                o = unsafe { T::wgmma_rs::<O, true>(o, a, b, true) };
+                o = unsafe { o.mma_rs::<T, true>(a, b, true) };
             }
         });
         o
     }
 
-    /// The warpgroup's part of every tile of the block.
+    /// The warpgroup's part of every tile of the block, each finished tile
+    /// handed to `epilogue`.
     ///
     /// # Safety
     /// Converged warpgroup; the mbarriers initialized; the producer fills
-    /// the same tiles; `o` and `lse` hold the problem's rows.
+    /// the same tiles; the epilogue's buffers hold the problem's rows.
     #[inline(always)]
-    pub unsafe fn run<T: Half, O: Accumulators, S: Accumulators>(
+    pub unsafe fn run<T: Element, O: Accumulators, S: Accumulators>(
         self,
         p: AttentionArgs,
-        (o, lse): (Out<T>, Out<f32>),
-        states: Out<f32>,
+        mut epilogue: impl Epilogue<Finished, Results = State<O>>,
         c: f32,
     ) {
         let smem = self.smem;
@@ -280,14 +263,10 @@ impl Consumer {
             } else {
                 self.release(smem.q_empty());
             }
-            // SAFETY: as above.
-            match unsafe { p.chunk_of(smem.plan(), n as u32) } {
-                // SAFETY: the caller's contract.
-                None => unsafe { self.store::<T, O>(&mut w.st, rows, p, (&o, &lse), c) },
-                // SAFETY: the caller's contract; a chunk only with a split.
-                Some(tile) => unsafe { self.store_chunk::<O, S>(&mut w.st, tile, p, &states) },
-            }
+            // SAFETY: the caller's contract; the warpgroup, converged.
+            unsafe { epilogue.store(&w.st, Finished { n, rows }) };
         }
+        epilogue.finish();
     }
 
     /// Key tile `j` of the tile (the ring's use `w.kv`): `S_j = Q K_jᵀ` and, with
@@ -297,7 +276,7 @@ impl Consumer {
     /// # Safety
     /// As for [`Consumer::run`]; `PV` exactly when `j > 0`.
     #[inline(always)]
-    unsafe fn step<T: Half, O: Accumulators, S: Accumulators, const PV: bool>(
+    unsafe fn step<T: Element, O: Accumulators, S: Accumulators, const PV: bool>(
         self,
         w: &mut Walk<O, S>,
         j: usize,
@@ -469,118 +448,17 @@ impl Consumer {
         }});
         alpha
     }
-
-    /// O / l into the rows below `s_q` (two neighbours per 4-byte store),
-    /// lse by each row's first thread (`+inf` for a row that saw no key).
-    ///
-    /// # Safety
-    /// `o` and `lse` hold the problem's rows; every lane of the warp calls it.
-    #[inline(always)]
-    unsafe fn store<T: Half, O: Accumulators>(
-        self,
-        st: &mut State<O>,
-        rows: Rows,
-        p: AttentionArgs,
-        (o, lse): (&Out<T>, &Out<f32>),
-        c: f32,
-    ) {
-        let d = O::N;
-        let (r, col) = d_f32(self.t as u32, 0);
-        let o = o.recast::<u32>();
-        // SAFETY: every lane of the warp is here.
-        let sums = unsafe { row_sums(st.l) };
-        seq!(R in 0..2 {{
-            let l = sums[R];
-            let row = rows.q0 + r as usize + 8 * R;
-            if row < p.s_q as usize {
-                let inv = if l > 0.0 { 1.0 / l } else { 0.0 };
-                let first = (rows.head_row + row) * d + col as usize;
-                seq!(N in 0..32 {
-                    if N < d / 8 {
-                        let pair = T::pack(st.o[4 * N + 2 * R] * inv, st.o[4 * N + 2 * R + 1] * inv);
-                        // SAFETY: inside the row (column 8 N + 2 q + 1 <
-                        // d), 4 bytes on 4; this thread's two elements.
-                        unsafe { o.store((first + 8 * N) / 2, pair) };
-                    }
-                });
-                if col == 0 {
-                    let value = log_sum_exp(st.m[R] * c, l);
-                    // SAFETY: row < s_q; one thread per row.
-                    unsafe { lse.store(rows.head_row + row, value) };
-                }
-            }
-        }});
-    }
-}
-
-impl Consumer {
-    /// A chunk of a split tile (`tile`: its index in the last round, see
-    /// `scheduler`): the warpgroup's state for its rows (O, and each row's
-    /// reference and whole sum) into the block's slot of `states`, each
-    /// thread its own words, thread-minor (a warp's stores whole 128-byte
-    /// lines). The merge kernel (`merge`) finishes the tile's rows.
-    ///
-    /// # Safety
-    /// A split launch, `states` as its contract says; every lane of the
-    /// warp calls it; `tile` is a chunk's of this block.
-    #[inline(always)]
-    unsafe fn store_chunk<O: Accumulators, S: Accumulators>(
-        self,
-        st: &mut State<O>,
-        tile: u32,
-        p: AttentionArgs,
-        states: &Out<f32>,
-    ) {
-        let d = O::N;
-        let Some(tail) = p.tail(grid_dim_x().max(1), S::N) else { return };
-        // SAFETY: every lane of the warp is here.
-        let sums = unsafe { row_sums(st.l) };
-        // The thread's place in the slot, its words 128 apart; through
-        // `opaque`, or LLVM hoists the thread's part of it out of the tile
-        // loop, and that pointer is held (spilled at d = 256) through it.
-        let f = d / 2 + 4;
-        let at = opaque((tail.slot(block_idx_x(), tile) as usize * 2 + self.c) * f * 128 + self.t);
-        seq!(I in 0..128 {
-            if I < O::N / 2 {
-                // SAFETY: the slot lies in the workspace (two a block).
-                unsafe { states.store(at + 128 * I, st.o[I]) };
-            }
-        });
-        seq!(R in 0..2 {
-            // SAFETY: as above.
-            unsafe { states.store(at + 128 * (d / 2 + R), st.m[R]) };
-            // SAFETY: as above.
-            unsafe { states.store(at + 128 * (d / 2 + 2 + R), sums[R]) };
-        });
-    }
-}
-
-/// Each of the thread's two rows' sum: the parts its quad's four threads
-/// hold, added.
-///
-/// # Safety
-/// Every lane of the warp calls it.
-#[inline(always)]
-unsafe fn row_sums(l: [f32; 2]) -> [f32; 2] {
-    let mut l = l;
-    seq!(R in 0..2 {
-        // SAFETY: the caller's contract.
-        l[R] += unsafe { shfl_xor_f32(FULL_MASK, l[R], 1) };
-        // SAFETY: as above.
-        l[R] += unsafe { shfl_xor_f32(FULL_MASK, l[R], 2) };
-    });
-    l
 }
 
 /// P (the softmax's `f32` values in S's registers) rounded and packed in
 /// pairs: accumulators `8 t..8 t + 8` are the A fragment of k16 step `t`
 /// of `P V`, as they lie.
 #[inline(always)]
-fn pack<T: Half, S: Accumulators>(sc: &S) -> S::Fragments {
+fn pack<T: Element, S: Accumulators>(sc: &S) -> S::Fragments {
     let mut pr = S::fragments_zeroed();
     seq!(K in 0..32 {
         if K < S::N / 4 {
-            pr[K] = T::pack(sc[2 * K], sc[2 * K + 1]);
+            pr[K] = math::pack::<T>(sc[2 * K], sc[2 * K + 1]);
         }
     });
     pr

@@ -4,7 +4,7 @@
 //!
 //! Each chunk left, per consumer thread's place, its rows' state: O's `d /
 //! 2` accumulators, then each of the thread's two rows' reference and
-//! whole sum, thread-minor (`Consumer::store_chunk`). A thread here takes
+//! whole sum, thread-minor (`TileStore::chunk`, `epilogue`). A thread here takes
 //! one place's eight accumulators (two rows, four columns each) of one
 //! tile and walks the tile's chunks in the order of their blocks,
 //! `2^(m c)` rescaling as the online softmax does: `M = max(M, m_b)`, `O =
@@ -18,7 +18,9 @@
 
 use super::BR;
 use super::scheduler::Tail;
-use crate::attention::{Half, LOG2_E, log_sum_exp};
+use crate::attention::{LOG2_E, log_sum_exp};
+use crate::dev::Element;
+use crate::dev::math::pack;
 use crate::dev::math::{ex2_approx, fma};
 use crate::dev::wgmma::d_f32;
 use crate::dev::{In, Out, index_1d};
@@ -40,7 +42,7 @@ const PART: usize = 8;
 /// Measured: `BENCHMARKS.md`, rows `attention_merge`.
 #[kernel(block = 256, tile = 256, types = [bf16, f16])]
 #[allow(clippy::too_many_arguments)]
-pub fn attention_merge<T: Half>(
+pub fn attention_merge<T: Element>(
     states: In<f32>,
     o: Out<T>,
     lse: Out<f32>,
@@ -107,7 +109,7 @@ pub fn attention_merge<T: Half>(
             seq!(N in 0..2 {
                 // Accumulators `4 n + 2 R + (0, 1)`, columns `8 (2 part + n) +
                 // col` and the next.
-                let pair = T::pack(acc[4 * N + 2 * R] * inv, acc[4 * N + 2 * R + 1] * inv);
+                let pair = pack::<T>(acc[4 * N + 2 * R] * inv, acc[4 * N + 2 * R + 1] * inv);
                 // SAFETY: inside the row (column `8 n' + col + 1 < d`), 4
                 // bytes on 4.
                 unsafe { o.store((head_row * d + col as usize + 8 * (2 * part + N)) / 2, pair) };

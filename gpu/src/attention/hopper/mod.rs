@@ -10,7 +10,9 @@
 //! 256` both are tight (the consumers hold O, S and P, 176 registers, and
 //! the softmax's temporaries). Each ring's uses are counted by a
 //! [`crate::dev::pipeline::PipelineState`]; the work tiles come from a
-//! [`crate::dev::schedule::TileScheduler`] (`scheduler`).
+//! [`crate::dev::schedule::TileScheduler`] (`scheduler`), and each
+//! consumer hands its finished tiles to an
+//! [`crate::dev::epilogue::Epilogue`] (`epilogue`).
 //!
 //! **Data path.** Q's tile is copied once per work tile, K and V tile by
 //! tile into a ring of `stages(d)` stages, each tile as one TMA box per 64
@@ -55,25 +57,24 @@
 //! `MUFU.EX2` per tile at 16 a clock take `8 bc` clocks against the
 //! products' `128 bc d / 1024`: a ratio of `64 / d` (1 at `d = 64`, 1/2 at
 //! 128, 1/4 at 256), which only the overlap hides.
-//!
-//! Key tiles ([`bc`]): 128 at `d` = 64 and 128, 64 at 256. Registers per
-//! consumer thread: O `d / 2` (32, 64, 128), S `bc / 2` (64, 64, 32), P
-//! `bc / 4` (32, 32, 16). Shared memory: [`shared_bytes`].
 
 // `seq!` substitutes 0, 1, ... into index arithmetic.
 #![allow(clippy::erasing_op, clippy::identity_op)]
 
 mod consumer;
+mod epilogue;
 mod merge;
 mod pipeline;
 mod scheduler;
 
-use super::{Half, LOG2_E};
+use super::LOG2_E;
+use crate::dev::Element;
 use crate::dev::roles::specialize;
 use crate::dev::wgmma::Accumulators;
 use crate::dev::{In, Out, sync_threads, thread_idx_x};
 use crate::kernel;
 use consumer::Consumer;
+use epilogue::TileStore;
 use half::{bf16, f16};
 pub use merge::{attention_merge, merge_threads};
 use pipeline::{Smem, produce, shared_bytes_for};
@@ -116,7 +117,9 @@ pub const fn part_floats(d: usize) -> usize {
 }
 
 /// Keys per tile for head dimension `d`: 128, or 64 at `d = 256` (its O
-/// accumulator alone is 128 registers a thread).
+/// accumulator alone is 128 registers a thread). Registers per consumer
+/// thread: O `d / 2` (32, 64, 128 at `d` = 64, 128, 256), S `bc / 2` (64,
+/// 64, 32), P `bc / 4` (32, 32, 16). Shared memory: [`shared_bytes`].
 pub const fn bc(d: usize) -> usize {
     if d > 128 { 64 } else { 128 }
 }
@@ -149,7 +152,7 @@ const _: () = assert!(
 
 /// Step 3's body: O with `O::N = d` columns, S with `S::N = bc(d)`.
 #[inline(always)]
-fn hopper<T: Half, O: Accumulators, S: Accumulators>(
+fn hopper<T: Element, O: Accumulators, S: Accumulators>(
     maps: In<u64>,
     out: (Out<T>, Out<f32>),
     states: Out<f32>,
@@ -183,7 +186,7 @@ fn hopper<T: Half, O: Accumulators, S: Accumulators>(
 
 /// A consumer warpgroup of [`hopper`].
 #[inline(always)]
-fn consume<T: Half, O: Accumulators, S: Accumulators>(
+fn consume<T: Element, O: Accumulators, S: Accumulators>(
     smem: Smem,
     out: (Out<T>, Out<f32>),
     states: Out<f32>,
@@ -194,10 +197,12 @@ fn consume<T: Half, O: Accumulators, S: Accumulators>(
     let (c, t) = unsafe { consumer::who() };
     // The turns, not at d = 256: its consumers have no register for them.
     let ping_pong = p.ping_pong && O::N <= 128;
+    let c_scale = scale * LOG2_E;
+    let epilogue = TileStore::<T, O, S>::new(out, states, (p, c_scale), smem, (c, t));
     // SAFETY: the warpgroup, converged; initialized; `o` and `lse` hold
     // the problem's rows, and with a split the workspace its size (the
     // launch's contract).
-    unsafe { Consumer { c, t, smem, ping_pong }.run::<T, O, S>(p, out, states, scale * LOG2_E) };
+    unsafe { Consumer { c, t, smem, ping_pong }.run::<T, O, S>(p, epilogue, c_scale) };
 }
 
 /// One kernel per head dimension `$d` (O's accumulators `$o`, S's `$s`).
@@ -214,7 +219,7 @@ macro_rules! head_dims {
             types = [bf16, f16]
         )]
         #[allow(clippy::too_many_arguments)]
-        pub fn $name<T: Half>(
+        pub fn $name<T: Element>(
             maps: In<u64>,
             o: Out<T>,
             lse: Out<f32>,

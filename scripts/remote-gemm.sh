@@ -158,7 +158,7 @@ for section in "$@"; do
     done ;;
   splits-probe)
     # The in-kernel split-k fix-up's cost, to calibrate the dispatcher's
-    # model (cpu/gemm/run.rs, FIXUP_*): each shape at forced splits, then
+    # model (cpu/src/gemm/run.rs, FIXUP_*): each shape at forced splits, then
     # as the dispatcher chooses, bf16 and e4m3 with bf16 out.
     echo "=== probe: k-splits with the in-kernel fix-up" | tee -a "$LOG"
     for p in bf16 e4m3; do
@@ -169,7 +169,7 @@ for section in "$@"; do
     done ;;
   tile-probe)
     # 128 x 256, 128 x 128 and 64 x 128 tiles at forced splits, to calibrate
-    # the dispatcher's model (cpu/gemm/plan.rs, NARROW_STEP, SHORT_STEP): the shapes where
+    # the dispatcher's model (cpu/src/gemm/plan.rs, NARROW_STEP, SHORT_STEP): the shapes where
     # wide tiles are too few or half empty, and two where they fill the
     # SMs; then as the dispatcher chooses. bf16 and e4m3, bf16 out.
     echo "=== probe: tile width and k-splits" | tee -a "$LOG"

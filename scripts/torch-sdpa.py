@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from torch_timing import median_ms
 
 # (batch, heads, kv_heads, s_q, s_k, d, causal): the table, then
-# odd lengths and grouped-query heads (cpu/bin/attention.rs's sweep).
+# odd lengths and grouped-query heads (cpu/src/bin/attention.rs's sweep).
 SWEEP = [
     (16, 16, 16, 512, 512, 64, False),
     (8, 16, 16, 2048, 2048, 64, False),

@@ -111,7 +111,7 @@ pub enum Scope {
 /// `atom`: a `fence.acq_rel` (`fence.sc` for `SeqCst`) before it when the
 /// ordering releases, and after it when it acquires. This layer's
 /// atomics use the memory's scope (`Device` for global, `Block` for
-/// shared); `lab-cuda-std`'s, `System`. `tests/ptx.rs` holds the fences in
+/// shared); `lab-cuda-std`'s, `System`. `cpu/tests/ptx.rs` holds the fences in
 /// place. On the host, `rmw` alone: the emulator takes the ordering from
 /// the access it was told of.
 #[inline(always)]

@@ -14,7 +14,7 @@
 //! - [`epilogue`]: the k-splits' sums added in order, then `alpha`,
 //!   `beta C`, the bias and the activation, rounded to the output type.
 //!
-//! The host side (`cpu/gemm/`) decides which of them a call needs: a
+//! The host side (`cpu/src/gemm/`) decides which of them a call needs: a
 //! row-major, 16-byte-aligned call with `alpha = 1`, `beta = 0`, no
 //! epilogue and `f32` output is one `wgmma` launch writing `D` itself.
 //!

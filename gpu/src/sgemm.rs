@@ -277,7 +277,7 @@ pub fn sgemm_double_buffer(
 /// blocks (see `thread_tile_origin`), removing the bank conflicts of
 /// the `Bs` fragment reads. Its interior k-loop should be nearly all
 /// FFMA: 512 per k-step against a few dozen loads and address updates,
-/// at 128 registers and no spills (`tests/ptx.rs` checks the counts).
+/// at 128 registers and no spills (`cpu/tests/ptx.rs` checks the counts).
 ///
 /// Measured: `BENCHMARKS.md`, rows `sgemm_warp_tiled`.
 #[kernel(block = THREADS, shared = 2 * 4 * STAGE, tile = [BN, BM], min_blocks = BLOCK_TILE_MIN_BLOCKS)]

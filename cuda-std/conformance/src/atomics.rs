@@ -14,7 +14,7 @@ pub const BINS: usize = 16;
 /// `bins[v % 16] += 1` for each `v` of `x`: each block counts into a
 /// shared histogram with block-scoped atomic adds, then adds it to the
 /// global one with device-scoped ones, with release (as a block would
-/// that published its work through the counts; `tests/ptx.rs` checks the
+/// that published its work through the counts; `cpu/tests/ptx.rs` checks the
 /// fence the ordering needs).
 #[kernel]
 pub unsafe fn shared_histogram(x: &[u32], bins: *mut u32) {

@@ -26,7 +26,7 @@
 //! # Bounds
 //!
 //! Each function's documentation gives its maximum error in ulps,
-//! measured by `tests/cuda_std.rs` (the emulator) and `tests/gpu.rs` (the
+//! measured by `cpu/tests/cuda_std.rs` (the emulator) and `cpu/tests/gpu.rs` (the
 //! device) over dense sweeps of their domains, including subnormals,
 //! huge values, specials and the neighbourhoods of the functions' zeros,
 //! against the host's libm (glibc): the `f32` functions against glibc's
@@ -63,7 +63,7 @@ mod private {
 /// std's float methods for `no_std` kernels, as rust-cuda's `GpuFloat`.
 ///
 /// Each method's bound is the maximum error measured over the sweeps of
-/// `tests/cuda_std.rs` (the emulator) and `tests/gpu.rs` (the device),
+/// `cpu/tests/cuda_std.rs` (the emulator) and `cpu/tests/gpu.rs` (the device),
 /// which assert it: for `f32`, in ulps of the exact result (0.5 is
 /// correctly rounded; the `f64` algorithm rounded once can exceed it by
 /// about `2^-28` ulp where its result straddles a midpoint), for `f64`,

@@ -1,5 +1,5 @@
 //! GEMM at every shape and layout: the kernels behind the host's BLAS-style
-//! `sgemm` (`cpu/blas/`): the FFMA library kernel, which the SGEMM
+//! `sgemm` (`cpu/src/blas/`): the FFMA library kernel, which the SGEMM
 //! ladder's steps share their epilogue and tile order with.
 //!
 //! The host reduces every BLAS call to one row-major problem,
@@ -47,7 +47,7 @@
 //! Other operands run the checked loop, which reads zeros outside the
 //! matrices and uses 16-byte loads only where the four elements exist and
 //! are aligned. Which tile and how many splits a shape gets is the host's
-//! choice (`cpu/blas/plan.rs` explains the arithmetic).
+//! choice (`cpu/src/blas/plan.rs` explains the arithmetic).
 
 // `seq!` unrolls loops by substituting 0, 1, ... into index arithmetic.
 #![allow(clippy::erasing_op, clippy::identity_op)]

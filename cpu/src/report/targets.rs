@@ -5,7 +5,7 @@
 use serde::Deserialize;
 
 /// The file's text.
-pub const TARGETS: &str = include_str!("../../bench/targets.toml");
+pub const TARGETS: &str = include_str!("../../../bench/targets.toml");
 
 /// The whole file.
 #[derive(Deserialize)]

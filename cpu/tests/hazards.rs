@@ -122,7 +122,7 @@ fn uninitialized_reads_name_the_reader_and_the_word() {
 }
 
 /// Our own kernels and the one-pass reduction's fence-and-ticket are
-/// clean: `tests/emulator.rs` runs every family on the emulator with all
+/// clean: `cpu/tests/emulator.rs` runs every family on the emulator with all
 /// these checks on. Here: the kernels that show the ordering rules, each
 /// next to its broken twin.
 #[test]

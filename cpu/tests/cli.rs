@@ -5,8 +5,14 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+/// `bin` with `args`, run from the repository's root, as a user would.
 fn run(bin: &str, args: &[&str]) -> Output {
-    Command::new(bin).args(args).env("RUST_BACKTRACE", "1").output().expect("the binary runs")
+    Command::new(bin)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .args(args)
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .expect("the binary runs")
 }
 
 fn one_line_error(out: &Output) -> String {

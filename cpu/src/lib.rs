@@ -10,6 +10,7 @@
 //!   where they asked;
 //! - [`measure`]: inputs, verification, timing, records;
 //! - [`attention`]: attention as a library call;
+//! - [`dispatch`]: the dispatcher model the libraries' plans share;
 //! - [`blas`]: `sgemm` with BLAS semantics and its dispatcher;
 //! - [`gemm`]: the tensor-core GEMM as one library call;
 //! - [`peers`]: cuBLAS and cuBLASLt, the in-run peers;
@@ -22,6 +23,7 @@
 pub mod attention;
 pub mod blas;
 pub mod cli;
+pub mod dispatch;
 pub mod families;
 pub mod files;
 pub mod gemm;

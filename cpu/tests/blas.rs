@@ -1,7 +1,7 @@
 //! `sgemm` with BLAS semantics on the emulator: the reference BLAS's test
 //! criteria on a subset of its shapes in every layout and op, exact
 //! integer results for every tile and split-K, BLAS's argument checks.
-//! (`tests/gpu.rs` runs the whole netlib set on a GPU.)
+//! (`cpu/tests/gpu.rs` runs the whole netlib set on a GPU.)
 
 use kernel_lab::blas::reference::{self, Matrices};
 use kernel_lab::blas::{Gemm, Layout, Op, Operand, Plan, Sgemm, plan};
@@ -217,7 +217,7 @@ fn the_dispatcher_splits_k_and_shrinks_tiles_where_blocks_are_few() {
     }
 }
 
-/// The reference BLAS's sweep itself (as `tests/gpu.rs` runs it in full),
+/// The reference BLAS's sweep itself (as `cpu/tests/gpu.rs` runs it in full),
 /// on a subset of its sizes: every alpha and beta in every form.
 #[test]
 fn netlib_sweep_subset_with_every_scalar() {

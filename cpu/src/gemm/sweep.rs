@@ -4,7 +4,7 @@
 //! results by it, so the groups live in one file.
 
 /// The sweep file's text.
-pub const SWEEP: &str = include_str!("../../bench/gemm-sweep.txt");
+pub const SWEEP: &str = include_str!("../../../bench/gemm-sweep.txt");
 
 /// The group "odd": shapes no multiple of the tiles (the "at least 2x
 /// cuBLAS" target's set).

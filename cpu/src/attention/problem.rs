@@ -26,7 +26,7 @@ pub struct Problem {
 
 /// The sweep's text: `bench/attention-sweep.txt`, embedded when the binary
 /// is built.
-pub const SWEEP: &str = include_str!("../../bench/attention-sweep.txt");
+pub const SWEEP: &str = include_str!("../../../bench/attention-sweep.txt");
 
 /// The sweep's problems, in file order: per line batch, query heads, K/V
 /// heads, query length, key length, head dimension, `causal` or `full`.

@@ -12,8 +12,13 @@ use std::process::{Command, Output};
 const SCALE: &str = env!("CARGO_BIN_EXE_scale");
 const MAIN: &str = env!("CARGO_BIN_EXE_kernel-lab");
 
+/// `bin` with `args`, run from the repository's root, as a user would.
 fn run(bin: &str, args: &[&str]) -> Output {
-    Command::new(bin).args(args).output().expect("the binary runs")
+    Command::new(bin)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .args(args)
+        .output()
+        .expect("the binary runs")
 }
 
 fn scratch(name: &str) -> PathBuf {

@@ -1,19 +1,19 @@
 //! Compiles the `gpu/` crate to PTX with rustc's own NVPTX backend, through
 //! the same builder a kernel crate of any project uses (`cuda-builder/`),
 //! and leaves `gpu_<arch>.ptx` in `OUT_DIR` for the host to embed
-//! (`cpu/runtime/ptx.rs`); and the `cuda_std` conformance kernels. Also
+//! (`src/runtime/ptx.rs`); and the `cuda_std` conformance kernels. Also
 //! the git revision the binaries are built from (`KERNEL_LAB_BUILD_REV`),
 //! which they report as their own whatever folder they run in.
 
 fn main() {
-    println!("cargo::rerun-if-changed=rust-toolchain.toml");
-    lab_cuda_builder::CudaBuilder::new("gpu")
+    println!("cargo::rerun-if-changed=../rust-toolchain.toml");
+    lab_cuda_builder::CudaBuilder::new("../gpu")
         .archs(&["sm_80", "sm_90", "sm_90a"])
-        .watch("cuda-builder")
+        .watch("../cuda-builder")
         .run();
-    // The cuda_std conformance kernels, for tests/cuda_std.rs and the GPU
+    // The cuda_std conformance kernels, for cpu/tests/cuda_std.rs and the GPU
     // tests: every architecture a user's crate gets.
-    lab_cuda_builder::CudaBuilder::new("cuda-std/conformance").run();
+    lab_cuda_builder::CudaBuilder::new("../cuda-std/conformance").run();
     revision();
 }
 

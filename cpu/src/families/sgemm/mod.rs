@@ -2,7 +2,7 @@
 //! launches, cuBLAS (FP32, TF32 off) as the in-run peer, and the
 //! benchmark. The ladder's kernels are in `gpu/src/sgemm.rs`; at `MxNxK`
 //! sizes the family measures the BLAS-semantics `sgemm` and its dispatcher
-//! (`cpu/blas/`, kernels in `gpu/src/gemm/ffma.rs`) instead ([`shapes`]).
+//! (`cpu/src/blas/`, kernels in `gpu/src/gemm/ffma.rs`) instead ([`shapes`]).
 
 pub mod shapes;
 
@@ -473,7 +473,7 @@ impl Family for Sgemm {
     fn notes(&self) -> &'static str {
         "The dispatcher's label names its plan: the block tile, and `split S` when S blocks share each \
          tile's k range (their slices added in a fixed order by a second kernel). Its choice comes from a \
-         model of the machine fitted to calibration sweeps (`cpu/blas/plan.rs`, `docs/notes.md`).\n\n\
+         model of the machine fitted to calibration sweeps (`cpu/src/blas/plan.rs`, `docs/notes.md`).\n\n\
          What limits it at 4096^3 and 8192^3 (the stretch target of 100% of cuBLAS): the ncu section of \
          the device checks below profiles the dispatcher's 128 x 128 kernel and cuBLAS's at 4096^3. Both \
          execute the same number of instructions and of FFMAs; the difference is the share of cycles in \

@@ -25,8 +25,8 @@ fn tool(name: &str, dir: &str) -> PathBuf {
     if let Ok(path) = std::env::var(name.to_uppercase()) {
         return PathBuf::from(path);
     }
-    let local =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!(".tools/{dir}/nvidia/cu13/bin/{name}"));
+    let local = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .join(format!(".tools/{dir}/nvidia/cu13/bin/{name}"));
     if local.exists() {
         return local;
     }

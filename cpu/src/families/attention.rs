@@ -63,7 +63,7 @@ impl Family for Attention {
             method: "every element of O and lse against an f64 reference on the same inputs (up to 4096 rows; a \
                      sample beyond), within a bound derived from the f32 scores, the exponent's argument, \
                      ex2.approx, P rounded to the input type, the f32 sums and the output rounding (the module \
-                     documentation of cpu/families/attention.rs); the softmax kernel's rows time the whole \
+                     documentation of cpu/src/families/attention.rs); the softmax kernel's rows time the whole \
                      unfused baseline (GEMM, softmax, GEMM)",
         }
     }

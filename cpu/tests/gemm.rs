@@ -294,7 +294,7 @@ fn the_sweep_is_twenty_shapes_in_four_groups_and_its_tables_make_a_report_sectio
     groups.dedup();
     assert_eq!(groups, ["squares", "LLM shapes", "skinny and small m", sweep::ODD]);
     // The committed GPU tables: every sweep parses, each row with our TFLOP/s.
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/gemm");
+    let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join("results/gemm");
     let sweeps = kernel_lab::report::gemm::read(&dir).unwrap();
     assert!(sweeps.iter().any(|s| s.name == "e4m3-bf16" && s.rows.iter().any(|r| r.peer_name == "cuBLASLt")));
     let (md, plots) = kernel_lab::report::gemm::section(&sweeps, None).unwrap();
@@ -433,7 +433,7 @@ fn the_targets_table_judges_the_h100_sweeps() {
 /// until it is explained.
 #[test]
 fn every_missed_target_in_the_committed_results_says_why() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
     let gemm = kernel_lab::report::gemm::read(&root.join("results/gemm")).unwrap();
     let attention = kernel_lab::report::attention::read(&root.join("results/attention")).unwrap();
     let sections = [

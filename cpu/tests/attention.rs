@@ -1,7 +1,7 @@
 //! Attention on the emulator: every step, bf16 and f16, every head
 //! dimension, odd lengths, `s_q != s_k` both ways, causal and not,
 //! grouped-query heads, every element of O and lse within the bound the
-//! family derives (`cpu/families/attention.rs`); that bound catches a
+//! family derives (`cpu/src/families/attention.rs`); that bound catches a
 //! kernel computing with a wrong scale; the fused kernel's shared memory
 //! is conflict-free; the emulator's `ex2.approx` and `lg2.approx` models.
 

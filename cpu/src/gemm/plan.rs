@@ -1,8 +1,10 @@
 //! The dispatcher's plan for a library call ([`Plan`]): which tiles and
 //! how many k-splits, from a cost model of the call on the device (see
-//! [`super::TensorGemm::plan`]).
+//! [`super::TensorGemm::plan`]), as a kind of the shared dispatcher model
+//! ([`crate::dispatch`]).
 
 use super::tile::TileShape;
+use crate::dispatch::{Dispatch, cheapest, waves};
 
 /// How a call runs: what [`super::TensorGemm::plan`] decides, and what a user may
 /// force instead.
@@ -92,7 +94,7 @@ const SHORT_STEP: f64 = 0.4;
 /// tensor cores' part of it.
 fn modelled_us(x: Shape, s: usize) -> (f64, f64) {
     let items = x.tiles * s;
-    let waves = items.div_ceil(x.sms) as f64;
+    let waves = waves(items, x.sms) as f64;
     let step = match x.tile {
         TileShape::Wide => STEP_US,
         TileShape::Mid => MID_STEP * STEP_US,
@@ -161,32 +163,67 @@ fn least_split_steps(tile: TileShape) -> usize {
 /// Elsewhere a narrow tile's better reuse of B won every probe.
 pub(crate) fn best_plan(
     batch: usize,
-    (m, n, k): (usize, usize, usize),
+    mnk: (usize, usize, usize),
     (bk, bytes, b_sectors): (usize, usize, bool),
     sms: usize,
 ) -> Plan {
-    let mut best = ((f64::INFINITY, f64::INFINITY), Plan { splits: 1, tile: TileShape::Wide });
-    let rows = |tile: TileShape| m.div_ceil(tile.dims().0) * tile.dims().0;
-    let short_fills = rows(TileShape::Short) < rows(TileShape::Narrow);
-    let wide = Shape::of(batch, (m, n, k), bk, bytes, sms, TileShape::Wide);
-    let streams = wide.bytes / DRAM_BYTES_PER_US > (wide.tiles * wide.steps) as f64 * STEP_US / sms as f64;
-    let narrow_tiles = batch * TileShape::Narrow.count((m, n));
-    let short_streams = narrow_tiles < sms && streams && wide.steps >= 64;
-    let short_spreads = b_sectors
-        && wide.steps < 128
-        && 2 * narrow_tiles <= sms
-        && batch * TileShape::Short.count((m, n)) <= sms;
-    let weighed = |t: TileShape| t != TileShape::Short || short_fills || short_streams || short_spreads;
-    for tile in TileShape::ALL.into_iter().filter(|&t| weighed(t)) {
-        let shape = Shape::of(batch, (m, n, k), bk, bytes, sms, tile);
-        for s in 1..=(shape.steps / least_split_steps(tile)).clamp(1, 16) {
-            let t = modelled_us(shape, s);
-            if t < best.0 {
-                best = (t, Plan { splits: s, tile });
-            }
-        }
+    let fallback = Plan { splits: 1, tile: TileShape::Wide };
+    cheapest(&Tensor { batch, mnk, bk, bytes, b_sectors, sms }).unwrap_or(fallback)
+}
+
+/// The tensor-core kernels as a [`Dispatch`] kind: `batch` problems `mnk`,
+/// `bk` elements of `bytes` bytes per k-step, B's rows on whole sectors
+/// or not, on `sms` SMs (see [`best_plan`]).
+struct Tensor {
+    batch: usize,
+    mnk: (usize, usize, usize),
+    bk: usize,
+    bytes: usize,
+    b_sectors: bool,
+    sms: usize,
+}
+
+impl Tensor {
+    fn shape(&self, tile: TileShape) -> Shape {
+        Shape::of(self.batch, self.mnk, self.bk, self.bytes, self.sms, tile)
     }
-    best.1
+
+    /// Whether `tile` is weighed for this call (short tiles only where
+    /// [`best_plan`] says).
+    fn weighed(&self, tile: TileShape) -> bool {
+        let (batch, (m, n, _), sms) = (self.batch, self.mnk, self.sms);
+        let rows = |tile: TileShape| m.div_ceil(tile.dims().0) * tile.dims().0;
+        let short_fills = rows(TileShape::Short) < rows(TileShape::Narrow);
+        let wide = self.shape(TileShape::Wide);
+        let streams =
+            wide.bytes / DRAM_BYTES_PER_US > (wide.tiles * wide.steps) as f64 * STEP_US / sms as f64;
+        let narrow_tiles = batch * TileShape::Narrow.count((m, n));
+        let short_streams = narrow_tiles < sms && streams && wide.steps >= 64;
+        let short_spreads = self.b_sectors
+            && wide.steps < 128
+            && 2 * narrow_tiles <= sms
+            && batch * TileShape::Short.count((m, n)) <= sms;
+        tile != TileShape::Short || short_fills || short_streams || short_spreads
+    }
+}
+
+impl Dispatch for Tensor {
+    type Plan = Plan;
+    /// The modelled time, then the tensor cores' part of it.
+    type Cost = (f64, f64);
+
+    /// The weighed tiles (wide, mid, narrow, short), each at 1 to 16
+    /// splits of at least [`least_split_steps`].
+    fn candidates(&self) -> impl Iterator<Item = Plan> {
+        TileShape::ALL.into_iter().filter(|&t| self.weighed(t)).flat_map(move |tile| {
+            let most = (self.shape(tile).steps / least_split_steps(tile)).clamp(1, 16);
+            (1..=most).map(move |splits| Plan { splits, tile })
+        })
+    }
+
+    fn cost(&self, plan: &Plan) -> (f64, f64) {
+        modelled_us(self.shape(plan.tile), plan.splits)
+    }
 }
 
 #[cfg(test)]

@@ -517,8 +517,11 @@ fn a_planted_race_is_reported_with_kernel_address_and_threads() {
     assert_eq!(r.word, "the word at byte 4 of shared memory");
     assert_eq!((r.first.thread, r.first.access), ([0, 0, 0], "read"));
     assert_eq!((r.second.thread, r.second.access), ([1, 0, 0], "write"));
-    assert_eq!(r.first.site, format!("tests/emulator.rs:{}:25", line_of("        let next = smem.get(")));
-    assert_eq!(r.second.site, format!("tests/emulator.rs:{}:14", line_of("        smem.set(t, t as f32);")));
+    assert_eq!(r.first.site, format!("cpu/tests/emulator.rs:{}:25", line_of("        let next = smem.get(")));
+    assert_eq!(
+        r.second.site,
+        format!("cpu/tests/emulator.rs:{}:14", line_of("        smem.set(t, t as f32);"))
+    );
     let text = e.to_string();
     assert!(
         text.contains(&r.first.site) && text.contains("no sync_threads or sync_warp orders them"),
@@ -584,7 +587,7 @@ fn divergent_barriers_and_deadlocks_are_errors_not_hangs() {
     assert!(e.contains("different warp operations") && e.contains("Down(1)") && e.contains("Xor(1)"), "{e}");
     // Both shuffles' lines, and the lines of a deadlock's shuffle and barrier.
     let line = line_of("{ shfl_down_f32(FULL_MASK, 1.0, 1) } else { shfl_xor");
-    assert_eq!(e.matches(&format!("tests/emulator.rs:{line}:")).count(), 2, "{e}");
+    assert_eq!(e.matches(&format!("cpu/tests/emulator.rs:{line}:")).count(), 2, "{e}");
     // SAFETY: as above.
     let e = emu_error(unsafe { check_shuffle_deadlock::launch(&gpu, 1, &mut out) }).to_string();
     let (barrier, shuffle) = (
@@ -611,7 +614,7 @@ fn threads_that_exit_before_a_barrier_make_it_divergent() {
     assert!(text.contains("threads 0..=15 waited") && text.contains("threads 16..=63 skipped"), "{text}");
     assert!(
         text.contains(&format!(
-            "tests/emulator.rs:{}",
+            "cpu/tests/emulator.rs:{}",
             line_of("    sync_threads();\n    // SAFETY: in bounds, written")
         )),
         "{text}"
@@ -718,7 +721,7 @@ fn async_copies_land_at_the_wait_and_must_be_waited_for() {
     // SAFETY: 64 inputs.
     let text = emu_error(unsafe { check_async_never_waited::launch(&gpu, 1, &da) }).to_string();
     let site = format!(
-        "tests/emulator.rs:{}:",
+        "cpu/tests/emulator.rs:{}:",
         line_of("        smem.copy_async(0, t, input, t);\n    }\n    commit_copies();")
     );
     assert!(text.contains("cp.async") && text.contains("never waited") && text.contains(&site), "{text}");
@@ -742,7 +745,7 @@ fn a_dependent_launch_must_wait_before_global_memory() {
     assert_eq!((kernel.as_str(), thread), ("check_dependent_reads_early", [0, 0, 0]), "{e}");
     assert!(detail.contains("before `griddepcontrol.wait`"), "{detail}");
     let line = line_of("input.load(t) };\n    wait_for_prerequisites();");
-    assert!(site.starts_with(&format!("tests/emulator.rs:{line}:")), "{site}");
+    assert!(site.starts_with(&format!("cpu/tests/emulator.rs:{line}:")), "{site}");
 }
 
 /// A panic in a kernel is an error naming the kernel, block, thread and
@@ -755,7 +758,7 @@ fn a_panic_names_its_thread_and_line() {
     let e = emu_error(check_panic::launch(&gpu, 1, &x, &mut y));
     let EmuError::Panic { ref kernel, thread, ref message, .. } = e else { panic!("{e}") };
     assert_eq!((kernel.as_str(), thread), ("check_panic", [40, 0, 0]));
-    let site = format!("tests/emulator.rs:{}:", line_of("        *out = x.get(i.get() + 24).expect("));
+    let site = format!("cpu/tests/emulator.rs:{}:", line_of("        *out = x.get(i.get() + 24).expect("));
     assert!(message.contains("an element 24 further on") && message.contains(&site), "{message}");
 }
 

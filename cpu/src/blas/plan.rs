@@ -43,6 +43,7 @@
 //! available to `sgemm --tile`.
 
 use super::gemm::RowMajor;
+use crate::dispatch::{Dispatch, cheapest, waves};
 use std::sync::OnceLock;
 
 use gpu::launch::{Kernel, registry};
@@ -173,7 +174,7 @@ pub fn estimate(r: &RowMajor, tile: &BlockTile, plan: &Plan, sms: usize) -> f64 
         let occupancy = ((round * warps) as f64 / SATURATING_WARPS).min(1.0).powf(OCCUPANCY_EXPONENT);
         FFMA_PER_CYCLE * efficiency * occupancy
     };
-    let on_busiest = blocks.div_ceil(sms);
+    let on_busiest = waves(blocks, sms);
     let (full, rest) = (on_busiest / tile.resident, on_busiest % tile.resident);
     let mut cycles = full as f64 * tile.resident as f64 * per_block / rate(tile.resident);
     if rest > 0 {
@@ -186,22 +187,43 @@ pub fn estimate(r: &RowMajor, tile: &BlockTile, plan: &Plan, sms: usize) -> f64 
     cycles
 }
 
+/// The FFMA kernels as a [`Dispatch`] kind: a call `r` on `sms` SMs.
+pub struct Sgemm<'a> {
+    pub r: &'a RowMajor,
+    pub sms: usize,
+}
+
+impl Dispatch for Sgemm<'_> {
+    /// A plan and the block tile it runs on.
+    type Plan = (BlockTile, Plan);
+    type Cost = f64;
+
+    /// The square tiles, largest first, each at 1, 2, 4, ... splits (at
+    /// least 64 k-values a split, at most [`MAX_SPLITS`]).
+    fn candidates(&self) -> impl Iterator<Item = (BlockTile, Plan)> {
+        let k = self.r.k;
+        let max_splits = (k / 64).clamp(1, MAX_SPLITS);
+        tiles().iter().filter(|t| t.bm == t.bn).flat_map(move |tile| {
+            (0..=MAX_SPLITS.ilog2())
+                .map(|e| 1 << e)
+                .take_while(move |&s| s <= max_splits)
+                .map(move |splits| (splits, Plan::new((tile.bm, tile.bn), splits, k)))
+                .filter(|(splits, plan)| plan.splits == *splits)
+                .map(|(_, plan)| (*tile, plan))
+        })
+    }
+
+    fn cost(&self, (tile, plan): &(BlockTile, Plan)) -> f64 {
+        estimate(self.r, tile, plan, self.sms)
+    }
+
+    /// Strictly cheaper by 0.1%: ties keep the larger tile and fewer splits.
+    fn beats(cost: f64, best: f64) -> bool {
+        cost < best * 0.999
+    }
+}
+
 /// The cheapest plan for `r` on `sms` SMs by [`estimate`].
 pub fn choose(r: &RowMajor, sms: usize) -> Plan {
-    let mut best: Option<(f64, Plan)> = None;
-    let max_splits = (r.k / 64).clamp(1, MAX_SPLITS);
-    for tile in tiles().iter().filter(|t| t.bm == t.bn) {
-        for splits in (0..=MAX_SPLITS.ilog2()).map(|e| 1 << e).take_while(|&s| s <= max_splits) {
-            let plan = Plan::new((tile.bm, tile.bn), splits, r.k);
-            if plan.splits != splits {
-                continue;
-            }
-            let cost = estimate(r, tile, &plan, sms);
-            // Strictly cheaper: ties keep the larger tile and fewer splits.
-            if best.is_none_or(|(c, _)| cost < c * 0.999) {
-                best = Some((cost, plan));
-            }
-        }
-    }
-    best.map_or(Plan::new((128, 128), 1, r.k), |(_, p)| p)
+    cheapest(&Sgemm { r, sms }).map_or(Plan::new((128, 128), 1, r.k), |(_, plan)| plan)
 }

@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use gpu::launch::registry;
 use kernel_lab::families::FAMILIES;
 
+/// The repository: the host crate's parent.
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
 }
 
 fn read(path: &Path) -> String {
@@ -48,9 +49,9 @@ fn readme_example_is_the_repository_s_code() {
         checked.push(path.to_string());
         rest = block;
     }
-    assert_eq!(checked, ["gpu/src/scale.rs", "cpu/families/scale.rs", "cpu/bin/scale.rs"]);
+    assert_eq!(checked, ["gpu/src/scale.rs", "cpu/src/families/scale.rs", "cpu/src/bin/scale.rs"]);
     assert!(readme.contains("`scale::Scale,`"), "README.md names the registry line");
-    assert!(read(&root().join("cpu/families/mod.rs")).contains("    scale::Scale,\n"));
+    assert!(read(&root().join("cpu/src/families/mod.rs")).contains("    scale::Scale,\n"));
 }
 
 /// Doc comments say what an idea predicts; what a run measured (with a
@@ -119,7 +120,7 @@ fn every_unsafe_block_says_why_it_is_sound() {
     let files = ["gpu/src", "device/src"]
         .iter()
         .flat_map(|d| sources(&root().join(d)))
-        .chain([root().join("tests/emulator.rs"), root().join("tests/hazards.rs")]);
+        .chain([root().join("cpu/tests/emulator.rs"), root().join("cpu/tests/hazards.rs")]);
     for file in files {
         let source = read(&file);
         let lines: Vec<&str> = source.lines().collect();
@@ -161,14 +162,14 @@ fn every_unsafe_block_says_why_it_is_sound() {
     }
 }
 
-/// README.md's `[[bin]]` block, the line a new binary needs, is
-/// `Cargo.toml`'s entry for that binary, word for word.
+/// README.md's `[[bin]]` block, the lines a new binary needs, is the host
+/// crate's `cpu/Cargo.toml` entry for that binary, word for word.
 #[test]
 fn readme_bin_entry_is_cargo_toml_s() {
     let readme = read(&root().join("README.md"));
     let start = readme.find("```toml\n[[bin]]").expect("README.md shows a [[bin]] entry") + "```toml\n".len();
     let block = &readme[start..start + readme[start..].find("```").unwrap()];
-    assert!(read(&root().join("Cargo.toml")).contains(block), "not in Cargo.toml:\n{block}");
+    assert!(read(&root().join("cpu/Cargo.toml")).contains(block), "not in cpu/Cargo.toml:\n{block}");
 }
 
 /// The names in backticks that start the rows of the markdown table whose
@@ -214,7 +215,7 @@ fn kernel_key_table_is_the_macro_s() {
 }
 
 /// README.md's crate map names every workspace member and every folder of
-/// the host crate (`cpu/`), and every path it names exists.
+/// the host crate's source (`cpu/src/`), and every path it names exists.
 #[test]
 fn crate_map_is_the_workspace() {
     let readme = read(&root().join("README.md"));
@@ -243,10 +244,10 @@ fn crate_map_is_the_workspace() {
             );
         }
     }
-    for entry in std::fs::read_dir(root().join("cpu")).unwrap() {
+    for entry in std::fs::read_dir(root().join("cpu/src")).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
-            let name = format!("cpu/{}", path.file_name().unwrap().to_string_lossy());
+            let name = format!("cpu/src/{}", path.file_name().unwrap().to_string_lossy());
             assert!(paths.contains(&name), "README.md's crate map lacks {name}/");
         }
     }

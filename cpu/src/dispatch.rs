@@ -3,9 +3,9 @@
 //! and the call takes the cheapest. Each kind says what its plan is, which
 //! candidates it weighs and what its model charges:
 //!
-//! - the FFMA `sgemm` ([`crate::blas::plan`]): square block tiles and
+//! - the FFMA `sgemm` (`blas::plan`): square block tiles and
 //!   k-splits, priced in SM cycles (occupancy, waves, the reduction);
-//! - the tensor-core GEMM ([`crate::gemm::plan`]): 128-row tile widths, short
+//! - the tensor-core GEMM (`gemm::plan`): 128-row tile widths, short
 //!   tiles and k-splits, priced in microseconds (waves of ring k-steps,
 //!   the memory floor, the split fix-up).
 //!

@@ -75,6 +75,12 @@ pub fn check_file_destination(flag: &str, path: &Path) -> Result<()> {
 /// That plots can be written into `dir`: created if missing (the folder
 /// asked for), and granting write and search access.
 pub fn check_folder_destination(flag: &str, dir: &Path) -> Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(Error::InvalidInput(format!(
+            "{flag} {}: is a file, not a folder (plots are written into a folder)",
+            dir.display()
+        )));
+    }
     std::fs::create_dir_all(dir).map_err(|e| {
         Error::InvalidInput(format!("{flag} {}: cannot create the folder: {e}", dir.display()))
     })?;

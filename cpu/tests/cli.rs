@@ -119,6 +119,10 @@ fn unwritable_destinations_are_rejected_before_any_work() {
     let line = rejected(FAMILY_BINS[4], &["--plots", file.join("plots").to_str().unwrap()]);
     assert!(line.contains("--plots"), "{line}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "x", "the file was touched");
+    // A file where the plots folder should be: said so, the file untouched.
+    let line = rejected(FAMILY_BINS[4], &["--plots", file.to_str().unwrap()]);
+    assert!(line.contains("is a file, not a folder"), "{line}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "x", "the file was touched");
 }
 
 /// Each family binary's `--help` describes that binary.
@@ -370,6 +374,13 @@ fn hazards_checks_every_label_and_rejects_bad_input() {
 
     let e = rejected(HAZARDS, &["run", "nope"]);
     assert!(e.contains("unknown hazard kernel 'nope'; accepted:") && e.contains("neighbour_read"), "{e}");
+    if !has_gpu() {
+        for command in ["run", "device"] {
+            let args: &[&str] = if command == "run" { &["run", "neighbour_read"] } else { &["device"] };
+            let e = rejected(HAZARDS, args);
+            assert!(e.contains(&format!("hazards {command} needs a GPU")), "{e}");
+        }
+    }
     let e = rejected(HAZARDS, &["report", "/nonexistent/sanitizers.txt"]);
     assert!(e.contains("cannot read /nonexistent/sanitizers.txt"), "{e}");
 
@@ -379,6 +390,7 @@ fn hazards_checks_every_label_and_rejects_bad_input() {
     let out_md = dir.join("sanitizers.md");
     let e = rejected(HAZARDS, &["report", results.to_str().unwrap(), "--out", out_md.to_str().unwrap()]);
     assert!(e.contains("malformed line 'racecheck neighbour_read maybe'"), "{e}");
+    assert!(e.contains(results.to_str().unwrap()), "the error names the file: {e}");
     assert!(!out_md.exists());
     let e = rejected(HAZARDS, &["report", results.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
     assert!(e.contains("is a folder"), "{e}");
@@ -528,4 +540,45 @@ fn gemm_runs_a_forced_plan_on_the_emulator() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("| e4m3 | bf16 | 70x130x300 row NT |"), "{stdout}");
     assert!(stdout.contains("64x128 tiles, splits 2"), "{stdout}");
+}
+
+/// A negative number where a count, a size or a shape belongs is one line
+/// naming the option and the value (clap alone reads `-5` as a flag and
+/// prints five lines that never say the value is negative); a negative
+/// scalar where one makes sense still runs.
+#[test]
+fn negative_numbers_are_one_line_errors() {
+    let cases: [(&str, &[&str], &str); 6] = [
+        (MAIN, &["--sizes", "-5"], "--sizes -5"),
+        (MAIN, &["--iters", "-1"], "--iters -1"),
+        (FAMILY_BINS[0], &["--warmup", "-2"], "--warmup -2"),
+        (ATTENTION, &["--seq", "-1"], "--seq -1"),
+        (GEMM, &["--shape", "-1x5x5"], "--shape -1x5x5"),
+        (MAIN, &["--iters=-1"], "--iters=-1"),
+    ];
+    for (bin, args, given) in cases {
+        let e = rejected(bin, args);
+        assert_eq!(e, format!("error: {given}: the value must be positive"), "{bin} {args:?}");
+    }
+    let out = run(GEMM, &["--shape", "8x8x8", "--alpha", "-1.5", "--iters", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Without a GPU, a run's `--json` does not replace a GPU run's records
+/// (the committed `results/results.json`, which `report` reads): exit 2
+/// before any work, the file untouched.
+#[test]
+fn an_emulator_run_keeps_gpu_results() {
+    if has_gpu() {
+        eprintln!("skipped: this machine has a GPU");
+        return;
+    }
+    let dir = scratch("keep-gpu-results");
+    let json = dir.join("results.json");
+    let gpu_run =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../results/results.json")).unwrap();
+    std::fs::write(&json, &gpu_run).unwrap();
+    let e = rejected(MAIN, &["--only", "scale", "--json", json.to_str().unwrap()]);
+    assert!(e.contains("holds a GPU run's records") && e.contains("give another file"), "{e}");
+    assert_eq!(std::fs::read_to_string(&json).unwrap(), gpu_run, "the GPU run's records were touched");
 }

@@ -25,7 +25,7 @@ fn the_rust_cuda_example_builds_and_verifies() {
     let test = cargo(&["test", "--release"]);
     let (stdout, stderr) = (String::from_utf8_lossy(&test.stdout), String::from_utf8_lossy(&test.stderr));
     assert!(test.status.success(), "the example's tests failed:\n{stdout}\n{stderr}");
-    // tests/cust.rs (the cust host programs) and cpu/tests/emulator.rs.
+    // Its tests/cust.rs (the cust host programs) and tests/emulator.rs.
     assert_eq!(stdout.matches("test result: ok. 4 passed").count(), 2, "{stdout}");
 
     let run = cargo(&["run", "--release", "--quiet"]);

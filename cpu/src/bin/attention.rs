@@ -138,7 +138,7 @@ fn one<P: gemm::Precision<Input: Element>>(
 }
 
 fn main() -> ExitCode {
-    let o = Options::parse();
+    let o: Options = kernel_lab::cli::parse();
     let (problems, steps) = match problems(&o) {
         Ok(x) => x,
         Err(e) => {

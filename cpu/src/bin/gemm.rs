@@ -319,7 +319,7 @@ fn by_output<P: Precision>(gpu: &Gpu, o: &Options, calls: &[Call]) -> Result<Vec
 }
 
 fn main() -> ExitCode {
-    let o = Options::parse();
+    let o: Options = kernel_lab::cli::parse();
     let checked = (|| -> Result<Vec<Call>> {
         match o.precision.as_str() {
             "f32" | "tf32" | "bf16" | "f16" | "e4m3" | "e5m2" => {}

@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use kernel_lab::Error;
 use kernel_lab::cli::{device_line, main_with, today};
 use kernel_lab::sanitize::{self, speed, table};
 
@@ -60,7 +61,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args: Args = kernel_lab::cli::parse();
     main_with(|| match args.command {
         None => {
             let mut all_right = true;
@@ -90,11 +91,11 @@ fn main() -> ExitCode {
         }
         Some(Command::Run { name, device }) => {
             let hazard = sanitize::find(&name)?;
-            sanitize::launch(&kernel_lab::runtime::open(device)?, &hazard)?;
+            sanitize::launch(&gpu("run", device)?, &hazard)?;
             Ok(true)
         }
         Some(Command::Device { device }) => {
-            println!("{}", device_line(&kernel_lab::runtime::open(device)?));
+            println!("{}", device_line(&gpu("device", device)?));
             Ok(true)
         }
         Some(Command::Report { results, out, checks }) => {
@@ -102,7 +103,10 @@ fn main() -> ExitCode {
             let text = kernel_lab::files::read_file(&results)?;
             let checks = checks.map(|c| kernel_lab::files::read_file(&c)).transpose()?.unwrap_or_default();
             let suite = sanitize::suite();
-            let gpu = table::GpuResults::parse(&text, &suite)?;
+            let gpu = table::GpuResults::parse(&text, &suite).map_err(|e| match e {
+                Error::InvalidInput(why) => Error::InvalidInput(format!("{}: {why}", results.display())),
+                e => e,
+            })?;
             let speeds = speed::sweep(1 << 16, 3);
             let md = table::markdown(&suite, &gpu, &checks, &speeds, &machine());
             kernel_lab::files::write_file(&out, &md)?;
@@ -113,6 +117,18 @@ fn main() -> ExitCode {
             print!("{}", speed::markdown(&speed::sweep(1 << 16, 3), &machine()));
             Ok(true)
         }
+    })
+}
+
+/// GPU `device`, for the subcommand `what`, which needs one: on a machine
+/// without a GPU, a bad-input error (exit 2) that says so and what runs
+/// there instead.
+fn gpu(what: &str, device: usize) -> kernel_lab::Result<kernel_lab::runtime::Gpu> {
+    kernel_lab::runtime::open(device).map_err(|e| match e {
+        Error::NoDriver | Error::NoDevice { count: 0, .. } => Error::InvalidInput(format!(
+            "hazards {what} needs a GPU ({e}); `hazards` alone checks every label on the emulator"
+        )),
+        e => e,
     })
 }
 

@@ -32,9 +32,65 @@ pub const EXIT_BAD_INPUT: u8 = 2;
 /// Exit code when a result failed verification or the GPU could not run.
 pub const EXIT_FAILURE: u8 = 1;
 
+/// The arguments `command` takes from this process's command line, or
+/// the process ends as clap ends it (help, version, a usage error: exit
+/// 2). A negative number given to an option is one line naming the
+/// option and the value: clap reads `--iters -1` as an unknown flag `-1`.
+pub fn matches(command: clap::Command) -> clap::ArgMatches {
+    command.try_get_matches().unwrap_or_else(|e| refuse(e, &std::env::args().collect::<Vec<_>>()))
+}
+
+/// [`matches`] for a parser's own command.
+pub fn parse<T: Parser>() -> T {
+    T::from_arg_matches(&matches(T::command())).unwrap_or_else(|e| e.exit())
+}
+
+/// Ends the process for `e`, clap's error on `args`: a negative value
+/// after an option as one line and exit 2, anything else as clap says.
+fn refuse(e: clap::Error, args: &[String]) -> ! {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    // The token clap stumbled on: `-5` read as a flag, or a value that
+    // did not parse.
+    let token = match e.kind() {
+        ErrorKind::UnknownArgument => e.get(ContextKind::InvalidArg),
+        ErrorKind::ValueValidation => e.get(ContextKind::InvalidValue),
+        _ => None,
+    };
+    if let Some(ContextValue::String(token)) = token
+        && let Some(given) = negative_value(args, token)
+    {
+        eprintln!("error: {given}: the value must be positive");
+        std::process::exit(EXIT_BAD_INPUT.into());
+    }
+    e.exit()
+}
+
+/// Where `args` give an option the negative number that starts with
+/// `token` (`--iters -1`, `--shape -1x5x5`, read by clap as the flag
+/// `-1`; `--iters=-1`), as the user wrote it.
+fn negative_value(args: &[String], token: &str) -> Option<String> {
+    let negative = |s: &str| {
+        s.strip_prefix('-').is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit() || c == '.'))
+    };
+    if !negative(token) {
+        return None;
+    }
+    args.iter().enumerate().skip(1).find_map(|(i, arg)| {
+        if let Some((option, value)) = arg.split_once('=')
+            && option.starts_with("--")
+            && value == token
+        {
+            return Some(arg.clone());
+        }
+        let option = &args[i - 1];
+        (arg.starts_with(token) && negative(arg) && option.starts_with("--") && !option.contains('='))
+            .then(|| format!("{option} {arg}"))
+    })
+}
+
 /// The main job: every family (or `--only` some), or `report`.
 pub fn suite_main() -> ExitCode {
-    let args = SuiteArgs::parse();
+    let args: SuiteArgs = parse();
     main_with(|| match &args.command {
         Some(Command::Report { json, out, force, checks, plots, gemm, attention }) => {
             let sections = Sections { gemm: gemm.as_deref(), attention: attention.as_deref() };
@@ -68,7 +124,7 @@ pub fn suite_main() -> ExitCode {
 pub fn family_main(family: &'static dyn Family, about: &'static str) -> ExitCode {
     // `about` after the options, whose doc comment would otherwise be it.
     let command = clap::Command::new(family.name()).version(env!("CARGO_PKG_VERSION"));
-    let matches = Common::augment_args(command).about(about).get_matches();
+    let matches = matches(Common::augment_args(command).about(about));
     let common = Common::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     main_with(|| run(&[family], &common))
 }
@@ -82,7 +138,7 @@ pub fn family_main_with<X: Args + FromArgMatches>(
     build: impl FnOnce(X, &mut Common) -> Result<Box<dyn Family>>,
 ) -> ExitCode {
     let command = clap::Command::new(name).version(env!("CARGO_PKG_VERSION"));
-    let matches = Common::augment_args(X::augment_args(command)).about(about).get_matches();
+    let matches = matches(Common::augment_args(X::augment_args(command)).about(about));
     let mut common = Common::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let own = X::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     main_with(|| {

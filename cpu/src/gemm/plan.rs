@@ -188,9 +188,9 @@ impl Tensor {
         Shape::of(self.batch, self.mnk, self.bk, self.bytes, self.sms, tile)
     }
 
-    /// Whether `tile` is weighed for this call (short tiles only where
-    /// [`best_plan`] says).
-    fn weighed(&self, tile: TileShape) -> bool {
+    /// Whether short tiles are weighed for this call (where [`best_plan`]
+    /// says; the other tiles always are).
+    fn short_weighed(&self) -> bool {
         let (batch, (m, n, _), sms) = (self.batch, self.mnk, self.sms);
         let rows = |tile: TileShape| m.div_ceil(tile.dims().0) * tile.dims().0;
         let short_fills = rows(TileShape::Short) < rows(TileShape::Narrow);
@@ -203,7 +203,7 @@ impl Tensor {
             && wide.steps < 128
             && 2 * narrow_tiles <= sms
             && batch * TileShape::Short.count((m, n)) <= sms;
-        tile != TileShape::Short || short_fills || short_streams || short_spreads
+        short_fills || short_streams || short_spreads
     }
 }
 
@@ -215,7 +215,8 @@ impl Dispatch for Tensor {
     /// The weighed tiles (wide, mid, narrow, short), each at 1 to 16
     /// splits of at least [`least_split_steps`].
     fn candidates(&self) -> impl Iterator<Item = Plan> {
-        TileShape::ALL.into_iter().filter(|&t| self.weighed(t)).flat_map(move |tile| {
+        let short = self.short_weighed();
+        TileShape::ALL.into_iter().filter(move |&t| t != TileShape::Short || short).flat_map(move |tile| {
             let most = (self.shape(tile).steps / least_split_steps(tile)).clamp(1, 16);
             (1..=most).map(move |splits| Plan { splits, tile })
         })

@@ -58,7 +58,7 @@ pub trait Element:
 }
 
 macro_rules! element {
-    ($t:ty, $name:literal, $rounding:expr, $tiny:expr, $cuda:ident) => {
+    ($t:ty, $name:expr, $rounding:expr, $tiny:expr, $cuda:ident) => {
         impl Input for $t {
             const NAME: &'static str = $name;
             const ROUNDING: f64 = $rounding;
@@ -81,13 +81,13 @@ macro_rules! element {
 }
 
 element!(f32, "f32", 1.0 / (1u64 << 24) as f64, 1.401298464324817e-45, CUDA_R_32F);
-element!(bf16, "bf16", 1.0 / 256.0, 9.183549615799121e-41, CUDA_R_16BF);
-element!(f16, "f16", 1.0 / 2048.0, 5.960464477539063e-8, CUDA_R_16F);
+element!(bf16, <bf16 as gpu::dev::Element>::INPUT.name(), 1.0 / 256.0, 9.183549615799121e-41, CUDA_R_16BF);
+element!(f16, <f16 as gpu::dev::Element>::INPUT.name(), 1.0 / 2048.0, 5.960464477539063e-8, CUDA_R_16F);
 
 macro_rules! fp8_input {
     ($t:ty, $cuda:ident) => {
         impl Input for $t {
-            const NAME: &'static str = <$t>::NAME;
+            const NAME: &'static str = <$t as gpu::dev::Element>::INPUT.name();
             const ROUNDING: f64 = 1.0 / (2u64 << <$t>::MANTISSA) as f64;
             const TINY: f64 = 0.0;
             fn to_f64(self) -> f64 {

@@ -688,3 +688,29 @@ impl Launcher for Gpu {
         }
     }
 }
+
+/// Fails with [`Error::InvalidInput`] unless `bytes` of host memory
+/// (a problem's inputs and its reference, or on the emulator its device
+/// buffers too) are available now, so that a problem too large for the
+/// host is one line before any work rather than an abort mid-run.
+pub fn check_host_fits(bytes: usize) -> Result<()> {
+    // Linux's estimate of what can be allocated without swapping; where
+    // it cannot be read, allocation is left to fail as it does.
+    let Some(available) = host_memory_available() else { return Ok(()) };
+    if bytes > available {
+        return Err(Error::InvalidInput(format!(
+            "the problem needs {} of host memory but only {} is available",
+            crate::error::human_bytes(bytes),
+            crate::error::human_bytes(available)
+        )));
+    }
+    Ok(())
+}
+
+/// `MemAvailable` of `/proc/meminfo`, in bytes.
+fn host_memory_available() -> Option<usize> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}

@@ -21,6 +21,6 @@ pub use tma::MapElement;
 
 pub use by_name::{LaunchArg, launch_by_name, launch_kernel};
 pub use error::{Error, Result};
-pub use gpu::{DeviceBuffer, Gpu, POISON_BITS};
+pub use gpu::{DeviceBuffer, Gpu, POISON_BITS, check_host_fits};
 pub use gpu_launch::Dim3;
 pub use ptx::Ptx;

@@ -50,6 +50,9 @@ pub fn check_file_destination(flag: &str, path: &Path) -> Result<()> {
         Ok(meta) if meta.file_type().is_fifo() => {
             access(path, libc::W_OK).map_err(|e| cannot(format!("cannot write there: {e}")))
         }
+        Ok(meta) if meta.is_file() && kernel_interface(path) => {
+            Err(cannot("is a file of the kernel's /proc or /sys, not one to write results into".into()))
+        }
         Ok(_) => std::fs::OpenOptions::new()
             .append(true)
             .open(path)
@@ -70,6 +73,21 @@ pub fn check_file_destination(flag: &str, path: &Path) -> Result<()> {
         }
         Err(e) => Err(cannot(format!("cannot write there: {e}"))),
     }
+}
+
+/// Whether `path` lies on procfs or sysfs, whose files open for writing
+/// (even read-only ones, for root) and fail only at the write.
+fn kernel_interface(path: &Path) -> bool {
+    const PROC_SUPER_MAGIC: i64 = 0x9fa0;
+    const SYSFS_MAGIC: i64 = 0x6265_6572;
+    let Ok(c) = CString::new(path.as_os_str().as_bytes()) else { return false };
+    // SAFETY: `statfs` is plain data, for which all zeroes is a value.
+    let mut fs: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a valid C string, `fs` a struct for `statfs` to fill.
+    if unsafe { libc::statfs(c.as_ptr(), &mut fs) } != 0 {
+        return false;
+    }
+    [PROC_SUPER_MAGIC, SYSFS_MAGIC].contains(&(fs.f_type as i64))
 }
 
 /// That plots can be written into `dir`: created if missing (the folder

@@ -495,7 +495,7 @@ const GEMM: &str = env!("CARGO_BIN_EXE_gemm");
 /// `gemm`'s bad input, each one line and exit 2 before anything runs: an
 /// unknown precision, layout or activation, an FP8 output, a malformed
 /// shape, a leading dimension below its minimum, a tile or split that does
-/// not exist, scales for a precision without them, no shape at all.
+/// not exist, scales for a precision without them.
 #[test]
 fn gemm_rejects_bad_input_before_running() {
     let shape = ["--shape", "8x8x8"];
@@ -523,8 +523,6 @@ fn gemm_rejects_bad_input_before_running() {
     assert!(line.contains("'8x8' is not a shape"), "{line}");
     let line = rejected(GEMM, &["--precision", "bf16", "--shape", "10x20x30", "--lda", "5"]);
     assert!(line.contains("lda = 5 is below its minimum 30"), "{line}");
-    let line = rejected(GEMM, &["--precision", "bf16"]);
-    assert!(line.contains("give --shape MxNxK (or --sweep)"), "{line}");
 }
 
 /// Without a GPU, `gemm` verifies on the emulator at the shapes given, on
@@ -581,4 +579,98 @@ fn an_emulator_run_keeps_gpu_results() {
     let e = rejected(MAIN, &["--only", "scale", "--json", json.to_str().unwrap()]);
     assert!(e.contains("holds a GPU run's records") && e.contains("give another file"), "{e}");
     assert_eq!(std::fs::read_to_string(&json).unwrap(), gpu_run, "the GPU run's records were touched");
+}
+
+/// Without a GPU, each library binary states its emulator budget and keeps
+/// to it: a problem past it is one line naming the budget and saying to use
+/// a GPU (exit 2, before any work, nothing allocated), and so is a sweep
+/// or a device that is not there.
+#[test]
+fn library_binaries_keep_to_the_emulator_s_budget() {
+    if has_gpu() {
+        return;
+    }
+    for (bin, args, says) in [
+        (GEMM, &["--shape", "100000x100000x100000"][..], "gemm 100000x100000x100000 row NN is too large"),
+        (GEMM, &["--shape", "4095x4095x4095"][..], "(6.9e10 multiply-adds, at most 2^30"),
+        (GEMM, &["--shape", "8192x1024x1"][..], "elements of A, B and C, at most 2^23"),
+        (GEMM, &["--shape", "512x512x512", "--batch", "9"][..], "multiply-adds, at most 2^30"),
+        (ATTENTION, &["--seq", "100000", "--heads", "64", "--batch", "64"][..], "at most 2^26"),
+        (ATTENTION, &["--heads", "16"][..], "attention b1 h16/16 s256 d128 is too large"),
+    ] {
+        let line = rejected(bin, args);
+        assert!(line.contains(says) && line.ends_with("run it on a GPU"), "{args:?}: {line}");
+    }
+    let line = rejected(GEMM, &["--sweep"]);
+    assert!(line.contains("--sweep times the public sweep's full-size shapes and needs a GPU"), "{line}");
+    for bin in [GEMM, ATTENTION] {
+        let line = rejected(bin, &["--device", "3"]);
+        assert!(line.contains("no device 3"), "{line}");
+    }
+}
+
+/// Without a GPU, `gemm` and `attention` with no arguments run the
+/// emulator's defaults, in well under a minute, and say what ran.
+#[test]
+fn library_binaries_defaults_finish_on_the_emulator() {
+    if has_gpu() {
+        return;
+    }
+    for (bin, says) in
+        [(GEMM, "| bf16 | f32 | 512x384x256 row NN |"), (ATTENTION, "| bf16 | b1 h2/2 s256 d128 | hopper |")]
+    {
+        let start = std::time::Instant::now();
+        let out = run(bin, &[]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{bin}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(stdout.contains(says), "{bin}: {stdout}");
+        assert!(start.elapsed().as_secs() < 60, "{bin} took {:?}", start.elapsed());
+    }
+}
+
+/// `--json` on the library binaries: checked before the work (a folder,
+/// a file of /proc, a GPU run's records are exit 2) and written after it,
+/// with the device, the date and every row.
+#[test]
+fn library_binaries_write_json() {
+    let dir = scratch("library-json");
+    for (bin, args) in [
+        (GEMM, &["--shape", "40x24x72", "--precision", "f16", "--out", "bf16"][..]),
+        (ATTENTION, &["--heads", "2", "--seq", "40", "--head-dim", "64", "--kernels", "flash"][..]),
+    ] {
+        let json = dir.join("rows.json");
+        for (path, says) in [
+            (dir.to_str().unwrap(), "is a folder, not a file"),
+            ("/proc/version", "is a file of the kernel's /proc or /sys"),
+        ] {
+            let line = rejected(bin, &[args, &["--json", path]].concat());
+            assert!(line.contains(says), "{line}");
+        }
+        if !has_gpu() {
+            let gpu_run = concat!(env!("CARGO_MANIFEST_DIR"), "/../results/results.json");
+            std::fs::copy(gpu_run, &json).unwrap();
+            let line = rejected(bin, &[args, &["--json", json.to_str().unwrap()]].concat());
+            assert!(line.contains("holds a GPU run's records"), "{line}");
+            std::fs::remove_file(&json).unwrap();
+        }
+        let out = run(bin, &[args, &["--json", json.to_str().unwrap()]].concat());
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let rows: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(rows["binary"], bin.rsplit('/').next().unwrap(), "{rows}");
+        assert!(rows["device"].is_string() && rows["date"].as_str().is_some_and(|d| d.len() == 10), "{rows}");
+        let rows = rows["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        let worst = rows[0]["worst_error_over_bound"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&worst), "{rows:?}");
+    }
+}
+
+/// Forced k-splits that the call cannot take as asked are said, with what
+/// ran.
+#[test]
+fn gemm_says_when_forced_splits_run_otherwise() {
+    let out = run(GEMM, &["--shape", "64x64x128", "--tile", "64x128", "--splits", "1000", "--iters", "1"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("note: --splits 1000 ran as 2 (k = 128 is 2 steps of 64"), "{stderr}");
 }

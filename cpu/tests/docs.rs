@@ -32,11 +32,11 @@ fn sources(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// The code blocks README.md marks with `<!-- file: PATH -->`, each equal to
-/// that file, and there are some.
-#[test]
-fn readme_example_is_the_repository_s_code() {
-    let readme = read(&root().join("README.md"));
+/// The code blocks README.md marks with `<!-- file: PATH -->` under `root`:
+/// each is the start of that file (a user's kernels go below what the page
+/// shows). Their paths, or the first that differs.
+fn readme_blocks(root: &Path) -> Result<Vec<String>, String> {
+    let readme = read(&root.join("README.md"));
     let mut checked = Vec::new();
     let mut rest = readme.as_str();
     while let Some(at) = rest.find("<!-- file: ") {
@@ -45,20 +45,33 @@ fn readme_example_is_the_repository_s_code() {
         let block =
             &after[after.find("```rust\n").expect("a rust block after the marker") + "```rust\n".len()..];
         let code = &block[..block.find("```\n").expect("a closed block")];
-        assert_eq!(code, read(&root().join(path)), "README.md's block for {path} differs from the file");
+        if !read(&root.join(path)).starts_with(code) {
+            return Err(format!("README.md's block for {path} is not the start of the file"));
+        }
         checked.push(path.to_string());
         rest = block;
     }
+    Ok(checked)
+}
+
+#[test]
+fn readme_example_is_the_repository_s_code() {
+    let checked = readme_blocks(&root()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(checked, ["gpu/src/scale.rs", "cpu/src/families/scale.rs", "cpu/src/bin/scale.rs"]);
+    // The family's own files are shown whole.
+    let readme = read(&root().join("README.md"));
+    for path in &checked[1..] {
+        assert!(readme.contains(&read(&root().join(path))), "README.md shows {path} in part");
+    }
     assert!(readme.contains("`scale::Scale,`"), "README.md names the registry line");
     assert!(read(&root().join("cpu/src/families/mod.rs")).contains("    scale::Scale,\n"));
 }
 
 /// Doc comments say what an idea predicts; what a run measured (with a
 /// device and a date) belongs in BENCHMARKS.md, which a run regenerates.
-#[test]
-fn kernel_docs_carry_no_measured_numbers() {
-    for file in ["gpu/src", "device/src", "macros/src"].iter().flat_map(|d| sources(&root().join(d))) {
+/// The first doc line under `root` that carries a measurement.
+fn measured_numbers(root: &Path) -> Result<(), String> {
+    for file in ["gpu/src", "device/src", "macros/src"].iter().flat_map(|d| sources(&root.join(d))) {
         for (i, line) in read(&file).lines().enumerate() {
             let doc = line.trim_start();
             if !(doc.starts_with("///") || doc.starts_with("//!")) {
@@ -70,57 +83,137 @@ fn kernel_docs_carry_no_measured_numbers() {
                     .all(|(k, c)| if k == 4 || k == 7 { *c == b'-' } else { c.is_ascii_digit() })
             });
             let device = ["H100", "H200", "measured on", "Measured on"].iter().any(|d| doc.contains(d));
-            assert!(!dated && !device, "{}:{}: a measurement in a doc comment: {doc}", file.display(), i + 1);
+            if dated || device {
+                return Err(format!("{}:{}: a measurement in a doc comment: {doc}", file.display(), i + 1));
+            }
         }
     }
+    Ok(())
+}
+
+#[test]
+fn kernel_docs_carry_no_measured_numbers() {
+    measured_numbers(&root()).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// The `#[kernel]` declarations of the families' sources under `root`
+/// (not the hazard suite's or the GEMM library's), read from the text:
+/// each one's file, the line of its function's name (as the registry
+/// has it), and the name.
+fn declarations(root: &Path) -> Vec<(PathBuf, usize, String)> {
+    let gpu = root.join("gpu/src");
+    let mut found = Vec::new();
+    for file in sources(&gpu) {
+        if file.starts_with(gpu.join("hazards")) || file.starts_with(gpu.join("gemm")) {
+            continue;
+        }
+        let text = read(&file);
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            if !line.trim_start().starts_with("#[kernel") {
+                continue;
+            }
+            let (at, name) = lines[i..]
+                .iter()
+                .enumerate()
+                .find_map(|(j, l)| {
+                    let rest = l.trim_start().strip_prefix("pub ")?;
+                    let rest = rest.strip_prefix("unsafe ").unwrap_or(rest).strip_prefix("fn ")?;
+                    Some((i + j + 1, rest[..rest.find(['(', '<']).unwrap_or(rest.len())].to_string()))
+                })
+                .expect("a function after #[kernel]");
+            found.push((file.clone(), at, name));
+        }
+    }
+    found
+}
+
+/// That the doc comment above line `line` of `source` (the declaration's
+/// attribute, which may span lines) ends by pointing at `function`'s rows.
+fn points_at_rows(source: &str, line: usize, function: &str) -> Result<(), String> {
+    let lines: Vec<&str> = source.lines().collect();
+    // Skip back over the attribute to the last doc line.
+    let above = &lines[..line - 1];
+    let end = above.iter().rposition(|l| l.trim_start().starts_with("///")).unwrap_or(0);
+    if !above[end + 1..].iter().all(|l| !l.trim().is_empty() && !l.trim().starts_with('}')) {
+        return Err("no doc comment above the declaration".into());
+    }
+    let pointer = format!("/// Measured: `BENCHMARKS.md`, rows `{function}");
+    let last = above[..=end].iter().rev().take_while(|l| l.trim_start().starts_with("///")).next();
+    if !last.is_some_and(|last| last.trim_start().starts_with(&pointer)) {
+        return Err(format!("its doc comment should end with {pointer}"));
+    }
+    Ok(())
+}
+
+/// Where the registry's kernels that no family runs are declared (the
+/// seeds' bugs kept for the tests): file and line.
+fn run_by_no_family() -> Vec<(String, usize)> {
+    let families: Vec<&str> = FAMILIES.iter().flat_map(|f| f.kernels()).map(|k| k.name).collect();
+    registry::all()
+        .iter()
+        .filter(|k| !families.contains(&k.name))
+        .map(|k| (k.file.to_string(), k.line as usize))
+        .collect()
+}
+
+/// [`points_at_rows`] for every family kernel declared under `root`: not
+/// those a `macro_rules!` declares (whose docs its callers give), nor
+/// those no family runs.
+fn kernel_docs(root: &Path) -> Result<usize, String> {
+    let skip = run_by_no_family();
+    let found: Vec<_> = declarations(root)
+        .into_iter()
+        .filter(|(file, line, f)| {
+            let at = (file.strip_prefix(root).unwrap().display().to_string(), *line);
+            !f.starts_with('$') && !skip.contains(&at)
+        })
+        .collect();
+    for (file, line, function) in &found {
+        points_at_rows(&read(file), *line, function)
+            .map_err(|e| format!("{function} ({}:{line}): {e}", file.display()))?;
+    }
+    Ok(found.len())
 }
 
 /// Each family kernel's doc comment ends by pointing at its rows:
-/// "Measured: `BENCHMARKS.md`, rows `name`".
+/// "Measured: `BENCHMARKS.md`, rows `name`"; the registry's kernels and
+/// those the sources declare are the same.
 #[test]
 fn kernel_docs_point_at_their_rows() {
+    let mut registered = std::collections::BTreeSet::new();
     for family in FAMILIES {
         for kernel in family.kernels() {
-            let source = read(&root().join(kernel.file));
-            let lines: Vec<&str> = source.lines().collect();
-            // The doc block above the declaration: skip back over the
-            // attribute (which may span lines) to the last doc line.
-            let above = &lines[..kernel.line as usize - 1];
-            let end = above.iter().rposition(|l| l.trim_start().starts_with("///")).unwrap_or(0);
-            assert!(
-                above[end + 1..].iter().all(|l| !l.trim().is_empty() && !l.trim().starts_with('}')),
-                "{}: no doc comment above the declaration",
-                kernel.name
-            );
-            let doc: Vec<&str> = above[..=end]
-                .iter()
-                .rev()
-                .take_while(|l| l.trim_start().starts_with("///"))
-                .copied()
-                .collect();
-            let pointer = format!("/// Measured: `BENCHMARKS.md`, rows `{}", kernel.function);
-            assert!(
-                doc.first().is_some_and(|last| last.trim_start().starts_with(&pointer)),
-                "{} ({}:{}): its doc comment should end with {pointer}",
-                kernel.name,
-                kernel.file,
-                kernel.line
-            );
+            points_at_rows(&read(&root().join(kernel.file)), kernel.line as usize, kernel.function)
+                .unwrap_or_else(|e| panic!("{} ({}:{}): {e}", kernel.name, kernel.file, kernel.line));
+            registered.insert((kernel.file.to_string(), kernel.line as usize));
         }
+    }
+    kernel_docs(&root()).unwrap_or_else(|e| panic!("{e}"));
+    // What the text declares is what the registry holds, besides what
+    // macros declare (which the registry places at their callers' lines).
+    let (by_macro, declared): (Vec<_>, Vec<_>) = declarations(&root())
+        .into_iter()
+        .map(|(file, line, f)| ((file.strip_prefix(root()).unwrap().display().to_string(), line), f))
+        .partition(|(_, f)| f.starts_with('$'));
+    let skip = run_by_no_family();
+    let declared: std::collections::BTreeSet<_> =
+        declared.into_iter().map(|(at, _)| at).filter(|at| !skip.contains(at)).collect();
+    assert!(declared.is_subset(&registered), "{:?}", declared.difference(&registered));
+    for (file, line) in registered.difference(&declared) {
+        assert!(by_macro.iter().any(|((f, _), _)| f == file), "{file}:{line} is registered, not declared");
     }
     assert!(registry::all().len() > 40);
 }
 
 /// Every `unsafe { .. }` in the kernel crate and the emulator's kernels is
 /// preceded, within its statement, by a `// SAFETY:` comment (what clippy's
-/// `undocumented_unsafe_blocks` asks; this keeps CI, which runs no clippy,
-/// to it).
-#[test]
-fn every_unsafe_block_says_why_it_is_sound() {
+/// `undocumented_unsafe_blocks` asks, held here as text, for any build).
+fn unsafe_blocks(root: &Path) -> Result<(), String> {
     let files = ["gpu/src", "device/src"]
         .iter()
-        .flat_map(|d| sources(&root().join(d)))
-        .chain([root().join("cpu/tests/emulator.rs"), root().join("cpu/tests/hazards.rs")]);
+        .flat_map(|d| sources(&root.join(d)))
+        .chain(["cpu/tests/emulator.rs", "cpu/tests/hazards.rs"].map(|f| root.join(f)));
     for file in files {
         let source = read(&file);
         let lines: Vec<&str> = source.lines().collect();
@@ -151,13 +244,82 @@ fn every_unsafe_block_says_why_it_is_sound() {
                     break false;
                 }
             };
-            assert!(
-                documented,
-                "{}:{}: unsafe block without a SAFETY comment: {}",
-                file.display(),
-                i + 1,
-                line.trim()
-            );
+            if !documented {
+                return Err(format!(
+                    "{}:{}: unsafe block without a SAFETY comment: {}",
+                    file.display(),
+                    i + 1,
+                    line.trim()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn every_unsafe_block_says_why_it_is_sound() {
+    unsafe_blocks(&root()).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// README.md's "Adding a kernel", followed on a copy of the sources the
+/// docs checks read: `scale` copied below itself in `gpu/src/scale.rs`,
+/// renamed `scale_mine`, its body changed, its doc comment's last line
+/// pointing at the new name. Every docs check passes on the copy; with the
+/// pointer left at `scale`, the rows check names the kernel.
+#[test]
+fn adding_a_kernel_as_the_guide_says_keeps_the_checks_green() {
+    let readme = read(&root().join("README.md"));
+    assert!(
+        readme.contains("copy `scale` below it") && readme.contains("rows `scale_mine`"),
+        "the guide moved"
+    );
+    let scratch = std::env::temp_dir().join(format!("kernel-lab-guide-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    for folder in ["gpu/src", "device/src", "macros/src", "cpu/src/families", "cpu/src/bin"] {
+        copy_tree(&root().join(folder), &scratch.join(folder));
+    }
+    std::fs::create_dir_all(scratch.join("cpu/tests")).unwrap();
+    for file in ["README.md", "cpu/tests/emulator.rs", "cpu/tests/hazards.rs"] {
+        std::fs::copy(root().join(file), scratch.join(file)).unwrap();
+    }
+
+    let file = scratch.join("gpu/src/scale.rs");
+    let source = read(&file);
+    let start = source.find("/// `y[i] = a x[i]`").expect("scale's doc comment");
+    let end = start + source[start..].find("\n}\n").expect("scale's end") + 3;
+    let mine = source[start..end]
+        .replace("rows `scale`", "rows `scale_mine`")
+        .replace("pub fn scale(", "pub fn scale_mine(")
+        .replace("*y = a * x;", "*y = x * a;");
+    assert!(mine.contains("scale_mine(") && mine.contains("x * a"), "{mine}");
+    std::fs::write(&file, format!("{source}\n{mine}")).unwrap();
+
+    let names = |r: Result<(), String>| r.unwrap_or_else(|e| panic!("after the guide's step: {e}"));
+    readme_blocks(&scratch).unwrap_or_else(|e| panic!("after the guide's step: {e}"));
+    names(measured_numbers(&scratch));
+    names(unsafe_blocks(&scratch));
+    let before = kernel_docs(&root()).unwrap();
+    assert_eq!(kernel_docs(&scratch), Ok(before + 1));
+
+    // The same step without the pointer's rename fails, naming the kernel.
+    std::fs::write(&file, format!("{source}\n{}", mine.replace("rows `scale_mine`", "rows `scale`")))
+        .unwrap();
+    let e = kernel_docs(&scratch).unwrap_err();
+    assert!(e.starts_with("scale_mine (") && e.contains("rows `scale_mine"), "{e}");
+    std::fs::remove_dir_all(&scratch).unwrap();
+}
+
+/// Copies the files under `from` to `to`, folders included.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_tree(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
         }
     }
 }
@@ -295,4 +457,42 @@ fn no_source_file_is_over_800_lines_without_its_reason() {
         })
         .collect();
     assert!(long.is_empty(), "over 800 lines with no reason on the first line: {long:?}");
+}
+
+/// README.md's two commands share one build: every unit `cargo run
+/// --release` compiles (crate, target, features, profile) is one that
+/// `cargo test --release` compiles too, so neither rebuilds what the other
+/// built. Cargo's unit graph (a nightly option; the pinned toolchain is
+/// nightly) says so without building.
+#[test]
+fn run_and_test_share_their_build() {
+    let units = |args: &[&str]| -> std::collections::BTreeSet<String> {
+        let out = std::process::Command::new(env!("CARGO"))
+            .current_dir(root())
+            .args(args)
+            .args(["--release", "--unit-graph", "-Z", "unstable-options"])
+            .env_remove("CARGO_TARGET_DIR")
+            .output()
+            .expect("cargo runs");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let graph: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        graph["units"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| {
+                format!(
+                    "{} {} {} {} {}",
+                    u["pkg_id"], u["target"]["name"], u["mode"], u["features"], u["profile"]
+                )
+            })
+            .collect()
+    };
+    // (`cargo run`'s own unit graph is `cargo build --bin kernel-lab`'s;
+    // cargo stops on `run --unit-graph`.)
+    let run = units(&["build", "--bin", "kernel-lab"]);
+    let test = units(&["test", "--no-run"]);
+    assert!(run.len() > 50, "{} units", run.len());
+    let apart: Vec<&String> = run.difference(&test).collect();
+    assert!(apart.is_empty(), "units `cargo run` builds and `cargo test` does not: {apart:#?}");
 }

@@ -6,13 +6,22 @@
 use std::path::Path;
 use std::process::Command;
 
+fn root() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+}
+
+/// `cargo` with `args` in the example's folder, into our target folder's
+/// `example/`: the option goes before a `--`, after which it would be the
+/// program's.
 fn cargo(args: &[&str]) -> std::process::Output {
-    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+    let root = root();
+    let split = args.iter().position(|&a| a == "--").unwrap_or(args.len());
     Command::new(env!("CARGO"))
         .current_dir(root.join("examples/rust-cuda"))
-        .args(args)
+        .args(&args[..split])
         .arg("--target-dir")
         .arg(root.join("target/example"))
+        .args(&args[split..])
         .env_remove("CARGO_TARGET_DIR")
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
@@ -48,5 +57,21 @@ fn the_rust_cuda_example_builds_and_verifies() {
     assert!(
         run.status.success() && stdout.contains("65 chunks of up to 77 bytes of 5000: 0 digests differ"),
         "{stdout}"
+    );
+
+    // A word where a count belongs: one line, exit status 2.
+    for (bin, args, says) in [
+        ("cust_vecadd", &["abc"][..], "error: N is a count of elements, not 'abc'"),
+        ("cust_sha256", &["5000", "-3"][..], "error: CHUNK is a count of bytes, not '-3'"),
+        ("cust_sha256", &["5000", "0"][..], "error: CHUNK must be at least 1"),
+    ] {
+        let run = cargo(&[&["run", "--release", "--quiet", "--bin", bin, "--"][..], args].concat());
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!((run.status.code(), stderr.trim()), (Some(2), says), "{bin} {args:?}");
+    }
+    // Built once, into the folder named above.
+    assert!(
+        !root().join("examples/rust-cuda/target").exists(),
+        "the example was built into its own folder too"
     );
 }

@@ -3,7 +3,7 @@
 //! Kernels written against the device layer of the `gpu` crate run here
 //! unchanged: on the host, that layer's thread indices, barriers, shuffles,
 //! `cp.async` copies, atomics, fences and every shared- and global-memory
-//! access call the hooks in [`device`]. [`launch`] runs a grid.
+//! access call the hooks in `device`. [`launch`] runs a grid.
 //!
 //! A launch runs its blocks (or its thread-block clusters, the blocks of
 //! a cluster together) one after another, each with its own shared memory.

@@ -19,6 +19,6 @@ pub mod reference;
 pub mod run;
 
 pub use launch::{Buffers, Element, Step, deal_group, hopper_split, launch};
-pub use problem::{HEAD_DIMS, Problem, SWEEP, sweep};
+pub use problem::{EMULATOR_MULTIPLY_ADDS, HEAD_DIMS, Problem, SWEEP, sweep};
 pub use reference::{Reference, inputs, reference, reference_of, rows_to_check, verify};
 pub use run::{Outcome, run_steps};

@@ -24,6 +24,11 @@ pub struct Problem {
     pub split: bool,
 }
 
+/// The most multiply-adds of one product (`b h s_q s_k d`) a problem may
+/// take on the emulator, which runs the three steps of such a problem in
+/// about 25 s on one core.
+pub const EMULATOR_MULTIPLY_ADDS: usize = 1 << 26;
+
 /// The sweep's text: `bench/attention-sweep.txt`, embedded when the binary
 /// is built.
 pub const SWEEP: &str = include_str!("../../../bench/attention-sweep.txt");
@@ -127,6 +132,19 @@ impl Problem {
     pub fn flops(&self) -> f64 {
         let all = 4.0 * (self.batch * self.heads) as f64 * self.s_q as f64 * self.s_k as f64 * self.d as f64;
         if self.causal { all / 2.0 } else { all }
+    }
+
+    /// Multiply-adds of one of its two products, `b h s_q s_k d` (the
+    /// causal mask skips about half; saturating).
+    pub fn multiply_adds(&self) -> usize {
+        [self.batch, self.heads, self.s_q, self.s_k, self.d].iter().fold(1usize, |a, &x| a.saturating_mul(x))
+    }
+
+    /// Host bytes of a verified run, at most: Q, K and V drawn in `f32`
+    /// and rounded (8 bytes an element), O read back and its reference in
+    /// `f64` (12), lse likewise (12 a row).
+    pub fn host_bytes(&self) -> usize {
+        8 * (self.q_len() + 2 * self.kv_len()) + 12 * self.q_len() + 12 * self.rows()
     }
 
     /// Device bytes of one precision's run of both steps: Q, K, V, O

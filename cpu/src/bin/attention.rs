@@ -3,13 +3,14 @@
 //! against the `f64` reference (every element of O and lse within its derived bound; up to 4096
 //! rows, a sample beyond), then timed with CUDA events (median after warm-up), in TFLOP/s counted
 //! as `4 b h s_q s_k d`, halved when causal. `--sweep` runs the sweep's table and odd lengths (a
-//! GPU only). Without a GPU it verifies on the emulator at the shapes given.
+//! GPU only). Without a GPU it verifies on the emulator, each problem within its budget
+//! (`attention::EMULATOR_MULTIPLY_ADDS`), with smaller defaults (2 heads, 256 long).
 
 use std::process::ExitCode;
 
 use clap::Parser;
 use kernel_lab::attention::{self, Element, Problem, Step};
-use kernel_lab::cli::{EXIT_BAD_INPUT, EXIT_FAILURE};
+use kernel_lab::cli::{EXIT_BAD_INPUT, EXIT_FAILURE, Output, within_budget};
 use kernel_lab::gemm::{self, Bf16, F16};
 use kernel_lab::measure::bench::Runs;
 use kernel_lab::runtime::{self, Error, Gpu, Result};
@@ -20,16 +21,17 @@ use kernel_lab::runtime::{self, Error, Gpu, Result};
 struct Options {
     #[arg(long, default_value_t = 1)]
     batch: usize,
-    /// Query heads.
-    #[arg(long, default_value_t = 16)]
-    heads: usize,
+    /// Query heads (default: 16; 2 on the emulator).
+    #[arg(long)]
+    heads: Option<usize>,
     /// K/V heads (grouped-query attention; must divide --heads; default:
     /// --heads).
     #[arg(long)]
     kv_heads: Option<usize>,
-    /// Query length (and key length unless --seq-k).
-    #[arg(long, default_value_t = 1024)]
-    seq: usize,
+    /// Query length, and key length unless --seq-k (default: 1024; 256
+    /// on the emulator).
+    #[arg(long)]
+    seq: Option<usize>,
     /// Key length.
     #[arg(long)]
     seq_k: Option<usize>,
@@ -69,10 +71,18 @@ struct Options {
     /// CUDA device index.
     #[arg(long, default_value_t = 0)]
     device: usize,
+    #[command(flatten)]
+    output: Output,
 }
 
-/// Every problem the options ask for, and the steps, checked.
-fn problems(o: &Options) -> Result<(Vec<Problem>, Vec<Step>)> {
+/// The defaults of `--heads` and `--seq`: a GPU's, and the emulator's (a
+/// few seconds).
+const DEFAULT_HEADS: [usize; 2] = [16, 2];
+const DEFAULT_SEQ: [usize; 2] = [1024, 256];
+
+/// Every problem the options ask for, and the steps, checked; the shape's
+/// defaults on the emulator or not.
+fn problems(o: &Options, emulator: bool) -> Result<(Vec<Problem>, Vec<Step>)> {
     let bad = |m: String| Err(Error::InvalidInput(m));
     if !["bf16", "f16"].contains(&o.precision.as_str()) {
         return bad(format!("unknown --precision '{}'; accepted: bf16, f16", o.precision));
@@ -94,9 +104,10 @@ fn problems(o: &Options) -> Result<(Vec<Problem>, Vec<Step>)> {
     let mut problems = if o.sweep {
         attention::sweep()
     } else {
-        let kv = o.kv_heads.unwrap_or(o.heads);
-        let mut p =
-            Problem::new(o.batch, o.heads, kv, (o.seq, o.seq_k.unwrap_or(o.seq)), o.head_dim, o.causal);
+        let heads = o.heads.unwrap_or(DEFAULT_HEADS[usize::from(emulator)]);
+        let seq = o.seq.unwrap_or(DEFAULT_SEQ[usize::from(emulator)]);
+        let kv = o.kv_heads.unwrap_or(heads);
+        let mut p = Problem::new(o.batch, heads, kv, (seq, o.seq_k.unwrap_or(seq)), o.head_dim, o.causal);
         if let Some(scale) = o.scale {
             p.scale = scale;
         }
@@ -110,66 +121,89 @@ fn problems(o: &Options) -> Result<(Vec<Problem>, Vec<Step>)> {
     Ok((problems, steps))
 }
 
+/// One row of the table, as `--json` writes it.
+#[derive(serde::Serialize)]
+struct Row {
+    precision: &'static str,
+    problem: String,
+    step: &'static str,
+    /// The worst element's error over its bound.
+    worst_error_over_bound: f64,
+    ms: Option<f64>,
+    tflops: Option<f64>,
+}
+
+impl Row {
+    fn markdown(&self) -> String {
+        let or_dash = |x: Option<f64>, places: usize| x.map_or("-".into(), |x| format!("{x:.places$}"));
+        format!(
+            "| {} | {} | {} | {:.3} | {} | {} |",
+            self.precision,
+            self.problem,
+            self.step,
+            self.worst_error_over_bound,
+            or_dash(self.ms, 4),
+            or_dash(self.tflops, 1)
+        )
+    }
+}
+
 /// One problem's rows of the table: step, worst error / bound, ms, TFLOP/s.
 fn one<P: gemm::Precision<Input: Element>>(
     gpu: &Gpu,
     p: &Problem,
     steps: &[Step],
     runs: Runs,
-) -> Result<Vec<String>> {
+) -> Result<Vec<Row>> {
     let outcomes = attention::run_steps::<P>(gpu, p, steps, Some(runs))?;
     let mut rows = Vec::new();
     for (step, outcome) in outcomes {
         let worst =
             outcome.worst.map_err(|why| Error::InvalidInput(format!("verification failed: {why}")))?;
-        let (ms, tflops) = match outcome.timing {
-            Some(t) => {
-                (format!("{:.4}", t.median_ms), format!("{:.1}", p.flops() / (t.median_ms * 1e-3) / 1e12))
-            }
-            None => ("-".into(), "-".into()),
-        };
-        rows.push(format!(
-            "| {} | {p} | {} | {worst:.3} | {ms} | {tflops} |",
-            <P::Input as kernel_lab::gemm::Input>::NAME,
-            step.name()
-        ));
+        let ms = outcome.timing.map(|t| t.median_ms);
+        rows.push(Row {
+            precision: <P::Input as kernel_lab::gemm::Input>::NAME,
+            problem: p.to_string(),
+            step: step.name(),
+            worst_error_over_bound: worst,
+            ms,
+            tflops: ms.map(|ms| p.flops() / (ms * 1e-3) / 1e12),
+        });
     }
     Ok(rows)
 }
 
 fn main() -> ExitCode {
     let o: Options = kernel_lab::cli::parse();
-    let (problems, steps) = match problems(&o) {
+    // The options alone, checked before the device is opened.
+    if let Err(e) = problems(&o, false) {
+        eprintln!("error: {e}");
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
+    let (gpu, no_gpu) = match runtime::open_or_emulate(o.device) {
+        Ok(opened) => opened,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(e.exit_code());
+        }
+    };
+    if let Some(e) = no_gpu.as_ref().filter(|_| o.sweep) {
+        eprintln!("error: --sweep times full-size problems and needs a GPU ({e})");
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
+    // What this device can take, checked before any work.
+    let (problems, steps) = match fitting(&o, &gpu) {
         Ok(x) => x,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
-    let gpu = match runtime::open_or_emulate(o.device) {
-        Ok((gpu, None)) => gpu,
-        Ok((_, Some(e))) if o.sweep => {
-            eprintln!("error: --sweep times full-size problems and needs a GPU ({e})");
-            return ExitCode::from(EXIT_BAD_INPUT);
-        }
-        Ok((gpu, Some(e))) => {
-            eprintln!("{e}: verifying on the CPU emulator instead (no timings)");
-            gpu
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(e.exit_code());
-        }
-    };
+    if let Some(e) = no_gpu {
+        eprintln!("{e}: verifying on the CPU emulator instead (no timings)");
+    }
     if !gpu.is_emulator() {
         println!("{}", kernel_lab::cli::device_line(&gpu));
-        // Each problem's buffers, the baseline's S and P included, must fit.
-        for p in &problems {
-            if let Err(e) = gpu.check_fits(p.device_bytes()) {
-                eprintln!("error: attention {p}: {e}");
-                return ExitCode::from(EXIT_BAD_INPUT);
-            }
-        }
     }
     // By default, the steps this device runs (hopper's kernels are in the
     // sm_90a PTX only); a step asked for by name runs or fails.
@@ -186,16 +220,23 @@ fn main() -> ExitCode {
     let runs = Runs { warmup: o.warmup, timed: o.iters };
     println!("| precision | problem | step | worst error / bound | ms | TFLOP/s |");
     println!("| --- | --- | --- | --- | --- | --- |");
+    let bar = o.output.progress(problems.len());
+    let mut json = Vec::new();
     for p in &problems {
-        eprintln!("attention {} {p}", o.precision);
+        bar.suspend(|| eprintln!("attention {} {p}", o.precision));
+        bar.set_message(p.to_string());
         let rows = if o.precision == "bf16" {
             one::<Bf16>(&gpu, p, &steps, runs)
         } else {
             one::<F16>(&gpu, p, &steps, runs)
         };
         match rows {
-            Ok(rows) => rows.iter().for_each(|r| println!("{r}")),
+            Ok(rows) => {
+                bar.suspend(|| rows.iter().for_each(|r| println!("{}", r.markdown())));
+                json.extend(rows);
+            }
             Err(e) => {
+                bar.finish_and_clear();
                 eprintln!("error: {e}");
                 return ExitCode::from(
                     if matches!(e, Error::InvalidInput(ref m) if m.starts_with("verification failed")) {
@@ -206,6 +247,41 @@ fn main() -> ExitCode {
                 );
             }
         }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    if let Err(e) = o.output.write(&gpu, "attention", &json) {
+        eprintln!("error: {e}");
+        return ExitCode::from(e.exit_code());
     }
     ExitCode::SUCCESS
+}
+
+/// The problems (with the device's defaults) and steps, each problem
+/// within what this device can take: on the emulator its budget; the
+/// device's memory on a GPU; the host's memory everywhere.
+fn fitting(o: &Options, gpu: &Gpu) -> Result<(Vec<Problem>, Vec<Step>)> {
+    let (problems, steps) = problems(o, gpu.is_emulator())?;
+    for p in &problems {
+        let mut host = p.host_bytes();
+        if gpu.is_emulator() {
+            let what = format!("attention {p}");
+            within_budget(
+                &what,
+                p.multiply_adds(),
+                attention::EMULATOR_MULTIPLY_ADDS,
+                "multiply-adds",
+                "25 s",
+            )?;
+            // The emulator's device buffers are on the host.
+            host += p.device_bytes();
+        } else {
+            // Each problem's buffers, the baseline's S and P included.
+            gpu.check_fits(p.device_bytes())
+                .map_err(|e| Error::InvalidInput(format!("attention {p}: {e}")))?;
+        }
+        runtime::check_host_fits(host).map_err(|e| Error::InvalidInput(format!("attention {p}: {e}")))?;
+    }
+    o.output.check(gpu)?;
+    Ok((problems, steps))
 }

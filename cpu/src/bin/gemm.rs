@@ -7,7 +7,9 @@
 //! (`bench::time_batched`), taking turns in three rounds. `--sweep` runs
 //! the public sweep
 //! (`bench/gemm-sweep.txt`).
-//! Without a GPU it verifies on the emulator, at the shapes given.
+//! Without `--shape`, one square (4096^3 on a GPU, 512x384x256 on the
+//! emulator). Without a GPU it verifies on the emulator, each call within
+//! its budget (`gemm::EMULATOR_MULTIPLY_ADDS`, `gemm::EMULATOR_ELEMENTS`).
 
 use std::process::ExitCode;
 
@@ -15,11 +17,12 @@ use clap::Parser;
 use half::{bf16, f16};
 use kernel_lab::blas::gemm::parse_shape;
 use kernel_lab::blas::{Gemm, Layout, Op, Operand};
-use kernel_lab::cli::{EXIT_BAD_INPUT, EXIT_FAILURE};
+use kernel_lab::cli::{EXIT_BAD_INPUT, EXIT_FAILURE, Output, within_budget};
 use kernel_lab::gemm::reference::Inputs;
 use kernel_lab::gemm::verify::verify;
 use kernel_lab::gemm::{
-    Act, Bf16, Call, E4m3, E5m2, Element, F16, F32, Plan, Precision, TensorGemm, Tf32, TileShape,
+    Act, Bf16, Call, E4m3, E5m2, EMULATOR_ELEMENTS, EMULATOR_MULTIPLY_ADDS, Element, F16, F32, Plan,
+    Precision, TensorGemm, Tf32, TileShape,
 };
 use kernel_lab::measure::bench::{self, Runs};
 use kernel_lab::peers::Cublas;
@@ -38,7 +41,8 @@ struct Options {
     /// output).
     #[arg(long, default_value = "f32")]
     out: String,
-    /// Problems `MxNxK`, comma-separated: D is m x n, op(A) m x k.
+    /// Problems `MxNxK`, comma-separated: D is m x n, op(A) m x k
+    /// (default: 4096x4096x4096 on a GPU, 512x384x256 on the emulator).
     #[arg(long, value_delimiter = ',')]
     shape: Vec<String>,
     /// Every shape of the public sweep (bench/gemm-sweep.txt), in the
@@ -107,7 +111,13 @@ struct Options {
     /// CUDA device index.
     #[arg(long, default_value_t = 0)]
     device: usize,
+    #[command(flatten)]
+    output: Output,
 }
+
+/// The shape run when none is given: a GPU's, and the emulator's (a
+/// second or so).
+const DEFAULT_SHAPE: [(usize, usize, usize); 2] = [(4096, 4096, 4096), (512, 384, 256)];
 
 /// One row of the results.
 struct Row {
@@ -118,6 +128,8 @@ struct Row {
     peer: &'static str,
     ratio: f64,
     route: String,
+    /// The k-splits that ran.
+    splits: usize,
 }
 
 fn parse_op(what: &str, s: &str) -> Result<Op> {
@@ -128,8 +140,26 @@ fn parse_op(what: &str, s: &str) -> Result<Op> {
     }
 }
 
-/// Every call the options ask for, checked, before anything runs.
-fn calls(o: &Options) -> Result<Vec<Call>> {
+/// The shapes the options ask for: `--shape`'s, or the sweep's (none
+/// when neither is given).
+fn shapes(o: &Options) -> Result<Vec<(usize, usize, usize)>> {
+    let bad = |m: String| Error::InvalidInput(m);
+    let mut shapes = Vec::new();
+    for s in &o.shape {
+        shapes.push(parse_shape(s).map_err(bad)?);
+    }
+    if o.sweep {
+        if !o.shape.is_empty() {
+            return Err(bad("--sweep runs its own shapes; drop --shape".into()));
+        }
+        shapes.extend(kernel_lab::gemm::sweep::shapes().into_iter().map(|(_, shape)| shape));
+    }
+    Ok(shapes)
+}
+
+/// Every call the options ask for at `shapes`, checked, before anything
+/// runs.
+fn calls(o: &Options, shapes: &[(usize, usize, usize)]) -> Result<Vec<Call>> {
     let bad = |m: String| Error::InvalidInput(m);
     let layout = match o.layout.as_str() {
         "row" => Layout::Row,
@@ -138,20 +168,9 @@ fn calls(o: &Options) -> Result<Vec<Call>> {
     };
     let (mut op_a, mut op_b) = (parse_op("op-a", &o.op_a)?, parse_op("op-b", &o.op_b)?);
     let act: Act = o.act.parse().map_err(bad)?;
-    let mut shapes: Vec<(usize, usize, usize)> = Vec::new();
-    for s in &o.shape {
-        shapes.push(parse_shape(s).map_err(bad)?);
-    }
     if o.sweep {
-        if !o.shape.is_empty() {
-            return Err(bad("--sweep runs its own shapes; drop --shape".into()));
-        }
         let k_major_b = ["tf32", "e4m3", "e5m2"].contains(&o.precision.as_str());
         (op_a, op_b) = (Op::N, if k_major_b { Op::T } else { Op::N });
-        shapes.extend(kernel_lab::gemm::sweep::shapes().into_iter().map(|(_, shape)| shape));
-    }
-    if shapes.is_empty() {
-        return Err(bad("give --shape MxNxK (or --sweep)".into()));
     }
     let fp8 = ["e4m3", "e5m2"].contains(&o.precision.as_str());
     if !fp8 && (o.scale_a, o.scale_b) != (1.0, 1.0) {
@@ -176,7 +195,7 @@ fn calls(o: &Options) -> Result<Vec<Call>> {
         }
     }
     let mut calls = Vec::new();
-    for (m, n, k) in shapes {
+    for &(m, n, k) in shapes {
         let mut g = Gemm::new(layout, op_a, op_b, m, n, k).scaled(o.alpha, o.beta);
         g.lda = o.lda.unwrap_or(g.lda);
         g.ldb = o.ldb.unwrap_or(g.ldb);
@@ -243,6 +262,7 @@ fn one<P: Precision, O: Element>(gpu: &Gpu, lib: &TensorGemm, call: &Call, runs:
             peer: "-",
             ratio: verified.ratio,
             route,
+            splits: verified.route.splits,
         });
     }
     let x = Inputs::<P, O>::random(call, 0x7a1e);
@@ -288,6 +308,7 @@ fn one<P: Precision, O: Element>(gpu: &Gpu, lib: &TensorGemm, call: &Call, runs:
         peer: if lt_peer { "cuBLASLt" } else { "cuBLAS" },
         ratio: verified.ratio,
         route,
+        splits: verified.route.splits,
     })
 }
 
@@ -300,12 +321,34 @@ fn run_all<P: Precision, O: Element>(gpu: &Gpu, o: &Options, calls: &[Call]) -> 
         }),
     };
     lib.pad_from = o.pad_from;
+    // Each call's buffers and workspaces must fit the device.
+    for call in calls {
+        let splits = lib.plan::<P>(gpu, call).splits;
+        gpu.check_fits(call.device_bytes(size_of::<P::Input>(), size_of::<O>(), splits))
+            .map_err(|e| Error::InvalidInput(format!("gemm {call}: {e}")))?;
+    }
     let runs = Runs { warmup: o.warmup, timed: o.iters.max(1) };
+    let bar = o.output.progress(calls.len());
     let mut rows = Vec::new();
     for call in calls {
-        eprintln!("gemm {} -> {}: {call}", P::NAME, O::NAME);
-        rows.push(one::<P, O>(gpu, &lib, call, runs)?);
+        bar.suspend(|| eprintln!("gemm {} -> {}: {call}", P::NAME, O::NAME));
+        bar.set_message(call.to_string());
+        let row = one::<P, O>(gpu, &lib, call, runs)?;
+        if let Some(asked) = o.splits.filter(|&s| row.splits > 0 && s != row.splits) {
+            bar.suspend(|| {
+                eprintln!(
+                    "note: --splits {asked} ran as {} (k = {} is {} steps of {}, dealt evenly)",
+                    row.splits,
+                    call.gemm.k,
+                    call.gemm.k.div_ceil(P::BK),
+                    P::BK
+                )
+            });
+        }
+        rows.push(row);
+        bar.inc(1);
     }
+    bar.finish_and_clear();
     Ok(rows)
 }
 
@@ -320,7 +363,8 @@ fn by_output<P: Precision>(gpu: &Gpu, o: &Options, calls: &[Call]) -> Result<Vec
 
 fn main() -> ExitCode {
     let o: Options = kernel_lab::cli::parse();
-    let checked = (|| -> Result<Vec<Call>> {
+    // The options alone, checked before the device is opened.
+    let given = (|| -> Result<Vec<(usize, usize, usize)>> {
         match o.precision.as_str() {
             "f32" | "tf32" | "bf16" | "f16" | "e4m3" | "e5m2" => {}
             other => {
@@ -338,26 +382,41 @@ fn main() -> ExitCode {
         if !["f32", "bf16", "f16"].contains(&o.out.as_str()) {
             return Err(Error::InvalidInput(format!("--out is f32, bf16 or f16, not '{}'", o.out)));
         }
-        calls(&o)
+        let shapes = shapes(&o)?;
+        calls(&o, &shapes)?;
+        Ok(shapes)
     })();
-    let calls = match checked {
-        Ok(c) => c,
+    let given = match given {
+        Ok(shapes) => shapes,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
-    let gpu = match runtime::open_or_emulate(o.device) {
-        Ok((gpu, None)) => gpu,
-        Ok((gpu, Some(e))) => {
-            eprintln!("{e}: verifying on the CPU emulator instead (no timings)");
-            gpu
-        }
+    let (gpu, no_gpu) = match runtime::open_or_emulate(o.device) {
+        Ok(opened) => opened,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(e.exit_code());
         }
     };
+    if let Some(e) = no_gpu.as_ref().filter(|_| o.sweep) {
+        eprintln!(
+            "error: --sweep times the public sweep's full-size shapes and needs a GPU ({e}); give --shape to verify on the emulator"
+        );
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
+    // What this device can take, checked before any work.
+    let calls = match fitting(&o, &gpu, given) {
+        Ok(calls) => calls,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    if let Some(e) = no_gpu {
+        eprintln!("{e}: verifying on the CPU emulator instead (no timings)");
+    }
     gpu.set_dependent_launches(!o.serial_launches);
     if !gpu.is_emulator() {
         println!("{}", kernel_lab::cli::device_line(&gpu));
@@ -416,5 +475,84 @@ fn main() -> ExitCode {
         let geomean = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
         println!("geomean of ours against the peer over {} calls: {:.1}%", ratios.len(), 100.0 * geomean);
     }
+    let json: Vec<JsonRow> = rows.iter().map(|r| JsonRow::of(&o, r)).collect();
+    if let Err(e) = o.output.write(&gpu, "gemm", &json) {
+        eprintln!("error: {e}");
+        return ExitCode::from(e.exit_code());
+    }
     ExitCode::SUCCESS
+}
+
+/// The calls at `given` shapes (or the device's default), each within
+/// what this device can take: on the emulator its budget; the host's
+/// memory everywhere.
+fn fitting(o: &Options, gpu: &Gpu, given: Vec<(usize, usize, usize)>) -> Result<Vec<Call>> {
+    let shapes = if given.is_empty() {
+        let (m, n, k) = DEFAULT_SHAPE[usize::from(gpu.is_emulator())];
+        eprintln!("no --shape given: {m}x{n}x{k}");
+        vec![(m, n, k)]
+    } else {
+        given
+    };
+    let calls = calls(o, &shapes)?;
+    for call in &calls {
+        let mut host = call.host_bytes();
+        if gpu.is_emulator() {
+            let what = format!("gemm {call}");
+            within_budget(
+                &what,
+                call.multiply_adds(),
+                EMULATOR_MULTIPLY_ADDS,
+                "multiply-adds",
+                "20 to 45 s",
+            )?;
+            within_budget(&what, call.all_elements(), EMULATOR_ELEMENTS, "elements of A, B and C", "2 GiB")?;
+            // The emulator's buffers and their shadows, on the host too.
+            host = host.saturating_add(call.all_elements().saturating_mul(256));
+        }
+        runtime::check_host_fits(host).map_err(|e| Error::InvalidInput(format!("gemm {call}: {e}")))?;
+    }
+    o.output.check(gpu)?;
+    Ok(calls)
+}
+
+/// A row as `--json` writes it.
+#[derive(serde::Serialize)]
+struct JsonRow {
+    precision: String,
+    out: String,
+    call: String,
+    m: usize,
+    n: usize,
+    k: usize,
+    batch: usize,
+    /// The worst element's error over its bound.
+    worst_error_over_bound: f64,
+    ours_ms: Option<f64>,
+    peer: &'static str,
+    peer_ms: Option<f64>,
+    /// The peer's time over ours.
+    ratio: Option<f64>,
+    route: String,
+}
+
+impl JsonRow {
+    fn of(o: &Options, r: &Row) -> JsonRow {
+        let g = &r.call.gemm;
+        JsonRow {
+            precision: o.precision.clone(),
+            out: o.out.clone(),
+            call: r.call.to_string(),
+            m: g.m,
+            n: g.n,
+            k: g.k,
+            batch: r.call.batch,
+            worst_error_over_bound: r.ratio,
+            ours_ms: r.ours_ms,
+            peer: r.peer,
+            peer_ms: r.peer_ms,
+            ratio: r.ours_ms.zip(r.peer_ms).map(|(ours, peer)| peer / ours),
+            route: r.route.clone(),
+        }
+    }
 }

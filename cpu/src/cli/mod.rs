@@ -9,11 +9,14 @@
 //! - `options`: what every binary accepts;
 //! - `run`: the plan, checked before any work, and the run on a GPU or the
 //!   emulator;
-//! - `provenance`: the git revision, the date, the device line.
+//! - `provenance`: the git revision, the date, the device line;
+//! - `table`: what the library binaries (`gemm`, `attention`) share with
+//!   the rest: `--json`, the progress bar, the emulator's budget.
 
 mod options;
 mod provenance;
 mod run;
+mod table;
 
 use std::process::ExitCode;
 
@@ -25,6 +28,7 @@ pub use options::Common;
 use options::{Command, SuiteArgs};
 pub use provenance::{civil_from_days, device_line, git_revision, today};
 use run::{Sections, run, write_report};
+pub use table::{Output, Rows, within_budget};
 
 /// Exit code for a user's mistake: bad sizes, unknown names, an absent
 /// device index, a problem that does not fit, an unwritable destination.
@@ -40,7 +44,7 @@ pub fn matches(command: clap::Command) -> clap::ArgMatches {
     command.try_get_matches().unwrap_or_else(|e| refuse(e, &std::env::args().collect::<Vec<_>>()))
 }
 
-/// [`matches`] for a parser's own command.
+/// [`matches()`] for a parser's own command.
 pub fn parse<T: Parser>() -> T {
     T::from_arg_matches(&matches(T::command())).unwrap_or_else(|e| e.exit())
 }

@@ -71,7 +71,9 @@ pub(super) fn run(families: &[&'static dyn Family], common: &Common) -> Result<b
     let (gpu, no_gpu) = crate::runtime::open_or_emulate(common.device)?;
     if let Some(e) = no_gpu {
         emulable(&jobs)?;
-        keeps_gpu_results(common.json.as_deref())?;
+        if let Some(path) = &common.json {
+            super::table::keeps_gpu_results(path)?;
+        }
         eprintln!(
             "{e}: running every kernel on the CPU emulator at small sizes instead (verification and analysis, no timings)"
         );
@@ -97,26 +99,7 @@ pub(super) fn run(families: &[&'static dyn Family], common: &Common) -> Result<b
     finish(common, &jobs, report_of(&gpu, common, &jobs, records))
 }
 
-/// That an emulator run's `--json` replaces no GPU run's records (what
-/// `report` makes `BENCHMARKS.md` from): an error before any work if the
-/// file holds them.
-fn keeps_gpu_results(json: Option<&Path>) -> Result<()> {
-    // Only a regular file can hold them (reading a FIFO would wait for a
-    // writer).
-    let Some(path) = json.filter(|p| p.is_file()) else { return Ok(()) };
-    let Ok(text) = std::fs::read_to_string(path) else { return Ok(()) };
-    match serde_json::from_str::<RunReport>(&text) {
-        Ok(run) if !run.emulated() => Err(Error::InvalidInput(format!(
-            "--json {}: it holds a GPU run's records ({}, {}), which an emulator run does not replace: give another file",
-            path.display(),
-            run.device,
-            run.date
-        ))),
-        _ => Ok(()),
-    }
-}
-
-fn progress_bar(steps: usize, quiet: bool) -> ProgressBar {
+pub(super) fn progress_bar(steps: usize, quiet: bool) -> ProgressBar {
     let bar = ProgressBar::new(steps as u64);
     if quiet {
         bar.set_draw_target(ProgressDrawTarget::hidden());

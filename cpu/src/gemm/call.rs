@@ -75,6 +75,15 @@ pub struct Call {
 /// bits within a matrix.
 pub const MAX_DIM: usize = i32::MAX as usize;
 
+/// The most multiply-adds one call may take on the emulator: a 1024^3
+/// product, which it runs in about 20 s (bf16) to 45 s (FP8) on one core.
+pub const EMULATOR_MULTIPLY_ADDS: usize = 1 << 30;
+
+/// The most elements of A, B and C together one call may have on the
+/// emulator: its buffers, their shadow state and the reference take about
+/// 250 bytes an element, 2 GiB at this bound.
+pub const EMULATOR_ELEMENTS: usize = 1 << 23;
+
 impl Call {
     /// One matrix, no epilogue, packed strides.
     pub fn new(gemm: Gemm) -> Call {
@@ -125,6 +134,35 @@ impl Call {
     /// `2 m n k batch`.
     pub fn flops(&self) -> f64 {
         self.gemm.flops() * self.batch as f64
+    }
+
+    /// Multiply-adds: `m n k` per matrix of the batch (saturating).
+    pub fn multiply_adds(&self) -> usize {
+        let g = &self.gemm;
+        [g.m, g.n, g.k, self.batch].iter().fold(1usize, |a, &x| a.saturating_mul(x))
+    }
+
+    /// Elements of A, B and C together (saturating).
+    pub fn all_elements(&self) -> usize {
+        [Operand::A, Operand::B, Operand::C].iter().fold(0usize, |a, &x| a.saturating_add(self.elements(x)))
+    }
+
+    /// Host bytes of a verified run, at most: A and B drawn in `f32` then
+    /// rounded (8 bytes an element), C drawn, its copy and the result read
+    /// back (16). The emulator's device buffers and their shadows come on
+    /// top ([`EMULATOR_ELEMENTS`] bounds them).
+    pub fn host_bytes(&self) -> usize {
+        let (a, b, c) = (self.elements(Operand::A), self.elements(Operand::B), self.elements(Operand::C));
+        a.saturating_add(b).saturating_mul(8).saturating_add(c.saturating_mul(16))
+    }
+
+    /// Device bytes of a run in `input` bytes an element and `output`
+    /// bytes an element of D, in `splits` k-splits, at most: A and B and a
+    /// packed copy of each, D, and the splits' f32 partial sums of D.
+    pub fn device_bytes(&self, input: usize, output: usize, splits: usize) -> usize {
+        let (a, b, c) = (self.elements(Operand::A), self.elements(Operand::B), self.elements(Operand::C));
+        let sums = if splits > 1 { splits * 4 } else { 0 };
+        a.saturating_add(b).saturating_mul(2 * input).saturating_add(c.saturating_mul(output + sums))
     }
 
     /// Elements the buffer of `x` must hold: the last matrix's start plus

@@ -26,7 +26,7 @@ pub mod sweep;
 pub mod tile;
 pub mod verify;
 
-pub use call::{Act, Call};
+pub use call::{Act, Call, EMULATOR_ELEMENTS, EMULATOR_MULTIPLY_ADDS};
 pub use plan::{Plan, PlanKey};
 pub use precision::{Bf16, E4m3, E5m2, Element, F16, F32, Input, Precision, Tf32};
 pub use run::{Route, TensorGemm};

@@ -9,7 +9,7 @@
 
 pub mod ptx;
 
-pub use lab_runtime::{DeviceBuffer, Error, Gpu, Result, error, gpu};
+pub use lab_runtime::{DeviceBuffer, Error, Gpu, Result, check_host_fits, error, gpu};
 
 /// Opens CUDA device `index` with our kernels' PTX loaded.
 pub fn open(index: usize) -> Result<Gpu> {

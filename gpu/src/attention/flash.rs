@@ -22,7 +22,7 @@
 //!
 //! P goes from the score accumulators to `P V`'s A fragments in
 //! registers (`Warp::tile`), and the tiles are swizzled in
-//! shared memory ([`swz`]).
+//! shared memory (`swz`).
 //!
 //! **Causal.** Query `i` sees keys up to `i + s_k - s_q` (bottom-right
 //! aligned). Key tiles wholly past the block's last query's limit are

@@ -62,7 +62,7 @@ use crate::dev::{block_idx_x, block_idx_y};
 use crate::kernel;
 use seq_macro::seq;
 
-/// Rows of blocks per group of [`grouped_block_origin`]'s launch order.
+/// Rows of blocks per group of `grouped_block_origin`'s launch order.
 pub const SWIZZLE_GROUP: usize = 8;
 
 /// `alpha * acc + beta * old`, not reading `old` when `beta` is 0.

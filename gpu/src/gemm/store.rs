@@ -1,7 +1,7 @@
 //! The library kernel's epilogues: what a consumer warpgroup does with a
 //! tile's sums ([`Epilogue`], the device layer's). Two store D through `D = act(alpha acc +
-//! beta C + bias)` as they go: [`Direct`] from the registers (aligned
-//! pairs, or element by element), [`Staged`] through shared memory and the
+//! beta C + bias)` as they go: `Direct` from the registers (aligned
+//! pairs, or element by element), `Staged` through shared memory and the
 //! copy engine, so that the consumers return to the tensor cores while D
 //! drains. The third, for split k, is `tickets`.
 

@@ -7,10 +7,10 @@
 //! - the **roles** ([`specialize`]): one producer warpgroup, of which one
 //!   thread issues every copy, and two consumer warpgroups that multiply
 //!   (`setmaxnreg`: 40 registers and 232);
-//! - the **scheduler** ([`Items`]): `batch x splits x tiles` items, tiles
+//! - the **scheduler** (`Items`): `batch x splits x tiles` items, tiles
 //!   of C in grouped order, dealt to one block per SM;
-//! - the **epilogue** ([`Epilogue`]): [`Direct`] or [`Staged`] stores of
-//!   `D = act(alpha acc + beta C + bias)`, or with k split, [`Tickets`].
+//! - the **epilogue** ([`Epilogue`]): `Direct` or `Staged` stores of
+//!   `D = act(alpha acc + beta C + bias)`, or with k split, `Tickets`.
 //!
 //! **Any shape.** A tile's rows past `m`, columns past `n` and a last
 //! k-step past `k` are the copy engine's zero fill: the maps describe

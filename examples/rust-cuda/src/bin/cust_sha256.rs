@@ -21,12 +21,26 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The command line's `word` as a count, `default` where it is absent; a
+/// word that is not a count ends the program with one line, exit status 2.
+fn count(word: Option<String>, name: &str, default: usize) -> usize {
+    match word.map(|w| w.parse::<usize>().map_err(|_| w)) {
+        None => default,
+        Some(Ok(n)) => n,
+        Some(Err(w)) => {
+            eprintln!("error: {name} is a count of bytes, not '{w}'");
+            std::process::exit(2);
+        }
+    }
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut args = std::env::args().skip(1).map(|s| s.parse::<usize>());
-    let bytes = args.next().transpose()?.unwrap_or(65_536);
-    let chunk = args.next().transpose()?.unwrap_or(1000);
+    let mut args = std::env::args().skip(1);
+    let bytes = count(args.next(), "BYTES", 65_536);
+    let chunk = count(args.next(), "CHUNK", 1000);
     if chunk == 0 {
-        return Err("CHUNK must be at least 1".into());
+        eprintln!("error: CHUNK must be at least 1");
+        std::process::exit(2);
     }
 
     let _ctx = cust::quick_init()?;

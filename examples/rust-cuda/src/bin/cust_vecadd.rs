@@ -19,7 +19,14 @@ use kernels as _;
 static PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
 
 fn main() -> Result<(), Box<dyn Error>> {
-    let n: usize = std::env::args().nth(1).map(|s| s.parse()).transpose()?.unwrap_or(100_000);
+    let n = match std::env::args().nth(1).map(|s| s.parse::<usize>().map_err(|_| s)) {
+        None => 100_000,
+        Some(Ok(n)) => n,
+        Some(Err(word)) => {
+            eprintln!("error: N is a count of elements, not '{word}'");
+            std::process::exit(2);
+        }
+    };
 
     // Random inputs in [-1, 1).
     let mut rng = SmallRng::seed_from_u64(n as u64);

@@ -4,7 +4,7 @@
 //! bound derived from the arithmetic.
 
 use approx::abs_diff_eq;
-use lab_runtime::{Error, Gpu, Ptx, Result, launch};
+use lab_runtime::{Gpu, Ptx, Result, launch};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 

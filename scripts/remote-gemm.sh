@@ -108,6 +108,14 @@ for section in "$@"; do
     echo "=== gemm sweep $p -> $out" | tee -a "$LOG"
     $D/gemm --precision $p --out $out --sweep --iters 20 --warmup 5 > "$OUT/sweep-$spec.md" 2> "$OUT/sweep-$spec.err"
     echo "exit $?" >> "$OUT/sweep-$spec.md" ;;
+  random-*)
+    # random-PRECISION-OUT-SEED: RANDOM_N (default 40) shapes drawn from
+    # SEED ("fresh": a new seed, which the table's first line prints).
+    spec=${section#random-}; p=${spec%%-*}; rest=${spec#*-}; out=${rest%%-*}; seed=${rest#*-}
+    echo "=== gemm random $p -> $out, seed $seed" | tee -a "$LOG"
+    $D/gemm --precision $p --out $out --random ${RANDOM_N:-40} $([ "$seed" != fresh ] && echo --seed $seed) \
+      --iters ${RANDOM_ITERS:-20} --warmup 5 > "$OUT/random-$spec.md" 2> "$OUT/random-$spec.err"
+    echo "exit $?" >> "$OUT/random-$spec.md" ;;
   ncu)
     # The library kernel with plain f32 sums against the same with the
     # epilogue fused into its store (bf16 out), 4096^3.

@@ -510,6 +510,7 @@ fn gemm_rejects_bad_input_before_running() {
         (&["--tile", "64x64"][..], "--tile must be one of 128x256, 128x192, 128x128, 64x128, not 64x64"),
         (&["--splits", "0"][..], "--splits must be at least 1"),
         (&["--batch", "0"][..], "--batch must be at least 1"),
+        (&["--random", "3"][..], "--random draws its own shapes; drop --shape"),
         (&["--alpha", "nan"][..], "--alpha must be a finite number, not NaN"),
         (&["--beta", "inf"][..], "--beta must be a finite number, not inf"),
         (&["--scale-a", "2"][..], "--scale-a and --scale-b are for FP8 inputs (e4m3, e5m2), not bf16"),
@@ -603,6 +604,10 @@ fn library_binaries_keep_to_the_emulator_s_budget() {
     }
     let line = rejected(GEMM, &["--sweep"]);
     assert!(line.contains("--sweep times the public sweep's full-size shapes and needs a GPU"), "{line}");
+    let line = rejected(GEMM, &["--random", "5", "--seed", "1"]);
+    assert!(line.contains("--random times its full-size shapes and needs a GPU"), "{line}");
+    let line = rejected(GEMM, &["--random", "0"]);
+    assert!(line.contains("--random must be at least 1"), "{line}");
     for bin in [GEMM, ATTENTION] {
         let line = rejected(bin, &["--device", "3"]);
         assert!(line.contains("no device 3"), "{line}");

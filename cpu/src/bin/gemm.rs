@@ -18,6 +18,7 @@ use half::{bf16, f16};
 use kernel_lab::blas::gemm::parse_shape;
 use kernel_lab::blas::{Gemm, Layout, Op, Operand};
 use kernel_lab::cli::{EXIT_BAD_INPUT, EXIT_FAILURE, Output, within_budget};
+use kernel_lab::gemm::random;
 use kernel_lab::gemm::reference::Inputs;
 use kernel_lab::gemm::verify::verify;
 use kernel_lab::gemm::{
@@ -49,6 +50,15 @@ struct Options {
     /// precision's native layout (row-major; tf32 and FP8 with op(B) = T).
     #[arg(long)]
     sweep: bool,
+    /// N shapes drawn from the ranges users run (`gemm::random`: log-uniform
+    /// on 1..16384, shares aligned, odd, skinny and decode), in the
+    /// precision's native layout, as for --sweep (a GPU only).
+    #[arg(long, value_name = "N")]
+    random: Option<usize>,
+    /// The seed of --random's draw (default: a fresh one, printed;
+    /// the benchmarks keep seed 1).
+    #[arg(long, requires = "random")]
+    seed: Option<u64>,
     /// Storage of A, B, C: row or col.
     #[arg(long, default_value = "row")]
     layout: String,
@@ -149,12 +159,27 @@ fn shapes(o: &Options) -> Result<Vec<(usize, usize, usize)>> {
         shapes.push(parse_shape(s).map_err(bad)?);
     }
     if o.sweep {
-        if !o.shape.is_empty() {
-            return Err(bad("--sweep runs its own shapes; drop --shape".into()));
+        if !o.shape.is_empty() || o.random.is_some() {
+            return Err(bad("--sweep runs its own shapes; drop --shape and --random".into()));
         }
         shapes.extend(kernel_lab::gemm::sweep::shapes().into_iter().map(|(_, shape)| shape));
     }
+    if let Some(count) = o.random {
+        if !o.shape.is_empty() {
+            return Err(bad("--random draws its own shapes; drop --shape".into()));
+        }
+        if count == 0 {
+            return Err(bad("--random must be at least 1".into()));
+        }
+        shapes.extend(random::shapes(count, seed(o)).into_iter().map(|(_, shape)| shape));
+    }
     Ok(shapes)
+}
+
+/// --random's seed: the one given, or one fresh for this process.
+fn seed(o: &Options) -> u64 {
+    static FRESH: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    o.seed.unwrap_or_else(|| *FRESH.get_or_init(random::fresh_seed))
 }
 
 /// Every call the options ask for at `shapes`, checked, before anything
@@ -168,7 +193,7 @@ fn calls(o: &Options, shapes: &[(usize, usize, usize)]) -> Result<Vec<Call>> {
     };
     let (mut op_a, mut op_b) = (parse_op("op-a", &o.op_a)?, parse_op("op-b", &o.op_b)?);
     let act: Act = o.act.parse().map_err(bad)?;
-    if o.sweep {
+    if o.sweep || o.random.is_some() {
         let k_major_b = ["tf32", "e4m3", "e5m2"].contains(&o.precision.as_str());
         (op_a, op_b) = (Op::N, if k_major_b { Op::T } else { Op::N });
     }
@@ -400,11 +425,15 @@ fn main() -> ExitCode {
             return ExitCode::from(e.exit_code());
         }
     };
-    if let Some(e) = no_gpu.as_ref().filter(|_| o.sweep) {
+    if let Some(e) = no_gpu.as_ref().filter(|_| o.sweep || o.random.is_some()) {
+        let what = if o.sweep { "--sweep times the public sweep's" } else { "--random times its" };
         eprintln!(
-            "error: --sweep times the public sweep's full-size shapes and needs a GPU ({e}); give --shape to verify on the emulator"
+            "error: {what} full-size shapes and needs a GPU ({e}); give --shape to verify on the emulator"
         );
         return ExitCode::from(EXIT_BAD_INPUT);
+    }
+    if o.random.is_some() {
+        println!("random shapes: {} from seed {}", o.random.unwrap_or(0), seed(&o));
     }
     // What this device can take, checked before any work.
     let calls = match fitting(&o, &gpu, given) {
@@ -448,16 +477,9 @@ fn main() -> ExitCode {
         "| precision | out | call | worst error / bound | ours ms | ours TFLOP/s | peer | peer TFLOP/s | ratio | route |"
     );
     println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
-    let mut ratios = Vec::new();
     for r in &rows {
         let tflops = |ms: f64| r.call.flops() / (ms * 1e-3) / 1e12;
-        let ratio = match (r.ours_ms, r.peer_ms) {
-            (Some(ours), Some(peer)) => {
-                ratios.push(peer / ours);
-                format!("{:.1}%", 100.0 * peer / ours)
-            }
-            _ => "-".into(),
-        };
+        let ratio = r.ratio().map_or("-".into(), |x| format!("{:.1}%", 100.0 * x));
         println!(
             "| {} | {} | {} | {:.3} | {} | {} | {} | {} | {ratio} | {} |",
             o.precision,
@@ -471,9 +493,8 @@ fn main() -> ExitCode {
             r.route
         );
     }
-    if !ratios.is_empty() {
-        let geomean = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
-        println!("geomean of ours against the peer over {} calls: {:.1}%", ratios.len(), 100.0 * geomean);
+    if let Some(summary) = summary(&rows) {
+        println!("{summary}");
     }
     let json: Vec<JsonRow> = rows.iter().map(|r| JsonRow::of(&o, r)).collect();
     if let Err(e) = o.output.write(&gpu, "gemm", &json) {
@@ -481,6 +502,34 @@ fn main() -> ExitCode {
         return ExitCode::from(e.exit_code());
     }
     ExitCode::SUCCESS
+}
+
+impl Row {
+    /// The peer's time over ours, where both ran.
+    fn ratio(&self) -> Option<f64> {
+        self.ours_ms.zip(self.peer_ms).map(|(ours, peer)| peer / ours)
+    }
+}
+
+/// The run judged: the geomean of ours against the peer, the lowest call,
+/// and the lowest among the calls where the peer reaches half its best
+/// rate of the run (where it too is slow, a shape is hard for both).
+fn summary(rows: &[Row]) -> Option<String> {
+    let timed: Vec<(&Row, f64)> = rows.iter().filter_map(|r| r.ratio().map(|x| (r, x))).collect();
+    let geomean = (timed.iter().map(|(_, x)| x.ln()).sum::<f64>() / timed.len() as f64).exp();
+    let rate = |r: &Row| r.peer_ms.map_or(0.0, |ms| r.call.flops() / ms);
+    let best = timed.iter().map(|(r, _)| rate(r)).fold(0.0, f64::max);
+    let lowest = |among: &mut dyn Iterator<Item = &(&Row, f64)>| {
+        among.min_by(|a, b| a.1.total_cmp(&b.1)).map(|(r, x)| format!("{:.1}% ({})", 100.0 * x, r.call))
+    };
+    let fast = lowest(&mut timed.iter().filter(|(r, _)| rate(r) >= best / 2.0));
+    Some(format!(
+        "geomean of ours against the peer over {} calls: {:.1}%; lowest {}; lowest where the peer reaches half its best rate: {}",
+        timed.len(),
+        100.0 * geomean,
+        lowest(&mut timed.iter())?,
+        fast.unwrap_or_else(|| "-".into())
+    ))
 }
 
 /// The calls at `given` shapes (or the device's default), each within
@@ -551,7 +600,7 @@ impl JsonRow {
             ours_ms: r.ours_ms,
             peer: r.peer,
             peer_ms: r.peer_ms,
-            ratio: r.ours_ms.zip(r.peer_ms).map(|(ours, peer)| peer / ours),
+            ratio: r.ratio(),
             route: r.route.clone(),
         }
     }

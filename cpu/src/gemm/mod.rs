@@ -8,6 +8,7 @@
 //! - [`run`]: [`TensorGemm`], which packs, plans and launches;
 //! - [`reference`](mod@reference): the `f64` reference and each element's error bound;
 //! - [`sweep`]: the public sweep's shapes and groups;
+//! - [`random`]: shapes drawn from the ranges users run, by seed;
 //!
 //! ```ignore
 //! let call = Call::new(Gemm::new(Layout::Col, Op::T, Op::N, m, n, k).scaled(0.5, 1.0));
@@ -20,6 +21,7 @@ pub const KERNELS: &str = "gpu::gemm";
 pub mod call;
 pub mod plan;
 pub mod precision;
+pub mod random;
 pub mod reference;
 pub mod run;
 pub mod sweep;

@@ -448,3 +448,25 @@ fn every_missed_target_in_the_committed_results_says_why() {
     }
     assert!(misses > 0, "the committed results miss some targets, and the tables say so");
 }
+
+/// The committed `gemm --random` tables: seed 1 in the 16-bit precisions,
+/// each table naming its seed and holding its draw's every call; and
+/// `BENCHMARKS.md` holds the section the report makes of them, as made.
+#[test]
+fn the_random_shape_tables_are_judged_in_the_report() {
+    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+    let runs = kernel_lab::report::random::read(&root.join("results/gemm")).unwrap();
+    for name in ["bf16-bf16-1", "f16-f16-1"] {
+        let run = runs.iter().find(|r| r.name == name).unwrap_or_else(|| panic!("no random-{name}.md"));
+        assert_eq!(run.seed, Some(kernel_lab::gemm::random::COMMITTED_SEED));
+        // The table's calls are seed 1's draw, in order.
+        let drawn = kernel_lab::gemm::random::shapes(run.rows.len(), 1);
+        for (row, (_, (m, n, k))) in run.rows.iter().zip(drawn) {
+            assert_eq!(row.shape, format!("{m}x{n}x{k}"));
+        }
+    }
+    assert!(runs.iter().all(|r| r.seed.is_some() && r.rows.len() >= 40));
+    let section = kernel_lab::report::random::section(&runs);
+    let page = std::fs::read_to_string(root.join("BENCHMARKS.md")).unwrap();
+    assert!(page.contains(&section), "BENCHMARKS.md's random-shape section is not the report's");
+}

@@ -214,6 +214,7 @@ pub(super) fn write_report(
         let (section, drawn) = report::gemm::section(&report::gemm::read(dir)?, plots_dir)?;
         page += "\n";
         page += &section;
+        page += &report::random::section(&report::random::read(dir)?);
         section_plots.extend(drawn);
     }
     if let Some(dir) = sections.attention {

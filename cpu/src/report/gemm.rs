@@ -22,6 +22,8 @@ pub struct Sweep {
     /// The git revision the binary was built from (its `git` line), where
     /// the table records it.
     pub revision: Option<String>,
+    /// `gemm --random`'s seed, where the table is a random draw's.
+    pub seed: Option<u64>,
     pub rows: Vec<Row>,
 }
 
@@ -39,7 +41,7 @@ pub struct Row {
 }
 
 impl Row {
-    fn ratio(&self) -> Option<f64> {
+    pub fn ratio(&self) -> Option<f64> {
         let peer = self.peer?;
         Some(self.ratio.unwrap_or(self.ours / peer))
     }
@@ -47,26 +49,34 @@ impl Row {
 
 /// Every `sweep-*.md` in `dir`, by name.
 pub fn read(dir: &Path) -> Result<Vec<Sweep>> {
+    read_tables(dir, "sweep-")
+}
+
+/// Every `<prefix>*.md` table `gemm` printed in `dir`, by name.
+pub(super) fn read_tables(dir: &Path, prefix: &str) -> Result<Vec<Sweep>> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| Error::InvalidInput(format!("--gemm {}: {e}", dir.display())))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             p.file_name()
                 .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("sweep-") && n.ends_with(".md"))
+                .is_some_and(|n| n.starts_with(prefix) && n.ends_with(".md"))
         })
         .collect();
     files.sort();
-    files.iter().map(|p| parse(p)).collect()
+    files.iter().map(|p| parse(p, prefix)).collect()
 }
 
-fn parse(path: &Path) -> Result<Sweep> {
+fn parse(path: &Path, prefix: &str) -> Result<Sweep> {
     let text = crate::files::read_file(path)?;
     let bad = |why: &str| Error::InvalidInput(format!("{}: {why}", path.display()));
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
-    let name = stem.trim_start_matches("sweep-").trim_end_matches("-h100").to_string();
-    let device = text.lines().next().unwrap_or_default().to_string();
+    let name = stem.trim_start_matches(prefix).trim_end_matches("-h100").to_string();
+    // The device line: the first, after `--random`'s line naming its seed.
+    let device = text.lines().find(|l| !l.starts_with("random shapes:")).unwrap_or_default().to_string();
     let revision = text.lines().find_map(|l| l.strip_prefix("git ")).map(|r| r.trim().to_string());
+    let seed =
+        text.lines().next().and_then(|l| l.strip_prefix("random shapes: ")?.rsplit(' ').next()?.parse().ok());
     let mut header: Vec<String> = Vec::new();
     let mut rows = Vec::new();
     for line in text.lines().filter(|l| l.starts_with('|')) {
@@ -94,7 +104,7 @@ fn parse(path: &Path) -> Result<Sweep> {
     if rows.is_empty() {
         return Err(bad("no table rows"));
     }
-    Ok(Sweep { name, device, revision, rows })
+    Ok(Sweep { name, device, revision, seed, rows })
 }
 
 /// What two calls of the same `m x n` at two depths say about a sweep's
@@ -112,11 +122,11 @@ fn split_costs(s: &Sweep, (m, n): (usize, usize), (k0, k1): (usize, usize)) -> O
     Some((2.0 * (m * n) as f64 / per_k / 1e12, fixed * 1e6))
 }
 
-fn geomean(xs: &[f64]) -> Option<f64> {
+pub(super) fn geomean(xs: &[f64]) -> Option<f64> {
     (!xs.is_empty()).then(|| (xs.iter().map(|x| x.ln()).sum::<f64>() / xs.len() as f64).exp())
 }
 
-fn percent(x: Option<f64>) -> String {
+pub(super) fn percent(x: Option<f64>) -> String {
     x.map_or("-".into(), |x| format!("{:.1}%", 100.0 * x))
 }
 
@@ -139,7 +149,7 @@ fn why(causes: &[GemmWhy], (kind, shape): (&str, &str), precision: &str, met: Op
 
 /// The lowest ratio of `s` where the peer reaches half its best in the
 /// sweep, and its shape.
-fn lowest(s: &Sweep) -> Option<(f64, &str)> {
+pub(super) fn lowest(s: &Sweep) -> Option<(f64, &str)> {
     let best_peer = s.rows.iter().filter_map(|r| r.peer).fold(0.0, f64::max);
     s.rows
         .iter()

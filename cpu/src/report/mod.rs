@@ -5,6 +5,7 @@
 //! - [`table`]: plain-text tables;
 //! - [`markdown`], which writes `BENCHMARKS.md`;
 //! - [`gemm`]: its GEMM library section, from `gemm --sweep`'s tables;
+//! - [`random`]: the same library on random shapes, from `gemm --random`'s;
 //! - [`attention`]: its attention section, from `attention --sweep`'s
 //!   tables and torch's;
 //! - [`targets`]: the targets both sections judge, and the causes of the
@@ -15,6 +16,7 @@ pub mod attention;
 pub mod gemm;
 pub mod markdown;
 pub mod plots;
+pub mod random;
 pub mod suite;
 pub mod table;
 pub mod targets;

@@ -58,7 +58,8 @@ pub fn section(runs: &[Sweep]) -> String {
         t.row([
             format!("{} (seed {})", s.name, s.seed.map_or("-".into(), |x| x.to_string())),
             s.device.split(" (").next().unwrap_or_default().to_string()
-                + s.device.rsplit(", ").next().map(|d| format!(", {d}")).as_deref().unwrap_or(""),
+                + s.device.rsplit(", ").next().map(|d| format!(", {d}")).as_deref().unwrap_or("")
+                + s.revision.as_ref().map(|r| format!(", git {r}")).as_deref().unwrap_or(""),
             judged(&s.rows, |_| true),
             all_lowest.map_or("-".into(), |(x, shape)| format!("{} at {shape}", percent(Some(x)))),
             lowest(s).map_or("-".into(), |(x, shape)| format!("{} at {shape}", percent(Some(x)))),
@@ -67,9 +68,9 @@ pub fn section(runs: &[Sweep]) -> String {
         ]);
     }
     md += &t.markdown();
-    md += "\nThe calls that pack lose most: a pack is a launch of its own before the product (2.5-3 us \
-           each under ncu at 4 x 28 x 1 on an H200, beside the product kernel's 7 us and cuBLAS's whole \
-           call's 3-4 us), and for large operands a copy of every element (`docs/notes.md`, \"Random \
-           shapes\").\n\n";
+    md += "\nThe calls that pack lose most: each pack is a launch of its own ahead of the product (2.5-3 us \
+           under ncu at 4 x 28 x 1 on an H200, beside the product kernel's 7 us and cuBLAS's whole call's \
+           3-4 us; the packs' launches overlap the kernel ahead of them), and for large operands a copy of \
+           every element (`docs/notes.md`, \"Random shapes\").\n\n";
     md
 }

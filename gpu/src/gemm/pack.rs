@@ -23,7 +23,13 @@
 //! The library's product kernel waits for a pack behind it on the stream
 //! (a dependent launch: `crate::dev::grid`); each thread of a pack lets it
 //! start once its stores are issued, so that the product's launch and
-//! set-up overlap the pack's last blocks rather than follow them.
+//! set-up overlap the pack's last blocks rather than follow them. The
+//! packs are dependent launches too: a pack's launch overlaps the kernel
+//! ahead of it (the other operand's pack, or the previous call's product,
+//! which may still be reading this workspace or writing this call's
+//! input), and its threads wait for that kernel before their first global
+//! access. A call of three launches then pays about one launch's latency
+//! rather than three.
 
 use half::{bf16, f16};
 
@@ -50,7 +56,7 @@ const STRIDE: usize = TILE + 1;
 ///
 /// Launch: blocks of 32 x 8 threads, the grid `(cols / 32, rows / 32,
 /// batch)` rounded up; `src` and `dst` hold every element named.
-#[kernel(block = [TILE, ROWS], shared = TILE * STRIDE * size_of::<T>(), tile = [TILE, TILE], types = [bf16, f16, f32, E4m3, E5m2])]
+#[kernel(block = [TILE, ROWS], shared = TILE * STRIDE * size_of::<T>(), tile = [TILE, TILE], dependent = true, types = [bf16, f16, f32, E4m3, E5m2])]
 #[allow(clippy::too_many_arguments)]
 pub fn gemm_pack<T: Copy + 'static>(
     src: In<T>,
@@ -63,6 +69,7 @@ pub fn gemm_pack<T: Copy + 'static>(
     dst_batch: u64,
     transposed: u32,
 ) {
+    wait_before_global_access();
     let (rows, cols) = (rows as usize, cols as usize);
     let (tx, ty) = (thread_idx_x() as usize, thread_idx_y() as usize);
     let (c0, r0, z) = (block_idx_x() as usize * TILE, block_idx_y() as usize * TILE, block_idx_z() as usize);
@@ -108,6 +115,15 @@ fn allow_dependents_after_stores() {
     crate::dev::grid::allow_dependents();
 }
 
+/// Waits for the kernel ahead of this dependent launch (see the module)
+/// before the thread's first global access.
+#[inline(always)]
+fn wait_before_global_access() {
+    // (No such instruction before sm_90, nor a dependent launch.)
+    #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
+    crate::dev::grid::wait_for_prerequisites();
+}
+
 /// Units (of the unit type) per block of [`gemm_repitch()`], one a thread.
 pub const REPITCH_THREADS: usize = 128;
 /// Rows per block of [`gemm_repitch()`].
@@ -124,7 +140,7 @@ pub const REPITCH_ROWS: usize = 4;
 /// Launch: 128 x 1 threads; the grid `(cols bytes / unit / 128, rows / 4,
 /// batch)` rounded up; `src` and `dst` hold every element named, both
 /// 16-byte aligned.
-#[kernel(block = REPITCH_THREADS, tile = [REPITCH_THREADS, REPITCH_ROWS], types = [bf16, f16, f32, E4m3, E5m2])]
+#[kernel(block = REPITCH_THREADS, tile = [REPITCH_THREADS, REPITCH_ROWS], dependent = true, types = [bf16, f16, f32, E4m3, E5m2])]
 #[allow(clippy::too_many_arguments)]
 pub fn gemm_repitch<T: Copy + 'static>(
     src: In<T>,
@@ -137,6 +153,7 @@ pub fn gemm_repitch<T: Copy + 'static>(
     dst_batch: u64,
     unit: u32,
 ) {
+    wait_before_global_access();
     let bytes = size_of::<T>();
     // Every length in units of `unit` bytes.
     let units = |elements: u64| elements as usize * bytes / unit as usize;

@@ -456,15 +456,15 @@ fn library_kernels_multiply_on_their_tiles_shape() {
 }
 
 /// A kernel launched to overlap the one ahead of it (`dependent = true`:
-/// the library's product kernels) runs `griddepcontrol.wait` before its
-/// first global access or tensor copy; the packs that run ahead of them
-/// let them start (`griddepcontrol.launch_dependents`) in the PTX of
-/// sm_90 and later, and in sm_80's have neither instruction (ptxas would
-/// refuse it there).
+/// the library's product kernels and its packs) runs `griddepcontrol.wait`
+/// before its first global access or tensor copy; the packs, which run
+/// ahead of the products, also let them start
+/// (`griddepcontrol.launch_dependents`), in the PTX of sm_90 and later,
+/// and in sm_80's have neither instruction (ptxas would refuse it there).
 #[test]
 fn dependent_launches_wait_before_global_memory() {
     let dependent: Vec<&Kernel> = declared().into_iter().filter(|k| k.launch.dependent).collect();
-    assert_eq!(dependent.len(), 120, "the library's product kernels");
+    assert_eq!(dependent.len(), 130, "the library's product kernels and its packs");
     let p = ARCHS.iter().find(|p| p.arch == "sm_90a").unwrap();
     for kernel in dependent {
         let body = entry_body(p.text, kernel.name);
@@ -480,13 +480,15 @@ fn dependent_launches_wait_before_global_memory() {
         assert_eq!(packs.len(), 10, "two packs, five element types");
         for kernel in packs {
             let body = entry_body(p.text, kernel.name);
-            assert_eq!(
-                body.contains("griddepcontrol.launch_dependents;"),
-                p.arch != "sm_80",
-                "{} in the {} PTX",
-                kernel.name,
-                p.arch
-            );
+            for instruction in ["griddepcontrol.launch_dependents;", "griddepcontrol.wait;"] {
+                assert_eq!(
+                    body.contains(instruction),
+                    p.arch != "sm_80",
+                    "{} in the {} PTX: {instruction}",
+                    kernel.name,
+                    p.arch
+                );
+            }
         }
         assert_eq!(p.arch == "sm_80", !p.text.contains("griddepcontrol"), "{}", p.arch);
     }

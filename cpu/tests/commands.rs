@@ -6,7 +6,10 @@
 //! why it needs a GPU (exit status 2). On a GPU machine the commands are
 //! full runs, and this test leaves them to the user.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::copy_tree;
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -81,20 +84,6 @@ fn program(command: &str) -> (String, Vec<String>) {
         other => panic!("{command}: cargo options this test does not know: {other:?}"),
     };
     (bin.to_string(), args.iter().map(|a| a.to_string()).collect())
-}
-
-/// Copies `from` to `to`, folders included.
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let path = entry.unwrap().path();
-        let target = to.join(path.file_name().unwrap());
-        if path.is_dir() {
-            copy_tree(&path, &target);
-        } else {
-            std::fs::copy(&path, &target).unwrap();
-        }
-    }
 }
 
 #[test]

@@ -3,6 +3,9 @@
 //! rows in BENCHMARKS.md; every `unsafe` block in the kernel crate says why
 //! it is sound.
 
+mod common;
+
+use common::copy_tree;
 use std::path::{Path, PathBuf};
 
 use gpu::launch::registry;
@@ -308,20 +311,6 @@ fn adding_a_kernel_as_the_guide_says_keeps_the_checks_green() {
     let e = kernel_docs(&scratch).unwrap_err();
     assert!(e.starts_with("scale_mine (") && e.contains("rows `scale_mine"), "{e}");
     std::fs::remove_dir_all(&scratch).unwrap();
-}
-
-/// Copies the files under `from` to `to`, folders included.
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let path = entry.unwrap().path();
-        let target = to.join(path.file_name().unwrap());
-        if path.is_dir() {
-            copy_tree(&path, &target);
-        } else {
-            std::fs::copy(&path, &target).unwrap();
-        }
-    }
 }
 
 /// README.md's `[[bin]]` block, the lines a new binary needs, is the host

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use kernel_lab::attention::{self, Element, Problem, Step};
-use kernel_lab::cli::{EXIT_BAD_INPUT, EXIT_FAILURE, Output, within_budget};
+use kernel_lab::cli::{Output, within_budget};
 use kernel_lab::gemm::{self, Bf16, F16};
 use kernel_lab::measure::bench::Runs;
 use kernel_lab::runtime::{self, Error, Gpu, Result};
@@ -158,8 +158,7 @@ fn one<P: gemm::Precision<Input: Element>>(
     let outcomes = attention::run_steps::<P>(gpu, p, steps, Some(runs))?;
     let mut rows = Vec::new();
     for (step, outcome) in outcomes {
-        let worst =
-            outcome.worst.map_err(|why| Error::InvalidInput(format!("verification failed: {why}")))?;
+        let worst = outcome.worst.map_err(|why| Error::Mismatch(format!("attention {p}: {why}")))?;
         let ms = outcome.timing.map(|t| t.median_ms);
         rows.push(Row {
             precision: <P::Input as kernel_lab::gemm::Input>::NAME,
@@ -175,32 +174,21 @@ fn one<P: gemm::Precision<Input: Element>>(
 
 fn main() -> ExitCode {
     let o: Options = kernel_lab::cli::parse();
+    kernel_lab::cli::main_with(|| run(&o))
+}
+
+/// The options checked, each problem's steps verified and timed, the
+/// table printed: `Ok(true)`, or the first error (a failed verification
+/// is exit 1).
+fn run(o: &Options) -> Result<bool> {
     // The options alone, checked before the device is opened.
-    if let Err(e) = problems(&o, false) {
-        eprintln!("error: {e}");
-        return ExitCode::from(EXIT_BAD_INPUT);
-    }
-    let (gpu, no_gpu) = match runtime::open_or_emulate(o.device) {
-        Ok(opened) => opened,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(e.exit_code());
-        }
-    };
-    if let Some(e) = no_gpu.as_ref().filter(|_| o.sweep) {
-        eprintln!("error: --sweep times full-size problems and needs a GPU ({e})");
-        return ExitCode::from(EXIT_BAD_INPUT);
-    }
+    problems(o, false)?;
+    let (gpu, no_gpu) =
+        kernel_lab::cli::open(o.device, o.sweep.then_some("--sweep times full-size problems"))?;
     // What this device can take, checked before any work.
-    let (problems, steps) = match fitting(&o, &gpu) {
-        Ok(x) => x,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(EXIT_BAD_INPUT);
-        }
-    };
-    if let Some(e) = no_gpu {
-        eprintln!("{e}: verifying on the CPU emulator instead (no timings)");
+    let (problems, steps) = fitting(o, &gpu)?;
+    if let Some(line) = no_gpu {
+        eprintln!("{line}");
     }
     if !gpu.is_emulator() {
         println!("{}", kernel_lab::cli::device_line(&gpu));
@@ -230,31 +218,14 @@ fn main() -> ExitCode {
         } else {
             one::<F16>(&gpu, p, &steps, runs)
         };
-        match rows {
-            Ok(rows) => {
-                bar.suspend(|| rows.iter().for_each(|r| println!("{}", r.markdown())));
-                json.extend(rows);
-            }
-            Err(e) => {
-                bar.finish_and_clear();
-                eprintln!("error: {e}");
-                return ExitCode::from(
-                    if matches!(e, Error::InvalidInput(ref m) if m.starts_with("verification failed")) {
-                        EXIT_FAILURE
-                    } else {
-                        e.exit_code()
-                    },
-                );
-            }
-        }
+        let rows = rows.inspect_err(|_| bar.finish_and_clear())?;
+        bar.suspend(|| rows.iter().for_each(|r| println!("{}", r.markdown())));
+        json.extend(rows);
         bar.inc(1);
     }
     bar.finish_and_clear();
-    if let Err(e) = o.output.write(&gpu, "attention", &json) {
-        eprintln!("error: {e}");
-        return ExitCode::from(e.exit_code());
-    }
-    ExitCode::SUCCESS
+    o.output.write(&gpu, "attention", &json)?;
+    Ok(true)
 }
 
 /// The problems (with the device's defaults) and steps, each problem

@@ -17,7 +17,7 @@ use clap::Parser;
 use half::{bf16, f16};
 use kernel_lab::blas::gemm::parse_shape;
 use kernel_lab::blas::{Gemm, Layout, Op, Operand};
-use kernel_lab::cli::{EXIT_BAD_INPUT, EXIT_FAILURE, Output, within_budget};
+use kernel_lab::cli::{Output, within_budget};
 use kernel_lab::gemm::random;
 use kernel_lab::gemm::reference::Inputs;
 use kernel_lab::gemm::verify::verify;
@@ -266,7 +266,7 @@ fn one<P: Precision, O: Element>(gpu: &Gpu, lib: &TensorGemm, call: &Call, runs:
     let rows: Option<Vec<usize>> =
         (!gpu.is_emulator() && r.m > 128).then(|| (0..128).map(|i| i * (call.gemm.m - 1) / 127).collect());
     let verified = verify::<P, O>(gpu, lib, call, 0x6e4d, rows.as_deref())?
-        .map_err(|why| Error::InvalidInput(format!("verification failed: {}: {why}", call)))?;
+        .map_err(|why| Error::Mismatch(format!("{call}: {why}")))?;
     let route = format!(
         "{}{}{}splits {}{}{}",
         if verified.route.pack_a { "pack A, " } else { "" },
@@ -388,63 +388,45 @@ fn by_output<P: Precision>(gpu: &Gpu, o: &Options, calls: &[Call]) -> Result<Vec
 
 fn main() -> ExitCode {
     let o: Options = kernel_lab::cli::parse();
+    kernel_lab::cli::main_with(|| run(&o))
+}
+
+/// The options checked, the calls verified and timed, the table printed:
+/// `Ok(true)`, or the first error (a failed verification is exit 1).
+fn run(o: &Options) -> Result<bool> {
     // The options alone, checked before the device is opened.
-    let given = (|| -> Result<Vec<(usize, usize, usize)>> {
-        match o.precision.as_str() {
-            "f32" | "tf32" | "bf16" | "f16" | "e4m3" | "e5m2" => {}
-            other => {
-                return Err(Error::InvalidInput(format!(
-                    "unknown --precision '{other}'; accepted: f32, tf32, bf16, f16, e4m3, e5m2"
-                )));
-            }
-        }
-        if ["e4m3", "e5m2"].contains(&o.out.as_str()) {
+    match o.precision.as_str() {
+        "f32" | "tf32" | "bf16" | "f16" | "e4m3" | "e5m2" => {}
+        other => {
             return Err(Error::InvalidInput(format!(
-                "--out {}: D is f32, bf16 or f16 (FP8 inputs accumulate in f32; there is no FP8 output)",
-                o.out
+                "unknown --precision '{other}'; accepted: f32, tf32, bf16, f16, e4m3, e5m2"
             )));
         }
-        if !["f32", "bf16", "f16"].contains(&o.out.as_str()) {
-            return Err(Error::InvalidInput(format!("--out is f32, bf16 or f16, not '{}'", o.out)));
-        }
-        let shapes = shapes(&o)?;
-        calls(&o, &shapes)?;
-        Ok(shapes)
-    })();
-    let given = match given {
-        Ok(shapes) => shapes,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(EXIT_BAD_INPUT);
-        }
-    };
-    let (gpu, no_gpu) = match runtime::open_or_emulate(o.device) {
-        Ok(opened) => opened,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(e.exit_code());
-        }
-    };
-    if let Some(e) = no_gpu.as_ref().filter(|_| o.sweep || o.random.is_some()) {
-        let what = if o.sweep { "--sweep times the public sweep's" } else { "--random times its" };
-        eprintln!(
-            "error: {what} full-size shapes and needs a GPU ({e}); give --shape to verify on the emulator"
-        );
-        return ExitCode::from(EXIT_BAD_INPUT);
     }
+    if ["e4m3", "e5m2"].contains(&o.out.as_str()) {
+        return Err(Error::InvalidInput(format!(
+            "--out {}: D is f32, bf16 or f16 (FP8 inputs accumulate in f32; there is no FP8 output)",
+            o.out
+        )));
+    }
+    if !["f32", "bf16", "f16"].contains(&o.out.as_str()) {
+        return Err(Error::InvalidInput(format!("--out is f32, bf16 or f16, not '{}'", o.out)));
+    }
+    let given = shapes(o)?;
+    calls(o, &given)?;
+    let gpu_only = if o.sweep {
+        Some("--sweep times the public sweep's full-size shapes")
+    } else {
+        o.random.map(|_| "--random times its full-size shapes")
+    };
+    let (gpu, no_gpu) = kernel_lab::cli::open(o.device, gpu_only)?;
     if o.random.is_some() {
-        println!("random shapes: {} from seed {}", o.random.unwrap_or(0), seed(&o));
+        println!("random shapes: {} from seed {}", o.random.unwrap_or(0), seed(o));
     }
     // What this device can take, checked before any work.
-    let calls = match fitting(&o, &gpu, given) {
-        Ok(calls) => calls,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(EXIT_BAD_INPUT);
-        }
-    };
-    if let Some(e) = no_gpu {
-        eprintln!("{e}: verifying on the CPU emulator instead (no timings)");
+    let calls = fitting(o, &gpu, given)?;
+    if let Some(line) = no_gpu {
+        eprintln!("{line}");
     }
     gpu.set_dependent_launches(!o.serial_launches);
     if !gpu.is_emulator() {
@@ -453,26 +435,13 @@ fn main() -> ExitCode {
         println!("git {}", kernel_lab::cli::git_revision());
     }
     let rows = match o.precision.as_str() {
-        "f32" => by_output::<F32>(&gpu, &o, &calls),
-        "tf32" => by_output::<Tf32>(&gpu, &o, &calls),
-        "bf16" => by_output::<Bf16>(&gpu, &o, &calls),
-        "f16" => by_output::<F16>(&gpu, &o, &calls),
-        "e4m3" => by_output::<E4m3>(&gpu, &o, &calls),
-        _ => by_output::<E5m2>(&gpu, &o, &calls),
-    };
-    let rows = match rows {
-        Ok(rows) => rows,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(
-                if matches!(e, Error::InvalidInput(ref m) if m.starts_with("verification failed")) {
-                    EXIT_FAILURE
-                } else {
-                    e.exit_code()
-                },
-            );
-        }
-    };
+        "f32" => by_output::<F32>(&gpu, o, &calls),
+        "tf32" => by_output::<Tf32>(&gpu, o, &calls),
+        "bf16" => by_output::<Bf16>(&gpu, o, &calls),
+        "f16" => by_output::<F16>(&gpu, o, &calls),
+        "e4m3" => by_output::<E4m3>(&gpu, o, &calls),
+        _ => by_output::<E5m2>(&gpu, o, &calls),
+    }?;
     println!(
         "| precision | out | call | worst error / bound | ours ms | ours TFLOP/s | peer | peer TFLOP/s | ratio | route |"
     );
@@ -496,12 +465,9 @@ fn main() -> ExitCode {
     if let Some(summary) = summary(&rows) {
         println!("{summary}");
     }
-    let json: Vec<JsonRow> = rows.iter().map(|r| JsonRow::of(&o, r)).collect();
-    if let Err(e) = o.output.write(&gpu, "gemm", &json) {
-        eprintln!("error: {e}");
-        return ExitCode::from(e.exit_code());
-    }
-    ExitCode::SUCCESS
+    let json: Vec<JsonRow> = rows.iter().map(|r| JsonRow::of(o, r)).collect();
+    o.output.write(&gpu, "gemm", &json)?;
+    Ok(true)
 }
 
 impl Row {

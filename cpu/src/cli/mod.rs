@@ -28,7 +28,7 @@ pub use options::Common;
 use options::{Command, SuiteArgs};
 pub use provenance::{civil_from_days, device_line, git_revision, today};
 use run::{Sections, run, write_report};
-pub use table::{Output, Rows, within_budget};
+pub use table::{Output, Rows, open, within_budget};
 
 /// Exit code for a user's mistake: bad sizes, unknown names, an absent
 /// device index, a problem that does not fit, an unwritable destination.

@@ -26,6 +26,20 @@ pub struct Output {
     pub quiet: bool,
 }
 
+/// The device a library binary runs on: the GPU, or without one the
+/// emulator and the line that says so (to print once the problems are
+/// known to fit). `gpu_only` names what the run asks that only a GPU does
+/// (`--sweep`), refused without one.
+pub fn open(device: usize, gpu_only: Option<&str>) -> Result<(Gpu, Option<String>)> {
+    let (gpu, no_gpu) = crate::runtime::open_or_emulate(device)?;
+    match (no_gpu, gpu_only) {
+        (Some(e), Some(what)) => Err(Error::InvalidInput(format!("{what} and needs a GPU ({e})"))),
+        (no_gpu, _) => {
+            Ok((gpu, no_gpu.map(|e| format!("{e}: verifying on the CPU emulator instead (no timings)"))))
+        }
+    }
+}
+
 /// A library binary's rows as `--json` writes them.
 #[derive(Serialize)]
 pub struct Rows<'a, R: Serialize> {

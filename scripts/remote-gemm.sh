@@ -36,6 +36,39 @@ for section in "$@"; do
     $D/gemm --precision bf16 --out f16 --shape 1000x3000x2000 --batch 3 --bias --act gelu --iters 3 >> "$LOG" 2>&1 || echo "FAILED batch/epilogue" | tee -a "$LOG"
     $D/gemm --precision bf16 --shape 128x8192x8192 --splits 4 --iters 3 >> "$LOG" 2>&1 || echo "FAILED splits" | tee -a "$LOG"
     grep -c '^| ' "$LOG" ;;
+  decode)
+    # The decode path (m or n at most 16) in every precision: verified,
+    # timed against cuBLAS(Lt) and against a copy of the weight's bytes.
+    echo "=== gemm: decode shapes" | tee -a "$LOG"
+    SHAPES=${DECODE_SHAPES:-1x4096x4096,4x8192x8192,16x14336x4096,8x4096x14336,1x16384x8192,3x12289x5003,16x4097x8191,13x28672x4096,8192x1x8192,14336x16x4096}
+    for p in ${DECODE_PRECISIONS:-bf16 f16 tf32 e4m3 e5m2}; do
+      for b in n t; do
+        case $p in f32|bf16|f16) ;; *) [ $b = t ] || continue ;; esac
+        scales=""; case $p in e4m3|e5m2) scales="--scale-a 0.5 --scale-b 2" ;; esac
+        # Each precision's own output (cuBLAS takes f16 in with f16 or f32 out only).
+        out=bf16; case $p in f16) out=f16 ;; f32|tf32) out=f32 ;; esac
+        $D/gemm --precision $p --out $out --shape "$SHAPES" --op-b $b $scales --iters ${DECODE_ITERS:-50} > "$OUT/decode-$p-$b.md" 2>&1 \
+          || echo "FAILED decode $p $b" | tee -a "$LOG"
+        cat "$OUT/decode-$p-$b.md" >> "$LOG"
+      done
+    done ;;
+  ncu-decode)
+    # Where a decode call's time goes: memory throughput, occupancy, stalls.
+    for args in "--precision bf16 --shape 1x16384x8192" "--precision bf16 --shape 16x14336x4096" "--precision e4m3 --shape 16x14336x4096 --op-b t"; do
+      echo "=== ncu decode: $args" | tee -a "$LOG"
+      ncu --clock-control none --section SpeedOfLight --section Occupancy --section WarpStateStats --section LaunchStats \
+        -k regex:gemm_decode --launch-skip 2 --launch-count 1 $D/gemm $args --iters 3 --warmup 0 2>&1 \
+        | grep -E "Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per|Block Limit|Grid Size|Stall|Warp Cycles Per Issued|Waves Per SM" | tee -a "$LOG"
+    done ;;
+  sanitize-decode)
+    for tool in memcheck racecheck synccheck initcheck; do
+      for p in bf16 e4m3; do
+        b=n; [ $p = e4m3 ] && b=t
+        compute-sanitizer --tool $tool --error-exitcode 9 $D/gemm --precision $p --out bf16 --shape 5x700x3000,300x9x777,16x64x64 \
+          --op-b $b --beta 1 --bias --act relu --iters 1 --warmup 0 > "$OUT/sanitize-decode-$p-$tool.log" 2>&1
+        echo "compute-sanitizer $tool gemm decode $p: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-decode-$p-$tool.log" | tr '\n' ' ')" | tee -a "$LOG"
+      done
+    done ;;
   verify-fp8)
     echo "=== gemm: FP8 verification at odd shapes, every layout and op, with scales" | tee -a "$LOG"
     for p in e4m3 e5m2; do

@@ -470,3 +470,71 @@ fn the_random_shape_tables_are_judged_in_the_report() {
     let page = std::fs::read_to_string(root.join("BENCHMARKS.md")).unwrap();
     assert!(page.contains(&section), "BENCHMARKS.md's random-shape section is not the report's");
 }
+
+/// The decode path (`m` or `n` at most 16): the weight K-major (every
+/// tensor-core precision) and N-major (bf16, f16), the tokens either way, row- and
+/// column-major calls, 1 to 16 tokens, weight rows past a block's and k
+/// past a chunk's (the masked tails), rows off 16 bytes (element loads)
+/// and on them (16-byte loads), beta over C, a bias each way, an
+/// activation, a batch with gaps, and k split across blocks (the last
+/// split adding the others' sums in order, its tickets left at zero for
+/// the next call).
+#[test]
+fn decode_shapes_in_every_precision_layout_and_epilogue() {
+    use Layout::{Col, Row};
+    use Op::{N, T};
+    let gpu = Gpu::emulator();
+    let lib = TensorGemm::new();
+    let mut split = TensorGemm::new();
+    split.decode_splits = Some(3);
+    let decoded = |route: Route, c: &Call| assert!(route.decode, "{c}: {route:?}");
+    let shapes = [
+        // m small: B is the weight, N-major (Op::N) or K-major (Op::T).
+        (Row, N, N, (5, 70, 300)),
+        (Row, N, T, (16, 70, 301)),
+        // n small: A is the weight, K-major, or N-major when transposed.
+        (Row, N, N, (77, 9, 257)),
+        (Row, T, N, (77, 1, 130)),
+        // Column-major: the row-major call swapped.
+        (Col, N, T, (3, 90, 200)),
+        (Col, T, N, (90, 12, 99)),
+        // Rows on 16 bytes: wide loads of weight and tokens.
+        (Row, N, T, (8, 40, 512)),
+        (Row, N, N, (9, 72, 256)),
+    ];
+    for (i, &(layout, op_a, op_b, dims)) in shapes.iter().enumerate() {
+        let seed = 200 + 10 * i as u64;
+        let c = call(layout, op_a, op_b, dims);
+        decoded(ok::<Bf16, bf16>(&gpu, &lib, c, seed), &c);
+        let with = Call { gemm: c.gemm.scaled(0.5, 1.25), ..c }.with_epilogue(true, Act::Gelu);
+        decoded(ok::<F16, f32>(&gpu, &lib, with, seed + 1), &with);
+        let route = ok::<Bf16, f16>(&gpu, &split, with, seed + 2);
+        decoded(route, &with);
+        assert!(route.splits > 1 || dims.2 < 200, "{with}: {route:?}");
+    }
+    // The K-major-only precisions, their weight K-major; FP8 only where
+    // the weight's and the tokens' rows lie on 16 bytes and k is a
+    // multiple of 16 (the tile kernel takes the rest, checked too: here
+    // B's tokens lie along n, and an odd k).
+    let fp8_shapes = [
+        (Row, N, T, (7, 45, 336), true),
+        (Row, N, N, (48, 3, 208), false),
+        (Col, T, N, (32, 16, 128), true),
+        (Row, N, T, (5, 40, 333), false),
+    ];
+    for (i, &(layout, op_a, op_b, dims, fp8_decodes)) in fp8_shapes.iter().enumerate() {
+        let seed = 300 + 10 * i as u64;
+        let c = call(layout, op_a, op_b, dims).with_epilogue(true, Act::Relu);
+        decoded(ok::<Tf32, f32>(&gpu, &lib, c, seed), &c);
+        let route = ok::<E4m3, bf16>(&gpu, &split, c.with_scales(0.5, 2.0), seed + 1);
+        assert_eq!(route.decode, fp8_decodes, "{c}: {route:?}");
+        let route = ok::<E5m2, f32>(&gpu, &lib, c.with_scales(2.0, 0.25), seed + 2);
+        assert_eq!(route.decode, fp8_decodes, "{c}: {route:?}");
+    }
+    // A batch with gaps, split.
+    let mut c = call(Row, N, N, (4, 100, 260)).packed(2);
+    c.stride_c += 7;
+    c.stride_b += 3;
+    decoded(ok::<Bf16, bf16>(&gpu, &split, c, 400), &c);
+    decoded(ok::<Bf16, f32>(&gpu, &split, Call { gemm: c.gemm.scaled(1.0, 0.5), ..c }, 401), &c);
+}

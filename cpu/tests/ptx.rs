@@ -455,8 +455,34 @@ fn library_kernels_multiply_on_their_tiles_shape() {
     }
 }
 
+/// The decode kernels multiply with the `mma.sync` of their element (two
+/// per 16 bytes of a weight row in every precision), call nothing, and
+/// read the weight 16 bytes at a time in the copy of their loop that
+/// can.
+#[test]
+fn decode_kernels_use_their_mma_and_16_byte_loads() {
+    let kernels = registry::tree("gpu::gemm::decode");
+    assert_eq!(kernels.len(), 21, "seven kernels, three output types");
+    let p = ARCHS.iter().find(|p| p.arch == "sm_90a").unwrap();
+    for kernel in kernels {
+        let body = entry_body(p.text, kernel.name);
+        let element = kernel.name.split('_').nth(3).unwrap();
+        let form = match element {
+            "bf16" | "f16" => format!("mma.sync.aligned.m16n8k16.row.col.f32.{element}.{element}.f32"),
+            "tf32" => "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32".to_string(),
+            fp8 => format!("mma.sync.aligned.m16n8k32.row.col.f32.{fp8}.{fp8}.f32"),
+        };
+        let mmas = body.matches("mma.sync.aligned.").count();
+        assert!(mmas > 0 && body.matches(&form).count() == mmas, "{}: not all {form}", kernel.name);
+        assert!(body.contains("ld.global.v4.b32") || body.contains("ld.global.nc.v4.b32"), "{}: no 16-byte load", kernel.name);
+        assert!(!body.contains("call"), "{} calls a function", kernel.name);
+        assert!(!body.contains(".local"), "{} uses local memory", kernel.name);
+    }
+}
+
 /// A kernel launched to overlap the one ahead of it (`dependent = true`:
-/// the library's product kernels and its packs) runs `griddepcontrol.wait`
+/// the library's product kernels, its packs and its decode kernels) runs
+/// `griddepcontrol.wait`
 /// before its first global access or tensor copy; the packs, which run
 /// ahead of the products, also let them start
 /// (`griddepcontrol.launch_dependents`), in the PTX of sm_90 and later,
@@ -464,7 +490,11 @@ fn library_kernels_multiply_on_their_tiles_shape() {
 #[test]
 fn dependent_launches_wait_before_global_memory() {
     let dependent: Vec<&Kernel> = declared().into_iter().filter(|k| k.launch.dependent).collect();
-    assert_eq!(dependent.len(), 130, "the library's product kernels and its packs");
+    let library: Vec<&Kernel> =
+        ["gpu::gemm::wgmma", "gpu::gemm::pack", "gpu::gemm::decode"].iter().flat_map(|m| registry::tree(m)).collect();
+    assert!(library.len() > 100, "{} library kernels", library.len());
+    let names = |ks: &[&Kernel]| ks.iter().map(|k| k.name).collect::<std::collections::BTreeSet<_>>();
+    assert_eq!(names(&dependent), names(&library), "the dependent launches are the library's kernels");
     let p = ARCHS.iter().find(|p| p.arch == "sm_90a").unwrap();
     for kernel in dependent {
         let body = entry_body(p.text, kernel.name);

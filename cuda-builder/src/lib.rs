@@ -235,15 +235,15 @@ fn is_clippy(wrapper: Option<&std::ffi::OsStr>) -> bool {
         .is_some_and(|s| s.to_string_lossy().starts_with("clippy-driver"))
 }
 
-/// The PTX ISA version beyond LLVM's default for `arch`: 8.3 for Hopper's
+/// The PTX ISA version beyond LLVM's default for `arch`: 8.4 for Hopper's
 /// architecture-specific PTX, whose kernels fence tensor maps the host
-/// wrote (`fence.proxy.tensormap`, new in 8.3; drivers from CUDA 12.3 on
-/// take it). `llc` sets the module's `.version` from its own `-mattr`, not
+/// wrote (`fence.proxy.tensormap`, new in 8.3) and multiply FP8 with
+/// `mma.sync` (new in 8.4; drivers from CUDA 12.4 on take it). `llc` sets the module's `.version` from its own `-mattr`, not
 /// from the functions' features, so `ptx-linker` gets it too.
 fn ptx_isa(arch: &str) -> Vec<String> {
     match arch {
         "sm_90a" => {
-            ["-C", "target-feature=+ptx83", "-C", "link-arg=-mattr=+ptx83"].map(String::from).to_vec()
+            ["-C", "target-feature=+ptx84", "-C", "link-arg=-mattr=+ptx84"].map(String::from).to_vec()
         }
         _ => Vec::new(),
     }

@@ -9,6 +9,12 @@
 //! | `m16n8k16.row.col.f32.bf16.bf16.f32` | 16 x 16 bf16 | 16 x 8 bf16 | 16 x 8 f32 | A: 4 regs (8 bf16), B: 2 regs (4 bf16), C: 4 f32 |
 //! | `m16n8k16.row.col.f32.f16.f16.f32` | 16 x 16 f16 | 16 x 8 f16 | 16 x 8 f32 | as bf16 (the same lane map) |
 //! | `m16n8k8.row.col.f32.tf32.tf32.f32` | 16 x 8 tf32 | 8 x 8 tf32 | 16 x 8 f32 | A: 4 regs, B: 2 regs, C: 4 f32 |
+//! | `m16n8k32.row.col.f32.e4m3.e4m3.f32` (sm_89; by [`mma`]) | 16 x 32 e4m3 | 32 x 8 e4m3 | 16 x 8 f32 | A: 4 regs (16 bytes), B: 2 regs, C: 4 f32 |
+//!
+//! In each, a lane's A registers hold 8 bytes of k of two rows and its B
+//! registers 8 bytes of k of one column: [`mma`] picks the instruction
+//! from the element type, so a kernel written over bytes of k runs in
+//! every precision.
 //!
 //! Which lane holds which element is fixed by the PTX ISA ("Matrix
 //! Fragments for mma.m16n8k16" and "for mma.m16n8k8"); [`a_bf16`],
@@ -40,7 +46,7 @@
 //! fragments, gathered from the lanes as the hardware does, in `f64`,
 //! rounded once to `f32`.
 
-pub use gpu_isa::mma::{a_bf16, a_tf32, b_bf16, b_tf32, c_f32};
+pub use gpu_isa::mma::{a_bf16, a_fp8, a_tf32, b_bf16, b_fp8, b_tf32, c_f32};
 use gpu_isa::{Element, Input};
 
 /// Two bf16 values in one register: `lo` (the lower element index) in bits
@@ -144,4 +150,31 @@ pub unsafe fn mma_tf32_m16n8k8(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4
     }
     #[cfg(not(target_arch = "nvptx64"))]
     emu::ops::mma_sync(Input::Tf32, a, b, c)
+}
+
+/// The `mma.sync` of element type `T` whose A registers hold 8 bytes of k
+/// of two rows (`group` and `group + 8`) and whose B registers hold 8
+/// bytes of k of column `group`: `m16n8k16` for bf16 and f16, `m16n8k8`
+/// for tf32, `m16n8k32` for FP8 (E4M3, E5M2; sm_89 and later). Every
+/// product of two such elements is exact in `f32`, tf32's after the
+/// tensor core drops the low 13 mantissa bits.
+///
+/// # Safety
+/// As for [`mma_m16n8k16`].
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn mma<T: Element>(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller's contract (a converged warp).
+    unsafe {
+        match T::INPUT {
+            Input::Bf16 => mma_sync!("m16n8k16.row.col.f32.bf16.bf16.f32", a, b, c),
+            Input::F16 => mma_sync!("m16n8k16.row.col.f32.f16.f16.f32", a, b, c),
+            Input::Tf32 => mma_sync!("m16n8k8.row.col.f32.tf32.tf32.f32", a, b, c),
+            Input::E4m3 => mma_sync!("m16n8k32.row.col.f32.e4m3.e4m3.f32", a, b, c),
+            Input::E5m2 => mma_sync!("m16n8k32.row.col.f32.e5m2.e5m2.f32", a, b, c),
+        }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    emu::ops::mma_sync(T::INPUT, a, b, c)
 }

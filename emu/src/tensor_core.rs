@@ -14,7 +14,7 @@
 use std::panic::Location;
 
 use gpu_isa::Input;
-use gpu_isa::mma::{a_bf16, a_tf32, b_bf16, b_tf32, c_f32, ldmatrix_source};
+use gpu_isa::mma::{a_bf16, a_fp8, a_tf32, b_bf16, b_fp8, b_tf32, c_f32, ldmatrix_source};
 use gpu_isa::swizzle::swizzle;
 use gpu_isa::wgmma::{Descriptor, d_f32, element_offset};
 
@@ -44,35 +44,55 @@ fn gather<const N: usize>(mine: [u32; N]) -> (u32, [[u32; N]; 32]) {
 }
 
 /// `mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}` (`input` Bf16 or
-/// F16) or `m16n8k8.row.col.f32.tf32.tf32.f32` (Tf32): this lane's D
-/// fragment from its A, B and C fragments.
+/// F16), `m16n8k8.row.col.f32.tf32.tf32.f32` (Tf32) or
+/// `m16n8k32.row.col.f32.{e4m3,e5m2}` (E4m3, E5m2): this lane's D fragment
+/// from its A, B and C fragments.
 #[track_caller]
 pub fn mma_sync(input: Input, a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
     let (lane, all) = gather([a[0], a[1], a[2], a[3], b[0], b[1]]);
     // The whole A (16 x k) and B (k x 8), rebuilt from the lanes' elements.
-    let mut wa = [[0.0f64; 16]; 16];
-    let mut wb = [[0.0f64; 8]; 16];
-    let k = if input == Input::Tf32 { 8 } else { 16 };
+    let mut wa = [[0.0f64; 32]; 16];
+    let mut wb = [[0.0f64; 8]; 32];
+    let k = match input {
+        Input::Tf32 => 8,
+        Input::Bf16 | Input::F16 => 16,
+        Input::E4m3 | Input::E5m2 => 32,
+    };
     for (l, regs) in (0u32..).zip(&all) {
-        if input == Input::Tf32 {
-            for i in 0..4 {
-                let (r, col) = a_tf32(l, i);
-                wa[r as usize][col as usize] = input.value(regs[i as usize]);
+        match input {
+            Input::Tf32 => {
+                for i in 0..4 {
+                    let (r, col) = a_tf32(l, i);
+                    wa[r as usize][col as usize] = input.value(regs[i as usize]);
+                }
+                for i in 0..2 {
+                    let (row, n) = b_tf32(l, i);
+                    wb[row as usize][n as usize] = input.value(regs[4 + i as usize]);
+                }
             }
-            for i in 0..2 {
-                let (row, n) = b_tf32(l, i);
-                wb[row as usize][n as usize] = input.value(regs[4 + i as usize]);
+            Input::Bf16 | Input::F16 => {
+                // Two 16-bit elements per register, the lower index in the low half.
+                let half = |r: u32, i: u32| input.value((r >> (16 * (i % 2))) & 0xffff);
+                for i in 0..8 {
+                    let (r, col) = a_bf16(l, i);
+                    wa[r as usize][col as usize] = half(regs[(i / 2) as usize], i);
+                }
+                for i in 0..4 {
+                    let (row, n) = b_bf16(l, i);
+                    wb[row as usize][n as usize] = half(regs[4 + (i / 2) as usize], i);
+                }
             }
-        } else {
-            // Two 16-bit elements per register, the lower index in the low half.
-            let half = |r: u32, i: u32| input.value((r >> (16 * (i % 2))) & 0xffff);
-            for i in 0..8 {
-                let (r, col) = a_bf16(l, i);
-                wa[r as usize][col as usize] = half(regs[(i / 2) as usize], i);
-            }
-            for i in 0..4 {
-                let (row, n) = b_bf16(l, i);
-                wb[row as usize][n as usize] = half(regs[4 + (i / 2) as usize], i);
+            Input::E4m3 | Input::E5m2 => {
+                // Four bytes per register, the lowest index in the low byte.
+                let byte = |r: u32, i: u32| input.value((r >> (8 * (i % 4))) & 0xff);
+                for i in 0..16 {
+                    let (r, col) = a_fp8(l, i);
+                    wa[r as usize][col as usize] = byte(regs[(i / 4) as usize], i);
+                }
+                for i in 0..8 {
+                    let (row, n) = b_fp8(l, i);
+                    wb[row as usize][n as usize] = byte(regs[4 + (i / 4) as usize], i);
+                }
             }
         }
     }

@@ -1,6 +1,6 @@
 //! The kernels behind the tensor-core GEMM library call
 //! (`kernel_lab::gemm`): `D = act(alpha op(A) op(B) + beta C + bias)` for
-//! any shape, layout, leading dimension and batch, in three kinds of
+//! any shape, layout, leading dimension and batch, in four kinds of
 //! launch:
 //!
 //! - [`pack`]: an operand whose rows do not start on 16 bytes, or that
@@ -11,6 +11,8 @@
 //! - [`wgmma`]: the persistent, warp-specialized `wgmma` kernel, taking
 //!   its work as (batch, k-split, tile) items; tails in `m`, `n` and `k`
 //!   are the copy engine's zero fill, so no shape is refused;
+//! - [`decode`]: `m` or `n` at most 16, a few tokens against a weight:
+//!   `mma.sync` over the weight read once, in place;
 //! - [`epilogue`]: the k-splits' sums added in order, then `alpha`,
 //!   `beta C`, the bias and the activation, rounded to the output type.
 //!
@@ -24,6 +26,7 @@
 //! stages and their mbarriers), [`schedule`] (the items), [`store`] and
 //! `tickets` (the epilogues).
 
+pub mod decode;
 pub mod element;
 pub mod epilogue;
 pub mod ffma;

@@ -21,9 +21,9 @@ pub enum Input {
     F16,
     /// tf32: an `f32` whose low 13 mantissa bits the tensor core drops.
     Tf32,
-    /// OCP FP8 E4M3 (`wgmma` only).
+    /// OCP FP8 E4M3 (`wgmma`, and `mma.sync` from sm_89).
     E4m3,
-    /// OCP FP8 E5M2 (`wgmma` only).
+    /// OCP FP8 E5M2 (`wgmma`, and `mma.sync` from sm_89).
     E5m2,
 }
 

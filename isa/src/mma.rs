@@ -13,8 +13,17 @@
 //!   column `quad + 4 (i / 2)`.
 //! - **B, tf32** (8 x 8): register `i` of 2 is row `quad + 4 i`, column
 //!   `group`.
+//! - **A, FP8** (`m16n8k32`, row-major 16 x 32): element `i` of 16
+//!   (register `i / 4`, byte `i % 4`) is row `group + 8 ((i / 4) % 2)`,
+//!   column `4 quad + i % 4 + 16 (i / 8)`.
+//! - **B, FP8** (32 x 8): element `i` of 8 is row (k)
+//!   `4 quad + i % 4 + 16 (i / 4)`, column `group`.
 //! - **C and D, f32** (16 x 8): element `i` of 4 is row
 //!   `group + 8 (i / 2)`, column `2 quad + i % 2`.
+//!
+//! In every form a lane's A registers 0 and 2 hold row `group`, 1 and 3
+//! row `group + 8`, and registers 0 and 1 of B column `group`, over the
+//! same k: a register is always 4 bytes of one row.
 
 /// The lane's place in its warp's fragments: `(group, quad)` = `(lane / 4,
 /// lane % 4)`.
@@ -37,6 +46,22 @@ pub const fn a_bf16(lane: u32, i: u32) -> (u32, u32) {
 pub const fn b_bf16(lane: u32, i: u32) -> (u32, u32) {
     let (group, quad) = parts(lane);
     (2 * quad + i % 2 + 8 * (i / 2), group)
+}
+
+/// `(row, column)` of element `i` (0..16) of lane `lane`'s A fragment of
+/// `m16n8k32` FP8 (E4M3 or E5M2).
+#[inline(always)]
+pub const fn a_fp8(lane: u32, i: u32) -> (u32, u32) {
+    let (group, quad) = parts(lane);
+    (group + 8 * ((i / 4) % 2), 4 * quad + i % 4 + 16 * (i / 8))
+}
+
+/// `(row k, column n)` of element `i` (0..8) of the B fragment of
+/// `m16n8k32` FP8.
+#[inline(always)]
+pub const fn b_fp8(lane: u32, i: u32) -> (u32, u32) {
+    let (group, quad) = parts(lane);
+    (4 * quad + i % 4 + 16 * (i / 4), group)
 }
 
 /// `(row, column)` of register `i` (0..4) of the A fragment of `m16n8k8`

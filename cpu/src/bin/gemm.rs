@@ -140,6 +140,9 @@ struct Row {
     route: String,
     /// The k-splits that ran.
     splits: usize,
+    /// Decode calls: the weight's bytes (the larger operand, read once),
+    /// and a device-to-device copy of them timed in the same rounds.
+    weight: Option<(usize, Option<f64>)>,
 }
 
 fn parse_op(what: &str, s: &str) -> Result<Op> {
@@ -268,10 +271,12 @@ fn one<P: Precision, O: Element>(gpu: &Gpu, lib: &TensorGemm, call: &Call, runs:
     let verified = verify::<P, O>(gpu, lib, call, 0x6e4d, rows.as_deref())?
         .map_err(|why| Error::Mismatch(format!("{call}: {why}")))?;
     let route = format!(
-        "{}{}{}splits {}{}{}",
+        "{}{}{}{}splits {}{}{}",
+        if verified.route.decode { "decode, " } else { "" },
         if verified.route.pack_a { "pack A, " } else { "" },
         if verified.route.pack_b { "pack B, " } else { "" },
         match verified.route.tile {
+            _ if verified.route.decode => String::new(),
             TileShape::Wide => String::new(),
             tile => format!("{} tiles, ", tile.name()),
         },
@@ -288,6 +293,7 @@ fn one<P: Precision, O: Element>(gpu: &Gpu, lib: &TensorGemm, call: &Call, runs:
             ratio: verified.ratio,
             route,
             splits: verified.route.splits,
+            weight: None,
         });
     }
     let x = Inputs::<P, O>::random(call, 0x7a1e);
@@ -317,15 +323,25 @@ fn one<P: Precision, O: Element>(gpu: &Gpu, lib: &TensorGemm, call: &Call, runs:
     // (One round without a warm-up: a profiler's single launch.)
     let rounds = if runs.warmup == 0 { 1 } else { ROUNDS };
     let runs = Runs { timed: runs.timed.div_ceil(rounds), ..runs };
-    let (mut ours, mut peer) = (Vec::new(), Vec::new());
+    // A decode call reads its weight once: a copy of it, timed in the same
+    // rounds, is the rate to reach.
+    let weight = if a.len() >= b.len() { &a } else { &b };
+    let mut copy_to = if verified.route.decode { Some(gpu.alloc::<P::Input>(weight.len())?) } else { None };
+    let (mut ours, mut peer, mut copy) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..rounds {
         let run_ours = || lib.run::<P, O>(gpu, call, &a, &b, &mut c, bias.as_ref()).map(|_| ());
         ours.push(bench::time_batched(gpu, runs, run_ours)?.median_ms);
         if let Some(p) = &peer_call {
             peer.push(bench::time_batched(gpu, runs, || p.run::<P, O>(call, &a, &b, &mut c))?.median_ms);
         }
+        if let Some(to) = copy_to.as_mut() {
+            copy.push(bench::time_batched(gpu, runs, || gpu.copy(weight, to))?.median_ms);
+        }
     }
     let peer = (!peer.is_empty()).then(|| bench::median(&peer));
+    let weight = verified.route.decode.then(|| {
+        (weight.len() * size_of::<P::Input>(), (!copy.is_empty()).then(|| bench::median(&copy)))
+    });
     Ok(Row {
         call: *call,
         ours_ms: Some(bench::median(&ours)),
@@ -334,6 +350,7 @@ fn one<P: Precision, O: Element>(gpu: &Gpu, lib: &TensorGemm, call: &Call, runs:
         ratio: verified.ratio,
         route,
         splits: verified.route.splits,
+        weight,
     })
 }
 
@@ -465,6 +482,7 @@ fn run(o: &Options) -> Result<bool> {
     if let Some(summary) = summary(&rows) {
         println!("{summary}");
     }
+    print_bandwidth(&rows);
     let json: Vec<JsonRow> = rows.iter().map(|r| JsonRow::of(o, r)).collect();
     o.output.write(&gpu, "gemm", &json)?;
     Ok(true)
@@ -480,6 +498,34 @@ impl Row {
 /// The run judged: the geomean of ours against the peer, the lowest call,
 /// and the lowest among the calls where the peer reaches half its best
 /// rate of the run (where it too is slow, a shape is hard for both).
+/// The decode calls' rate of reading their weight, against a copy of the
+/// same bytes in the same rounds (its bytes read and written over its
+/// time, as `bench::copy_ceiling` counts them).
+fn print_bandwidth(rows: &[Row]) {
+    let timed: Vec<_> = rows
+        .iter()
+        .filter_map(|r| match (r.weight, r.ours_ms) {
+            (Some((bytes, Some(copy_ms))), Some(ms)) => Some((r, bytes, ms, copy_ms)),
+            _ => None,
+        })
+        .collect();
+    if timed.is_empty() {
+        return;
+    }
+    println!();
+    println!("| call | weight MB | ours GB/s | copy GB/s | ours / copy |");
+    println!("| --- | --- | --- | --- | --- |");
+    for (r, bytes, ms, copy_ms) in timed {
+        let (ours, copy) = (bytes as f64 / ms / 1e6, 2.0 * bytes as f64 / copy_ms / 1e6);
+        println!(
+            "| {} | {:.1} | {ours:.0} | {copy:.0} | {:.1}% |",
+            r.call,
+            bytes as f64 / 1e6,
+            100.0 * ours / copy
+        );
+    }
+}
+
 fn summary(rows: &[Row]) -> Option<String> {
     let timed: Vec<(&Row, f64)> = rows.iter().filter_map(|r| r.ratio().map(|x| (r, x))).collect();
     let geomean = (timed.iter().map(|(_, x)| x.ln()).sum::<f64>() / timed.len() as f64).exp();

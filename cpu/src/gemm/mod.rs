@@ -6,6 +6,7 @@
 //!   precision multiplies, with which kernel and which error;
 //! - [`call`]: a call ([`Call`]) and its checks;
 //! - [`run`]: [`TensorGemm`], which packs, plans and launches;
+//! - [`decode`](mod@decode): `m` or `n` at most 16, the weight read once in place;
 //! - [`reference`](mod@reference): the `f64` reference and each element's error bound;
 //! - [`sweep`]: the public sweep's shapes and groups;
 //! - [`random`]: shapes drawn from the ranges users run, by seed;
@@ -19,6 +20,7 @@
 pub const KERNELS: &str = "gpu::gemm";
 
 pub mod call;
+pub mod decode;
 pub mod plan;
 pub mod precision;
 pub mod random;

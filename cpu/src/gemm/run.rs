@@ -12,17 +12,21 @@
 //! 2. A column-major call is the row-major `Dᵀ = op(B)ᵀ op(A)ᵀ` (the
 //!    operands, ops and leading dimensions swap; the bias then runs along
 //!    the columns): from here on everything is row-major.
-//! 3. Each operand the tensor-core kernel can read in place is read in
+//! 3. A call with `m` or `n` at most 16 whose weight (the other operand)
+//!    lies K-major, or N-major in bf16 or f16, is one launch of the decode
+//!    kernel ([`super::decode`]): the weight read once, in place, whatever
+//!    its rows' alignment. The rest of this list is for the other calls.
+//! 4. Each operand the tensor-core kernel can read in place is read in
 //!    place: A K-major (`m x k`), B N-major (`k x n`; tf32: K-major, `n x
 //!    k`), rows and batch strides on 16 bytes (B's on 32 for a large
 //!    matrix, [`TensorGemm::pad_from`]). Any other is packed once
 //!    ([`gpu::gemm::pack`]) into a workspace at a row stride rounded up to
 //!    128 bytes; the kernel's maps describe exactly `m x k` and `k x n`,
 //!    so the copy engine's zero fill covers every tail.
-//! 4. The plan ([`Plan`], [`TensorGemm::plan`]) picks the tiles (128 x
+//! 5. The plan ([`Plan`], [`TensorGemm::plan`]) picks the tiles (128 x
 //!    256, 128 x 128 or 64 x 128: [`TileShape`]) and splits k where a
 //!    cost model says it pays: when the tiles are too few for the SMs.
-//! 5. With one split the `wgmma` kernel writes `D` itself, the epilogue
+//! 6. With one split the `wgmma` kernel writes `D` itself, the epilogue
 //!    (alpha, beta, bias, activation, the output type) applied as it
 //!    stores: through shared memory and TMA stores when D's rows start on
 //!    16 bytes and nothing is read from D or along its columns, else
@@ -49,6 +53,7 @@ use gpu::gemm::epilogue::{BIAS_COLS, BIAS_NONE, BIAS_ROWS};
 use gpu::launch::{Dim3, Kernel};
 
 use super::call::Call;
+use super::decode::{self, Decode};
 use super::plan::{Plan, PlanKey, best_plan};
 use super::precision::{Element, Input, Precision, WgmmaBuffers, WgmmaScalars};
 use super::tile::TileShape;
@@ -76,6 +81,9 @@ pub struct Route {
     pub scale_only: bool,
     /// Nothing ran (a BLAS quick return).
     pub nothing: bool,
+    /// The decode kernel ran (`m` or `n` at most 16;
+    /// [`super::decode`]), `splits` its k-splits across blocks.
+    pub decode: bool,
 }
 
 /// The tensor-core GEMM library: keeps its workspaces and tensor maps
@@ -108,6 +116,10 @@ pub struct TensorGemm {
     /// holds at once: tests spread the items over several blocks on the
     /// emulator, which has one SM.
     pub blocks: Option<usize>,
+    /// The decode kernel's k-splits across blocks instead of the model's
+    /// ([`decode::split`]): tests split k on the emulator, which has one
+    /// SM.
+    pub decode_splits: Option<usize>,
 }
 
 /// What a workspace holds: inputs, sums, tickets.
@@ -135,6 +147,8 @@ enum Routing {
     Ffma,
     /// The tensor-core path, as decided.
     Tensor(Routed),
+    /// The decode kernel: a few tokens against a weight.
+    Decode(Decode, RowMajor, f32),
 }
 
 /// A tensor-core call's decisions: what [`TensorGemm::launch`] carries out.
@@ -320,6 +334,12 @@ impl TensorGemm {
                 self.launch::<P, O>(gpu, call, &t, (a, b), c, bias)?;
                 Ok(t.route)
             }
+            Routing::Decode(plan, r, alpha) => {
+                let (a, b) = if r.swapped { (b, a) } else { (a, b) };
+                let (w, x) = if plan.weight_is_a { (a, b) } else { (b, a) };
+                self.decode::<P, O>(gpu, call, &plan, alpha, (w, x), c, bias)?;
+                Ok(Route { decode: true, splits: plan.splits, fused: true, ..Route::default() })
+            }
         }
     }
 
@@ -362,6 +382,15 @@ impl TensorGemm {
         }
         let r = g.row_major();
         let Operands { strides, a_in_place, b_in_place, b_sectors } = self.operands::<P>(call);
+        if !trivial && self.forced.is_none() {
+            let sms = gpu.info.multiprocessors.max(1) as usize;
+            if let Some(plan) = Decode::of::<P>(call, &r, strides, sms).map(|p| p.split_into(self.decode_splits))
+                && let Some(kernel) = plan.kernel::<P, O>()
+                && gpu.has_kernel(kernel).is_ok()
+            {
+                return Ok(Routing::Decode(plan, r, alpha));
+            }
+        }
         let plan = self.plan_reading::<P>(gpu, call, b_sectors);
         let kernel = P::kernel::<O>(plan.tile).expect("a tensor-core precision");
         if !trivial {
@@ -396,6 +425,7 @@ impl TensorGemm {
             pad_d,
             scale_only: trivial,
             nothing: false,
+            decode: false,
         };
         if r.m.div_ceil(gpu::gemm::epilogue::ROWS) > 65_535 || r.m.div_ceil(gpu::gemm::pack::TILE) > 65_535 {
             return Err(Error::InvalidInput(format!(
@@ -469,6 +499,44 @@ impl TensorGemm {
         };
         self.put(NO_BIAS, none);
         self.put(SUMS, w);
+        result
+    }
+
+    /// The decode kernel over the weight `w` and tokens `x` (see
+    /// [`super::decode`]), with the workspace for its splits' sums.
+    #[allow(clippy::too_many_arguments)]
+    fn decode<P: Precision, O: Element>(
+        &self,
+        gpu: &Gpu,
+        call: &Call,
+        plan: &Decode,
+        alpha: f32,
+        (w, x): (&DeviceBuffer<P::Input>, &DeviceBuffer<P::Input>),
+        c: &mut DeviceBuffer<O>,
+        bias: Option<&DeviceBuffer<f32>>,
+    ) -> Result<()> {
+        let split = plan.splits > 1;
+        let blocks = call.batch * plan.grid(1).x as usize;
+        let mut sums =
+            self.take::<f32>(gpu, SUMS, if split { call.batch * plan.splits * plan.tokens * plan.rows } else { 0 })?;
+        let mut tickets =
+            self.take_zeros::<u32>(gpu, TICKETS, if split { blocks * gpu::gemm::decode::THREADS } else { 0 })?;
+        let none = self.take::<f32>(gpu, NO_BIAS, 1)?;
+        let buffers = decode::Buffers {
+            w,
+            x,
+            d: c,
+            sums: &mut sums,
+            tickets: &mut tickets,
+            bias: bias.unwrap_or(&none),
+        };
+        // SAFETY: `Call::check` checked A, B, C and the bias against the
+        // call, which `plan` describes; the workspace and the tickets are
+        // sized above (the tickets zero between launches).
+        let result = unsafe { decode::launch::<P, O>(gpu, call, plan, alpha, buffers) };
+        self.put(SUMS, sums);
+        self.put(TICKETS, tickets);
+        self.put(NO_BIAS, none);
         result
     }
 

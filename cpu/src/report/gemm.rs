@@ -79,7 +79,10 @@ fn parse(path: &Path, prefix: &str) -> Result<Sweep> {
         text.lines().next().and_then(|l| l.strip_prefix("random shapes: ")?.rsplit(' ').next()?.parse().ok());
     let mut header: Vec<String> = Vec::new();
     let mut rows = Vec::new();
-    for line in text.lines().filter(|l| l.starts_with('|')) {
+    // The first table only (`gemm` prints its decode calls' bandwidth in
+    // a second one, after the summary line).
+    let table = text.lines().skip_while(|l| !l.starts_with('|')).take_while(|l| l.starts_with('|'));
+    for line in table {
         let cells: Vec<String> = line.trim_matches('|').split('|').map(|c| c.trim().to_string()).collect();
         if header.is_empty() {
             header = cells;

@@ -3,8 +3,9 @@
 //! .md` in `results/gemm/`, the seed `fresh` where the run drew its own),
 //! each run's geomean against the in-run peer, its lowest call, its lowest
 //! where the peer reaches half its best, and the same split by how the
-//! kernel read its operands: in place, or packed first (a copy of an
-//! operand whose rows are not on 16 bytes, or the wrong way round).
+//! call ran: the tile kernel reading its operands in place, or packed
+//! first (a copy of an operand whose rows are not on 16 bytes, or the
+//! wrong way round), or the decode kernel (`m` or `n` at most 16).
 
 use std::path::Path;
 
@@ -36,8 +37,9 @@ pub fn section(runs: &[Sweep]) -> String {
          Shapes drawn from the ranges users run (`cpu/src/gemm/random.rs`: m, n and k log-uniform on \
          1..16384, with shares aligned to 8-128, odd, skinny and decode), in each precision's native \
          layout, timed as the sweep is. Seed 1 is kept from run to run; `fresh` is a seed each run drew \
-         (its table's first line names it). The last columns split the calls by how our kernel read A \
-         and B: both in place, or one or both packed first.\n\n",
+         (its table's first line names it). The last columns split the calls by how they ran: the tile \
+         kernel reading A and B in place, the tile kernel after packing one or both, or the decode kernel \
+         (m or n at most 16: the weight read once, in place).\n\n",
     );
     let mut t = Table::new([
         "run",
@@ -47,9 +49,11 @@ pub fn section(runs: &[Sweep]) -> String {
         "lowest where the peer reaches half its best",
         "read in place",
         "packed first",
+        "decode kernel",
     ]);
     for s in runs {
         let packed = |r: &Row| r.route.contains("pack A") || r.route.contains("pack B");
+        let decode = |r: &Row| r.route.starts_with("decode");
         let all_lowest = s
             .rows
             .iter()
@@ -63,8 +67,9 @@ pub fn section(runs: &[Sweep]) -> String {
             judged(&s.rows, |_| true),
             all_lowest.map_or("-".into(), |(x, shape)| format!("{} at {shape}", percent(Some(x)))),
             lowest(s).map_or("-".into(), |(x, shape)| format!("{} at {shape}", percent(Some(x)))),
-            judged(&s.rows, |r| !packed(r)),
+            judged(&s.rows, |r| !packed(r) && !decode(r)),
             judged(&s.rows, packed),
+            judged(&s.rows, decode),
         ]);
     }
     md += &t.markdown();

@@ -474,7 +474,11 @@ fn decode_kernels_use_their_mma_and_16_byte_loads() {
         };
         let mmas = body.matches("mma.sync.aligned.").count();
         assert!(mmas > 0 && body.matches(&form).count() == mmas, "{}: not all {form}", kernel.name);
-        assert!(body.contains("ld.global.v4.b32") || body.contains("ld.global.nc.v4.b32"), "{}: no 16-byte load", kernel.name);
+        assert!(
+            body.contains("ld.global.v4.b32") || body.contains("ld.global.nc.v4.b32"),
+            "{}: no 16-byte load",
+            kernel.name
+        );
         assert!(!body.contains("call"), "{} calls a function", kernel.name);
         assert!(!body.contains(".local"), "{} uses local memory", kernel.name);
     }
@@ -490,8 +494,10 @@ fn decode_kernels_use_their_mma_and_16_byte_loads() {
 #[test]
 fn dependent_launches_wait_before_global_memory() {
     let dependent: Vec<&Kernel> = declared().into_iter().filter(|k| k.launch.dependent).collect();
-    let library: Vec<&Kernel> =
-        ["gpu::gemm::wgmma", "gpu::gemm::pack", "gpu::gemm::decode"].iter().flat_map(|m| registry::tree(m)).collect();
+    let library: Vec<&Kernel> = ["gpu::gemm::wgmma", "gpu::gemm::pack", "gpu::gemm::decode"]
+        .iter()
+        .flat_map(|m| registry::tree(m))
+        .collect();
     assert!(library.len() > 100, "{} library kernels", library.len());
     let names = |ks: &[&Kernel]| ks.iter().map(|k| k.name).collect::<std::collections::BTreeSet<_>>();
     assert_eq!(names(&dependent), names(&library), "the dependent launches are the library's kernels");

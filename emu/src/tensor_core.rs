@@ -53,47 +53,30 @@ pub fn mma_sync(input: Input, a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4]
     // The whole A (16 x k) and B (k x 8), rebuilt from the lanes' elements.
     let mut wa = [[0.0f64; 32]; 16];
     let mut wb = [[0.0f64; 8]; 32];
-    let k = match input {
-        Input::Tf32 => 8,
-        Input::Bf16 | Input::F16 => 16,
-        Input::E4m3 | Input::E5m2 => 32,
+    // Each form's lane maps; a register holds `per` elements, the lowest
+    // index in the low bits (one tf32, two 16-bit, four FP8), and a row of
+    // A covers k = 8 registers' elements.
+    type Map = fn(u32, u32) -> (u32, u32);
+    let (a_map, b_map): (Map, Map) = match input {
+        Input::Tf32 => (a_tf32, b_tf32),
+        Input::Bf16 | Input::F16 => (a_bf16, b_bf16),
+        Input::E4m3 | Input::E5m2 => (a_fp8, b_fp8),
+    };
+    let bits = 8 * input.bytes().min(4) as u32;
+    let per = 32 / bits;
+    let k = 8 * per as usize;
+    let element = |r: u32, i: u32| {
+        let mask = if bits == 32 { u32::MAX } else { (1 << bits) - 1 };
+        input.value((r >> (bits * (i % per))) & mask)
     };
     for (l, regs) in (0u32..).zip(&all) {
-        match input {
-            Input::Tf32 => {
-                for i in 0..4 {
-                    let (r, col) = a_tf32(l, i);
-                    wa[r as usize][col as usize] = input.value(regs[i as usize]);
-                }
-                for i in 0..2 {
-                    let (row, n) = b_tf32(l, i);
-                    wb[row as usize][n as usize] = input.value(regs[4 + i as usize]);
-                }
-            }
-            Input::Bf16 | Input::F16 => {
-                // Two 16-bit elements per register, the lower index in the low half.
-                let half = |r: u32, i: u32| input.value((r >> (16 * (i % 2))) & 0xffff);
-                for i in 0..8 {
-                    let (r, col) = a_bf16(l, i);
-                    wa[r as usize][col as usize] = half(regs[(i / 2) as usize], i);
-                }
-                for i in 0..4 {
-                    let (row, n) = b_bf16(l, i);
-                    wb[row as usize][n as usize] = half(regs[4 + (i / 2) as usize], i);
-                }
-            }
-            Input::E4m3 | Input::E5m2 => {
-                // Four bytes per register, the lowest index in the low byte.
-                let byte = |r: u32, i: u32| input.value((r >> (8 * (i % 4))) & 0xff);
-                for i in 0..16 {
-                    let (r, col) = a_fp8(l, i);
-                    wa[r as usize][col as usize] = byte(regs[(i / 4) as usize], i);
-                }
-                for i in 0..8 {
-                    let (row, n) = b_fp8(l, i);
-                    wb[row as usize][n as usize] = byte(regs[4 + (i / 4) as usize], i);
-                }
-            }
+        for i in 0..4 * per {
+            let (r, col) = a_map(l, i);
+            wa[r as usize][col as usize] = element(regs[(i / per) as usize], i);
+        }
+        for i in 0..2 * per {
+            let (row, n) = b_map(l, i);
+            wb[row as usize][n as usize] = element(regs[4 + (i / per) as usize], i);
         }
     }
     core::array::from_fn(|i| {

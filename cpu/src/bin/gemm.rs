@@ -339,9 +339,10 @@ fn one<P: Precision, O: Element>(gpu: &Gpu, lib: &TensorGemm, call: &Call, runs:
         }
     }
     let peer = (!peer.is_empty()).then(|| bench::median(&peer));
-    let weight = verified.route.decode.then(|| {
-        (weight.len() * size_of::<P::Input>(), (!copy.is_empty()).then(|| bench::median(&copy)))
-    });
+    let weight = verified
+        .route
+        .decode
+        .then(|| (weight.len() * size_of::<P::Input>(), (!copy.is_empty()).then(|| bench::median(&copy))));
     Ok(Row {
         call: *call,
         ours_ms: Some(bench::median(&ours)),

@@ -3,17 +3,15 @@
 //! the kernels read in place), how its k is split across blocks, and the
 //! launch ([`gpu::gemm::decode`]).
 
-use std::any::Any;
-
 use gpu::dev::fp8::{E4m3, E5m2};
 use gpu::gemm::decode::{
     BIAS_NONE, BIAS_TOKENS, BIAS_WEIGHT, ROWS_K, ROWS_N, STEP_N, TOKENS, WARPS, WIDE_W, WIDE_X, chunk_k,
 };
-use half::{bf16, f16};
 use gpu::launch::{Dim3, Kernel};
+use half::{bf16, f16};
 
 use super::call::Call;
-use super::precision::{Element, Precision};
+use super::precision::{Element, Precision, buffer_of};
 use crate::blas::gemm::RowMajor;
 use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
 
@@ -60,7 +58,12 @@ impl Decode {
     /// lies N-major in a precision whose kernel reads it K-major only
     /// (tf32, FP8: `mma.sync` takes them K-major), or the precision is
     /// `f32` (FFMA: the sgemm path).
-    pub fn of<P: Precision>(call: &Call, r: &RowMajor, strides: (usize, usize), sms: usize) -> Option<Decode> {
+    pub fn of<P: Precision>(
+        call: &Call,
+        r: &RowMajor,
+        strides: (usize, usize),
+        sms: usize,
+    ) -> Option<Decode> {
         let bytes = size_of::<P::Input>();
         let input = P::OPERAND?;
         if r.m.min(r.n) > TOKENS || r.k == 0 {
@@ -98,7 +101,8 @@ impl Decode {
         // are contiguous along k and each token starts on the run.
         let run = if form == Form::NMajor { 8 } else { 16 };
         let on = |ld: usize, stride: usize, unit: usize, skip: bool| {
-            (skip || (ld * bytes).is_multiple_of(unit)) && (call.batch == 1 || (stride * bytes).is_multiple_of(unit))
+            (skip || (ld * bytes).is_multiple_of(unit))
+                && (call.batch == 1 || (stride * bytes).is_multiple_of(unit))
         };
         let mut flags = 0;
         if on(ldw, w_batch, 16, false) && (form == Form::KMajor || rows.is_multiple_of(16 / bytes)) {
@@ -218,20 +222,20 @@ pub unsafe fn launch<P: Precision, O: Element>(
     let grid = plan.grid(call.batch);
     macro_rules! go {
         ($kernel:ident, $t:ty) => {{
-            let cast = |x: &DeviceBuffer<P::Input>| {
-                (x as &dyn Any).downcast_ref::<DeviceBuffer<$t>>().map(|x| x as *const DeviceBuffer<$t>)
+            let (Some(w), Some(x)) = (buffer_of::<$t, _>(b.w), buffer_of::<$t, _>(b.x)) else {
+                return Err(Error::InvalidInput(format!(
+                    "gemm {call}: {} takes {} inputs",
+                    P::NAME,
+                    stringify!($t)
+                )));
             };
-            let (Some(w), Some(x)) = (cast(b.w), cast(b.x)) else {
-                return Err(Error::InvalidInput(format!("gemm {call}: {} takes {} inputs", P::NAME, stringify!($t))));
-            };
-            // SAFETY: `w` and `x` are `b.w` and `b.x`, borrowed for the
-            // call; the rest is the caller's contract.
+            // SAFETY: the caller's contract.
             unsafe {
                 gpu::gemm::decode::$kernel::launch::<O, _>(
                     gpu,
                     grid,
-                    &*w,
-                    &*x,
+                    w,
+                    x,
                     b.d,
                     b.sums,
                     b.tickets,

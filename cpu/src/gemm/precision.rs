@@ -374,3 +374,9 @@ impl Precision for F32 {
         cublasComputeType_t::CUBLAS_COMPUTE_32F_PEDANTIC
     }
 }
+
+/// `x` as a buffer of `T`, where its element type is `T` (a precision's
+/// generic input seen as the concrete type a kernel takes).
+pub(crate) fn buffer_of<T: 'static, I: 'static>(x: &DeviceBuffer<I>) -> Option<&DeviceBuffer<T>> {
+    (x as &dyn std::any::Any).downcast_ref::<DeviceBuffer<T>>()
+}

@@ -55,7 +55,7 @@ use gpu::launch::{Dim3, Kernel};
 use super::call::Call;
 use super::decode::{self, Decode};
 use super::plan::{Plan, PlanKey, best_plan};
-use super::precision::{Element, Input, Precision, WgmmaBuffers, WgmmaScalars};
+use super::precision::{Element, Input, Precision, WgmmaBuffers, WgmmaScalars, buffer_of};
 use super::tile::TileShape;
 use crate::blas::gemm::RowMajor;
 use crate::blas::pack::pack;
@@ -384,7 +384,8 @@ impl TensorGemm {
         let Operands { strides, a_in_place, b_in_place, b_sectors } = self.operands::<P>(call);
         if !trivial && self.forced.is_none() {
             let sms = gpu.info.multiprocessors.max(1) as usize;
-            if let Some(plan) = Decode::of::<P>(call, &r, strides, sms).map(|p| p.split_into(self.decode_splits))
+            if let Some(plan) =
+                Decode::of::<P>(call, &r, strides, sms).map(|p| p.split_into(self.decode_splits))
                 && let Some(kernel) = plan.kernel::<P, O>()
                 && gpu.has_kernel(kernel).is_ok()
             {
@@ -517,10 +518,16 @@ impl TensorGemm {
     ) -> Result<()> {
         let split = plan.splits > 1;
         let blocks = call.batch * plan.grid(1).x as usize;
-        let mut sums =
-            self.take::<f32>(gpu, SUMS, if split { call.batch * plan.splits * plan.tokens * plan.rows } else { 0 })?;
-        let mut tickets =
-            self.take_zeros::<u32>(gpu, TICKETS, if split { blocks * gpu::gemm::decode::THREADS } else { 0 })?;
+        let mut sums = self.take::<f32>(
+            gpu,
+            SUMS,
+            if split { call.batch * plan.splits * plan.tokens * plan.rows } else { 0 },
+        )?;
+        let mut tickets = self.take_zeros::<u32>(
+            gpu,
+            TICKETS,
+            if split { blocks * gpu::gemm::decode::THREADS } else { 0 },
+        )?;
         let none = self.take::<f32>(gpu, NO_BIAS, 1)?;
         let buffers = decode::Buffers {
             w,
@@ -690,10 +697,7 @@ impl TensorGemm {
         c: &mut DeviceBuffer<O>,
         bias: Option<&DeviceBuffer<f32>>,
     ) -> Result<Route> {
-        fn as_f32<I: Input>(x: &DeviceBuffer<I>) -> Option<&DeviceBuffer<f32>> {
-            (x as &dyn Any).downcast_ref::<DeviceBuffer<f32>>()
-        }
-        let (Some(a), Some(b)) = (as_f32(a), as_f32(b)) else {
+        let (Some(a), Some(b)) = (buffer_of::<f32, _>(a), buffer_of::<f32, _>(b)) else {
             return Err(Error::InvalidInput("f32 precision takes f32 inputs".into()));
         };
         if call.batch != 1 {

@@ -8,7 +8,8 @@
 //! register count is its largest copy's.
 
 use super::{
-    Out, ROWS_K, ROWS_N, Raw, STEP_N, Shape, Store, WARPS, WIDE_W, WIDE_X, Work, chunk_k, finish, load8, load16,
+    Out, ROWS_K, ROWS_N, Raw, STEP_N, Shape, Store, WARPS, WIDE_W, WIDE_X, Work, chunk_k, finish, load8,
+    load16,
 };
 use crate::dev::mma::mma;
 use crate::dev::{Element, thread_idx_x};
@@ -71,7 +72,12 @@ impl ChunkK {
 /// # Safety
 /// The launch's contract; `valid` elements lie inside the split.
 #[inline(always)]
-unsafe fn load_chunk<S: Raw, const WW: bool, const WX: bool>(k: &Work<S>, l: LaneK, c: usize, valid: usize) -> ChunkK {
+unsafe fn load_chunk<S: Raw, const WW: bool, const WX: bool>(
+    k: &Work<S>,
+    l: LaneK,
+    c: usize,
+    valid: usize,
+) -> ChunkK {
     let (p, k0) = (&k.p, k.at.lo + c * chunk_k(S::BYTES));
     let (w_at, x_at) = (l.w_base + k0, l.x_base + k0 * p.x_p);
     // SAFETY: the caller's contract.
@@ -198,7 +204,9 @@ pub(super) unsafe fn decode_k<S: Raw, T: Element, O: Output>(
     let (g, t) = (lane / 4, lane % 4);
     let last = p.rows - 1;
     let l = LaneK {
-        rows: core::array::from_fn(|tile| core::array::from_fn(|h| (at.j0 + 16 * tile + g + 8 * h).min(last))),
+        rows: core::array::from_fn(|tile| {
+            core::array::from_fn(|h| (at.j0 + 16 * tile + g + 8 * h).min(last))
+        }),
         g,
         w_base: at.z * p.w_batch + t * per,
         x_base: at.z * p.x_batch + t * per * p.x_p,

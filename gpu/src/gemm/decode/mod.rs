@@ -67,7 +67,6 @@ pub const ROWS_N: usize = 64;
 /// k per step of a warp of the N-major `mma` kernels.
 pub const STEP_N: usize = 16;
 
-
 /// `flags` bit: the weight's rows and batch stride lie on 16 bytes (and,
 /// N-major, its `rows` is a multiple of 8: a lane's 8 columns lie all
 /// inside it or all outside).
@@ -165,7 +164,13 @@ pub struct Store {
 /// 1, `valid` covers all the bytes and `at S::BYTES` is a multiple of
 /// their count.
 #[inline(always)]
-unsafe fn load_words<S: Raw, const W: usize>(src: In<S>, at: usize, stride: usize, valid: usize, wide: bool) -> [u32; W] {
+unsafe fn load_words<S: Raw, const W: usize>(
+    src: In<S>,
+    at: usize,
+    stride: usize,
+    valid: usize,
+    wide: bool,
+) -> [u32; W] {
     let words = src.recast::<u32>();
     let first = at * S::BYTES / 4;
     if wide && valid >= 4 * W / S::BYTES {
@@ -313,7 +318,8 @@ unsafe fn finish<O: Output, const ROWS: usize, const SLABS: usize, const N: usiz
             return;
         }
         // This split's sums, `batch splits tokens rows` in all.
-        let sum_at = |split: usize, (s, j): (usize, usize)| ((at.z * p.splits + split) * p.tokens + s) * p.rows + j;
+        let sum_at =
+            |split: usize, (s, j): (usize, usize)| ((at.z * p.splits + split) * p.tokens + s) * p.rows + j;
         seq!(Q in 0..8 {
             let q: usize = Q;
             if q < per_thread && inside(out(q)) {

@@ -208,6 +208,7 @@ pub fn bulk_wait(n: usize) {
             st.map.store_box(st.xy, st.src - base, &data, |addr, row| {
                 check_map_bounds(addr, row.len(), st.site);
                 recorded_access(Space::Global, addr, row.len(), Op::Write(row), st.site);
+                block().launch.before_map_write(addr);
                 // SAFETY: checked to lie in a live allocation.
                 unsafe { std::ptr::copy_nonoverlapping(row.as_ptr(), addr as *mut u8, row.len()) };
             });

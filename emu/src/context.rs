@@ -3,12 +3,13 @@
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::sync::Mutex;
 
 use corosensei::Yielder;
 
 use super::abi::{Buffer, ShflOp, Site, Space};
 use super::analysis::Recorder;
-use super::memory::{GlobalWords, SharedWord};
+use super::memory::{GlobalShards, SharedWord};
 use super::order::{Access, Knowledge, Release, WarpSyncs};
 use super::proxy::{self, Proxy};
 use super::report::{Actor, EmuError};
@@ -118,15 +119,75 @@ impl AsyncCopies {
     }
 }
 
-/// What a launch remembers across its blocks.
+/// What a launch remembers across its blocks, which the OS threads
+/// running its clusters share.
 pub(crate) struct LaunchState {
-    pub(crate) global: RefCell<GlobalWords>,
+    pub(crate) global: GlobalShards,
     /// What releases through each atomic word have published, keyed by
     /// the word's address and, for a shared word, its block (shared
     /// addresses repeat between blocks).
-    pub(crate) published: RefCell<std::collections::HashMap<(Option<u32>, usize), Knowledge>>,
+    pub(crate) published: Mutex<std::collections::HashMap<(Option<u32>, usize), Knowledge>>,
     /// A dependent launch ([`crate::LaunchSpec::dependent`]).
     pub(crate) dependent: bool,
+    /// For a run whose report may be thrown away (a parallel one): the
+    /// bytes the launch may write, as they were before it, by address.
+    saved: Option<Mutex<Vec<Saved>>>,
+}
+
+/// Bytes of device memory as they were before a launch, and where.
+type Saved = (usize, Vec<u8>);
+
+impl LaunchState {
+    /// A launch's state; with `save`, the launch's buffers are copied
+    /// first, so that [`LaunchState::restore`] can put them back.
+    pub(crate) fn new(spec: &crate::LaunchSpec, save: bool) -> LaunchState {
+        let saved = save.then(|| {
+            // SAFETY: each buffer is device memory of the launch, this
+            // many bytes long, which no kernel is running on yet.
+            let copy =
+                |b: &Buffer| unsafe { std::slice::from_raw_parts(b.addr as *const u8, b.bytes) }.to_vec();
+            Mutex::new(spec.buffers.iter().map(|b| (b.addr, copy(b))).collect())
+        });
+        LaunchState {
+            global: GlobalShards::new(spec.buffers.iter().map(|b| b.bytes / 4).sum()),
+            published: Default::default(),
+            dependent: spec.dependent,
+            saved,
+        }
+    }
+
+    /// Before the copy engine writes global memory at `addr` through a
+    /// tensor map (in any live allocation, not only the launch's
+    /// buffers): the allocation's bytes are kept, the first time, when
+    /// the launch is saving.
+    pub(crate) fn before_map_write(&self, addr: usize) {
+        let Some(saved) = &self.saved else { return };
+        let Some((base, bytes)) = crate::allocations::containing(addr, 1) else { return };
+        let mut saved = lock(saved);
+        if !saved.iter().any(|(at, copy)| (*at..at + copy.len()).contains(&addr)) {
+            // SAFETY: a live allocation of `bytes`; the launch's writes to
+            // it all come here first, under this lock, so none has yet.
+            saved.push((base, unsafe { std::slice::from_raw_parts(base as *const u8, bytes) }.to_vec()));
+        }
+    }
+
+    /// Puts back what [`LaunchState::new`] and
+    /// [`LaunchState::before_map_write`] kept (the run has ended).
+    pub(crate) fn restore(&self) {
+        if let Some(saved) = &self.saved {
+            for (at, copy) in lock(saved).iter() {
+                // SAFETY: the memory the copy was taken from, still live
+                // (the launch's caller holds it), and no kernel runs on it.
+                unsafe { std::ptr::copy_nonoverlapping(copy.as_ptr(), *at as *mut u8, copy.len()) };
+            }
+        }
+    }
+}
+
+/// A lock of the launch's state; a kernel's panic, caught as its error,
+/// leaves no half-made change behind one.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// One block being run.

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use std::sync::atomic::Ordering;
 
 use super::abi::{Op, ShflOp, Site, Space};
-use super::context::{BlockCtx, Event, async_misuse, block, out_of_bounds, suspend, thread};
+use super::context::{BlockCtx, Event, async_misuse, block, lock, out_of_bounds, suspend, thread};
 use super::memory::{Hazard, word_value};
 use super::order::{Access, Kind, Observer, Release};
 use super::report::{EmuError, Race};
@@ -222,7 +222,7 @@ pub(crate) fn check_words(
                 // A cp.async marks its words written when it lands.
                 w.log_at(me.epoch).access(me, value, &order)
             }
-            Space::Global => b.launch.global.borrow_mut().entry(word).or_default().access(me, value, &order),
+            Space::Global => b.launch.global.shard(word).entry(word).or_default().access(me, value, &order),
         };
         if let Err(Hazard { earlier, name }) = result {
             std::panic::panic_any(EmuError::Race(Box::new(Race {
@@ -259,7 +259,7 @@ pub(crate) fn atomic_order(word: (Option<u32>, usize), order: Ordering) {
     let acquires = matches!(order, Ordering::Acquire | Ordering::AcqRel | Ordering::SeqCst);
     let release =
         if releases { Some(Release { epoch: b.epoch.get(), seq: t.seq.get() }) } else { t.last_fence.get() };
-    let mut published = b.launch.published.borrow_mut();
+    let mut published = lock(&b.launch.published);
     let slot = published.entry(word).or_default();
     if let Some(r) = release {
         slot.insert(b.linear, t.linear, r);
@@ -287,7 +287,7 @@ pub(crate) fn mbarrier_release(addr: usize) {
 /// with every arrival before it).
 pub(crate) fn mbarrier_acquire(addr: usize) {
     let (b, t) = (block(), thread());
-    if let Some(slot) = b.launch.published.borrow().get(&(Some(b.linear), addr))
+    if let Some(slot) = lock(&b.launch.published).get(&(Some(b.linear), addr))
         && !slot.is_empty()
     {
         Rc::make_mut(&mut t.knowledge.borrow_mut()).merge(slot);

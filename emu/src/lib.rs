@@ -6,10 +6,14 @@
 //! access call the hooks in `device`. [`launch`] runs a grid.
 //!
 //! A launch runs its blocks (or its thread-block clusters, the blocks of
-//! a cluster together) one after another, each with its own shared memory.
-//! Every CUDA thread is a stackful coroutine on one OS thread; the
-//! scheduler resumes each until it reaches a barrier, a `sync_warp`, a
-//! shuffle, an mbarrier wait or its end, in a deterministic order. Warp
+//! a cluster together) on a pool of OS threads, one per core
+//! (`KERNEL_LAB_EMU_THREADS` sets how many), each block with its own
+//! shared memory. Within a cluster every CUDA thread is a stackful
+//! coroutine on one OS thread; the scheduler resumes each until it
+//! reaches a barrier, a `sync_warp`, a shuffle, an mbarrier wait or its
+//! end, in a deterministic order. A launch whose parallel run finds a
+//! fault runs again cluster after cluster, from its inputs as they were,
+//! so that what it reports is the same on every run ([`launch`]). Warp
 //! collectives, `cp.async`, TMA copies, `mma.sync` and `wgmma` follow the
 //! `gpu-isa` crate's lane maps, descriptors and swizzles, products in
 //! `f64`, rounded once to `f32`. `docs/emulator.md` says what each
@@ -60,7 +64,7 @@ pub use abi::{Buffer, LaunchSpec};
 pub use allocations::{allocated, freed};
 pub use analysis::{AccessStats, Analysis};
 pub use report::{Actor, EmuError, Race};
-pub use scheduler::launch;
+pub use scheduler::{launch, set_threads, threads};
 
 /// What the device layer's host back end calls: one function per device
 /// operation, each acting on the emulated thread that is running.

@@ -18,6 +18,8 @@
 //! are not reported (a flag many threads set to 1, say).
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Mutex;
 
 use super::order::{Access, Kind, Observer};
 
@@ -91,7 +93,65 @@ impl SharedWord {
 }
 
 /// The global words a launch touched, by address.
-pub(crate) type GlobalWords = HashMap<usize, WordLog>;
+pub(crate) type GlobalWords = HashMap<usize, WordLog, BuildHasherDefault<WordHasher>>;
+
+/// The global words of a launch, in shards by 64-byte line, each behind
+/// its own lock: the OS threads running the grid's blocks meet on a lock
+/// only when they touch nearby words at once (one lock for the whole map
+/// was most of a parallel run's time).
+pub(crate) struct GlobalShards {
+    shards: Vec<Shard>,
+}
+
+/// One shard, on a cache line of its own.
+#[repr(align(128))]
+struct Shard(Mutex<GlobalWords>);
+
+const SHARDS: usize = 64;
+
+impl GlobalShards {
+    /// Room for `words` words (the launch's buffers), so that the maps do
+    /// not grow, rehashing, as the grid runs. Room is reserved, not
+    /// touched: the pages a map never fills are not mapped. Past a few
+    /// million words they grow as they need.
+    pub(crate) fn new(words: usize) -> GlobalShards {
+        let each = words.min(1 << 22) / SHARDS;
+        let shards = (0..SHARDS)
+            .map(|_| Shard(Mutex::new(GlobalWords::with_capacity_and_hasher(each, Default::default()))));
+        GlobalShards { shards: shards.collect() }
+    }
+
+    /// The shard holding the word at `word`, locked.
+    pub(crate) fn shard(&self, word: usize) -> std::sync::MutexGuard<'_, GlobalWords> {
+        let m = &self.shards[(word >> 6) % SHARDS].0;
+        m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// The hash of a word's address: its index (the address over 4) times an
+/// odd 64-bit constant, whose high bits (the group's tag) and low bits
+/// (the bucket) both depend on every bit of the index. Addresses are not
+/// chosen by an adversary, so a keyed hash (std's SipHash, a fifth of a
+/// checked access's time) buys nothing here.
+#[derive(Default)]
+pub(crate) struct WordHasher(u64);
+
+impl Hasher for WordHasher {
+    fn finish(&self) -> u64 {
+        let h = (self.0 >> 2).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        h ^ (h >> 29)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_usize(&mut self, word: usize) {
+        self.0 = word as u64;
+    }
+}
 
 /// The bits of the 4-byte word at `word` that a write of `bytes` at `addr`
 /// leaves, when the write covers the whole word.

@@ -57,12 +57,65 @@ fn quiet_kernel_panics() {
 
 const STACK_BYTES: usize = 256 * 1024;
 
-/// Runs a kernel on the emulator: every block of `spec.grid`, one cluster
-/// after another (a block is a cluster of one without `spec.cluster`), each
+/// The OS threads a launch's clusters run on: what [`set_threads`] last
+/// set, else `KERNEL_LAB_EMU_THREADS`, else one per core of the machine.
+pub fn threads() -> usize {
+    static FROM_ENV: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    match SET_THREADS.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => *FROM_ENV.get_or_init(|| {
+            std::env::var("KERNEL_LAB_EMU_THREADS")
+                .ok()
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .filter(|&n| n > 0)
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        }),
+        n => n,
+    }
+}
+
+static SET_THREADS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Runs later launches on `n` OS threads (`None`: as [`threads`] finds
+/// them), for the whole process: a benchmark of the emulator's scaling.
+pub fn set_threads(n: Option<usize>) {
+    SET_THREADS.store(n.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Runs a kernel on the emulator: every block of `spec.grid`, cluster by
+/// cluster (a block is a cluster of one without `spec.cluster`), each
 /// thread running `body`. Returns the access analysis (empty unless
 /// `spec.analyze`).
-pub fn launch(spec: &LaunchSpec, body: &dyn Fn()) -> Result<Analysis, EmuError> {
+///
+/// The clusters run on [`threads`] OS threads at once, each taking the
+/// next cluster in grid order, as a GPU's SMs take blocks. A clean run is
+/// the launch's result. A run that finds anything is not the report: which
+/// block meets a cross-block race first, or which one a ticket makes last,
+/// depends on the threads' timing. The launch's buffers (and whatever it
+/// wrote through tensor maps) are put back as they were, and the grid
+/// runs again on one thread, cluster after cluster, whose report is the
+/// same on every run. A sequential run that finds nothing reports what the
+/// parallel one found.
+pub fn launch(spec: &LaunchSpec, body: &(dyn Fn() + Sync)) -> Result<Analysis, EmuError> {
     quiet_kernel_panics();
+    let clusters = clusters(spec)?;
+    let workers = threads().min(clusters.len());
+    if workers > 1 {
+        let state = LaunchState::new(spec, true);
+        match run_clusters(spec, body, &clusters, &state, workers) {
+            Ok(analysis) => return Ok(analysis),
+            Err(found) => {
+                state.restore();
+                let again = LaunchState::new(spec, false);
+                return run_clusters(spec, body, &clusters, &again, 1).and(Err(found));
+            }
+        }
+    }
+    run_clusters(spec, body, &clusters, &LaunchState::new(spec, false), 1)
+}
+
+/// The first block of each cluster of the grid, in grid order (x fastest),
+/// or why the launch's shape is not one.
+fn clusters(spec: &LaunchSpec) -> Result<Vec<[u32; 3]>, EmuError> {
     let [bx, by, bz] = spec.block;
     let threads = bx as usize * by as usize * bz as usize;
     if threads == 0 || threads > 1024 {
@@ -80,72 +133,175 @@ pub fn launch(spec: &LaunchSpec, body: &dyn Fn()) -> Result<Analysis, EmuError> 
             spec.name
         )));
     }
-    // Launch-sized shared memory per block of a cluster, 16-byte aligned
-    // like the device's.
-    let mut shared: Vec<Vec<u128>> =
-        (0..size).map(|_| std::vec![0u128; spec.shared_bytes.div_ceil(16).max(1)]).collect();
-    let mut stacks: Vec<DefaultStack> = Vec::new();
-    let mut analysis = Analysis::default();
-    let state =
-        LaunchState { global: Default::default(), published: Default::default(), dependent: spec.dependent };
+    let mut origins = Vec::new();
     for z0 in (0..gz).step_by(cz as usize) {
         for y0 in (0..gy).step_by(cy as usize) {
             for x0 in (0..gx).step_by(cx as usize) {
-                let ctxs: Vec<BlockCtx> = shared
-                    .iter_mut()
-                    .enumerate()
-                    .map(|(rank, memory)| {
-                        // Fresh shared memory content per block is not
-                        // guaranteed on a GPU; fill it with a NaN pattern, so
-                        // that a read the kernel opted out of checking still
-                        // shows in its output.
-                        for w in memory.iter_mut() {
-                            *w = 0x7fc0_dead_7fc0_dead_7fc0_dead_7fc0_dead;
-                        }
-                        let r = rank as u32;
-                        let (x, y, z) = (x0 + r % cx, y0 + r / cx % cy, z0 + r / (cx * cy));
-                        BlockCtx {
-                            kernel: spec.name,
-                            block: [x, y, z],
-                            linear: (z * gy + y) * gx + x,
-                            block_dim: spec.block,
-                            grid_dim: spec.grid,
-                            rank: r,
-                            cluster_dim: spec.cluster,
-                            shared: memory.as_mut_ptr() as *mut u8,
-                            shared_len: spec.shared_bytes,
-                            buffers: spec.buffers,
-                            epoch: Cell::new(0),
-                            words: RefCell::new(std::vec![
-                                SharedWord { epoch: u32::MAX, ..Default::default() };
-                                spec.shared_bytes.div_ceil(4)
-                            ]),
-                            warps: RefCell::new(Vec::new()),
-                            uninitialized: RefCell::new(None),
-                            exited: RefCell::new(std::vec![0; threads.div_ceil(32)]),
-                            launch: &state,
-                            recorder: spec.analyze.then(|| RefCell::new(Recorder::default())),
-                            proxy: Default::default(),
-                        }
-                    })
-                    .collect();
-                run_cluster(&ctxs, body, &mut stacks)?;
-                for ctx in ctxs {
-                    if let Some(r) = ctx.recorder {
-                        analysis.add(&r.into_inner().finish());
-                    }
-                }
+                origins.push([x0, y0, z0]);
             }
         }
     }
+    Ok(origins)
+}
+
+/// Runs the clusters at `origins` on `workers` OS threads, each taking the
+/// next cluster in order; the analysis is added up in grid order. With
+/// one worker, the clusters run in order on this thread and the first
+/// error ends the launch; with more, the first error stops every worker
+/// at its next cluster, and the error of the earliest cluster that failed
+/// is returned.
+fn run_clusters(
+    spec: &LaunchSpec,
+    body: &(dyn Fn() + Sync),
+    origins: &[[u32; 3]],
+    state: &LaunchState,
+    workers: usize,
+) -> Result<Analysis, EmuError> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    let work = || {
+        let mut worker = Worker::new(spec);
+        let mut done: Vec<(usize, Result<Analysis, EmuError>)> = Vec::new();
+        while !failed.load(std::sync::atomic::Ordering::Relaxed) {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(&origin) = origins.get(i) else { break };
+            let result = worker.run(spec, body, origin, state);
+            if result.is_err() {
+                failed.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            done.push((i, result));
+        }
+        done
+    };
+    let mut done = if workers == 1 {
+        work()
+    } else {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..workers).map(|_| s.spawn(work)).collect();
+            // A worker's panics are the kernel's, caught as errors: a
+            // panic here is the emulator's own, passed on.
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        })
+    };
+    done.sort_by_key(|(i, _)| *i);
+    let mut analysis = Analysis::default();
+    for (_, result) in done {
+        analysis.add(&result?);
+    }
     Ok(analysis)
+}
+
+/// What one OS thread keeps between the clusters it runs: the blocks'
+/// shared memory and the coroutines' stacks.
+struct Worker {
+    shared: Vec<Vec<u128>>,
+    stacks: Vec<DefaultStack>,
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let mut kept = STACKS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let room = KEPT_STACKS.saturating_sub(kept.len());
+        let n = self.stacks.len().min(room);
+        kept.extend(self.stacks.drain(..n));
+    }
+}
+
+/// Coroutine stacks that launches have finished with, for the next ones
+/// (each is an `mmap`, and unmapping takes a lock every OS thread of the
+/// process contends for).
+static STACKS: std::sync::Mutex<Vec<DefaultStack>> = std::sync::Mutex::new(Vec::new());
+
+/// The most stacks kept between launches: a few full clusters' worth.
+const KEPT_STACKS: usize = 4 * 8 * 1024;
+
+impl Worker {
+    fn new(spec: &LaunchSpec) -> Worker {
+        let [cx, cy, cz] = spec.cluster;
+        let size = (cx * cy * cz) as usize;
+        // Launch-sized shared memory per block of a cluster, 16-byte
+        // aligned like the device's.
+        let shared = (0..size).map(|_| std::vec![0u128; spec.shared_bytes.div_ceil(16).max(1)]).collect();
+        let threads = size * spec.block.iter().product::<u32>() as usize;
+        let stacks = {
+            let mut kept = STACKS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let at = kept.len().saturating_sub(threads);
+            kept.split_off(at)
+        };
+        Worker { shared, stacks }
+    }
+
+    /// Runs the cluster whose first block is `[x0, y0, z0]`: its analysis.
+    fn run(
+        &mut self,
+        spec: &LaunchSpec,
+        body: &(dyn Fn() + Sync),
+        [x0, y0, z0]: [u32; 3],
+        state: &LaunchState,
+    ) -> Result<Analysis, EmuError> {
+        let ([cx, cy, _], [gx, gy, _]) = (spec.cluster, spec.grid);
+        let threads = spec.block.iter().product::<u32>() as usize;
+        let ctxs: Vec<BlockCtx> = self
+            .shared
+            .iter_mut()
+            .enumerate()
+            .map(|(rank, memory)| {
+                // Fresh shared memory content per block is not guaranteed
+                // on a GPU; fill it with a NaN pattern, so that a read the
+                // kernel opted out of checking still shows in its output.
+                for w in memory.iter_mut() {
+                    *w = 0x7fc0_dead_7fc0_dead_7fc0_dead_7fc0_dead;
+                }
+                let r = rank as u32;
+                let (x, y, z) = (x0 + r % cx, y0 + r / cx % cy, z0 + r / (cx * cy));
+                BlockCtx {
+                    kernel: spec.name,
+                    block: [x, y, z],
+                    linear: (z * gy + y) * gx + x,
+                    block_dim: spec.block,
+                    grid_dim: spec.grid,
+                    rank: r,
+                    cluster_dim: spec.cluster,
+                    shared: memory.as_mut_ptr() as *mut u8,
+                    shared_len: spec.shared_bytes,
+                    buffers: spec.buffers,
+                    epoch: Cell::new(0),
+                    words: RefCell::new(std::vec![
+                        SharedWord { epoch: u32::MAX, ..Default::default() };
+                        spec.shared_bytes.div_ceil(4)
+                    ]),
+                    warps: RefCell::new(Vec::new()),
+                    uninitialized: RefCell::new(None),
+                    exited: RefCell::new(std::vec![0; threads.div_ceil(32)]),
+                    launch: state,
+                    recorder: spec.analyze.then(|| RefCell::new(Recorder::default())),
+                    proxy: Default::default(),
+                }
+            })
+            .collect();
+        run_cluster(&ctxs, body, &mut self.stacks)?;
+        let mut analysis = Analysis::default();
+        for ctx in ctxs {
+            if let Some(r) = ctx.recorder {
+                analysis.add(&r.into_inner().finish());
+            }
+        }
+        Ok(analysis)
+    }
 }
 
 type Thread = Coroutine<u64, Event, (), DefaultStack>;
 
 /// Runs the blocks of one cluster to their end: every thread of each is a
 /// coroutine, `n` per block, thread `i` of block `b` at `b n + i`.
-fn run_cluster(ctxs: &[BlockCtx], body: &dyn Fn(), stacks: &mut Vec<DefaultStack>) -> Result<(), EmuError> {
+fn run_cluster(
+    ctxs: &[BlockCtx],
+    body: &(dyn Fn() + Sync),
+    stacks: &mut Vec<DefaultStack>,
+) -> Result<(), EmuError> {
     let n = ctxs[0].block_dim.iter().product::<u32>() as usize;
     let all = ctxs.len() * n;
     // SAFETY: `ctxs` outlives every use through CLUSTER and BLOCK: they are
@@ -181,9 +337,9 @@ fn run_cluster(ctxs: &[BlockCtx], body: &dyn Fn(), stacks: &mut Vec<DefaultStack
         })
         .collect();
     // The coroutines must be 'static: they get the body as a raw pointer.
-    let body_ptr: *const (dyn Fn() + '_) = body;
+    let body_ptr: *const (dyn Fn() + Sync + '_) = body;
     // SAFETY: only erases the lifetime; see the use below.
-    let body_ptr: *const (dyn Fn() + 'static) = unsafe { std::mem::transmute(body_ptr) };
+    let body_ptr: *const (dyn Fn() + Sync + 'static) = unsafe { std::mem::transmute(body_ptr) };
     let mut coroutines: Vec<Option<Thread>> = threads
         .iter()
         .map(|t| {

@@ -1,4 +1,5 @@
-//! How fast the emulator runs: emulated threads per second, by block size.
+//! How fast the emulator runs: emulated threads per second, by block size,
+//! on one OS thread and on every core.
 //!
 //! The body is the shape of one step of a tiled kernel: a global load, a
 //! shared store, a barrier, a shared load of another thread's word and a
@@ -17,6 +18,8 @@ use gpu::launch::{Arg, KernelParam};
 pub struct Speed {
     pub block: u32,
     pub blocks: u32,
+    /// The OS threads the blocks ran on.
+    pub workers: usize,
     pub seconds: f64,
 }
 
@@ -26,8 +29,9 @@ impl Speed {
     }
 }
 
-/// Emulates `threads` threads in blocks of `block`; the best of `runs`.
-pub fn measure(block: u32, threads: u32, runs: usize) -> Speed {
+/// Emulates `threads` threads in blocks of `block` on `workers` OS
+/// threads; the best of `runs`.
+pub fn measure(block: u32, threads: u32, runs: usize, workers: usize) -> Speed {
     let blocks = threads.div_ceil(block);
     let n = (block * blocks) as usize;
     let input: Vec<f32> = (0..n).map(|i| i as f32).collect();
@@ -62,43 +66,56 @@ pub fn measure(block: u32, threads: u32, runs: usize) -> Speed {
         }
     };
     let mut best = f64::INFINITY;
+    emu::set_threads(Some(workers));
     for _ in 0..runs {
         let start = Instant::now();
         emu::launch(&spec, &body).expect("the speed kernel is clean");
         best = best.min(start.elapsed().as_secs_f64());
     }
+    emu::set_threads(None);
     let b = block as usize;
     let want = |i: usize| (i / b * b + (i % b + 1) % b) as f32;
     assert!(output.iter().enumerate().all(|(i, v)| *v == want(i)), "the speed kernel's output");
-    Speed { block, blocks, seconds: best }
+    Speed { block, blocks, workers, seconds: best }
 }
 
 /// The block sizes measured.
 pub const BLOCKS: [u32; 6] = [32, 64, 128, 256, 512, 1024];
 
-/// Every block size, `threads` threads each.
+/// Every block size, `threads` threads each, on one OS thread and on
+/// every core (once, on a machine of one core).
 pub fn sweep(threads: u32, runs: usize) -> Vec<Speed> {
-    BLOCKS.iter().map(|&b| measure(b, threads, runs)).collect()
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut workers = vec![1];
+    if cores > 1 {
+        workers.push(cores);
+    }
+    BLOCKS.iter().flat_map(|&b| workers.iter().map(move |&w| measure(b, threads, runs, w))).collect()
 }
 
 /// The speed table, with the machine it was measured on.
 pub fn markdown(speeds: &[Speed], machine: &str) -> String {
     let mut md = String::from("## Emulator speed\n\n");
+    let most = speeds.iter().map(|s| s.workers).max().unwrap_or(1);
     let _ = writeln!(
         md,
-        "Emulated threads per second on {machine}, one OS thread, every check on (the body: a global \
-         load, a shared store, a barrier, a shared load, a global store).\n"
+        "Emulated threads per second on {machine}, every check on (the body: a global load, a shared \
+         store, a barrier, a shared load, a global store), on one OS thread and on {most}.\n"
     );
-    let _ = writeln!(md, "| threads per block | blocks | threads/s | vs 32 |\n|---|---|---|---|");
-    let base = speeds.first().map_or(1.0, Speed::threads_per_second);
-    for s in speeds {
+    let _ = writeln!(
+        md,
+        "| threads per block | blocks | 1 OS thread | {most} OS threads | {most} vs 1 |\n|---|---|---|---|---|"
+    );
+    for one in speeds.iter().filter(|s| s.workers == 1) {
+        let all = speeds.iter().find(|s| s.block == one.block && s.workers == most).unwrap_or(one);
         let _ = writeln!(
             md,
-            "| {} | {} | {:.2} M | {:.2}× |",
-            s.block,
-            s.blocks,
-            s.threads_per_second() / 1e6,
-            s.threads_per_second() / base
+            "| {} | {} | {:.2} M | {:.2} M | {:.2}× |",
+            one.block,
+            one.blocks,
+            one.threads_per_second() / 1e6,
+            all.threads_per_second() / 1e6,
+            all.threads_per_second() / one.threads_per_second()
         );
     }
     md

@@ -11,14 +11,32 @@ pub struct Ptx {
     /// Whether it uses architecture-specific features (`sm_90a`): it runs
     /// on that capability only, not on later ones.
     pub specific: bool,
-    /// The PTX text.
-    pub text: &'static str,
+    source: Source,
+}
+
+/// The text as embedded.
+#[derive(Clone, Copy, Debug)]
+enum Source {
+    Text(&'static str),
+    /// DEFLATE-compressed (what `cuda-builder` leaves beside the text):
+    /// PTX is repetitive text, a seventh of its size compressed, and the
+    /// binaries embed every architecture's.
+    Deflated(&'static [u8]),
 }
 
 impl Ptx {
     /// The architecture's PTX, for `sm_XY`, `sm_XYZ` or either with a
     /// suffix letter (`sm_90a`).
     pub const fn new(arch: &'static str, text: &'static str) -> Ptx {
+        Ptx::with(arch, Source::Text(text))
+    }
+
+    /// The architecture's PTX from its DEFLATE stream (`include_ptx!`'s).
+    pub const fn deflated(arch: &'static str, bytes: &'static [u8]) -> Ptx {
+        Ptx::with(arch, Source::Deflated(bytes))
+    }
+
+    const fn with(arch: &'static str, source: Source) -> Ptx {
         let b = arch.as_bytes();
         // "sm_", digits, then an optional letter.
         let (mut compute, mut i) = (0i32, 3);
@@ -26,8 +44,33 @@ impl Ptx {
             compute = compute * 10 + (b[i] - b'0') as i32;
             i += 1;
         }
-        Ptx { arch, compute, specific: i < b.len(), text }
+        Ptx { arch, compute, specific: i < b.len(), source }
     }
+
+    /// The PTX text: inflated the first time it is asked for (a fifth of
+    /// a second for the largest, once per process), kept after that.
+    pub fn text(&self) -> &'static str {
+        match self.source {
+            Source::Text(text) => text,
+            Source::Deflated(bytes) => inflated(bytes),
+        }
+    }
+}
+
+/// The text of a DEFLATE stream embedded in the binary, inflated once.
+fn inflated(bytes: &'static [u8]) -> &'static str {
+    use std::collections::BTreeMap;
+    use std::sync::{Mutex, PoisonError};
+    static TEXTS: Mutex<BTreeMap<usize, &'static str>> = Mutex::new(BTreeMap::new());
+    let mut texts = TEXTS.lock().unwrap_or_else(PoisonError::into_inner);
+    texts.entry(bytes.as_ptr() as usize).or_insert_with(|| {
+        let raw = miniz_oxide::inflate::decompress_to_vec(bytes)
+            .unwrap_or_else(|e| panic!("the embedded PTX does not inflate ({e:?}): the build is broken"));
+        let text = String::from_utf8(raw).unwrap_or_else(|_| panic!("the embedded PTX is not UTF-8"));
+        // One per module, for the process's life: the kernels' modules
+        // are cut from it whenever one is first launched.
+        Box::leak(text.into_boxed_str())
+    })
 }
 
 /// The best of `archs` for a device of compute capability `major.minor`:
@@ -93,11 +136,17 @@ pub fn entry_module(text: &str, name: &str) -> Option<String> {
 macro_rules! include_ptx {
     ($name:literal) => {
         &[
-            $crate::ptx::Ptx::new("sm_80", include_str!(concat!(env!("OUT_DIR"), "/", $name, "_sm_80.ptx"))),
-            $crate::ptx::Ptx::new("sm_90", include_str!(concat!(env!("OUT_DIR"), "/", $name, "_sm_90.ptx"))),
-            $crate::ptx::Ptx::new(
+            $crate::ptx::Ptx::deflated(
+                "sm_80",
+                include_bytes!(concat!(env!("OUT_DIR"), "/", $name, "_sm_80.ptx.z")),
+            ),
+            $crate::ptx::Ptx::deflated(
+                "sm_90",
+                include_bytes!(concat!(env!("OUT_DIR"), "/", $name, "_sm_90.ptx.z")),
+            ),
+            $crate::ptx::Ptx::deflated(
                 "sm_90a",
-                include_str!(concat!(env!("OUT_DIR"), "/", $name, "_sm_90a.ptx")),
+                include_bytes!(concat!(env!("OUT_DIR"), "/", $name, "_sm_90a.ptx.z")),
             ),
         ]
     };
@@ -106,6 +155,17 @@ macro_rules! include_ptx {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn deflated_text_reads_as_the_text() {
+        let text = ".version 8.4\n.target sm_90a\n".repeat(100);
+        let bytes: &'static [u8] =
+            Box::leak(miniz_oxide::deflate::compress_to_vec(text.as_bytes(), 6).into_boxed_slice());
+        let p = Ptx::deflated("sm_90a", bytes);
+        assert_eq!(p.text(), text);
+        assert!(std::ptr::eq(p.text(), p.text()), "inflated once");
+        assert_eq!(Ptx::new("sm_80", "x").text(), "x");
+    }
 
     #[test]
     fn hopper_takes_sm_90a_and_later_devices_the_newest_portable_one() {

@@ -23,12 +23,12 @@ fn every_declared_kernel_is_in_every_ptx_and_nothing_else_is() {
     assert_eq!(names.len(), declared().len(), "two declarations export one name");
     assert!(names.len() >= 40, "{names:?}");
     for p in ARCHS {
-        let in_ptx: BTreeSet<&str> = entries(p.text).into_iter().collect();
+        let in_ptx: BTreeSet<&str> = entries(p.text()).into_iter().collect();
         let built: BTreeSet<&str> =
             declared().iter().filter(|k| k.built_for(p.arch)).map(|k| k.name).collect();
         assert_eq!(in_ptx, built, "{} PTX entries against the declarations built for it", p.arch);
         // The launch-bounds data was turned into directives and removed.
-        assert!(!p.text.contains("__launch_bounds__"), "{}", p.arch);
+        assert!(!p.text().contains("__launch_bounds__"), "{}", p.arch);
     }
 }
 
@@ -60,8 +60,8 @@ fn launch_bounds_in_the_ptx_are_the_declared_ones() {
     for p in ARCHS {
         let mut with_bounds = BTreeSet::new();
         for k in declared().into_iter().filter(|k| k.built_for(p.arch)) {
-            let start = p.text.find(&format!(".entry {}(", k.name)).unwrap();
-            let header = &p.text[start..start + p.text[start..].find("\n{\n").unwrap()];
+            let start = p.text().find(&format!(".entry {}(", k.name)).unwrap();
+            let header = &p.text()[start..start + p.text()[start..].find("\n{\n").unwrap()];
             let l = k.launch;
             let cluster = if l.cluster.count() > 1 {
                 format!("\n.reqnctapercluster {}, {}, {}", l.cluster.x, l.cluster.y, l.cluster.z)

@@ -10,11 +10,13 @@
 //! ```
 //!
 //! leaves `kernels_sm_80.ptx`, `kernels_sm_90.ptx` and `kernels_sm_90a.ptx`
-//! in `OUT_DIR`, which `lab_runtime::include_ptx!("kernels")` embeds; the
-//! host picks the one that suits the device (`sm_90a` on Hopper).
+//! in `OUT_DIR`, each with its DEFLATE stream beside it (`.ptx.z`), which
+//! `lab_runtime::include_ptx!("kernels")` embeds; the host picks the one
+//! that suits the device (`sm_90a` on Hopper).
 //!
-//! How: a nested `cargo rustc` per architecture, for `nvptx64-nvidia-cuda`
-//! with `-Zbuild-std=core` (rustup ships no `rust-std` for that target),
+//! How: a nested `cargo rustc` per architecture, all at once (each with a
+//! target directory of its own), for `nvptx64-nvidia-cuda` with
+//! `-Zbuild-std=core` (rustup ships no `rust-std` for that target),
 //! fat LTO and one codegen unit (a `ptx` profile given on the command
 //! line), `no_std` and the `abi_ptx` feature added to the crate from the
 //! command line (so a rust-cuda kernel crate needs no attribute of ours),
@@ -145,43 +147,25 @@ impl CudaBuilder {
         let linker = out_dir.join("ptx-linker");
         write_executable(&linker, LINKER)?;
         let target_dir = nvptx_target_dir(&out_dir);
-        let mut written = Vec::new();
-        for arch in &self.archs {
-            let output = Command::new(&toolchain.cargo)
-                .current_dir(&self.krate)
-                .env_remove("CARGO_ENCODED_RUSTFLAGS")
-                .env_remove("RUSTFLAGS")
-                .env_remove("CARGO_BUILD_RUSTFLAGS")
-                .env_remove("CARGO_TARGET_DIR")
-                .env_remove("CARGO_BUILD_TARGET")
-                .env_remove("RUSTC_WRAPPER")
-                .env_remove("RUSTC_WORKSPACE_WRAPPER")
-                .env("PTX_LLC", &toolchain.llc)
-                .args(["rustc", "--manifest-path"])
-                .arg(&manifest)
-                .args(["--package", &package, "--lib", "--crate-type", "cdylib"])
-                .args(["--target", NVPTX, "-Zbuild-std=core", "--profile", "ptx"])
-                .args(PTX_PROFILE.iter().flat_map(|c| ["--config", c]))
-                .arg("--target-dir")
-                .arg(&target_dir)
-                // A crate that says these itself would see them twice.
-                .args(["--", "-Zcrate-attr=no_std", "-Zcrate-attr=feature(abi_ptx)"])
-                .args(["-A", "duplicate-features", "-A", "unused-attributes", "-C"])
-                .arg(format!("target-cpu={arch}"))
-                .args(ptx_isa(arch))
-                .arg("-C")
-                .arg(format!("linker={}", linker.display()))
-                .output()
-                .map_err(|e| io(&format!("could not run cargo for the nvptx build: {e}")))?;
-            if !output.status.success() {
-                eprintln!("{}", String::from_utf8_lossy(&output.stderr));
-                return Err(BuildError::Failed { krate: package, arch: arch.clone() });
-            }
-            let ptx = target_dir.join(NVPTX).join("ptx").join(format!("{lib}.ptx"));
-            let text = std::fs::read_to_string(&ptx)
-                .map_err(|e| io(&format!("the nvptx build left no {}: {e}", ptx.display())))?;
-            written.push(write_ptx(&out_dir, &lib, arch, &add_launch_bounds(&text)?)?);
-        }
+        // Every architecture at once, each a nested cargo with a target
+        // directory of its own (one would lock the others out): an edit
+        // waits for the slowest architecture, not for the sum of them.
+        let nested =
+            Nested { toolchain: &toolchain, manifest: &manifest, package: &package, linker: &linker };
+        let written: Vec<Result<PathBuf, BuildError>> = std::thread::scope(|s| {
+            let builds: Vec<_> = (self.archs.iter())
+                .map(|arch| {
+                    let (nested, dir, lib, out_dir) =
+                        (&nested, target_dir.join(arch), lib.as_str(), &out_dir);
+                    s.spawn(move || {
+                        let text = add_launch_bounds(&nested.build(arch, &dir, lib)?)?;
+                        write_ptx(out_dir, lib, arch, &text)
+                    })
+                })
+                .collect();
+            builds.into_iter().map(|b| b.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+        });
+        let written = written.into_iter().collect::<Result<Vec<_>, _>>()?;
         self.copy_first(&written, false)?;
         Ok(written)
     }
@@ -213,11 +197,65 @@ impl CudaBuilder {
     }
 }
 
+/// One architecture's nested build of the kernel crate.
+struct Nested<'a> {
+    toolchain: &'a Toolchain,
+    manifest: &'a Path,
+    package: &'a str,
+    linker: &'a Path,
+}
+
+impl Nested<'_> {
+    /// The PTX of library `lib` for `arch`, built in `target_dir`; on
+    /// failure, rustc's errors are printed first.
+    fn build(&self, arch: &str, target_dir: &Path, lib: &str) -> Result<String, BuildError> {
+        let output = Command::new(&self.toolchain.cargo)
+            .current_dir(self.manifest.parent().unwrap_or(Path::new(".")))
+            .env_remove("CARGO_ENCODED_RUSTFLAGS")
+            .env_remove("RUSTFLAGS")
+            .env_remove("CARGO_BUILD_RUSTFLAGS")
+            .env_remove("CARGO_TARGET_DIR")
+            .env_remove("CARGO_BUILD_TARGET")
+            .env_remove("RUSTC_WRAPPER")
+            .env_remove("RUSTC_WORKSPACE_WRAPPER")
+            .env("PTX_LLC", &self.toolchain.llc)
+            .args(["rustc", "--manifest-path"])
+            .arg(self.manifest)
+            .args(["--package", self.package, "--lib", "--crate-type", "cdylib"])
+            .args(["--target", NVPTX, "-Zbuild-std=core", "--profile", "ptx"])
+            .args(PTX_PROFILE.iter().flat_map(|c| ["--config", c]))
+            .args(pinned(self.package).iter().flat_map(|c| ["--config".to_string(), c.clone()]))
+            .arg("--target-dir")
+            .arg(target_dir)
+            // A crate that says these itself would see them twice.
+            .args(["--", "-Zcrate-attr=no_std", "-Zcrate-attr=feature(abi_ptx)"])
+            .args(["-A", "duplicate-features", "-A", "unused-attributes", "-C"])
+            .arg(format!("target-cpu={arch}"))
+            .args(ptx_isa(arch))
+            .arg("-C")
+            .arg(format!("linker={}", self.linker.display()))
+            .output()
+            .map_err(|e| io(&format!("could not run cargo for the nvptx build: {e}")))?;
+        if !output.status.success() {
+            eprintln!("{}", String::from_utf8_lossy(&output.stderr));
+            return Err(BuildError::Failed { krate: self.package.to_string(), arch: arch.to_string() });
+        }
+        let ptx = target_dir.join(NVPTX).join("ptx").join(format!("{lib}.ptx"));
+        std::fs::read_to_string(&ptx)
+            .map_err(|e| io(&format!("the nvptx build left no {}: {e}", ptx.display())))
+    }
+}
+
 /// Writes `text` as `lib`'s PTX for `arch` in `out_dir`
-/// (`<lib>_<arch>.ptx`, what `include_ptx!` reads).
+/// (`<lib>_<arch>.ptx`, to read), and its DEFLATE stream beside it
+/// (`<lib>_<arch>.ptx.z`, what `include_ptx!` embeds: a seventh of the
+/// size).
 fn write_ptx(out_dir: &Path, lib: &str, arch: &str, text: &str) -> Result<PathBuf, BuildError> {
     let dest = out_dir.join(format!("{lib}_{arch}.ptx"));
     std::fs::write(&dest, text).map_err(|e| io(&format!("could not write {}: {e}", dest.display())))?;
+    let deflated = dest.with_extension("ptx.z");
+    std::fs::write(&deflated, miniz_oxide::deflate::compress_to_vec(text.as_bytes(), 6))
+        .map_err(|e| io(&format!("could not write {}: {e}", deflated.display())))?;
     Ok(dest)
 }
 
@@ -258,9 +296,22 @@ const PTX_PROFILE: &[&str] = &[
     "profile.ptx.lto=\"fat\"",
     "profile.ptx.codegen-units=1",
     "profile.ptx.debug=false",
+    "profile.ptx.strip=\"none\"",
     "profile.ptx.debug-assertions=false",
     "profile.ptx.overflow-checks=false",
 ];
+
+/// The `ptx` profile's settings again for the kernel crate itself: the
+/// profile inherits `release`, and a workspace may tune its host build of
+/// the crate there (`[profile.release.package.gpu]`, a lower `opt-level`
+/// and `incremental` for the emulator's build), which would otherwise
+/// reach the PTX, ahead of the profile's own settings.
+fn pinned(package: &str) -> Vec<String> {
+    ["opt-level=3", "codegen-units=1", "incremental=false", "debug=false"]
+        .iter()
+        .map(|setting| format!("profile.ptx.package.{package}.{setting}"))
+        .collect()
+}
 
 fn io(message: &str) -> BuildError {
     BuildError::Io(message.to_string())
@@ -335,7 +386,11 @@ fn names(manifest: &Path) -> Result<(String, String), BuildError> {
     Ok((package, lib))
 }
 
-/// The crate and every path dependency its manifests name, recursively.
+/// The crate and every path dependency its manifests name for the nvptx
+/// build, recursively: not its dev-dependencies, nor the dependencies of
+/// its host build alone (`[target.'cfg(not(target_arch = "nvptx64"))'
+/// .dependencies]`, an emulator, say), whose edits leave the PTX as it
+/// was.
 fn watched(krate: &Path) -> Vec<PathBuf> {
     let mut seen: Vec<PathBuf> = Vec::new();
     let mut todo = vec![krate.to_path_buf()];
@@ -345,18 +400,37 @@ fn watched(krate: &Path) -> Vec<PathBuf> {
             continue;
         }
         if let Ok(text) = std::fs::read_to_string(dir.join("Cargo.toml")) {
-            for part in text.split("path").skip(1) {
-                let value = part.trim_start().strip_prefix('=').map(str::trim_start);
-                if let Some(rest) = value.and_then(|v| v.strip_prefix('"'))
-                    && let Some(end) = rest.find('"')
-                {
-                    todo.push(dir.join(&rest[..end]));
-                }
-            }
+            todo.extend(device_paths(&text).into_iter().map(|p| dir.join(p)));
         }
         seen.push(dir);
     }
     seen
+}
+
+/// The `path = "..."` values of a manifest, but for those in sections the
+/// nvptx build does not read.
+fn device_paths(manifest: &str) -> Vec<String> {
+    let mut paths = Vec::new();
+    let mut skip = false;
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            let compact: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+            skip = compact.contains("dev-dependencies") || compact.contains("not(target_arch=\"nvptx64\")");
+            continue;
+        }
+        if skip {
+            continue;
+        }
+        for part in line.split("path").skip(1) {
+            let value = part.trim_start().strip_prefix('=').map(str::trim_start);
+            if let Some(rest) = value.and_then(|v| v.strip_prefix('"'))
+                && let Some(end) = rest.find('"')
+            {
+                paths.push(rest[..end].to_string());
+            }
+        }
+    }
+    paths
 }
 
 fn write_executable(path: &Path, text: &str) -> Result<(), BuildError> {
@@ -457,6 +531,37 @@ mod tests {
         );
         write_executable(&path, &script).unwrap();
         path
+    }
+
+    /// The PTX is rebuilt for the crate's device dependencies, not for
+    /// its dev-dependencies or its host build's own.
+    #[test]
+    fn host_only_and_dev_dependencies_are_not_watched() {
+        let manifest = r#"
+[dependencies]
+gpu-device = { path = "../device" }
+seq-macro = "0.3"
+
+[target.'cfg(not(target_arch = "nvptx64"))'.dependencies]
+emu = { path = "../emu" }
+
+[dev-dependencies]
+helper = { path = "../helper" }
+
+[target.'cfg(target_arch = "nvptx64")'.dependencies]
+ptx-only = { path = "../ptx-only" }
+"#;
+        assert_eq!(device_paths(manifest), ["../device", "../ptx-only"]);
+    }
+
+    /// The PTX build restates its profile for the kernel crate, ahead of
+    /// any `[profile.release.package.<crate>]` of the workspace.
+    #[test]
+    fn the_kernel_crate_gets_the_ptx_profile_whatever_release_says() {
+        let pinned = pinned("my-kernels");
+        for setting in ["opt-level=3", "codegen-units=1", "incremental=false"] {
+            assert!(pinned.contains(&format!("profile.ptx.package.my-kernels.{setting}")), "{pinned:?}");
+        }
     }
 
     /// Under clippy each architecture's file is one line, and `copy_to`

@@ -58,31 +58,74 @@ fn assemble(text: &str, arch: &str) -> Vec<(String, Usage)> {
     assemble_to_cubin(text, arch).0
 }
 
-/// Assembles `text` for `arch`: each entry's usage, and the cubin.
+/// Assembles each entry of `text` for `arch` from a module of its own
+/// ([`ptx::entry_module`], as the runtime loads it), on every core: each
+/// entry's usage, in the text's order. Only modules this checkout has not
+/// assembled before run ptxas, so an edit to one kernel reassembles that
+/// kernel (and whatever else its change moved), not the 50 MB around it.
+fn assemble_each(text: &str, arch: &str) -> Vec<(String, Usage)> {
+    let names = ptx::entries(text);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut usage: Vec<(usize, (String, Usage))> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(name) = names.get(i) else { break mine };
+                        let module = ptx::entry_module(text, name).unwrap();
+                        mine.extend(assemble(&module, arch).into_iter().map(|u| (i, u)));
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    usage.sort_by_key(|(i, _)| *i);
+    usage.into_iter().map(|(_, u)| u).collect()
+}
+
+/// Assembles `text` for `arch`: each entry's usage, and the cubin. The
+/// result is kept under the target directory, keyed by the text, ptxas
+/// and the architecture, so a text assembled before is not assembled
+/// again.
 fn assemble_to_cubin(text: &str, arch: &str) -> (Vec<(String, Usage)>, PathBuf) {
-    let dir = std::env::temp_dir().join(format!("kernel-lab-ptx-{}", std::process::id()));
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ptxas");
     std::fs::create_dir_all(&dir).unwrap();
-    // Tests run in parallel: one file per text, not per architecture.
     let tag = {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        text.hash(&mut h);
-        format!("{arch}_{:016x}", h.finish())
+        (text, arch, ptxas()).hash(&mut h);
+        format!("{arch}_{:016x}_{}", h.finish(), text.len())
     };
-    let source = dir.join(format!("{tag}.ptx"));
-    let cubin = dir.join(format!("{tag}.cubin"));
+    let (log, cubin) = (dir.join(format!("{tag}.log")), dir.join(format!("{tag}.cubin")));
+    if let (Ok(text), true) = (std::fs::read_to_string(&log), cubin.exists()) {
+        return (parse_ptxas_log(&text), cubin);
+    }
+    // Tests run in parallel, in more than one process: each writes files
+    // of its own and renames them into place, the log last (a log means
+    // its cubin is there).
+    let me = format!("{}-{:?}", std::process::id(), std::thread::current().id()).replace(['(', ')'], "");
+    let own = |ext: &str| dir.join(format!("{tag}.{me}.{ext}"));
+    let (source, new_cubin, new_log) = (own("ptx"), own("cubin"), own("log"));
     std::fs::write(&source, text).unwrap();
-    // `--split-compile 0`: ptxas optimizes the entries on every core (the
-    // whole sm_90a PTX in half the time on two; the same code and usage).
+    // `--split-compile 0`: ptxas optimizes the entries on every core (a
+    // whole PTX in half the time on two; the same code and usage).
     let output = Command::new(ptxas())
         .args(["-v", "--split-compile", "0", &format!("-arch={arch}"), "-o"])
-        .arg(&cubin)
+        .arg(&new_cubin)
         .arg(&source)
         .output()
         .expect("running ptxas");
-    let log = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(output.status.success(), "ptxas -arch={arch} rejected the PTX:\n{log}");
-    (parse_ptxas_log(&log), cubin)
+    let _ = std::fs::remove_file(&source);
+    let text = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "ptxas -arch={arch} rejected the PTX:\n{text}");
+    std::fs::rename(&new_cubin, &cubin).unwrap();
+    std::fs::write(&new_log, &text).unwrap();
+    std::fs::rename(&new_log, &log).unwrap();
+    (parse_ptxas_log(&text), cubin)
 }
 
 /// nvdisasm, from the wheel `scripts/setup` installs.
@@ -94,7 +137,7 @@ fn nvdisasm() -> PathBuf {
 /// instruction a line, as nvdisasm prints them, without addresses.
 fn sass_90a(name: &str) -> Vec<String> {
     let p = ARCHS.iter().find(|p| p.arch == "sm_90a").unwrap();
-    let (_, cubin) = assemble_to_cubin(&ptx::entry_module(p.text, name).unwrap(), "sm_90a");
+    let (_, cubin) = assemble_to_cubin(&ptx::entry_module(p.text(), name).unwrap(), "sm_90a");
     let output = Command::new(nvdisasm()).arg("-c").arg(&cubin).output().expect("running nvdisasm");
     assert!(output.status.success(), "nvdisasm: {}", String::from_utf8_lossy(&output.stderr));
     String::from_utf8_lossy(&output.stdout)
@@ -130,7 +173,7 @@ fn parse_ptxas_log(log: &str) -> Vec<(String, Usage)> {
 #[test]
 fn every_declared_kernel_is_in_every_ptx() {
     for p in ARCHS {
-        let entries = ptx::entries(p.text);
+        let entries = ptx::entries(p.text());
         for kernel in declared() {
             assert_eq!(
                 entries.contains(&kernel.name),
@@ -147,7 +190,7 @@ fn every_declared_kernel_is_in_every_ptx() {
 #[test]
 fn ptx_targets_its_arch() {
     for p in ARCHS {
-        assert!(p.text.contains(&format!(".target {}", p.arch)), "{} PTX has the wrong .target", p.arch);
+        assert!(p.text().contains(&format!(".target {}", p.arch)), "{} PTX has the wrong .target", p.arch);
     }
 }
 
@@ -161,7 +204,7 @@ fn every_ptx_assembles_for_its_targets_without_spills() {
             ["sm_80", "sm_90"].into_iter().filter(|a| a[3..].parse::<i32>().unwrap() >= p.compute).collect()
         };
         for arch in targets {
-            let usage = assemble(p.text, arch);
+            let usage = assemble_each(p.text(), arch);
             let names: Vec<&str> = usage.iter().map(|(n, _)| n.as_str()).collect();
             for kernel in declared().into_iter().filter(|k| k.built_for(p.arch)) {
                 assert!(names.contains(&kernel.name), "ptxas did not compile {} for {arch}", kernel.name);
@@ -185,14 +228,14 @@ fn every_ptx_assembles_for_its_targets_without_spills() {
 #[test]
 fn each_kernel_loads_from_a_module_of_its_own() {
     for p in ARCHS {
-        for name in ptx::entries(p.text) {
-            let one = ptx::entry_module(p.text, name).unwrap();
+        for name in ptx::entries(p.text()) {
+            let one = ptx::entry_module(p.text(), name).unwrap();
             assert_eq!(ptx::entries(&one), [name], "{} PTX", p.arch);
         }
     }
     let p = ARCHS.iter().find(|p| p.arch == "sm_90a").unwrap();
     for name in ["tc_wgmma_bf16", "sgemm_wide"] {
-        let one = assemble(&ptx::entry_module(p.text, name).unwrap(), "sm_90a");
+        let one = assemble(&ptx::entry_module(p.text(), name).unwrap(), "sm_90a");
         assert_eq!(one.len(), 1, "{name}: {one:?}");
         let (_, u) = &one[0];
         assert_eq!((u.stack_bytes, u.spill_stores, u.spill_loads), (0, 0, 0), "{name} alone: {u:?}");
@@ -211,7 +254,7 @@ fn entry_body<'a>(text: &'a str, name: &str) -> &'a str {
 fn transpose_kernels_call_nothing_and_use_shared_memory_as_shared() {
     for p in ARCHS {
         for kernel in family("transpose") {
-            let body = entry_body(p.text, kernel.name);
+            let body = entry_body(p.text(), kernel.name);
             // A call would be a bounds-check panic path (or a missed inline).
             assert!(!body.contains("call"), "{} ({}) calls a function:\n{body}", kernel.name, p.arch);
             if kernel.launch.shared_bytes > 0 {
@@ -254,7 +297,7 @@ fn reduction_kernels_call_nothing_and_fast_uses_16_byte_loads() {
     for p in ARCHS {
         for kernel in family("reduce") {
             {
-                let body = entry_body(p.text, kernel.name);
+                let body = entry_body(p.text(), kernel.name);
                 assert!(!body.contains("call"), "{} ({}) calls a function", kernel.name, p.arch);
                 if kernel.function == "reduce_fast" {
                     assert!(
@@ -278,7 +321,7 @@ fn reduction_kernels_call_nothing_and_fast_uses_16_byte_loads() {
 fn sgemm_block_tiles_use_16_byte_shared_loads_and_never_generic_ones() {
     for p in ARCHS {
         for kernel in family("sgemm") {
-            let body = entry_body(p.text, kernel.name);
+            let body = entry_body(p.text(), kernel.name);
             assert!(!body.contains("call"), "{} ({}) calls a function", kernel.name, p.arch);
             // A generic ld/st (no state space) means a pointer lost its
             // address space: shared data through the slow generic path.
@@ -351,7 +394,7 @@ fn checked_kernels_use_global_accesses_and_call_nothing() {
     assert!(checked.len() >= 6, "{checked:?}");
     for p in ARCHS {
         for kernel in &checked {
-            let body = entry_body(p.text, kernel.name);
+            let body = entry_body(p.text(), kernel.name);
             assert!(!body.contains("call"), "{} ({}) calls a function", kernel.name, p.arch);
             assert!(
                 body.contains("ld.global") && body.contains("st.global"),
@@ -371,7 +414,7 @@ fn checked_kernels_use_global_accesses_and_call_nothing() {
             }
         }
         // `Slice::get4` is one 16-byte load.
-        assert!(entry_body(p.text, "lab_len2_aos16").contains("ld.global.v4"), "{}", p.arch);
+        assert!(entry_body(p.text(), "lab_len2_aos16").contains("ld.global.v4"), "{}", p.arch);
     }
 }
 
@@ -383,8 +426,8 @@ fn cuda_std_kernels_assemble_for_every_arch_without_spills() {
     let archs: &[lab_runtime::Ptx] = lab_runtime::include_ptx!("cuda_std_conformance");
     assert_eq!(archs.iter().map(|p| p.arch).collect::<Vec<_>>(), ["sm_80", "sm_90", "sm_90a"]);
     for p in archs {
-        assert!(p.text.contains(&format!(".target {}", p.arch)), "{} PTX has the wrong .target", p.arch);
-        let usage = assemble(p.text, p.arch);
+        assert!(p.text().contains(&format!(".target {}", p.arch)), "{} PTX has the wrong .target", p.arch);
+        let usage = assemble_each(p.text(), p.arch);
         let names: Vec<&str> = usage.iter().map(|(n, _)| n.as_str()).collect();
         for kernel in registry::module("cuda_std_conformance") {
             assert!(names.contains(&kernel.name), "ptxas did not compile {} for {}", kernel.name, p.arch);
@@ -399,7 +442,7 @@ fn cuda_std_kernels_assemble_for_every_arch_without_spills() {
         }
         // A released read-modify-write: the fence before its relaxed
         // `atom` (rustc's NVPTX backend drops the ordering itself).
-        let lines: Vec<&str> = entry_body(p.text, "shared_histogram").lines().map(str::trim).collect();
+        let lines: Vec<&str> = entry_body(p.text(), "shared_histogram").lines().map(str::trim).collect();
         let add = lines.iter().position(|l| l.starts_with("atom.global.add")).expect("the global add");
         let before: Vec<&&str> =
             lines[..add].iter().rev().filter(|l| !l.is_empty() && !l.starts_with("//")).take(3).collect();
@@ -408,13 +451,13 @@ fn cuda_std_kernels_assemble_for_every_arch_without_spills() {
             "{}: {before:?}",
             p.arch
         );
-        let body = entry_body(p.text, "shared_styles");
+        let body = entry_body(p.text(), "shared_styles");
         assert!(
             body.contains("st.shared") && body.contains("ld.shared") && body.contains("%dynamic_smem_size")
         );
-        assert!(entry_body(p.text, "shuffles").contains("shfl.sync.idx.b32"));
-        assert!(entry_body(p.text, "votes").contains("vote.sync.ballot.b32"));
-        assert!(entry_body(p.text, "warp_scan").contains("bar.warp.sync"));
+        assert!(entry_body(p.text(), "shuffles").contains("shfl.sync.idx.b32"));
+        assert!(entry_body(p.text(), "votes").contains("vote.sync.ballot.b32"));
+        assert!(entry_body(p.text(), "warp_scan").contains("bar.warp.sync"));
     }
 }
 
@@ -428,7 +471,7 @@ fn library_kernels_multiply_on_their_tiles_shape() {
     let kernels = registry::tree("gpu::gemm::wgmma");
     // Five precisions, four tiles, split or not, three outputs.
     assert_eq!(kernels.len(), 120, "{}", kernels.len());
-    let text = ARCHS.iter().find(|p| p.arch == "sm_90a").expect("an sm_90a PTX").text;
+    let text = ARCHS.iter().find(|p| p.arch == "sm_90a").expect("an sm_90a PTX").text();
     for kernel in kernels {
         let name = kernel.name;
         let body = entry_body(text, name);
@@ -465,7 +508,7 @@ fn decode_kernels_use_their_mma_and_16_byte_loads() {
     assert_eq!(kernels.len(), 21, "seven kernels, three output types");
     let p = ARCHS.iter().find(|p| p.arch == "sm_90a").unwrap();
     for kernel in kernels {
-        let body = entry_body(p.text, kernel.name);
+        let body = entry_body(p.text(), kernel.name);
         let element = kernel.name.split('_').nth(3).unwrap();
         let form = match element {
             "bf16" | "f16" => format!("mma.sync.aligned.m16n8k16.row.col.f32.{element}.{element}.f32"),
@@ -503,7 +546,7 @@ fn dependent_launches_wait_before_global_memory() {
     assert_eq!(names(&dependent), names(&library), "the dependent launches are the library's kernels");
     let p = ARCHS.iter().find(|p| p.arch == "sm_90a").unwrap();
     for kernel in dependent {
-        let body = entry_body(p.text, kernel.name);
+        let body = entry_body(p.text(), kernel.name);
         let wait = body.find("griddepcontrol.wait;").unwrap_or_else(|| panic!("{}: no wait", kernel.name));
         for access in ["ld.global", "st.global", "atom.global", "red.global", "cp.async.bulk"] {
             if let Some(at) = body.find(access) {
@@ -515,7 +558,7 @@ fn dependent_launches_wait_before_global_memory() {
         let packs = registry::module("gpu::gemm::pack");
         assert_eq!(packs.len(), 10, "two packs, five element types");
         for kernel in packs {
-            let body = entry_body(p.text, kernel.name);
+            let body = entry_body(p.text(), kernel.name);
             for instruction in ["griddepcontrol.launch_dependents;", "griddepcontrol.wait;"] {
                 assert_eq!(
                     body.contains(instruction),
@@ -526,7 +569,7 @@ fn dependent_launches_wait_before_global_memory() {
                 );
             }
         }
-        assert_eq!(p.arch == "sm_80", !p.text.contains("griddepcontrol"), "{}", p.arch);
+        assert_eq!(p.arch == "sm_80", !p.text().contains("griddepcontrol"), "{}", p.arch);
     }
 }
 
@@ -540,7 +583,7 @@ fn dependent_launches_wait_before_global_memory() {
 /// `fence.acq_rel.gpu` on both sides.
 #[test]
 fn ordered_atomics_have_their_fences() {
-    let text = ARCHS.iter().find(|p| p.arch == "sm_90a").expect("an sm_90a PTX").text;
+    let text = ARCHS.iter().find(|p| p.arch == "sm_90a").expect("an sm_90a PTX").text();
     let split = registry::tree("gpu::gemm::wgmma").into_iter().filter(|k| k.name.contains("_split"));
     let names: Vec<&str> = split.map(|k| k.name).chain(["reduce_fast_f32"]).collect();
     assert!(names.len() > 30, "{names:?}");
@@ -576,7 +619,7 @@ fn tensor_kernels_use_the_instructions_they_teach() {
     assert_eq!(kernels.len(), 11, "{kernels:?}");
     for p in ARCHS {
         for kernel in kernels.iter().filter(|k| k.built_for(p.arch)) {
-            let (name, body) = (kernel.name, entry_body(p.text, kernel.name));
+            let (name, body) = (kernel.name, entry_body(p.text(), kernel.name));
             let has = |what: &str| body.contains(what);
             assert!(!has("call"), "{name} ({}) calls a function", p.arch);
             if name.starts_with("tc_wgmma") {

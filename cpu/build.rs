@@ -9,6 +9,9 @@ fn main() {
     println!("cargo::rerun-if-changed=../rust-toolchain.toml");
     lab_cuda_builder::CudaBuilder::new("../gpu")
         .archs(&["sm_80", "sm_90", "sm_90a"])
+        // The GEMM library's wgmma instances apart from every other
+        // kernel (`gpu/src/lib.rs`): an edit elsewhere skips their build.
+        .parts(&["sm_90a"], &["rest", "wgmma"])
         .watch("../cuda-builder")
         .run();
     // The cuda_std conformance kernels, for cpu/tests/cuda_std.rs and the GPU

@@ -105,7 +105,13 @@ pub fn entries(text: &str) -> Vec<&str> {
 /// is fifteen unrolled instances of some nine seconds of `ptxas` each):
 /// loading each kernel from its own module, when it is first launched,
 /// costs a program the kernels it runs, not all of them.
+///
+/// `text` may be several modules one after the other (each from its
+/// `.version` line on, as a build in parts leaves them): the kernel's
+/// module is cut from the one that holds it.
 pub fn entry_module(text: &str, name: &str) -> Option<String> {
+    let entry = format!(".entry {name}(");
+    let text = modules(text).find(|m| m.contains(&entry))?;
     let mut out = String::with_capacity(text.len().min(1 << 20));
     let (mut inside, mut found) = (None::<&str>, false);
     for line in text.lines() {
@@ -128,6 +134,16 @@ pub fn entry_module(text: &str, name: &str) -> Option<String> {
         }
     }
     found.then_some(out)
+}
+
+/// The modules of `text`, each from a `.version` line to the next.
+fn modules(text: &str) -> impl Iterator<Item = &str> {
+    let mut starts: Vec<usize> = text.match_indices("\n.version ").map(|(at, _)| at + 1).collect();
+    if starts.first() != Some(&0) {
+        starts.insert(0, 0);
+    }
+    let ends: Vec<usize> = starts.iter().skip(1).copied().chain([text.len()]).collect();
+    starts.into_iter().zip(ends).map(move |(a, b)| &text[a..b])
 }
 
 /// The PTX a `cuda-builder` build script left in `OUT_DIR` for the crate
@@ -187,6 +203,26 @@ mod split {
     const TEXT: &str = ".version 8.3\n.target sm_90a\n.address_size 64\n\n.func helper(\n.param .b32 x\n)\n;\n\
         .global .align 4 .b8 table[4];\n\n.visible .entry first(\n.param .u64 p\n)\n{\n\t{\n\tret;\n\t}\n}\n\
         \n.visible .entry second(\n.param .u64 p\n)\n{\n\tret;\n}\n\n.func helper(\n.param .b32 x\n)\n{\n\tret;\n}\n";
+
+    /// Two modules one after the other (a build in parts): each kernel's
+    /// module comes from its own, with that module's header and helpers
+    /// only.
+    #[test]
+    fn a_kernel_is_cut_from_the_module_that_holds_it() {
+        let other = ".version 8.4\n.target sm_90a\n.address_size 64\n\n.func helper(\n.param .b32 x\n)\n;\n\
+            .visible .entry third(\n.param .u64 p\n)\n{\n\tret;\n}\n";
+        let both = format!("{TEXT}\n{other}");
+        assert_eq!(entries(&both), ["first", "second", "third"]);
+        let third = entry_module(&both, "third").unwrap();
+        assert_eq!(
+            (third.matches(".version").count(), third.matches(".func helper(").count()),
+            (1, 1),
+            "{third}"
+        );
+        assert!(third.starts_with(".version 8.4") && third.contains(".entry third("), "{third}");
+        let second = entry_module(&both, "second").unwrap();
+        assert_eq!(second.trim_end(), entry_module(TEXT, "second").unwrap().trim_end());
+    }
 
     #[test]
     fn a_kernels_module_keeps_everything_but_the_other_kernels() {

@@ -194,6 +194,22 @@ fn ptx_targets_its_arch() {
     }
 }
 
+/// The sm_90a PTX is built in two parts (`cpu/build.rs`): every other
+/// kernel, then the GEMM library's `wgmma` instances, each once.
+#[test]
+fn sm_90a_holds_its_two_parts_one_after_the_other() {
+    let text = ARCHS.iter().find(|p| p.arch == "sm_90a").unwrap().text();
+    let headers = text.match_indices("\n.version ").map(|(at, _)| at).collect::<Vec<_>>();
+    assert_eq!(headers.len(), 2, "two modules");
+    let (rest, wgmma) = text.split_at(headers[1]);
+    let (rest, wgmma) = (ptx::entries(rest), ptx::entries(wgmma));
+    assert!(!wgmma.is_empty() && wgmma.iter().all(|k| k.starts_with("gemm_wgmma_")), "{wgmma:?}");
+    assert!(rest.iter().all(|k| !k.starts_with("gemm_wgmma_")), "{rest:?}");
+    let all = ptx::entries(text);
+    let unique: std::collections::BTreeSet<_> = all.iter().collect();
+    assert_eq!(unique.len(), all.len(), "a kernel in both parts");
+}
+
 #[test]
 fn every_ptx_assembles_for_its_targets_without_spills() {
     for p in ARCHS {

@@ -80,6 +80,8 @@ impl std::error::Error for BuildError {}
 pub struct CudaBuilder {
     krate: PathBuf,
     archs: Vec<String>,
+    /// The parts an architecture's PTX is built in ([`CudaBuilder::parts`]).
+    parts: Vec<(String, Vec<String>)>,
     copy_to: Option<PathBuf>,
     watch: Vec<PathBuf>,
 }
@@ -92,6 +94,7 @@ impl CudaBuilder {
         CudaBuilder {
             krate: base.join(path),
             archs: DEFAULT_ARCHS.iter().map(|a| a.to_string()).collect(),
+            parts: Vec::new(),
             copy_to: None,
             watch: Vec::new(),
         }
@@ -100,6 +103,23 @@ impl CudaBuilder {
     /// The architectures to build (`sm_80`, `sm_90`, `sm_90a`, ...).
     pub fn archs(mut self, archs: &[&str]) -> Self {
         self.archs = archs.iter().map(|a| a.to_string()).collect();
+        self
+    }
+
+    /// Builds the PTX of each of `archs` in `parts`, at once: one nested
+    /// build per part, with `--cfg ptx_part="<part>"`, from which the
+    /// crate leaves out the modules of the kernels other parts hold
+    /// (`#[cfg(not(ptx_part = "..."))]`). Each part keeps a target
+    /// directory of its own, and rustc's record of the files a build read
+    /// leaves out the modules a part left out, so an edit rebuilds only the
+    /// parts that read the file edited. The architecture's PTX is the
+    /// parts' modules one after the other, in this order (the runtime cuts
+    /// each kernel's module from the part that holds it). For a crate one
+    /// family of whose kernels is most of the PTX, an edit elsewhere skips
+    /// that family's minutes.
+    pub fn parts(mut self, archs: &[&str], parts: &[&str]) -> Self {
+        let parts: Vec<String> = parts.iter().map(|p| p.to_string()).collect();
+        self.parts.extend(archs.iter().map(|a| (a.to_string(), parts.clone())));
         self
     }
 
@@ -147,23 +167,45 @@ impl CudaBuilder {
         let linker = out_dir.join("ptx-linker");
         write_executable(&linker, LINKER)?;
         let target_dir = nvptx_target_dir(&out_dir);
-        // Every architecture at once, each a nested cargo with a target
-        // directory of its own (one would lock the others out): an edit
-        // waits for the slowest architecture, not for the sum of them.
+        // Every architecture (and part) at once, each a nested cargo with
+        // a target directory of its own (one would lock the others out):
+        // an edit waits for the slowest build it touched, not for the sum.
         let nested =
             Nested { toolchain: &toolchain, manifest: &manifest, package: &package, linker: &linker };
-        let written: Vec<Result<PathBuf, BuildError>> = std::thread::scope(|s| {
-            let builds: Vec<_> = (self.archs.iter())
-                .map(|arch| {
-                    let (nested, dir, lib, out_dir) =
-                        (&nested, target_dir.join(arch), lib.as_str(), &out_dir);
-                    s.spawn(move || {
-                        let text = add_launch_bounds(&nested.build(arch, &dir, lib)?)?;
-                        write_ptx(out_dir, lib, arch, &text)
-                    })
+        let jobs: Vec<(&str, Option<&str>)> = (self.archs.iter())
+            .flat_map(|arch| match self.parts.iter().find(|(a, _)| a == arch) {
+                Some((_, parts)) => parts.iter().map(|p| (arch.as_str(), Some(p.as_str()))).collect(),
+                None => vec![(arch.as_str(), None)],
+            })
+            .collect();
+        let texts: Vec<Result<String, BuildError>> = std::thread::scope(|s| {
+            let builds: Vec<_> = (jobs.iter())
+                .map(|&(arch, part)| {
+                    let dir = target_dir.join(part.map_or(arch.to_string(), |p| format!("{arch}-{p}")));
+                    let (nested, lib) = (&nested, lib.as_str());
+                    s.spawn(move || add_launch_bounds(&nested.build(arch, part, &dir, lib)?))
                 })
                 .collect();
             builds.into_iter().map(|b| b.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+        });
+        let mut texts = jobs.iter().map(|(arch, _)| *arch).zip(texts).peekable();
+        let mut modules: Vec<(&str, String)> = Vec::new();
+        while let Some((arch, text)) = texts.next() {
+            let mut text = text?;
+            while let Some((_, more)) = texts.next_if(|(next, _)| *next == arch) {
+                text.push('\n');
+                text.push_str(&more?);
+            }
+            modules.push((arch, text));
+        }
+        let written: Vec<Result<PathBuf, BuildError>> = std::thread::scope(|s| {
+            let writes: Vec<_> = (modules.iter())
+                .map(|(arch, text)| {
+                    let (out_dir, lib) = (&out_dir, lib.as_str());
+                    s.spawn(move || write_ptx(out_dir, lib, arch, text))
+                })
+                .collect();
+            writes.into_iter().map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
         });
         let written = written.into_iter().collect::<Result<Vec<_>, _>>()?;
         self.copy_first(&written, false)?;
@@ -208,7 +250,13 @@ struct Nested<'a> {
 impl Nested<'_> {
     /// The PTX of library `lib` for `arch`, built in `target_dir`; on
     /// failure, rustc's errors are printed first.
-    fn build(&self, arch: &str, target_dir: &Path, lib: &str) -> Result<String, BuildError> {
+    fn build(
+        &self,
+        arch: &str,
+        part: Option<&str>,
+        target_dir: &Path,
+        lib: &str,
+    ) -> Result<String, BuildError> {
         let output = Command::new(&self.toolchain.cargo)
             .current_dir(self.manifest.parent().unwrap_or(Path::new(".")))
             .env_remove("CARGO_ENCODED_RUSTFLAGS")
@@ -232,13 +280,15 @@ impl Nested<'_> {
             .args(["-A", "duplicate-features", "-A", "unused-attributes", "-C"])
             .arg(format!("target-cpu={arch}"))
             .args(ptx_isa(arch))
+            .args(part.map(|p| ["--cfg".to_string(), format!("ptx_part=\"{p}\"")]).into_iter().flatten())
             .arg("-C")
             .arg(format!("linker={}", self.linker.display()))
             .output()
             .map_err(|e| io(&format!("could not run cargo for the nvptx build: {e}")))?;
         if !output.status.success() {
             eprintln!("{}", String::from_utf8_lossy(&output.stderr));
-            return Err(BuildError::Failed { krate: self.package.to_string(), arch: arch.to_string() });
+            let arch = part.map_or(arch.to_string(), |p| format!("{arch} (part {p})"));
+            return Err(BuildError::Failed { krate: self.package.to_string(), arch });
         }
         let ptx = target_dir.join(NVPTX).join("ptx").join(format!("{lib}.ptx"));
         std::fs::read_to_string(&ptx)

@@ -26,14 +26,21 @@
 //! stages and their mbarriers), [`schedule`] (the items), [`store`] and
 //! `tickets` (the epilogues).
 
+// The modules of kernels other than the `wgmma` instances are left out
+// of the sm_90a PTX's `wgmma` part, and the instances out of the other
+// (`gpu/src/lib.rs`).
+#[cfg(not(ptx_part = "wgmma"))]
 pub mod decode;
 pub mod element;
 pub mod epilogue;
+#[cfg(not(ptx_part = "wgmma"))]
 pub mod ffma;
+#[cfg(not(ptx_part = "wgmma"))]
 pub mod pack;
 pub(crate) mod ring;
 pub mod schedule;
 pub mod store;
 mod tickets;
 pub mod tile;
+#[cfg(not(ptx_part = "rest"))]
 pub mod wgmma;

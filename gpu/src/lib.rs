@@ -34,19 +34,32 @@ pub use gpu_macros::kernel;
 
 /// The device layer (the `gpu-device` crate).
 pub use gpu_device as dev;
-pub mod attention;
-pub mod gemm;
-pub mod hazards;
 /// The registry and the types of typed launches (host builds only; the
 /// `gpu-launch` crate).
 #[cfg(not(target_arch = "nvptx64"))]
 pub use gpu_launch as launch;
 
+// The sm_90a PTX is built in two parts at once (`cpu/build.rs`): the GEMM
+// library's `wgmma` instances (`ptx_part = "wgmma"`: most of the PTX, and
+// minutes of LLVM) and every other kernel (`"rest"`). Each part leaves
+// out the other's modules, so that an edit outside the GEMM engine
+// rebuilds the small part only. The host builds everything.
+#[cfg(not(ptx_part = "wgmma"))]
+pub mod attention;
+pub mod gemm;
+#[cfg(not(ptx_part = "wgmma"))]
+pub mod hazards;
+#[cfg(not(ptx_part = "wgmma"))]
 pub mod lab;
+#[cfg(not(ptx_part = "wgmma"))]
 pub mod reduce;
+#[cfg(not(ptx_part = "wgmma"))]
 pub mod scale;
+#[cfg(not(ptx_part = "wgmma"))]
 pub mod sgemm;
+#[cfg(not(ptx_part = "wgmma"))]
 pub mod tensor;
+#[cfg(not(ptx_part = "wgmma"))]
 pub mod transpose;
 
 /// What generated code needs; not an API.

@@ -7,7 +7,7 @@
 //! - `hazards device`: the GPU's description line;
 //! - `hazards report RESULTS --out docs/sanitizers.md`: the comparison
 //!   table from a GPU run's results, with the emulator's speed;
-//! - `hazards speed`: the emulator's speed by block size.
+//! - `hazards speed`: the emulator's speed by block size, on one OS thread and on every core.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -56,7 +56,7 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         checks: Option<PathBuf>,
     },
-    /// The emulator's speed by block size.
+    /// The emulator's speed by block size, on one OS thread and on every core.
     Speed,
 }
 

@@ -451,8 +451,7 @@ impl Gpu {
             None => {
                 // Each kernel from its own module ([`ptx::entry_module`]):
                 // the driver compiles what it loads.
-                let text =
-                    ptx::entry_module(c.ptx.text(), kernel.name).ok_or_else(|| self.missing(c, kernel))?;
+                let text = c.ptx.module(kernel.name).ok_or_else(|| self.missing(c, kernel))?;
                 let module = c.ctx.load_module(CudarcPtx::from_src(text)).during("cuModuleLoadData")?;
                 let f = module.load_function(kernel.name).map_err(|_| self.missing(c, kernel))?;
                 c.functions.borrow_mut().insert(kernel.name, (f.clone(), 48 * 1024));
@@ -470,12 +469,8 @@ impl Gpu {
 
     /// The error for `kernel` missing from the device's PTX.
     fn missing(&self, c: &Cuda, kernel: &'static Kernel) -> Error {
-        let elsewhere: Vec<&str> = c
-            .archs
-            .iter()
-            .filter(|p| ptx::entries(p.text()).contains(&kernel.name))
-            .map(|p| p.arch)
-            .collect();
+        let elsewhere: Vec<&str> =
+            c.archs.iter().filter(|p| p.entries().contains(&kernel.name)).map(|p| p.arch).collect();
         Error::MissingKernel {
             name: kernel.name,
             arch: c.ptx.arch,
@@ -495,7 +490,7 @@ impl Gpu {
                 if !c.functions.borrow().contains_key(kernel.name)
                     && !c
                         .entries
-                        .get_or_init(|| ptx::entries(c.ptx.text()).into_iter().collect())
+                        .get_or_init(|| c.ptx.entries().into_iter().collect())
                         .contains(kernel.name) =>
             {
                 Err(self.missing(c, kernel))

@@ -1,6 +1,11 @@
 //! PTX modules a host embeds, one per architecture, and the choice of
 //! which one a device runs.
 
+use std::collections::BTreeMap;
+use std::sync::{Mutex, PoisonError};
+
+pub use lab_cuda_builder::ptx_text::{entries, entry_module};
+
 /// One embedded PTX module.
 #[derive(Clone, Copy, Debug)]
 pub struct Ptx {
@@ -18,10 +23,11 @@ pub struct Ptx {
 #[derive(Clone, Copy, Debug)]
 enum Source {
     Text(&'static str),
-    /// DEFLATE-compressed (what `cuda-builder` leaves beside the text):
-    /// PTX is repetitive text, a seventh of its size compressed, and the
-    /// binaries embed every architecture's.
-    Deflated(&'static [u8]),
+    /// Packed (`lab_cuda_builder::ptx_text::pack`, what `cuda-builder`
+    /// leaves beside the text): each kernel's module DEFLATE-compressed on
+    /// its own. PTX is repetitive text, a seventh of its size compressed,
+    /// and a launch inflates its kernel's module only.
+    Packed(&'static [u8]),
 }
 
 impl Ptx {
@@ -31,9 +37,9 @@ impl Ptx {
         Ptx::with(arch, Source::Text(text))
     }
 
-    /// The architecture's PTX from its DEFLATE stream (`include_ptx!`'s).
-    pub const fn deflated(arch: &'static str, bytes: &'static [u8]) -> Ptx {
-        Ptx::with(arch, Source::Deflated(bytes))
+    /// The architecture's PTX in its packed form (`include_ptx!`'s).
+    pub const fn packed(arch: &'static str, bytes: &'static [u8]) -> Ptx {
+        Ptx::with(arch, Source::Packed(bytes))
     }
 
     const fn with(arch: &'static str, source: Source) -> Ptx {
@@ -47,30 +53,60 @@ impl Ptx {
         Ptx { arch, compute, specific: i < b.len(), source }
     }
 
-    /// The PTX text: inflated the first time it is asked for (a fifth of
-    /// a second for the largest, once per process), kept after that.
+    /// The kernels it holds, in order.
+    pub fn entries(&self) -> Vec<&'static str> {
+        match self.source {
+            Source::Text(text) => entries(text),
+            Source::Packed(bytes) => records(bytes).iter().map(|(name, _)| *name).collect(),
+        }
+    }
+
+    /// Kernel `name`'s module ([`entry_module`]), inflated alone from the
+    /// packed form; `None` when it holds no such kernel.
+    pub fn module(&self, name: &str) -> Option<String> {
+        match self.source {
+            Source::Text(text) => entry_module(text, name),
+            Source::Packed(bytes) => {
+                records(bytes).iter().find(|(n, _)| *n == name).map(|(_, data)| inflated(data))
+            }
+        }
+    }
+
+    /// The whole text: for the packed form, every kernel's module one
+    /// after the other (each a module [`entry_module`] cuts whole), made
+    /// the first time it is asked for and kept.
     pub fn text(&self) -> &'static str {
         match self.source {
             Source::Text(text) => text,
-            Source::Deflated(bytes) => inflated(bytes),
+            Source::Packed(bytes) => {
+                static TEXTS: Mutex<BTreeMap<usize, &'static str>> = Mutex::new(BTreeMap::new());
+                let mut texts = TEXTS.lock().unwrap_or_else(PoisonError::into_inner);
+                texts.entry(bytes.as_ptr() as usize).or_insert_with(|| {
+                    let modules: Vec<String> =
+                        records(bytes).iter().map(|(_, data)| inflated(data)).collect();
+                    Box::leak(modules.join("\n").into_boxed_str())
+                })
+            }
         }
     }
 }
 
-/// The text of a DEFLATE stream embedded in the binary, inflated once.
-fn inflated(bytes: &'static [u8]) -> &'static str {
-    use std::collections::BTreeMap;
-    use std::sync::{Mutex, PoisonError};
-    static TEXTS: Mutex<BTreeMap<usize, &'static str>> = Mutex::new(BTreeMap::new());
-    let mut texts = TEXTS.lock().unwrap_or_else(PoisonError::into_inner);
-    texts.entry(bytes.as_ptr() as usize).or_insert_with(|| {
-        let raw = miniz_oxide::inflate::decompress_to_vec(bytes)
-            .unwrap_or_else(|e| panic!("the embedded PTX does not inflate ({e:?}): the build is broken"));
-        let text = String::from_utf8(raw).unwrap_or_else(|_| panic!("the embedded PTX is not UTF-8"));
-        // One per module, for the process's life: the kernels' modules
-        // are cut from it whenever one is first launched.
-        Box::leak(text.into_boxed_str())
+/// The records of a packed PTX embedded in the binary, read once.
+fn records(bytes: &'static [u8]) -> &'static [(&'static str, &'static [u8])] {
+    type Records = &'static [(&'static str, &'static [u8])];
+    static READ: Mutex<BTreeMap<usize, Records>> = Mutex::new(BTreeMap::new());
+    let mut read = READ.lock().unwrap_or_else(PoisonError::into_inner);
+    read.entry(bytes.as_ptr() as usize).or_insert_with(|| {
+        let records = lab_cuda_builder::ptx_text::unpack(bytes)
+            .unwrap_or_else(|e| panic!("the embedded PTX is broken ({e}): rebuild"));
+        Box::leak(records.into_boxed_slice())
     })
+}
+
+/// A packed module's text.
+fn inflated(data: &[u8]) -> String {
+    lab_cuda_builder::ptx_text::inflate(data)
+        .unwrap_or_else(|e| panic!("the embedded PTX is broken ({e}): rebuild"))
 }
 
 /// The best of `archs` for a device of compute capability `major.minor`:
@@ -86,81 +122,21 @@ pub fn for_device(archs: &[Ptx], major: i32, minor: i32) -> Option<Ptx> {
         .copied()
 }
 
-/// The kernel entry points (`.entry name(`) a PTX module defines.
-pub fn entries(text: &str) -> Vec<&str> {
-    text.lines()
-        .filter_map(|line| line.trim_start().strip_prefix(".visible .entry "))
-        .filter_map(|rest| rest.split('(').next())
-        .map(str::trim)
-        .collect()
-}
-
-/// The module of `text` with one kernel, `name`: every line outside a
-/// kernel's body (the header, the globals, the device functions and their
-/// declarations) and that kernel's `.entry` through its closing brace.
-/// `None` when `text` has no such kernel.
-///
-/// The driver compiles a PTX module whole when it loads it, and our
-/// `sm_90a` module is tens of megabytes (the library's `wgmma` GEMM alone
-/// is fifteen unrolled instances of some nine seconds of `ptxas` each):
-/// loading each kernel from its own module, when it is first launched,
-/// costs a program the kernels it runs, not all of them.
-///
-/// `text` may be several modules one after the other (each from its
-/// `.version` line on, as a build in parts leaves them): the kernel's
-/// module is cut from the one that holds it.
-pub fn entry_module(text: &str, name: &str) -> Option<String> {
-    let entry = format!(".entry {name}(");
-    let text = modules(text).find(|m| m.contains(&entry))?;
-    let mut out = String::with_capacity(text.len().min(1 << 20));
-    let (mut inside, mut found) = (None::<&str>, false);
-    for line in text.lines() {
-        if let Some(rest) = line.strip_prefix(".visible .entry ").or_else(|| line.strip_prefix(".entry ")) {
-            inside = rest.split('(').next().map(str::trim);
-        }
-        let keep = match inside {
-            None => true,
-            Some(entry) => entry == name,
-        };
-        if keep {
-            found |= inside.is_some();
-            out.push_str(line);
-            out.push('\n');
-        }
-        // A kernel's body ends at the first closing brace in column 0
-        // (the braces of its inner scopes are indented).
-        if inside.is_some() && line == "}" {
-            inside = None;
-        }
-    }
-    found.then_some(out)
-}
-
-/// The modules of `text`, each from a `.version` line to the next.
-fn modules(text: &str) -> impl Iterator<Item = &str> {
-    let mut starts: Vec<usize> = text.match_indices("\n.version ").map(|(at, _)| at + 1).collect();
-    if starts.first() != Some(&0) {
-        starts.insert(0, 0);
-    }
-    let ends: Vec<usize> = starts.iter().skip(1).copied().chain([text.len()]).collect();
-    starts.into_iter().zip(ends).map(move |(a, b)| &text[a..b])
-}
-
 /// The PTX a `cuda-builder` build script left in `OUT_DIR` for the crate
 /// `name`, every architecture it builds: `include_ptx!("kernels")`.
 #[macro_export]
 macro_rules! include_ptx {
     ($name:literal) => {
         &[
-            $crate::ptx::Ptx::deflated(
+            $crate::ptx::Ptx::packed(
                 "sm_80",
                 include_bytes!(concat!(env!("OUT_DIR"), "/", $name, "_sm_80.ptx.z")),
             ),
-            $crate::ptx::Ptx::deflated(
+            $crate::ptx::Ptx::packed(
                 "sm_90",
                 include_bytes!(concat!(env!("OUT_DIR"), "/", $name, "_sm_90.ptx.z")),
             ),
-            $crate::ptx::Ptx::deflated(
+            $crate::ptx::Ptx::packed(
                 "sm_90a",
                 include_bytes!(concat!(env!("OUT_DIR"), "/", $name, "_sm_90a.ptx.z")),
             ),
@@ -173,14 +149,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn deflated_text_reads_as_the_text() {
-        let text = ".version 8.4\n.target sm_90a\n".repeat(100);
-        let bytes: &'static [u8] =
-            Box::leak(miniz_oxide::deflate::compress_to_vec(text.as_bytes(), 6).into_boxed_slice());
-        let p = Ptx::deflated("sm_90a", bytes);
-        assert_eq!(p.text(), text);
-        assert!(std::ptr::eq(p.text(), p.text()), "inflated once");
-        assert_eq!(Ptx::new("sm_80", "x").text(), "x");
+    fn packed_text_reads_kernel_by_kernel() {
+        let text = ".version 8.4\n.target sm_90a\n.address_size 64\n\n.visible .entry k(\n)\n{\n\tret;\n}\n\
+            \n.visible .entry j(\n)\n{\n\tret;\n}\n";
+        let bytes: &'static [u8] = Box::leak(lab_cuda_builder::ptx_text::pack(text).into_boxed_slice());
+        let p = Ptx::packed("sm_90a", bytes);
+        assert_eq!(p.entries(), ["k", "j"]);
+        assert_eq!(p.module("j"), entry_module(text, "j"));
+        assert_eq!(p.module("x"), None);
+        assert_eq!(entries(p.text()), ["k", "j"]);
+        assert!(std::ptr::eq(p.text(), p.text()), "made once");
+        assert_eq!(Ptx::new("sm_80", text).module("k"), entry_module(text, "k"));
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //! ```
 //!
 //! leaves `kernels_sm_80.ptx`, `kernels_sm_90.ptx` and `kernels_sm_90a.ptx`
-//! in `OUT_DIR`, each with its DEFLATE stream beside it (`.ptx.z`), which
+//! in `OUT_DIR`, each with its packed form beside it (`.ptx.z`, each
+//! kernel's module compressed on its own: [`ptx_text`]), which
 //! `lab_runtime::include_ptx!("kernels")` embeds; the host picks the one
 //! that suits the device (`sm_90a` on Hopper).
 //!
@@ -31,6 +32,8 @@
 //! Under `cargo clippy` the files are one-line placeholders: clippy lints
 //! the host code, and its build-script run is a unit of its own, so
 //! building the PTX there would cost the nested build a second time.
+
+pub mod ptx_text;
 
 use std::env;
 use std::fmt;
@@ -297,15 +300,15 @@ impl Nested<'_> {
 }
 
 /// Writes `text` as `lib`'s PTX for `arch` in `out_dir`
-/// (`<lib>_<arch>.ptx`, to read), and its DEFLATE stream beside it
-/// (`<lib>_<arch>.ptx.z`, what `include_ptx!` embeds: a seventh of the
-/// size).
+/// (`<lib>_<arch>.ptx`, to read), and its packed form beside it
+/// (`<lib>_<arch>.ptx.z`, each kernel's module compressed on its own:
+/// what `include_ptx!` embeds, a seventh of the size; [`ptx_text::pack`]).
 fn write_ptx(out_dir: &Path, lib: &str, arch: &str, text: &str) -> Result<PathBuf, BuildError> {
     let dest = out_dir.join(format!("{lib}_{arch}.ptx"));
     std::fs::write(&dest, text).map_err(|e| io(&format!("could not write {}: {e}", dest.display())))?;
-    let deflated = dest.with_extension("ptx.z");
-    std::fs::write(&deflated, miniz_oxide::deflate::compress_to_vec(text.as_bytes(), 6))
-        .map_err(|e| io(&format!("could not write {}: {e}", deflated.display())))?;
+    let packed = dest.with_extension("ptx.z");
+    std::fs::write(&packed, ptx_text::pack(text))
+        .map_err(|e| io(&format!("could not write {}: {e}", packed.display())))?;
     Ok(dest)
 }
 

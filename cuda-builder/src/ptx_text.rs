@@ -1,0 +1,179 @@
+//! PTX text as the runtime loads it: the modules of a text, their kernels,
+//! and one kernel's module cut from them; and the packed form a build
+//! leaves for the host to embed (`<lib>_<arch>.ptx.z`,
+//! `lab_runtime::include_ptx!`): each kernel's module DEFLATE-compressed on
+//! its own, so that a launch inflates its kernel's module only. The writer
+//! (`pack`) and the reader (`unpack`) live here, together.
+
+/// The kernel entry points (`.entry name(`) a PTX module defines.
+pub fn entries(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter_map(|line| line.trim_start().strip_prefix(".visible .entry "))
+        .filter_map(|rest| rest.split('(').next())
+        .map(str::trim)
+        .collect()
+}
+
+/// The module of `text` with one kernel, `name`: every line outside a
+/// kernel's body (the header, the globals, the device functions and their
+/// declarations) and that kernel's `.entry` through its closing brace.
+/// `None` when `text` has no such kernel.
+///
+/// The driver compiles a PTX module whole when it loads it, and our
+/// `sm_90a` module is tens of megabytes (the library's `wgmma` GEMM alone
+/// is fifteen unrolled instances of some nine seconds of `ptxas` each):
+/// loading each kernel from its own module, when it is first launched,
+/// costs a program the kernels it runs, not all of them.
+///
+/// `text` may be several modules one after the other (each from its
+/// `.version` line on, as a build in parts leaves them): the kernel's
+/// module is cut from the one that holds it.
+pub fn entry_module(text: &str, name: &str) -> Option<String> {
+    let entry = format!(".entry {name}(");
+    let text = modules(text).find(|m| m.contains(&entry))?;
+    let mut out = String::with_capacity(text.len().min(1 << 20));
+    let (mut inside, mut found) = (None::<&str>, false);
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix(".visible .entry ").or_else(|| line.strip_prefix(".entry ")) {
+            inside = rest.split('(').next().map(str::trim);
+        }
+        let keep = match inside {
+            None => true,
+            Some(entry) => entry == name,
+        };
+        if keep {
+            found |= inside.is_some();
+            out.push_str(line);
+            out.push('\n');
+        }
+        // A kernel's body ends at the first closing brace in column 0
+        // (the braces of its inner scopes are indented).
+        if inside.is_some() && line == "}" {
+            inside = None;
+        }
+    }
+    found.then_some(out)
+}
+
+/// The modules of `text`, each from a `.version` line to the next.
+pub fn modules(text: &str) -> impl Iterator<Item = &str> {
+    let mut starts: Vec<usize> = text.match_indices("\n.version ").map(|(at, _)| at + 1).collect();
+    if starts.first() != Some(&0) {
+        starts.insert(0, 0);
+    }
+    let ends: Vec<usize> = starts.iter().skip(1).copied().chain([text.len()]).collect();
+    starts.into_iter().zip(ends).map(move |(a, b)| &text[a..b])
+}
+
+/// Every kernel's module ([`entry_module`]) of `text`, in the text's
+/// order, in one pass over each module: its lines outside every kernel,
+/// with the kernel's own lines where they lie.
+pub fn kernel_modules(text: &str) -> Vec<(&str, String)> {
+    let mut out = Vec::new();
+    for module in modules(text) {
+        // Runs of lines, each outside every kernel (`None`) or in one.
+        let mut runs: Vec<(Option<&str>, Vec<&str>)> = Vec::new();
+        let mut inside = None::<&str>;
+        for line in module.lines() {
+            if let Some(rest) = line.strip_prefix(".visible .entry ").or_else(|| line.strip_prefix(".entry "))
+            {
+                inside = rest.split('(').next().map(str::trim);
+            }
+            match runs.last_mut() {
+                Some((who, lines)) if *who == inside => lines.push(line),
+                _ => runs.push((inside, vec![line])),
+            }
+            if inside.is_some() && line == "}" {
+                inside = None;
+            }
+        }
+        let kernels: Vec<&str> = runs.iter().filter_map(|(who, _)| *who).collect();
+        for name in kernels {
+            let mut text = String::new();
+            for (_, lines) in runs.iter().filter(|(who, _)| who.is_none() || *who == Some(name)) {
+                for line in lines {
+                    text.push_str(line);
+                    text.push('\n');
+                }
+            }
+            out.push((name, text));
+        }
+    }
+    out
+}
+
+/// The first bytes of the packed form.
+const MAGIC: &[u8] = b"kernel-lab packed ptx 1\n";
+
+/// The packed form of `text`: for each kernel, its name and its module
+/// DEFLATE-compressed, each length a little-endian `u32` before it. A
+/// text without kernels packs as no records.
+pub fn pack(text: &str) -> Vec<u8> {
+    let mut out = MAGIC.to_vec();
+    for (name, module) in kernel_modules(text) {
+        let data = miniz_oxide::deflate::compress_to_vec(module.as_bytes(), 6);
+        for field in [name.as_bytes(), &data] {
+            out.extend_from_slice(&(field.len() as u32).to_le_bytes());
+            out.extend_from_slice(field);
+        }
+    }
+    out
+}
+
+/// The records of a packed text: each kernel's name and its compressed
+/// module, or why the bytes are not a packed text.
+pub fn unpack(bytes: &[u8]) -> Result<Vec<(&str, &[u8])>, String> {
+    let mut rest = bytes.strip_prefix(MAGIC).ok_or("not a packed PTX (no header)")?;
+    let mut records = Vec::new();
+    while !rest.is_empty() {
+        let name = field(&mut rest)?;
+        let name = std::str::from_utf8(name).map_err(|_| "a kernel name that is not UTF-8")?;
+        records.push((name, field(&mut rest)?));
+    }
+    Ok(records)
+}
+
+/// The field at the start of `rest` (its length, then its bytes), taken
+/// off it.
+fn field<'a>(rest: &mut &'a [u8]) -> Result<&'a [u8], String> {
+    let short = || "a packed PTX cut short".to_string();
+    let (len, tail) = rest.split_first_chunk::<4>().ok_or_else(short)?;
+    let (field, tail) = tail.split_at_checked(u32::from_le_bytes(*len) as usize).ok_or_else(short)?;
+    *rest = tail;
+    Ok(field)
+}
+
+/// A compressed module's text.
+pub fn inflate(data: &[u8]) -> Result<String, String> {
+    let raw = miniz_oxide::inflate::decompress_to_vec(data).map_err(|e| format!("{e:?}"))?;
+    String::from_utf8(raw).map_err(|_| "a module that is not UTF-8".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str = ".version 8.3\n.target sm_90a\n.address_size 64\n\n.func helper(\n.param .b32 x\n)\n;\n\
+        .global .align 4 .b8 table[4];\n\n.visible .entry first(\n.param .u64 p\n)\n{\n\t{\n\tret;\n\t}\n}\n\
+        \n.visible .entry second(\n.param .u64 p\n)\n{\n\tret;\n}\n\n.func helper(\n.param .b32 x\n)\n{\n\tret;\n}\n";
+
+    /// Every kernel's module, cut in one pass and packed, reads back as
+    /// `entry_module` cuts it, from both modules of a text in parts.
+    #[test]
+    fn packed_modules_are_the_entry_modules() {
+        let other =
+            ".version 8.4\n.target sm_90a\n.address_size 64\n\n.visible .entry third(\n)\n{\n\tret;\n}\n";
+        let both = format!("//\n// Generated by LLVM NVPTX Back-End\n//\n\n{TEXT}\n{other}");
+        let records = unpack_owned(&pack(&both));
+        assert_eq!(records.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["first", "second", "third"]);
+        for (name, module) in &records {
+            assert_eq!(Some(module.clone()), entry_module(&both, name), "{name}");
+        }
+        assert_eq!(unpack(&pack("")).unwrap(), []);
+        assert!(unpack(b"not packed").is_err() && unpack(&pack(&both)[..40]).is_err());
+    }
+
+    fn unpack_owned(bytes: &[u8]) -> Vec<(String, String)> {
+        unpack(bytes).unwrap().into_iter().map(|(n, d)| (n.to_string(), inflate(d).unwrap())).collect()
+    }
+}

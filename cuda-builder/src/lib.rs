@@ -181,15 +181,9 @@ impl CudaBuilder {
                 None => vec![(arch.as_str(), None)],
             })
             .collect();
-        let texts: Vec<Result<String, BuildError>> = std::thread::scope(|s| {
-            let builds: Vec<_> = (jobs.iter())
-                .map(|&(arch, part)| {
-                    let dir = target_dir.join(part.map_or(arch.to_string(), |p| format!("{arch}-{p}")));
-                    let (nested, lib) = (&nested, lib.as_str());
-                    s.spawn(move || add_launch_bounds(&nested.build(arch, part, &dir, lib)?))
-                })
-                .collect();
-            builds.into_iter().map(|b| b.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+        let texts = in_parallel(&jobs, |&(arch, part)| {
+            let dir = target_dir.join(part.map_or(arch.to_string(), |p| format!("{arch}-{p}")));
+            add_launch_bounds(&nested.build(arch, part, &dir, &lib)?)
         });
         let mut texts = jobs.iter().map(|(arch, _)| *arch).zip(texts).peekable();
         let mut modules: Vec<(&str, String)> = Vec::new();
@@ -201,15 +195,7 @@ impl CudaBuilder {
             }
             modules.push((arch, text));
         }
-        let written: Vec<Result<PathBuf, BuildError>> = std::thread::scope(|s| {
-            let writes: Vec<_> = (modules.iter())
-                .map(|(arch, text)| {
-                    let (out_dir, lib) = (&out_dir, lib.as_str());
-                    s.spawn(move || write_ptx(out_dir, lib, arch, text))
-                })
-                .collect();
-            writes.into_iter().map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
-        });
+        let written = in_parallel(&modules, |(arch, text)| write_ptx(&out_dir, &lib, arch, text));
         let written = written.into_iter().collect::<Result<Vec<_>, _>>()?;
         self.copy_first(&written, false)?;
         Ok(written)
@@ -240,6 +226,16 @@ impl CudaBuilder {
         }
         Ok(())
     }
+}
+
+/// `f` of every item, each on a thread of its own, in the items' order (a
+/// panic on one is passed on).
+fn in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    std::thread::scope(|s| {
+        let f = &f;
+        let runs: Vec<_> = items.iter().map(|item| s.spawn(move || f(item))).collect();
+        runs.into_iter().map(|r| r.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+    })
 }
 
 /// One architecture's nested build of the kernel crate.

@@ -21,7 +21,7 @@ pub fn entries(text: &str) -> Vec<&str> {
 ///
 /// The driver compiles a PTX module whole when it loads it, and our
 /// `sm_90a` module is tens of megabytes (the library's `wgmma` GEMM alone
-/// is fifteen unrolled instances of some nine seconds of `ptxas` each):
+/// is 120 unrolled instances):
 /// loading each kernel from its own module, when it is first launched,
 /// costs a program the kernels it runs, not all of them.
 ///
@@ -30,29 +30,42 @@ pub fn entries(text: &str) -> Vec<&str> {
 /// module is cut from the one that holds it.
 pub fn entry_module(text: &str, name: &str) -> Option<String> {
     let entry = format!(".entry {name}(");
-    let text = modules(text).find(|m| m.contains(&entry))?;
-    let mut out = String::with_capacity(text.len().min(1 << 20));
-    let (mut inside, mut found) = (None::<&str>, false);
-    for line in text.lines() {
+    let module = modules(text).find(|m| m.contains(&entry))?;
+    Some(module_of(&runs(module), name))
+}
+
+/// A module's lines in runs, each outside every kernel (`None`) or inside
+/// one: a kernel's `.entry` line through the first closing brace in
+/// column 0 (the braces of its inner scopes are indented).
+fn runs(module: &str) -> Vec<(Option<&str>, Vec<&str>)> {
+    let mut runs: Vec<(Option<&str>, Vec<&str>)> = Vec::new();
+    let mut inside = None::<&str>;
+    for line in module.lines() {
         if let Some(rest) = line.strip_prefix(".visible .entry ").or_else(|| line.strip_prefix(".entry ")) {
             inside = rest.split('(').next().map(str::trim);
         }
-        let keep = match inside {
-            None => true,
-            Some(entry) => entry == name,
-        };
-        if keep {
-            found |= inside.is_some();
-            out.push_str(line);
-            out.push('\n');
+        match runs.last_mut() {
+            Some((who, lines)) if *who == inside => lines.push(line),
+            _ => runs.push((inside, vec![line])),
         }
-        // A kernel's body ends at the first closing brace in column 0
-        // (the braces of its inner scopes are indented).
         if inside.is_some() && line == "}" {
             inside = None;
         }
     }
-    found.then_some(out)
+    runs
+}
+
+/// Kernel `name`'s module from its module's runs: every line outside a
+/// kernel, and its own.
+fn module_of(runs: &[(Option<&str>, Vec<&str>)], name: &str) -> String {
+    let mut text = String::new();
+    for (_, lines) in runs.iter().filter(|(who, _)| who.is_none() || *who == Some(name)) {
+        for line in lines {
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    text
 }
 
 /// The modules of `text`, each from a `.version` line to the next.
@@ -66,38 +79,12 @@ pub fn modules(text: &str) -> impl Iterator<Item = &str> {
 }
 
 /// Every kernel's module ([`entry_module`]) of `text`, in the text's
-/// order, in one pass over each module: its lines outside every kernel,
-/// with the kernel's own lines where they lie.
+/// order, each module's lines walked once.
 pub fn kernel_modules(text: &str) -> Vec<(&str, String)> {
     let mut out = Vec::new();
     for module in modules(text) {
-        // Runs of lines, each outside every kernel (`None`) or in one.
-        let mut runs: Vec<(Option<&str>, Vec<&str>)> = Vec::new();
-        let mut inside = None::<&str>;
-        for line in module.lines() {
-            if let Some(rest) = line.strip_prefix(".visible .entry ").or_else(|| line.strip_prefix(".entry "))
-            {
-                inside = rest.split('(').next().map(str::trim);
-            }
-            match runs.last_mut() {
-                Some((who, lines)) if *who == inside => lines.push(line),
-                _ => runs.push((inside, vec![line])),
-            }
-            if inside.is_some() && line == "}" {
-                inside = None;
-            }
-        }
-        let kernels: Vec<&str> = runs.iter().filter_map(|(who, _)| *who).collect();
-        for name in kernels {
-            let mut text = String::new();
-            for (_, lines) in runs.iter().filter(|(who, _)| who.is_none() || *who == Some(name)) {
-                for line in lines {
-                    text.push_str(line);
-                    text.push('\n');
-                }
-            }
-            out.push((name, text));
-        }
+        let runs = runs(module);
+        out.extend(runs.iter().filter_map(|(who, _)| *who).map(|name| (name, module_of(&runs, name))));
     }
     out
 }
@@ -175,5 +162,39 @@ mod tests {
 
     fn unpack_owned(bytes: &[u8]) -> Vec<(String, String)> {
         unpack(bytes).unwrap().into_iter().map(|(n, d)| (n.to_string(), inflate(d).unwrap())).collect()
+    }
+
+    /// Two modules one after the other (a build in parts): each kernel's
+    /// module comes from its own, with that module's header and helpers
+    /// only.
+    #[test]
+    fn a_kernel_is_cut_from_the_module_that_holds_it() {
+        let other = ".version 8.4\n.target sm_90a\n.address_size 64\n\n.func helper(\n.param .b32 x\n)\n;\n\
+            .visible .entry third(\n.param .u64 p\n)\n{\n\tret;\n}\n";
+        let both = format!("{TEXT}\n{other}");
+        assert_eq!(entries(&both), ["first", "second", "third"]);
+        let third = entry_module(&both, "third").unwrap();
+        assert_eq!(
+            (third.matches(".version").count(), third.matches(".func helper(").count()),
+            (1, 1),
+            "{third}"
+        );
+        assert!(third.starts_with(".version 8.4") && third.contains(".entry third("), "{third}");
+        let second = entry_module(&both, "second").unwrap();
+        assert_eq!(second.trim_end(), entry_module(TEXT, "second").unwrap().trim_end());
+    }
+
+    #[test]
+    fn a_kernels_module_keeps_everything_but_the_other_kernels() {
+        let one = entry_module(TEXT, "second").unwrap();
+        assert_eq!(entries(&one), ["second"]);
+        for kept in [".target sm_90a", ".global .align 4 .b8 table[4];", ".func helper(", "\tret;"] {
+            assert!(one.contains(kept), "{kept} missing from\n{one}");
+        }
+        assert_eq!(one.matches(".func helper(").count(), 2, "the declaration and the definition");
+        let first = entry_module(TEXT, "first").unwrap();
+        assert_eq!(entries(&first), ["first"]);
+        assert!(first.contains("\t}\n}\n"), "an inner scope's brace does not end the kernel");
+        assert_eq!(entry_module(TEXT, "third"), None);
     }
 }

@@ -3,6 +3,8 @@
 
 use std::cell::{Cell, RefCell};
 use std::panic::Location;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
@@ -61,7 +63,7 @@ const STACK_BYTES: usize = 256 * 1024;
 /// set, else `KERNEL_LAB_EMU_THREADS`, else one per core of the machine.
 pub fn threads() -> usize {
     static FROM_ENV: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    match SET_THREADS.load(std::sync::atomic::Ordering::Relaxed) {
+    match SET_THREADS.load(Relaxed) {
         0 => *FROM_ENV.get_or_init(|| {
             std::env::var("KERNEL_LAB_EMU_THREADS")
                 .ok()
@@ -73,12 +75,12 @@ pub fn threads() -> usize {
     }
 }
 
-static SET_THREADS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static SET_THREADS: AtomicUsize = AtomicUsize::new(0);
 
 /// Runs later launches on `n` OS threads (`None`: as [`threads`] finds
 /// them), for the whole process: a benchmark of the emulator's scaling.
 pub fn set_threads(n: Option<usize>) {
-    SET_THREADS.store(n.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
+    SET_THREADS.store(n.unwrap_or(0), Relaxed);
 }
 
 /// Runs a kernel on the emulator: every block of `spec.grid`, cluster by
@@ -157,17 +159,17 @@ fn run_clusters(
     state: &LaunchState,
     workers: usize,
 ) -> Result<Analysis, EmuError> {
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let failed = std::sync::atomic::AtomicBool::new(false);
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
     let work = || {
         let mut worker = Worker::new(spec);
         let mut done: Vec<(usize, Result<Analysis, EmuError>)> = Vec::new();
-        while !failed.load(std::sync::atomic::Ordering::Relaxed) {
-            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        while !failed.load(Relaxed) {
+            let i = next.fetch_add(1, Relaxed);
             let Some(&origin) = origins.get(i) else { break };
             let result = worker.run(spec, body, origin, state);
             if result.is_err() {
-                failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                failed.store(true, Relaxed);
             }
             done.push((i, result));
         }

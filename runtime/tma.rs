@@ -1,5 +1,5 @@
 //! Tensor maps for TMA copies (`dev::tma`): `cuTensorMapEncodeTiled` on a
-//! GPU, the emulator's own encoding (`emu::tma::Map2d`) on the host; the
+//! GPU, the emulator's own encoding (`emu::tma::Map`) on the host; the
 //! same 16 words either way, for the kernel to read from global memory.
 
 use cudarc::driver::sys;
@@ -41,25 +41,48 @@ impl Gpu {
         boxes: (usize, usize),
     ) -> Result<[u64; 16]> {
         let ty = (T::LABEL, size_of::<T>(), T::data_type());
-        self.encode((buffer.address(), buffer.len()), ty, shape, (offset, pitch), boxes)
+        // (A matrix stride of 0: a 2-D map.)
+        self.encode((buffer.address(), buffer.len()), ty, shape, (offset, pitch), (1, 0), boxes)
     }
 
-    /// The 2-D map of the `rows x cols` matrix at element `offset` of the
-    /// `len` elements at device address `address`, rows `pitch` elements
-    /// apart, of the type `name`, `bytes` each (`ty` for the driver).
+    /// The 3-D tensor map of `planes` row-major `rows x cols` matrices,
+    /// one after another in `buffer` (rows `cols` elements apart, matrices
+    /// `rows cols` apart), copied in boxes of one matrix, `box_rows x
+    /// box_cols` as for [`Gpu::tensor_map`] (`dev::tma::copy_3d`): a box
+    /// reads zeros past its own matrix's rows and columns, not the next
+    /// matrix's elements.
+    ///
+    /// Errors, before anything is encoded: as for [`Gpu::tensor_map`].
+    pub fn tensor_map_stack<T: MapElement>(
+        &self,
+        buffer: &DeviceBuffer<T>,
+        (planes, rows, cols): (usize, usize, usize),
+        boxes: (usize, usize),
+    ) -> Result<[u64; 16]> {
+        let ty = (T::LABEL, size_of::<T>(), T::data_type());
+        let address = (buffer.address(), buffer.len());
+        self.encode(address, ty, (rows, cols), (0, cols), (planes, rows * cols), boxes)
+    }
+
+    /// The map of `planes` `rows x cols` matrices, `plane_pitch` elements
+    /// apart (3-D; a `plane_pitch` of 0: the 2-D map of one), from element `offset` of the `len`
+    /// elements at device address `address`, rows `pitch` elements apart,
+    /// of the type `name`, `bytes` each (`ty` for the driver).
+    #[allow(clippy::too_many_arguments)]
     fn encode(
         &self,
         (address, len): (u64, usize),
         (name, bytes, ty): (&str, usize, sys::CUtensorMapDataType),
         (rows, cols): (usize, usize),
         (offset, pitch): (usize, usize),
+        (planes, plane_pitch): (usize, usize),
         (box_rows, box_cols): (usize, usize),
     ) -> Result<[u64; 16]> {
         let bad = |why: String| {
             Err(Error::InvalidInput(format!("tensor map of a {rows}x{cols} {name} matrix: {why}")))
         };
         let per_16 = 16 / bytes;
-        for (what, x) in [("row stride", pitch), ("start", offset)] {
+        for (what, x) in [("row stride", pitch), ("start", offset), ("matrix stride", plane_pitch)] {
             if !x.is_multiple_of(per_16) {
                 return bad(format!(
                     "TMA needs every row to start on 16 bytes, so the {what} must be a multiple of {per_16}, not {x}"
@@ -75,15 +98,18 @@ impl Gpu {
                 "a {box_rows}x{box_cols} box (rows of 64 or 128 bytes, at most 256 of them)"
             ));
         }
-        if rows == 0 || cols == 0 || rows >= 1 << 32 || cols >= 1 << 32 {
+        if [rows, cols, planes].iter().any(|&x| x == 0 || x >= 1 << 32) {
             return bad("dimensions must be 1..2^32".into());
         }
-        if len < offset + (rows - 1) * pitch + cols {
+        if planes > 1 && plane_pitch < rows * pitch {
+            return bad(format!("matrices {plane_pitch} elements apart overlap"));
+        }
+        if len < offset + (planes - 1) * plane_pitch + (rows - 1) * pitch + cols {
             return bad(format!("the buffer holds {len} elements"));
         }
         let address = address + (offset * bytes) as u64;
         if self.is_emulator() {
-            let map = emu::tma::Map2d {
+            let map = emu::tma::Map {
                 global: address as usize,
                 element_bytes: bytes,
                 cols,
@@ -92,21 +118,25 @@ impl Gpu {
                 box_cols,
                 box_rows,
                 swizzle: span,
+                planes,
+                plane_bytes: bytes * plane_pitch,
             };
             return Ok(map.encode());
         }
         let mut map = sys::CUtensorMap { opaque: [0; 16] };
-        let dims = [cols as u64, rows as u64];
-        let strides = [(bytes * pitch) as u64];
-        let boxes = [box_cols as u32, box_rows as u32];
-        let element_strides = [1u32, 1];
-        // SAFETY: every pointer is to a live local of the length the rank
-        // (2) asks for; the address is the buffer's device address.
+        let dims = [cols as u64, rows as u64, planes as u64];
+        let strides = [(bytes * pitch) as u64, (bytes * plane_pitch) as u64];
+        let boxes = [box_cols as u32, box_rows as u32, 1];
+        let element_strides = [1u32, 1, 1];
+        // A stack's map is 3-D even with one matrix: its copies name a plane.
+        let rank = if plane_pitch > 0 { 3 } else { 2 };
+        // SAFETY: every pointer is to a live local at least as long as the
+        // rank (2 or 3) asks for; the address is the buffer's device address.
         unsafe {
             sys::cuTensorMapEncodeTiled(
                 &mut map,
                 ty,
-                2,
+                rank,
                 address as *mut core::ffi::c_void,
                 dims.as_ptr(),
                 strides.as_ptr(),

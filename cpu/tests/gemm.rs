@@ -9,7 +9,8 @@ use half::{bf16, f16};
 use kernel_lab::blas::{Gemm, Layout, Op};
 use kernel_lab::gemm::verify::verify;
 use kernel_lab::gemm::{
-    Act, Bf16, Call, E4m3, E5m2, Element, F16, F32, Plan, Precision, Route, TensorGemm, Tf32, TileShape,
+    Act, Bf16, Call, E4m3, E5m2, Element, F16, F32, Grouped, GroupedGemm, GroupedPrecision, Plan, Precision,
+    Route, TensorGemm, Tf32, TileShape, grouped,
 };
 use kernel_lab::runtime::{Error, Gpu};
 
@@ -537,4 +538,66 @@ fn decode_shapes_in_every_precision_layout_and_epilogue() {
     c.stride_b += 3;
     decoded(ok::<Bf16, bf16>(&gpu, &split, c, 400), &c);
     decoded(ok::<Bf16, f32>(&gpu, &split, Call { gemm: c.gemm.scaled(1.0, 0.5), ..c }, 401), &c);
+}
+
+/// A grouped call verified on the emulator, its persistent grid spread
+/// over `blocks` blocks.
+fn grouped_ok<P: GroupedPrecision, O: Element>(call: Grouped, rows: &[u32], blocks: usize, seed: u64) {
+    let gpu = Gpu::emulator();
+    let mut lib = GroupedGemm::new();
+    lib.blocks = Some(blocks);
+    match grouped::verify::<P, O>(&gpu, &lib, &call, rows, seed, None) {
+        Ok(Ok(_)) => {}
+        Ok(Err(why)) => panic!("{} -> {} {call}: {why}", P::NAME, O::NAME),
+        Err(e) => panic!("{} -> {} {call}: {e}", P::NAME, O::NAME),
+    }
+}
+
+#[test]
+fn grouped_contiguous_groups_of_every_size_empty_and_past_a_tile() {
+    // Rows 0..70 (part of a tile), none, 70..230 (a tile and part of one,
+    // whose tail reads the next group's rows), 230..236, and rows 236..250
+    // in no group (left NaN). k = 200: a last k-step past each weight's
+    // end, which must read zeros, not the next weight's rows; n = 264: a
+    // second, mostly empty column of tiles.
+    let call = Grouped::contiguous(4, 250, 264, 200).with_alpha(0.5);
+    let offsets = [0, 70, 70, 230, 236];
+    grouped_ok::<Bf16, bf16>(call, &offsets, 3, 1);
+    grouped_ok::<F16, f32>(call.with_act(Act::Relu), &offsets, 2, 2);
+}
+
+#[test]
+fn grouped_masked_counts_and_fp8() {
+    // Capacity 140 a group; counts 140 (full), 0, 9, and one past the
+    // capacity, which the kernel clamps.
+    let call = Grouped::masked(4, 140, 136, 96);
+    let counts = [140, 0, 9, 1000];
+    grouped_ok::<Bf16, f16>(call, &counts, 2, 3);
+    // FP8: B is n x k, K-major; k a multiple of 16 whose last step is part
+    // empty (208 = 128 + 80).
+    let fp8 = Grouped::contiguous(3, 200, 72, 208).with_scales(0.5, 2.0).with_act(Act::Gelu);
+    grouped_ok::<E4m3, bf16>(fp8, &[0, 130, 131, 200], 2, 4);
+}
+
+#[test]
+fn grouped_offsets_past_a_are_clamped_and_bad_calls_refused() {
+    // A router that wrote offsets past A's rows, or out of order: nothing
+    // outside D is written, and the rows in no group stay as they were.
+    let call = Grouped::contiguous(3, 100, 64, 64);
+    grouped_ok::<Bf16, bf16>(call, &[0, 90, 40, 5000], 2, 5);
+    let gpu = Gpu::emulator();
+    let lib = GroupedGemm::new();
+    let bad = |call: Grouped| {
+        let x = gpu.upload(&[bf16::ZERO; 64 * 64 * 4]).unwrap();
+        let rows = gpu.upload(&[0u32; 8]).unwrap();
+        let mut d = gpu.upload(&[bf16::ZERO; 64 * 64 * 4]).unwrap();
+        match lib.run::<Bf16, bf16>(&gpu, &call, &x, &x, &rows, &mut d) {
+            Err(Error::InvalidInput(why)) => why,
+            other => panic!("{call}: {other:?}"),
+        }
+    };
+    assert!(bad(Grouped::contiguous(2, 64, 64, 60)).contains("k = 60 is not a multiple of 8"));
+    assert!(bad(Grouped::contiguous(2, 64, 60, 64)).contains("n = 60"));
+    assert!(bad(Grouped::contiguous(0, 64, 64, 64)).contains("0 groups"));
+    assert!(bad(Grouped::contiguous(2, 64, 64, 512)).contains("A needs 32768 elements"));
 }

@@ -1,5 +1,5 @@
 //! The tensor-memory accelerator (TMA): one thread asks for a whole 2-D
-//! box of a matrix, and the copy engine moves it from global to shared
+//! box of a matrix (or of one matrix of a stack, a 3-D map: [`copy_3d`]), and the copy engine moves it from global to shared
 //! memory (`cp.async.bulk.tensor`), zero-filling what lies outside the
 //! matrix, optionally swizzled, and counts its bytes on an [`Mbarrier`].
 //!
@@ -13,7 +13,7 @@
 //! 128-byte-swizzle descriptors read (`wgmma` module).
 //!
 //! PTX ISA, "cp.async.bulk.tensor" (sm_90). On the host the emulator
-//! decodes its own encoding of the map (`emu::tma::Map2d`) and copies the
+//! decodes its own encoding of the map (`emu::tma::Map`) and copies the
 //! box, landing it when a wait on the mbarrier observes the phase.
 
 use super::In;
@@ -67,7 +67,37 @@ pub unsafe fn copy_2d(dst: *mut u8, maps: In<u64>, i: usize, (x, y): (i32, i32),
     #[cfg(not(target_arch = "nvptx64"))]
     {
         let site = core::panic::Location::caller();
-        let data = box_bytes(dst, map, i, (x, y), site);
+        let data = box_bytes(dst, map, i, (x, y, i32::MIN), site);
+        emu::ops::tma_copy(bar.ptr() as usize, dst as usize, data, site);
+    }
+}
+
+/// `cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes`:
+/// [`copy_2d`] from plane `z` of a 3-D map (a stack of matrices, the box
+/// one plane deep): column `x`, row `y` of matrix `z`, zero-filled past
+/// that matrix's own rows and columns, not from the next one's.
+///
+/// # Safety
+/// As for [`copy_2d`], with map `i` a 3-D map whose box is one plane deep.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn copy_3d(dst: *mut u8, maps: In<u64>, i: usize, (x, y, z): (i32, i32, i32), bar: Mbarrier) {
+    let map = maps.as_ptr().wrapping_add(i * MAP_WORDS);
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller's contract.
+    unsafe {
+        core::arch::asm!(
+            "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{m}, {{{x}, {y}, {z}}}], [{b}];",
+            d = in(reg32) crate::shared::window_address(dst), m = in(reg64) map,
+            x = in(reg32) x, y = in(reg32) y, z = in(reg32) z,
+            b = in(reg32) crate::shared::window_address(bar.ptr()),
+            options(nostack)
+        )
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let site = core::panic::Location::caller();
+        let data = box_bytes(dst, map, i, (x, y, z), site);
         emu::ops::tma_copy(bar.ptr() as usize, dst as usize, data, site);
     }
 }
@@ -107,7 +137,7 @@ pub unsafe fn copy_2d_multicast(
     #[cfg(not(target_arch = "nvptx64"))]
     {
         let site = core::panic::Location::caller();
-        let data = box_bytes(dst, map, i, (x, y), site);
+        let data = box_bytes(dst, map, i, (x, y, i32::MIN), site);
         emu::ops::tma_copy_multicast(bar.ptr() as usize, dst as usize, data, mask, site);
     }
 }
@@ -147,6 +177,9 @@ pub unsafe fn store_2d(src: *const u8, maps: In<u64>, i: usize, (x, y): (i32, i3
     {
         let site = core::panic::Location::caller();
         let m = read_map(map, i, "store_2d", site);
+        if m.plane_bytes > 0 {
+            panic!("a 2-D TMA store through map {i}, which is 3-D");
+        }
         emu::ops::tma_store(m, (x as i64, y as i64), src as usize, site);
     }
 }
@@ -195,30 +228,39 @@ pub fn fence_async_shared() {
 /// used by `what`): the copy engine's read of global memory, checked, and
 /// its decoding.
 #[cfg(not(target_arch = "nvptx64"))]
-fn read_map(map: *const u64, i: usize, what: &str, site: emu::ops::Site) -> emu::tma::Map2d {
+fn read_map(map: *const u64, i: usize, what: &str, site: emu::ops::Site) -> emu::tma::Map {
     emu::ops::async_read(emu::ops::Space::Global, map as usize, 8 * MAP_WORDS, site);
     // SAFETY: checked above to lie in a buffer of the launch.
     let words = unsafe { (map as *const [u64; MAP_WORDS]).read_unaligned() };
-    let Some(m) = emu::tma::Map2d::decode(&words) else {
+    let Some(m) = emu::tma::Map::decode(&words) else {
         panic!("{what}: map {i} is not a tensor map encoded for the emulator");
     };
     m
 }
 
 /// The emulator's copy engine: the box of the map at `map` (map `i` of
-/// the launch's) at column `x`, row `y`, as it lands at `dst` (swizzled
-/// by its offset), read from global memory with bounds and race checks.
+/// the launch's) at column `x`, row `y` of plane `z` (`i32::MIN`: a 2-D
+/// copy), as it lands at `dst`
+/// (swizzled by its offset), read from global memory with bounds and race
+/// checks.
 #[cfg(not(target_arch = "nvptx64"))]
 fn box_bytes(
     dst: *mut u8,
     map: *const u64,
     i: usize,
-    (x, y): (i32, i32),
+    (x, y, z): (i32, i32, i32),
     site: emu::ops::Site,
 ) -> std::vec::Vec<u8> {
-    let m = read_map(map, i, "copy_2d", site);
+    let rank = if z == i32::MIN { 2 } else { 3 };
+    let m = read_map(map, i, if rank == 2 { "copy_2d" } else { "copy_3d" }, site);
+    // The hardware reads a map of the copy's own rank (a 3-D map's stride
+    // between planes is not 0).
+    if (m.plane_bytes > 0) != (rank == 3) {
+        panic!("a {rank}-D TMA copy through map {i}, which is not {rank}-D");
+    }
+    let z = z.max(0);
     let base = emu::ops::shared_base() as usize;
-    m.copy_box((x as i64, y as i64), dst as usize - base, |addr, bytes| {
+    m.copy_box((x as i64, y as i64, z as i64), dst as usize - base, |addr, bytes| {
         emu::ops::tma_read(addr, bytes.len(), site);
         // SAFETY: checked above to lie in a live allocation.
         unsafe { core::ptr::copy_nonoverlapping(addr as *const u8, bytes.as_mut_ptr(), bytes.len()) };

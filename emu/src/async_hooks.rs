@@ -159,7 +159,7 @@ pub fn async_read(space: Space, addr: usize, bytes: usize, site: Site) {
 /// A TMA store (`cp.async.bulk.tensor.2d.global.shared::cta`): the box of
 /// `map` at column `x`, row `y` from shared memory at `src`, issued now,
 /// carried out at the [`bulk_wait`] that completes its group.
-pub fn tma_store(map: crate::tma::Map2d, (x, y): (i64, i64), src: usize, site: Site) {
+pub fn tma_store(map: crate::tma::Map, (x, y): (i64, i64), src: usize, site: Site) {
     check_bounds(Space::Shared, src, map.box_bytes(), site);
     if !(src - block().shared as usize).is_multiple_of(1024) && map.swizzle == 128 {
         async_misuse(

@@ -81,7 +81,7 @@ pub(crate) struct PendingCopy {
 /// its group: the latest the hardware may read them, so that a buffer
 /// rewritten before that wait shows as a race or as wrong results.
 pub(crate) struct PendingStore {
-    pub(crate) map: crate::tma::Map2d,
+    pub(crate) map: crate::tma::Map,
     pub(crate) xy: (i64, i64),
     pub(crate) src: usize,
     pub(crate) site: Site,

@@ -1,17 +1,18 @@
 //! The tensor-memory accelerator on the emulator: the emulator's own
-//! encoding of a 2-D tensor map, and the box copy it describes.
+//! encoding of a 2-D or 3-D tensor map, and the box copy it describes.
 //!
 //! On a GPU a tensor map is 128 opaque bytes from `cuTensorMapEncodeTiled`.
 //! The emulator's map is 128 bytes too, with the fields the copy needs in
 //! plain words, so that the same kernel reads either from global memory.
 
-/// A 2-D tiled tensor map: a row-major matrix of `rows x cols` elements
-/// of `element_bytes` at `global`, rows `row_bytes` apart, copied in boxes
-/// of `box_rows x box_cols`, laid out in shared memory row after row
-/// (`box_cols * element_bytes` bytes each), swizzled over `swizzle` bytes
-/// (0: not at all; 32, 64 or 128: [`swizzle`]).
+/// A tiled tensor map: `planes` row-major matrices of `rows x cols`
+/// elements of `element_bytes` at `global`, rows `row_bytes` apart and
+/// planes `plane_bytes` apart (one plane: a 2-D map), copied in boxes of
+/// `box_rows x box_cols` of one plane, laid out in shared memory row after
+/// row (`box_cols * element_bytes` bytes each), swizzled over `swizzle`
+/// bytes (0: not at all; 32, 64 or 128: [`swizzle`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Map2d {
+pub struct Map {
     pub global: usize,
     pub element_bytes: usize,
     pub cols: usize,
@@ -20,12 +21,14 @@ pub struct Map2d {
     pub box_cols: usize,
     pub box_rows: usize,
     pub swizzle: usize,
+    pub planes: usize,
+    pub plane_bytes: usize,
 }
 
 /// Marks the emulator's encoding (word 0).
 const MAGIC: u64 = 0x656d_7574_6d61_7032;
 
-impl Map2d {
+impl Map {
     /// The 16 words of the map.
     pub fn encode(&self) -> [u64; 16] {
         let mut w = [0u64; 16];
@@ -38,6 +41,8 @@ impl Map2d {
             self.box_cols,
             self.box_rows,
             self.swizzle,
+            self.planes,
+            self.plane_bytes,
         ];
         w[0] = MAGIC;
         for (slot, f) in w[1..].iter_mut().zip(fields) {
@@ -47,10 +52,10 @@ impl Map2d {
     }
 
     /// The map `words` encode, if they are the emulator's encoding.
-    pub fn decode(words: &[u64; 16]) -> Option<Map2d> {
+    pub fn decode(words: &[u64; 16]) -> Option<Map> {
         (words[0] == MAGIC).then(|| {
             let f = |i: usize| words[i] as usize;
-            Map2d {
+            Map {
                 global: f(1),
                 element_bytes: f(2),
                 cols: f(3),
@@ -59,6 +64,8 @@ impl Map2d {
                 box_cols: f(6),
                 box_rows: f(7),
                 swizzle: f(8),
+                planes: f(9),
+                plane_bytes: f(10),
             }
         })
     }
@@ -68,17 +75,22 @@ impl Map2d {
         self.box_rows * self.box_cols * self.element_bytes
     }
 
-    /// The rows of the box at column `x`, row `y` that lie in the matrix
-    /// with some of their columns: each as its row in the box, the global
-    /// address of its first element inside the matrix, and the box columns
-    /// `first..last` inside it.
-    fn rows_inside(&self, (x, y): (i64, i64)) -> impl Iterator<Item = (usize, usize, (usize, usize))> + '_ {
+    /// The rows of the box at column `x`, row `y` of plane `z` that lie in
+    /// the tensor with some of their columns: each as its row in the box,
+    /// the global address of its first element inside the tensor, and the
+    /// box columns `first..last` inside it.
+    fn rows_inside(
+        &self,
+        (x, y, z): (i64, i64, i64),
+    ) -> impl Iterator<Item = (usize, usize, (usize, usize))> + '_ {
         let first = (-x).clamp(0, self.box_cols as i64) as usize;
         let last = (self.cols as i64 - x).clamp(0, self.box_cols as i64) as usize;
+        let plane = (0..self.planes as i64).contains(&z);
         (0..self.box_rows).filter_map(move |r| {
             let gy = y + r as i64;
-            (gy >= 0 && gy < self.rows as i64 && first < last).then(|| {
+            (plane && gy >= 0 && gy < self.rows as i64 && first < last).then(|| {
                 let addr = self.global
+                    + z as usize * self.plane_bytes
                     + gy as usize * self.row_bytes
                     + (x + first as i64) as usize * self.element_bytes;
                 (r, addr, (first, last))
@@ -86,20 +98,20 @@ impl Map2d {
         })
     }
 
-    /// The box whose first element is column `x`, row `y`, as it lands in
-    /// shared memory at byte offset `dst` (the swizzle depends on it):
-    /// elements outside the matrix are zero. `read(addr, bytes)` reads
-    /// global memory (the caller checks it).
+    /// The box whose first element is column `x`, row `y` of plane `z`, as
+    /// it lands in shared memory at byte offset `dst` (the swizzle depends
+    /// on it): elements outside the tensor are zero. `read(addr, bytes)`
+    /// reads global memory (the caller checks it).
     pub fn copy_box(
         &self,
-        (x, y): (i64, i64),
+        xyz: (i64, i64, i64),
         dst: usize,
         mut read: impl FnMut(usize, &mut [u8]),
     ) -> Vec<u8> {
         let e = self.element_bytes;
         let row_len = self.box_cols * e;
         let mut out = vec![0u8; self.box_bytes()];
-        for (r, addr, (first, last)) in self.rows_inside((x, y)) {
+        for (r, addr, (first, last)) in self.rows_inside(xyz) {
             let mut row = vec![0u8; row_len];
             read(addr, &mut row[first * e..last * e]);
             for (i, chunk) in row.chunks(16).enumerate() {
@@ -111,7 +123,7 @@ impl Map2d {
         out
     }
 
-    /// The reverse of [`Map2d::copy_box`], a TMA store: `data`, the box as
+    /// The reverse of [`Map::copy_box`], a TMA store: `data`, the box as
     /// it lies in shared memory at byte offset `src` (swizzled by its
     /// offset), written to the matrix with its first element at column
     /// `x`, row `y`; what falls outside the matrix is not written.
@@ -127,7 +139,7 @@ impl Map2d {
         let e = self.element_bytes;
         let row_len = self.box_cols * e;
         let mut row = vec![0u8; row_len];
-        for (r, addr, (first, last)) in self.rows_inside((x, y)) {
+        for (r, addr, (first, last)) in self.rows_inside((x, y, 0)) {
             for i in 0..row_len.div_ceil(16) {
                 let at = r * row_len + 16 * i;
                 let from = swizzle(self.swizzle, src + at) - src;

@@ -13,6 +13,8 @@
 //!   are the copy engine's zero fill, so no shape is refused;
 //! - [`decode`]: `m` or `n` at most 16, a few tokens against a weight:
 //!   `mma.sync` over the weight read once, in place;
+//! - [`grouped`]: a mixture of experts' products in one launch, each
+//!   expert its own weight and its own rows, which the device holds;
 //! - [`epilogue`]: the k-splits' sums added in order, then `alpha`,
 //!   `beta C`, the bias and the activation, rounded to the output type.
 //!
@@ -35,6 +37,8 @@ pub mod element;
 pub mod epilogue;
 #[cfg(not(ptx_part = "wgmma"))]
 pub mod ffma;
+#[cfg(not(ptx_part = "rest"))]
+pub mod grouped;
 #[cfg(not(ptx_part = "wgmma"))]
 pub mod pack;
 pub(crate) mod ring;

@@ -7,6 +7,7 @@
 //! - [`call`]: a call ([`Call`]) and its checks;
 //! - [`run`]: [`TensorGemm`], which packs, plans and launches;
 //! - [`decode`](mod@decode): `m` or `n` at most 16, the weight read once in place;
+//! - [`grouped`]: a mixture of experts' products in one launch ([`GroupedGemm`]);
 //! - [`reference`](mod@reference): the `f64` reference and each element's error bound;
 //! - [`sweep`]: the public sweep's shapes and groups;
 //! - [`random`]: shapes drawn from the ranges users run, by seed;
@@ -21,6 +22,7 @@ pub const KERNELS: &str = "gpu::gemm";
 
 pub mod call;
 pub mod decode;
+pub mod grouped;
 pub mod plan;
 pub mod precision;
 pub mod random;
@@ -31,6 +33,7 @@ pub mod tile;
 pub mod verify;
 
 pub use call::{Act, Call, EMULATOR_ELEMENTS, EMULATOR_MULTIPLY_ADDS};
+pub use grouped::{Grouped, GroupedGemm, GroupedPrecision, Rows};
 pub use plan::{Plan, PlanKey};
 pub use precision::{Bf16, E4m3, E5m2, Element, F16, F32, Input, Precision, Tf32};
 pub use run::{Route, TensorGemm};

@@ -53,6 +53,7 @@ pub trait Element:
     Input
     + gpu::gemm::epilogue::gemm_epilogue::Instance
     + gpu::gemm::wgmma::Instances
+    + gpu::gemm::grouped::Instances
     + gpu::gemm::decode::Instances
     + gpu::gemm::epilogue::Output
 {

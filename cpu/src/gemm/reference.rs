@@ -72,7 +72,6 @@ pub fn check<P: Precision, O: Element>(
     let all: Vec<usize> = (0..g.m).collect();
     let rows = rows.unwrap_or(&all);
     let unit = P::sum_error(g.k, splits) + P::PRODUCT_ERROR;
-    let f32_round = f64::powi(2.0, -24);
     let work: Vec<(usize, usize)> = (0..call.batch).flat_map(|z| rows.iter().map(move |&i| (z, i))).collect();
     let worst = work
         .par_iter()
@@ -90,17 +89,7 @@ pub fn check<P: Precision, O: Element>(
                 let (alpha, beta) = (call.product_scale() as f64, g.beta as f64);
                 let c = if g.beta == 0.0 { 0.0 } else { beta * c0[at].to_f64() };
                 let bias = bias.map_or(0.0, |v| v[i] as f64);
-                let zval = alpha * dot + c + bias;
-                let magnitude = alpha.abs() * abs + c.abs() + bias.abs();
-                let ez = alpha.abs() * abs * unit + 3.0 * f32_round * magnitude;
-                let (want, e) = match call.act {
-                    Act::Gelu => {
-                        let tanh_error = 0.5 * f64::powf(2.0, -10.9) + f64::powi(2.0, -21);
-                        (Act::Gelu.apply(zval), 1.13 * ez + tanh_error * zval.abs())
-                    }
-                    act => (act.apply(zval), ez),
-                };
-                let bound = e + O::ROUNDING * (want.abs() + e) + O::TINY;
+                let (want, bound) = expected::<O>(unit, call.act, alpha, (dot, abs), (c, bias));
                 let value = got[at].to_f64();
                 let err = (value - want).abs();
                 if !value.is_finite() || err > bound {
@@ -114,6 +103,32 @@ pub fn check<P: Precision, O: Element>(
         })
         .collect::<std::result::Result<Vec<f64>, String>>()?;
     Ok(worst.into_iter().fold(0.0, f64::max))
+}
+
+/// One element of D as the reference expects it, and its error bound:
+/// `act(alpha dot + c + bias)` from the exact sum `dot` of its products,
+/// `abs` the sum of their magnitudes, `c` the scaled C term, and `unit`
+/// the precision's relative error of the sum ([`Precision::sum_error`]
+/// plus its product error).
+pub(crate) fn expected<O: Element>(
+    unit: f64,
+    act: Act,
+    alpha: f64,
+    (dot, abs): (f64, f64),
+    (c, bias): (f64, f64),
+) -> (f64, f64) {
+    let f32_round = f64::powi(2.0, -24);
+    let zval = alpha * dot + c + bias;
+    let magnitude = alpha.abs() * abs + c.abs() + bias.abs();
+    let ez = alpha.abs() * abs * unit + 3.0 * f32_round * magnitude;
+    let (want, e) = match act {
+        Act::Gelu => {
+            let tanh_error = 0.5 * f64::powf(2.0, -10.9) + f64::powi(2.0, -21);
+            (Act::Gelu.apply(zval), 1.13 * ez + tanh_error * zval.abs())
+        }
+        act => (act.apply(zval), ez),
+    };
+    (want, e + O::ROUNDING * (want.abs() + e) + O::TINY)
 }
 
 /// Host inputs of a call: A, B, C (the output buffer as it starts), bias.

@@ -136,21 +136,60 @@ impl Cublas {
         }
         let ldb = if P::B_K_MAJOR { k } else { n };
         let types = (P::Input::cuda_type(), P::cublas_compute());
-        self.gemm_ex(P::NAME, (m, n, k), (b, P::B_K_MAJOR, ldb), (a, k), c, types)
+        self.gemm_ex(
+            P::NAME,
+            (m, n, k),
+            ((b, 0), P::B_K_MAJOR, ldb),
+            ((a, 0), k),
+            (c, 0, f32::cuda_type()),
+            types,
+        )
+    }
+
+    /// The grouped call's peer, a loop of dense calls: `D_g = A_g B_g` for
+    /// each group `g` of `spans` (its first row and rows; B's stack as the
+    /// grouped kernel reads it, [`crate::gemm::grouped`]), one
+    /// `cublasGemmEx` a group (`alpha = 1`).
+    pub fn gemm_groups<P: Precision, O: Element>(
+        &self,
+        spans: &[(usize, usize)],
+        (n, k): (usize, usize),
+        a: &DeviceBuffer<P::Input>,
+        b: &DeviceBuffer<P::Input>,
+        d: &mut DeviceBuffer<O>,
+    ) -> Result<()> {
+        let ldb = if P::B_K_MAJOR { k } else { n };
+        let types = (P::Input::cuda_type(), P::cublas_compute());
+        for (g, &(start, rows)) in spans.iter().enumerate().filter(|(_, s)| s.1 > 0) {
+            let (first, second) = ((b, g * n * k), (a, start * k));
+            if a.len() < (start + rows) * k || b.len() < (g + 1) * n * k || d.len() < (start + rows) * n {
+                return Err(Error::InvalidInput(format!("cuBLAS group {g}: buffers too small")));
+            }
+            self.gemm_ex(
+                P::NAME,
+                (rows, n, k),
+                (first, P::B_K_MAJOR, ldb),
+                (second, k),
+                (d, start * n, O::cuda_type()),
+                types,
+            )?;
+        }
+        Ok(())
     }
 
     /// `cublasGemmEx` for the row-major `C (m x n) = A B`, as the
-    /// column-major `Cᵀ = Bᵀ Aᵀ`: `first` is B's buffer (transposed for
-    /// cuBLAS when `true`) at leading dimension `ldb`, `second` A's at
-    /// `lda`; inputs of type `ty`, `f32` C, `compute` the compute type.
+    /// column-major `Cᵀ = Bᵀ Aᵀ`: `first` is B's buffer and the element B
+    /// starts at (transposed for cuBLAS when `true`) at leading dimension
+    /// `ldb`, `second` A's at `lda`; inputs of type `ty`, C from element
+    /// `c_at` of its buffer, of type `c_type`, `compute` the compute type.
     #[allow(clippy::too_many_arguments)]
-    fn gemm_ex<T: cudarc::driver::DeviceRepr>(
+    fn gemm_ex<T: cudarc::driver::DeviceRepr, C: cudarc::driver::DeviceRepr>(
         &self,
         what: &str,
         (m, n, k): (usize, usize, usize),
-        (first, transposed, ldb): (&DeviceBuffer<T>, bool, usize),
-        (second, lda): (&DeviceBuffer<T>, usize),
-        c: &mut DeviceBuffer<f32>,
+        ((first, first_at), transposed, ldb): ((&DeviceBuffer<T>, usize), bool, usize),
+        ((second, second_at), lda): ((&DeviceBuffer<T>, usize), usize),
+        (c, c_at, c_type): (&mut DeviceBuffer<C>, usize, cublas_sys::cudaDataType_t),
         (ty, compute): (cublas_sys::cudaDataType_t, cublas_sys::cublasComputeType_t),
     ) -> Result<()> {
         if [m, n, k].iter().any(|&x| x > i32::MAX as usize) {
@@ -164,6 +203,9 @@ impl Cublas {
         let (a_ptr, _ga) = a.device_ptr(stream);
         let (b_ptr, _gb) = b.device_ptr(stream);
         let (c_ptr, _gc) = c.device_ptr_mut(stream);
+        let at = |ptr: u64, i: usize, bytes: usize| (ptr + (i * bytes) as u64) as *const std::ffi::c_void;
+        let (a_ptr, b_ptr) = (at(a_ptr, second_at, size_of::<T>()), at(b_ptr, first_at, size_of::<T>()));
+        let c_ptr = at(c_ptr, c_at, size_of::<C>()) as *mut std::ffi::c_void;
         let (alpha, beta) = (1.0f32, 0.0f32);
         let op = |t: bool| {
             if t {
@@ -172,7 +214,6 @@ impl Cublas {
                 cublas_sys::cublasOperation_t::CUBLAS_OP_N
             }
         };
-        let f32_ = cublas_sys::cudaDataType_t::CUDA_R_32F;
         let int = |x: usize| x as i32;
         // Leading dimensions of empty matrices must still be at least 1.
         let (lda, ldb, ldc) = (lda.max(1), ldb.max(1), n.max(1));
@@ -188,15 +229,15 @@ impl Cublas {
                 int(m),
                 int(k),
                 (&alpha as *const f32).cast(),
-                b_ptr as *const std::ffi::c_void,
+                b_ptr,
                 ty,
                 int(ldb),
-                a_ptr as *const std::ffi::c_void,
+                a_ptr,
                 ty,
                 int(lda),
                 (&beta as *const f32).cast(),
-                c_ptr as *mut std::ffi::c_void,
-                f32_,
+                c_ptr,
+                c_type,
                 int(ldc),
                 compute,
                 cublas_sys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,

@@ -8,10 +8,8 @@
 #![allow(clippy::erasing_op, clippy::identity_op)]
 
 use super::tile::{BN, SPAN};
-use crate::dev::barrier::Mbarrier;
-use crate::dev::tma::copy_2d;
+use crate::dev::Element;
 use crate::dev::wgmma::{Accumulators, Descriptor};
-use crate::dev::{Element, In};
 use seq_macro::seq;
 
 /// An element type as the GEMM's ring holds it, for every tensor-core
@@ -28,31 +26,23 @@ pub trait RingElement: Element {
     const B_BOX: (usize, usize) = if Self::B_K_MAJOR { (BN, Self::BK) } else { (Self::BK, B_BOX_COLS) };
 
     /// The TMA copies of B's part of k-step `k0` for the tile at column
-    /// `n0`, `cols` wide (256 or 128), through map `map` of `maps` (B's),
-    /// into the stage at `at`, counting on `bar`.
+    /// `n0`, `cols` wide (256 or 128), into the stage at `at`: `copy(to,
+    /// (x, y))` copies the box of B's map whose first element is column
+    /// `x`, row `y` to `to` (a 2-D map's, or one plane of a stack's).
     ///
     /// # Safety
-    /// As for [`copy_2d`], with map `map` B's (boxes of `cols` rows where
-    /// B is K-major).
+    /// `copy` is safe to call with the stage's boxes (B's map's box has
+    /// the tile's rows where B is K-major).
     #[inline(always)]
-    unsafe fn copy_b(
-        at: *mut u8,
-        maps: In<u64>,
-        map: usize,
-        k0: i32,
-        (n0, cols): (usize, usize),
-        bar: Mbarrier,
-    ) {
+    unsafe fn copy_b(at: *mut u8, k0: i32, (n0, cols): (usize, usize), copy: impl Fn(*mut u8, (i32, i32))) {
         if Self::B_K_MAJOR {
-            // SAFETY: the caller's contract (the map's box has the tile's rows).
-            unsafe { copy_2d(at, maps, map, (k0, n0 as i32), bar) };
+            copy(at, (k0, n0 as i32));
             return;
         }
         seq!(J in 0..4 {
             if J * B_BOX_COLS < cols {
-                let origin = ((n0 + J * B_BOX_COLS) as i32, k0);
-                // SAFETY: the caller's contract; box J is B_BOX_BYTES further.
-                unsafe { copy_2d(at.wrapping_add(J * B_BOX_BYTES), maps, map, origin, bar) };
+                // Box J lies B_BOX_BYTES further.
+                copy(at.wrapping_add(J * B_BOX_BYTES), ((n0 + J * B_BOX_COLS) as i32, k0));
             }
         });
     }

@@ -126,8 +126,30 @@ impl<E: RingElement, T: Tile> Ring<E, T> {
         self,
         s: usize,
         step: usize,
-        (m0, n0): (usize, usize),
+        origin: (usize, usize),
         (a, b): (usize, usize),
+    ) {
+        let (maps, full) = (self.maps, self.full(s));
+        // SAFETY: the caller's contract; B's boxes land in the stage.
+        let copy_b = |to: *mut u8, xy: (i32, i32)| unsafe { copy_2d(to, maps, b, xy, full) };
+        // SAFETY: the caller's contract.
+        unsafe { self.fill_by(s, step, origin, a, copy_b) }
+    }
+
+    /// [`Ring::fill`] with A's box through map `a` and B's boxes through
+    /// `copy_b(to, (x, y))` ([`RingElement::copy_b`]).
+    ///
+    /// # Safety
+    /// As for [`Ring::fill`]; map `a` is A's; `copy_b` copies B's boxes
+    /// counting their bytes on `full(s)`.
+    #[inline(always)]
+    pub(crate) unsafe fn fill_by(
+        self,
+        s: usize,
+        step: usize,
+        (m0, n0): (usize, usize),
+        a: usize,
+        copy_b: impl Fn(*mut u8, (i32, i32)),
     ) {
         let (at, k0) = (self.stage(s), (step * E::BK) as i32);
         // SAFETY: the stage is 1024-aligned with room for the boxes; the
@@ -136,7 +158,7 @@ impl<E: RingElement, T: Tile> Ring<E, T> {
         unsafe {
             self.full(s).arrive_expect_tx(stage_bytes(T::BM, T::BN) as u32);
             copy_2d(at, self.maps, a, (k0, m0 as i32), self.full(s));
-            E::copy_b(at.wrapping_add(T::BM * SPAN), self.maps, b, k0, (n0, T::BN), self.full(s));
+            E::copy_b(at.wrapping_add(T::BM * SPAN), k0, (n0, T::BN), copy_b);
         }
     }
 

@@ -6,7 +6,8 @@
 //! epilogues, both in batches of back-to-back calls where a call is short
 //! (`bench::time_batched`), taking turns in three rounds. `--sweep` runs
 //! the public sweep
-//! (`bench/gemm-sweep.txt`).
+//! (`bench/gemm-sweep.txt`); `--groups G` the grouped GEMM of a mixture of
+//! experts (`grouped.rs`).
 //! Without `--shape`, one square (4096^3 on a GPU, 512x384x256 on the
 //! emulator). Without a GPU it verifies on the emulator, each call within
 //! its budget (`gemm::EMULATOR_MULTIPLY_ADDS`, `gemm::EMULATOR_ELEMENTS`).
@@ -29,6 +30,8 @@ use kernel_lab::measure::bench::{self, Runs};
 use kernel_lab::peers::Cublas;
 use kernel_lab::peers::lt::{Lt, Prepared};
 use kernel_lab::runtime::{self, DeviceBuffer, Error, Gpu, Result};
+
+mod grouped;
 
 /// Verify and time the tensor-core GEMM call against cuBLAS.
 #[derive(Parser, Debug)]
@@ -56,9 +59,22 @@ struct Options {
     #[arg(long, value_name = "N")]
     random: Option<usize>,
     /// The seed of --random's draw (default: a fresh one, printed;
-    /// the benchmarks keep seed 1).
-    #[arg(long, requires = "random")]
+    /// the benchmarks keep seed 1), or of --skew's (default 1).
+    #[arg(long)]
     seed: Option<u64>,
+    /// A grouped GEMM of G experts (a mixture of experts' layer, one
+    /// launch): --shape MxNxK gives each expert's rows on average, and the
+    /// weights' n and k. bf16, f16 or e4m3.
+    #[arg(long, value_name = "G")]
+    groups: Option<usize>,
+    /// With --groups: rows shared out by counts, M rows of capacity a group
+    /// (the masked layout), rather than by offsets (contiguous).
+    #[arg(long, requires = "groups")]
+    masked: bool,
+    /// With --groups: uneven rows, each expert's share e^(S x), x uniform
+    /// in [-1, 1) (0: even).
+    #[arg(long, default_value_t = 0.0, requires = "groups")]
+    skew: f64,
     /// Storage of A, B, C: row or col.
     #[arg(long, default_value = "row")]
     layout: String,
@@ -429,6 +445,15 @@ fn run(o: &Options) -> Result<bool> {
     }
     if !["f32", "bf16", "f16"].contains(&o.out.as_str()) {
         return Err(Error::InvalidInput(format!("--out is f32, bf16 or f16, not '{}'", o.out)));
+    }
+    if o.seed.is_some() && o.random.is_none() && o.groups.is_none() {
+        return Err(Error::InvalidInput("--seed is the seed of --random's or --skew's draw".into()));
+    }
+    if let Some(groups) = o.groups {
+        if o.sweep || o.random.is_some() {
+            return Err(Error::InvalidInput("--groups runs its --shape; drop --sweep and --random".into()));
+        }
+        return grouped::run(o, groups);
     }
     let given = shapes(o)?;
     calls(o, &given)?;

@@ -37,11 +37,11 @@ use half::{bf16, f16};
 
 use super::element::RingElement;
 use super::epilogue::{BIAS_NONE, Output};
-use super::ring::{Ring, start_ring};
+use super::ring::{Ring, consume, start_ring};
 use super::schedule::GROUP;
 use super::store::{Scalars, store_through};
 use super::tile::{Tile, Wide, shared_bytes_for};
-use super::wgmma::{THREADS, multiply};
+use super::wgmma::THREADS;
 use crate::dev::epilogue::Epilogue;
 use crate::dev::fp8::E4m3;
 use crate::dev::grid::wait_for_prerequisites;
@@ -92,17 +92,23 @@ impl Groups {
 }
 
 /// One tile of a group: its origin in D (A's row, B's column), its group
-/// (B's plane) and the group's end (the first row past it).
+/// (B's plane), the group's end (the first row past it) and its k-steps
+/// (all of k).
 #[derive(Clone, Copy)]
 pub(crate) struct GroupItem {
     origin: (u32, u32),
     group: u32,
     end: u32,
+    steps: u32,
 }
 
 impl GroupItem {
     fn origin(&self) -> (usize, usize) {
         (self.origin.0 as usize, self.origin.1 as usize)
+    }
+
+    fn steps(&self) -> usize {
+        self.steps as usize
     }
 }
 
@@ -112,6 +118,7 @@ impl GroupItem {
 pub(crate) struct GroupedItems<L> {
     groups: Groups,
     n: u32,
+    k_steps: u32,
     tile: PhantomData<L>,
 }
 
@@ -160,6 +167,7 @@ impl<L: Tile> Iterator for Walk<L> {
             origin: (start + (tm * L::BM) as u32, (tn * L::BN) as u32),
             group: self.group,
             end: start + rows,
+            steps: self.items.k_steps,
         })
     }
 }
@@ -207,12 +215,12 @@ fn grouped<E: RingElement, T: Output, L: Tile>(
     // A dependent launch: the rows (a router's output) and A may still be
     // being written by the kernel ahead.
     wait_for_prerequisites();
-    let items = GroupedItems::<L> { groups, n, tile: PhantomData };
+    let items = GroupedItems::<L> { groups, n, k_steps, tile: PhantomData };
     let producer = #[inline(always)]
     |leader: bool| {
         if leader {
             // SAFETY: one thread; the launch's maps are A's and B's stack.
-            unsafe { produce(ring, items, k_steps as usize) }
+            unsafe { produce(ring, items) }
         }
     };
     let consumer = #[inline(always)]
@@ -227,14 +235,35 @@ fn grouped<E: RingElement, T: Output, L: Tile>(
             me: (index, thread),
             tile: PhantomData,
         };
-        let steps = |_: &GroupItem| k_steps as usize;
         // SAFETY: the warpgroup, converged; the producer fills the same
         // items, `k_steps` each; D as the launch's contract says.
-        unsafe { multiply(ring, items, index, steps, store) };
+        unsafe { multiply(ring, items, index, store) };
     };
     // SAFETY: every thread, converged; 40 + 2 x 232 registers fit the
     // block's 3 x 168 (checked when it compiles).
     unsafe { specialize::<THREADS, 40, 232>(producer, consumer) };
+}
+
+/// A consumer warpgroup: each tile's sums from the ring (all of k), into
+/// the group's store: the dense kernel's loop, over this schedule's items.
+///
+/// # Safety
+/// The warpgroup runs it converged; the producer fills the same items.
+#[inline(always)]
+unsafe fn multiply<E: RingElement, L: Tile, T: Output>(
+    ring: Ring<E, L>,
+    items: GroupedItems<L>,
+    consumer: usize,
+    mut store: GroupStore<T, L>,
+) {
+    let mut state = PipelineState::new(L::STAGES);
+    for item in items.work() {
+        // SAFETY: the caller's contract; D as the launch's.
+        unsafe {
+            let acc = consume(ring, consumer, item.steps(), &mut state);
+            store.store(&acc, item);
+        }
+    }
 }
 
 /// The producer: every tile's `k_steps` k-steps into the ring, A through
@@ -244,12 +273,12 @@ fn grouped<E: RingElement, T: Output, L: Tile>(
 /// One thread; the ring started with "empty" counting both consumers;
 /// map 0 is A's, map 1 B's stack (3-D).
 #[inline(always)]
-unsafe fn produce<E: RingElement, L: Tile>(ring: Ring<E, L>, items: GroupedItems<L>, k_steps: usize) {
+unsafe fn produce<E: RingElement, L: Tile>(ring: Ring<E, L>, items: GroupedItems<L>) {
     let mut state = PipelineState::new(L::STAGES);
     let maps = ring.maps;
     for item in items.work() {
         let z = item.group as i32;
-        for step in 0..k_steps {
+        for step in 0..item.steps() {
             // SAFETY: the caller's contract; the stage is free once
             // acquired, and B's boxes land in it counting on its "full".
             unsafe {

@@ -90,13 +90,12 @@ fn gemm<E: RingElement, T: Output, L: Tile, const SPLIT: bool>(
         // store: their loads, hoisted across the unrolled staged store,
         // would spill.
         unsafe {
-            let steps = Item::steps;
             if SPLIT {
-                multiply(ring, items, index, steps, Tickets::<T, L>::new((d, sums, tickets), w, e, me));
+                multiply(ring, items, index, Tickets::<T, L>::new((d, sums, tickets), w, e, me));
             } else if w.d_maps && e.beta == 0.0 && e.bias_mode != BIAS_COLS {
-                multiply(ring, items, index, steps, Staged::<T, L>::new(maps, ring.after(), me, w, e));
+                multiply(ring, items, index, Staged::<T, L>::new(maps, ring.after(), me, w, e));
             } else {
-                multiply(ring, items, index, steps, Direct::<T, L>::new(d, w, e, me));
+                multiply(ring, items, index, Direct::<T, L>::new(d, w, e, me));
             }
         }
     };
@@ -132,25 +131,24 @@ unsafe fn produce<E: RingElement, L: Tile>(ring: Ring<E, L>, items: Items<L>) {
     }
 }
 
-/// A consumer warpgroup `(index, thread)`: each item's sums (`steps(item)`
-/// uses of the ring) into the epilogue, item after item of `items`.
+/// A consumer warpgroup `(index, thread)`: each item's sums from the ring,
+/// into the epilogue.
 ///
 /// # Safety
-/// The warpgroup runs it converged; the producer fills the same items,
-/// `steps(item)` stages each; as for the epilogue's [`Epilogue::store`].
+/// The warpgroup runs it converged; the producer fills the same items; as
+/// for the epilogue's [`Epilogue::store`].
 #[inline(always)]
-pub(crate) unsafe fn multiply<E: RingElement, L: Tile, S: TileScheduler>(
+unsafe fn multiply<E: RingElement, L: Tile>(
     ring: Ring<E, L>,
-    items: S,
+    items: Items<L>,
     consumer: usize,
-    steps: impl Fn(&S::Work) -> usize,
-    mut epilogue: impl Epilogue<S::Work, Results = L::Acc>,
+    mut epilogue: impl Epilogue<Item, Results = L::Acc>,
 ) {
     let mut state = PipelineState::new(L::STAGES);
     for item in items.work() {
         // SAFETY: the caller's contract.
         unsafe {
-            let acc = consume(ring, consumer, steps(&item), &mut state);
+            let acc = consume(ring, consumer, item.steps(), &mut state);
             epilogue.store(&acc, item);
         }
     }

@@ -69,6 +69,8 @@ pub struct Gpu {
     /// Emulator: record accesses for the bank/sector analysis.
     analyze: Cell<bool>,
     analysis: RefCell<Analysis>,
+    /// Emulator: check races and uninitialized reads ([`Gpu::set_checks`]).
+    checks: Cell<bool>,
     /// Launch `dependent = true` kernels as such (sm_90 and later; see
     /// [`Gpu::set_dependent_launches`]).
     dependent_launches: Cell<bool>,
@@ -236,6 +238,7 @@ impl Gpu {
             info,
             analyze: Cell::new(false),
             analysis: RefCell::new(Analysis::default()),
+            checks: Cell::new(true),
         })
     }
 
@@ -289,8 +292,18 @@ impl Gpu {
             },
             analyze: Cell::new(false),
             analysis: RefCell::new(Analysis::default()),
+            checks: Cell::new(checks_from_env()),
             dependent_launches: Cell::new(false),
         }
+    }
+
+    /// Emulator: whether the following launches check races and reads of
+    /// shared memory nothing wrote (on by default; `KERNEL_LAB_EMU_CHECKS=off`
+    /// turns them off for the process). Off, a launch only verifies what it
+    /// computes, several times faster: bounds, barriers, warp collectives,
+    /// deadlocks and the asynchronous copies' misuse are still errors.
+    pub fn set_checks(&self, on: bool) {
+        self.checks.set(on);
     }
 
     pub fn is_emulator(&self) -> bool {
@@ -679,6 +692,7 @@ impl Launcher for Gpu {
                     dependent: kernel.launch.dependent,
                     buffers: &buffers,
                     analyze: self.analyze.get(),
+                    checks: self.checks.get(),
                 };
                 let analysis = emu::launch(&spec, &|| (kernel.run)(args)).map_err(Error::Emulator)?;
                 self.analysis.borrow_mut().add(&analysis);
@@ -712,4 +726,10 @@ fn host_memory_available() -> Option<usize> {
     let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
     kib.checked_mul(1024)
+}
+
+/// `KERNEL_LAB_EMU_CHECKS`: `off` (or `0`) turns the emulator's race and
+/// initialization checks off; anything else, or nothing, leaves them on.
+fn checks_from_env() -> bool {
+    !matches!(std::env::var("KERNEL_LAB_EMU_CHECKS").as_deref().map(str::trim), Ok("off" | "0"))
 }

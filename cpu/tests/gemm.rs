@@ -601,3 +601,14 @@ fn grouped_offsets_past_a_are_clamped_and_bad_calls_refused() {
     assert!(bad(Grouped::contiguous(0, 64, 64, 64)).contains("0 groups"));
     assert!(bad(Grouped::contiguous(2, 64, 64, 512)).contains("A needs 32768 elements"));
 }
+
+#[test]
+fn checks_off_compute_the_same_results() {
+    // The emulator's fast mode (no race or initialization checks) runs the
+    // same kernels to the same results: each call within its bound.
+    let fast = Gpu::emulator();
+    fast.set_checks(false);
+    let lib = TensorGemm::new();
+    ok::<Bf16, bf16>(&fast, &lib, call(Layout::Row, Op::N, Op::N, (200, 136, 72)), 61);
+    ok::<E4m3, f32>(&fast, &lib, call(Layout::Row, Op::N, Op::T, (9, 300, 256)), 62);
+}

@@ -8,8 +8,15 @@ use gpu::launch::registry;
 use kernel_lab::runtime::{Error, Gpu};
 use kernel_lab::sanitize::{self, Hazard, Verdict};
 
+/// The emulator with every check on, whatever `KERNEL_LAB_EMU_CHECKS` says.
+fn checked() -> Gpu {
+    let gpu = Gpu::emulator();
+    gpu.set_checks(true);
+    gpu
+}
+
 fn report(h: &Hazard) -> EmuError {
-    match sanitize::launch(&Gpu::emulator(), h) {
+    match sanitize::launch(&checked(), h) {
         Err(Error::Emulator(e)) => e,
         other => panic!("{}: expected a report, got {other:?}", h.kernel.name),
     }
@@ -139,4 +146,28 @@ fn the_fixes_are_clean_and_the_bugs_are_not() {
         assert_ne!(verdict(broken), Verdict::Clean, "{broken}");
         assert_eq!(verdict(fixed), Verdict::Clean, "{fixed}");
     }
+}
+
+/// With the race and initialization checks off (`Gpu::set_checks`), the
+/// suite's racy and uninitialized kernels run to their end unreported,
+/// while a divergent barrier, which no run can get past, is still an
+/// error; with them on again, the same kernels are reported.
+#[test]
+fn checks_off_leave_races_unreported_but_not_divergent_barriers() {
+    let fast = Gpu::emulator();
+    fast.set_checks(false);
+    let mut skipped = 0;
+    for h in sanitize::suite() {
+        let result = sanitize::launch(&fast, &h);
+        match h.label {
+            Verdict::Divergent => assert!(result.is_err(), "{}: a divergent barrier", h.kernel.name),
+            Verdict::SharedRace | Verdict::GlobalRace | Verdict::Uninitialized => {
+                assert!(result.is_ok(), "{}: {result:?}", h.kernel.name);
+                assert!(sanitize::launch(&checked(), &h).is_err(), "{}: checks on", h.kernel.name);
+                skipped += 1;
+            }
+            _ => assert!(result.is_ok(), "{}: {result:?}", h.kernel.name),
+        }
+    }
+    assert!(skipped >= 15, "{skipped} racy or uninitialized kernels");
 }

@@ -25,8 +25,14 @@ pub struct LaunchSpec<'a> {
     /// kernel may touch.
     pub buffers: &'a [Buffer<'a>],
     /// Record accesses for the bank-conflict and coalescing analysis
-    /// (slower); races, bounds and barriers are always checked.
+    /// (slower).
     pub analyze: bool,
+    /// Check races, and reads of shared words nothing wrote (the default).
+    /// Off, for runs that only verify results: bounds, barriers, warp
+    /// collectives, deadlocks and the asynchronous copies' misuse are
+    /// still checked, and a launch runs several times faster
+    /// (`docs/sanitizers.md`).
+    pub checks: bool,
 }
 
 /// A device buffer passed to a launch, named as the kernel's parameter.

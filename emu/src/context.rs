@@ -9,7 +9,7 @@ use corosensei::Yielder;
 
 use super::abi::{Buffer, ShflOp, Site, Space};
 use super::analysis::Recorder;
-use super::memory::{GlobalShards, SharedWord};
+use super::memory::{GlobalShadow, SharedWord};
 use super::order::{Access, Knowledge, Release, WarpSyncs};
 use super::proxy::{self, Proxy};
 use super::report::{Actor, EmuError};
@@ -122,13 +122,15 @@ impl AsyncCopies {
 /// What a launch remembers across its blocks, which the OS threads
 /// running its clusters share.
 pub(crate) struct LaunchState {
-    pub(crate) global: GlobalShards,
+    pub(crate) global: GlobalShadow,
     /// What releases through each atomic word have published, keyed by
     /// the word's address and, for a shared word, its block (shared
     /// addresses repeat between blocks).
     pub(crate) published: Mutex<std::collections::HashMap<(Option<u32>, usize), Knowledge>>,
     /// A dependent launch ([`crate::LaunchSpec::dependent`]).
     pub(crate) dependent: bool,
+    /// Races and uninitialized reads are checked ([`crate::LaunchSpec::checks`]).
+    pub(crate) checks: bool,
     /// For a run whose report may be thrown away (a parallel one): the
     /// bytes the launch may write, as they were before it, by address.
     saved: Option<Mutex<Vec<Saved>>>,
@@ -149,9 +151,10 @@ impl LaunchState {
             Mutex::new(spec.buffers.iter().map(|b| (b.addr, copy(b))).collect())
         });
         LaunchState {
-            global: GlobalShards::new(spec.buffers.iter().map(|b| b.bytes / 4).sum()),
+            global: GlobalShadow::new(spec.buffers.iter().map(|b| (b.addr, b.bytes))),
             published: Default::default(),
             dependent: spec.dependent,
+            checks: spec.checks,
             saved,
         }
     }

@@ -187,6 +187,9 @@ pub(crate) fn check_words(
     site: Site,
 ) {
     let (b, t) = (block(), thread());
+    if !b.launch.checks {
+        return;
+    }
     let me = Access {
         block: b.linear,
         thread: t.linear,
@@ -222,7 +225,7 @@ pub(crate) fn check_words(
                 // A cp.async marks its words written when it lands.
                 w.log_at(me.epoch).access(me, value, &order)
             }
-            Space::Global => b.launch.global.shard(word).entry(word).or_default().access(me, value, &order),
+            Space::Global => b.launch.global.with(word, |log| log.access(me, value, &order)),
         };
         if let Err(Hazard { earlier, name }) = result {
             std::panic::panic_any(EmuError::Race(Box::new(Race {
@@ -240,6 +243,9 @@ pub(crate) fn check_words(
 /// Marks shared words written (a store, or a `cp.async` landing).
 pub(crate) fn mark_written(addr: usize, bytes: usize) {
     let b = block();
+    if !b.launch.checks {
+        return;
+    }
     let mut words = b.words.borrow_mut();
     let base = b.shared as usize;
     for word in (addr & !3..addr + bytes).step_by(4) {
@@ -255,6 +261,9 @@ pub(crate) fn warp_generation(b: &BlockCtx, thread: u32) -> u32 {
 /// word, and its address) makes.
 pub(crate) fn atomic_order(word: (Option<u32>, usize), order: Ordering) {
     let (b, t) = (block(), thread());
+    if !b.launch.checks {
+        return;
+    }
     let releases = matches!(order, Ordering::Release | Ordering::AcqRel | Ordering::SeqCst);
     let acquires = matches!(order, Ordering::Acquire | Ordering::AcqRel | Ordering::SeqCst);
     let release =
@@ -287,6 +296,9 @@ pub(crate) fn mbarrier_release(addr: usize) {
 /// with every arrival before it).
 pub(crate) fn mbarrier_acquire(addr: usize) {
     let (b, t) = (block(), thread());
+    if !b.launch.checks {
+        return;
+    }
     if let Some(slot) = lock(&b.launch.published).get(&(Some(b.linear), addr))
         && !slot.is_empty()
     {
@@ -320,6 +332,9 @@ fn check_waited(site: Site) {
 /// learned.
 pub fn fence() {
     let (b, t) = (block(), thread());
+    if !b.launch.checks {
+        return;
+    }
     t.last_fence.set(Some(Release { epoch: b.epoch.get(), seq: t.seq.get() }));
     t.seq.set(t.seq.get() + 1);
     let pending = std::mem::take(&mut *t.pending.borrow_mut());

@@ -19,7 +19,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use super::order::{Access, Kind, Observer};
 
@@ -92,16 +92,35 @@ impl SharedWord {
     }
 }
 
-/// The global words a launch touched, by address.
+/// The global words a launch touched outside its buffers (an allocation
+/// only a tensor map names), by address.
 pub(crate) type GlobalWords = HashMap<usize, WordLog, BuildHasherDefault<WordHasher>>;
 
-/// The global words of a launch, in shards by 64-byte line, each behind
-/// its own lock: the OS threads running the grid's blocks meet on a lock
-/// only when they touch nearby words at once (one lock for the whole map
-/// was most of a parallel run's time).
-pub(crate) struct GlobalShards {
-    shards: Vec<Shard>,
+/// The shadow of a launch's global memory. Each buffer passed to the
+/// launch has its words' logs side by side, by offset, in chunks of
+/// [`CHUNK`] words, each made when a thread first touches it, each word's
+/// log behind its own lock: consecutive threads touch consecutive logs
+/// (the cache lines the hardware prefetches), and the OS threads running
+/// the grid's blocks meet on a lock only when they touch the same word at
+/// once. (A hash map of every word touched, its entries spread over
+/// memory, spent most of a checked access waiting on a cache miss; a lock
+/// per chunk had neighbouring blocks, run at once, wait on each other.) The
+/// rare words outside the buffers are kept in hash maps, sharded by
+/// 64-byte line, each behind its own lock.
+pub(crate) struct GlobalShadow {
+    buffers: Vec<BufferShadow>,
+    other: Vec<Shard>,
 }
+
+/// One buffer's logs.
+struct BufferShadow {
+    addr: usize,
+    bytes: usize,
+    chunks: Vec<OnceLock<Box<[Mutex<WordLog>]>>>,
+}
+
+/// Words per chunk of a buffer's logs.
+const CHUNK: usize = 4096;
 
 /// One shard, on a cache line of its own.
 #[repr(align(128))]
@@ -109,22 +128,30 @@ struct Shard(Mutex<GlobalWords>);
 
 const SHARDS: usize = 64;
 
-impl GlobalShards {
-    /// Room for `words` words (the launch's buffers), so that the maps do
-    /// not grow, rehashing, as the grid runs. Room is reserved, not
-    /// touched: the pages a map never fills are not mapped. Past a few
-    /// million words they grow as they need.
-    pub(crate) fn new(words: usize) -> GlobalShards {
-        let each = words.min(1 << 22) / SHARDS;
-        let shards = (0..SHARDS)
-            .map(|_| Shard(Mutex::new(GlobalWords::with_capacity_and_hasher(each, Default::default()))));
-        GlobalShards { shards: shards.collect() }
+impl GlobalShadow {
+    /// The shadow of the launch's `buffers` (address and bytes); nothing
+    /// is allocated until a word is touched.
+    pub(crate) fn new(buffers: impl Iterator<Item = (usize, usize)>) -> GlobalShadow {
+        let buffers = buffers
+            .map(|(addr, bytes)| BufferShadow {
+                addr,
+                bytes,
+                chunks: (0..bytes.div_ceil(4 * CHUNK)).map(|_| OnceLock::new()).collect(),
+            })
+            .collect();
+        let other = (0..SHARDS).map(|_| Shard(Mutex::new(GlobalWords::default()))).collect();
+        GlobalShadow { buffers, other }
     }
 
-    /// The shard holding the word at `word`, locked.
-    pub(crate) fn shard(&self, word: usize) -> std::sync::MutexGuard<'_, GlobalWords> {
-        let m = &self.shards[(word >> 6) % SHARDS].0;
-        m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    /// `f` on the log of the 4-byte word at address `word`, locked.
+    pub(crate) fn with<R>(&self, word: usize, f: impl FnOnce(&mut WordLog) -> R) -> R {
+        if let Some(b) = self.buffers.iter().find(|b| (b.addr..b.addr + b.bytes).contains(&word)) {
+            let i = (word - b.addr) / 4;
+            let logs = b.chunks[i / CHUNK].get_or_init(|| (0..CHUNK).map(|_| Mutex::default()).collect());
+            return f(&mut logs[i % CHUNK].lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        }
+        let m = &self.other[(word >> 6) % SHARDS].0;
+        f(m.lock().unwrap_or_else(std::sync::PoisonError::into_inner).entry(word).or_default())
     }
 }
 

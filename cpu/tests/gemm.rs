@@ -7,6 +7,7 @@
 
 use half::{bf16, f16};
 use kernel_lab::blas::{Gemm, Layout, Op};
+use kernel_lab::gemm::blockscaled::{self, BlockScaled, BlockScaledGemm};
 use kernel_lab::gemm::verify::verify;
 use kernel_lab::gemm::{
     Act, Bf16, Call, E4m3, E5m2, Element, F16, F32, Grouped, GroupedGemm, GroupedPrecision, Plan, Precision,
@@ -611,4 +612,27 @@ fn checks_off_compute_the_same_results() {
     let lib = TensorGemm::new();
     ok::<Bf16, bf16>(&fast, &lib, call(Layout::Row, Op::N, Op::N, (200, 136, 72)), 61);
     ok::<E4m3, f32>(&fast, &lib, call(Layout::Row, Op::N, Op::T, (9, 300, 256)), 62);
+}
+
+/// A block-scaled FP8 call verified on the emulator.
+fn block_scaled_ok<O: Element>(call: BlockScaled, blocks: usize, seed: u64) {
+    let gpu = Gpu::emulator();
+    let mut lib = BlockScaledGemm::new();
+    lib.blocks = Some(blocks);
+    match blockscaled::verify::<O>(&gpu, &lib, &call, seed, None) {
+        Ok(Ok(_)) => {}
+        Ok(Err(why)) => panic!("{call}: {why}"),
+        Err(e) => panic!("{call}: {e}"),
+    }
+}
+
+#[test]
+fn block_scaled_fp8_applies_each_blocks_scales() {
+    // k = 400: three whole blocks of 128 and a part-empty fourth; the
+    // scales span 2^-4..2^4, so a block scaled with its neighbour's scale
+    // is off by far more than the bound. m and n past a tile in part.
+    block_scaled_ok::<bf16>(BlockScaled::new(150, 136, 400), 2, 1);
+    block_scaled_ok::<f32>(BlockScaled::new(64, 260, 256).with_alpha(0.5).with_act(Act::Gelu), 3, 2);
+    let bad = BlockScaled::new(64, 64, 40);
+    assert!(bad.check(bad.elements()).unwrap_err().to_string().contains("k = 40 is not a multiple of 16"));
 }

@@ -541,8 +541,8 @@ fn decode_kernels_use_their_mma_and_16_byte_loads() {
 }
 
 /// A kernel launched to overlap the one ahead of it (`dependent = true`:
-/// the library's product kernels, its packs, its decode and its grouped
-/// kernels) runs
+/// the library's product kernels, its packs, its decode, grouped and
+/// block-scaled kernels) runs
 /// `griddepcontrol.wait`
 /// before its first global access or tensor copy; the packs, which run
 /// ahead of the products, also let them start
@@ -551,11 +551,16 @@ fn decode_kernels_use_their_mma_and_16_byte_loads() {
 #[test]
 fn dependent_launches_wait_before_global_memory() {
     let dependent: Vec<&Kernel> = declared().into_iter().filter(|k| k.launch.dependent).collect();
-    let library: Vec<&Kernel> =
-        ["gpu::gemm::wgmma", "gpu::gemm::pack", "gpu::gemm::decode", "gpu::gemm::grouped"]
-            .iter()
-            .flat_map(|m| registry::tree(m))
-            .collect();
+    let library: Vec<&Kernel> = [
+        "gpu::gemm::wgmma",
+        "gpu::gemm::pack",
+        "gpu::gemm::decode",
+        "gpu::gemm::grouped",
+        "gpu::gemm::blockscaled",
+    ]
+    .iter()
+    .flat_map(|m| registry::tree(m))
+    .collect();
     assert!(library.len() > 100, "{} library kernels", library.len());
     let names = |ks: &[&Kernel]| ks.iter().map(|k| k.name).collect::<std::collections::BTreeSet<_>>();
     assert_eq!(names(&dependent), names(&library), "the dependent launches are the library's kernels");

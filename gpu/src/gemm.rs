@@ -15,6 +15,8 @@
 //!   `mma.sync` over the weight read once, in place;
 //! - [`grouped`]: a mixture of experts' products in one launch, each
 //!   expert its own weight and its own rows, which the device holds;
+//! - [`blockscaled`]: FP8 with a scale per 1 x 128 of A and per 128 x 128
+//!   of B, applied in the main loop;
 //! - [`epilogue`]: the k-splits' sums added in order, then `alpha`,
 //!   `beta C`, the bias and the activation, rounded to the output type.
 //!
@@ -31,6 +33,8 @@
 // The modules of kernels other than the `wgmma` instances are left out
 // of the sm_90a PTX's `wgmma` part, and the instances out of the other
 // (`gpu/src/lib.rs`).
+#[cfg(not(ptx_part = "rest"))]
+pub mod blockscaled;
 #[cfg(not(ptx_part = "wgmma"))]
 pub mod decode;
 pub mod element;

@@ -8,6 +8,7 @@
 //! - [`run`]: [`TensorGemm`], which packs, plans and launches;
 //! - [`decode`](mod@decode): `m` or `n` at most 16, the weight read once in place;
 //! - [`grouped`]: a mixture of experts' products in one launch ([`GroupedGemm`]);
+//! - [`blockscaled`]: FP8 scaled per 1 x 128 of A and 128 x 128 of B, DeepSeek-V3's recipe;
 //! - [`reference`](mod@reference): the `f64` reference and each element's error bound;
 //! - [`sweep`]: the public sweep's shapes and groups;
 //! - [`random`]: shapes drawn from the ranges users run, by seed;
@@ -20,6 +21,7 @@
 /// The module of the library's kernels (`gpu/src/gemm.rs`).
 pub const KERNELS: &str = "gpu::gemm";
 
+pub mod blockscaled;
 pub mod call;
 pub mod decode;
 pub mod grouped;

@@ -111,7 +111,7 @@ fn gemm<E: RingElement, T: Output, L: Tile, const SPLIT: bool>(
 /// One thread; the ring started with "empty" counting both consumers; the
 /// launch passes `2 batch` maps.
 #[inline(always)]
-unsafe fn produce<E: RingElement, L: Tile>(ring: Ring<E, L>, items: Items<L>) {
+pub(crate) unsafe fn produce<E: RingElement, L: Tile>(ring: Ring<E, L>, items: Items<L>) {
     // `start_ring` made maps 0 and 1 visible; the batch's others too.
     for map in 2..2 * items.w.batch() {
         // SAFETY: the caller's contract.

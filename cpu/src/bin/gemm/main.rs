@@ -7,7 +7,8 @@
 //! (`bench::time_batched`), taking turns in three rounds. `--sweep` runs
 //! the public sweep
 //! (`bench/gemm-sweep.txt`); `--groups G` the grouped GEMM of a mixture of
-//! experts (`grouped.rs`).
+//! experts (`grouped.rs`), `--block-scaled` block-scaled FP8
+//! (`blockscaled.rs`).
 //! Without `--shape`, one square (4096^3 on a GPU, 512x384x256 on the
 //! emulator). Without a GPU it verifies on the emulator, each call within
 //! its budget (`gemm::EMULATOR_MULTIPLY_ADDS`, `gemm::EMULATOR_ELEMENTS`).
@@ -31,6 +32,7 @@ use kernel_lab::peers::Cublas;
 use kernel_lab::peers::lt::{Lt, Prepared};
 use kernel_lab::runtime::{self, DeviceBuffer, Error, Gpu, Result};
 
+mod blockscaled;
 mod grouped;
 
 /// Verify and time the tensor-core GEMM call against cuBLAS.
@@ -75,6 +77,11 @@ struct Options {
     /// in [-1, 1) (0: even).
     #[arg(long, default_value_t = 0.0, requires = "groups")]
     skew: f64,
+    /// Block-scaled FP8 (--precision e4m3): a scale per 1 x 128 of A and
+    /// per 128 x 128 of B, applied in the main loop (DeepSeek-V3's recipe),
+    /// timed against the per-tensor-scaled FP8 of cuBLASLt and ours.
+    #[arg(long, conflicts_with = "groups")]
+    block_scaled: bool,
     /// Storage of A, B, C: row or col.
     #[arg(long, default_value = "row")]
     layout: String,
@@ -449,11 +456,16 @@ fn run(o: &Options) -> Result<bool> {
     if o.seed.is_some() && o.random.is_none() && o.groups.is_none() {
         return Err(Error::InvalidInput("--seed is the seed of --random's or --skew's draw".into()));
     }
+    if (o.groups.is_some() || o.block_scaled) && (o.sweep || o.random.is_some()) {
+        return Err(Error::InvalidInput(
+            "--groups and --block-scaled run their --shape; drop --sweep and --random".into(),
+        ));
+    }
     if let Some(groups) = o.groups {
-        if o.sweep || o.random.is_some() {
-            return Err(Error::InvalidInput("--groups runs its --shape; drop --sweep and --random".into()));
-        }
         return grouped::run(o, groups);
+    }
+    if o.block_scaled {
+        return blockscaled::run(o);
     }
     let given = shapes(o)?;
     calls(o, &given)?;

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The grouped GEMM on the GPU machine: verification at odd, uneven and
-# masked calls in bf16, f16 and e4m3, compute-sanitizer's four tools on a
-# small call, then a mixture of experts' layer (n 4096, k 7168) from 8
-# experts of 4096 tokens to 256 of 128, against the cuBLAS loop in the
-# same process and torch's grouped matmuls in the same call. Tables last.
+# The grouped GEMM and block-scaled FP8 on the GPU machine: verification
+# at odd, uneven and masked calls in bf16, f16 and e4m3, compute-sanitizer's
+# four tools on small calls, then a mixture of experts' layer (n 4096, k
+# 7168) from 8 experts of 4096 tokens to 256 of 128, against the cuBLAS
+# loop in the same process and torch's grouped matmuls in the same call,
+# and block-scaled FP8 against the per-tensor FP8 of cuBLASLt and ours.
+# Tables last.
 set -uo pipefail
 D=.device
 OUT=${OUT:-/tmp/out}
@@ -20,8 +22,11 @@ $G --groups 5 --shape 300x264x200 --skew 1.5 --out bf16 --iters 3 >> "$LOG" 2>&1
 $G --groups 7 --shape 200x136x96 --masked --skew 1 --precision f16 --out f16 --iters 3 >> "$LOG" 2>&1 || echo "FAILED f16 masked" | tee -a "$LOG"
 $G --groups 3 --shape 500x264x208 --precision e4m3 --scale-a 0.5 --act gelu --out bf16 --iters 3 >> "$LOG" 2>&1 || echo "FAILED e4m3" | tee -a "$LOG"
 $G --groups 40 --shape 1000x2048x4096 --skew 2 --out f32 --alpha 0.5 --act relu --iters 3 >> "$LOG" 2>&1 || echo "FAILED bf16 big skew" | tee -a "$LOG"
+$G --block-scaled --precision e4m3 --shape 1000x3000x2000,77x264x4096 --alpha 0.5 --act gelu --out bf16 --iters 3 >> "$LOG" 2>&1 || echo "FAILED block-scaled" | tee -a "$LOG"
 echo "=== sanitizers" | tee -a "$LOG"
 for t in memcheck racecheck synccheck initcheck; do
+  compute-sanitizer --tool $t --error-exitcode 9 $G --block-scaled --precision e4m3 --shape 150x264x400 --out f32 --iters 1 --warmup 0 > "$OUT/sanbs-$t.log" 2>&1
+  echo "$t block-scaled exit $? $(grep -c 'ERROR SUMMARY: 0 errors' $OUT/sanbs-$t.log)" | tee -a "$LOG"
   compute-sanitizer --tool $t --error-exitcode 9 $G --groups 5 --shape 150x264x200 --skew 1.5 --out bf16 --iters 1 --warmup 0 > "$OUT/san-$t.log" 2>&1
   echo "$t exit $? $(grep -c 'ERROR SUMMARY: 0 errors' $OUT/san-$t.log)" | tee -a "$LOG"
   compute-sanitizer --tool $t --error-exitcode 9 $G --groups 3 --shape 150x264x208 --precision e4m3 --masked --skew 1 --out bf16 --iters 1 --warmup 0 > "$OUT/san8-$t.log" 2>&1
@@ -35,10 +40,12 @@ for p in bf16 e4m3; do
   done
 done
 $G --groups 64 --shape 512x4096x7168 --skew 1 --out bf16 --iters 20 > "$OUT/moe-bf16-skew.md" 2>&1 || echo "FAILED skew" | tee -a "$LOG"
+$G --block-scaled --precision e4m3 --shape 4096x7168x16384,8192x7168x16384,4096x4096x7168,128x7168x16384 --out bf16 --iters 20 > "$OUT/blockscaled.md" 2>&1 || echo "FAILED block-scaled timing" | tee -a "$LOG"
 $G --shape 32768x4096x7168 --out bf16 --iters 20 > "$OUT/dense-bf16.md" 2>&1 || echo "FAILED dense" | tee -a "$LOG"
 $G --shape 32768x4096x7168 --precision e4m3 --op-b t --out bf16 --iters 20 > "$OUT/dense-e4m3.md" 2>&1 || echo "FAILED dense e4m3" | tee -a "$LOG"
 (cd scripts && python3 torch-grouped.py --dtype bf16 --calls ${TORCH_CALLS:-8x4096,16x2048,32x1024,64x512,128x256,256x128}) > "$OUT/torch-bf16.md" 2>&1
 (cd scripts && python3 torch-grouped.py --dtype e4m3 --calls ${TORCH_CALLS:-8x4096,16x2048,32x1024,64x512,128x256,256x128}) > "$OUT/torch-e4m3.md" 2>&1
 grep -h "^| " "$LOG" | grep -v -- "---" | tail -8
 for f in "$OUT"/moe-*.md "$OUT"/dense-*.md; do grep -h "^| [be]" "$f" | tail -1; done
+grep -h "^| [0-9]" "$OUT/blockscaled.md"
 cat "$OUT/torch-bf16.md" "$OUT/torch-e4m3.md"

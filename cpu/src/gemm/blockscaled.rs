@@ -1,0 +1,263 @@
+//! Block-scaled FP8 GEMM as one library call (`gpu::gemm::blockscaled`):
+//! E4M3 A (`m x k`) and B (`n x k`, K-major, a `torch.nn.Linear` weight),
+//! each with `f32` scales, one per 1 x 128 of A (`m x ceil(k / 128)`,
+//! row-major) and one per 128 x 128 of B (`ceil(n / 128) x ceil(k /
+//! 128)`), as DeepSeek-V3 quantizes activations and weights: `D =
+//! act(alpha sum_p A_ip sa_i,p/128 B_jp sb_j/128,p/128)`, D `m x n`
+//! row-major.
+//!
+//! **Its error.** Each block of 128 products is summed by the tensor cores
+//! (about `2^-13` of the block's magnitude per `k32` instruction, four of
+//! them: [`super::precision::Precision::sum_error`]'s model of FP8) and
+//! promoted to `f32` sums: `4 2^-13 + (blocks + 2) 2^-23` of `T = sum_p
+//! |A_ip sa B_jp sb|`, whatever k is. The per-tensor kernel's grows with k
+//! (`k / 32` instructions' worth).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::fmt;
+
+use gpu::gemm::blockscaled::{BLOCK, gemm_blockscaled_e4m3};
+use gpu::launch::Dim3;
+use gpu_isa::fp8::E4m3;
+use rayon::prelude::*;
+
+use super::call::{Act, MAX_DIM};
+use super::precision::{Element, Input};
+use super::reference::{Checked, expected};
+use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
+
+/// A block-scaled call.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BlockScaled {
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub alpha: f32,
+    pub act: Act,
+}
+
+impl BlockScaled {
+    pub fn new(m: usize, n: usize, k: usize) -> BlockScaled {
+        BlockScaled { m, n, k, alpha: 1.0, act: Act::None }
+    }
+
+    pub fn with_alpha(self, alpha: f32) -> BlockScaled {
+        BlockScaled { alpha, ..self }
+    }
+
+    pub fn with_act(self, act: Act) -> BlockScaled {
+        BlockScaled { act, ..self }
+    }
+
+    /// Blocks of k: `ceil(k / 128)`.
+    pub fn blocks(&self) -> usize {
+        self.k.div_ceil(BLOCK)
+    }
+
+    /// Elements of A, B, A's scales, B's scales and D (saturating).
+    pub fn elements(&self) -> [usize; 5] {
+        let mul = |x: usize, y: usize| x.saturating_mul(y);
+        let blocks = self.blocks();
+        [
+            mul(self.m, self.k),
+            mul(self.n, self.k),
+            mul(self.m, blocks),
+            mul(self.n.div_ceil(BLOCK), blocks),
+            mul(self.m, self.n),
+        ]
+    }
+
+    /// `2 m n k`.
+    pub fn flops(&self) -> f64 {
+        2.0 * self.m as f64 * self.n as f64 * self.k as f64
+    }
+
+    /// The kernels' limits and the copy engine's alignment, then that the
+    /// buffers (`lens`, as [`BlockScaled::elements`] orders them) hold the
+    /// call: one line naming the first problem, before anything runs.
+    pub fn check(&self, lens: [usize; 5]) -> Result<()> {
+        let bad = |why: String| Err(Error::InvalidInput(format!("block-scaled gemm {self}: {why}")));
+        if [self.m, self.n, self.k].iter().any(|&x| x == 0 || x > MAX_DIM) {
+            return bad(format!("m, n and k must be 1..={MAX_DIM}"));
+        }
+        if !self.k.is_multiple_of(16) {
+            return bad(format!(
+                "k = {} is not a multiple of 16: the copy engine reads A's and B's rows from 16-byte boundaries",
+                self.k
+            ));
+        }
+        if !self.alpha.is_finite() {
+            return bad("alpha must be finite".into());
+        }
+        let names = ["A", "B", "A's scales", "B's scales", "D"];
+        for ((name, need), len) in names.iter().zip(self.elements()).zip(lens) {
+            if need.checked_mul(4).is_none() {
+                return bad(format!("{name} overflows the address space"));
+            }
+            if len < need {
+                return bad(format!("{name} needs {need} elements, the buffer has {len}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for BlockScaled {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}x{}x{} e4m3, scales per 1x128 and 128x128", self.m, self.n, self.k)?;
+        if self.alpha != 1.0 {
+            write!(f, " alpha {}", self.alpha)?;
+        }
+        if self.act != Act::None {
+            write!(f, " {:?}", self.act)?;
+        }
+        Ok(())
+    }
+}
+
+/// The block-scaled GEMM: keeps its tensor maps between calls.
+#[derive(Default)]
+pub struct BlockScaledGemm {
+    maps: RefCell<HashMap<String, DeviceBuffer<u64>>>,
+    /// The persistent grid's size instead of as many blocks as the device
+    /// holds at once (tests on the emulator's one SM).
+    pub blocks: Option<usize>,
+}
+
+/// A call's buffers: A, B, A's scales, B's scales.
+pub struct Operands<'a> {
+    pub a: &'a DeviceBuffer<E4m3>,
+    pub b: &'a DeviceBuffer<E4m3>,
+    pub scale_a: &'a DeviceBuffer<f32>,
+    pub scale_b: &'a DeviceBuffer<f32>,
+}
+
+impl BlockScaledGemm {
+    pub fn new() -> BlockScaledGemm {
+        BlockScaledGemm::default()
+    }
+
+    /// `call` on `x` into D.
+    pub fn run<O: Element>(
+        &self,
+        gpu: &Gpu,
+        call: &BlockScaled,
+        x: &Operands<'_>,
+        d: &mut DeviceBuffer<O>,
+    ) -> Result<()> {
+        call.check([x.a.len(), x.b.len(), x.scale_a.len(), x.scale_b.len(), d.len()])?;
+        let kernel = &gemm_blockscaled_e4m3::KERNELS[<O as gemm_blockscaled_e4m3::Instance>::INDEX];
+        let key = format!("{:x} {:x} {}x{}x{}", x.a.address(), x.b.address(), call.m, call.n, call.k);
+        if !self.maps.borrow().contains_key(&key) {
+            let mut words = Vec::with_capacity(32);
+            words.extend(gpu.tensor_map(x.a, (call.m, call.k), (BLOCK, BLOCK))?);
+            words.extend(gpu.tensor_map(x.b, (call.n, call.k), (BLOCK, BLOCK))?);
+            let uploaded = gpu.upload(&words)?;
+            self.maps.borrow_mut().insert(key.clone(), uploaded);
+        }
+        let maps = self.maps.borrow();
+        let tiles = call.m.div_ceil(BLOCK) * call.n.div_ceil(BLOCK);
+        let resident = match self.blocks {
+            Some(blocks) => blocks.max(1),
+            None => gpu.resident_blocks(kernel)? as usize,
+        };
+        let grid = Dim3::xy(tiles.min(resident) as u32, 1);
+        let u = |x: usize| x as u32;
+        // SAFETY: the maps describe A and B inside their buffers, which
+        // hold them, as the scales' and D's buffers hold theirs (checked
+        // above).
+        unsafe {
+            gemm_blockscaled_e4m3::launch::<O, _>(
+                gpu,
+                grid,
+                &maps[&key],
+                d,
+                x.scale_a,
+                x.scale_b,
+                u(call.m),
+                u(call.n),
+                u(call.blocks()),
+                u(call.n),
+                call.alpha,
+                call.act.code(),
+            )
+        }
+    }
+}
+
+/// Host inputs of a call drawn from a seed: A and B uniform in `[-1, 1)`
+/// rounded to E4M3 (the quantized values), and scales `2^e`, `e` uniform
+/// in `[-4, 4)` (blocks whose ranges differ 256-fold).
+pub struct Inputs {
+    pub a: Vec<E4m3>,
+    pub b: Vec<E4m3>,
+    pub scale_a: Vec<f32>,
+    pub scale_b: Vec<f32>,
+}
+
+impl Inputs {
+    pub fn random(call: &BlockScaled, seed: u64) -> Inputs {
+        use crate::measure::data::uniform_f32;
+        let [na, nb, nsa, nsb, _] = call.elements();
+        let values = |n: usize, s: u64| uniform_f32(n, seed ^ s).into_iter().map(E4m3::from_f32).collect();
+        let scales =
+            |n: usize, s: u64| uniform_f32(n, seed ^ s).into_iter().map(|x| (4.0 * x).exp2()).collect();
+        Inputs { a: values(na, 1), b: values(nb, 2), scale_a: scales(nsa, 3), scale_b: scales(nsb, 4) }
+    }
+}
+
+/// Checks `got` (D after the call) against the `f64` reference: rows
+/// `rows` (all of them if `None`), every element within its bound.
+pub fn check<O: Element>(call: &BlockScaled, x: &Inputs, got: &[O], rows: Option<&[usize]>) -> Checked {
+    let (n, k, blocks) = (call.n, call.k, call.blocks());
+    let unit = 4.0 * f64::powi(2.0, -13) + (blocks + 2) as f64 * f64::powi(2.0, -23);
+    let all: Vec<usize> = (0..call.m).collect();
+    let worst = rows
+        .unwrap_or(&all)
+        .par_iter()
+        .map(|&i| -> Checked {
+            let mut worst = 0.0f64;
+            for j in 0..n {
+                let (mut dot, mut abs) = (0.0f64, 0.0f64);
+                for p in 0..k {
+                    let sa = x.scale_a[i * blocks + p / BLOCK] as f64;
+                    let sb = x.scale_b[j / BLOCK * blocks + p / BLOCK] as f64;
+                    let v = x.a[i * k + p].to_f64() * sa * x.b[j * k + p].to_f64() * sb;
+                    dot += v;
+                    abs += v.abs();
+                }
+                let (want, bound) = expected::<O>(unit, call.act, call.alpha as f64, (dot, abs), (0.0, 0.0));
+                let value = got[i * n + j].to_f64();
+                let err = (value - want).abs();
+                if !value.is_finite() || err > bound {
+                    return Err(format!(
+                        "D[{i}][{j}] = {value}, want {want} within {bound:.3e} (off by {err:.3e})"
+                    ));
+                }
+                worst = worst.max(err / bound);
+            }
+            Ok(worst)
+        })
+        .collect::<std::result::Result<Vec<f64>, String>>()?;
+    Ok(worst.into_iter().fold(0.0, f64::max))
+}
+
+/// Runs `call` once on random inputs (`seed`) into a D of NaN and checks
+/// rows `rows` of it (all if `None`); `Err` for a launch error, `Ok(Err(why))`
+/// for a wrong result.
+pub fn verify<O: Element>(
+    gpu: &Gpu,
+    lib: &BlockScaledGemm,
+    call: &BlockScaled,
+    seed: u64,
+    rows: Option<&[usize]>,
+) -> Result<Checked> {
+    let x = Inputs::random(call, seed);
+    let (a, b) = (gpu.upload(&x.a)?, gpu.upload(&x.b)?);
+    let (scale_a, scale_b) = (gpu.upload(&x.scale_a)?, gpu.upload(&x.scale_b)?);
+    let mut d = gpu.upload(&vec![O::round_f32(f32::NAN); call.elements()[4]])?;
+    lib.run::<O>(gpu, call, &Operands { a: &a, b: &b, scale_a: &scale_a, scale_b: &scale_b }, &mut d)?;
+    let got = gpu.download(&d)?;
+    Ok(check::<O>(call, &x, &got, rows))
+}

@@ -1,0 +1,217 @@
+//! Block-scaled FP8 GEMM, DeepSeek-V3's recipe: E4M3 inputs with an `f32`
+//! scale per 1 x 128 of A (a row's 128 values of k) and per 128 x 128 of
+//! B, `D = act(alpha sum_kb (A_kb B_kb^T) sa_kb sb_kb)`.
+//!
+//! **Why the scales live in the main loop.** One scale per tensor
+//! (`super::wgmma`'s FP8 kernels) cannot follow values whose range moves
+//! along a row, which is why a model quantizes per block. And the tensor
+//! cores add FP8 products keeping about 14 significant bits of the running
+//! sum, an error that grows with k (`Precision::sum_error`). Here each
+//! ring stage is one block of k (128 E4M3 bytes, the stage's row): the
+//! four `m64n128k32` instructions of a stage start from zero, and their
+//! sum is scaled and added into `f32` accumulators of the warpgroup's own
+//! ("promotion", as DeepGEMM names it). The tensor cores' error is then
+//! that of 128 products, whatever k is.
+//!
+//! **The cost.** A warpgroup waits for its stage's products before it
+//! scales them (`wgmma.wait_group 0` each stage, where the plain kernel
+//! keeps one group in flight): while it scales, the other consumer
+//! warpgroup's products keep the tensor cores busy. A thread holds two
+//! sets of accumulators (the stage's and the running sums, 64 each on a
+//! 128 x 128 tile, [`Narrow`]), and reads three scales a stage: its two
+//! rows' of A (rows `r` and `r + 8` of its warp's 16, `d_f32`) and the
+//! tile's one of B (a tile's 128 columns are one block of B's rows).
+//! Scales are 4 bytes per 128 bytes of A or 16 KB of B: 3% of A's bytes.
+
+// `seq!` substitutes 0, 1, ... into index arithmetic.
+#![allow(clippy::erasing_op, clippy::identity_op)]
+
+use half::{bf16, f16};
+
+use super::epilogue::{BIAS_NONE, Output};
+use super::ring::{Ring, start_ring};
+use super::schedule::{GemmArgs, Items};
+use super::store::{Direct, Scalars};
+use super::tile::{Narrow, Tile, shared_bytes_for};
+use super::wgmma::{THREADS, produce};
+use crate::dev::epilogue::Epilogue;
+use crate::dev::fp8::E4m3;
+use crate::dev::grid::wait_for_prerequisites;
+use crate::dev::math::fma;
+use crate::dev::pipeline::PipelineState;
+use crate::dev::roles::{Consumer, specialize};
+use crate::dev::schedule::TileScheduler;
+use crate::dev::wgmma::{self, Accumulators, d_f32};
+use crate::dev::{In, Out};
+use crate::kernel;
+use seq_macro::seq;
+
+/// Rows of A and columns of B per scale: one stage of k (128 E4M3).
+pub const BLOCK: usize = 128;
+
+/// The scales: A's `m x ceil(k / 128)` row-major, B's `ceil(n / 128) x
+/// ceil(k / 128)` row-major (`blocks` the k-blocks, `m` A's rows).
+#[derive(Clone, Copy)]
+struct Scales {
+    a: In<f32>,
+    b: In<f32>,
+    m: usize,
+    blocks: usize,
+}
+
+impl Scales {
+    /// A's scale of row `row` (0 past `m`, whose rows are zero-filled) in
+    /// k-block `kb`.
+    ///
+    /// # Safety
+    /// `kb < blocks`; `a` holds `m blocks` scales.
+    #[inline(always)]
+    unsafe fn a(self, row: usize, kb: usize) -> f32 {
+        // SAFETY: row < m, kb < blocks (the caller's contract).
+        if row < self.m { unsafe { self.a.load(row * self.blocks + kb) } } else { 0.0 }
+    }
+
+    /// B's scale of the block of columns `nb` in k-block `kb`.
+    ///
+    /// # Safety
+    /// `nb < ceil(n / 128)`, `kb < blocks`; `b` holds their scales.
+    #[inline(always)]
+    unsafe fn b(self, nb: usize, kb: usize) -> f32 {
+        // SAFETY: the caller's contract.
+        unsafe { self.b.load(nb * self.blocks + kb) }
+    }
+}
+
+/// A consumer warpgroup `(consumer, t)`: each tile's k-blocks from the
+/// ring, each stage's products scaled by its row's A scale and the
+/// tile's B scale and added into the running sums, then the epilogue.
+///
+/// # Safety
+/// The warpgroup runs it converged; the producer fills the same items
+/// (one k-block a stage); the scales as [`Scales`] says.
+#[inline(always)]
+unsafe fn multiply<T: Output>(
+    ring: Ring<E4m3, Narrow>,
+    items: Items<Narrow>,
+    (consumer, t): (usize, u32),
+    scales: Scales,
+    mut epilogue: Direct<T, Narrow>,
+) {
+    let mut state = PipelineState::new(Narrow::STAGES);
+    let leader = t.is_multiple_of(128);
+    let (r, _) = d_f32(t, 0);
+    for item in items.work() {
+        let (m0, n0) = Narrow::part_at(item.origin(), consumer);
+        let (rows, nb) = ([m0 + r as usize, m0 + r as usize + 8], n0 / BLOCK);
+        let mut sums = <Narrow as Tile>::Acc::zeroed();
+        for kb in item.k_steps() {
+            let s = state.stage();
+            // SAFETY: the stage has landed after the wait; kb < blocks
+            // (the item's k-steps are the launch's), nb < ceil(n / 128).
+            let (part, scale) = unsafe {
+                ring.full(s).wait(state.phase());
+                let part = ring.multiply(s, consumer, <Narrow as Tile>::Acc::zeroed());
+                // Read while the tensor cores multiply.
+                let sb = scales.b(nb, kb);
+                (part, [scales.a(rows[0], kb) * sb, scales.a(rows[1], kb) * sb])
+            };
+            let part = wgmma::wait_for::<0, _>(part);
+            if leader {
+                // SAFETY: this warpgroup's one arrival for the stage's
+                // round, its products read.
+                unsafe { ring.empty(s).arrive() };
+            }
+            state.advance();
+            // Unrolled: the accumulators are registers only while every
+            // index is a constant. Accumulator i lies in row r + 8 ((i / 2)
+            // % 2) (`d_f32`).
+            seq!(I in 0..64 {{
+                let i: usize = I;
+                sums[i] = fma(part[i], scale[i / 2 % 2], sums[i]);
+            }});
+        }
+        // SAFETY: the caller's contract.
+        unsafe { epilogue.store(&sums, item) };
+    }
+}
+
+/// The body of every instance: the dense kernel's ring, roles and
+/// producer on 128 x 128 tiles, the consumers promoting each stage.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn blockscaled<T: Output>(
+    maps: In<u64>,
+    d: Out<T>,
+    (sa, sb): (In<f32>, In<f32>),
+    (m, n, k_steps, ldd): (u32, u32, u32, u32),
+    (alpha, act): (f32, u32),
+) {
+    let ring = start_ring::<E4m3, Narrow>(maps, 2);
+    wait_for_prerequisites();
+    let w = GemmArgs {
+        m,
+        n,
+        ldd,
+        d_batch: 0,
+        batch: 1,
+        splits: 1,
+        split_steps: k_steps,
+        steps: k_steps,
+        d_maps: false,
+    };
+    let items = Items::<Narrow>::new(w);
+    let scales = Scales { a: sa, b: sb, m: m as usize, blocks: k_steps as usize };
+    let producer = #[inline(always)]
+    |leader: bool| {
+        if leader {
+            // SAFETY: one thread; "empty" counts the two consumers; maps
+            // 0 and 1 are A's and B's.
+            unsafe { produce(ring, items) }
+        }
+    };
+    let consumer = #[inline(always)]
+    |Consumer { index, thread }| {
+        // No bias: the store never reads `bias` (mode BIAS_NONE).
+        let e = Scalars { alpha, beta: 0.0, bias: sa, bias_mode: BIAS_NONE, act };
+        let store = Direct::<T, Narrow>::new(d, w, e, (index, thread));
+        // SAFETY: the warpgroup, converged; the producer fills the same
+        // items; D and the scales as the launch's contract says.
+        unsafe { multiply(ring, items, (index, thread), scales, store) };
+    };
+    // SAFETY: every thread, converged; 40 + 2 x 232 registers fit the
+    // block's 3 x 168 (checked when it compiles).
+    unsafe { specialize::<THREADS, 40, 232>(producer, consumer) };
+}
+
+/// Block-scaled FP8 E4M3: A `m x k` and B `n x k`, both K-major, with
+/// `scale_a` (`m x ceil(k / 128)`) and `scale_b` (`ceil(n / 128) x ceil(k /
+/// 128)`), row-major, `f32`.
+///
+/// Launch: 384 threads, one block per SM or fewer (`persistent`); `maps`
+/// holds A's map (boxes of 128 rows by 128 bytes) and B's (boxes of 128
+/// rows by 128 bytes); `d` `m x n` at `ldd`; `k_steps = ceil(k / 128)`.
+#[kernel(
+    block = THREADS,
+    shared = shared_bytes_for::<Narrow>(0),
+    tile = [<Narrow as Tile>::BN, <Narrow as Tile>::BM],
+    min_blocks = 1,
+    persistent = true,
+    dependent = true,
+    arch = "sm_90a",
+    types = [bf16, f16, f32]
+)]
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_blockscaled_e4m3<T: Output>(
+    maps: In<u64>,
+    d: Out<T>,
+    scale_a: In<f32>,
+    scale_b: In<f32>,
+    m: u32,
+    n: u32,
+    k_steps: u32,
+    ldd: u32,
+    alpha: f32,
+    act: u32,
+) {
+    blockscaled::<T>(maps, d, (scale_a, scale_b), (m, n, k_steps, ldd), (alpha, act));
+}

@@ -636,3 +636,27 @@ fn block_scaled_fp8_applies_each_blocks_scales() {
     let bad = BlockScaled::new(64, 64, 40);
     assert!(bad.check(bad.elements()).unwrap_err().to_string().contains("k = 40 is not a multiple of 16"));
 }
+
+#[test]
+fn grouped_block_scaled_fp8_takes_each_experts_scales() {
+    // Three experts, one empty; k = 272: two whole blocks and a part-empty
+    // third; n = 136: a second block of B's scales, part-empty. Each
+    // expert's B scales differ, so a tile scaled with its neighbour
+    // expert's is off by far more than the bound.
+    let gpu = Gpu::emulator();
+    let mut lib = BlockScaledGemm::new();
+    lib.blocks = Some(2);
+    let call = Grouped::contiguous(3, 250, 136, 272).with_act(Act::Relu);
+    for (rows, seed) in [(vec![0, 100, 100, 230], 1), (vec![0, 7, 200, 250], 2)] {
+        match blockscaled::verify_grouped::<bf16>(&gpu, &lib, &call, &rows, seed, None) {
+            Ok(Ok(_)) => {}
+            Ok(Err(why)) => panic!("{call}: {why}"),
+            Err(e) => panic!("{call}: {e}"),
+        }
+    }
+    let masked = Grouped::masked(2, 130, 64, 128).with_alpha(0.25);
+    match blockscaled::verify_grouped::<f32>(&gpu, &lib, &masked, &[130, 3], 3, None) {
+        Ok(Ok(_)) => {}
+        other => panic!("{masked}: {other:?}"),
+    }
+}

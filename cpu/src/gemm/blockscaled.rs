@@ -17,12 +17,13 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
 
-use gpu::gemm::blockscaled::{BLOCK, gemm_blockscaled_e4m3};
+use gpu::gemm::blockscaled::{BLOCK, gemm_blockscaled_e4m3, gemm_grouped_blockscaled_e4m3};
 use gpu::launch::Dim3;
 use gpu_isa::fp8::E4m3;
 use rayon::prelude::*;
 
 use super::call::{Act, MAX_DIM};
+use super::grouped::{Grouped, Rows};
 use super::precision::{Element, Input};
 use super::reference::{Checked, expected};
 use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
@@ -186,6 +187,88 @@ impl BlockScaledGemm {
     }
 }
 
+impl BlockScaledGemm {
+    /// The grouped form: `call` ([`Grouped`]: A `m x k`, B `groups`
+    /// matrices `n x k`, E4M3) with A's scales (`m x ceil(k / 128)`) and
+    /// B's (`groups x ceil(n / 128) x ceil(k / 128)`) in `x`, the device's
+    /// `rows`, into D (`m x n`). `call`'s alpha and per-tensor scales
+    /// multiply the product too.
+    pub fn run_grouped<O: Element>(
+        &self,
+        gpu: &Gpu,
+        call: &Grouped,
+        x: &Operands<'_>,
+        rows: &DeviceBuffer<u32>,
+        d: &mut DeviceBuffer<O>,
+    ) -> Result<()> {
+        call.check::<super::E4m3>((x.a.len(), x.b.len(), rows.len(), d.len()))?;
+        let (na, nb) = grouped_scales(call);
+        if x.scale_a.len() < na || x.scale_b.len() < nb {
+            return Err(Error::InvalidInput(format!(
+                "grouped block-scaled gemm {call}: the scales need {na} (A) and {nb} (B) values, the buffers hold {} and {}",
+                x.scale_a.len(),
+                x.scale_b.len()
+            )));
+        }
+        let kernel =
+            &gemm_grouped_blockscaled_e4m3::KERNELS[<O as gemm_grouped_blockscaled_e4m3::Instance>::INDEX];
+        let key = format!(
+            "{:x} {:x} {} {}x{}x{}",
+            x.a.address(),
+            x.b.address(),
+            call.groups,
+            call.m,
+            call.n,
+            call.k
+        );
+        if !self.maps.borrow().contains_key(&key) {
+            let mut words = Vec::with_capacity(32);
+            words.extend(gpu.tensor_map(x.a, (call.m, call.k), (BLOCK, BLOCK))?);
+            words.extend(gpu.tensor_map_stack(x.b, (call.groups, call.n, call.k), (BLOCK, BLOCK))?);
+            let uploaded = gpu.upload(&words)?;
+            self.maps.borrow_mut().insert(key.clone(), uploaded);
+        }
+        let maps = self.maps.borrow();
+        let blocks = match self.blocks {
+            Some(blocks) => blocks.max(1),
+            None => gpu.resident_blocks(kernel)? as usize,
+        };
+        let capacity = match call.rows {
+            Rows::Contiguous => 0,
+            Rows::Masked { capacity } => capacity as u32,
+        };
+        let u = |x: usize| x as u32;
+        // SAFETY: the maps describe A and B's stack inside their buffers;
+        // the scales', the rows' and D's buffers hold theirs (checked above).
+        unsafe {
+            gemm_grouped_blockscaled_e4m3::launch::<O, _>(
+                gpu,
+                Dim3::xy(u(blocks), 1),
+                &maps[&key],
+                d,
+                x.scale_a,
+                x.scale_b,
+                rows,
+                u(call.groups),
+                capacity,
+                u(call.m),
+                u(call.n),
+                u(call.k.div_ceil(BLOCK)),
+                call.product_scale(),
+                call.act.code(),
+            )
+        }
+    }
+}
+
+/// Values of A's and B's scales of a grouped call: `m x ceil(k / 128)` and
+/// `groups x ceil(n / 128) x ceil(k / 128)` (saturating).
+pub fn grouped_scales(call: &Grouped) -> (usize, usize) {
+    let blocks = call.k.div_ceil(BLOCK);
+    let b = [call.groups, call.n.div_ceil(BLOCK), blocks].iter().fold(1usize, |x, &y| x.saturating_mul(y));
+    (call.m.saturating_mul(blocks), b)
+}
+
 /// Host inputs of a call drawn from a seed: A and B uniform in `[-1, 1)`
 /// rounded to E4M3 (the quantized values), and scales `2^e`, `e` uniform
 /// in `[-4, 4)` (blocks whose ranges differ 256-fold).
@@ -198,8 +281,18 @@ pub struct Inputs {
 
 impl Inputs {
     pub fn random(call: &BlockScaled, seed: u64) -> Inputs {
-        use crate::measure::data::uniform_f32;
         let [na, nb, nsa, nsb, _] = call.elements();
+        Inputs::of_sizes([na, nb, nsa, nsb], seed)
+    }
+
+    /// Inputs of a grouped call ([`BlockScaledGemm::run_grouped`]).
+    pub fn grouped(call: &Grouped, seed: u64) -> Inputs {
+        let ((na, nb, _), (nsa, nsb)) = (call.elements(), grouped_scales(call));
+        Inputs::of_sizes([na, nb, nsa, nsb], seed)
+    }
+
+    fn of_sizes([na, nb, nsa, nsb]: [usize; 4], seed: u64) -> Inputs {
+        use crate::measure::data::uniform_f32;
         let values = |n: usize, s: u64| uniform_f32(n, seed ^ s).into_iter().map(E4m3::from_f32).collect();
         let scales =
             |n: usize, s: u64| uniform_f32(n, seed ^ s).into_iter().map(|x| (4.0 * x).exp2()).collect();
@@ -211,7 +304,7 @@ impl Inputs {
 /// `rows` (all of them if `None`), every element within its bound.
 pub fn check<O: Element>(call: &BlockScaled, x: &Inputs, got: &[O], rows: Option<&[usize]>) -> Checked {
     let (n, k, blocks) = (call.n, call.k, call.blocks());
-    let unit = 4.0 * f64::powi(2.0, -13) + (blocks + 2) as f64 * f64::powi(2.0, -23);
+    let unit = unit(blocks);
     let all: Vec<usize> = (0..call.m).collect();
     let worst = rows
         .unwrap_or(&all)
@@ -260,4 +353,39 @@ pub fn verify<O: Element>(
     lib.run::<O>(gpu, call, &Operands { a: &a, b: &b, scale_a: &scale_a, scale_b: &scale_b }, &mut d)?;
     let got = gpu.download(&d)?;
     Ok(check::<O>(call, &x, &got, rows))
+}
+
+/// Runs the grouped `call` once with `rows` on random inputs (`seed`) into
+/// a D of NaN and checks it ([`super::grouped::check_with`]: `sample` rows
+/// of each group, all if `None`, and every row in no group unchanged).
+pub fn verify_grouped<O: Element>(
+    gpu: &Gpu,
+    lib: &BlockScaledGemm,
+    call: &Grouped,
+    rows: &[u32],
+    seed: u64,
+    sample: Option<usize>,
+) -> Result<Checked> {
+    let x = Inputs::grouped(call, seed);
+    let (a, b, r) = (gpu.upload(&x.a)?, gpu.upload(&x.b)?, gpu.upload(rows)?);
+    let (scale_a, scale_b) = (gpu.upload(&x.scale_a)?, gpu.upload(&x.scale_b)?);
+    let d0 = vec![O::round_f32(f32::NAN); call.elements().2];
+    let mut d = gpu.upload(&d0)?;
+    let operands = Operands { a: &a, b: &b, scale_a: &scale_a, scale_b: &scale_b };
+    lib.run_grouped::<O>(gpu, call, &operands, &r, &mut d)?;
+    let got = gpu.download(&d)?;
+    let (n, k, blocks) = (call.n, call.k, call.k.div_ceil(BLOCK));
+    let columns = n.div_ceil(BLOCK);
+    let product = |g: usize, r: usize, p: usize, j: usize| {
+        let sa = x.scale_a[r * blocks + p / BLOCK] as f64;
+        let sb = x.scale_b[(g * columns + j / BLOCK) * blocks + p / BLOCK] as f64;
+        x.a[r * k + p].to_f64() * sa * x.b[(g * n + j) * k + p].to_f64() * sb
+    };
+    Ok(super::grouped::check_with(call, rows, (&d0, &got), sample, unit(blocks), product))
+}
+
+/// The relative error of a block-scaled sum over `blocks` blocks of k, of
+/// the sum of its products' magnitudes (the module's derivation).
+fn unit(blocks: usize) -> f64 {
+    4.0 * f64::powi(2.0, -13) + (blocks + 2) as f64 * f64::powi(2.0, -23)
 }

@@ -332,6 +332,26 @@ pub fn check<P: Precision, O: Element>(
     sample: Option<usize>,
 ) -> Checked {
     let (n, k) = (call.n, call.k);
+    let product = |g: usize, r: usize, p: usize, j: usize| {
+        let at = if P::B_K_MAJOR { (g * n + j) * k + p } else { (g * k + p) * n + j };
+        a[r * k + p].to_f64() * b[at].to_f64()
+    };
+    let unit = P::sum_error(k, 1) + P::PRODUCT_ERROR;
+    check_with(call, rows, (d0, got), sample, unit, product)
+}
+
+/// [`check`] for products `product(g, r, p, j)` (group `g`, row `r` of A,
+/// `p` of k, column `j`) summed with relative error `unit` of the sum of
+/// their magnitudes (block-scaled FP8's, say).
+pub fn check_with<O: Element>(
+    call: &Grouped,
+    rows: &[u32],
+    (d0, got): (&[O], &[O]),
+    sample: Option<usize>,
+    unit: f64,
+    product: impl Fn(usize, usize, usize, usize) -> f64 + Sync,
+) -> Checked {
+    let (n, k) = (call.n, call.k);
     let spans = call.spans(rows);
     let mut inside = vec![false; call.m];
     let mut work = Vec::new();
@@ -348,12 +368,7 @@ pub fn check<P: Precision, O: Element>(
             return Err(format!("D[{r}][{j}] lies in no group and was changed"));
         }
     }
-    let unit = P::sum_error(k, 1) + P::PRODUCT_ERROR;
     let alpha = call.product_scale() as f64;
-    let weight = |g: usize, p: usize, j: usize| {
-        let at = if P::B_K_MAJOR { (g * n + j) * k + p } else { (g * k + p) * n + j };
-        b[at].to_f64()
-    };
     let worst = work
         .par_iter()
         .map(|&(g, r)| -> Checked {
@@ -361,7 +376,7 @@ pub fn check<P: Precision, O: Element>(
             for j in 0..n {
                 let (mut dot, mut abs) = (0.0f64, 0.0f64);
                 for p in 0..k {
-                    let x = a[r * k + p].to_f64() * weight(g, p, j);
+                    let x = product(g, r, p, j);
                     dot += x;
                     abs += x.abs();
                 }

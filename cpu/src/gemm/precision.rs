@@ -55,6 +55,7 @@ pub trait Element:
     + gpu::gemm::wgmma::Instances
     + gpu::gemm::grouped::Instances
     + gpu::gemm::blockscaled::gemm_blockscaled_e4m3::Instance
+    + gpu::gemm::blockscaled::gemm_grouped_blockscaled_e4m3::Instance
     + gpu::gemm::decode::Instances
     + gpu::gemm::epilogue::Output
 {

@@ -29,8 +29,9 @@
 use half::{bf16, f16};
 
 use super::epilogue::{BIAS_NONE, Output};
+use super::grouped::{self, GroupItem, GroupStore, GroupedItems, Groups};
 use super::ring::{Ring, start_ring};
-use super::schedule::{GemmArgs, Items};
+use super::schedule::{GemmArgs, Item, Items};
 use super::store::{Direct, Scalars};
 use super::tile::{Narrow, Tile, shared_bytes_for};
 use super::wgmma::{THREADS, produce};
@@ -44,19 +45,22 @@ use crate::dev::schedule::TileScheduler;
 use crate::dev::wgmma::{self, Accumulators, d_f32};
 use crate::dev::{In, Out};
 use crate::kernel;
+use core::ops::Range;
 use seq_macro::seq;
 
 /// Rows of A and columns of B per scale: one stage of k (128 E4M3).
 pub const BLOCK: usize = 128;
 
 /// The scales: A's `m x ceil(k / 128)` row-major, B's `ceil(n / 128) x
-/// ceil(k / 128)` row-major (`blocks` the k-blocks, `m` A's rows).
+/// ceil(k / 128)` row-major for each matrix of B (one, or one an expert:
+/// `column_blocks` rows apart), `blocks` the k-blocks, `m` A's rows.
 #[derive(Clone, Copy)]
 struct Scales {
     a: In<f32>,
     b: In<f32>,
     m: usize,
     blocks: usize,
+    column_blocks: usize,
 }
 
 impl Scales {
@@ -71,14 +75,54 @@ impl Scales {
         if row < self.m { unsafe { self.a.load(row * self.blocks + kb) } } else { 0.0 }
     }
 
-    /// B's scale of the block of columns `nb` in k-block `kb`.
+    /// Matrix `w`'s scale of B, of the block of columns `nb` in k-block
+    /// `kb`.
     ///
     /// # Safety
-    /// `nb < ceil(n / 128)`, `kb < blocks`; `b` holds their scales.
+    /// `nb < column_blocks`, `kb < blocks`; `b` holds matrix `w`'s scales.
     #[inline(always)]
-    unsafe fn b(self, nb: usize, kb: usize) -> f32 {
+    unsafe fn b(self, w: usize, nb: usize, kb: usize) -> f32 {
         // SAFETY: the caller's contract.
-        unsafe { self.b.load(nb * self.blocks + kb) }
+        unsafe { self.b.load((w * self.column_blocks + nb) * self.blocks + kb) }
+    }
+}
+
+/// What the promoting consumer needs of a unit of work: its tile's
+/// origin, its k-blocks, and which matrix of B (and of B's scales) it
+/// multiplies: 0 in a dense call, its expert in a grouped one.
+pub(crate) trait ScaledWork: Copy {
+    fn origin(&self) -> (usize, usize);
+    fn k_blocks(&self) -> Range<usize>;
+    fn weight(&self) -> usize;
+}
+
+impl ScaledWork for Item {
+    #[inline(always)]
+    fn origin(&self) -> (usize, usize) {
+        Item::origin(self)
+    }
+    #[inline(always)]
+    fn k_blocks(&self) -> Range<usize> {
+        self.k_steps()
+    }
+    #[inline(always)]
+    fn weight(&self) -> usize {
+        0
+    }
+}
+
+impl ScaledWork for GroupItem {
+    #[inline(always)]
+    fn origin(&self) -> (usize, usize) {
+        GroupItem::origin(self)
+    }
+    #[inline(always)]
+    fn k_blocks(&self) -> Range<usize> {
+        0..self.steps()
+    }
+    #[inline(always)]
+    fn weight(&self) -> usize {
+        self.group()
     }
 }
 
@@ -88,23 +132,24 @@ impl Scales {
 ///
 /// # Safety
 /// The warpgroup runs it converged; the producer fills the same items
-/// (one k-block a stage); the scales as [`Scales`] says.
+/// (one k-block a stage); the scales as [`Scales`] says; as for the
+/// epilogue's [`Epilogue::store`].
 #[inline(always)]
-unsafe fn multiply<T: Output>(
+unsafe fn multiply<S: TileScheduler<Work: ScaledWork>>(
     ring: Ring<E4m3, Narrow>,
-    items: Items<Narrow>,
+    items: S,
     (consumer, t): (usize, u32),
     scales: Scales,
-    mut epilogue: Direct<T, Narrow>,
+    mut epilogue: impl Epilogue<S::Work, Results = <Narrow as Tile>::Acc>,
 ) {
     let mut state = PipelineState::new(Narrow::STAGES);
     let leader = t.is_multiple_of(128);
     let (r, _) = d_f32(t, 0);
     for item in items.work() {
         let (m0, n0) = Narrow::part_at(item.origin(), consumer);
-        let (rows, nb) = ([m0 + r as usize, m0 + r as usize + 8], n0 / BLOCK);
+        let (rows, nb, w) = ([m0 + r as usize, m0 + r as usize + 8], n0 / BLOCK, item.weight());
         let mut sums = <Narrow as Tile>::Acc::zeroed();
-        for kb in item.k_steps() {
+        for kb in item.k_blocks() {
             let s = state.stage();
             // SAFETY: the stage has landed after the wait; kb < blocks
             // (the item's k-steps are the launch's), nb < ceil(n / 128).
@@ -112,7 +157,7 @@ unsafe fn multiply<T: Output>(
                 ring.full(s).wait(state.phase());
                 let part = ring.multiply(s, consumer, <Narrow as Tile>::Acc::zeroed());
                 // Read while the tensor cores multiply.
-                let sb = scales.b(nb, kb);
+                let sb = scales.b(w, nb, kb);
                 (part, [scales.a(rows[0], kb) * sb, scales.a(rows[1], kb) * sb])
             };
             let part = wgmma::wait_for::<0, _>(part);
@@ -160,7 +205,8 @@ fn blockscaled<T: Output>(
         d_maps: false,
     };
     let items = Items::<Narrow>::new(w);
-    let scales = Scales { a: sa, b: sb, m: m as usize, blocks: k_steps as usize };
+    let column_blocks = (n as usize).div_ceil(BLOCK);
+    let scales = Scales { a: sa, b: sb, m: m as usize, blocks: k_steps as usize, column_blocks };
     let producer = #[inline(always)]
     |leader: bool| {
         if leader {
@@ -214,4 +260,83 @@ pub fn gemm_blockscaled_e4m3<T: Output>(
     act: u32,
 ) {
     blockscaled::<T>(maps, d, (scale_a, scale_b), (m, n, k_steps, ldd), (alpha, act));
+}
+
+/// The grouped form ([`super::grouped`]): every expert's tiles in one
+/// persistent list, its rows of A as the device's `rows` say, its weight
+/// one plane of B's stack and its scales B's scales' plane `g`
+/// (`groups x ceil(n / 128) x ceil(k / 128)`); A's scales per row as in a
+/// dense call.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn grouped_blockscaled<T: Output>(
+    maps: In<u64>,
+    d: Out<T>,
+    (sa, sb): (In<f32>, In<f32>),
+    groups: Groups,
+    (m, n, k_steps): (u32, u32, u32),
+    (alpha, act): (f32, u32),
+) {
+    let ring = start_ring::<E4m3, Narrow>(maps, 2);
+    wait_for_prerequisites();
+    let items = GroupedItems::<Narrow>::new(groups, n, k_steps);
+    let column_blocks = (n as usize).div_ceil(BLOCK);
+    let scales = Scales { a: sa, b: sb, m: m as usize, blocks: k_steps as usize, column_blocks };
+    let producer = #[inline(always)]
+    |leader: bool| {
+        if leader {
+            // SAFETY: one thread; "empty" counts the two consumers; map 0
+            // is A's, map 1 B's stack.
+            unsafe { grouped::produce(ring, items) }
+        }
+    };
+    let consumer = #[inline(always)]
+    |Consumer { index, thread }| {
+        let store = GroupStore::<T, Narrow>::new(d, (n, n), (alpha, act), sa, (index, thread));
+        // SAFETY: the warpgroup, converged; the producer fills the same
+        // items; D and the scales as the launch's contract says.
+        unsafe { multiply(ring, items, (index, thread), scales, store) };
+    };
+    // SAFETY: every thread, converged; 40 + 2 x 232 registers fit the
+    // block's 3 x 168 (checked when it compiles).
+    unsafe { specialize::<THREADS, 40, 232>(producer, consumer) };
+}
+
+/// Grouped block-scaled FP8 E4M3 (a mixture of experts' layer, DeepSeek-V3's
+/// recipe): A `m x k` with `scale_a` (`m x ceil(k / 128)`), B `groups`
+/// matrices `n x k` with `scale_b` (`groups x ceil(n / 128) x ceil(k /
+/// 128)`), row-major; the rows of A and D shared out by `rows` as in
+/// [`super::grouped`].
+///
+/// Launch: 384 threads, one block per SM or fewer (`persistent`); `maps`
+/// holds A's map (boxes of 128 rows by 128 bytes) and B's 3-D map (boxes
+/// of 128 rows by 128 bytes of one matrix); `d` `m x n`; `k_steps =
+/// ceil(k / 128)`.
+#[kernel(
+    block = THREADS,
+    shared = shared_bytes_for::<Narrow>(0),
+    tile = [<Narrow as Tile>::BN, <Narrow as Tile>::BM],
+    min_blocks = 1,
+    persistent = true,
+    dependent = true,
+    arch = "sm_90a",
+    types = [bf16, f16, f32]
+)]
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_grouped_blockscaled_e4m3<T: Output>(
+    maps: In<u64>,
+    d: Out<T>,
+    scale_a: In<f32>,
+    scale_b: In<f32>,
+    rows: In<u32>,
+    groups: u32,
+    capacity: u32,
+    m: u32,
+    n: u32,
+    k_steps: u32,
+    alpha: f32,
+    act: u32,
+) {
+    let groups = Groups::new(rows, groups, capacity, m);
+    grouped_blockscaled::<T>(maps, d, (scale_a, scale_b), groups, (m, n, k_steps), (alpha, act));
 }

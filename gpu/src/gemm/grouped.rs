@@ -5,7 +5,7 @@
 //! launch per expert.
 //!
 //! **Rows.** A's and D's rows are one matrix of `m` rows, shared out in
-//! one of two layouts ([`Groups`]):
+//! one of two layouts (`Groups`):
 //! - *contiguous*: tokens sorted by expert, group `g` the rows
 //!   `offsets[g]..offsets[g + 1]` (`G + 1` offsets);
 //! - *masked*: a fixed `capacity` of rows per expert, group `g` the first
@@ -21,7 +21,7 @@
 //! not `B_{g+1}`'s first rows.
 //!
 //! **Schedule.** The tiles of all the groups are one persistent list,
-//! group after group, each group's in grouped order ([`GroupedItems`]):
+//! group after group, each group's in grouped order (`GroupedItems`):
 //! no launch per group, no wave left mostly empty at each group's end.
 //! A block walks the list forward, reading each group's rows once as it
 //! passes it. A tile that runs past its group's last row reads the next
@@ -66,6 +66,13 @@ pub(crate) struct Groups {
 }
 
 impl Groups {
+    /// `count` groups' rows in `rows`: `count + 1` offsets (`capacity` 0)
+    /// or `count` counts of `capacity` rows each, inside A's `m` rows.
+    #[inline(always)]
+    pub(crate) fn new(rows: In<u32>, count: u32, capacity: u32, m: u32) -> Groups {
+        Groups { rows, count, capacity, m }
+    }
+
     /// Group `g`'s first row and its number of rows: starting no earlier
     /// than `floor` (the group before's end), ending inside A's `m`, so
     /// that no two groups share a row of D whatever `rows` holds.
@@ -103,12 +110,17 @@ pub(crate) struct GroupItem {
 }
 
 impl GroupItem {
-    fn origin(&self) -> (usize, usize) {
+    pub(crate) fn origin(&self) -> (usize, usize) {
         (self.origin.0 as usize, self.origin.1 as usize)
     }
 
-    fn steps(&self) -> usize {
+    pub(crate) fn steps(&self) -> usize {
         self.steps as usize
+    }
+
+    /// Its group: the plane of B (and of B's scales) it multiplies.
+    pub(crate) fn group(&self) -> usize {
+        self.group as usize
     }
 }
 
@@ -131,6 +143,14 @@ pub(crate) struct Walk<L> {
     first: u32,
     tiles: u32,
     rows: (u32, u32),
+}
+
+impl<L> GroupedItems<L> {
+    /// The tiles of `groups`, `n` columns and `k_steps` k-steps each.
+    #[inline(always)]
+    pub(crate) fn new(groups: Groups, n: u32, k_steps: u32) -> GroupedItems<L> {
+        GroupedItems { groups, n, k_steps, tile: PhantomData }
+    }
 }
 
 impl<L: Tile> TileScheduler for GroupedItems<L> {
@@ -174,7 +194,7 @@ impl<L: Tile> Iterator for Walk<L> {
 
 /// The store of a group's tile: the registers' store of the dense kernel
 /// ([`store_through`]), stopping at the group's last row.
-struct GroupStore<T, L> {
+pub(crate) struct GroupStore<T, L> {
     d: Out<T>,
     n: usize,
     ldd: usize,
@@ -182,6 +202,23 @@ struct GroupStore<T, L> {
     /// The consumer warpgroup and the thread's index in it.
     me: (usize, u32),
     tile: PhantomData<L>,
+}
+
+impl<T, L> GroupStore<T, L> {
+    /// Consumer `me.0`'s store into `d` (`n` columns at `ldd`), thread
+    /// `me.1`: `act(alpha sum)`, no bias (`unread` is never read: any of
+    /// the launch's pointers).
+    #[inline(always)]
+    pub(crate) fn new(
+        d: Out<T>,
+        (n, ldd): (u32, u32),
+        (alpha, act): (f32, u32),
+        unread: In<f32>,
+        me: (usize, u32),
+    ) -> Self {
+        let e = Scalars { alpha, beta: 0.0, bias: unread, bias_mode: BIAS_NONE, act };
+        GroupStore { d, n: n as usize, ldd: ldd as usize, e, me, tile: PhantomData }
+    }
 }
 
 impl<T: Output, L: Tile> Epilogue<GroupItem> for GroupStore<T, L> {
@@ -215,7 +252,7 @@ fn grouped<E: RingElement, T: Output, L: Tile>(
     // A dependent launch: the rows (a router's output) and A may still be
     // being written by the kernel ahead.
     wait_for_prerequisites();
-    let items = GroupedItems::<L> { groups, n, k_steps, tile: PhantomData };
+    let items = GroupedItems::<L>::new(groups, n, k_steps);
     let producer = #[inline(always)]
     |leader: bool| {
         if leader {
@@ -225,16 +262,7 @@ fn grouped<E: RingElement, T: Output, L: Tile>(
     };
     let consumer = #[inline(always)]
     |Consumer { index, thread }| {
-        // No bias: the store never reads `bias` (mode BIAS_NONE).
-        let e = Scalars { alpha, beta: 0.0, bias: maps.recast(), bias_mode: BIAS_NONE, act };
-        let store = GroupStore::<T, L> {
-            d,
-            n: n as usize,
-            ldd: ldd as usize,
-            e,
-            me: (index, thread),
-            tile: PhantomData,
-        };
+        let store = GroupStore::<T, L>::new(d, (n, ldd), (alpha, act), maps.recast(), (index, thread));
         // SAFETY: the warpgroup, converged; the producer fills the same
         // items, `k_steps` each; D as the launch's contract says.
         unsafe { multiply(ring, items, index, store) };
@@ -273,7 +301,7 @@ unsafe fn multiply<E: RingElement, L: Tile, T: Output>(
 /// One thread; the ring started with "empty" counting both consumers;
 /// map 0 is A's, map 1 B's stack (3-D).
 #[inline(always)]
-unsafe fn produce<E: RingElement, L: Tile>(ring: Ring<E, L>, items: GroupedItems<L>) {
+pub(crate) unsafe fn produce<E: RingElement, L: Tile>(ring: Ring<E, L>, items: GroupedItems<L>) {
     let mut state = PipelineState::new(L::STAGES);
     let maps = ring.maps;
     for item in items.work() {
@@ -328,7 +356,7 @@ macro_rules! grouped_instance {
             alpha: f32,
             act: u32,
         ) {
-            let groups = Groups { rows, count: groups, capacity, m };
+            let groups = Groups::new(rows, groups, capacity, m);
             grouped::<$element, T, $tile>(maps, d, groups, (n, k_steps, ldd), (alpha, act));
         }
     };

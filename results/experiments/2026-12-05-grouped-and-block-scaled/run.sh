@@ -39,6 +39,11 @@ for p in bf16 e4m3; do
     $G --groups $g --shape ${m}x4096x7168 --precision $p --out bf16 --iters ${ITERS:-20} > "$OUT/moe-$p-$gm.md" 2>&1 || echo "FAILED $p $gm" | tee -a "$LOG"
   done
 done
+for gm in 8x4096 64x512 256x128; do
+  g=${gm%x*}; m=${gm#*x}
+  $G --groups $g --shape ${m}x4096x7168 --precision e4m3 --block-scaled --out bf16 --iters ${ITERS:-20} > "$OUT/moe-blockscaled-$gm.md" 2>&1 || echo "FAILED block-scaled $gm" | tee -a "$LOG"
+done
+$G --groups 5 --shape 300x264x400 --precision e4m3 --block-scaled --skew 1.5 --masked --out f32 --iters 3 >> "$LOG" 2>&1 || echo "FAILED grouped block-scaled verify" | tee -a "$LOG"
 $G --groups 64 --shape 512x4096x7168 --skew 1 --out bf16 --iters 20 > "$OUT/moe-bf16-skew.md" 2>&1 || echo "FAILED skew" | tee -a "$LOG"
 $G --block-scaled --precision e4m3 --shape 4096x7168x16384,8192x7168x16384,4096x4096x7168,128x7168x16384 --out bf16 --iters 20 > "$OUT/blockscaled.md" 2>&1 || echo "FAILED block-scaled timing" | tee -a "$LOG"
 $G --shape 32768x4096x7168 --out bf16 --iters 20 > "$OUT/dense-bf16.md" 2>&1 || echo "FAILED dense" | tee -a "$LOG"

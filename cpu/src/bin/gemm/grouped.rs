@@ -6,8 +6,12 @@
 //! `--masked` shares the rows out by counts of a capacity of `M` rows a
 //! group; `--skew S` draws uneven loads (each expert's weight `e^(S x)`,
 //! `x` uniform in `[-1, 1)`, `--seed` the draw), as a router's are.
+//! `--block-scaled` (e4m3) runs block-scaled FP8's grouped form
+//! (`kernel_lab::gemm::blockscaled`), timed against our grouped FP8 with
+//! one scale per tensor on the same operands.
 
 use half::{bf16, f16};
+use kernel_lab::gemm::blockscaled::{self, BlockScaledGemm, Operands};
 use kernel_lab::gemm::grouped::{self, GroupedInputs};
 use kernel_lab::gemm::{Act, Bf16, E4m3, Element, F16, Grouped, GroupedGemm, GroupedPrecision};
 use kernel_lab::measure::bench::{self, Runs};
@@ -58,6 +62,9 @@ fn calls(o: &Options, groups: usize) -> Result<Vec<Grouped>> {
             Grouped::contiguous(groups, groups.saturating_mul(m), n, k)
         };
         let call = call.with_alpha(o.alpha).with_act(act).with_scales(o.scale_a, o.scale_b);
+        if o.block_scaled && o.precision != "e4m3" {
+            return Err(bad(format!("--block-scaled is FP8 E4M3 (--precision e4m3), not {}", o.precision)));
+        }
         let (a, b, d) = call.elements();
         match o.precision.as_str() {
             "bf16" => call.check::<Bf16>((a, b, call.row_values(), d))?,
@@ -123,12 +130,48 @@ fn one<P: GroupedPrecision, O: Element>(gpu: &Gpu, o: &Options, call: &Grouped) 
     Ok(row)
 }
 
+/// The block-scaled grouped call: verified, then timed against our
+/// per-tensor grouped FP8 on the same E4M3 operands (the peer column).
+fn one_scaled<O: Element>(gpu: &Gpu, o: &Options, call: &Grouped) -> Result<Row> {
+    let lib = BlockScaledGemm::new();
+    let rows = grouped::draw_rows(call, o.skew, o.seed.unwrap_or(1));
+    let spans = call.spans(&rows);
+    let in_groups: usize = spans.iter().map(|s| s.1).sum();
+    let (least, most) = spans.iter().fold((usize::MAX, 0), |(l, m), s| (l.min(s.1), m.max(s.1)));
+    let sample = (!gpu.is_emulator()).then_some((512 / call.groups).max(2));
+    let worst = blockscaled::verify_grouped::<O>(gpu, &lib, call, &rows, 0x6e4d, sample)?
+        .map_err(|why| Error::Mismatch(format!("{call}: {why}")))?;
+    let flops = call.flops(&spans);
+    let mut row =
+        Row { call: *call, rows: (in_groups, least, most), flops, worst, ours_ms: None, peer_ms: None };
+    if gpu.is_emulator() {
+        return Ok(row);
+    }
+    let x = blockscaled::Inputs::grouped(call, 0x7a1e);
+    let (a, b, r) = (gpu.upload(&x.a)?, gpu.upload(&x.b)?, gpu.upload(&rows)?);
+    let (scale_a, scale_b) = (gpu.upload(&x.scale_a)?, gpu.upload(&x.scale_b)?);
+    let mut d = gpu.alloc::<O>(call.elements().2)?;
+    let operands = Operands { a: &a, b: &b, scale_a: &scale_a, scale_b: &scale_b };
+    let per_tensor = GroupedGemm::new();
+    let runs = Runs { warmup: o.warmup, timed: o.iters.max(1).div_ceil(super::ROUNDS) };
+    let (mut ours, mut peer) = (Vec::new(), Vec::new());
+    for _ in 0..super::ROUNDS {
+        let run = || lib.run_grouped::<O>(gpu, call, &operands, &r, &mut d);
+        ours.push(bench::time_batched(gpu, runs, run)?.median_ms);
+        let run = || per_tensor.run::<E4m3, O>(gpu, call, &a, &b, &r, &mut d);
+        peer.push(bench::time_batched(gpu, runs, run)?.median_ms);
+    }
+    (row.ours_ms, row.peer_ms) = (Some(bench::median(&ours)), Some(bench::median(&peer)));
+    Ok(row)
+}
+
 fn run_all<P: GroupedPrecision, O: Element>(gpu: &Gpu, o: &Options, calls: &[Grouped]) -> Result<Vec<Row>> {
     let bar = o.output.progress(calls.len());
     let mut rows = Vec::new();
     for call in calls {
-        bar.suspend(|| eprintln!("grouped gemm {} -> {}: {call}", P::NAME, O::NAME));
-        rows.push(one::<P, O>(gpu, o, call)?);
+        let how = if o.block_scaled { " block-scaled" } else { "" };
+        bar.suspend(|| eprintln!("grouped{how} gemm {} -> {}: {call}", P::NAME, O::NAME));
+        rows.push(if o.block_scaled { one_scaled::<O>(gpu, o, call)? } else { one::<P, O>(gpu, o, call)? });
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -157,6 +200,7 @@ struct JsonRow {
     worst_error_over_bound: f64,
     ours_ms: Option<f64>,
     peer: &'static str,
+    block_scaled: bool,
     peer_ms: Option<f64>,
     ratio: Option<f64>,
 }
@@ -206,7 +250,11 @@ pub fn run(o: &Options, groups: usize) -> Result<bool> {
         "f16" => by_output::<F16>(&gpu, o, &calls),
         _ => by_output::<E4m3>(&gpu, o, &calls),
     }?;
-    let peer = if o.precision == "e4m3" { "-" } else { "cuBLAS loop" };
+    let peer = match (o.block_scaled, o.precision.as_str()) {
+        (true, _) => "per-tensor grouped FP8 (ours)",
+        (false, "e4m3") => "-",
+        _ => "cuBLAS loop",
+    };
     println!(
         "| precision | out | call | rows in groups (least, most a group) | worst error / bound | ours ms | ours TFLOP/s | {peer} TFLOP/s | ratio |"
     );
@@ -243,8 +291,9 @@ pub fn run(o: &Options, groups: usize) -> Result<bool> {
             k: r.call.k,
             rows_in_groups: r.rows.0,
             worst_error_over_bound: r.worst,
+            block_scaled: o.block_scaled,
             ours_ms: r.ours_ms,
-            peer: if r.peer_ms.is_some() { "cuBLAS loop" } else { "-" },
+            peer: if r.peer_ms.is_some() { peer } else { "-" },
             peer_ms: r.peer_ms,
             ratio: ratio(r),
         })

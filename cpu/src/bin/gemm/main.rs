@@ -79,8 +79,9 @@ struct Options {
     skew: f64,
     /// Block-scaled FP8 (--precision e4m3): a scale per 1 x 128 of A and
     /// per 128 x 128 of B, applied in the main loop (DeepSeek-V3's recipe),
-    /// timed against the per-tensor-scaled FP8 of cuBLASLt and ours.
-    #[arg(long, conflicts_with = "groups")]
+    /// timed against the per-tensor-scaled FP8 of cuBLASLt and ours (with
+    /// --groups: grouped, against our per-tensor grouped FP8).
+    #[arg(long)]
     block_scaled: bool,
     /// Storage of A, B, C: row or col.
     #[arg(long, default_value = "row")]

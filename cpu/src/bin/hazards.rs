@@ -7,7 +7,7 @@
 //! - `hazards device`: the GPU's description line;
 //! - `hazards report RESULTS --out docs/sanitizers.md`: the comparison
 //!   table from a GPU run's results, with the emulator's speed;
-//! - `hazards speed`: the emulator's speed by block size, on one OS thread and on every core.
+//! - `hazards speed`: the emulator's speed by block size, on one OS thread and on every core, checks on and off; real kernels' launches; the body compiled for the CPU.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use kernel_lab::Error;
 use kernel_lab::cli::{device_line, main_with, today};
-use kernel_lab::sanitize::{self, speed, table};
+use kernel_lab::sanitize::{self, kernels, speed, table};
 
 #[derive(Parser)]
 #[command(
@@ -56,7 +56,9 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         checks: Option<PathBuf>,
     },
-    /// The emulator's speed by block size, on one OS thread and on every core.
+    /// The emulator's speed by block size, on one OS thread and on every
+    /// core, checks on and off; real kernels' launches; the same body
+    /// compiled for the CPU.
     Speed,
 }
 
@@ -108,13 +110,14 @@ fn main() -> ExitCode {
                 e => e,
             })?;
             let speeds = speed::sweep(1 << 16, 3);
-            let md = table::markdown(&suite, &gpu, &checks, &speeds, &machine());
+            let md = table::markdown(&suite, &gpu, &checks, &speeds, &machine()) + &kernel_times(&speeds)?;
             kernel_lab::files::write_file(&out, &md)?;
             println!("wrote {}", out.display());
             Ok(true)
         }
         Some(Command::Speed) => {
-            print!("{}", speed::markdown(&speed::sweep(1 << 16, 3), &machine()));
+            let speeds = speed::sweep(1 << 16, 3);
+            print!("{}{}", speed::markdown(&speeds, &machine()), kernel_times(&speeds)?);
             Ok(true)
         }
     })
@@ -130,6 +133,17 @@ fn gpu(what: &str, device: usize) -> kernel_lab::Result<kernel_lab::runtime::Gpu
         )),
         e => e,
     })
+}
+
+/// Real kernels' launches on the emulator, and the speed body compiled
+/// for the CPU against the emulator's checked rate on one OS thread.
+fn kernel_times(speeds: &[speed::Speed]) -> kernel_lab::Result<String> {
+    let emulated = speeds
+        .iter()
+        .find(|s| s.block == 256 && s.workers == 1 && s.checks)
+        .map_or(f64::NAN, speed::Speed::threads_per_second);
+    let native = kernels::native(256, 1 << 16, 5);
+    Ok(kernels::markdown(&kernels::measure(3)?, (native, emulated)))
 }
 
 /// This machine, for the speed table: CPU model, cores, date.

@@ -6,6 +6,7 @@
 //! shared-memory races, and so on ([`Verdict::of_module`]). Nothing else
 //! lists them: a kernel added to a module is in the suite.
 
+pub mod kernels;
 pub mod speed;
 pub mod table;
 

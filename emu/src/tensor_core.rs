@@ -223,9 +223,21 @@ pub fn wgmma(
     };
     let b_raw = operand(b, mn, input);
     let b_at = |k: usize, n: usize| if mn { b_raw(k, n) } else { b_raw(n, k) };
+    // The thread's accumulators lie in two rows of A and `n / 4` columns
+    // of B (`d_f32`): each decoded once (decoding an element is most of a
+    // product's cost), not once per accumulator.
+    let (r0, _) = d_f32(wt, 0);
+    let rows: [Vec<f64>; 2] = [0, 8].map(|h| (0..k).map(|p| a_at((r0 + h) as usize, p)).collect());
+    let cols: Vec<Vec<f64>> = (0..acc.len() / 2)
+        .map(|j| {
+            let (_, c) = d_f32(wt, (4 * (j / 2) + j % 2) as u32);
+            (0..k).map(|p| b_at(p, c as usize)).collect()
+        })
+        .collect();
     for (i, d) in acc.iter_mut().enumerate() {
-        let (r, c) = d_f32(wt, i as u32);
-        let dot: f64 = (0..k).map(|k| a_at(r as usize, k) * b_at(k, c as usize)).sum();
+        // Accumulator i: row r0 + 8 ((i / 2) % 2), column slot 2 (i / 4) + i % 2.
+        let (a, b) = (&rows[i / 2 % 2], &cols[2 * (i / 4) + i % 2]);
+        let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
         *d = (dot + if scale_d { *d as f64 } else { 0.0 }) as f32;
     }
 }

@@ -73,15 +73,33 @@ pub fn check<P: Precision, O: Element>(
     let rows = rows.unwrap_or(&all);
     let unit = P::sum_error(g.k, splits) + P::PRODUCT_ERROR;
     let work: Vec<(usize, usize)> = (0..call.batch).flat_map(|z| rows.iter().map(move |&i| (z, i))).collect();
+    // op(B) of each matrix converted once, as its transpose (`n x k`, a
+    // column of op(B) a row), where that takes at most 256 MB: every
+    // input is an `f32` value, so `f32` holds it exactly. (Converted at
+    // each use, it was most of a test's time on the emulator.)
+    let (n, k) = (g.n, g.k);
+    let b_t: Option<Vec<f32>> = (call.batch.saturating_mul(n).saturating_mul(k) <= 1 << 26).then(|| {
+        (0..call.batch * n)
+            .into_par_iter()
+            .flat_map_iter(|zj| {
+                let (z, j) = (zj / n, zj % n);
+                (0..k).map(move |p| b[z * call.stride_b + g.index(Operand::B, p, j)].to_f64() as f32)
+            })
+            .collect()
+    });
     let worst = work
         .par_iter()
         .map(|&(z, i)| -> Checked {
             let mut worst = 0.0f64;
-            for j in 0..g.n {
+            let a_row: Vec<f64> = (0..k).map(|p| a[z * call.stride_a + g.index(Operand::A, i, p)].to_f64()).collect();
+            for j in 0..n {
                 let (mut dot, mut abs) = (0.0f64, 0.0f64);
-                for p in 0..g.k {
-                    let x = a[z * call.stride_a + g.index(Operand::A, i, p)].to_f64();
-                    let y = b[z * call.stride_b + g.index(Operand::B, p, j)].to_f64();
+                let b_col = b_t.as_ref().map(|t| &t[(z * n + j) * k..(z * n + j + 1) * k]);
+                for (p, &x) in a_row.iter().enumerate() {
+                    let y = match b_col {
+                        Some(col) => col[p] as f64,
+                        None => b[z * call.stride_b + g.index(Operand::B, p, j)].to_f64(),
+                    };
                     dot += x * y;
                     abs += (x * y).abs();
                 }

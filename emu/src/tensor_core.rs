@@ -50,7 +50,7 @@ fn gather<const N: usize>(mine: [u32; N]) -> (u32, [[u32; N]; 32]) {
 #[track_caller]
 pub fn mma_sync(input: Input, a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
     let (lane, all) = gather([a[0], a[1], a[2], a[3], b[0], b[1]]);
-    // The whole A (16 x k) and B (k x 8), rebuilt from the lanes' elements.
+    // A (16 x k) and B (k x 8), rebuilt from the lanes' elements.
     let mut wa = [[0.0f64; 32]; 16];
     let mut wb = [[0.0f64; 8]; 32];
     // Each form's lane maps; a register holds `per` elements, the lowest
@@ -69,18 +69,25 @@ pub fn mma_sync(input: Input, a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4]
         let mask = if bits == 32 { u32::MAX } else { (1 << bits) - 1 };
         input.value((r >> (bits * (i % per))) & mask)
     };
+    // This lane's four results lie in two rows of A and two columns of B
+    // (`c_f32`): only their elements are decoded (most of the cost).
+    let mine: [(u32, u32); 4] = core::array::from_fn(|i| c_f32(lane, i as u32));
     for (l, regs) in (0u32..).zip(&all) {
         for i in 0..4 * per {
             let (r, col) = a_map(l, i);
-            wa[r as usize][col as usize] = element(regs[(i / per) as usize], i);
+            if mine.iter().any(|m| m.0 == r) {
+                wa[r as usize][col as usize] = element(regs[(i / per) as usize], i);
+            }
         }
         for i in 0..2 * per {
             let (row, n) = b_map(l, i);
-            wb[row as usize][n as usize] = element(regs[4 + (i / per) as usize], i);
+            if mine.iter().any(|m| m.1 == n) {
+                wb[row as usize][n as usize] = element(regs[4 + (i / per) as usize], i);
+            }
         }
     }
     core::array::from_fn(|i| {
-        let (r, n) = c_f32(lane, i as u32);
+        let (r, n) = mine[i];
         let dot: f64 = (0..k).map(|p| wa[r as usize][p] * wb[p][n as usize]).sum();
         (dot + c[i] as f64) as f32
     })

@@ -5,7 +5,11 @@
 # 7168) from 8 experts of 4096 tokens to 256 of 128, against the cuBLAS
 # loop in the same process and torch's grouped matmuls in the same call,
 # and block-scaled FP8 against the per-tensor FP8 of cuBLASLt and ours.
-# Tables last.
+# Tables last. Package the binary here first (carry .device):
+#   cargo build --release && mkdir -p .device/pkg && cp target/release/gemm .device/pkg/ &&
+#   strip .device/pkg/gemm && git rev-parse --short=12 HEAD > .device/pkg/git-rev &&
+#   (cd .device && tar czf gemm.tgz -C pkg gemm git-rev) && rm -rf .device/pkg
+# then on the device: OUT=$OUT bash results/experiments/2026-12-05-grouped-and-block-scaled/run.sh
 set -uo pipefail
 D=.device
 OUT=${OUT:-/tmp/out}

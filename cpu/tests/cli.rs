@@ -679,3 +679,24 @@ fn gemm_says_when_forced_splits_run_otherwise() {
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("note: --splits 1000 ran as 2 (k = 128 is 2 steps of 64"), "{stderr}");
 }
+
+#[test]
+fn grouped_and_block_scaled_calls_are_checked_before_any_work() {
+    for (args, says) in [
+        (&["--groups", "0", "--shape", "10x64x64"][..], "0 groups (at least 1)"),
+        (&["--groups", "2", "--shape", "10x60x64"], "n = 60 is not a multiple of 8"),
+        (&["--groups", "2", "--shape", "10x64x64", "--skew", "9"], "--skew is 0..=8"),
+        (&["--groups", "2", "--shape", "10x64x64", "--precision", "tf32"], "bf16, f16 or e4m3"),
+        (&["--groups", "2", "--shape", "10x64x64", "--beta", "1"], "not --beta"),
+        (&["--groups", "2", "--shape", "10x64x64", "--random", "3"], "drop --sweep and --random"),
+        (&["--block-scaled", "--shape", "64x64x64"], "--precision e4m3"),
+        (&["--block-scaled", "--precision", "e4m3", "--shape", "64x64x40"], "k = 40 is not a multiple of 16"),
+        (
+            &["--block-scaled", "--precision", "e4m3", "--shape", "64x64x64", "--scale-a", "2"],
+            "draws its own scales",
+        ),
+    ] {
+        let line = rejected(env!("CARGO_BIN_EXE_gemm"), args);
+        assert!(line.contains(says), "{args:?}: {line}");
+    }
+}

@@ -149,6 +149,10 @@ pub fn run(o: &Options) -> Result<bool> {
             a.saturating_add(b).saturating_mul(8).saturating_add(d.saturating_mul(12)),
         )
         .map_err(|e| Error::InvalidInput(format!("block-scaled gemm {call}: {e}")))?;
+        // A and B (a byte an element) and their scales, D (at most 4 bytes).
+        let device =
+            a.saturating_add(b).saturating_add(a.saturating_add(b) / 32).saturating_add(d.saturating_mul(4));
+        gpu.check_fits(device).map_err(|e| Error::InvalidInput(format!("block-scaled gemm {call}: {e}")))?;
     }
     o.output.check(&gpu)?;
     if let Some(line) = no_gpu {

@@ -235,6 +235,11 @@ pub fn run(o: &Options, groups: usize) -> Result<bool> {
             a.saturating_add(b).saturating_mul(8).saturating_add(d.saturating_mul(12)),
         )
         .map_err(|e| Error::InvalidInput(format!("grouped gemm {call}: {e}")))?;
+        // A, B and D (at most 2, 2 and 4 bytes an element), and the block
+        // scales (a 128th of A and of B, 4 bytes each).
+        let device = a.saturating_add(b).saturating_mul(2).saturating_add(d.saturating_mul(4));
+        gpu.check_fits(device.saturating_add(device / 32))
+            .map_err(|e| Error::InvalidInput(format!("grouped gemm {call}: {e}")))?;
     }
     o.output.check(&gpu)?;
     if let Some(line) = no_gpu {

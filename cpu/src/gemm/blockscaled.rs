@@ -20,12 +20,11 @@ use std::fmt;
 use gpu::gemm::blockscaled::{BLOCK, gemm_blockscaled_e4m3, gemm_grouped_blockscaled_e4m3};
 use gpu::launch::Dim3;
 use gpu_isa::fp8::E4m3;
-use rayon::prelude::*;
 
 use super::call::{Act, MAX_DIM};
 use super::grouped::{Grouped, Rows};
 use super::precision::{Element, Input};
-use super::reference::{Checked, expected};
+use super::reference::Checked;
 use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
 
 /// A block-scaled call.
@@ -300,51 +299,43 @@ impl Inputs {
     }
 }
 
-/// Checks `got` (D after the call) against the `f64` reference: rows
-/// `rows` (all of them if `None`), every element within its bound.
-pub fn check<O: Element>(call: &BlockScaled, x: &Inputs, got: &[O], rows: Option<&[usize]>) -> Checked {
-    let (n, k, blocks) = (call.n, call.k, call.blocks());
-    let unit = unit(blocks);
-    let all: Vec<usize> = (0..call.m).collect();
-    let worst = rows
-        .unwrap_or(&all)
-        .par_iter()
-        .map(|&i| -> Checked {
-            let mut worst = 0.0f64;
-            for j in 0..n {
-                let (mut dot, mut abs) = (0.0f64, 0.0f64);
-                for p in 0..k {
-                    let sa = x.scale_a[i * blocks + p / BLOCK] as f64;
-                    let sb = x.scale_b[j / BLOCK * blocks + p / BLOCK] as f64;
-                    let v = x.a[i * k + p].to_f64() * sa * x.b[j * k + p].to_f64() * sb;
-                    dot += v;
-                    abs += v.abs();
-                }
-                let (want, bound) = expected::<O>(unit, call.act, call.alpha as f64, (dot, abs), (0.0, 0.0));
-                let value = got[i * n + j].to_f64();
-                let err = (value - want).abs();
-                if !value.is_finite() || err > bound {
-                    return Err(format!(
-                        "D[{i}][{j}] = {value}, want {want} within {bound:.3e} (off by {err:.3e})"
-                    ));
-                }
-                worst = worst.max(err / bound);
-            }
-            Ok(worst)
-        })
-        .collect::<std::result::Result<Vec<f64>, String>>()?;
-    Ok(worst.into_iter().fold(0.0, f64::max))
+/// Checks `got` (D after the call) against the `f64` reference: `sample`
+/// rows spread over D (all of them if `None`), every element within its
+/// bound. A dense call is the grouped check's one group of every row.
+pub fn check<O: Element>(call: &BlockScaled, x: &Inputs, got: &[O], sample: Option<usize>) -> Checked {
+    let one = Grouped::contiguous(1, call.m, call.n, call.k).with_alpha(call.alpha).with_act(call.act);
+    let rows = [0, call.m as u32];
+    // No row lies outside the one group: D before the call is not read.
+    super::grouped::check_with(
+        &one,
+        &rows,
+        (got, got),
+        sample,
+        unit(call.blocks()),
+        product(x, (call.n, call.k)),
+    )
+}
+
+/// The exact product of element `p` of row `r` of A and of column `j` of
+/// matrix `g` of B (`n x k` each), each scaled by its block's scale.
+fn product(x: &Inputs, (n, k): (usize, usize)) -> impl Fn(usize, usize, usize, usize) -> f64 + Sync + '_ {
+    let (blocks, columns) = (k.div_ceil(BLOCK), n.div_ceil(BLOCK));
+    move |g, r, p, j| {
+        let sa = x.scale_a[r * blocks + p / BLOCK] as f64;
+        let sb = x.scale_b[(g * columns + j / BLOCK) * blocks + p / BLOCK] as f64;
+        x.a[r * k + p].to_f64() * sa * x.b[(g * n + j) * k + p].to_f64() * sb
+    }
 }
 
 /// Runs `call` once on random inputs (`seed`) into a D of NaN and checks
-/// rows `rows` of it (all if `None`); `Err` for a launch error, `Ok(Err(why))`
-/// for a wrong result.
+/// `sample` rows of it (all if `None`); `Err` for a launch error,
+/// `Ok(Err(why))` for a wrong result.
 pub fn verify<O: Element>(
     gpu: &Gpu,
     lib: &BlockScaledGemm,
     call: &BlockScaled,
     seed: u64,
-    rows: Option<&[usize]>,
+    sample: Option<usize>,
 ) -> Result<Checked> {
     let x = Inputs::random(call, seed);
     let (a, b) = (gpu.upload(&x.a)?, gpu.upload(&x.b)?);
@@ -352,7 +343,7 @@ pub fn verify<O: Element>(
     let mut d = gpu.upload(&vec![O::round_f32(f32::NAN); call.elements()[4]])?;
     lib.run::<O>(gpu, call, &Operands { a: &a, b: &b, scale_a: &scale_a, scale_b: &scale_b }, &mut d)?;
     let got = gpu.download(&d)?;
-    Ok(check::<O>(call, &x, &got, rows))
+    Ok(check::<O>(call, &x, &got, sample))
 }
 
 /// Runs the grouped `call` once with `rows` on random inputs (`seed`) into
@@ -374,14 +365,8 @@ pub fn verify_grouped<O: Element>(
     let operands = Operands { a: &a, b: &b, scale_a: &scale_a, scale_b: &scale_b };
     lib.run_grouped::<O>(gpu, call, &operands, &r, &mut d)?;
     let got = gpu.download(&d)?;
-    let (n, k, blocks) = (call.n, call.k, call.k.div_ceil(BLOCK));
-    let columns = n.div_ceil(BLOCK);
-    let product = |g: usize, r: usize, p: usize, j: usize| {
-        let sa = x.scale_a[r * blocks + p / BLOCK] as f64;
-        let sb = x.scale_b[(g * columns + j / BLOCK) * blocks + p / BLOCK] as f64;
-        x.a[r * k + p].to_f64() * sa * x.b[(g * n + j) * k + p].to_f64() * sb
-    };
-    Ok(super::grouped::check_with(call, rows, (&d0, &got), sample, unit(blocks), product))
+    let product = product(&x, (call.n, call.k));
+    Ok(super::grouped::check_with(call, rows, (&d0, &got), sample, unit(call.k.div_ceil(BLOCK)), product))
 }
 
 /// The relative error of a block-scaled sum over `blocks` blocks of k, of

@@ -55,9 +55,8 @@ fn calls(o: &Options) -> Result<Vec<BlockScaled>> {
 fn one<O: Element>(gpu: &Gpu, o: &Options, call: &BlockScaled) -> Result<Row> {
     let lib = BlockScaledGemm::new();
     // On a GPU the reference checks 128 rows spread over D.
-    let rows: Option<Vec<usize>> =
-        (!gpu.is_emulator() && call.m > 128).then(|| (0..128).map(|i| i * (call.m - 1) / 127).collect());
-    let worst = blockscaled::verify::<O>(gpu, &lib, call, 0x6e4d, rows.as_deref())?
+    let sample = (!gpu.is_emulator()).then_some(128);
+    let worst = blockscaled::verify::<O>(gpu, &lib, call, 0x6e4d, sample)?
         .map_err(|why| Error::Mismatch(format!("{call}: {why}")))?;
     let mut row = Row { call: *call, worst, ms: [None; 3] };
     if gpu.is_emulator() {
@@ -126,43 +125,16 @@ pub fn run(o: &Options) -> Result<bool> {
     let (gpu, no_gpu) = kernel_lab::cli::open(o.device, None)?;
     for call in &calls {
         let [a, b, _, _, d] = call.elements();
-        if gpu.is_emulator() {
-            let what = format!("block-scaled gemm {call}");
-            let adds = call.m.saturating_mul(call.n).saturating_mul(call.k);
-            kernel_lab::cli::within_budget(
-                &what,
-                adds,
-                kernel_lab::gemm::EMULATOR_MULTIPLY_ADDS,
-                "multiply-adds",
-                "20 to 45 s",
-            )?;
-            let all = a.saturating_add(b).saturating_add(d);
-            kernel_lab::cli::within_budget(
-                &what,
-                all,
-                kernel_lab::gemm::EMULATOR_ELEMENTS,
-                "elements of A, B and D",
-                "2 GiB",
-            )?;
-        }
-        kernel_lab::runtime::check_host_fits(
-            a.saturating_add(b).saturating_mul(8).saturating_add(d.saturating_mul(12)),
-        )
-        .map_err(|e| Error::InvalidInput(format!("block-scaled gemm {call}: {e}")))?;
+        let adds = call.m.saturating_mul(call.n).saturating_mul(call.k);
+        let host = a.saturating_add(b).saturating_mul(8).saturating_add(d.saturating_mul(12));
         // A and B (a byte an element) and their scales, D (at most 4 bytes).
         let device =
             a.saturating_add(b).saturating_add(a.saturating_add(b) / 32).saturating_add(d.saturating_mul(4));
-        gpu.check_fits(device).map_err(|e| Error::InvalidInput(format!("block-scaled gemm {call}: {e}")))?;
+        let all = a.saturating_add(b).saturating_add(d);
+        super::fits(&gpu, &format!("block-scaled gemm {call}"), (adds, all), (host, device))?;
     }
     o.output.check(&gpu)?;
-    if let Some(line) = no_gpu {
-        eprintln!("{line}");
-    }
-    gpu.set_dependent_launches(!o.serial_launches);
-    if !gpu.is_emulator() {
-        println!("{}", kernel_lab::cli::device_line(&gpu));
-        println!("git {}", kernel_lab::cli::git_revision());
-    }
+    super::announce(o, &gpu, no_gpu);
     let rows = match o.out.as_str() {
         "f32" => run_all::<f32>(&gpu, o, &calls),
         "bf16" => run_all::<bf16>(&gpu, o, &calls),

@@ -212,44 +212,21 @@ pub fn run(o: &Options, groups: usize) -> Result<bool> {
     let (gpu, no_gpu) = kernel_lab::cli::open(o.device, None)?;
     for call in &calls {
         let (a, b, d) = call.elements();
-        if gpu.is_emulator() {
-            let what = format!("grouped gemm {call}");
-            let adds = call.m.saturating_mul(call.n).saturating_mul(call.k);
-            kernel_lab::cli::within_budget(
-                &what,
-                adds,
-                kernel_lab::gemm::EMULATOR_MULTIPLY_ADDS,
-                "multiply-adds",
-                "20 to 45 s",
-            )?;
-            let all = a.saturating_add(b).saturating_add(d);
-            kernel_lab::cli::within_budget(
-                &what,
-                all,
-                kernel_lab::gemm::EMULATOR_ELEMENTS,
-                "elements of A, B and D",
-                "2 GiB",
-            )?;
-        }
-        kernel_lab::runtime::check_host_fits(
-            a.saturating_add(b).saturating_mul(8).saturating_add(d.saturating_mul(12)),
-        )
-        .map_err(|e| Error::InvalidInput(format!("grouped gemm {call}: {e}")))?;
+        let adds = call.m.saturating_mul(call.n).saturating_mul(call.k);
+        let host = a.saturating_add(b).saturating_mul(8).saturating_add(d.saturating_mul(12));
         // A, B and D (at most 2, 2 and 4 bytes an element), and the block
         // scales (a 128th of A and of B, 4 bytes each).
         let device = a.saturating_add(b).saturating_mul(2).saturating_add(d.saturating_mul(4));
-        gpu.check_fits(device.saturating_add(device / 32))
-            .map_err(|e| Error::InvalidInput(format!("grouped gemm {call}: {e}")))?;
+        let all = a.saturating_add(b).saturating_add(d);
+        super::fits(
+            &gpu,
+            &format!("grouped gemm {call}"),
+            (adds, all),
+            (host, device.saturating_add(device / 32)),
+        )?;
     }
     o.output.check(&gpu)?;
-    if let Some(line) = no_gpu {
-        eprintln!("{line}");
-    }
-    gpu.set_dependent_launches(!o.serial_launches);
-    if !gpu.is_emulator() {
-        println!("{}", kernel_lab::cli::device_line(&gpu));
-        println!("git {}", kernel_lab::cli::git_revision());
-    }
+    super::announce(o, &gpu, no_gpu);
     let rows = match o.precision.as_str() {
         "bf16" => by_output::<Bf16>(&gpu, o, &calls),
         "f16" => by_output::<F16>(&gpu, o, &calls),

@@ -481,15 +481,7 @@ fn run(o: &Options) -> Result<bool> {
     }
     // What this device can take, checked before any work.
     let calls = fitting(o, &gpu, given)?;
-    if let Some(line) = no_gpu {
-        eprintln!("{line}");
-    }
-    gpu.set_dependent_launches(!o.serial_launches);
-    if !gpu.is_emulator() {
-        println!("{}", kernel_lab::cli::device_line(&gpu));
-        // The kernel a table measured (the report shows it beside the date).
-        println!("git {}", kernel_lab::cli::git_revision());
-    }
+    announce(o, &gpu, no_gpu);
     let rows = match o.precision.as_str() {
         "f32" => by_output::<F32>(&gpu, o, &calls),
         "tf32" => by_output::<Tf32>(&gpu, o, &calls),
@@ -654,5 +646,37 @@ impl JsonRow {
             ratio: r.ratio(),
             route: r.route.clone(),
         }
+    }
+}
+
+/// Before any work: a call of `adds` multiply-adds over `elements`
+/// elements of its operands and D within the emulator's budget (on the
+/// emulator), and `host` and `device` bytes within what this machine and
+/// the device have free; a bad-input error naming `what` otherwise.
+fn fits(
+    gpu: &Gpu,
+    what: &str,
+    (adds, elements): (usize, usize),
+    (host, device): (usize, usize),
+) -> Result<()> {
+    if gpu.is_emulator() {
+        within_budget(what, adds, EMULATOR_MULTIPLY_ADDS, "multiply-adds", "20 to 45 s")?;
+        within_budget(what, elements, EMULATOR_ELEMENTS, "elements of the operands and D", "2 GiB")?;
+    }
+    runtime::check_host_fits(host).map_err(|e| Error::InvalidInput(format!("{what}: {e}")))?;
+    gpu.check_fits(device).map_err(|e| Error::InvalidInput(format!("{what}: {e}")))
+}
+
+/// What a run prints before its table: on a GPU the device and the git
+/// revision (the report shows it beside the date), without one why the
+/// emulator runs; and the dependent launches as the options ask.
+fn announce(o: &Options, gpu: &Gpu, no_gpu: Option<String>) {
+    if let Some(line) = no_gpu {
+        eprintln!("{line}");
+    }
+    gpu.set_dependent_launches(!o.serial_launches);
+    if !gpu.is_emulator() {
+        println!("{}", kernel_lab::cli::device_line(gpu));
+        println!("git {}", kernel_lab::cli::git_revision());
     }
 }

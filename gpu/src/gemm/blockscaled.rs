@@ -64,6 +64,14 @@ struct Scales {
 }
 
 impl Scales {
+    /// The scales `(a, b)` of a call of `m` rows, `n` columns and
+    /// `k_steps` blocks of k.
+    #[inline(always)]
+    fn new((a, b): (In<f32>, In<f32>), (m, n, k_steps): (u32, u32, u32)) -> Scales {
+        let column_blocks = (n as usize).div_ceil(BLOCK);
+        Scales { a, b, m: m as usize, blocks: k_steps as usize, column_blocks }
+    }
+
     /// A's scale of row `row` (0 past `m`, whose rows are zero-filled) in
     /// k-block `kb`.
     ///
@@ -205,24 +213,37 @@ fn blockscaled<T: Output>(
         d_maps: false,
     };
     let items = Items::<Narrow>::new(w);
-    let column_blocks = (n as usize).div_ceil(BLOCK);
-    let scales = Scales { a: sa, b: sb, m: m as usize, blocks: k_steps as usize, column_blocks };
+    let scales = Scales::new((sa, sb), (m, n, k_steps));
+    // No bias: the store never reads `bias` (mode BIAS_NONE).
+    let e = Scalars { alpha, beta: 0.0, bias: sa, bias_mode: BIAS_NONE, act };
+    // SAFETY: one thread; "empty" counts the two consumers; maps 0 and 1
+    // are A's and B's.
+    let fill = || unsafe { produce(ring, items) };
+    promote(ring, items, scales, fill, |me| Direct::<T, Narrow>::new(d, w, e, me));
+}
+
+/// The roles of both forms: the producer thread runs `fill` (the items'
+/// k-blocks into the ring), each consumer warpgroup [`multiply`] into its
+/// `store(me)`.
+#[inline(always)]
+fn promote<S: TileScheduler<Work: ScaledWork>, St: Epilogue<S::Work, Results = <Narrow as Tile>::Acc>>(
+    ring: Ring<E4m3, Narrow>,
+    items: S,
+    scales: Scales,
+    fill: impl FnOnce(),
+    store: impl FnOnce((usize, u32)) -> St,
+) {
     let producer = #[inline(always)]
     |leader: bool| {
         if leader {
-            // SAFETY: one thread; "empty" counts the two consumers; maps
-            // 0 and 1 are A's and B's.
-            unsafe { produce(ring, items) }
+            fill()
         }
     };
     let consumer = #[inline(always)]
     |Consumer { index, thread }| {
-        // No bias: the store never reads `bias` (mode BIAS_NONE).
-        let e = Scalars { alpha, beta: 0.0, bias: sa, bias_mode: BIAS_NONE, act };
-        let store = Direct::<T, Narrow>::new(d, w, e, (index, thread));
-        // SAFETY: the warpgroup, converged; the producer fills the same
-        // items; D and the scales as the launch's contract says.
-        unsafe { multiply(ring, items, (index, thread), scales, store) };
+        // SAFETY: the warpgroup, converged; `fill` fills the same items;
+        // D and the scales as the launch's contract says.
+        unsafe { multiply(ring, items, (index, thread), scales, store((index, thread))) };
     };
     // SAFETY: every thread, converged; 40 + 2 x 232 registers fit the
     // block's 3 x 168 (checked when it compiles).
@@ -280,26 +301,11 @@ fn grouped_blockscaled<T: Output>(
     let ring = start_ring::<E4m3, Narrow>(maps, 2);
     wait_for_prerequisites();
     let items = GroupedItems::<Narrow>::new(groups, n, k_steps);
-    let column_blocks = (n as usize).div_ceil(BLOCK);
-    let scales = Scales { a: sa, b: sb, m: m as usize, blocks: k_steps as usize, column_blocks };
-    let producer = #[inline(always)]
-    |leader: bool| {
-        if leader {
-            // SAFETY: one thread; "empty" counts the two consumers; map 0
-            // is A's, map 1 B's stack.
-            unsafe { grouped::produce(ring, items) }
-        }
-    };
-    let consumer = #[inline(always)]
-    |Consumer { index, thread }| {
-        let store = GroupStore::<T, Narrow>::new(d, (n, n), (alpha, act), sa, (index, thread));
-        // SAFETY: the warpgroup, converged; the producer fills the same
-        // items; D and the scales as the launch's contract says.
-        unsafe { multiply(ring, items, (index, thread), scales, store) };
-    };
-    // SAFETY: every thread, converged; 40 + 2 x 232 registers fit the
-    // block's 3 x 168 (checked when it compiles).
-    unsafe { specialize::<THREADS, 40, 232>(producer, consumer) };
+    let scales = Scales::new((sa, sb), (m, n, k_steps));
+    // SAFETY: one thread; "empty" counts the two consumers; map 0 is A's,
+    // map 1 B's stack.
+    let fill = || unsafe { grouped::produce(ring, items) };
+    promote(ring, items, scales, fill, |me| GroupStore::<T, Narrow>::new(d, (n, n), (alpha, act), sa, me));
 }
 
 /// Grouped block-scaled FP8 E4M3 (a mixture of experts' layer, DeepSeek-V3's

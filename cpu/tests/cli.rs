@@ -452,7 +452,8 @@ fn no_gpu_runs_the_sizes_given() {
 const ATTENTION: &str = env!("CARGO_BIN_EXE_attention");
 
 /// `attention`'s bad input: an unsupported head dimension, kv-heads not
-/// dividing heads, a zero size, an unknown precision or step; and
+/// dividing heads, a zero size, an unknown precision or step, a backward
+/// of a step without one (hopper) or of a head dimension it refuses; and
 /// `--sweep` without a GPU (full-size problems: the emulator cannot).
 #[test]
 fn attention_rejects_bad_input_before_running() {
@@ -463,6 +464,8 @@ fn attention_rejects_bad_input_before_running() {
         (&["--batch", "0"][..], "every size must be at least 1"),
         (&["--precision", "fp8"][..], "unknown --precision 'fp8'; accepted: bf16, f16"),
         (&["--kernels", "fast"][..], "unknown --kernels 'fast'; accepted: unfused, flash, hopper"),
+        (&["--backward", "--kernels", "hopper"][..], "the hopper step has no backward yet"),
+        (&["--backward", "--kernels", "flash", "--head-dim", "256"][..], "takes head dims 64 and 128"),
     ] {
         let line = rejected(ATTENTION, args);
         assert!(line.contains(says), "{args:?}: {line}");
@@ -488,6 +491,15 @@ fn attention_runs_on_the_emulator() {
     for step in ["unfused", "flash", "hopper"] {
         assert!(stdout.contains(&format!("| {step} |")), "{stdout}");
     }
+    // With the backward: its steps' rows after the forward's, and the
+    // FLOP convention stated.
+    let out = run(ATTENTION, &[&args[..], &["--backward"]].concat());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for step in ["unfused backward", "flash backward", "hopper"] {
+        assert!(stdout.contains(&format!("| {step} |")), "{stdout}");
+    }
+    assert!(stdout.contains("10 b h s_q s_k d"), "{stdout}");
 }
 
 const GEMM: &str = env!("CARGO_BIN_EXE_gemm");

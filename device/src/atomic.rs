@@ -292,3 +292,33 @@ pub fn fence() {
         emu::ops::fence();
     }
 }
+
+impl Out<f32> {
+    /// `red.relaxed.gpu.global.add.f32`: adds `v` to `self[i]` atomically,
+    /// returning nothing (the hardware then needs no round trip). Sums
+    /// that many blocks add into one `f32` (attention's dQ) land in
+    /// whatever order the blocks reach them: the result is a sum of the
+    /// same terms, rounded in an order no run fixes.
+    ///
+    /// # Safety
+    /// `i` is within the buffer.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn reduce_add(&self, i: usize, v: f32) {
+        let p = self.as_ptr().wrapping_add(i);
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: the caller's contract; a 4-byte aligned global word.
+        unsafe {
+            core::arch::asm!("red.relaxed.gpu.global.add.f32 [{p}], {v};", p = in(reg64) p, v = in(reg32) v, options(nostack));
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            hook(false, p, true, Ordering::Relaxed);
+            // SAFETY: the caller's contract; the layer's buffers are aligned.
+            let cell = unsafe { AtomicU32::from_ptr(p.cast::<u32>()) };
+            let _ = cell.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| {
+                Some((f32::from_bits(w) + v).to_bits())
+            });
+        }
+    }
+}

@@ -202,6 +202,18 @@ pub fn pack<T: Element>(lo: f32, hi: f32) -> u32 {
     }
 }
 
+/// The 16-bit element `x` (bf16 or f16) as `f32`, exactly: the inverse of
+/// [`round`] on its values (bf16's bits are `f32`'s top half; f16 by
+/// [`f16_to_f32`]).
+#[inline(always)]
+pub fn widen<T: Element>(x: T) -> f32 {
+    const { assert!(T::BYTES == 2, "a 16-bit element type") };
+    match T::INPUT {
+        Input::Bf16 => f32::from_bits(x.bits() << 16),
+        _ => f16_to_f32(x.bits() as u16),
+    }
+}
+
 /// The IEEE binary16 `bits` as `f32`, exactly (`cvt.f32.f16`, one
 /// instruction: the `half` crate's portable conversion is some twenty).
 #[inline(always)]

@@ -1,5 +1,5 @@
 //! Attention: `O = softmax(scale Q Kᵀ + mask) V`, forward, one step per
-//! file.
+//! file, and its gradients ([`backward`]).
 //!
 //! Layout (row-major): Q is `[batch, heads, s_q, d]`, K and V are `[batch,
 //! kv_heads, s_k, d]`, O is Q's shape, and the log-sum-exp of each row of
@@ -30,6 +30,7 @@
 //!    `wgmma` with P from registers, a producer warp and two consumer
 //!    warpgroups taking turns, persistent blocks.
 
+pub mod backward;
 pub mod flash;
 pub mod hopper;
 pub mod softmax;

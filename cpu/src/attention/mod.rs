@@ -9,16 +9,18 @@
 //!   device [`Buffers`];
 //! - [`reference`](mod@reference): the `f64` reference and each element's
 //!   error bound, and the verification;
-//! - [`run`]: a call's steps verified, then timed ([`run_steps`]).
+//! - [`run`]: a call's steps verified, then timed ([`run_steps`]);
+//! - [`backward`]: the gradients dQ, dK, dV, their steps and reference.
 //!
 //! The benchmark family that runs them is `families::attention`.
 
+pub mod backward;
 pub mod launch;
 pub mod problem;
 pub mod reference;
 pub mod run;
 
 pub use launch::{Buffers, Element, Step, deal_group, hopper_split, launch};
-pub use problem::{EMULATOR_MULTIPLY_ADDS, HEAD_DIMS, Problem, SWEEP, sweep};
+pub use problem::{BACKWARD_SWEEP, EMULATOR_MULTIPLY_ADDS, HEAD_DIMS, Problem, SWEEP, backward_sweep, sweep};
 pub use reference::{Reference, inputs, reference, reference_of, rows_to_check, verify};
 pub use run::{Outcome, run_steps};

@@ -33,11 +33,24 @@ pub const EMULATOR_MULTIPLY_ADDS: usize = 1 << 26;
 /// is built.
 pub const SWEEP: &str = include_str!("../../../bench/attention-sweep.txt");
 
-/// The sweep's problems, in file order: per line batch, query heads, K/V
-/// heads, query length, key length, head dimension, `causal` or `full`.
+/// The backward's sweep: `bench/attention-backward-sweep.txt`.
+pub const BACKWARD_SWEEP: &str = include_str!("../../../bench/attention-backward-sweep.txt");
+
+/// The sweep's problems, in file order.
 pub fn sweep() -> Vec<Problem> {
-    SWEEP
-        .lines()
+    parse_sweep(SWEEP, "bench/attention-sweep.txt")
+}
+
+/// The backward sweep's problems, in file order.
+pub fn backward_sweep() -> Vec<Problem> {
+    parse_sweep(BACKWARD_SWEEP, "bench/attention-backward-sweep.txt")
+}
+
+/// The problems of a sweep's text (of `file`), in order: per line batch,
+/// query heads, K/V heads, query length, key length, head dimension,
+/// `causal` or `full`; `#` starts a comment line.
+pub fn parse_sweep(text: &str, file: &str) -> Vec<Problem> {
+    text.lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .map(|line| {
@@ -53,9 +66,7 @@ pub fn sweep() -> Vec<Problem> {
                     Some(d),
                     Some(&mask @ ("causal" | "full")),
                 ) => Problem::new(b, h, kv, (s_q, s_k), d, mask == "causal"),
-                _ => panic!(
-                    "bench/attention-sweep.txt: a line is `b h kv s_q s_k d causal|full`, not '{line}'"
-                ),
+                _ => panic!("{file}: a line is `b h kv s_q s_k d causal|full`, not '{line}'"),
             }
         })
         .collect()

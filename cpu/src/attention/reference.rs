@@ -146,12 +146,18 @@ pub fn reference(
 /// The rows a run checks: all of them up to 4096, else a sample of about
 /// 256 (the first and last of every head among them).
 pub fn rows_to_check(p: &Problem) -> Vec<usize> {
-    let rows = p.rows();
+    sample_rows(p.rows(), p.s_q)
+}
+
+/// Of `rows` rows in heads of `per_head`: all up to 4096, else about 256
+/// spread evenly, with the first head's last row and the last head's
+/// first.
+pub fn sample_rows(rows: usize, per_head: usize) -> Vec<usize> {
     if rows <= 4096 {
         return (0..rows).collect();
     }
     let mut r: Vec<usize> = (0..256).map(|i| i * (rows - 1) / 255).collect();
-    r.extend([p.s_q - 1, rows - p.s_q]);
+    r.extend([per_head - 1, rows - per_head]);
     r.sort_unstable();
     r.dedup();
     r

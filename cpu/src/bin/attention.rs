@@ -4,12 +4,15 @@
 //! rows, a sample beyond), then timed with CUDA events (median after warm-up), in TFLOP/s counted
 //! as `4 b h s_q s_k d`, halved when causal. `--sweep` runs the sweep's table and odd lengths (a
 //! GPU only). Without a GPU it verifies on the emulator, each problem within its budget
-//! (`attention::EMULATOR_MULTIPLY_ADDS`), with smaller defaults (2 heads, 256 long).
+//! (`attention::EMULATOR_MULTIPLY_ADDS`), with smaller defaults (2 heads, 256 long). `--backward`
+//! also runs the backward steps (dQ, dK, dV from the forward's O and lse and a random dO), each
+//! verified against its `f64` reference, and times them apart from the forward, in TFLOP/s
+//! counted as `10 b h s_q s_k d` (2.5 times the forward's), halved when causal.
 
 use std::process::ExitCode;
 
 use clap::Parser;
-use kernel_lab::attention::{self, Element, Problem, Step};
+use kernel_lab::attention::{self, Element, Problem, Step, backward};
 use kernel_lab::cli::{Output, within_budget};
 use kernel_lab::gemm::{self, Bf16, F16};
 use kernel_lab::measure::bench::Runs;
@@ -60,7 +63,12 @@ struct Options {
     /// runs; hopper needs sm_90a).
     #[arg(long, value_delimiter = ',')]
     kernels: Vec<String>,
-    /// The sweep's table of shapes, then odd lengths (a GPU only).
+    /// Also the backward (dQ, dK, dV) of each step that has one
+    /// (unfused, flash), verified and timed apart from the forward.
+    #[arg(long)]
+    backward: bool,
+    /// The sweep's table of shapes, then odd lengths (a GPU only); with
+    /// --backward, the backward's (bench/attention-backward-sweep.txt).
     #[arg(long)]
     sweep: bool,
     /// Timed runs (median reported) after the warm-up.
@@ -95,13 +103,20 @@ fn problems(o: &Options, emulator: bool) -> Result<(Vec<Problem>, Vec<Step>)> {
             None => return bad(format!("unknown --kernels '{name}'; accepted: unfused, flash, hopper")),
         }
     }
+    if o.backward {
+        for &s in &steps {
+            backward::kernel(s, &o.precision, o.head_dim)?;
+        }
+    }
     if steps.is_empty() {
         steps = Step::ALL.to_vec();
     }
     if o.iters == 0 {
         return bad("--iters must be at least 1".into());
     }
-    let mut problems = if o.sweep {
+    let mut problems = if o.sweep && o.backward {
+        attention::backward_sweep()
+    } else if o.sweep {
         attention::sweep()
     } else {
         let heads = o.heads.unwrap_or(DEFAULT_HEADS[usize::from(emulator)]);
@@ -126,7 +141,7 @@ fn problems(o: &Options, emulator: bool) -> Result<(Vec<Problem>, Vec<Step>)> {
 struct Row {
     precision: &'static str,
     problem: String,
-    step: &'static str,
+    step: String,
     /// The worst element's error over its bound.
     worst_error_over_bound: f64,
     ms: Option<f64>,
@@ -152,22 +167,37 @@ impl Row {
 fn one<P: gemm::Precision<Input: Element>>(
     gpu: &Gpu,
     p: &Problem,
-    steps: &[Step],
+    (steps, backward_steps): (&[Step], &[Step]),
     runs: Runs,
 ) -> Result<Vec<Row>> {
     let outcomes = attention::run_steps::<P>(gpu, p, steps, Some(runs))?;
-    let mut rows = Vec::new();
-    for (step, outcome) in outcomes {
+    let row = |step: String, outcome: attention::Outcome, flops: f64| -> Result<Row> {
         let worst = outcome.worst.map_err(|why| Error::Mismatch(format!("attention {p}: {why}")))?;
         let ms = outcome.timing.map(|t| t.median_ms);
-        rows.push(Row {
+        Ok(Row {
             precision: <P::Input as kernel_lab::gemm::Input>::NAME,
             problem: p.to_string(),
-            step: step.name(),
+            step,
             worst_error_over_bound: worst,
             ms,
-            tflops: ms.map(|ms| p.flops() / (ms * 1e-3) / 1e12),
-        });
+            tflops: ms.map(|ms| flops / (ms * 1e-3) / 1e12),
+        })
+    };
+    let mut rows = Vec::new();
+    for (step, outcome) in outcomes {
+        rows.push(row(step.name().into(), outcome, p.flops())?);
+    }
+    let name = <P::Input as kernel_lab::gemm::Input>::NAME;
+    let backward_steps: Vec<Step> =
+        backward_steps.iter().copied().filter(|&s| backward::kernel(s, name, p.d).is_ok()).collect();
+    if !backward_steps.is_empty() {
+        // The forward that makes the backward's O and lse: the fastest
+        // step this device runs.
+        let forward = if steps.contains(&Step::Hopper) { Step::Hopper } else { Step::Flash };
+        let outcomes = backward::run_steps::<P>(gpu, p, (forward, &backward_steps), Some(runs))?;
+        for (step, outcome) in outcomes {
+            rows.push(row(format!("{} backward", step.name()), outcome, backward::flops(p))?);
+        }
     }
     Ok(rows)
 }
@@ -205,7 +235,15 @@ fn run(o: &Options) -> Result<bool> {
     } else {
         steps
     };
+    // The backward's steps: each problem's steps that have one (named
+    // ones were checked to, for the head dimension asked).
+    let backward_steps: &[Step] = if o.backward { &steps } else { &[] };
     let runs = Runs { warmup: o.warmup, timed: o.iters };
+    if o.backward {
+        println!(
+            "Backward rows: dQ, dK, dV from the forward's O and lse; TFLOP/s count 10 b h s_q s_k d (2.5 times the forward's), halved when causal."
+        );
+    }
     println!("| precision | problem | step | worst error / bound | ms | TFLOP/s |");
     println!("| --- | --- | --- | --- | --- | --- |");
     let bar = o.output.progress(problems.len());
@@ -214,9 +252,9 @@ fn run(o: &Options) -> Result<bool> {
         bar.suspend(|| eprintln!("attention {} {p}", o.precision));
         bar.set_message(p.to_string());
         let rows = if o.precision == "bf16" {
-            one::<Bf16>(&gpu, p, &steps, runs)
+            one::<Bf16>(&gpu, p, (&steps, backward_steps), runs)
         } else {
-            one::<F16>(&gpu, p, &steps, runs)
+            one::<F16>(&gpu, p, (&steps, backward_steps), runs)
         };
         let rows = rows.inspect_err(|_| bar.finish_and_clear())?;
         bar.suspend(|| rows.iter().for_each(|r| println!("{}", r.markdown())));
@@ -234,21 +272,24 @@ fn run(o: &Options) -> Result<bool> {
 fn fitting(o: &Options, gpu: &Gpu) -> Result<(Vec<Problem>, Vec<Step>)> {
     let (problems, steps) = problems(o, gpu.is_emulator())?;
     for p in &problems {
-        let mut host = p.host_bytes();
+        let mut host = p.host_bytes() + if o.backward { backward::host_bytes(p) } else { 0 };
         if gpu.is_emulator() {
             let what = format!("attention {p}");
+            // The backward's five products beside the forward's two.
+            let products = if o.backward { 7 } else { 2 };
             within_budget(
                 &what,
-                p.multiply_adds(),
+                p.multiply_adds().saturating_mul(products) / 2,
                 attention::EMULATOR_MULTIPLY_ADDS,
                 "multiply-adds",
                 "25 s",
             )?;
             // The emulator's device buffers are on the host.
-            host += p.device_bytes();
+            host += p.device_bytes() + if o.backward { backward::device_bytes(p) } else { 0 };
         } else {
             // Each problem's buffers, the baseline's S and P included.
-            gpu.check_fits(p.device_bytes())
+            let backward = if o.backward { backward::device_bytes(p) } else { 0 };
+            gpu.check_fits(p.device_bytes() + backward)
                 .map_err(|e| Error::InvalidInput(format!("attention {p}: {e}")))?;
         }
         runtime::check_host_fits(host).map_err(|e| Error::InvalidInput(format!("attention {p}: {e}")))?;

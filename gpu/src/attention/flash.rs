@@ -126,7 +126,7 @@ pub const fn shared_bytes(d: usize) -> usize {
 /// conflict, no padding. The copies write 8 consecutive chunks of one row
 /// per 8 lanes: `8a + (b ^ (r mod 8))` for `b = 0..8`, again 8 slots.
 #[inline(always)]
-const fn swz(d: usize, r: usize, c: usize) -> usize {
+pub(in crate::attention) const fn swz(d: usize, r: usize, c: usize) -> usize {
     r * d + 8 * ((c / 8) ^ (r % 8)) + c % 8
 }
 
@@ -198,7 +198,7 @@ impl Block {
 /// row; nobody touches the tile until the copies are waited for and a
 /// barrier passed.
 #[inline(always)]
-unsafe fn copy_tile<const D: usize>(
+pub(in crate::attention) unsafe fn copy_tile<const D: usize>(
     src: In<u16>,
     first: usize,
     valid: usize,

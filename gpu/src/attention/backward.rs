@@ -1,0 +1,101 @@
+//! Attention's backward pass: from `dO` (the gradient of the loss with
+//! respect to O), the gradients `dQ`, `dK`, `dV`, one step per file.
+//!
+//! With `P = softmax(scale Q Kᵀ + mask)` row by row, recomputed from the
+//! forward's log-sum-exp as `P_ij = e^(scale s_ij - lse_i)`:
+//!
+//! - `dV = Pᵀ dO`;
+//! - `dP = dO Vᵀ`;
+//! - `D_i = sum_c dO_ic O_ic` (equal to `sum_j P_ij dP_ij`: the softmax's
+//!   Jacobian `diag(p) - p pᵀ` applied to `dP` is `p ∘ (dP - pᵀ dP)`);
+//! - `dS = P ∘ (dP - D)`;
+//! - `dQ = scale dS K`, `dK = scale dSᵀ Q`.
+//!
+//! Layouts are the forward's ([`crate::attention`]); dQ is Q's shape, dK
+//! and dV K's. With grouped-query heads, a K/V head's dK and dV are the
+//! sums over the query heads that read it. A query that sees no key has
+//! `lse = +inf` and a zero row of P: its dQ row is 0.
+//!
+//! FLOPs: five products of `2 s_q s_k d` each per head (S recomputed, dV,
+//! dP, dQ, dK), `10 b h s_q s_k d`, two and a half times the forward's;
+//! rates count them so, halved when causal, as FlashAttention's papers do.
+//!
+//! The steps:
+//! 1. [`unfused`]: every product is a call of the GEMM library; S, dP, P
+//!    and dS go through global memory. Besides the GEMMs, two kernels:
+//!    [`attention_backward_dot()`] (D) and the elementwise
+//!    [`unfused::attention_backward_scores()`] (P and dS).
+//! 2. [`flash`]: FlashAttention-2's backward on `mma.sync`: a block per
+//!    K/V head and tile of keys holds their dK and dV in registers and
+//!    walks the queries; dQ is summed across blocks in `f32`
+//!    ([`crate::dev::Out::reduce_add`]), then scaled and rounded by
+//!    [`attention_backward_dq()`].
+
+pub mod flash;
+pub mod unfused;
+
+use crate::dev::Element;
+use crate::dev::math::{fma, pack, widen};
+use crate::dev::warp::{FULL_MASK, shfl_xor_f32};
+use crate::dev::{In, Out, block_idx_x, index_1d, thread_idx_x};
+use crate::kernel;
+use half::{bf16, f16};
+
+/// Rows per block of [`attention_backward_dot()`]: one warp a row.
+pub const ROWS: usize = 4;
+
+/// The backward's first kernel: `D_i = sum_c dO_ic O_ic` for every row `i`
+/// of `b h s_q`, in `f32`.
+///
+/// One warp per row of `d` elements: each lane multiplies and adds the
+/// elements `lane, lane + 32, ...` (fused multiply-adds), then five
+/// butterfly shuffles sum the 32 partial sums. A warp's loads are 64
+/// consecutive bytes of each operand. The kernel reads `4 d` bytes a row
+/// and writes 4: bound by DRAM, a small share of the backward's time
+/// (`d` bytes for `10 s_k d` FLOPs of the products).
+///
+/// Launch: `o` and `d_o` hold `rows` rows of `d`, `delta` `rows`;
+/// `ceil(rows / 4)` blocks of 128 threads.
+/// Measured: `BENCHMARKS.md`, the backward's rows.
+#[kernel(block = 32 * ROWS, tile = ROWS, types = [bf16, f16])]
+pub fn attention_backward_dot<T: Element>(o: In<T>, d_o: In<T>, delta: Out<f32>, rows: u32, d: u32) {
+    let (rows, d) = (rows as usize, d as usize);
+    let lane = thread_idx_x() as usize % 32;
+    let row = block_idx_x() as usize * ROWS + thread_idx_x() as usize / 32;
+    if row >= rows {
+        // The whole warp leaves together: no shuffle waits for it.
+        return;
+    }
+    let mut sum = 0.0f32;
+    for c in (lane..d).step_by(32) {
+        // SAFETY: c < d, inside row `row` of both.
+        let (x, y) = unsafe { (o.load(row * d + c), d_o.load(row * d + c)) };
+        sum = fma(widen(x), widen(y), sum);
+    }
+    for mask in [16, 8, 4, 2, 1] {
+        // SAFETY: every lane of the warp is here (the row is the warp's).
+        sum += unsafe { shfl_xor_f32(FULL_MASK, sum, mask) };
+    }
+    if lane == 0 {
+        // SAFETY: row < rows; one lane a row.
+        unsafe { delta.store(row, sum) };
+    }
+}
+
+/// The fused step's last kernel: `dQ = scale acc`, rounded to the input
+/// type, where `acc` is the `f32` sum of `dS K` that the blocks added
+/// into. One thread a pair of elements (one paired conversion, one 4-byte
+/// store): 12 bytes moved for two multiplications.
+///
+/// Launch: `acc` and `dq` hold `n` elements, `n` even; `ceil(n / 512)`
+/// blocks of 256 threads.
+#[kernel(block = 256, tile = 512, types = [bf16, f16])]
+pub fn attention_backward_dq<T: Element>(acc: In<f32>, dq: Out<T>, n: u32, scale: f32) {
+    let i = index_1d();
+    if 2 * i < n as usize {
+        // SAFETY: 2 i + 1 < n (n even), inside both.
+        let (x, y) = unsafe { (acc.load(2 * i), acc.load(2 * i + 1)) };
+        // SAFETY: as above; 4 bytes on 4.
+        unsafe { dq.recast::<u32>().store(i, pack::<T>(x * scale, y * scale)) };
+    }
+}

@@ -90,12 +90,12 @@ fn kernel_interface(path: &Path) -> bool {
     [PROC_SUPER_MAGIC, SYSFS_MAGIC].contains(&(fs.f_type as i64))
 }
 
-/// That plots can be written into `dir`: created if missing (the folder
-/// asked for), and granting write and search access.
+/// That files (plots, tensors) can be written into `dir`: created if
+/// missing (the folder asked for), and granting write and search access.
 pub fn check_folder_destination(flag: &str, dir: &Path) -> Result<()> {
     if dir.exists() && !dir.is_dir() {
         return Err(Error::InvalidInput(format!(
-            "{flag} {}: is a file, not a folder (plots are written into a folder)",
+            "{flag} {}: is a file, not a folder (it writes files into a folder)",
             dir.display()
         )));
     }

@@ -93,6 +93,20 @@ fn flash_d128() {
     check::<F16>(Step::Flash, problem((3, 1), (100, 65), 128, false));
 }
 
+/// The deterministic mode: dQ summed over the key tiles in order (blocks
+/// waiting on their turn), verified, and the same bits on a second run
+/// (`run_steps` checks), causal and not, with grouped heads and several
+/// key tiles.
+#[test]
+fn flash_deterministic() {
+    for (p, d) in [(problem((2, 1), (130, 200), 64, true), 64), (problem((2, 2), (77, 150), 128, false), 128)]
+    {
+        let p = Problem { deterministic: true, ..p };
+        assert_eq!(p.d, d);
+        check::<Bf16>(Step::Flash, p);
+    }
+}
+
 /// The fused step refuses `d = 256` with a reason, before any work.
 #[test]
 fn flash_refuses_d256() {

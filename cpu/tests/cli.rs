@@ -327,12 +327,75 @@ fn report_adds_the_attention_section_from_both_tables() {
     assert_eq!(row("8·16·77·128"), "| 8·16·77·128 | - | 30.0 | 15.0 | - | 200.0% | - |");
     let svg = std::fs::read_to_string(plots.join("attention_bf16.svg")).unwrap();
     assert!(svg.contains("torch CUDNN") && svg.contains("flash"), "{svg}");
+    // No backward tables, no backward section.
+    assert!(!text.contains("## Attention backward"), "{text}");
     // A folder without our tables is one line and exit 2, and writes nothing.
     std::fs::remove_file(&md).unwrap();
     let out = run(MAIN, &[&args[..], &["--attention", dir.join("plots").to_str().unwrap()]].concat());
     assert_eq!(out.status.code(), Some(2));
     assert!(one_line_error(&out).contains("no sweep-"), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(!md.exists());
+}
+
+/// With `attention --backward --sweep`'s table and torch's backward
+/// timings beside the forward's, `report --attention` adds the backward
+/// section: each backward step beside FLASH's and CUDNN's backward, the
+/// best one's ratio to each, the training step (our fastest forward plus
+/// backward against cuDNN's), the targets, and the plot.
+#[test]
+fn report_adds_the_attention_backward_section() {
+    let dir = scratch("attention-backward-report");
+    let tables = dir.join("attention");
+    std::fs::create_dir_all(&tables).unwrap();
+    let json = dir.join("run.json");
+    let out = run(MAIN, &["--quiet", "--only", "scale", "--sizes", "1000", "--json", json.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let ours = "| precision | problem | step | worst error / bound | ms | TFLOP/s |\n| --- | --- | --- | --- | --- | --- |\n";
+    std::fs::write(
+        tables.join("sweep-bf16-h100.md"),
+        format!("NVIDIA H100 (test)\n{ours}| bf16 | b4 h16/16 s4096 d128 | flash | 0.020 | 1.0 | 300.0 |\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        tables.join("backward-sweep-bf16-h100.md"),
+        format!(
+            "NVIDIA H100 (test)\n{ours}\
+             | bf16 | b4 h16/16 s4096 d128 | flash | 0.020 | 2.0 | 300.0 |\n\
+             | bf16 | b4 h16/16 s4096 d128 | hopper | 0.020 | 1.0 | 600.0 |\n\
+             | bf16 | b4 h16/16 s4096 d128 | unfused backward | 0.010 | 30.0 | 50.0 |\n\
+             | bf16 | b4 h16/16 s4096 d128 | flash backward | 0.010 | 4.0 | 375.0 |\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        tables.join("torch-sdpa-backward-bf16-h100.md"),
+        "torch 2.11, NVIDIA H100, bf16\n\
+         | b h/kv s_q x s_k d | causal | backend | forward ms | forward TFLOP/s | backward ms | backward TFLOP/s |\n\
+         | --- | --- | --- | --- | --- | --- | --- |\n\
+         | 4 16/16 4096x4096 128 | no | FLASH | 2.0 | 300.0 | 5.0 | 300.0 |\n\
+         | 4 16/16 4096x4096 128 | no | CUDNN | 1.0 | 600.0 | 3.0 | 500.0 |\n",
+    )
+    .unwrap();
+    let (md, plots) = (dir.join("B.md"), dir.join("plots"));
+    let args =
+        ["report", json.to_str().unwrap(), "--out", md.to_str().unwrap(), "--plots", plots.to_str().unwrap()];
+    let out = run(MAIN, &[&args[..], &["--attention", tables.to_str().unwrap()]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&md).unwrap();
+    let section = &text[text.find("## Attention backward").unwrap_or_else(|| panic!("{text}"))..];
+    let row =
+        section.lines().find(|l| l.starts_with("| 4·16·4096·128 ")).unwrap_or_else(|| panic!("{section}"));
+    // Backward steps 50 and 375 beside FLASH 300 and CUDNN 500; the
+    // training step: hopper's 1.0 + flash backward's 4.0 against cuDNN's
+    // 1.0 + 3.0.
+    assert_eq!(
+        row,
+        "| 4·16·4096·128 | 50.0 | 375.0 | 300.0 | 500.0 | 125.0% | 75.0% | 5.000 | 4.000 | 80.0% |"
+    );
+    // The target (flash backward at d = 128 against FLASH) is met.
+    assert!(section.contains("| 125.0% at 4·16·4096·128 | yes |"), "{section}");
+    let svg = std::fs::read_to_string(plots.join("attention_backward_bf16.svg")).unwrap();
+    assert!(svg.contains("torch CUDNN") && svg.contains("flash backward"), "{svg}");
 }
 
 #[test]
@@ -465,6 +528,8 @@ fn attention_rejects_bad_input_before_running() {
         (&["--precision", "fp8"][..], "unknown --precision 'fp8'; accepted: bf16, f16"),
         (&["--kernels", "fast"][..], "unknown --kernels 'fast'; accepted: unfused, flash, hopper"),
         (&["--backward", "--kernels", "hopper"][..], "the hopper step has no backward yet"),
+        (&["--deterministic"][..], "--deterministic applies to the backward"),
+        (&["--dump", "/tmp"][..], "--dump writes the backward's tensors"),
         (&["--backward", "--kernels", "flash", "--head-dim", "256"][..], "takes head dims 64 and 128"),
     ] {
         let line = rejected(ATTENTION, args);
@@ -491,15 +556,23 @@ fn attention_runs_on_the_emulator() {
     for step in ["unfused", "flash", "hopper"] {
         assert!(stdout.contains(&format!("| {step} |")), "{stdout}");
     }
-    // With the backward: its steps' rows after the forward's, and the
-    // FLOP convention stated.
-    let out = run(ATTENTION, &[&args[..], &["--backward"]].concat());
+    // With the backward: its steps' rows after the forward's, the FLOP
+    // convention stated, and `--dump`'s tensors (Q 2 x 17 x 64, K 33 x 64
+    // elements of 2 bytes) with the problem's line.
+    let dir = scratch("attention-dump");
+    let out = run(ATTENTION, &[&args[..], &["--backward", "--dump", dir.to_str().unwrap()]].concat());
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     for step in ["unfused backward", "flash backward", "hopper"] {
         assert!(stdout.contains(&format!("| {step} |")), "{stdout}");
     }
     assert!(stdout.contains("10 b h s_q s_k d"), "{stdout}");
+    for (name, elements) in [("q", 2 * 17 * 64), ("dq", 2 * 17 * 64), ("k", 33 * 64), ("dv", 33 * 64)] {
+        let bytes = std::fs::metadata(dir.join(format!("{name}.bin"))).unwrap().len();
+        assert_eq!(bytes, 2 * elements, "{name}.bin");
+    }
+    let line = std::fs::read_to_string(dir.join("problem.txt")).unwrap();
+    assert!(line.starts_with("1 2 1 17 33 64 1 0.125 bf16 flash"), "{line}");
 }
 
 const GEMM: &str = env!("CARGO_BIN_EXE_gemm");

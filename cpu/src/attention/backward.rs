@@ -21,7 +21,7 @@ pub mod run;
 
 pub use launch::{FUSED_HEAD_DIMS, Gradients, device_bytes, host_bytes, kernel, launch};
 pub use reference::{Inputs, Reference, gradient_check, key_rows_to_check, reference, verify};
-pub use run::{output_gradient, run_steps};
+pub use run::{Tensors, gradients, output_gradient, run_steps};
 
 use super::problem::Problem;
 

@@ -19,6 +19,9 @@ pub struct Problem {
     pub scale: f32,
     /// The Hopper step's consumers take turns (`gpu::attention::hopper::PING_PONG`).
     pub ping_pong: bool,
+    /// The backward sums dQ in a fixed order, the same bits every run
+    /// (`gpu::attention::backward::flash::DETERMINISTIC`).
+    pub deterministic: bool,
     /// The Hopper step splits its last round where that pays
     /// (`gpu::attention::hopper::SPLIT`, [`super::launch::hopper_split`]).
     pub split: bool,
@@ -83,7 +86,19 @@ impl Problem {
         causal: bool,
     ) -> Self {
         let scale = 1.0 / (d as f32).sqrt();
-        Problem { batch, heads, kv_heads, s_q, s_k, d, causal, scale, ping_pong: false, split: true }
+        Problem {
+            batch,
+            heads,
+            kv_heads,
+            s_q,
+            s_k,
+            d,
+            causal,
+            scale,
+            ping_pong: false,
+            deterministic: false,
+            split: true,
+        }
     }
 
     /// Checks what the kernels take: every size at least 1, `d` 64, 128 or
@@ -173,6 +188,7 @@ impl std::fmt::Display for Problem {
             write!(f, "x{}", self.s_k)?;
         }
         write!(f, " d{}{}", self.d, if self.causal { " causal" } else { "" })?;
-        write!(f, "{}", if self.ping_pong { " ping-pong" } else { "" })
+        write!(f, "{}", if self.ping_pong { " ping-pong" } else { "" })?;
+        write!(f, "{}", if self.deterministic { " deterministic" } else { "" })
     }
 }

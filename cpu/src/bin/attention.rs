@@ -9,6 +9,7 @@
 //! verified against its `f64` reference, and times them apart from the forward, in TFLOP/s
 //! counted as `10 b h s_q s_k d` (2.5 times the forward's), halved when causal.
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -67,6 +68,16 @@ struct Options {
     /// (unfused, flash), verified and timed apart from the forward.
     #[arg(long)]
     backward: bool,
+    /// The backward sums dQ in a fixed order: the same bits every run
+    /// (checked by a second run).
+    #[arg(long)]
+    deterministic: bool,
+    /// With --backward: writes the first problem's Q, K, V, dO and the
+    /// flash (else unfused) step's dQ, dK, dV into this folder (raw
+    /// little-endian 16-bit elements, and `problem.txt`), for
+    /// `scripts/torch-sdpa-backward.py --compare` to hold against torch's.
+    #[arg(long)]
+    dump: Option<std::path::PathBuf>,
     /// The sweep's table of shapes, then odd lengths (a GPU only); with
     /// --backward, the backward's (bench/attention-backward-sweep.txt).
     #[arg(long)]
@@ -103,11 +114,22 @@ fn problems(o: &Options, emulator: bool) -> Result<(Vec<Problem>, Vec<Step>)> {
             None => return bad(format!("unknown --kernels '{name}'; accepted: unfused, flash, hopper")),
         }
     }
-    if o.backward {
-        for &s in &steps {
-            backward::kernel(s, &o.precision, o.head_dim)?;
+    if o.deterministic && !o.backward {
+        return bad("--deterministic applies to the backward: add --backward".into());
+    }
+    if o.dump.is_some() && !o.backward {
+        return bad("--dump writes the backward's tensors: add --backward".into());
+    }
+    // Named steps with --backward: at least one has a backward (the others
+    // run forward only).
+    if o.backward && !steps.is_empty() {
+        let refusals: Vec<Error> =
+            steps.iter().filter_map(|&s| backward::kernel(s, &o.precision, o.head_dim).err()).collect();
+        if refusals.len() == steps.len() {
+            return Err(refusals.into_iter().next().expect("steps named"));
         }
     }
+
     if steps.is_empty() {
         steps = Step::ALL.to_vec();
     }
@@ -130,6 +152,7 @@ fn problems(o: &Options, emulator: bool) -> Result<(Vec<Problem>, Vec<Step>)> {
     };
     for p in &mut problems {
         p.ping_pong = o.ping_pong;
+        p.deterministic = o.deterministic;
         p.split = !o.no_split;
         p.check()?;
     }
@@ -263,7 +286,59 @@ fn run(o: &Options) -> Result<bool> {
     }
     bar.finish_and_clear();
     o.output.write(&gpu, "attention", &json)?;
+    if let (Some(dir), Some(p)) = (&o.dump, problems.first()) {
+        if o.precision == "bf16" {
+            dump::<Bf16>(&gpu, p, &steps, dir)
+        } else {
+            dump::<F16>(&gpu, p, &steps, dir)
+        }?;
+    }
     Ok(true)
+}
+
+/// `--dump`: `p`'s inputs and the flash (else unfused) backward's
+/// gradients into `dir`, each tensor `NAME.bin` (its elements' bits,
+/// 16-bit little-endian, row-major), and `problem.txt` (`b h kv s_q s_k d
+/// causal scale precision`).
+fn dump<P: gemm::Precision<Input: Element>>(
+    gpu: &Gpu,
+    p: &Problem,
+    steps: &[Step],
+    dir: &Path,
+) -> Result<()> {
+    let step = if steps.contains(&Step::Flash)
+        && backward::kernel(Step::Flash, <P::Input as kernel_lab::gemm::Input>::NAME, p.d).is_ok()
+    {
+        Step::Flash
+    } else {
+        Step::Unfused
+    };
+    let forward = if steps.contains(&Step::Hopper) { Step::Hopper } else { Step::Flash };
+    let t = backward::gradients::<P>(gpu, p, (forward, step))?;
+    let cannot = |e: std::io::Error| Error::InvalidInput(format!("--dump {}: {e}", dir.display()));
+    for (name, x) in
+        [("q", &t.q), ("k", &t.k), ("v", &t.v), ("do", &t.d_o), ("dq", &t.dq), ("dk", &t.dk), ("dv", &t.dv)]
+    {
+        let bytes: Vec<u8> =
+            x.iter().flat_map(|e| (gpu::dev::Element::bits(*e) as u16).to_le_bytes()).collect();
+        std::fs::write(dir.join(format!("{name}.bin")), bytes).map_err(cannot)?;
+    }
+    let line = format!(
+        "{} {} {} {} {} {} {} {} {} {}\n",
+        p.batch,
+        p.heads,
+        p.kv_heads,
+        p.s_q,
+        p.s_k,
+        p.d,
+        u8::from(p.causal),
+        p.scale,
+        <P::Input as kernel_lab::gemm::Input>::NAME,
+        step.name()
+    );
+    std::fs::write(dir.join("problem.txt"), line).map_err(cannot)?;
+    println!("wrote {}: {p}, the {} backward's gradients", dir.display(), step.name());
+    Ok(())
 }
 
 /// The problems (with the device's defaults) and steps, each problem
@@ -295,5 +370,8 @@ fn fitting(o: &Options, gpu: &Gpu) -> Result<(Vec<Problem>, Vec<Step>)> {
         runtime::check_host_fits(host).map_err(|e| Error::InvalidInput(format!("attention {p}: {e}")))?;
     }
     o.output.check(gpu)?;
+    if let Some(dir) = &o.dump {
+        kernel_lab::files::check_folder_destination("--dump", dir)?;
+    }
     Ok((problems, steps))
 }

@@ -222,6 +222,13 @@ pub(super) fn write_report(
         page += "\n";
         page += &section;
         section_plots.extend(drawn);
+        let backward = report::attention_backward::read(dir)?;
+        if !backward.is_empty() {
+            let (section, drawn) = report::attention_backward::section(&backward, plots_dir)?;
+            page += "\n";
+            page += &section;
+            section_plots.extend(drawn);
+        }
     }
     write_file(out, &page)?;
     println!("wrote {}", out.display());

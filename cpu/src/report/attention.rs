@@ -18,7 +18,7 @@ use crate::runtime::{Error, Result};
 /// A problem as both tables name it: batch, heads, K/V heads, query and
 /// key lengths, head dimension, causal.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct Key {
+pub(super) struct Key {
     b: usize,
     h: usize,
     kv: usize,
@@ -42,12 +42,20 @@ impl std::fmt::Display for Key {
     }
 }
 
+/// One step's time on one problem.
+#[derive(Clone, Debug)]
+pub(super) struct Timed {
+    pub step: String,
+    pub tflops: f64,
+    pub ms: f64,
+}
+
 /// One precision's run: ours per step, the peers per backend.
 pub struct Run {
     precision: String,
     device: String,
-    /// Problems in the sweep's order, each with (step, TFLOP/s) in order.
-    ours: Vec<(Key, Vec<(String, f64)>)>,
+    /// Problems in the sweep's order, each with its steps in order.
+    ours: Ours,
     peers: Peers,
     peer_device: String,
 }
@@ -79,7 +87,7 @@ pub fn read(dir: &Path) -> Result<Vec<Run>> {
 }
 
 /// The table's rows as cells (header and rule left out).
-fn rows(text: &str) -> impl Iterator<Item = Vec<String>> + '_ {
+pub(super) fn rows(text: &str) -> impl Iterator<Item = Vec<String>> + '_ {
     text.lines()
         .filter(|l| l.starts_with('|'))
         .map(|l| l.trim_matches('|').split('|').map(|c| c.trim().to_string()).collect::<Vec<_>>())
@@ -106,7 +114,7 @@ fn our_key(s: &str) -> Option<Key> {
 }
 
 /// `4 16/4 1000x4097 128` and `yes`/`no`, as the torch script prints them.
-fn peer_key(problem: &str, causal: &str) -> Option<Key> {
+pub(super) fn peer_key(problem: &str, causal: &str) -> Option<Key> {
     let w: Vec<&str> = problem.split_whitespace().collect();
     let (h, kv) = w.get(1)?.split_once('/')?;
     let (s_q, s_k) = w.get(2)?.split_once('x')?;
@@ -121,25 +129,26 @@ fn peer_key(problem: &str, causal: &str) -> Option<Key> {
     })
 }
 
-type Ours = Vec<(Key, Vec<(String, f64)>)>;
+pub(super) type Ours = Vec<(Key, Vec<Timed>)>;
 
 /// (problem, backend) to TFLOP/s; `None` where the backend refused.
 type Peers = BTreeMap<(Key, String), Option<f64>>;
 
-fn parse_ours(path: &Path) -> Result<(String, Ours)> {
+pub(super) fn parse_ours(path: &Path) -> Result<(String, Ours)> {
     let text = crate::files::read_file(path)?;
     let bad = |why: String| Error::InvalidInput(format!("{}: {why}", path.display()));
     let mut ours: Ours = Vec::new();
     // | precision | problem | step | worst error / bound | ms | TFLOP/s |
     for cells in rows(&text) {
-        let [_, problem, step, _, _, tflops] = &cells[..] else {
+        let [_, problem, step, _, ms, tflops] = &cells[..] else {
             return Err(bad(format!("a row of {} cells, not 6", cells.len())));
         };
         let key = our_key(problem).ok_or_else(|| bad(format!("a problem named '{problem}'")))?;
-        let Ok(tflops) = tflops.parse::<f64>() else { continue };
+        let (Ok(tflops), Ok(ms)) = (tflops.parse::<f64>(), ms.parse::<f64>()) else { continue };
+        let timed = Timed { step: step.clone(), tflops, ms };
         match ours.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, steps)) => steps.push((step.clone(), tflops)),
-            None => ours.push((key, vec![(step.clone(), tflops)])),
+            Some((_, steps)) => steps.push(timed),
+            None => ours.push((key, vec![timed])),
         }
     }
     if ours.is_empty() {
@@ -170,28 +179,30 @@ fn parse_peers(path: &Path) -> Result<(String, Peers)> {
 
 /// `ours / peer` as a percentage; a dash without a peer or where it
 /// rounds to zero TFLOP/s (a problem of one row).
-fn ratio(ours: f64, peer: Option<f64>) -> String {
+pub(super) fn ratio(ours: f64, peer: Option<f64>) -> String {
     match peer {
         Some(p) if p > 0.0 => format!("{:.1}%", 100.0 * ours / p),
         _ => "-".into(),
     }
 }
 
-const BACKENDS: [&str; 2] = ["FLASH", "CUDNN"];
+pub(super) const BACKENDS: [&str; 2] = ["FLASH", "CUDNN"];
 
 /// The targets' table for one run: each target's lowest ratio over the
 /// problems it covers (where the step and the backend both ran).
-fn targets(run: &Run) -> String {
+pub(super) fn targets(
+    targets: &[super::targets::AttentionTarget],
+    ours: &Ours,
+    peer: impl Fn(&Key, &str) -> Option<f64>,
+) -> String {
     let mut t = Table::new(vec!["target", "lowest", "met", "why (where missed)"]);
-    for target in &super::targets::targets().attention {
-        let lowest = run
-            .ours
+    for target in targets {
+        let lowest = ours
             .iter()
             .filter(|(k, _)| target.applies(k.d, (k.s_q, k.s_k)))
             .filter_map(|(k, row)| {
-                let ours = row.iter().find(|(s, _)| *s == target.step)?.1;
-                let peer = run.peers.get(&(k.clone(), target.backend.to_string())).copied().flatten()?;
-                Some((ours / peer, k))
+                let ours = row.iter().find(|x| x.step == target.step)?.tflops;
+                Some((ours / peer(k, &target.backend)?, k))
             })
             .min_by(|a, b| a.0.total_cmp(&b.0));
         let (lowest, met, why) = match lowest {
@@ -222,17 +233,7 @@ pub fn section(runs: &[Run], plots: Option<&Path>) -> Result<(String, Vec<(PathB
         if !run.peer_device.is_empty() {
             md += &format!("Peers: {}\n\n", run.peer_device);
         }
-        let steps: Vec<String> = {
-            let mut s: Vec<String> = Vec::new();
-            for (_, row) in &run.ours {
-                for (step, _) in row {
-                    if !s.contains(step) {
-                        s.push(step.clone());
-                    }
-                }
-            }
-            s
-        };
+        let steps = step_names(&run.ours);
         let mut header = vec!["problem".to_string()];
         header.extend(steps.iter().map(|s| format!("{s} TFLOP/s")));
         header.extend(BACKENDS.iter().map(|b| format!("{b} TFLOP/s")));
@@ -240,8 +241,8 @@ pub fn section(runs: &[Run], plots: Option<&Path>) -> Result<(String, Vec<(PathB
         let mut t = Table::new(header);
         let peer = |k: &Key, b: &str| run.peers.get(&(k.clone(), b.to_string())).copied().flatten();
         for (key, row) in &run.ours {
-            let of = |step: &String| row.iter().find(|(s, _)| s == step).map(|&(_, x)| x);
-            let best = row.iter().map(|&(_, x)| x).fold(0.0, f64::max);
+            let of = |step: &String| row.iter().find(|x| x.step == *step).map(|x| x.tflops);
+            let best = row.iter().map(|x| x.tflops).fold(0.0, f64::max);
             let mut cells = vec![key.to_string()];
             cells.extend(steps.iter().map(|s| of(s).map_or("-".into(), |x| format!("{x:.1}"))));
             cells.extend(BACKENDS.iter().map(|b| peer(key, b).map_or("-".into(), |x| format!("{x:.1}"))));
@@ -251,58 +252,75 @@ pub fn section(runs: &[Run], plots: Option<&Path>) -> Result<(String, Vec<(PathB
         md += &t.markdown();
         md += "\n";
         md += &format!("Targets, {}:\n\n", run.precision);
-        md += &targets(run);
+        md += &targets(&super::targets::targets().attention, &run.ours, peer);
         md += "\nWhat bounds each step, and what was tried: `docs/notes.md`, \"Attention, step 2\" and \
                \"Attention, step 3\" (ncu's stall samples by instruction, A/B runs).\n\n";
         if let Some(dir) = plots {
             let file = format!("attention_{}", run.precision);
-            let categories: Vec<String> = run.ours.iter().map(|(k, _)| k.to_string()).collect();
-            let mut series: Vec<Series> = steps
-                .iter()
-                .map(|step| Series {
-                    name: step.clone(),
-                    points: run
-                        .ours
-                        .iter()
-                        .enumerate()
-                        .filter_map(|(i, (_, row))| {
-                            row.iter().find(|(s, _)| s == step).map(|&(_, x)| (i as f64, x))
-                        })
-                        .collect(),
-                    ceiling: false,
-                })
-                .collect();
-            series.extend(BACKENDS.iter().map(|b| {
-                Series {
-                    name: format!("torch {b}"),
-                    points: run
-                        .ours
-                        .iter()
-                        .enumerate()
-                        .filter_map(|(i, (k, _))| peer(k, b).map(|x| (i as f64, x)))
-                        .collect(),
-                    ceiling: false,
-                }
-            }));
-            let plot = Plot {
-                file: file.clone(),
-                title: format!(
-                    "attention {}: TFLOP/s by problem (sequence length), ours beside torch",
-                    run.precision
-                ),
-                x_label: String::new(),
-                y_label: "TFLOP/s".into(),
-                log_x: false,
-                categories: Some(categories),
-                series,
-            };
-            if let Some(svg) = super::plots::draw_one(&plot, dir)? {
-                md += &format!("![{}](docs/plots/{file}.svg)\n\n", plot.title);
+            let title = format!(
+                "attention {}: TFLOP/s by problem (sequence length), ours beside torch",
+                run.precision
+            );
+            if let Some(svg) = plot(&run.ours, peer, (&file, &title), dir)? {
+                md += &format!("![{title}](docs/plots/{file}.svg)\n\n");
                 drawn.push(svg);
             }
         }
     }
     Ok((md, drawn))
+}
+
+/// The steps of `ours`, in the order they first appear.
+pub(super) fn step_names(ours: &Ours) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for (_, row) in ours {
+        for x in row {
+            if !names.contains(&x.step) {
+                names.push(x.step.clone());
+            }
+        }
+    }
+    names
+}
+
+/// TFLOP/s by problem, each of our steps beside each of torch's backends
+/// (`peer`), drawn as `file` in `dir`: the SVG and its path.
+pub(super) fn plot(
+    ours: &Ours,
+    peer: impl Fn(&Key, &str) -> Option<f64>,
+    (file, title): (&str, &str),
+    dir: &Path,
+) -> Result<Option<(PathBuf, String)>> {
+    let categories: Vec<String> = ours.iter().map(|(k, _)| k.to_string()).collect();
+    let mut series: Vec<Series> = step_names(ours)
+        .iter()
+        .map(|step| Series {
+            name: step.clone(),
+            points: ours
+                .iter()
+                .enumerate()
+                .filter_map(|(i, (_, row))| {
+                    row.iter().find(|x| x.step == *step).map(|x| (i as f64, x.tflops))
+                })
+                .collect(),
+            ceiling: false,
+        })
+        .collect();
+    series.extend(BACKENDS.iter().map(|b| Series {
+        name: format!("torch {b}"),
+        points: ours.iter().enumerate().filter_map(|(i, (k, _))| peer(k, b).map(|x| (i as f64, x))).collect(),
+        ceiling: false,
+    }));
+    let plot = Plot {
+        file: file.into(),
+        title: title.into(),
+        x_label: String::new(),
+        y_label: "TFLOP/s".into(),
+        log_x: false,
+        categories: Some(categories),
+        series,
+    };
+    super::plots::draw_one(&plot, dir)
 }
 
 #[cfg(test)]

@@ -8,11 +8,14 @@
 //! - [`random`]: the same library on random shapes, from `gemm --random`'s;
 //! - [`attention`]: its attention section, from `attention --sweep`'s
 //!   tables and torch's;
+//! - [`attention_backward`]: the backward's, from `attention --backward
+//!   --sweep`'s and torch's;
 //! - [`targets`]: the targets both sections judge, and the causes of the
 //!   misses (`bench/targets.toml`);
 //! - [`plots`], which draws the SVG plots.
 
 pub mod attention;
+pub mod attention_backward;
 pub mod gemm;
 pub mod markdown;
 pub mod plots;

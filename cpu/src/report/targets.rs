@@ -13,6 +13,9 @@ pub struct Targets {
     pub gemm: Vec<GemmTarget>,
     pub gemm_why: Vec<GemmWhy>,
     pub attention: Vec<AttentionTarget>,
+    /// The backward's, on its sweep (`step` names a backward step, as
+    /// `attention --backward` prints it; `backend` a peer's backward).
+    pub attention_backward: Vec<AttentionTarget>,
 }
 
 /// One input precision's targets on the GEMM sweep, each a ratio to the

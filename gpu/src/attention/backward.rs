@@ -56,7 +56,7 @@ pub const ROWS: usize = 4;
 ///
 /// Launch: `o` and `d_o` hold `rows` rows of `d`, `delta` `rows`;
 /// `ceil(rows / 4)` blocks of 128 threads.
-/// Measured: `BENCHMARKS.md`, the backward's rows.
+/// Measured: `BENCHMARKS.md`, rows `attention_backward_dot`.
 #[kernel(block = 32 * ROWS, tile = ROWS, types = [bf16, f16])]
 pub fn attention_backward_dot<T: Element>(o: In<T>, d_o: In<T>, delta: Out<f32>, rows: u32, d: u32) {
     let (rows, d) = (rows as usize, d as usize);
@@ -89,6 +89,7 @@ pub fn attention_backward_dot<T: Element>(o: In<T>, d_o: In<T>, delta: Out<f32>,
 ///
 /// Launch: `acc` and `dq` hold `n` elements, `n` even; `ceil(n / 512)`
 /// blocks of 256 threads.
+/// Measured: `BENCHMARKS.md`, rows `attention_backward_dq`.
 #[kernel(block = 256, tile = 512, types = [bf16, f16])]
 pub fn attention_backward_dq<T: Element>(acc: In<f32>, dq: Out<T>, n: u32, scale: f32) {
     let i = index_1d();

@@ -17,8 +17,24 @@ pub type DotSignature<T> = (In<T>, In<T>, Out<f32>, u32, u32);
 /// What the unfused step's scores kernel takes.
 pub type ScoresSignature<T> = (In<f32>, In<f32>, In<f32>, In<f32>, Out<T>, Out<T>, u32, u32, u32, f32, u32);
 /// What the fused backward kernels take.
-pub type FlashSignature<T> =
-    (In<T>, In<T>, In<T>, In<T>, In<f32>, In<f32>, Out<f32>, Out<T>, Out<T>, u32, u32, u32, u32, f32, u32);
+pub type FlashSignature<T> = (
+    In<T>,
+    In<T>,
+    In<T>,
+    In<T>,
+    In<f32>,
+    In<f32>,
+    Out<f32>,
+    Out<u32>,
+    Out<T>,
+    Out<T>,
+    u32,
+    u32,
+    u32,
+    u32,
+    f32,
+    u32,
+);
 /// What the dQ conversion takes.
 pub type DqSignature<T> = (In<f32>, Out<T>, u32, f32);
 
@@ -57,8 +73,9 @@ pub struct Gradients<T: gemm::Element> {
     pub dk: DeviceBuffer<T>,
     pub dv: DeviceBuffer<T>,
     delta: DeviceBuffer<f32>,
-    /// The fused step's `f32` sum of dQ.
-    dq_sum: Option<DeviceBuffer<f32>>,
+    /// The fused step's `f32` sum of dQ, and its turn counters (one a
+    /// query tile; used in the deterministic mode).
+    dq_sum: Option<(DeviceBuffer<f32>, DeviceBuffer<u32>)>,
     /// The unfused step's scores.
     scores: Option<Scores<T>>,
 }
@@ -127,11 +144,15 @@ pub fn launch<P: gemm::Precision<Input: Element>>(
     unsafe { typed.launch(gpu, dot.launch.blocks(rows), (&x.o, &g.d_o, &mut g.delta, rows, p.d as u32)) }?;
     match step {
         Step::Flash => {
-            if g.dq_sum.as_ref().is_none_or(|s| s.len() != p.q_len()) {
-                g.dq_sum = Some(gpu.alloc(p.q_len())?);
+            use gpu::attention::backward::flash::{BR, CAUSAL, DETERMINISTIC};
+            let turns = p.batch * p.heads * p.s_q.div_ceil(BR);
+            if g.dq_sum.as_ref().is_none_or(|(s, t)| s.len() != p.q_len() || t.len() != turns) {
+                g.dq_sum = Some((gpu.alloc(p.q_len())?, gpu.alloc(turns)?));
             }
-            let sum = g.dq_sum.as_mut().expect("just allocated");
+            let (sum, order) = g.dq_sum.as_mut().expect("just allocated");
             gpu.zero(sum)?;
+            gpu.zero(order)?;
+            let flags = if p.causal { CAUSAL } else { 0 } | if p.deterministic { DETERMINISTIC } else { 0 };
             let typed = kernel.typed::<FlashSignature<P::Input>>().map_err(Error::InvalidInput)?;
             let grid = kernel.launch.grid(sk, (p.batch * p.kv_heads) as u32);
             // SAFETY: the buffers hold this checked problem's tensors; the
@@ -148,6 +169,7 @@ pub fn launch<P: gemm::Precision<Input: Element>>(
                         &x.lse,
                         &g.delta,
                         &mut *sum,
+                        &mut *order,
                         &mut g.dk,
                         &mut g.dv,
                         p.heads as u32,
@@ -155,7 +177,7 @@ pub fn launch<P: gemm::Precision<Input: Element>>(
                         sq,
                         sk,
                         p.scale,
-                        causal,
+                        flags,
                     ),
                 )
             }?;

@@ -17,6 +17,38 @@ pub fn output_gradient<T: Input>(p: &Problem, seed: u64) -> Vec<T> {
     data::uniform_f32(p.q_len(), seed).into_iter().map(T::round_f32).collect()
 }
 
+/// One backward run's tensors on the host: Q, K, V, dO (the inputs, as
+/// [`run_steps`] draws them) and dQ, dK, dV.
+pub struct Tensors<T> {
+    pub q: Vec<T>,
+    pub k: Vec<T>,
+    pub v: Vec<T>,
+    pub d_o: Vec<T>,
+    pub dq: Vec<T>,
+    pub dk: Vec<T>,
+    pub dv: Vec<T>,
+}
+
+/// The inputs [`run_steps`] draws for `p`, and `step`'s gradients of
+/// them (after the forward step `forward_step`): what a peer's gradients
+/// are compared with.
+pub fn gradients<P: gemm::Precision<Input: Element>>(
+    gpu: &Gpu,
+    p: &Problem,
+    (forward_step, step): (Step, Step),
+) -> Result<Tensors<P::Input>> {
+    p.check()?;
+    let (q, k, v) = inputs::<P::Input>(p, 0xa77e);
+    let d_o = output_gradient::<P::Input>(p, 0xa77e + 3);
+    let mut x = Buffers::new(gpu, p, &q, &k, &v)?;
+    let lib = TensorGemm::new();
+    forward::launch::<P>(gpu, &lib, forward_step, p, &mut x)?;
+    let mut g = Gradients::new(gpu, p, &d_o)?;
+    launch::<P>(gpu, &lib, step, p, &x, &mut g)?;
+    gpu.sync()?;
+    Ok(Tensors { q, k, v, d_o, dq: gpu.download(&g.dq)?, dk: gpu.download(&g.dk)?, dv: gpu.download(&g.dv)? })
+}
+
 /// Runs the forward step `forward_step` on `p` in precision `P` (its O and
 /// lse are the backward's inputs; the forward's own runs verify and time
 /// it), then verifies (gradients poisoned first) and, given `runs`,
@@ -51,7 +83,21 @@ pub fn run_steps<P: gemm::Precision<Input: Element>>(
         launched?;
         let (dq, dk, dv) = (gpu.download(&g.dq)?, gpu.download(&g.dk)?, gpu.download(&g.dv)?);
         let name = format!("attention backward {}", step.name());
-        let worst = verify(&name, p, (&dq, &dk, &dv), &want);
+        let mut worst = verify(&name, p, (&dq, &dk, &dv), &want);
+        if p.deterministic && worst.is_ok() {
+            // The same bits again, gradients poisoned first.
+            for buffer in [&mut g.dq, &mut g.dk, &mut g.dv] {
+                gpu.poison(buffer)?;
+            }
+            launch::<P>(gpu, &lib, step, p, &x, &mut g)?;
+            gpu.sync()?;
+            let again = (gpu.download(&g.dq)?, gpu.download(&g.dk)?, gpu.download(&g.dv)?);
+            let bits =
+                |x: &[P::Input]| -> Vec<u32> { x.iter().map(|e| gpu::dev::Element::bits(*e)).collect() };
+            if (bits(&again.0), bits(&again.1), bits(&again.2)) != (bits(&dq), bits(&dk), bits(&dv)) {
+                worst = Err(format!("{name} {p}: two runs gave different bits"));
+            }
+        }
         let timing = match runs {
             Some(runs) if worst.is_ok() && !gpu.is_emulator() => {
                 Some(bench::time(gpu, runs, || launch::<P>(gpu, &lib, step, p, &x, &mut g))?)

@@ -8,7 +8,7 @@
 //! group's heads in turn, so a grouped head's dK and dV sums stay in
 //! registers, with no second pass to add them). Per query tile, each warp
 //! computes, for its 16 keys (transposed products, keys as rows), in
-//! passes of [`qc`] queries (the tile's 64 at `d = 64`, two of 32 at 128):
+//! two passes of [`QC`] = 32 queries:
 //!
 //! 1. `Sᵀ = K Qᵀ` (K's A fragments and Q's B fragments by `ldmatrix`);
 //! 2. `Pᵀ = 2^(Sᵀ c - lse log2 e)`, masked past the end of K and the
@@ -39,6 +39,20 @@
 //! the dQ product's loads (the next tile's first barrier orders the loads
 //! before the next stores).
 //!
+//! **Deterministic.** The `red`s of different key tiles reach a dQ
+//! element in whatever order the blocks run: `f32` addition is not
+//! associative, so two runs may differ in the last bits. With
+//! [`DETERMINISTIC`], each query tile has a turn counter: the block of
+//! key tile `j` waits (one thread polls, `ld.acquire`; a barrier holds the
+//! rest) until it reads `j`, adds its part, and after a barrier and a
+//! fence sets it to `j + 1` (`st.release`). Each element is then summed
+//! over the key tiles in order `0, 1, ...`: the same bits every run.
+//! Every key tile from 0 up to the last that a query tile sees adds to it
+//! (causally, a block's first query tile only grows with its key tile),
+//! and the blocks of lower key tiles start first (the grid's order), so
+//! the chain completes. The cost: two barriers a tile, and blocks that
+//! wait on their neighbours.
+//!
 //! **Arithmetic.** Per query tile a block runs five products of `64 x
 //! 64 x d`, `10 x 64 x 64 x d` FLOPs, for the Q and dO tiles it reads
 //! from L2, `2 x 64 d x 2` bytes: 160 FLOP a byte, whatever `d`. Each
@@ -48,7 +62,7 @@
 //! cores' work.
 //!
 //! **Registers.** Per thread: dK and dV `d` (128 at `d = 128`), Sᵀ and
-//! dPᵀ `qc / 2` each (16 at `d = 128`), the dQ chunk 32 (after they are
+//! dPᵀ 16 each, the dQ chunk 32 (after they are
 //! dead): all 255 at `d = 128`, with no spill only because nothing else
 //! lives long. The block's place is kept in 32-bit words; each product
 //! computes its `ldmatrix` offsets afresh (`Lanes`) and so does each
@@ -68,6 +82,7 @@
 use super::super::LOG2_E;
 use super::super::flash::{copy_tile, swz};
 use crate::dev::Element;
+use crate::dev::atomic::{Ordering, fence};
 use crate::dev::copy::{commit_copies, wait_copies};
 use crate::dev::math::{ex2_approx, fma, pack};
 use crate::dev::mma::mma_m16n8k16;
@@ -84,14 +99,18 @@ pub const BR: usize = 64;
 /// Threads per block.
 pub const THREADS: usize = 128;
 
-/// Queries a warp takes at a time for head dimension `d` (steps 1 to 5):
-/// the tile's 64 at `d = 64`, or at 128, where dK and dV take 128
-/// registers a thread, two passes of 32 (Sᵀ and dPᵀ at 16 registers each,
-/// not 32; the copies and barriers stay one a tile of 64), as the
-/// forward's key passes.
-pub const fn qc(d: usize) -> usize {
-    if d > 64 { 32 } else { 64 }
-}
+/// Flag bit of the launch: causal (bottom-right).
+pub const CAUSAL: u32 = 1;
+/// Flag bit of the launch: dQ summed in a fixed order (the module's
+/// **Deterministic**).
+pub const DETERMINISTIC: u32 = 2;
+
+/// Queries a warp takes at a time (steps 1 to 5): two passes of 32 a
+/// tile, so that Sᵀ and dPᵀ take 16 registers each, not 32, beside dK and
+/// dV (128 registers at `d = 128`); the copies and barriers stay one a
+/// tile of 64, as the forward's key passes do. (At `d = 64` one pass of
+/// 64 left ptxas too few registers for its loads in flight.)
+pub const QC: usize = 32;
 
 /// Bytes of a 64-row tile of head dimension `d`, 16-bit.
 const fn tile_bytes(d: usize) -> usize {
@@ -278,16 +297,78 @@ unsafe fn fill<const D: usize>(
     }
 }
 
+/// Where dQ's sums go: the `f32` accumulator, and in the deterministic
+/// mode one turn counter per query tile (`b heads ceil(s_q / 64)` words,
+/// zeroed before the launch): key tile `j` adds its part of a query
+/// tile's dQ when the counter reads `j`, then sets it to `j + 1`.
+struct DqSum {
+    acc: Out<f32>,
+    turns: Out<u32>,
+    ordered: bool,
+}
+
+impl DqSum {
+    /// The turn counter of query tile `tile`.
+    #[inline(always)]
+    fn turn(at: &Block, tile: QueryTile) -> usize {
+        let per_head = at.s_q().div_ceil(BR);
+        tile.q_rows as usize / at.s_q().max(1) * per_head + tile.q0 as usize / BR
+    }
+
+    /// In the ordered mode, waits until the key tiles before this block's
+    /// have added into `tile` (one thread polls, the barrier holds the
+    /// rest).
+    ///
+    /// # Safety
+    /// Every thread of the block calls it alike; the counters are the
+    /// launch's.
+    #[inline(always)]
+    unsafe fn wait(&self, at: &Block, tile: QueryTile) {
+        if !self.ordered {
+            return;
+        }
+        if at.warp == 0 && at.lane == 0 {
+            let (turn, mine) = (Self::turn(at, tile), at.k0 / BC as u32);
+            // SAFETY: a counter of the launch's; acquires the adds of the
+            // key tiles before.
+            while unsafe { self.turns.atomic_load(turn, Ordering::Acquire) } != mine {}
+        }
+        sync_threads();
+    }
+
+    /// In the ordered mode, hands `tile` to the next key tile once every
+    /// thread's adds are done.
+    ///
+    /// # Safety
+    /// As for [`DqSum::wait`].
+    #[inline(always)]
+    unsafe fn pass(&self, at: &Block, tile: QueryTile) {
+        if !self.ordered {
+            return;
+        }
+        sync_threads();
+        if at.warp == 0 && at.lane == 0 {
+            // The block's adds, ordered by the barrier before this
+            // thread's fence, are visible before the counter moves.
+            fence();
+            // SAFETY: as for `wait`.
+            unsafe {
+                self.turns.atomic_store(Self::turn(at, tile), at.k0 / BC as u32 + 1, Ordering::Release)
+            };
+        }
+    }
+}
+
 /// Step 2's body for head dimension `D`, in element type `T`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn backward<T: Element, const D: usize>(
     (q, k, v, o_grad): (In<T>, In<T>, In<T>, In<T>),
     (lse, delta): (In<f32>, In<f32>),
-    (dq, dk, dv): (Out<f32>, Out<T>, Out<T>),
+    (dq, dk, dv): (DqSum, Out<T>, Out<T>),
     (heads, kv_heads, s_q, s_k): (u32, u32, u32, u32),
     scale: f32,
-    causal: u32,
+    flags: u32,
 ) {
     let (heads, kv_heads) = (heads.max(1) as usize, kv_heads.max(1) as usize);
     let group = (heads / kv_heads).max(1);
@@ -300,7 +381,7 @@ fn backward<T: Element, const D: usize>(
         k0: block_idx_x() * BC as u32,
         s_q: s_q as u32,
         s_k: s_k as u32,
-        causal: causal != 0,
+        causal: flags & CAUSAL != 0,
         lane: (t % 32) as u32,
         warp: (t / 32) as u32,
     };
@@ -381,7 +462,7 @@ impl<const D: usize> Grads<D> {
                 // SAFETY: rows < 64, 16 bytes inside a row; converged.
                 let fa = unsafe { a.ldmatrix_x4(0, la.at(row0, 16 * KK)) };
                 seq!(P in 0..4 {
-                    if P < qc(D) / 16 {
+                    if P < QC / 16 {
                         // SAFETY: as above.
                         let fb = unsafe { bt.ldmatrix_x4(0, lb.at(q_off + 16 * P, 16 * KK)) };
                         // SAFETY: the whole warp, converged.
@@ -414,7 +495,7 @@ impl<const D: usize> Grads<D> {
         let bt = unsafe { SharedArray::<u16>::launch_sized_at(b_at) };
         let lb = Lanes::<D>::new(lane, false, salt);
         seq!(KT in 0..4 {
-          if KT < qc(D) / 16 {
+          if KT < QC / 16 {
             let fa = [
                 pack::<T>(x[2 * KT][0], x[2 * KT][1]),
                 pack::<T>(x[2 * KT][2], x[2 * KT][3]),
@@ -442,7 +523,7 @@ impl<const D: usize> Grads<D> {
     /// The stage holds the tile's data (after the barrier); every thread
     /// of the block calls it alike; `dq` holds the problem's rows.
     #[inline(always)]
-    unsafe fn tile<T: Element>(&mut self, at: &Block, tile: QueryTile, stage: usize, c: f32, dq: &Out<f32>) {
+    unsafe fn tile<T: Element>(&mut self, at: &Block, tile: QueryTile, stage: usize, c: f32, dq: &DqSum) {
         // The lane, through a value that changes every tile (`Lanes`): so
         // are the dS stores' swizzled addresses (16 of them otherwise
         // held through the loop).
@@ -458,8 +539,8 @@ impl<const D: usize> Grads<D> {
         // places (read after the barrier below).
         let ds = unsafe { SharedArray::<u32>::launch_sized_at(ds_at(D)) };
         seq!(H in 0..2 {
-            if H < BR / qc(D) {
-                let q_off = H * qc(D);
+            if H < BR / QC {
+                let q_off = H * QC;
                 // The lane's row and column in the fragments, afresh for
                 // the pass (`Lanes::new` says why).
                 let (g, qd) = {
@@ -471,7 +552,7 @@ impl<const D: usize> Grads<D> {
                 // SAFETY: the caller's contract.
                 let mut p = unsafe { Self::keys_by_queries::<T>(lane, at.warp(), (k_at(D), q_at(D, stage)), (q_off, 1 + 8 * H)) };
                 seq!(J in 0..8 {
-                    if J < qc(D) / 8 {
+                    if J < QC / 8 {
                         seq!(E in 0..4 {{
                             let col = q_off + 8 * J + 2 * qd + E % 2;
                             let (key, query) = (at.k0 + 16 * at.warp + (g + 8 * (E >> 1)) as u32, q0 + col as u32);
@@ -492,7 +573,7 @@ impl<const D: usize> Grads<D> {
                 // SAFETY: the caller's contract.
                 let dp = unsafe { Self::keys_by_queries::<T>(lane, at.warp(), (v_at(D), do_at(D, stage)), (q_off, 3 + 8 * H)) };
                 seq!(J in 0..8 {
-                    if J < qc(D) / 8 {
+                    if J < QC / 8 {
                         seq!(R in 0..2 {{
                             seq!(E in 0..2 {{
                                 // SAFETY: column < 64.
@@ -525,6 +606,8 @@ impl<const D: usize> Grads<D> {
         // 16 rows on).
         let (r, m) = (lane % 8, lane / 8);
         let ls = opaque((r + 8 * (m / 2)) * BR + 8 * ((2 * at.warp() + m % 2) ^ r));
+        // SAFETY: every thread is here.
+        unsafe { dq.wait(at, tile) };
         seq!(C in 0..2 {
             if C < D / 64 {
                 let mut acc = [[0.0f32; 4]; 8];
@@ -548,13 +631,15 @@ impl<const D: usize> Grads<D> {
                         seq!(N in 0..8 {
                             seq!(E in 0..2 {
                                 // SAFETY: inside the row of dQ's accumulator.
-                                unsafe { dq.reduce_add(first + 8 * N + E, acc[N][2 * R + E]) };
+                                unsafe { dq.acc.reduce_add(first + 8 * N + E, acc[N][2 * R + E]) };
                             });
                         });
                     }
                 }});
             }
         });
+        // SAFETY: every thread is here.
+        unsafe { dq.pass(at, tile) };
     }
 
     /// dK (times `scale`) and dV of the warp's keys below `s_k`, two
@@ -604,6 +689,7 @@ macro_rules! head_dims {
             lse: In<f32>,
             delta: In<f32>,
             dq: Out<f32>,
+            turns: Out<u32>,
             dk: Out<T>,
             dv: Out<T>,
             heads: u32,
@@ -611,9 +697,10 @@ macro_rules! head_dims {
             s_q: u32,
             s_k: u32,
             scale: f32,
-            causal: u32,
+            flags: u32,
         ) {
-            backward::<T, $d>((q, k, v, o_grad), (lse, delta), (dq, dk, dv), (heads, kv_heads, s_q, s_k), scale, causal);
+            let dq = DqSum { acc: dq, turns, ordered: flags & DETERMINISTIC != 0 };
+            backward::<T, $d>((q, k, v, o_grad), (lse, delta), (dq, dk, dv), (heads, kv_heads, s_q, s_k), scale, flags);
         }
     )*};
 }
@@ -624,12 +711,15 @@ head_dims! {
     ///
     /// Launch: Q, dO `[b, heads, s_q, 64]`, K, V, dK, dV `[b, kv_heads,
     /// s_k, 64]`, lse and D (`attention_backward_dot`) `[b, heads, s_q]`,
-    /// dq dQ's `f32` accumulator, Q's shape, zeroed; the grid is `ceil(s_k
-    /// / 64)` x `b kv_heads` blocks of 128 threads; `kv_heads` divides
-    /// `heads`; `scale > 0`. Then `attention_backward_dq` makes dQ.
-    /// Measured: `BENCHMARKS.md`, the backward's rows.
+    /// dq dQ's `f32` accumulator, Q's shape, zeroed; `turns` (with
+    /// [`DETERMINISTIC`] in `flags`) `b heads ceil(s_q / 64)` zeros; the
+    /// grid is `ceil(s_k / 64)` x `b kv_heads` blocks of 128 threads;
+    /// `kv_heads` divides `heads`; `scale > 0`; `flags` [`CAUSAL`] and
+    /// [`DETERMINISTIC`]. Then `attention_backward_dq` makes dQ.
+    /// Measured: `BENCHMARKS.md`, rows `attention_backward_flash_d64`.
     attention_backward_flash_d64(64);
     /// 2. The fused backward at `d = 128`: as
     /// [`attention_backward_flash_d64()`], rows of 128.
+    /// Measured: `BENCHMARKS.md`, rows `attention_backward_flash_d128`.
     attention_backward_flash_d128(128);
 }

@@ -27,6 +27,7 @@ pub const ROWS: usize = 4;
 /// Launch: `s`, `dp` hold `rows s_k` `f32`, `p`, `ds` `rows s_k` elements,
 /// `lse`, `delta` `rows`; `ceil(rows / 4)` blocks of 128 threads; `scale >
 /// 0`.
+/// Measured: `BENCHMARKS.md`, rows `attention_backward_scores`.
 #[kernel(block = 32 * ROWS, tile = ROWS, types = [bf16, f16])]
 #[allow(clippy::too_many_arguments)]
 pub fn attention_backward_scores<T: Element>(

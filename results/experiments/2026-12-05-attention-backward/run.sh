@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Attention's backward on the GPU machine: verification of both steps at
+# odd lengths (causal bottom-right with s_q != s_k both ways, grouped
+# heads, f16, the deterministic mode, d = 256 on the unfused step),
+# compute-sanitizer's four tools on small calls of each step, our
+# gradients against an f64 reference beside torch's FLASH and CUDNN
+# gradients of the same inputs (--dump, then the torch script's
+# --compare), then the backward sweep (bench/attention-backward-sweep.txt)
+# with the forward and backward timed apart, the deterministic mode's cost,
+# and torch's backward peers in the same call. Tables last; the two
+# sweep tables go to results/attention/ as they are (backward-sweep-bf16-<card>.md,
+# torch-sdpa-backward-bf16-<card>.md), where `report --attention` reads them. Package the
+# binary here first (carry .device):
+#   cargo build --release && mkdir -p .device/pkg && cp target/release/attention .device/pkg/ &&
+#   strip .device/pkg/attention && git rev-parse --short=12 HEAD > .device/pkg/git-rev &&
+#   (cd .device && tar czf attention.tgz -C pkg attention git-rev) && rm -rf .device/pkg
+# then on the device: OUT=$OUT bash results/experiments/2026-12-05-attention-backward/run.sh
+set -uo pipefail
+D=.device
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT" "$D/bin"
+export PATH=/usr/local/cuda/bin:$PATH
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+tar xzf $D/attention.tgz -C $D/bin
+export KERNEL_LAB_GIT_REV=$(cat $D/bin/git-rev)
+A=$D/bin/attention
+LOG=$OUT/backward.log
+: > "$LOG"
+echo "=== verify" | tee -a "$LOG"
+$A --backward --heads 4 --kv-heads 2 --seq 77 --seq-k 300 --head-dim 64 --causal --iters 3 >> "$LOG" 2>&1 || echo "FAILED d64 causal" | tee -a "$LOG"
+$A --backward --heads 2 --seq 300 --seq-k 77 --head-dim 128 --causal --precision f16 --iters 3 >> "$LOG" 2>&1 || echo "FAILED d128 f16" | tee -a "$LOG"
+$A --backward --heads 3 --kv-heads 1 --seq 4097 --head-dim 128 --deterministic --iters 3 >> "$LOG" 2>&1 || echo "FAILED deterministic" | tee -a "$LOG"
+$A --backward --kernels unfused --heads 2 --seq 1000 --head-dim 256 --iters 3 >> "$LOG" 2>&1 || echo "FAILED d256 unfused" | tee -a "$LOG"
+echo "=== sanitizers" | tee -a "$LOG"
+for t in memcheck racecheck synccheck initcheck; do
+  for k in unfused flash; do
+    compute-sanitizer --tool $t --error-exitcode 9 $A --backward --kernels $k --heads 2 --kv-heads 1 --seq 130 --seq-k 77 --head-dim 128 --causal --iters 1 --warmup 0 > "$OUT/san-$k-$t.log" 2>&1
+    echo "$t $k exit $? $(grep -c 'ERROR SUMMARY: 0 errors' $OUT/san-$k-$t.log)" | tee -a "$LOG"
+  done
+  compute-sanitizer --tool $t --error-exitcode 9 $A --backward --kernels flash --deterministic --heads 2 --seq 200 --head-dim 64 --iters 1 --warmup 0 > "$OUT/san-det-$t.log" 2>&1
+  echo "$t flash deterministic exit $? $(grep -c 'ERROR SUMMARY: 0 errors' $OUT/san-det-$t.log)" | tee -a "$LOG"
+done
+echo "=== gradients against torch's" | tee -a "$LOG"
+mkdir -p "$OUT/dump"
+$A --backward --kernels flash --batch 2 --heads 8 --kv-heads 2 --seq 1024 --head-dim 128 --causal --iters 1 --dump "$OUT/dump" >> "$LOG" 2>&1 || echo "FAILED dump" | tee -a "$LOG"
+(cd scripts && python3 torch-sdpa-backward.py --compare "$OUT/dump") > "$OUT/compare.md" 2>&1
+rm -f "$OUT"/dump/*.bin
+echo "=== sweep" | tee -a "$LOG"
+# (The unfused step's S, dP, P and dS take 12 bytes a score: 51 GB at
+# 1x16x16384^2, so the sweep runs the fused steps, and the unfused one on
+# the problems below.)
+$A --backward --sweep --kernels flash,hopper --iters ${ITERS:-20} --json "$OUT/backward-sweep.json" > "$OUT/backward-sweep-bf16.md" 2>&1 || echo "FAILED sweep" | tee -a "$LOG"
+$A --backward --kernels unfused,flash --batch 8 --heads 16 --seq 2048 --head-dim 128 --iters ${ITERS:-20} > "$OUT/unfused-128.md" 2>&1 || echo "FAILED unfused 128" | tee -a "$LOG"
+$A --backward --kernels unfused --batch 4 --heads 8 --seq 4096 --head-dim 256 --iters ${ITERS:-20} > "$OUT/unfused-256.md" 2>&1 || echo "FAILED unfused 256" | tee -a "$LOG"
+for s in "4 16 16 4096 128 1" "4 16 16 4096 128 0" "8 16 16 2048 64 0"; do
+  set -- $s
+  c=$([ "$6" = 1 ] && echo --causal || echo)
+  $A --backward --kernels flash --batch $1 --heads $2 --seq $4 --head-dim $5 $c --iters ${ITERS:-20} > "$OUT/default-$5-$4-$6.md" 2>&1
+  $A --backward --kernels flash --deterministic --batch $1 --heads $2 --seq $4 --head-dim $5 $c --iters ${ITERS:-20} > "$OUT/deterministic-$5-$4-$6.md" 2>&1
+done
+(cd scripts && python3 torch-sdpa-backward.py --iters ${ITERS:-20}) > "$OUT/torch-sdpa-backward-bf16.md" 2>&1
+grep -h "^FAILED\|exit" "$LOG" | tail -16
+grep -h "backward |" "$OUT/backward-sweep-bf16.md"
+grep -h "backward |" "$OUT"/unfused-*.md
+for f in "$OUT"/default-*.md "$OUT"/deterministic-*.md; do echo "$(basename $f): $(grep -h 'flash backward' $f)"; done
+cat "$OUT/compare.md" "$OUT/torch-sdpa-backward-bf16.md"

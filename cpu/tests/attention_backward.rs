@@ -1,4 +1,4 @@
-//! Attention's backward on the emulator: both steps, bf16 and f16, head
+//! Attention's backward on the emulator: every step, bf16 and f16, head
 //! dimensions 64 and 128 (and 256 for the unfused step), odd lengths,
 //! `s_q != s_k` both ways, causal and not, grouped-query heads; every
 //! element of dQ, dK and dV within the bound the reference derives. The
@@ -91,6 +91,20 @@ fn flash_d64() {
 fn flash_d128() {
     check::<Bf16>(Step::Flash, problem((2, 2), (77, 130), 128, true));
     check::<F16>(Step::Flash, problem((3, 1), (100, 65), 128, false));
+}
+
+#[test]
+fn hopper_d64() {
+    check::<Bf16>(Step::Hopper, problem((4, 2), (17, 17), 64, false));
+    // Causal with s_q > s_k: the first 53 queries see no key; two key
+    // tiles of 128, the second masked at K's end.
+    check::<F16>(Step::Hopper, problem((2, 1), (130, 200), 64, true));
+}
+
+#[test]
+fn hopper_d128() {
+    check::<Bf16>(Step::Hopper, problem((2, 2), (77, 130), 128, true));
+    check::<F16>(Step::Hopper, problem((3, 1), (100, 65), 128, false));
 }
 
 /// The deterministic mode: dQ summed over the key tiles in order (blocks

@@ -527,7 +527,14 @@ fn attention_rejects_bad_input_before_running() {
         (&["--batch", "0"][..], "every size must be at least 1"),
         (&["--precision", "fp8"][..], "unknown --precision 'fp8'; accepted: bf16, f16"),
         (&["--kernels", "fast"][..], "unknown --kernels 'fast'; accepted: unfused, flash, hopper"),
-        (&["--backward", "--kernels", "hopper"][..], "the hopper step has no backward yet"),
+        (
+            &["--backward", "--kernels", "hopper", "--head-dim", "256"][..],
+            "the hopper backward takes head dims 64 and 128",
+        ),
+        (
+            &["--backward", "--kernels", "hopper", "--deterministic"][..],
+            "the hopper backward has no deterministic mode",
+        ),
         (&["--deterministic"][..], "--deterministic applies to the backward"),
         (&["--dump", "/tmp"][..], "--dump writes the backward's tensors"),
         (&["--backward", "--kernels", "flash", "--head-dim", "256"][..], "takes head dims 64 and 128"),
@@ -563,7 +570,7 @@ fn attention_runs_on_the_emulator() {
     let out = run(ATTENTION, &[&args[..], &["--backward", "--dump", dir.to_str().unwrap()]].concat());
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    for step in ["unfused backward", "flash backward", "hopper"] {
+    for step in ["unfused backward", "flash backward", "hopper backward"] {
         assert!(stdout.contains(&format!("| {step} |")), "{stdout}");
     }
     assert!(stdout.contains("10 b h s_q s_k d"), "{stdout}");
@@ -572,7 +579,7 @@ fn attention_runs_on_the_emulator() {
         assert_eq!(bytes, 2 * elements, "{name}.bin");
     }
     let line = std::fs::read_to_string(dir.join("problem.txt")).unwrap();
-    assert!(line.starts_with("1 2 1 17 33 64 1 0.125 bf16 flash"), "{line}");
+    assert!(line.starts_with("1 2 1 17 33 64 1 0.125 bf16 hopper"), "{line}");
 }
 
 const GEMM: &str = env!("CARGO_BIN_EXE_gemm");

@@ -214,6 +214,13 @@ pub fn widen<T: Element>(x: T) -> f32 {
     }
 }
 
+/// Two 16-bit elements packed as [`pack`] packs them, as `f32`, exactly:
+/// `(lo, hi)`.
+#[inline(always)]
+pub fn unpack<T: Element>(pair: u32) -> (f32, f32) {
+    (widen(T::from_bits(pair & 0xffff)), widen(T::from_bits(pair >> 16)))
+}
+
 /// The IEEE binary16 `bits` as `f32`, exactly (`cvt.f32.f16`, one
 /// instruction: the `half` crate's portable conversion is some twenty).
 #[inline(always)]

@@ -5,8 +5,8 @@
 //! heads), any lengths. The arithmetic is `gpu::attention::backward`'s.
 //!
 //! - [`mod@launch`]: the steps' launches (the unfused baseline through
-//!   the GEMM library, the fused `mma.sync` kernel) on device
-//!   [`Gradients`];
+//!   the GEMM library, the fused `mma.sync` kernel, the Hopper kernel) on
+//!   device [`Gradients`];
 //! - [`reference`](mod@reference): the `f64` reference, each element's
 //!   error bound, the verification, and the reference's own check by
 //!   central differences;

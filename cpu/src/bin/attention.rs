@@ -64,16 +64,16 @@ struct Options {
     /// runs; hopper needs sm_90a).
     #[arg(long, value_delimiter = ',')]
     kernels: Vec<String>,
-    /// Also the backward (dQ, dK, dV) of each step that has one
-    /// (unfused, flash), verified and timed apart from the forward.
+    /// Also the backward (dQ, dK, dV) of each step, verified and timed
+    /// apart from the forward.
     #[arg(long)]
     backward: bool,
     /// The backward sums dQ in a fixed order: the same bits every run
-    /// (checked by a second run).
+    /// (checked by a second run; the flash step's, not yet hopper's).
     #[arg(long)]
     deterministic: bool,
     /// With --backward: writes the first problem's Q, K, V, dO and the
-    /// flash (else unfused) step's dQ, dK, dV into this folder (raw
+    /// fastest backward step's dQ, dK, dV into this folder (raw
     /// little-endian 16-bit elements, and `problem.txt`), for
     /// `scripts/torch-sdpa-backward.py --compare` to hold against torch's.
     #[arg(long)]
@@ -127,6 +127,12 @@ fn problems(o: &Options, emulator: bool) -> Result<(Vec<Problem>, Vec<Step>)> {
             steps.iter().filter_map(|&s| backward::kernel(s, &o.precision, o.head_dim).err()).collect();
         if refusals.len() == steps.len() {
             return Err(refusals.into_iter().next().expect("steps named"));
+        }
+        if o.deterministic && steps == [Step::Hopper] {
+            return bad(
+                "--deterministic: the hopper backward has no deterministic mode yet (the flash backward has)"
+                    .into(),
+            );
         }
     }
 
@@ -211,8 +217,12 @@ fn one<P: gemm::Precision<Input: Element>>(
         rows.push(row(step.name().into(), outcome, p.flops())?);
     }
     let name = <P::Input as kernel_lab::gemm::Input>::NAME;
-    let backward_steps: Vec<Step> =
-        backward_steps.iter().copied().filter(|&s| backward::kernel(s, name, p.d).is_ok()).collect();
+    // (The hopper backward has no deterministic mode yet.)
+    let backward_steps: Vec<Step> = backward_steps
+        .iter()
+        .copied()
+        .filter(|&s| backward::kernel(s, name, p.d).is_ok() && !(p.deterministic && s == Step::Hopper))
+        .collect();
     if !backward_steps.is_empty() {
         // The forward that makes the backward's O and lse: the fastest
         // step this device runs.
@@ -296,7 +306,7 @@ fn run(o: &Options) -> Result<bool> {
     Ok(true)
 }
 
-/// `--dump`: `p`'s inputs and the flash (else unfused) backward's
+/// `--dump`: `p`'s inputs and the fastest backward step's
 /// gradients into `dir`, each tensor `NAME.bin` (its elements' bits,
 /// 16-bit little-endian, row-major), and `problem.txt` (`b h kv s_q s_k d
 /// causal scale precision`).
@@ -306,13 +316,12 @@ fn dump<P: gemm::Precision<Input: Element>>(
     steps: &[Step],
     dir: &Path,
 ) -> Result<()> {
-    let step = if steps.contains(&Step::Flash)
-        && backward::kernel(Step::Flash, <P::Input as kernel_lab::gemm::Input>::NAME, p.d).is_ok()
-    {
-        Step::Flash
-    } else {
-        Step::Unfused
-    };
+    // The fastest step this device runs that has a backward at `d`.
+    let name = <P::Input as kernel_lab::gemm::Input>::NAME;
+    let step = [Step::Hopper, Step::Flash, Step::Unfused]
+        .into_iter()
+        .find(|&s| steps.contains(&s) && backward::kernel(s, name, p.d).is_ok())
+        .unwrap_or(Step::Unfused);
     let forward = if steps.contains(&Step::Hopper) { Step::Hopper } else { Step::Flash };
     let t = backward::gradients::<P>(gpu, p, (forward, step))?;
     let cannot = |e: std::io::Error| Error::InvalidInput(format!("--dump {}: {e}", dir.display()));

@@ -30,8 +30,13 @@
 //!    walks the queries; dQ is summed across blocks in `f32`
 //!    ([`crate::dev::Out::reduce_add`]), then scaled and rounded by
 //!    [`attention_backward_dq()`].
+//! 3. [`hopper`]: FlashAttention-3's on Hopper (sm_90a): TMA copies by a
+//!    producer warpgroup, two consumer warpgroups of 64 keys each running
+//!    the products on `wgmma`, dQ summed across blocks in `f32` as step
+//!    2's.
 
 pub mod flash;
+pub mod hopper;
 pub mod unfused;
 
 use crate::dev::Element;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Attention's backward on the GPU machine: verification of both steps at
 # odd lengths (causal bottom-right with s_q != s_k both ways, grouped
-# heads, f16, the deterministic mode, d = 256 on the unfused step),
+# heads, f16, the flash step's deterministic mode, d = 256 on the unfused
+# step),
 # compute-sanitizer's four tools on small calls of each step, our
 # gradients against an f64 reference beside torch's FLASH and CUDNN
 # gradients of the same inputs (--dump, then the torch script's
@@ -33,7 +34,7 @@ $A --backward --heads 3 --kv-heads 1 --seq 4097 --head-dim 128 --deterministic -
 $A --backward --kernels unfused --heads 2 --seq 1000 --head-dim 256 --iters 3 >> "$LOG" 2>&1 || echo "FAILED d256 unfused" | tee -a "$LOG"
 echo "=== sanitizers" | tee -a "$LOG"
 for t in memcheck racecheck synccheck initcheck; do
-  for k in unfused flash; do
+  for k in unfused flash hopper; do
     compute-sanitizer --tool $t --error-exitcode 9 $A --backward --kernels $k --heads 2 --kv-heads 1 --seq 130 --seq-k 77 --head-dim 128 --causal --iters 1 --warmup 0 > "$OUT/san-$k-$t.log" 2>&1
     echo "$t $k exit $? $(grep -c 'ERROR SUMMARY: 0 errors' $OUT/san-$k-$t.log)" | tee -a "$LOG"
   done
@@ -42,7 +43,7 @@ for t in memcheck racecheck synccheck initcheck; do
 done
 echo "=== gradients against torch's" | tee -a "$LOG"
 mkdir -p "$OUT/dump"
-$A --backward --kernels flash --batch 2 --heads 8 --kv-heads 2 --seq 1024 --head-dim 128 --causal --iters 1 --dump "$OUT/dump" >> "$LOG" 2>&1 || echo "FAILED dump" | tee -a "$LOG"
+$A --backward --kernels flash,hopper --batch 2 --heads 8 --kv-heads 2 --seq 1024 --head-dim 128 --causal --iters 1 --dump "$OUT/dump" >> "$LOG" 2>&1 || echo "FAILED dump" | tee -a "$LOG"
 (cd scripts && python3 torch-sdpa-backward.py --compare "$OUT/dump") > "$OUT/compare.md" 2>&1
 rm -f "$OUT"/dump/*.bin
 echo "=== sweep" | tee -a "$LOG"

@@ -35,6 +35,11 @@ pub type FlashSignature<T> = (
     f32,
     u32,
 );
+/// What the Hopper backward kernels take: the tensor maps of Q, dO, K
+/// and V (read through them alone), then as [`FlashSignature`] from lse,
+/// less the turn counters.
+pub type HopperSignature<T> =
+    (In<u64>, In<f32>, In<f32>, Out<f32>, Out<T>, Out<T>, u32, u32, u32, u32, f32, u32);
 /// What the dQ conversion takes.
 pub type DqSignature<T> = (In<f32>, Out<T>, u32, f32);
 
@@ -49,13 +54,15 @@ pub const FUSED_HEAD_DIMS: [usize; 2] = [64, 128];
 pub fn kernel(step: Step, precision: &str, d: usize) -> Result<&'static Kernel> {
     let name = match step {
         Step::Unfused => format!("attention_backward_scores_{precision}"),
-        Step::Flash if FUSED_HEAD_DIMS.contains(&d) => format!("attention_backward_flash_d{d}_{precision}"),
-        Step::Flash => {
+        Step::Flash | Step::Hopper if FUSED_HEAD_DIMS.contains(&d) => {
+            format!("attention_backward_{}_d{d}_{precision}", step.name())
+        }
+        Step::Flash | Step::Hopper => {
             return Err(Error::InvalidInput(format!(
-                "the flash backward takes head dims 64 and 128, not {d} (dK and dV of 16 keys would take all of a thread's registers); the unfused backward takes {d}"
+                "the {} backward takes head dims 64 and 128, not {d} (dK and dV alone would take a thread's registers); the unfused backward takes {d}",
+                step.name()
             )));
         }
-        Step::Hopper => return Err(Error::InvalidInput("the hopper step has no backward yet".into())),
     };
     registry::find(&name).ok_or_else(|| Error::InvalidInput(format!("no kernel {name}")))
 }
@@ -78,6 +85,9 @@ pub struct Gradients<T: gemm::Element> {
     dq_sum: Option<(DeviceBuffer<f32>, DeviceBuffer<u32>)>,
     /// The unfused step's scores.
     scores: Option<Scores<T>>,
+    /// The Hopper step's tensor maps, encoded at its first launch on a
+    /// shape (`Problem::shape`).
+    maps: Option<([usize; 6], DeviceBuffer<u64>)>,
 }
 
 /// The unfused step's `s_q x s_k` matrices: S and dP (`f32`, from the
@@ -104,6 +114,7 @@ impl<T: gemm::Element + cudarc::driver::ValidAsZeroBits> Gradients<T> {
             delta: gpu.alloc(p.rows())?,
             dq_sum: None,
             scores: None,
+            maps: None,
         })
     }
 }
@@ -143,44 +154,76 @@ pub fn launch<P: gemm::Precision<Input: Element>>(
     // them, 4 rows a block.
     unsafe { typed.launch(gpu, dot.launch.blocks(rows), (&x.o, &g.d_o, &mut g.delta, rows, p.d as u32)) }?;
     match step {
-        Step::Flash => {
+        Step::Flash | Step::Hopper => {
             use gpu::attention::backward::flash::{BR, CAUSAL, DETERMINISTIC};
+            if p.deterministic && step == Step::Hopper {
+                return Err(Error::InvalidInput(
+                    "the hopper backward has no deterministic mode yet (the flash backward has)".into(),
+                ));
+            }
             let turns = p.batch * p.heads * p.s_q.div_ceil(BR);
             if g.dq_sum.as_ref().is_none_or(|(s, t)| s.len() != p.q_len() || t.len() != turns) {
                 g.dq_sum = Some((gpu.alloc(p.q_len())?, gpu.alloc(turns)?));
             }
             let (sum, order) = g.dq_sum.as_mut().expect("just allocated");
             gpu.zero(sum)?;
-            gpu.zero(order)?;
-            let flags = if p.causal { CAUSAL } else { 0 } | if p.deterministic { DETERMINISTIC } else { 0 };
-            let typed = kernel.typed::<FlashSignature<P::Input>>().map_err(Error::InvalidInput)?;
-            let grid = kernel.launch.grid(sk, (p.batch * p.kv_heads) as u32);
-            // SAFETY: the buffers hold this checked problem's tensors; the
-            // sum is zeroed; the grid is the kernel's.
-            unsafe {
-                typed.launch(
-                    gpu,
-                    grid,
-                    (
-                        &x.q,
-                        &x.k,
-                        &x.v,
-                        &g.d_o,
-                        &x.lse,
-                        &g.delta,
-                        &mut *sum,
-                        &mut *order,
-                        &mut g.dk,
-                        &mut g.dv,
-                        p.heads as u32,
-                        p.kv_heads as u32,
-                        sq,
-                        sk,
-                        p.scale,
-                        flags,
-                    ),
-                )
-            }?;
+            let heads = (p.heads as u32, p.kv_heads as u32);
+            if step == Step::Hopper {
+                if g.maps.as_ref().is_none_or(|(shape, _)| *shape != p.shape()) {
+                    g.maps = Some((p.shape(), gpu.upload(&hopper_maps(gpu, p, x, &g.d_o)?)?));
+                }
+                let maps = &g.maps.as_ref().expect("just encoded").1;
+                let typed = kernel.typed::<HopperSignature<P::Input>>().map_err(Error::InvalidInput)?;
+                let grid = kernel.launch.grid(sk, (p.batch * p.kv_heads) as u32);
+                let flags = if p.causal { gpu::attention::backward::hopper::CAUSAL } else { 0 };
+                // SAFETY: the maps describe this checked problem's Q, dO,
+                // K and V as the kernel reads them (`hopper_maps`); lse, D
+                // and the gradients are its; the sum is zeroed; the grid is
+                // the kernel's.
+                unsafe {
+                    typed.launch(
+                        gpu,
+                        grid,
+                        (
+                            maps, &x.lse, &g.delta, &mut *sum, &mut g.dk, &mut g.dv, heads.0, heads.1, sq,
+                            sk, p.scale, flags,
+                        ),
+                    )
+                }?;
+            } else {
+                gpu.zero(order)?;
+                let flags =
+                    if p.causal { CAUSAL } else { 0 } | if p.deterministic { DETERMINISTIC } else { 0 };
+                let typed = kernel.typed::<FlashSignature<P::Input>>().map_err(Error::InvalidInput)?;
+                let grid = kernel.launch.grid(sk, (p.batch * p.kv_heads) as u32);
+                // SAFETY: the buffers hold this checked problem's tensors;
+                // the sum and the counters are zeroed; the grid is the
+                // kernel's.
+                unsafe {
+                    typed.launch(
+                        gpu,
+                        grid,
+                        (
+                            &x.q,
+                            &x.k,
+                            &x.v,
+                            &g.d_o,
+                            &x.lse,
+                            &g.delta,
+                            &mut *sum,
+                            &mut *order,
+                            &mut g.dk,
+                            &mut g.dv,
+                            heads.0,
+                            heads.1,
+                            sq,
+                            sk,
+                            p.scale,
+                            flags,
+                        ),
+                    )
+                }?;
+            }
             let convert = find(format!("attention_backward_dq_{name}"))?;
             let typed = convert.typed::<DqSignature<P::Input>>().map_err(Error::InvalidInput)?;
             let n = p.q_len() as u32;
@@ -225,6 +268,23 @@ pub fn launch<P: gemm::Precision<Input: Element>>(
                 .packed(batch);
             lib.run::<P, P::Input>(gpu, &dq, &*ds, &x.k, &mut g.dq, None).map(drop)
         }
-        Step::Hopper => Err(Error::InvalidInput("the hopper step has no backward yet".into())),
     }
+}
+
+/// The Hopper step's tensor maps, with the 128-byte swizzle, each box 64
+/// columns wide: Q's and dO's (every head's rows, `b heads s_q x d`,
+/// boxes of 64 rows), then each K/V head's K and V (`s_k x d`, boxes of
+/// 128 rows, so a head's last tile reads zeros past `s_k`).
+fn hopper_maps<T: Input>(gpu: &Gpu, p: &Problem, x: &Buffers<T>, d_o: &DeviceBuffer<T>) -> Result<Vec<u64>> {
+    use gpu::attention::backward::hopper::{BC, BR};
+    let mut words = Vec::with_capacity(16 * (2 + 2 * p.batch * p.kv_heads));
+    for buffer in [&x.q, d_o] {
+        words.extend(gpu.tensor_map_pitched(buffer, 0, (p.batch * p.heads * p.s_q, p.d), p.d, (BR, 64))?);
+    }
+    for head in 0..p.batch * p.kv_heads {
+        for buffer in [&x.k, &x.v] {
+            words.extend(gpu.tensor_map_pitched(buffer, head * p.s_k * p.d, (p.s_k, p.d), p.d, (BC, 64))?);
+        }
+    }
+    Ok(words)
 }

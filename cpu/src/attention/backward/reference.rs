@@ -28,8 +28,9 @@
 //!   2^-22) - 1`.
 //! - **dP** and **D**: `f = γ_d sum |dO v|`, `g = γ_d sum |dO O|`.
 //! - **dS** `= P̂ (dP̂ - D̂)` in `f32`: with `φ = (f + g) (1 + 2^-24) +
-//!   2^-24 |dP - D|`, `|dŜ - dS| <= ε = P ((ρ + 2^-23 (1 + ρ)) |dP - D| +
-//!   (1 + ρ) (1 + 2^-23) φ)`.
+//!   2^-24 |dP - D|`, `|dŜ - dS| <= ε = P ((ρ + (2^-23 + u) (1 + ρ)) |dP -
+//!   D| + (1 + ρ) (1 + 2^-23) φ)`, where `u` covers a step that multiplies
+//!   P as rounded to the input type (the Hopper step's: `u` below).
 //! - **Rounded** to the input type for the products (relative `u`,
 //!   [`Input::ROUNDING`]; absolute `τ`, its smallest subnormal and at least
 //!   `2^-126`, `ex2`'s flush to zero): `π = ρ P + u (1 + ρ) P + τ` for P,
@@ -141,7 +142,8 @@ fn pair(x: &Inputs, a: Arith, (qi, kj): (usize, usize), (dd, g): (f64, f64)) -> 
     let rho = delta.exp() * (1.0 + EX2_ERROR) - 1.0;
     let diff = dp - dd;
     let phi = (f + g) * (1.0 + two(-24)) + two(-24) * diff.abs();
-    let eps = p * ((rho + two(-23) * (1.0 + rho)) * diff.abs() + (1.0 + rho) * (1.0 + two(-23)) * phi);
+    let eps =
+        p * ((rho + (two(-23) + a.u) * (1.0 + rho)) * diff.abs() + (1.0 + rho) * (1.0 + two(-23)) * phi);
     let ds = p * diff;
     Pair { p, pi: rho * p + a.u * (1.0 + rho) * p + a.tau, ds, sigma: eps + a.u * (ds.abs() + eps) + a.tau }
 }

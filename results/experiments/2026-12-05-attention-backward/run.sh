@@ -19,7 +19,10 @@
 set -uo pipefail
 D=.device
 OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT" "$D/bin"
+# (What comes back from the device is at most 8 files: the sanitizers'
+# logs and the dump stay in $TMPD, the small runs go to the log.)
+TMPD=/tmp/backward
+mkdir -p "$OUT" "$D/bin" "$TMPD"
 export PATH=/usr/local/cuda/bin:$PATH
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 tar xzf $D/attention.tgz -C $D/bin
@@ -27,6 +30,10 @@ export KERNEL_LAB_GIT_REV=$(cat $D/bin/git-rev)
 A=$D/bin/attention
 LOG=$OUT/backward.log
 : > "$LOG"
+# PART=verify runs the verification, the sanitizers and the comparison;
+# PART=sweep the timings; both by default.
+PART=${PART:-all}
+if [ "$PART" != sweep ]; then
 echo "=== verify" | tee -a "$LOG"
 $A --backward --heads 4 --kv-heads 2 --seq 77 --seq-k 300 --head-dim 64 --causal --iters 3 >> "$LOG" 2>&1 || echo "FAILED d64 causal" | tee -a "$LOG"
 $A --backward --heads 2 --seq 300 --seq-k 77 --head-dim 128 --causal --precision f16 --iters 3 >> "$LOG" 2>&1 || echo "FAILED d128 f16" | tee -a "$LOG"
@@ -35,33 +42,36 @@ $A --backward --kernels unfused --heads 2 --seq 1000 --head-dim 256 --iters 3 >>
 echo "=== sanitizers" | tee -a "$LOG"
 for t in memcheck racecheck synccheck initcheck; do
   for k in unfused flash hopper; do
-    compute-sanitizer --tool $t --error-exitcode 9 $A --backward --kernels $k --heads 2 --kv-heads 1 --seq 130 --seq-k 77 --head-dim 128 --causal --iters 1 --warmup 0 > "$OUT/san-$k-$t.log" 2>&1
-    echo "$t $k exit $? $(grep -c 'ERROR SUMMARY: 0 errors' $OUT/san-$k-$t.log)" | tee -a "$LOG"
+    compute-sanitizer --tool $t --error-exitcode 9 $A --backward --kernels $k --heads 2 --kv-heads 1 --seq 130 --seq-k 77 --head-dim 128 --causal --iters 1 --warmup 0 > "$TMPD/san-$k-$t.log" 2>&1
+    echo "$t $k exit $? $(grep -c 'ERROR SUMMARY: 0 errors' $TMPD/san-$k-$t.log)" | tee -a "$LOG"
   done
-  compute-sanitizer --tool $t --error-exitcode 9 $A --backward --kernels flash --deterministic --heads 2 --seq 200 --head-dim 64 --iters 1 --warmup 0 > "$OUT/san-det-$t.log" 2>&1
-  echo "$t flash deterministic exit $? $(grep -c 'ERROR SUMMARY: 0 errors' $OUT/san-det-$t.log)" | tee -a "$LOG"
+  compute-sanitizer --tool $t --error-exitcode 9 $A --backward --kernels flash --deterministic --heads 2 --seq 200 --head-dim 64 --iters 1 --warmup 0 > "$TMPD/san-det-$t.log" 2>&1
+  echo "$t flash deterministic exit $? $(grep -c 'ERROR SUMMARY: 0 errors' $TMPD/san-det-$t.log)" | tee -a "$LOG"
 done
 echo "=== gradients against torch's" | tee -a "$LOG"
-mkdir -p "$OUT/dump"
-$A --backward --kernels flash,hopper --batch 2 --heads 8 --kv-heads 2 --seq 1024 --head-dim 128 --causal --iters 1 --dump "$OUT/dump" >> "$LOG" 2>&1 || echo "FAILED dump" | tee -a "$LOG"
-(cd scripts && python3 torch-sdpa-backward.py --compare "$OUT/dump") > "$OUT/compare.md" 2>&1
-rm -f "$OUT"/dump/*.bin
+mkdir -p "$TMPD/dump"
+$A --backward --kernels flash,hopper --batch 2 --heads 8 --kv-heads 2 --seq 1024 --head-dim 128 --causal --iters 1 --dump "$TMPD/dump" >> "$LOG" 2>&1 || echo "FAILED dump" | tee -a "$LOG"
+(cd scripts && python3 torch-sdpa-backward.py --compare "$TMPD/dump") > "$OUT/compare.md" 2>&1
+cat "$OUT/compare.md"
+fi
+[ "$PART" = verify ] && { grep -h "^FAILED\|exit\|wrote\|backward |" "$LOG" | tail -40; exit 0; }
 echo "=== sweep" | tee -a "$LOG"
 # (The unfused step's S, dP, P and dS take 12 bytes a score: 51 GB at
 # 1x16x16384^2, so the sweep runs the fused steps, and the unfused one on
 # the problems below.)
 $A --backward --sweep --kernels flash,hopper --iters ${ITERS:-20} --json "$OUT/backward-sweep.json" > "$OUT/backward-sweep-bf16.md" 2>&1 || echo "FAILED sweep" | tee -a "$LOG"
-$A --backward --kernels unfused,flash --batch 8 --heads 16 --seq 2048 --head-dim 128 --iters ${ITERS:-20} > "$OUT/unfused-128.md" 2>&1 || echo "FAILED unfused 128" | tee -a "$LOG"
-$A --backward --kernels unfused --batch 4 --heads 8 --seq 4096 --head-dim 256 --iters ${ITERS:-20} > "$OUT/unfused-256.md" 2>&1 || echo "FAILED unfused 256" | tee -a "$LOG"
+$A --backward --kernels unfused,flash --batch 8 --heads 16 --seq 2048 --head-dim 128 --iters ${ITERS:-20} >> "$LOG" 2>&1 || echo "FAILED unfused 128" | tee -a "$LOG"
+$A --backward --kernels unfused --batch 4 --heads 8 --seq 4096 --head-dim 256 --iters ${ITERS:-20} >> "$LOG" 2>&1 || echo "FAILED unfused 256" | tee -a "$LOG"
 for s in "4 16 16 4096 128 1" "4 16 16 4096 128 0" "8 16 16 2048 64 0"; do
   set -- $s
   c=$([ "$6" = 1 ] && echo --causal || echo)
-  $A --backward --kernels flash --batch $1 --heads $2 --seq $4 --head-dim $5 $c --iters ${ITERS:-20} > "$OUT/default-$5-$4-$6.md" 2>&1
-  $A --backward --kernels flash --deterministic --batch $1 --heads $2 --seq $4 --head-dim $5 $c --iters ${ITERS:-20} > "$OUT/deterministic-$5-$4-$6.md" 2>&1
+  echo "default $s" >> "$LOG"
+  $A --backward --kernels flash --batch $1 --heads $2 --seq $4 --head-dim $5 $c --iters ${ITERS:-20} >> "$LOG" 2>&1
+  echo "deterministic $s" >> "$LOG"
+  $A --backward --kernels flash --deterministic --batch $1 --heads $2 --seq $4 --head-dim $5 $c --iters ${ITERS:-20} >> "$LOG" 2>&1
 done
 (cd scripts && python3 torch-sdpa-backward.py --iters ${ITERS:-20}) > "$OUT/torch-sdpa-backward-bf16.md" 2>&1
 grep -h "^FAILED\|exit" "$LOG" | tail -16
 grep -h "backward |" "$OUT/backward-sweep-bf16.md"
-grep -h "backward |" "$OUT"/unfused-*.md
-for f in "$OUT"/default-*.md "$OUT"/deterministic-*.md; do echo "$(basename $f): $(grep -h 'flash backward' $f)"; done
+grep -h "^default\|^deterministic\|backward |" "$LOG"
 cat "$OUT/compare.md" "$OUT/torch-sdpa-backward-bf16.md"

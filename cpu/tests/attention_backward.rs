@@ -113,11 +113,17 @@ fn hopper_d128() {
 /// key tiles.
 #[test]
 fn flash_deterministic() {
-    for (p, d) in [(problem((2, 1), (130, 200), 64, true), 64), (problem((2, 2), (77, 150), 128, false), 128)]
-    {
-        let p = Problem { deterministic: true, ..p };
-        assert_eq!(p.d, d);
-        check::<Bf16>(Step::Flash, p);
+    for p in [problem((2, 1), (130, 200), 64, true), problem((2, 2), (77, 150), 128, false)] {
+        check::<Bf16>(Step::Flash, Problem { deterministic: true, ..p });
+    }
+}
+
+/// The Hopper step's deterministic mode: two parts a block (one per
+/// consumer warpgroup) in their fixed order, over several key tiles.
+#[test]
+fn hopper_deterministic() {
+    for p in [problem((2, 1), (130, 300), 64, true), problem((1, 1), (77, 260), 128, false)] {
+        check::<Bf16>(Step::Hopper, Problem { deterministic: true, ..p });
     }
 }
 

@@ -69,7 +69,7 @@ struct Options {
     #[arg(long)]
     backward: bool,
     /// The backward sums dQ in a fixed order: the same bits every run
-    /// (checked by a second run; the flash step's, not yet hopper's).
+    /// (checked by a second run; the fused steps').
     #[arg(long)]
     deterministic: bool,
     /// With --backward: writes the first problem's Q, K, V, dO and the
@@ -217,12 +217,8 @@ fn one<P: gemm::Precision<Input: Element>>(
         rows.push(row(step.name().into(), outcome, p.flops())?);
     }
     let name = <P::Input as kernel_lab::gemm::Input>::NAME;
-    // (The hopper backward has no deterministic mode yet.)
-    let backward_steps: Vec<Step> = backward_steps
-        .iter()
-        .copied()
-        .filter(|&s| backward::kernel(s, name, p.d).is_ok() && !(p.deterministic && s == Step::Hopper))
-        .collect();
+    let backward_steps: Vec<Step> =
+        backward_steps.iter().copied().filter(|&s| backward::kernel(s, name, p.d).is_ok()).collect();
     if !backward_steps.is_empty() {
         // The forward that makes the backward's O and lse: the fastest
         // step this device runs.

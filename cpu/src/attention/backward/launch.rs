@@ -36,10 +36,9 @@ pub type FlashSignature<T> = (
     u32,
 );
 /// What the Hopper backward kernels take: the tensor maps of Q, dO, K
-/// and V (read through them alone), then as [`FlashSignature`] from lse,
-/// less the turn counters.
+/// and V (read through them alone), then as [`FlashSignature`] from lse.
 pub type HopperSignature<T> =
-    (In<u64>, In<f32>, In<f32>, Out<f32>, Out<T>, Out<T>, u32, u32, u32, u32, f32, u32);
+    (In<u64>, In<f32>, In<f32>, Out<f32>, Out<u32>, Out<T>, Out<T>, u32, u32, u32, u32, f32, u32);
 /// What the dQ conversion takes.
 pub type DqSignature<T> = (In<f32>, Out<T>, u32, f32);
 
@@ -156,17 +155,13 @@ pub fn launch<P: gemm::Precision<Input: Element>>(
     match step {
         Step::Flash | Step::Hopper => {
             use gpu::attention::backward::flash::{BR, CAUSAL, DETERMINISTIC};
-            if p.deterministic && step == Step::Hopper {
-                return Err(Error::InvalidInput(
-                    "the hopper backward has no deterministic mode yet (the flash backward has)".into(),
-                ));
-            }
             let turns = p.batch * p.heads * p.s_q.div_ceil(BR);
             if g.dq_sum.as_ref().is_none_or(|(s, t)| s.len() != p.q_len() || t.len() != turns) {
                 g.dq_sum = Some((gpu.alloc(p.q_len())?, gpu.alloc(turns)?));
             }
             let (sum, order) = g.dq_sum.as_mut().expect("just allocated");
             gpu.zero(sum)?;
+            gpu.zero(order)?;
             let heads = (p.heads as u32, p.kv_heads as u32);
             if step == Step::Hopper {
                 if g.maps.as_ref().is_none_or(|(shape, _)| *shape != p.shape()) {
@@ -175,7 +170,9 @@ pub fn launch<P: gemm::Precision<Input: Element>>(
                 let maps = &g.maps.as_ref().expect("just encoded").1;
                 let typed = kernel.typed::<HopperSignature<P::Input>>().map_err(Error::InvalidInput)?;
                 let grid = kernel.launch.grid(sk, (p.batch * p.kv_heads) as u32);
-                let flags = if p.causal { gpu::attention::backward::hopper::CAUSAL } else { 0 };
+                use gpu::attention::backward::hopper as h;
+                let flags =
+                    if p.causal { h::CAUSAL } else { 0 } | if p.deterministic { h::DETERMINISTIC } else { 0 };
                 // SAFETY: the maps describe this checked problem's Q, dO,
                 // K and V as the kernel reads them (`hopper_maps`); lse, D
                 // and the gradients are its; the sum is zeroed; the grid is
@@ -185,13 +182,23 @@ pub fn launch<P: gemm::Precision<Input: Element>>(
                         gpu,
                         grid,
                         (
-                            maps, &x.lse, &g.delta, &mut *sum, &mut g.dk, &mut g.dv, heads.0, heads.1, sq,
-                            sk, p.scale, flags,
+                            maps,
+                            &x.lse,
+                            &g.delta,
+                            &mut *sum,
+                            &mut *order,
+                            &mut g.dk,
+                            &mut g.dv,
+                            heads.0,
+                            heads.1,
+                            sq,
+                            sk,
+                            p.scale,
+                            flags,
                         ),
                     )
                 }?;
             } else {
-                gpu.zero(order)?;
                 let flags =
                     if p.causal { CAUSAL } else { 0 } | if p.deterministic { DETERMINISTIC } else { 0 };
                 let typed = kernel.typed::<FlashSignature<P::Input>>().map_err(Error::InvalidInput)?;

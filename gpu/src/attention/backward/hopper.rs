@@ -30,6 +30,17 @@
 //!
 //! After the last tile, dK (times `scale`) and dV are rounded and stored.
 //!
+//! **Deterministic** ([`DETERMINISTIC`]): as step 2's, with two parts a
+//! block. The first warpgroup of key tile `j` waits (one thread polls, the
+//! warpgroup's first meeting holds the rest) until the query tile's
+//! counter reads `j`, adds its part, and after its second meeting arrives
+//! on an mbarrier; the second warpgroup waits on that, adds its part, and
+//! after its second meeting and a fence sets the counter to `j + 1`. Each
+//! dQ element is then summed in one order. (The two warpgroups of a block
+//! meet through an mbarrier, not the counter: a thread polling global
+//! memory for its own block's progress would hold that block in the
+//! emulator, whose threads of a block take turns.)
+//!
 //! **Masks and tails.** Keys past `s_k` read as zeros through K's and V's
 //! maps and are masked; queries past `s_q` read the next head's rows (or
 //! zeros) through Q's and dO's maps, and get `lse = +inf` (their P is 0,
@@ -60,6 +71,7 @@
 #![allow(clippy::erasing_op, clippy::identity_op)]
 
 use super::super::LOG2_E;
+use crate::dev::atomic::{Ordering, fence};
 use crate::dev::barrier::{Mbarrier, fence_init};
 use crate::dev::math::{self, ex2_approx, fma};
 use crate::dev::pipeline::PipelineState;
@@ -88,9 +100,13 @@ const SPAN: usize = 128;
 
 /// Flag bit of the launch: causal (bottom-right).
 pub const CAUSAL: u32 = 1;
+/// Flag bit of the launch: dQ summed in a fixed order (the module's
+/// **Deterministic**).
+pub const DETERMINISTIC: u32 = 2;
 
-/// Mbarriers: K/V's, each stage's full and empty, each consumer's dS.
-const BARRIERS: usize = 1 + 2 * STAGES + 2;
+/// Mbarriers: K/V's, each stage's full and empty, each consumer's dS, the
+/// first consumer's part of dQ done (the deterministic mode).
+const BARRIERS: usize = 1 + 2 * STAGES + 2 + 1;
 
 /// Shared memory bytes at head dimension `d`: the slack to the 1024-byte
 /// boundary the swizzle needs, K and V, the stages, the dS tiles, the
@@ -161,6 +177,11 @@ impl Smem {
     fn ds_ready(self, c: usize) -> Mbarrier {
         self.bar(1 + 2 * STAGES + c)
     }
+    /// In the deterministic mode, the first consumer's part of a tile's dQ
+    /// is added (one arrival a tile).
+    fn part_done(self) -> Mbarrier {
+        self.bar(3 + 2 * STAGES)
+    }
 }
 
 /// The block's place and the problem (the same for every role).
@@ -176,6 +197,8 @@ struct Args {
     s_q: u32,
     s_k: u32,
     causal: bool,
+    /// dQ's parts added in a fixed order ([`DETERMINISTIC`]).
+    ordered: bool,
     /// The first query tile and the tiles a head.
     first_tile: u32,
     per_head: u32,
@@ -201,18 +224,31 @@ impl Args {
             s_q,
             s_k,
             causal,
+            ordered: flags & DETERMINISTIC != 0,
             first_tile,
             per_head: s_q.div_ceil(BR as u32) - first_tile,
         }
     }
 
-    /// Query tile `n` of the block's walk: its row among `b heads s_q` and
-    /// its first query.
+    /// The block's first query tile: its row among `b heads s_q` (its
+    /// head's first) and its first query.
     #[inline(always)]
-    fn tile(self, n: u32) -> (u32, u32) {
-        let head = self.head0 + n / self.per_head;
-        (head * self.s_q, (self.first_tile + n % self.per_head) * BR as u32)
+    fn first(self) -> (u32, u32) {
+        (self.head0 * self.s_q, self.first_tile * BR as u32)
     }
+
+    /// The query tile after `(rows, q0)`: the next of its head, or the
+    /// first of the next head (a running walk holds two words, not the
+    /// divisions and the place of a tile by its index).
+    #[inline(always)]
+    fn next(self, (rows, q0): (u32, u32)) -> (u32, u32) {
+        if q0 + (BR as u32) < self.s_q {
+            (rows, q0 + BR as u32)
+        } else {
+            (rows + self.s_q, self.first_tile * BR as u32)
+        }
+    }
+
     #[inline(always)]
     fn tiles(self) -> u32 {
         self.group * self.per_head
@@ -265,8 +301,10 @@ unsafe fn produce(smem: Smem, maps: In<u64>, a: Args) {
         copy_tile(smem.v(), (maps, v_map), a.k0 as usize, (BC, d), smem.kv_full());
     }
     let mut ring = PipelineState::new(STAGES);
-    for n in 0..a.tiles() {
-        let (rows, q0) = a.tile(n);
+    let mut at = a.first();
+    for _ in 0..a.tiles() {
+        let (rows, q0) = at;
+        at = a.next(at);
         let s = ring.stage();
         // SAFETY: as above.
         unsafe {
@@ -359,7 +397,7 @@ unsafe fn consume<T: Element, O: Accumulators>(
     smem: Smem,
     a: Args,
     (lse, delta): (In<f32>, In<f32>),
-    dq: &Out<f32>,
+    (dq, turns): (&Out<f32>, &Out<u32>),
     (dk, dv): (Out<T>, Out<T>),
     (c, t): (u32, u32),
     scale: f32,
@@ -374,8 +412,10 @@ unsafe fn consume<T: Element, O: Accumulators>(
     // registers.)
     let key0 = a.k0 + 64 * c;
     let c = c as usize;
+    let mut at = a.first();
     for n in 0..a.tiles() {
-        let (rows, q0) = a.tile(n);
+        let (rows, q0) = at;
+        at = a.next(at);
         let s = ring.stage();
         // The thread through a value that changes every tile: what derives
         // from it (each accumulator's row and column, the dS tile's
@@ -467,6 +507,23 @@ unsafe fn consume<T: Element, O: Accumulators>(
             unsafe { tile.set(at, math::round_bits::<T>(ds[I])) };
         }});
         fence_async_shared();
+        // In the ordered mode, key tile `j`'s first warpgroup adds its part
+        // when the query tile's counter reads `j`, the second once the
+        // first's part is in (`part_done`).
+        // (The counter's place is computed where it is used: held across
+        // the dQ product, it took registers dK and dV need.)
+        let turn = || ((rows / a.s_q.max(1)) * a.s_q.div_ceil(BR as u32) + q0 / BR as u32) as usize;
+        let mine = a.k0 / BC as u32;
+        if a.ordered && t == 0 {
+            if c == 0 {
+                // SAFETY: a counter of the launch's; acquires the parts
+                // added before.
+                while unsafe { turns.atomic_load(turn(), Ordering::Acquire) } != mine {}
+            } else {
+                // SAFETY: initialized, one arrival a tile.
+                unsafe { smem.part_done().wait(n % 2) };
+            }
+        }
         // SAFETY: initialized, counting the warpgroup's 128 threads; two
         // phases a tile (this one even).
         unsafe {
@@ -512,6 +569,20 @@ unsafe fn consume<T: Element, O: Accumulators>(
             smem.ds_ready(c).arrive();
             smem.ds_ready(c).wait(1);
         }
+        if a.ordered && t == 0 {
+            if c == 0 {
+                // SAFETY: initialized, one arrival a tile: the warpgroup's
+                // adds, ordered before it by the meeting.
+                unsafe { smem.part_done().arrive() };
+            } else {
+                // The warpgroup's adds (and, through `part_done`, the
+                // first's), ordered by the meeting before this thread's
+                // fence, are visible before the counter moves.
+                fence();
+                // SAFETY: as above.
+                unsafe { turns.atomic_store(turn(), mine + 1, Ordering::Release) };
+            }
+        }
         if t == 0 {
             // SAFETY: initialized, counting the two warpgroups; their
             // products of the stage are done.
@@ -549,7 +620,7 @@ unsafe fn consume<T: Element, O: Accumulators>(
 fn backward<T: Element, O: Accumulators>(
     maps: In<u64>,
     (lse, delta): (In<f32>, In<f32>),
-    (dq, dk, dv): (Out<f32>, Out<T>, Out<T>),
+    (dq, turns, dk, dv): (Out<f32>, Out<u32>, Out<T>, Out<T>),
     (heads, kv_heads, s_q, s_k): (u32, u32, u32, u32),
     scale: f32,
     flags: u32,
@@ -566,6 +637,7 @@ fn backward<T: Element, O: Accumulators>(
             }
             smem.ds_ready(0).init(128);
             smem.ds_ready(1).init(128);
+            smem.part_done().init(1);
             fence_init();
         }
     }
@@ -586,7 +658,15 @@ fn backward<T: Element, O: Accumulators>(
         let a = Args::new((heads, kv_heads, s_q, s_k), flags);
         // SAFETY: the warpgroup, converged; the buffers are the launch's.
         unsafe {
-            consume::<T, O>(smem, a, (lse, delta), &dq, (dk, dv), (who.index as u32, who.thread), scale)
+            consume::<T, O>(
+                smem,
+                a,
+                (lse, delta),
+                (&dq, &turns),
+                (dk, dv),
+                (who.index as u32, who.thread),
+                scale,
+            )
         }
     };
     // SAFETY: every thread, converged; 24 + 2 x 240 = 3 x 168 (checked).
@@ -612,6 +692,7 @@ macro_rules! head_dims {
             lse: In<f32>,
             delta: In<f32>,
             dq: Out<f32>,
+            turns: Out<u32>,
             dk: Out<T>,
             dv: Out<T>,
             heads: u32,
@@ -621,7 +702,7 @@ macro_rules! head_dims {
             scale: f32,
             flags: u32,
         ) {
-            backward::<T, $o>(maps, (lse, delta), (dq, dk, dv), (heads, kv_heads, s_q, s_k), scale, flags);
+            backward::<T, $o>(maps, (lse, delta), (dq, turns, dk, dv), (heads, kv_heads, s_q, s_k), scale, flags);
         }
     )*};
 }
@@ -635,9 +716,10 @@ head_dims! {
     /// 128-byte swizzle: Q's and dO's (`b heads s_q x 64`, boxes of 64 x
     /// 64), then each K/V head's K and V (`s_k x 64`, boxes of 128 x 64);
     /// lse and D `[b, heads, s_q]`; dq dQ's `f32` accumulator, Q's shape,
-    /// zeroed; dK, dV `[b, kv_heads, s_k, 64]`; the grid is `ceil(s_k /
+    /// zeroed; `turns` (with [`DETERMINISTIC`]) `b heads ceil(s_q / 64)`
+    /// zeros; dK, dV `[b, kv_heads, s_k, 64]`; the grid is `ceil(s_k /
     /// 128)` x `b kv_heads` blocks of 384 threads; `kv_heads` divides
-    /// `heads`; `scale > 0`; `flags` [`CAUSAL`]. Then
+    /// `heads`; `scale > 0`; `flags` [`CAUSAL`] and [`DETERMINISTIC`]. Then
     /// `attention_backward_dq` makes dQ.
     /// Measured: `BENCHMARKS.md`, rows `attention_backward_hopper_d64`.
     attention_backward_hopper_d64(64, [f32; 32]);

@@ -99,6 +99,8 @@ fn hopper_d64() {
     // Causal with s_q > s_k: the first 53 queries see no key; two key
     // tiles of 128, the second masked at K's end.
     check::<F16>(Step::Hopper, problem((2, 1), (130, 200), 64, true));
+    // One query against two key tiles, the second holding one key.
+    check::<Bf16>(Step::Hopper, problem((1, 1), (1, 129), 64, true));
 }
 
 #[test]

@@ -46,6 +46,17 @@ use crate::dev::{In, Out, block_idx_x, index_1d, thread_idx_x};
 use crate::kernel;
 use half::{bf16, f16};
 
+/// Queries per tile of the fused steps; their turn counters (the
+/// deterministic mode) are one per such tile of each head, `b heads
+/// ceil(s_q / BR)`.
+pub const BR: usize = 64;
+
+/// Flag bit of the fused steps' launches: causal (bottom-right).
+pub const CAUSAL: u32 = 1;
+/// Flag bit of the fused steps' launches: dQ summed in a fixed order (the
+/// steps' **Deterministic**), through the turn counters.
+pub const DETERMINISTIC: u32 = 2;
+
 /// Rows per block of [`attention_backward_dot()`]: one warp a row.
 pub const ROWS: usize = 4;
 

@@ -154,7 +154,7 @@ pub fn launch<P: gemm::Precision<Input: Element>>(
     unsafe { typed.launch(gpu, dot.launch.blocks(rows), (&x.o, &g.d_o, &mut g.delta, rows, p.d as u32)) }?;
     match step {
         Step::Flash | Step::Hopper => {
-            use gpu::attention::backward::flash::{BR, CAUSAL, DETERMINISTIC};
+            use gpu::attention::backward::{BR, CAUSAL, DETERMINISTIC};
             let turns = p.batch * p.heads * p.s_q.div_ceil(BR);
             if g.dq_sum.as_ref().is_none_or(|(s, t)| s.len() != p.q_len() || t.len() != turns) {
                 g.dq_sum = Some((gpu.alloc(p.q_len())?, gpu.alloc(turns)?));
@@ -163,16 +163,14 @@ pub fn launch<P: gemm::Precision<Input: Element>>(
             gpu.zero(sum)?;
             gpu.zero(order)?;
             let heads = (p.heads as u32, p.kv_heads as u32);
+            let flags = if p.causal { CAUSAL } else { 0 } | if p.deterministic { DETERMINISTIC } else { 0 };
+            let grid = kernel.launch.grid(sk, (p.batch * p.kv_heads) as u32);
             if step == Step::Hopper {
                 if g.maps.as_ref().is_none_or(|(shape, _)| *shape != p.shape()) {
                     g.maps = Some((p.shape(), gpu.upload(&hopper_maps(gpu, p, x, &g.d_o)?)?));
                 }
                 let maps = &g.maps.as_ref().expect("just encoded").1;
                 let typed = kernel.typed::<HopperSignature<P::Input>>().map_err(Error::InvalidInput)?;
-                let grid = kernel.launch.grid(sk, (p.batch * p.kv_heads) as u32);
-                use gpu::attention::backward::hopper as h;
-                let flags =
-                    if p.causal { h::CAUSAL } else { 0 } | if p.deterministic { h::DETERMINISTIC } else { 0 };
                 // SAFETY: the maps describe this checked problem's Q, dO,
                 // K and V as the kernel reads them (`hopper_maps`); lse, D
                 // and the gradients are its; the sum is zeroed; the grid is
@@ -199,10 +197,7 @@ pub fn launch<P: gemm::Precision<Input: Element>>(
                     )
                 }?;
             } else {
-                let flags =
-                    if p.causal { CAUSAL } else { 0 } | if p.deterministic { DETERMINISTIC } else { 0 };
                 let typed = kernel.typed::<FlashSignature<P::Input>>().map_err(Error::InvalidInput)?;
-                let grid = kernel.launch.grid(sk, (p.batch * p.kv_heads) as u32);
                 // SAFETY: the buffers hold this checked problem's tensors;
                 // the sum and the counters are zeroed; the grid is the
                 // kernel's.
@@ -283,7 +278,7 @@ pub fn launch<P: gemm::Precision<Input: Element>>(
 /// boxes of 64 rows), then each K/V head's K and V (`s_k x d`, boxes of
 /// 128 rows, so a head's last tile reads zeros past `s_k`).
 fn hopper_maps<T: Input>(gpu: &Gpu, p: &Problem, x: &Buffers<T>, d_o: &DeviceBuffer<T>) -> Result<Vec<u64>> {
-    use gpu::attention::backward::hopper::{BC, BR};
+    use gpu::attention::backward::{BR, hopper::BC};
     let mut words = Vec::with_capacity(16 * (2 + 2 * p.batch * p.kv_heads));
     for buffer in [&x.q, d_o] {
         words.extend(gpu.tensor_map_pitched(buffer, 0, (p.batch * p.heads * p.s_q, p.d), p.d, (BR, 64))?);

@@ -81,6 +81,7 @@
 
 use super::super::LOG2_E;
 use super::super::flash::{copy_tile, swz};
+use super::{BR, CAUSAL, DETERMINISTIC};
 use crate::dev::Element;
 use crate::dev::atomic::{Ordering, fence};
 use crate::dev::copy::{commit_copies, wait_copies};
@@ -94,16 +95,8 @@ use seq_macro::seq;
 
 /// Keys per block: 4 warps of 16.
 pub const BC: usize = 64;
-/// Queries per tile.
-pub const BR: usize = 64;
 /// Threads per block.
 pub const THREADS: usize = 128;
-
-/// Flag bit of the launch: causal (bottom-right).
-pub const CAUSAL: u32 = 1;
-/// Flag bit of the launch: dQ summed in a fixed order (the module's
-/// **Deterministic**).
-pub const DETERMINISTIC: u32 = 2;
 
 /// Queries a warp takes at a time (steps 1 to 5): two passes of 32 a
 /// tile, so that Sᵀ and dPᵀ take 16 registers each, not 32, beside dK and

@@ -71,6 +71,7 @@
 #![allow(clippy::erasing_op, clippy::identity_op)]
 
 use super::super::LOG2_E;
+use super::{BR, CAUSAL, DETERMINISTIC};
 use crate::dev::atomic::{Ordering, fence};
 use crate::dev::barrier::{Mbarrier, fence_init};
 use crate::dev::math::{self, ex2_approx, fma};
@@ -87,8 +88,6 @@ use seq_macro::seq;
 
 /// Keys per block: two consumer warpgroups of 64.
 pub const BC: usize = 128;
-/// Queries per tile.
-pub const BR: usize = 64;
 /// Q/dO stages.
 pub const STAGES: usize = 2;
 /// Threads per block: the producer warpgroup and two consumers.
@@ -97,12 +96,6 @@ pub const THREADS: usize = 384;
 /// 128 bytes, one row of the 128-byte swizzle.
 const BOX: usize = 64;
 const SPAN: usize = 128;
-
-/// Flag bit of the launch: causal (bottom-right).
-pub const CAUSAL: u32 = 1;
-/// Flag bit of the launch: dQ summed in a fixed order (the module's
-/// **Deterministic**).
-pub const DETERMINISTIC: u32 = 2;
 
 /// Mbarriers: K/V's, each stage's full and empty, each consumer's dS, the
 /// first consumer's part of dQ done (the deterministic mode).

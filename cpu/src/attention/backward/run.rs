@@ -29,6 +29,32 @@ pub struct Tensors<T> {
     pub dv: Vec<T>,
 }
 
+/// What every backward run starts from: `p`'s inputs (Q, K, V from the
+/// forward's draw, dO), the forward's buffers after `forward_step` ran
+/// (O and lse, the backward's inputs), the GEMM library.
+struct Start<T: Element> {
+    q: Vec<T>,
+    k: Vec<T>,
+    v: Vec<T>,
+    d_o: Vec<T>,
+    x: Buffers<T>,
+    lib: TensorGemm,
+}
+
+fn start<P: gemm::Precision<Input: Element>>(
+    gpu: &Gpu,
+    p: &Problem,
+    forward_step: Step,
+) -> Result<Start<P::Input>> {
+    p.check()?;
+    let (q, k, v) = inputs::<P::Input>(p, 0xa77e);
+    let d_o = output_gradient::<P::Input>(p, 0xa77e + 3);
+    let mut x = Buffers::new(gpu, p, &q, &k, &v)?;
+    let lib = TensorGemm::new();
+    forward::launch::<P>(gpu, &lib, forward_step, p, &mut x)?;
+    Ok(Start { q, k, v, d_o, x, lib })
+}
+
 /// The inputs [`run_steps`] draws for `p`, and `step`'s gradients of
 /// them (after the forward step `forward_step`): what a peer's gradients
 /// are compared with.
@@ -37,12 +63,7 @@ pub fn gradients<P: gemm::Precision<Input: Element>>(
     p: &Problem,
     (forward_step, step): (Step, Step),
 ) -> Result<Tensors<P::Input>> {
-    p.check()?;
-    let (q, k, v) = inputs::<P::Input>(p, 0xa77e);
-    let d_o = output_gradient::<P::Input>(p, 0xa77e + 3);
-    let mut x = Buffers::new(gpu, p, &q, &k, &v)?;
-    let lib = TensorGemm::new();
-    forward::launch::<P>(gpu, &lib, forward_step, p, &mut x)?;
+    let Start { q, k, v, d_o, x, lib } = start::<P>(gpu, p, forward_step)?;
     let mut g = Gradients::new(gpu, p, &d_o)?;
     launch::<P>(gpu, &lib, step, p, &x, &mut g)?;
     gpu.sync()?;
@@ -59,12 +80,7 @@ pub fn run_steps<P: gemm::Precision<Input: Element>>(
     (forward_step, steps): (Step, &[Step]),
     runs: Option<bench::Runs>,
 ) -> Result<Vec<(Step, Outcome)>> {
-    p.check()?;
-    let (q, k, v) = inputs::<P::Input>(p, 0xa77e);
-    let d_o = output_gradient::<P::Input>(p, 0xa77e + 3);
-    let mut x = Buffers::new(gpu, p, &q, &k, &v)?;
-    let lib = TensorGemm::new();
-    forward::launch::<P>(gpu, &lib, forward_step, p, &mut x)?;
+    let Start { q, k, v, d_o, x, lib } = start::<P>(gpu, p, forward_step)?;
     gpu.sync()?;
     let (o, lse) = (gpu.download(&x.o)?, gpu.download(&x.lse)?);
     let values = Inputs::of((&q, &k, &v), (&o, &d_o), &lse);

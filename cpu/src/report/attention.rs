@@ -62,28 +62,35 @@ pub struct Run {
 
 /// Every `sweep-*.md` in `dir` with the `torch-sdpa-*.md` beside it.
 pub fn read(dir: &Path) -> Result<Vec<Run>> {
-    let names: Vec<String> = std::fs::read_dir(dir)
-        .map_err(|e| Error::InvalidInput(format!("--attention {}: {e}", dir.display())))?
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .collect();
-    let mut sweeps: Vec<&String> =
-        names.iter().filter(|n| n.starts_with("sweep-") && n.ends_with(".md")).collect();
-    sweeps.sort();
     let mut runs = Vec::new();
-    for name in sweeps {
-        let rest = &name["sweep-".len()..];
+    for (rest, path) in tables(dir, "sweep-")? {
         let peer = dir.join(format!("torch-sdpa-{rest}"));
-        let path = dir.join(name);
-        let precision = rest.trim_end_matches(".md").split('-').next().unwrap_or_default().to_string();
         let (device, ours) = parse_ours(&path)?;
         let (peer_device, peers) =
             if peer.exists() { parse_peers(&peer)? } else { (String::new(), BTreeMap::new()) };
-        runs.push(Run { precision, device, ours, peers, peer_device });
+        runs.push(Run { precision: precision_of(&rest), device, ours, peers, peer_device });
     }
     if runs.is_empty() {
         return Err(Error::InvalidInput(format!("--attention {}: no sweep-*.md tables", dir.display())));
     }
     Ok(runs)
+}
+
+/// The tables `<prefix><rest>.md` in `dir`, in name order: each `rest`
+/// (`bf16-h100.md`: the precision, then the device) and its path.
+pub(super) fn tables(dir: &Path, prefix: &str) -> Result<Vec<(String, PathBuf)>> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map_err(|e| Error::InvalidInput(format!("--attention {}: {e}", dir.display())))?
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with(prefix) && n.ends_with(".md"))
+        .collect();
+    names.sort();
+    Ok(names.into_iter().map(|n| (n[prefix.len()..].to_string(), dir.join(&n))).collect())
+}
+
+/// The precision a table's `rest` names first (`bf16-h100.md`: `bf16`).
+pub(super) fn precision_of(rest: &str) -> String {
+    rest.trim_end_matches(".md").split('-').next().unwrap_or_default().to_string()
 }
 
 /// The table's rows as cells (header and rule left out).

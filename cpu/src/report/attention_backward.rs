@@ -12,7 +12,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::attention::{BACKENDS, Key, Ours, parse_ours, peer_key, plot, ratio, rows, step_names, targets};
+use super::attention::{
+    BACKENDS, Key, Ours, parse_ours, peer_key, plot, precision_of, ratio, rows, step_names, tables, targets,
+};
 use super::table::Table;
 use crate::runtime::{Error, Result};
 
@@ -35,22 +37,13 @@ const BACKWARD: &str = " backward";
 /// Every `backward-sweep-*.md` in `dir` with the
 /// `torch-sdpa-backward-*.md` beside it; none is no section.
 pub fn read(dir: &Path) -> Result<Vec<Run>> {
-    let names: Vec<String> = std::fs::read_dir(dir)
-        .map_err(|e| Error::InvalidInput(format!("--attention {}: {e}", dir.display())))?
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .collect();
-    let mut sweeps: Vec<&String> =
-        names.iter().filter(|n| n.starts_with("backward-sweep-") && n.ends_with(".md")).collect();
-    sweeps.sort();
     let mut runs = Vec::new();
-    for name in sweeps {
-        let rest = &name["backward-sweep-".len()..];
+    for (rest, path) in tables(dir, "backward-sweep-")? {
         let peer = dir.join(format!("torch-sdpa-backward-{rest}"));
-        let precision = rest.trim_end_matches(".md").split('-').next().unwrap_or_default().to_string();
-        let (device, ours) = parse_ours(&dir.join(name))?;
+        let (device, ours) = parse_ours(&path)?;
         let (peer_device, peers) =
             if peer.exists() { parse_peers(&peer)? } else { (String::new(), BTreeMap::new()) };
-        runs.push(Run { precision, device, ours, peers, peer_device });
+        runs.push(Run { precision: precision_of(&rest), device, ours, peers, peer_device });
     }
     Ok(runs)
 }

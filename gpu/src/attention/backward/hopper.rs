@@ -71,6 +71,8 @@
 #![allow(clippy::erasing_op, clippy::identity_op)]
 
 use super::super::LOG2_E;
+use super::super::hopper::SPAN;
+use super::super::hopper::pipeline::{copy_tile, swizzle_base};
 use super::{BR, CAUSAL, DETERMINISTIC};
 use crate::dev::atomic::{Ordering, fence};
 use crate::dev::barrier::{Mbarrier, fence_init};
@@ -79,7 +81,7 @@ use crate::dev::pipeline::PipelineState;
 use crate::dev::registers::opaque;
 use crate::dev::roles::specialize;
 use crate::dev::shared::launch_sized_base;
-use crate::dev::tma::{acquire_map, copy_2d, fence_async_shared};
+use crate::dev::tma::{acquire_map, fence_async_shared};
 use crate::dev::wgmma::{self, Accumulators, Descriptor, d_f32, shared_address, wait_for};
 use crate::dev::{Element, In, Out, SharedArray, block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 use crate::kernel;
@@ -92,10 +94,6 @@ pub const BC: usize = 128;
 pub const STAGES: usize = 2;
 /// Threads per block: the producer warpgroup and two consumers.
 pub const THREADS: usize = 384;
-/// Columns of a TMA box and of a tile's column block: 64 16-bit elements,
-/// 128 bytes, one row of the 128-byte swizzle.
-const BOX: usize = 64;
-const SPAN: usize = 128;
 
 /// Mbarriers: K/V's, each stage's full and empty, each consumer's dS, the
 /// first consumer's part of dQ done (the deterministic mode).
@@ -121,8 +119,7 @@ struct Smem {
 impl Smem {
     #[inline(always)]
     fn new(d: usize) -> Smem {
-        let raw = launch_sized_base();
-        let base = raw.wrapping_add((1024 - shared_address(raw) as usize % 1024) % 1024);
+        let base = swizzle_base();
         // SAFETY: the launch passes `shared_bytes(d)`: the mbarriers lie
         // past the slack and the tiles, 8-aligned.
         let bars = unsafe { SharedArray::<u64>::launch_sized_at(shared_bytes(d) - 8 * BARRIERS) };
@@ -248,28 +245,6 @@ impl Args {
     }
 }
 
-/// `rows x d` of map `map` from row `row0` into the tile at `at`, in
-/// boxes of `rows x 64`, counting on `bar`.
-///
-/// # Safety
-/// As for [`copy_2d`]; the tile holds `rows x d` elements at `at`; the
-/// map's boxes are `rows x 64`.
-#[inline(always)]
-unsafe fn copy_tile(
-    at: *mut u8,
-    (maps, map): (In<u64>, usize),
-    row0: usize,
-    (rows, d): (usize, usize),
-    bar: Mbarrier,
-) {
-    for cb in 0..d / BOX {
-        // SAFETY: the caller's contract; each box on a 1024-byte boundary.
-        unsafe {
-            copy_2d(at.wrapping_add(cb * rows * SPAN), maps, map, ((cb * BOX) as i32, row0 as i32), bar)
-        };
-    }
-}
-
 /// The producer, one thread: K and V once, then each query tile's Q and
 /// dO into the ring, each stage once both consumers released it. Maps: 0
 /// Q's and 1 dO's (`b heads s_q x d`, boxes of 64 x 64), then each K/V
@@ -290,8 +265,8 @@ unsafe fn produce(smem: Smem, maps: In<u64>, a: Args) {
             acquire_map(maps, m);
         }
         smem.kv_full().arrive_expect_tx((2 * 2 * BC * d) as u32);
-        copy_tile(smem.k(), (maps, k_map), a.k0 as usize, (BC, d), smem.kv_full());
-        copy_tile(smem.v(), (maps, v_map), a.k0 as usize, (BC, d), smem.kv_full());
+        copy_tile(smem.k(), (maps, k_map), a.k0 as usize, (BC, d, BC), smem.kv_full());
+        copy_tile(smem.v(), (maps, v_map), a.k0 as usize, (BC, d, BC), smem.kv_full());
     }
     let mut ring = PipelineState::new(STAGES);
     let mut at = a.first();
@@ -305,8 +280,8 @@ unsafe fn produce(smem: Smem, maps: In<u64>, a: Args) {
                 smem.q_empty(s).wait(phase);
             }
             smem.q_full(s).arrive_expect_tx((2 * 2 * BR * d) as u32);
-            copy_tile(smem.q(s), (maps, 0), (rows + q0) as usize, (BR, d), smem.q_full(s));
-            copy_tile(smem.d_o(s), (maps, 1), (rows + q0) as usize, (BR, d), smem.q_full(s));
+            copy_tile(smem.q(s), (maps, 0), (rows + q0) as usize, (BR, d, BR), smem.q_full(s));
+            copy_tile(smem.d_o(s), (maps, 1), (rows + q0) as usize, (BR, d, BR), smem.q_full(s));
         }
         ring.advance();
     }

@@ -64,7 +64,7 @@
 mod consumer;
 mod epilogue;
 mod merge;
-mod pipeline;
+pub(in crate::attention) mod pipeline;
 mod scheduler;
 
 use super::LOG2_E;
@@ -87,9 +87,9 @@ pub const BR: usize = 128;
 pub const THREADS: usize = 384;
 /// Rows and columns of every TMA box: 64 16-bit elements are 128 bytes,
 /// one row of the 128-byte swizzle.
-const BOX: usize = 64;
+pub(in crate::attention) const BOX: usize = 64;
 /// Bytes of a tile row per column block (the swizzle's span).
-const SPAN: usize = 128;
+pub(in crate::attention) const SPAN: usize = 128;
 
 /// Bit of the kernels' `flags`: causal masking.
 pub const CAUSAL: u32 = 1;

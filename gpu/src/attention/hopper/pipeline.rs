@@ -69,8 +69,7 @@ impl Smem {
     /// `stages` stages.
     #[inline(always)]
     pub fn new(d: usize, bc: usize, stages: usize) -> Smem {
-        let raw = launch_sized_base();
-        let base = raw.wrapping_add((1024 - shared_address(raw) as usize % 1024) % 1024);
+        let base = swizzle_base();
         let bars_at = shared_bytes_for(d, bc, stages) - 8 * BARRIERS - 4 * PINS - 4 * PLAN;
         // SAFETY: the launch passes `shared_bytes_for(d, bc, stages)`: the
         // mbarriers lie past the slack, Q and the stages, 8-aligned.
@@ -183,6 +182,14 @@ impl Smem {
     }
 }
 
+/// The launch's shared memory from its first 1024-byte boundary, which the
+/// 128-byte swizzle needs (the launch passes 1024 bytes of slack for it).
+#[inline(always)]
+pub(in crate::attention) fn swizzle_base() -> *mut u8 {
+    let raw = launch_sized_base();
+    raw.wrapping_add((1024 - shared_address(raw) as usize % 1024) % 1024)
+}
+
 /// `rows x d` of the matrix of map `map` from row `row0` into the tile at
 /// `at` (`rows` rows, column blocks as the layout says), counting on
 /// `bar`: `rows / box_rows x d / 64` boxes of `box_rows` x 64 (the map's).
@@ -192,7 +199,7 @@ impl Smem {
 /// boxes are `box_rows` x 64, and `box_rows` (a multiple of 8) divides
 /// `rows`.
 #[inline(always)]
-unsafe fn copy_tile(
+pub(in crate::attention) unsafe fn copy_tile(
     at: *mut u8,
     (maps, map): (In<u64>, usize),
     row0: usize,

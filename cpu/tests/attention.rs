@@ -3,11 +3,14 @@
 //! grouped-query heads, every element of O and lse within the bound the
 //! family derives (`cpu/src/families/attention.rs`); that bound catches a
 //! kernel computing with a wrong scale; the fused kernel's shared memory
-//! is conflict-free; the emulator's `ex2.approx` and `lg2.approx` models.
+//! is conflict-free; the emulator's `ex2.approx` and `lg2.approx` models;
+//! decode with a contiguous and a paged cache, split and not, and an
+//! appended token.
 
 use gpu::dev::math::{ex2_approx, lg2_approx};
+use kernel_lab::attention::decode::{self, Cache, Decode, DecodeBuffers, Plan};
 use kernel_lab::attention::{self, Buffers, Element, Problem, Step};
-use kernel_lab::gemm::{self, Bf16, F16, TensorGemm};
+use kernel_lab::gemm::{self, Bf16, F16, Input, TensorGemm};
 use kernel_lab::runtime::Gpu;
 
 /// Runs `step` on `p` in `P` on the emulator and checks every row.
@@ -328,4 +331,146 @@ fn sweep_and_targets_files() {
             t.what
         );
     }
+}
+
+/// Decode on the emulator: `p` in `P` by its plan on `slots` blocks (or
+/// with `splits` forced), every checked row within its bound.
+fn decode<P: gemm::Precision<Input: Element>>(p: &Decode, slots: u32, splits: Option<u32>) -> Plan {
+    use kernel_lab::attention::decode::run::{decode_inputs, decode_reference, rows_to_check, verify_decode};
+    let gpu = Gpu::emulator();
+    let (q, k, v) = decode_inputs::<P::Input>(p, 7);
+    let cache = Cache::build(p, (&k, &v), 0, 11);
+    let checked = rows_to_check(p);
+    let want = decode_reference(p, (&q, &k, &v), &checked);
+    let mut x = DecodeBuffers::new(&gpu, p, &q, &cache).unwrap();
+    let mut plan = decode::plan(p, slots);
+    if let Some(s) = splits {
+        plan.split_keys =
+            p.max_len().div_ceil(s as usize).next_multiple_of(gpu::attention::flash::bc(p.d)) as u32;
+        plan.splits = p.max_len().div_ceil(plan.split_keys as usize) as u32;
+    }
+    gpu.poison(&mut x.o).unwrap();
+    gpu.poison(&mut x.lse).unwrap();
+    decode::launch(&gpu, p, &plan, &mut x).and_then(|()| gpu.sync()).unwrap();
+    let (o, lse) = (gpu.download(&x.o).unwrap(), gpu.download(&x.lse).unwrap());
+    if let Err(e) = verify_decode("decode", p, (&o, &lse), &want, &checked) {
+        panic!("{p} {plan:?}: {e}");
+    }
+    plan
+}
+
+fn decode_problem(batch: usize, heads: (usize, usize), s_q: usize, lens: &[usize], d: usize) -> Decode {
+    let mut p = Decode::new(batch, heads, s_q, lens[0], d);
+    p.lens = (0..batch).map(|b| lens[b % lens.len()]).collect();
+    p
+}
+
+#[test]
+fn decode_contiguous() {
+    // One query, 4 heads a K/V head: 4 rows of a 32-row block, four warps
+    // splitting each stage's keys; one split, then three.
+    let p = decode_problem(2, (8, 2), 1, &[300, 77], 64);
+    assert_eq!(decode::<Bf16>(&p, 64, Some(1)).splits, 1);
+    assert_eq!(decode::<F16>(&p, 64, Some(3)).splits, 3);
+    // d = 128, 8 heads a group and 5 queries: 40 rows, two warps a row
+    // group of 64 rows; causal, split.
+    let mut p = decode_problem(1, (8, 1), 5, &[333], 128);
+    p.causal = true;
+    let plan = decode::<Bf16>(&p, 8, Some(6));
+    assert_eq!((plan.wk, plan.row_tiles, plan.splits), (2, 1, 6));
+}
+
+/// The decode's bound catches a scale off by 1%.
+#[test]
+fn decode_bound_catches_a_wrong_scale() {
+    use kernel_lab::attention::decode::run::{decode_inputs, decode_reference, rows_to_check, verify_decode};
+    let gpu = Gpu::emulator();
+    let p = decode_problem(1, (4, 1), 2, &[200], 64);
+    let (q, k, v) = decode_inputs::<Bf16Input>(&p, 9);
+    let checked = rows_to_check(&p);
+    let want = decode_reference(&p, (&q, &k, &v), &checked);
+    let mut wrong = p.clone();
+    wrong.scale *= 1.01;
+    let mut x = DecodeBuffers::new(&gpu, &wrong, &q, &Cache::build(&wrong, (&k, &v), 0, 1)).unwrap();
+    decode::launch(&gpu, &wrong, &decode::plan(&wrong, 4), &mut x).and_then(|()| gpu.sync()).unwrap();
+    let (o, lse) = (gpu.download(&x.o).unwrap(), gpu.download(&x.lse).unwrap());
+    assert!(verify_decode("decode", &p, (&o, &lse), &want, &checked).is_err());
+}
+
+#[test]
+fn decode_paged() {
+    // Pages of 16 dealt in shuffled order, sequences of different lengths
+    // (one shorter than a split: its later splits are empty), causal with
+    // 3 queries.
+    let mut p = decode_problem(3, (4, 2), 3, &[200, 17, 129], 128);
+    (p.causal, p.page_size) = (true, Some(16));
+    decode::<Bf16>(&p, 16, Some(3));
+    // d = 256: stages of 32 keys, 32 rows (16 heads x 2 queries) in two
+    // warps a row group; pages of 64.
+    let mut p = decode_problem(2, (16, 1), 2, &[100, 64], 256);
+    p.page_size = Some(64);
+    let plan = decode::<F16>(&p, 16, Some(2));
+    assert_eq!((plan.wk, plan.row_tiles), (2, 1));
+    // A group past a block's rows: 8 heads x 16 queries = 128 rows, at d =
+    // 256 two row tiles of 64.
+    let mut p = decode_problem(1, (8, 1), 16, &[70], 256);
+    (p.causal, p.page_size) = (true, Some(32));
+    assert_eq!(decode::<Bf16>(&p, 4, Some(1)).row_tiles, 2);
+}
+
+type Bf16Input = <Bf16 as gemm::Precision>::Input;
+
+/// Appending a token writes its rows of K and V and nothing else, and the
+/// next decode sees it.
+#[test]
+fn decode_append() {
+    use kernel_lab::attention::decode::run::{decode_inputs, decode_reference, verify_decode};
+    let gpu = Gpu::emulator();
+    let mut p = decode_problem(2, (4, 2), 1, &[47, 48], 64);
+    p.page_size = Some(16);
+    let (q, mut k, mut v) = decode_inputs::<Bf16Input>(&p, 3);
+    let mut cache = Cache::build(&p, (&k, &v), 16, 5);
+    let before = cache.clone();
+    // The new token of sequence 1 (48 keys: its third page is full, the
+    // token opens the fourth).
+    let (row_k, row_v) = (vec![Bf16Input::round_f32(0.5); 2 * 64], vec![Bf16Input::round_f32(-0.25); 2 * 64]);
+    let written = cache.append(1, 48, (&row_k, &row_v));
+    assert_eq!(written.len(), 2 * 64);
+    let moved = (0..cache.k.len()).filter(|i| cache.k[*i] != before.k[*i] || cache.v[*i] != before.v[*i]);
+    assert!(moved.into_iter().all(|i| written.contains(&i)), "an append moved another token");
+    // The same token in the reference's layout: `[kv_heads, len, d]`.
+    for (seq, row) in [(&mut k[1], &row_k), (&mut v[1], &row_v)] {
+        let mut grown = Vec::new();
+        for h in 0..2 {
+            grown.extend_from_slice(&seq[h * 48 * 64..(h + 1) * 48 * 64]);
+            grown.extend_from_slice(&row[h * 64..(h + 1) * 64]);
+        }
+        *seq = grown;
+    }
+    p.lens[1] = 49;
+    let checked: Vec<(usize, Vec<usize>)> = (0..2).map(|b| (b, (0..4).collect())).collect();
+    let want = decode_reference(&p, (&q, &k, &v), &checked);
+    let mut x = DecodeBuffers::new(&gpu, &p, &q, &cache).unwrap();
+    let plan = decode::plan(&p, 8);
+    decode::launch(&gpu, &p, &plan, &mut x).and_then(|()| gpu.sync()).unwrap();
+    let (o, lse) = (gpu.download(&x.o).unwrap(), gpu.download(&x.lse).unwrap());
+    verify_decode("decode after an append", &p, (&o, &lse), &want, &checked).unwrap();
+}
+
+/// The plan's model: few sequences split their keys to fill the slots;
+/// many sequences do not split; rows pick the warps per row group.
+#[test]
+fn decode_plan() {
+    let few = Decode::new(1, (64, 8), 1, 131072, 128);
+    let plan = decode::plan(&few, 264);
+    assert!(plan.blocks(&few) >= 256 && plan.blocks(&few) <= 264, "{plan:?}");
+    let many = Decode::new(128, (32, 8), 1, 4096, 128);
+    assert_eq!(decode::plan(&many, 264).splits, 1);
+    let speculative = Decode::new(8, (32, 4), 16, 8192, 128);
+    let plan = decode::plan(&speculative, 264);
+    assert_eq!((plan.wk, plan.row_tiles), (1, 1), "{plan:?}");
+    // A bad page size is refused before any work.
+    let mut p = Decode::new(1, (2, 1), 1, 100, 64);
+    p.page_size = Some(48);
+    assert!(p.check().unwrap_err().to_string().contains("power of two"));
 }

@@ -29,8 +29,12 @@
 //! 3. [`hopper`]: FlashAttention-3 on Hopper (sm_90a): TMA, mbarriers,
 //!    `wgmma` with P from registers, a producer warp and two consumer
 //!    warpgroups taking turns, persistent blocks.
+//!
+//! For serving: [`decode`], a few queries against a long KV cache
+//! (contiguous or paged), its keys split across blocks and merged.
 
 pub mod backward;
+pub mod decode;
 pub mod flash;
 pub mod hopper;
 pub mod softmax;

@@ -10,11 +10,14 @@
 //! - [`reference`](mod@reference): the `f64` reference and each element's
 //!   error bound, and the verification;
 //! - [`run`]: a call's steps verified, then timed ([`run_steps`]);
-//! - [`backward`]: the gradients dQ, dK, dV, their steps and reference.
+//! - [`backward`]: the gradients dQ, dK, dV, their steps and reference;
+//! - [`decode`]: a few queries per sequence against a KV cache,
+//!   contiguous or paged, the keys split across blocks.
 //!
 //! The benchmark family that runs them is `families::attention`.
 
 pub mod backward;
+pub mod decode;
 pub mod launch;
 pub mod problem;
 pub mod reference;
@@ -22,5 +25,5 @@ pub mod run;
 
 pub use launch::{Buffers, Element, Step, deal_group, hopper_split, launch};
 pub use problem::{BACKWARD_SWEEP, EMULATOR_MULTIPLY_ADDS, HEAD_DIMS, Problem, SWEEP, backward_sweep, sweep};
-pub use reference::{Reference, inputs, reference, reference_of, rows_to_check, verify};
+pub use reference::{Reference, inputs, reference, reference_of, reference_tiled, rows_to_check, verify};
 pub use run::{Outcome, run_steps};

@@ -26,7 +26,7 @@
 //!   tile; step 1: a lane's running sum, once per larger key, and the five
 //!   merges across lanes), and `2^-24` per rescaling multiplication: at
 //!   most `tiles + 7` of each, `tiles = ceil(s_k / 32)` (the smallest key
-//!   tile, and a lane's keys in step 1), so `(tiles + 7) (2^-22 + 2^-23)`.
+//!   tile, and a lane's keys in step 1; 16 for decode's chunks), so `(tiles + 7) (2^-22 + 2^-23)`.
 //! - **`l`**: a sum of positive `f32` terms, relative error `γ_{s_k}`.
 //!
 //! So each weight's numerator and denominator carry relative errors within
@@ -77,11 +77,23 @@ pub fn reference(
     rows: &[usize],
     (u, tiny): (f64, f64),
 ) -> Reference {
+    reference_tiled(p, (q, k, v), rows, (u, tiny), 32)
+}
+
+/// [`reference`] for a kernel whose smallest key tile (the keys between
+/// two rescales) is `key_tile` keys, not 32.
+pub fn reference_tiled(
+    p: &Problem,
+    (q, k, v): (&[f64], &[f64], &[f64]),
+    rows: &[usize],
+    (u, tiny): (f64, f64),
+    key_tile: usize,
+) -> Reference {
     let d = p.d;
     let two = |e: i32| f64::powi(2.0, e);
     let gamma = |k: usize| (k + k.div_ceil(32) + 2) as f64 * two(-23);
     let scale = p.scale as f64;
-    let tiles = p.s_k.div_ceil(32) as f64;
+    let tiles = p.s_k.div_ceil(key_tile.max(1)) as f64;
     let tau = tiny.max(two(-126));
     let per_row: Vec<(Vec<f64>, Vec<f64>, f64, f64)> = rows
         .par_iter()

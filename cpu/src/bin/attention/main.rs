@@ -7,7 +7,12 @@
 //! (`attention::EMULATOR_MULTIPLY_ADDS`), with smaller defaults (2 heads, 256 long). `--backward`
 //! also runs the backward steps (dQ, dK, dV from the forward's O and lse and a random dO), each
 //! verified against its `f64` reference, and times them apart from the forward, in TFLOP/s
-//! counted as `10 b h s_q s_k d` (2.5 times the forward's), halved when causal.
+//! counted as `10 b h s_q s_k d` (2.5 times the forward's), halved when causal. `--decode` runs
+//! `--seq` queries a sequence (default 1) against a KV cache of `--kv-len` keys (or `--kv-lens`,
+//! one a sequence), contiguous and, with `--page-size`, paged, in TB/s of the bytes it must read,
+//! beside the device's copy (`decode.rs`).
+
+mod decode;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -78,8 +83,27 @@ struct Options {
     /// `scripts/torch-sdpa-backward.py --compare` to hold against torch's.
     #[arg(long)]
     dump: Option<std::path::PathBuf>,
+    /// Decode: --seq queries a sequence (default 1) against a KV cache of
+    /// --kv-len keys, the keys split across blocks.
+    #[arg(long)]
+    decode: bool,
+    /// Keys a sequence in the cache (--decode; default 4096, 300 on the
+    /// emulator).
+    #[arg(long)]
+    kv_len: Option<usize>,
+    /// Each sequence's keys, comma-separated (--decode; sets the batch).
+    #[arg(long, value_delimiter = ',')]
+    kv_lens: Vec<usize>,
+    /// Tokens a page of a paged cache, a power of two from 16 to 256
+    /// (--decode): the paged cache runs beside the contiguous one.
+    #[arg(long)]
+    page_size: Option<usize>,
+    /// Prints how each decode call is split across blocks, and why.
+    #[arg(long)]
+    explain: bool,
     /// The sweep's table of shapes, then odd lengths (a GPU only); with
-    /// --backward, the backward's (bench/attention-backward-sweep.txt).
+    /// --backward, the backward's (bench/attention-backward-sweep.txt);
+    /// with --decode, the decode's (bench/attention-decode-sweep.txt).
     #[arg(long)]
     sweep: bool,
     /// Timed runs (median reported) after the warm-up.
@@ -96,7 +120,7 @@ struct Options {
 
 /// The defaults of `--heads` and `--seq`: a GPU's, and the emulator's (a
 /// few seconds).
-const DEFAULT_HEADS: [usize; 2] = [16, 2];
+pub(crate) const DEFAULT_HEADS: [usize; 2] = [16, 2];
 const DEFAULT_SEQ: [usize; 2] = [1024, 256];
 
 /// Every problem the options ask for, and the steps, checked; the shape's
@@ -112,6 +136,17 @@ fn problems(o: &Options, emulator: bool) -> Result<(Vec<Problem>, Vec<Step>)> {
             Some(s) if !steps.contains(&s) => steps.push(s),
             Some(_) => {}
             None => return bad(format!("unknown --kernels '{name}'; accepted: unfused, flash, hopper")),
+        }
+    }
+    if !o.decode {
+        let decode_only = [
+            ("--kv-len", o.kv_len.is_some()),
+            ("--kv-lens", !o.kv_lens.is_empty()),
+            ("--page-size", o.page_size.is_some()),
+            ("--explain", o.explain),
+        ];
+        if let Some((flag, _)) = decode_only.iter().find(|(_, set)| *set) {
+            return bad(format!("{flag} applies to decode: add --decode"));
         }
     }
     if o.deterministic && !o.backward {
@@ -240,6 +275,9 @@ fn main() -> ExitCode {
 /// table printed: `Ok(true)`, or the first error (a failed verification
 /// is exit 1).
 fn run(o: &Options) -> Result<bool> {
+    if o.decode {
+        return decode::run(o);
+    }
     // The options alone, checked before the device is opened.
     problems(o, false)?;
     let (gpu, no_gpu) =

@@ -1,0 +1,173 @@
+//! The decode call's buffers and launches: the decode kernel, then, when
+//! the keys are split, the merge.
+
+use gpu::attention::decode::{CAUSAL, PAGE_SHIFT, PAGED, WK_SHIFT, part_floats};
+use gpu::dev::{In, Out};
+use gpu::launch::{Dim3, Kernel, registry};
+
+use crate::gemm::Input;
+use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
+
+use super::super::launch::Element;
+use super::{Cache, Decode, Plan};
+
+/// What the decode kernels take.
+pub type DecodeSignature<T> = (
+    In<T>,
+    In<T>,
+    In<T>,
+    In<u32>,
+    In<u32>,
+    Out<T>,
+    Out<f32>,
+    Out<f32>,
+    u32,
+    u32,
+    u32,
+    u32,
+    u32,
+    u32,
+    f32,
+    u32,
+);
+/// What the merge takes.
+pub type MergeSignature<T> = (In<f32>, Out<T>, Out<f32>, u32, u32, u32, f32);
+
+/// The decode kernel for head dimension `d` in element type `T`.
+pub fn kernel<T: Input>(d: usize) -> Result<&'static Kernel> {
+    find(format!("attention_decode_d{d}_{}", T::NAME))
+}
+
+fn find(name: String) -> Result<&'static Kernel> {
+    registry::find(&name).ok_or_else(|| Error::InvalidInput(format!("no kernel {name}")))
+}
+
+/// A call's device buffers: Q, the cache (K, V, the table), the lengths,
+/// O and lse, and a split's workspace (grown to the largest split run on
+/// them).
+pub struct DecodeBuffers<T: Element> {
+    pub q: DeviceBuffer<T>,
+    pub k: DeviceBuffer<T>,
+    pub v: DeviceBuffer<T>,
+    pub table: DeviceBuffer<u32>,
+    pub lens: DeviceBuffer<u32>,
+    pub o: DeviceBuffer<T>,
+    pub lse: DeviceBuffer<f32>,
+    parts: Option<DeviceBuffer<f32>>,
+    /// The cache's geometry: tokens a page, table entries a sequence,
+    /// paged or not.
+    page_rows: usize,
+    table_stride: usize,
+    paged: bool,
+}
+
+impl<T: Element> DecodeBuffers<T> {
+    /// Uploads Q (checked against the problem), the cache and the lengths,
+    /// and allocates O and lse.
+    pub fn new(gpu: &Gpu, p: &Decode, q: &[T], cache: &Cache<T>) -> Result<Self> {
+        p.check()?;
+        if q.len() != p.q_len() {
+            return Err(Error::InvalidInput(format!("decode {p}: Q of the wrong length")));
+        }
+        if cache.paged != p.page_size.is_some() || cache.table.len() < p.batch * cache.table_stride {
+            return Err(Error::InvalidInput(format!("decode {p}: a cache of another layout")));
+        }
+        let lens: Vec<u32> = p.lens.iter().map(|&l| l as u32).collect();
+        Ok(DecodeBuffers {
+            q: gpu.upload(q)?,
+            k: gpu.upload(&cache.k)?,
+            v: gpu.upload(&cache.v)?,
+            table: gpu.upload(&cache.table)?,
+            lens: gpu.upload(&lens)?,
+            o: gpu.alloc(p.q_len())?,
+            lse: gpu.alloc(p.rows())?,
+            parts: None,
+            page_rows: cache.page_rows,
+            table_stride: cache.table_stride,
+            paged: cache.paged,
+        })
+    }
+
+    /// Sets sequence `b`'s length (after [`Cache::append`] and an upload of
+    /// what it wrote).
+    pub fn set_len(&mut self, gpu: &Gpu, p: &Decode) -> Result<()> {
+        let lens: Vec<u32> = p.lens.iter().map(|&l| l as u32).collect();
+        self.lens = gpu.upload(&lens)?;
+        Ok(())
+    }
+}
+
+/// Runs `p` by `plan`: O and lse into `x`.
+pub fn launch<T: Element + Input>(
+    gpu: &Gpu,
+    p: &Decode,
+    plan: &Plan,
+    x: &mut DecodeBuffers<T>,
+) -> Result<()> {
+    p.check()?;
+    let kernel = kernel::<T>(p.d)?;
+    let typed = kernel.typed::<DecodeSignature<T>>().map_err(Error::InvalidInput)?;
+    let covered = plan.splits as usize * plan.split_keys as usize;
+    if covered < p.max_len() || plan.row_tiles as usize * block_rows(p, plan) < p.group() * p.s_q {
+        return Err(Error::InvalidInput(format!("decode {p}: a plan that does not cover it")));
+    }
+    let words = if plan.splits > 1 { plan.splits as usize * p.rows() * part_floats(p.d) } else { 1 };
+    if x.parts.as_ref().is_none_or(|w| w.len() < words) {
+        // (Zeros: the merge reads only what the decode wrote, but a buffer
+        // the sanitizer's initcheck sees written.)
+        x.parts = Some(gpu.zeros(words)?);
+    }
+    let parts = x.parts.as_mut().expect("just allocated");
+    let page_shift = if x.paged { x.page_rows.trailing_zeros() } else { 0 };
+    let flags = if p.causal { CAUSAL } else { 0 }
+        | if x.paged { PAGED } else { 0 }
+        | plan.wk.trailing_zeros() << WK_SHIFT
+        | page_shift << PAGE_SHIFT;
+    let grid = Dim3::xy(plan.splits * plan.row_tiles, (p.batch * p.kv_heads) as u32);
+    // SAFETY: the buffers hold Q, the cache, the table and the lengths of
+    // this checked problem (`DecodeBuffers::new`), O and lse its rows; the
+    // plan covers every key and row; a split's workspace its size.
+    unsafe {
+        typed.launch(
+            gpu,
+            grid,
+            (
+                &x.q,
+                &x.k,
+                &x.v,
+                &x.table,
+                &x.lens,
+                &mut x.o,
+                &mut x.lse,
+                parts,
+                p.heads as u32,
+                p.kv_heads as u32,
+                p.s_q as u32,
+                x.page_rows as u32,
+                x.table_stride as u32,
+                plan.split_keys,
+                p.scale,
+                flags,
+            ),
+        )
+    }?;
+    if plan.splits == 1 {
+        return Ok(());
+    }
+    let merge = find(format!("attention_decode_merge_{}", T::NAME))?;
+    let typed = merge.typed::<MergeSignature<T>>().map_err(Error::InvalidInput)?;
+    let threads = (32 * p.rows()) as u32;
+    let parts = x.parts.as_ref().expect("allocated above");
+    // SAFETY: the decode launch just wrote every split's state of every row.
+    unsafe {
+        typed.launch(
+            gpu,
+            merge.launch.blocks(threads),
+            (parts, &mut x.o, &mut x.lse, p.rows() as u32, p.d as u32, plan.splits, p.scale),
+        )
+    }
+}
+
+fn block_rows(p: &Decode, plan: &Plan) -> usize {
+    gpu::attention::decode::block_rows(p.d, plan.wk as usize)
+}

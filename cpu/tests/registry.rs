@@ -86,8 +86,9 @@ fn launch_bounds_in_the_ptx_are_the_declared_ones() {
             }
         }
         // The SGEMM ladder's 7 block tile kernels, the BLAS sgemm's block
-        // tile kernels and the first tensor step (two blocks per SM) are the
-        // ones that declare them, and in the sm_90a PTX the five
+        // tile kernels, the first tensor step and attention's decode kernels
+        // (three head dimensions, two precisions; two blocks per SM) are
+        // the ones that declare them, and in the sm_90a PTX the five
         // warp-specialized tensor kernels (whose `setmaxnreg` counts rest on
         // them), with the GEMM library's 120 (five precisions, three
         // outputs, one split or several, four tiles), its 21 decode
@@ -102,7 +103,7 @@ fn launch_bounds_in_the_ptx_are_the_declared_ones() {
         assert!(blas.iter().all(|k| with_bounds.contains(k.kernel.name)));
         assert!(with_bounds.contains("tc_mma_bf16"));
         let hopper = (5 + 120 + 21 + 9 + 6 + 6 + 4) * usize::from(p.arch == "sm_90a");
-        assert_eq!(with_bounds.len(), 7 + blas.len() + 1 + hopper, "{with_bounds:?}");
+        assert_eq!(with_bounds.len(), 7 + blas.len() + 1 + 6 + hopper, "{with_bounds:?}");
     }
 }
 

@@ -25,7 +25,7 @@ use gpu::attention::flash::{bc, mt};
 use super::Decode;
 
 /// A block's fixed cost in keys' time: its launch and its first stage's
-/// latency (about a microsecond, in which an SM's share of an H100's
+/// latency (about a microsecond, in which an SM's share of a Hopper GPU's
 /// bandwidth reads about 45 keys at `d = 128`), rounded up.
 pub const BLOCK_KEYS: usize = 64;
 

@@ -135,8 +135,9 @@ struct Block {
 /// How a sequence's keys map to cache elements.
 #[derive(Clone, Copy)]
 struct Cache {
-    /// The sequence's first entry of the table.
+    /// The sequence's first entry of the table, and (contiguous) its page.
     table_at: u32,
+    page0: u32,
     paged: bool,
     page_shift: u32,
     /// Elements between pages, between rows of a page, and the K/V head's
@@ -146,33 +147,61 @@ struct Cache {
     head_at: u32,
 }
 
+/// Rows of a stage each thread copies (`bc(D) / (THREADS / (D / 8))`: 4
+/// at `d = 64`, 8 at 128 and 256).
+const ROWS_A_THREAD: usize = 8;
+
 impl Cache {
-    /// Element index of key `key`'s row.
+    /// The pages of this thread's rows of the stage of keys from `key0`
+    /// (0 past `end`): table loads, issued a stage ahead of the copies
+    /// that use them, so that their latency passes while the warps
+    /// multiply (contiguous: the sequence's one page, no load).
     ///
     /// # Safety
-    /// The sequence's table holds the page of `key`.
+    /// The sequence's table holds the page of every key below `end`.
     #[inline(always)]
-    unsafe fn row(&self, table: In<u32>, key: u32) -> usize {
-        let (page, row) =
-            if self.paged { (key >> self.page_shift, key & ((1 << self.page_shift) - 1)) } else { (0, key) };
-        // SAFETY: the caller's contract.
-        let page = unsafe { table.load((self.table_at + page) as usize) };
+    unsafe fn pages<const D: usize>(
+        &self,
+        table: In<u32>,
+        (key0, end): (u32, u32),
+        t: usize,
+    ) -> [u32; ROWS_A_THREAD] {
+        let step = THREADS / (D / 8);
+        let r0 = (t / (D / 8)) as u32;
+        core::array::from_fn(|n| {
+            let key = key0 + r0 + (n * step) as u32;
+            if !self.paged {
+                self.page0
+            } else if n < bc(D) / step && key < end {
+                // SAFETY: the caller's contract.
+                unsafe { table.load((self.table_at + (key >> self.page_shift)) as usize) }
+            } else {
+                0
+            }
+        })
+    }
+
+    /// Element index of key `key`'s row, in page `page`.
+    #[inline(always)]
+    fn row(&self, page: u32, key: u32) -> usize {
+        let row = if self.paged { key & ((1 << self.page_shift) - 1) } else { key };
         page as usize * self.page_stride + (row * self.row_stride + self.head_at) as usize
     }
 }
 
 /// A stage's K and V tiles: `bc(D)` keys from `key0` (those at or past
-/// `end` zero-filled) into the stage at byte `at`, uncommitted. Thread `t`
-/// copies 16-byte chunk `t mod (D / 8)` of rows `t / (D / 8) + n step`.
+/// `end` zero-filled), this thread's rows in `pages` ([`Cache::pages`]),
+/// into the stage at byte `at`, uncommitted. Thread `t` copies 16-byte
+/// chunk `t mod (D / 8)` of rows `t / (D / 8) + n step`.
 ///
 /// # Safety
-/// The launch passes `shared_bytes(D)`, the stage at `at`; the table and
-/// the cache hold every key below `end`; nobody reads the stage until the
-/// copies are waited for and a barrier passed.
+/// The launch passes `shared_bytes(D)`, the stage at `at`; the cache holds
+/// every key below `end`, in the pages given; nobody reads the stage until
+/// the copies are waited for and a barrier passed.
 #[inline(always)]
 unsafe fn copy_stage<const D: usize>(
-    (k, v, table): (In<u16>, In<u16>, In<u32>),
-    cache: &Cache,
+    (k, v): (In<u16>, In<u16>),
+    (cache, pages): (&Cache, &[u32; ROWS_A_THREAD]),
     (key0, end, at): (u32, u32, usize),
     t: usize,
 ) {
@@ -189,8 +218,7 @@ unsafe fn copy_stage<const D: usize>(
             let r = r0 + N * step;
             let key = key0 + r as u32;
             let inside = key < end;
-            // SAFETY: the table holds every key below `end`.
-            let from = if inside { (unsafe { cache.row(table, key) } + 8 * c) / 2 } else { 0 };
+            let from = if inside { (cache.row(pages[N], key) + 8 * c) / 2 } else { 0 };
             let to = swz(D, r, 8 * c) / 2;
             // SAFETY: inside the cache when `inside` (a whole row of D
             // elements, 16 bytes on 16); a whole chunk of the tile.
@@ -261,8 +289,12 @@ fn decode<T: Element, const D: usize>(
     };
     let paged = flags & PAGED != 0;
     let page_shift = (flags >> PAGE_SHIFT) & 31;
+    // SAFETY: the table holds `table_stride` entries a sequence (the
+    // launch's contract); a contiguous cache's first is its one page.
+    let page0 = if paged { 0 } else { unsafe { table.load((b * table_stride) as usize) } };
     let cache = Cache {
         table_at: b * table_stride,
+        page0,
         paged,
         page_shift,
         page_stride: page_rows as usize * (kv_heads as usize * D),
@@ -279,9 +311,15 @@ fn decode<T: Element, const D: usize>(
         unsafe {
             super::flash::copy_tile::<D>(qh, at.q_row0 as usize, at.valid_rows as usize, rows as usize, 0, t)
         };
+    }
+    // SAFETY: (both) the table holds the pages of the sequence's keys.
+    let mut pages = unsafe { cache.pages::<D>(table, (key_begin, at.key_end), t) };
+    if tiles > 0 {
         // SAFETY: as `copy_stage` says; the stages are not read yet.
-        unsafe { copy_stage::<D>((kh, vh, table), &cache, (key_begin, at.key_end, stage_at(0)), t) };
+        unsafe { copy_stage::<D>((kh, vh), (&cache, &pages), (key_begin, at.key_end, stage_at(0)), t) };
         commit_copies();
+        // SAFETY: as above.
+        pages = unsafe { cache.pages::<D>(table, (key_begin + bc, at.key_end), t) };
     }
     let c = scale * LOG2_E;
     let mut state = [Rows::EMPTY; 2];
@@ -293,8 +331,10 @@ fn decode<T: Element, const D: usize>(
         if tile + 1 < tiles {
             let key0 = key_begin + (tile + 1) * bc;
             // SAFETY: as `copy_stage` says; the barrier freed the stage.
-            unsafe { copy_stage::<D>((kh, vh, table), &cache, (key0, at.key_end, stage_at(tile + 1)), t) };
+            unsafe { copy_stage::<D>((kh, vh), (&cache, &pages), (key0, at.key_end, stage_at(tile + 1)), t) };
             commit_copies();
+            // SAFETY: the table holds the pages of the sequence's keys.
+            pages = unsafe { cache.pages::<D>(table, (key0 + bc, at.key_end), t) };
         }
         seq!(CH in 0..4 {
             let ch: u32 = CH;

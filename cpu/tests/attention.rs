@@ -7,7 +7,9 @@
 //! decode with a contiguous and a paged cache, split and not, and an
 //! appended token.
 
+use gpu::dev::fp8::E4m3;
 use gpu::dev::math::{ex2_approx, lg2_approx};
+use kernel_lab::attention::decode::launch::CacheElement;
 use kernel_lab::attention::decode::{self, Cache, Decode, DecodeBuffers, Plan};
 use kernel_lab::attention::{self, Buffers, Element, Problem, Step};
 use kernel_lab::gemm::{self, Bf16, F16, Input, TensorGemm};
@@ -333,16 +335,29 @@ fn sweep_and_targets_files() {
     }
 }
 
-/// Decode on the emulator: `p` in `P` by its plan on `slots` blocks (or
-/// with `splits` forced), every checked row within its bound.
+/// Decode on the emulator: `p` in `P` (the cache in E4M3 where `p.fp8`)
+/// by its plan on `slots` blocks (or with `splits` forced), every checked
+/// row within its bound.
 fn decode<P: gemm::Precision<Input: Element>>(p: &Decode, slots: u32, splits: Option<u32>) -> Plan {
+    if p.fp8 {
+        decode_with::<P, E4m3>(p, slots, splits)
+    } else {
+        decode_with::<P, P::Input>(p, slots, splits)
+    }
+}
+
+fn decode_with<P: gemm::Precision<Input: Element>, C: CacheElement>(
+    p: &Decode,
+    slots: u32,
+    splits: Option<u32>,
+) -> Plan {
     use kernel_lab::attention::decode::run::{decode_inputs, decode_reference, rows_to_check, verify_decode};
     let gpu = Gpu::emulator();
-    let (q, k, v) = decode_inputs::<P::Input>(p, 7);
-    let cache = Cache::build(p, (&k, &v), 0, 11);
+    let inputs = decode_inputs::<P::Input, C>(p, 7);
+    let cache = Cache::build(p, (&inputs.k, &inputs.v), 0, 11);
     let checked = rows_to_check(p);
-    let want = decode_reference(p, (&q, &k, &v), &checked);
-    let mut x = DecodeBuffers::new(&gpu, p, &q, &cache).unwrap();
+    let want = decode_reference(p, &inputs, &checked);
+    let mut x = DecodeBuffers::new(&gpu, p, &inputs.q, &cache, &inputs.scales).unwrap();
     let mut plan = decode::plan(p, slots);
     if let Some(s) = splits {
         plan.split_keys =
@@ -380,18 +395,37 @@ fn decode_contiguous() {
     assert_eq!((plan.wk, plan.row_tiles, plan.splits), (2, 1, 6));
 }
 
+/// An FP8 (E4M3) cache, each K/V head with its own descales: contiguous
+/// and paged, split, causal, bf16 queries (rounded to f16 for the f16
+/// products) and f16, every head dimension.
+#[test]
+fn decode_fp8_cache() {
+    let mut p = decode_problem(2, (8, 2), 3, &[300, 77], 128);
+    (p.fp8, p.causal) = (true, true);
+    decode::<Bf16>(&p, 16, Some(3));
+    p.page_size = Some(16);
+    decode::<F16>(&p, 16, Some(2));
+    let mut p = decode_problem(1, (4, 4), 1, &[130], 64);
+    p.fp8 = true;
+    decode::<Bf16>(&p, 4, Some(1));
+    let mut p = decode_problem(1, (16, 2), 2, &[99], 256);
+    (p.fp8, p.page_size) = (true, Some(32));
+    decode::<Bf16>(&p, 8, Some(2));
+}
+
 /// The decode's bound catches a scale off by 1%.
 #[test]
 fn decode_bound_catches_a_wrong_scale() {
     use kernel_lab::attention::decode::run::{decode_inputs, decode_reference, rows_to_check, verify_decode};
     let gpu = Gpu::emulator();
     let p = decode_problem(1, (4, 1), 2, &[200], 64);
-    let (q, k, v) = decode_inputs::<Bf16Input>(&p, 9);
+    let inputs = decode_inputs::<Bf16Input, Bf16Input>(&p, 9);
     let checked = rows_to_check(&p);
-    let want = decode_reference(&p, (&q, &k, &v), &checked);
+    let want = decode_reference(&p, &inputs, &checked);
     let mut wrong = p.clone();
     wrong.scale *= 1.01;
-    let mut x = DecodeBuffers::new(&gpu, &wrong, &q, &Cache::build(&wrong, (&k, &v), 0, 1)).unwrap();
+    let cache = Cache::build(&wrong, (&inputs.k, &inputs.v), 0, 1);
+    let mut x = DecodeBuffers::new(&gpu, &wrong, &inputs.q, &cache, &inputs.scales).unwrap();
     decode::launch(&gpu, &wrong, &decode::plan(&wrong, 4), &mut x).and_then(|()| gpu.sync()).unwrap();
     let (o, lse) = (gpu.download(&x.o).unwrap(), gpu.download(&x.lse).unwrap());
     assert!(verify_decode("decode", &p, (&o, &lse), &want, &checked).is_err());
@@ -428,8 +462,8 @@ fn decode_append() {
     let gpu = Gpu::emulator();
     let mut p = decode_problem(2, (4, 2), 1, &[47, 48], 64);
     p.page_size = Some(16);
-    let (q, mut k, mut v) = decode_inputs::<Bf16Input>(&p, 3);
-    let mut cache = Cache::build(&p, (&k, &v), 16, 5);
+    let mut inputs = decode_inputs::<Bf16Input, Bf16Input>(&p, 3);
+    let mut cache = Cache::build(&p, (&inputs.k, &inputs.v), 16, 5);
     let before = cache.clone();
     // The new token of sequence 1 (48 keys: its third page is full, the
     // token opens the fourth).
@@ -439,7 +473,7 @@ fn decode_append() {
     let moved = (0..cache.k.len()).filter(|i| cache.k[*i] != before.k[*i] || cache.v[*i] != before.v[*i]);
     assert!(moved.into_iter().all(|i| written.contains(&i)), "an append moved another token");
     // The same token in the reference's layout: `[kv_heads, len, d]`.
-    for (seq, row) in [(&mut k[1], &row_k), (&mut v[1], &row_v)] {
+    for (seq, row) in [(&mut inputs.k[1], &row_k), (&mut inputs.v[1], &row_v)] {
         let mut grown = Vec::new();
         for h in 0..2 {
             grown.extend_from_slice(&seq[h * 48 * 64..(h + 1) * 48 * 64]);
@@ -449,8 +483,8 @@ fn decode_append() {
     }
     p.lens[1] = 49;
     let checked: Vec<(usize, Vec<usize>)> = (0..2).map(|b| (b, (0..4).collect())).collect();
-    let want = decode_reference(&p, (&q, &k, &v), &checked);
-    let mut x = DecodeBuffers::new(&gpu, &p, &q, &cache).unwrap();
+    let want = decode_reference(&p, &inputs, &checked);
+    let mut x = DecodeBuffers::new(&gpu, &p, &inputs.q, &cache, &inputs.scales).unwrap();
     let plan = decode::plan(&p, 8);
     decode::launch(&gpu, &p, &plan, &mut x).and_then(|()| gpu.sync()).unwrap();
     let (o, lse) = (gpu.download(&x.o).unwrap(), gpu.download(&x.lse).unwrap());

@@ -172,6 +172,28 @@ pub fn f16x2_bits(lo: f32, hi: f32) -> u32 {
     }
 }
 
+/// Two FP8 E4M3 values, `pair`'s low byte the first, as f16x2 bits (the
+/// first in the low half), exactly: every E4M3 value is an f16 value
+/// (`cvt.rn.f16x2.e4m3x2`, one instruction; sm_89 and later).
+#[inline(always)]
+pub fn e4m3x2_to_f16x2(pair: u16) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let r: u32;
+        // SAFETY: an arithmetic instruction on registers.
+        unsafe {
+            core::arch::asm!("cvt.rn.f16x2.e4m3x2 {r}, {a};", r = out(reg32) r, a = in(reg16) pair, options(pure, nomem, nostack))
+        };
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        use gpu_isa::fp8::E4m3;
+        let half = |byte: u16| u32::from(f16_bits(E4m3(byte as u8).to_f32()));
+        half(pair & 0xff) | half(pair >> 8) << 16
+    }
+}
+
 /// `x` rounded to the 16-bit element type `T` (bf16 or f16), to nearest
 /// even, as its bits: [`bf16_bits`] or [`f16_bits`].
 #[inline(always)]

@@ -59,11 +59,12 @@
 
 use super::flash::{bc, mt, swz};
 use super::{LOG2_E, log_sum_exp, visible_keys};
-use crate::dev::Element;
 use crate::dev::copy::{commit_copies, wait_copies};
-use crate::dev::math::{ex2_approx, fma, pack};
+use crate::dev::fp8::E4m3;
+use crate::dev::math::{e4m3x2_to_f16x2, ex2_approx, f16x2_bits, fma, pack, unpack};
 use crate::dev::mma::mma_m16n8k16;
 use crate::dev::warp::{FULL_MASK, ballot, shfl_xor_f32};
+use crate::dev::{Element, Input};
 use crate::dev::{
     In, Out, SharedArray, block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, index_1d, sync_threads,
     thread_idx_x,
@@ -147,27 +148,34 @@ struct Cache {
     head_at: u32,
 }
 
-/// Rows of a stage each thread copies (`bc(D) / (THREADS / (D / 8))`: 4
-/// at `d = 64`, 8 at 128 and 256).
+/// Rows of a stage each thread copies, at most (`bc(D) / (THREADS /
+/// chunks)` with `D E / 16` chunks a row: 4 at `d = 64` and 8 at 128 and
+/// 256 for a 16-bit cache, half of that for FP8).
 const ROWS_A_THREAD: usize = 8;
+
+/// 16-byte chunks of a cache row of `D` elements of `E` bytes.
+const fn row_chunks(d: usize, e: usize) -> usize {
+    d * e / 16
+}
 
 impl Cache {
     /// The pages of this thread's rows of the stage of keys from `key0`
-    /// (0 past `end`): table loads, issued a stage ahead of the copies
-    /// that use them, so that their latency passes while the warps
-    /// multiply (contiguous: the sequence's one page, no load).
+    /// (0 past `end`) in a cache of `E`-byte elements: table loads, issued
+    /// a stage ahead of the copies that use them, so that their latency
+    /// passes while the warps multiply (contiguous: the sequence's one
+    /// page, no load).
     ///
     /// # Safety
     /// The sequence's table holds the page of every key below `end`.
     #[inline(always)]
-    unsafe fn pages<const D: usize>(
+    unsafe fn pages<const D: usize, const E: usize>(
         &self,
         table: In<u32>,
         (key0, end): (u32, u32),
         t: usize,
     ) -> [u32; ROWS_A_THREAD] {
-        let step = THREADS / (D / 8);
-        let r0 = (t / (D / 8)) as u32;
+        let step = THREADS / row_chunks(D, E);
+        let r0 = (t / row_chunks(D, E)) as u32;
         core::array::from_fn(|n| {
             let key = key0 + r0 + (n * step) as u32;
             if !self.paged {
@@ -189,17 +197,27 @@ impl Cache {
     }
 }
 
+/// Where a stage's copies go: a 16-bit cache's rows straight into the
+/// swizzled tile the products read; an FP8 cache's into a raw tile (rows
+/// of `D` bytes in order), which the thread that copied each chunk widens
+/// into the products' tile ([`widen_stage`]).
+#[inline(always)]
+const fn copy_to<const D: usize, const E: usize>(r: usize, c: usize) -> usize {
+    if E == 2 { swz(D, r, 8 * c) / 2 } else { (r * D + 16 * c) / 4 }
+}
+
 /// A stage's K and V tiles: `bc(D)` keys from `key0` (those at or past
 /// `end` zero-filled), this thread's rows in `pages` ([`Cache::pages`]),
-/// into the stage at byte `at`, uncommitted. Thread `t` copies 16-byte
-/// chunk `t mod (D / 8)` of rows `t / (D / 8) + n step`.
+/// into the stage at byte `at` (V's tile `bc(D) D E` bytes after K's),
+/// uncommitted. Thread `t` copies 16-byte chunk `t mod chunks` of rows `t /
+/// chunks + n step` ([`copy_to`] says where).
 ///
 /// # Safety
 /// The launch passes `shared_bytes(D)`, the stage at `at`; the cache holds
 /// every key below `end`, in the pages given; nobody reads the stage until
-/// the copies are waited for and a barrier passed.
+/// the copies are waited for (and, for other threads, a barrier passed).
 #[inline(always)]
-unsafe fn copy_stage<const D: usize>(
+unsafe fn copy_stage<const D: usize, const E: usize>(
     (k, v): (In<u16>, In<u16>),
     (cache, pages): (&Cache, &[u32; ROWS_A_THREAD]),
     (key0, end, at): (u32, u32, usize),
@@ -207,9 +225,9 @@ unsafe fn copy_stage<const D: usize>(
 ) {
     // SAFETY: the caller's contract.
     let (k_tile, v_tile) = unsafe {
-        (SharedArray::<f32>::launch_sized_at(at), SharedArray::<f32>::launch_sized_at(at + 2 * bc(D) * D))
+        (SharedArray::<f32>::launch_sized_at(at), SharedArray::<f32>::launch_sized_at(at + bc(D) * D * E))
     };
-    let chunks = D / 8;
+    let chunks = row_chunks(D, E);
     let step = THREADS / chunks;
     let (r0, c) = (t / chunks, t % chunks);
     let (k, v) = (k.words(), v.words());
@@ -218,14 +236,89 @@ unsafe fn copy_stage<const D: usize>(
             let r = r0 + N * step;
             let key = key0 + r as u32;
             let inside = key < end;
-            let from = if inside { (cache.row(pages[N], key) + 8 * c) / 2 } else { 0 };
-            let to = swz(D, r, 8 * c) / 2;
+            // The chunk's first byte over 4: a word of `k` and `v`.
+            let from = if inside { (cache.row(pages[N], key) * E + 16 * c) / 4 } else { 0 };
+            let to = copy_to::<D, E>(r, c);
             // SAFETY: inside the cache when `inside` (a whole row of D
             // elements, 16 bytes on 16); a whole chunk of the tile.
             unsafe {
                 k_tile.copy_async4_or_zero(0, to, k, from, inside);
                 v_tile.copy_async4_or_zero(0, to, v, from, inside);
             }
+        }
+    });
+}
+
+/// An FP8 stage's chunks this thread copied (from the raw tiles at byte
+/// `raw`, K then V), widened to f16 into the products' swizzled tiles at
+/// byte `to`: 16 E4M3 values a chunk, two 16-byte f16 chunks out, each
+/// value exact (`cvt.rn.f16x2.e4m3x2`).
+///
+/// # Safety
+/// This thread's copies of the stage landed (waited for); every warp is
+/// done with the tiles at `to` (a barrier), and none reads them before the
+/// next barrier.
+#[inline(always)]
+unsafe fn widen_stage<const D: usize>(raw: usize, to: usize, t: usize) {
+    let chunks = row_chunks(D, 1);
+    let step = THREADS / chunks;
+    let (r0, c) = (t / chunks, t % chunks);
+    seq!(X in 0..2 {{
+        // SAFETY: the caller's contract: K's tiles, then V's.
+        let (from, into) = unsafe {
+            (
+                SharedArray::<f32>::launch_sized_at(raw + X * bc(D) * D),
+                SharedArray::<f32>::launch_sized_at(to + X * 2 * bc(D) * D),
+            )
+        };
+        seq!(N in 0..8 {
+            if N < bc(D) / step {
+                let r = r0 + N * step;
+                // SAFETY: this thread's own copied chunk.
+                let words = unsafe { from.load_x4(0, copy_to::<D, 1>(r, c)) };
+                let mut half = [0.0f32; 8];
+                seq!(W in 0..4 {{
+                    let w = words[W].to_bits();
+                    half[2 * W] = f32::from_bits(e4m3x2_to_f16x2(w as u16));
+                    half[2 * W + 1] = f32::from_bits(e4m3x2_to_f16x2((w >> 16) as u16));
+                }});
+                // SAFETY: inside the tile, this thread's two chunks.
+                unsafe {
+                    into.store_x4(0, swz(D, r, 16 * c) / 2, [half[0], half[1], half[2], half[3]]);
+                    into.store_x4(0, swz(D, r, 16 * c + 8) / 2, [half[4], half[5], half[6], half[7]]);
+                }
+            }
+        });
+    }});
+}
+
+/// Q's tile (rows of `T`, bf16), this thread's chunks of it as
+/// [`super::flash::copy_tile`] copied them, rounded to f16 in place, for
+/// the FP8 cache's f16 products: f16's 10-bit significand holds bf16's 8
+/// exactly, and values past f16's range saturate to ±65504.
+///
+/// # Safety
+/// This thread's copies of Q landed; nobody reads Q before the next
+/// barrier.
+#[inline(always)]
+unsafe fn q_to_f16<const D: usize>(rows: usize, t: usize) {
+    let chunks = D / 8;
+    let step = THREADS / chunks;
+    let (r0, c) = (t / chunks, t % chunks);
+    // SAFETY: Q's tile at byte 0.
+    let q = unsafe { SharedArray::<f32>::launch_sized() };
+    seq!(N in 0..32 {
+        if N < rows / step {
+            let at = swz(D, r0 + N * step, 8 * c) / 2;
+            // SAFETY: this thread's own chunk.
+            let words = unsafe { q.load_x4(0, at) };
+            let f16x2 = |w: f32| {
+                let (lo, hi) = unpack::<bf16>(w.to_bits());
+                let clamp = |x: f32| x.clamp(-65504.0, 65504.0);
+                f32::from_bits(f16x2_bits(clamp(lo), clamp(hi)))
+            };
+            // SAFETY: as above.
+            unsafe { q.store_x4(0, at, words.map(f16x2)) };
         }
     });
 }
@@ -244,15 +337,18 @@ impl Rows {
     const EMPTY: Rows = Rows { acc: [[0.0; 4]; 32], m: [f32::NEG_INFINITY; 2], l: [0.0; 2] };
 }
 
-/// What the decode reads: Q, the cache's K and V, its table, and the
-/// sequences' lengths.
-type Inputs<T> = (In<T>, In<T>, In<T>, In<u32>, In<u32>);
+/// What the decode reads: Q, the cache's K and V (their bytes), its
+/// table, the sequences' lengths, and the K/V heads' descales (K's, then
+/// V's).
+type Inputs<T> = (In<T>, In<u8>, In<u8>, In<u32>, In<u32>, In<f32>);
 
-/// The decode body for head dimension `D`, in element type `T`.
+/// The decode body for head dimension `D`: Q and O in `T`, the cache in
+/// elements of `E` bytes (2: `T`; 1: E4M3), the products in `P` (`T`, or
+/// f16 for an FP8 cache).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn decode<T: Element, const D: usize>(
-    (q, k, v, table, lens): Inputs<T>,
+fn decode<T: Element, P: Element, const D: usize, const E: usize>(
+    (q, k, v, table, lens, scales): Inputs<T>,
     (o, lse, parts): (Out<T>, Out<f32>, Out<f32>),
     (heads, kv_heads, s_q): (u32, u32, u32),
     (page_rows, table_stride, split_keys): (u32, u32, u32),
@@ -302,10 +398,16 @@ fn decode<T: Element, const D: usize>(
         head_at: kvh * if paged { D as u32 } else { page_rows * D as u32 },
     };
     let t = t as usize;
-    let (qh, kh, vh) = (q.same_bytes::<u16>(), k.same_bytes::<u16>(), v.same_bytes::<u16>());
+    let (qh, kh, vh) = (q.same_bytes::<u16>(), k.recast::<u16>(), v.recast::<u16>());
     let bc = bc(D) as u32;
     let tiles = at.key_end.saturating_sub(key_begin).div_ceil(bc);
+    // Shared memory: Q, then two stages of 16-bit K and V tiles; an FP8
+    // cache's products read the first stage always, and its copies land
+    // in the second, as two raw stages of bytes.
     let stage_at = |s: u32| 2 * block_rows(D, 1) * D + (s as usize % STAGES) * 2 * 2 * bc as usize * D;
+    let copy_at =
+        |s: u32| if E == 2 { stage_at(s) } else { stage_at(1) + (s as usize % 2) * 2 * bc as usize * D };
+    let read_at = |s: u32| if E == 2 { stage_at(s) } else { stage_at(0) };
     if tiles > 0 {
         // SAFETY: Q's tile at byte 0, the group's rows of this sequence.
         unsafe {
@@ -313,15 +415,19 @@ fn decode<T: Element, const D: usize>(
         };
     }
     // SAFETY: (both) the table holds the pages of the sequence's keys.
-    let mut pages = unsafe { cache.pages::<D>(table, (key_begin, at.key_end), t) };
+    let mut pages = unsafe { cache.pages::<D, E>(table, (key_begin, at.key_end), t) };
     if tiles > 0 {
         // SAFETY: as `copy_stage` says; the stages are not read yet.
-        unsafe { copy_stage::<D>((kh, vh), (&cache, &pages), (key_begin, at.key_end, stage_at(0)), t) };
+        unsafe { copy_stage::<D, E>((kh, vh), (&cache, &pages), (key_begin, at.key_end, copy_at(0)), t) };
         commit_copies();
         // SAFETY: as above.
-        pages = unsafe { cache.pages::<D>(table, (key_begin + bc, at.key_end), t) };
+        pages = unsafe { cache.pages::<D, E>(table, (key_begin + bc, at.key_end), t) };
     }
-    let c = scale * LOG2_E;
+    // SAFETY: `scales` holds both descales of every K/V head.
+    let (k_scale, v_scale) = unsafe { (scales.load(kvh as usize), scales.load((kv_heads + kvh) as usize)) };
+    // The scores' scale with K's descale: `c s` in log2 units is the true
+    // score's.
+    let c = scale * LOG2_E * k_scale;
     let mut state = [Rows::EMPTY; 2];
     for tile in 0..tiles {
         // This thread's copies landed; after the barrier, everyone's, and
@@ -331,10 +437,24 @@ fn decode<T: Element, const D: usize>(
         if tile + 1 < tiles {
             let key0 = key_begin + (tile + 1) * bc;
             // SAFETY: as `copy_stage` says; the barrier freed the stage.
-            unsafe { copy_stage::<D>((kh, vh), (&cache, &pages), (key0, at.key_end, stage_at(tile + 1)), t) };
+            unsafe {
+                copy_stage::<D, E>((kh, vh), (&cache, &pages), (key0, at.key_end, copy_at(tile + 1)), t)
+            };
             commit_copies();
             // SAFETY: the table holds the pages of the sequence's keys.
-            pages = unsafe { cache.pages::<D>(table, (key0 + bc, at.key_end), t) };
+            pages = unsafe { cache.pages::<D, E>(table, (key0 + bc, at.key_end), t) };
+        }
+        if E == 1 {
+            if tile == 0 && T::INPUT == Input::Bf16 {
+                // SAFETY: this thread's copies of Q landed (the wait); the
+                // products read Q after the barrier below.
+                unsafe { q_to_f16::<D>(rows as usize, t) };
+            }
+            // SAFETY: this thread's copies of the stage landed; the
+            // barrier above freed the products' tiles, the one below
+            // orders their reads.
+            unsafe { widen_stage::<D>(copy_at(tile), read_at(tile), t) };
+            sync_threads();
         }
         seq!(CH in 0..4 {
             let ch: u32 = CH;
@@ -342,7 +462,7 @@ fn decode<T: Element, const D: usize>(
             if ch < bc / 16 && ch % at.wk == at.part && key0 < at.key_end {
                 // SAFETY: the stage's copies landed (the wait and the
                 // barrier); the warp runs this alike.
-                unsafe { chunk::<T, D>(&mut state, &at, stage_at(tile) + 2 * 16 * CH * D, key0, c) };
+                unsafe { chunk::<P, D>(&mut state, &at, read_at(tile) + 2 * 16 * CH * D, key0, c) };
             }
         });
     }
@@ -361,7 +481,7 @@ fn decode<T: Element, const D: usize>(
     let rows_all = grid_dim_y() / kv_heads * heads * s_q;
     // SAFETY: O, lse and the workspace hold the launch's rows (its
     // contract); each lane stores its own elements.
-    unsafe { store::<T, D>(&mut state, &at, (o, lse, parts), (split, splits, rows_all), c) };
+    unsafe { store::<T, D>(&mut state, &at, (o, lse, parts), (split, splits, rows_all), (c, v_scale)) };
 }
 
 /// The first query row of row tile `i` of this warp (block rows).
@@ -592,10 +712,11 @@ unsafe fn merge_warps<const D: usize>(state: &mut [Rows; 2], at: &Block, c: f32)
     }
 }
 
-/// The row group's rows: with one split, O (`acc / l`, two elements of a
-/// row a 4-byte store) and lse; with more, the state (O's accumulators,
-/// the maximum and the whole sum) into the split's workspace, row
-/// `q_row` at word `(split rows_all + q_row) part_floats(D)`.
+/// The row group's rows: with one split, O (`acc v_scale / l`, two
+/// elements of a row a 4-byte store) and lse; with more, the state (O's
+/// accumulators times V's descale, the maximum in log2 units `m c`, and
+/// the whole sum) into the split's workspace, row `q_row` at word `(split
+/// rows_all + q_row) part_floats(D)`.
 ///
 /// # Safety
 /// O, lse and the workspace hold the launch's rows; every lane of the
@@ -606,7 +727,7 @@ unsafe fn store<T: Element, const D: usize>(
     at: &Block,
     (o, lse, parts): (Out<T>, Out<f32>, Out<f32>),
     (split, splits, rows_all): (u32, u32, u32),
-    c: f32,
+    (c, v_scale): (f32, f32),
 ) {
     let lane = at.lane as usize;
     let (g, q) = (lane / 4, lane % 4);
@@ -626,7 +747,7 @@ unsafe fn store<T: Element, const D: usize>(
                 if r < at.valid_rows as usize {
                     let row = at.q_row0 as usize + r;
                     if splits == 1 {
-                        let inv = if l > 0.0 { 1.0 / l } else { 0.0 };
+                        let inv = if l > 0.0 { v_scale / l } else { 0.0 };
                         seq!(N in 0..32 {
                             if N < D / 8 {
                                 let pair = pack::<T>(rows.acc[N][2 * R] * inv, rows.acc[N][2 * R + 1] * inv);
@@ -644,15 +765,15 @@ unsafe fn store<T: Element, const D: usize>(
                             if N < D / 8 {
                                 // SAFETY: inside the workspace (the launch's contract).
                                 unsafe {
-                                    parts.store(base + 8 * N + 2 * q, rows.acc[N][2 * R]);
-                                    parts.store(base + 8 * N + 2 * q + 1, rows.acc[N][2 * R + 1]);
+                                    parts.store(base + 8 * N + 2 * q, rows.acc[N][2 * R] * v_scale);
+                                    parts.store(base + 8 * N + 2 * q + 1, rows.acc[N][2 * R + 1] * v_scale);
                                 }
                             }
                         });
                         if q == 0 {
                             // SAFETY: as above.
                             unsafe {
-                                parts.store(base + D, rows.m[R]);
+                                parts.store(base + D, rows.m[R] * c);
                                 parts.store(base + D + 1, l);
                             }
                         }
@@ -665,8 +786,9 @@ unsafe fn store<T: Element, const D: usize>(
 
 /// 5b. The merge of a split decode launch's chunks: a warp per row of Q,
 /// a lane two columns of each 64; the splits' states combined as the
-/// online softmax does (`M = max m_s`, `O = sum 2^((m_s - M) c) O_s / sum
-/// 2^((m_s - M) c) l_s`), then lse. A row no split saw a key of is 0,
+/// online softmax does (`M = max m_s`, `O = sum 2^(m_s - M) O_s / sum
+/// 2^(m_s - M) l_s`, the maxima in log2 units and O already descaled:
+/// [`store`]), then lse. A row no split saw a key of is 0,
 /// with lse `+inf`.
 ///
 /// **Arithmetic.** Per split a row reads `4 (d + 2)` bytes (whole 128-byte
@@ -687,14 +809,13 @@ pub fn attention_decode_merge<T: Element>(
     rows: u32,
     d: u32,
     splits: u32,
-    scale: f32,
 ) {
     let g = index_1d();
     let (row, lane) = (g / 32, g % 32);
     if row >= rows as usize {
         return;
     }
-    let (d, c) = (d as usize, scale * LOG2_E);
+    let d = d as usize;
     let f = d + 2;
     let stride = rows as usize * f;
     let mut top = f32::NEG_INFINITY;
@@ -702,14 +823,14 @@ pub fn attention_decode_merge<T: Element>(
         // SAFETY: each split's state of the row (the launch's contract).
         top = top.max(unsafe { parts.load(s * stride + row * f + d) });
     }
-    let reference = if top == f32::NEG_INFINITY { 0.0 } else { top * c };
+    let reference = if top == f32::NEG_INFINITY { 0.0 } else { top };
     let mut sum = 0.0f32;
     let mut acc = [0.0f32; 8];
     for s in 0..splits as usize {
         let base = s * stride + row * f;
         // SAFETY: as above.
         let (m, l) = unsafe { (parts.load(base + d), parts.load(base + d + 1)) };
-        let w = ex2_approx(fma(m, c, -reference));
+        let w = ex2_approx(m - reference);
         sum = fma(l, w, sum);
         seq!(N in 0..4 {
             if 64 * N < d {
@@ -736,18 +857,22 @@ pub fn attention_decode_merge<T: Element>(
     }
 }
 
-/// One kernel per head dimension `$d` (the body is [`decode`]'s).
+/// One kernel per head dimension `$d` and cache element `$cache` (the
+/// body is [`decode`]'s: products in `$mma`, `$bytes` bytes an element),
+/// each with its doc and its attributes (`$attr`: the FP8 cache's are
+/// sm_90's, for `cvt.rn.f16x2.e4m3x2`).
 macro_rules! head_dims {
-    ($($(#[$doc:meta])* $name:ident($d:literal);)*) => {$(
+    ($($(#[$doc:meta])* $name:ident($d:literal, $cache:ty, $mma:ty, $bytes:literal $(, $attr:ident = $value:literal)?);)*) => {$(
         $(#[$doc])*
-        #[kernel(block = THREADS, shared = shared_bytes($d), tile = [1, 1], min_blocks = 2, types = [bf16, f16])]
+        #[kernel(block = THREADS, shared = shared_bytes($d), tile = [1, 1], min_blocks = 2 $(, $attr = $value)?, types = [bf16, f16])]
         #[allow(clippy::too_many_arguments)]
         pub fn $name<T: Element>(
             q: In<T>,
-            k: In<T>,
-            v: In<T>,
+            k: In<$cache>,
+            v: In<$cache>,
             table: In<u32>,
             lens: In<u32>,
+            scales: In<f32>,
             o: Out<T>,
             lse: Out<f32>,
             parts: Out<f32>,
@@ -760,8 +885,8 @@ macro_rules! head_dims {
             scale: f32,
             flags: u32,
         ) {
-            decode::<T, $d>(
-                (q, k, v, table, lens),
+            decode::<T, $mma, $d, $bytes>(
+                (q, k.recast::<u8>(), v.recast::<u8>(), table, lens, scales),
                 (o, lse, parts),
                 (heads, kv_heads, s_q),
                 (page_rows, table_stride, split_keys),
@@ -779,23 +904,45 @@ head_dims! {
     ///
     /// Launch: Q, O `[b, heads, s_q, 64]`, lse `[b, heads, s_q]`; K and V as
     /// the module says (`page_rows` is `P`, `table_stride` the table's
-    /// entries per sequence, `lens` the sequences' lengths); the grid is
-    /// `(splits row_tiles, b kv_heads)` blocks of 128 threads, `row_tiles =
-    /// ceil(group s_q / block_rows(64, wk))`; `split_keys` a multiple of
-    /// 64 with `splits split_keys` covering the longest sequence; `parts`
+    /// entries per sequence, `lens` the sequences' lengths, `scales` each
+    /// K/V head's descale of K, then of V); the grid is `(splits
+    /// row_tiles, b kv_heads)` blocks of 128 threads, `row_tiles =
+    /// ceil(group s_q / block_rows(64, wk))`; `split_keys` a multiple of 64
+    /// with `splits split_keys` covering the longest sequence; `parts`
     /// `splits b heads s_q part_floats(64)` words when `splits > 1`.
     /// Measured: `BENCHMARKS.md`, rows `attention_decode_d64`.
-    attention_decode_d64(64);
+    attention_decode_d64(64, T, T, 2);
     /// 5. Decode at `d = 128`: as [`attention_decode_d64()`].
     ///
     /// Launch: as [`attention_decode_d64()`], rows of 128.
     /// Measured: `BENCHMARKS.md`, rows `attention_decode_d128`.
-    attention_decode_d128(128);
+    attention_decode_d128(128, T, T, 2);
     /// 5. Decode at `d = 256`: as [`attention_decode_d64()`], with stages of
     /// 32 keys and one row tile a warp (`wk` at most 2).
     ///
     /// Launch: as [`attention_decode_d64()`], rows of 256, `split_keys` a
     /// multiple of 32.
     /// Measured: `BENCHMARKS.md`, rows `attention_decode_d256`.
-    attention_decode_d256(256);
+    attention_decode_d256(256, T, T, 2);
+    /// 5c. Decode against an FP8 (E4M3) cache at `d = 64`: half the bytes a
+    /// key. Each stage is copied raw, then each thread widens the chunks it
+    /// copied to f16 (exact) into the products' tiles, and the products run
+    /// in f16, Q rounded to f16 once (`q_to_f16`). K's descale joins the
+    /// scores' scale, V's the final division.
+    ///
+    /// Launch: as [`attention_decode_d64()`], K and V E4M3 (sm_90).
+    /// Measured: `BENCHMARKS.md`, rows `attention_decode_e4m3_d64`.
+    attention_decode_e4m3_d64(64, E4m3, f16, 1, arch = "sm_90");
+    /// 5c. Decode against an FP8 cache at `d = 128`: as
+    /// [`attention_decode_e4m3_d64()`].
+    ///
+    /// Launch: as [`attention_decode_e4m3_d64()`], rows of 128.
+    /// Measured: `BENCHMARKS.md`, rows `attention_decode_e4m3_d128`.
+    attention_decode_e4m3_d128(128, E4m3, f16, 1, arch = "sm_90");
+    /// 5c. Decode against an FP8 cache at `d = 256`: as
+    /// [`attention_decode_e4m3_d64()`].
+    ///
+    /// Launch: as [`attention_decode_e4m3_d64()`], rows of 256.
+    /// Measured: `BENCHMARKS.md`, rows `attention_decode_e4m3_d256`.
+    attention_decode_e4m3_d256(256, E4m3, f16, 1, arch = "sm_90");
 }

@@ -55,7 +55,7 @@ impl<T: Copy + Default> Cache<T> {
                 let needed: Vec<usize> = p.lens.iter().map(|&l| (l + spare).div_ceil(size)).collect();
                 let pages: usize = needed.iter().sum();
                 let mut order: Vec<u32> = (0..pages as u32).collect();
-                order.shuffle(&mut rand::rngs::StdRng::seed_from_u64(seed));
+                order.shuffle(&mut rand::rngs::SmallRng::seed_from_u64(seed));
                 let mut table = vec![u32::MAX; p.batch * per_seq];
                 let mut dealt = order.into_iter();
                 for (b, &n) in needed.iter().enumerate() {

@@ -1,6 +1,7 @@
 //! The decode call's buffers and launches: the decode kernel, then, when
 //! the keys are split, the merge.
 
+use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use gpu::attention::decode::{CAUSAL, PAGE_SHIFT, PAGED, WK_SHIFT, part_floats};
 use gpu::dev::{In, Out};
 use gpu::launch::{Dim3, Kernel, registry};
@@ -11,13 +12,14 @@ use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
 use super::super::launch::Element;
 use super::{Cache, Decode, Plan};
 
-/// What the decode kernels take.
-pub type DecodeSignature<T> = (
+/// What the decode kernels take (Q and O in `T`, the cache in `C`).
+pub type DecodeSignature<T, C> = (
     In<T>,
-    In<T>,
-    In<T>,
+    In<C>,
+    In<C>,
     In<u32>,
     In<u32>,
+    In<f32>,
     Out<T>,
     Out<f32>,
     Out<f32>,
@@ -31,26 +33,29 @@ pub type DecodeSignature<T> = (
     u32,
 );
 /// What the merge takes.
-pub type MergeSignature<T> = (In<f32>, Out<T>, Out<f32>, u32, u32, u32, f32);
+pub type MergeSignature<T> = (In<f32>, Out<T>, Out<f32>, u32, u32, u32);
 
-/// The decode kernel for head dimension `d` in element type `T`.
-pub fn kernel<T: Input>(d: usize) -> Result<&'static Kernel> {
-    find(format!("attention_decode_d{d}_{}", T::NAME))
+/// The decode kernel for head dimension `d`, Q and O in `T`, the cache in
+/// `C` (`T`, or E4M3).
+pub fn kernel<T: Input, C: Input>(d: usize) -> Result<&'static Kernel> {
+    let cache = if size_of::<C>() == 1 { format!("{}_", C::NAME) } else { String::new() };
+    find(format!("attention_decode_{cache}d{d}_{}", T::NAME))
 }
 
 fn find(name: String) -> Result<&'static Kernel> {
     registry::find(&name).ok_or_else(|| Error::InvalidInput(format!("no kernel {name}")))
 }
 
-/// A call's device buffers: Q, the cache (K, V, the table), the lengths,
-/// O and lse, and a split's workspace (grown to the largest split run on
-/// them).
-pub struct DecodeBuffers<T: Element> {
+/// A call's device buffers: Q, the cache (K, V in `C`, the table, the
+/// descales), the lengths, O and lse, and a split's workspace (grown to
+/// the largest split run on them).
+pub struct DecodeBuffers<T: Element, C: CacheElement> {
     pub q: DeviceBuffer<T>,
-    pub k: DeviceBuffer<T>,
-    pub v: DeviceBuffer<T>,
+    pub k: DeviceBuffer<C>,
+    pub v: DeviceBuffer<C>,
     pub table: DeviceBuffer<u32>,
     pub lens: DeviceBuffer<u32>,
+    pub scales: DeviceBuffer<f32>,
     pub o: DeviceBuffer<T>,
     pub lse: DeviceBuffer<f32>,
     parts: Option<DeviceBuffer<f32>>,
@@ -61,13 +66,22 @@ pub struct DecodeBuffers<T: Element> {
     paged: bool,
 }
 
-impl<T: Element> DecodeBuffers<T> {
-    /// Uploads Q (checked against the problem), the cache and the lengths,
-    /// and allocates O and lse.
-    pub fn new(gpu: &Gpu, p: &Decode, q: &[T], cache: &Cache<T>) -> Result<Self> {
+/// What a cache may hold: the queries' 16-bit type, or E4M3.
+pub trait CacheElement: Input + DeviceRepr + ValidAsZeroBits {}
+
+impl<C: Input + DeviceRepr + ValidAsZeroBits> CacheElement for C {}
+
+impl<T: Element, C: CacheElement> DecodeBuffers<T, C> {
+    /// Uploads Q (checked against the problem), the cache, its descales (K's
+    /// of each K/V head, then V's) and the lengths, and allocates O and
+    /// lse.
+    pub fn new(gpu: &Gpu, p: &Decode, q: &[T], cache: &Cache<C>, scales: &[f32]) -> Result<Self> {
         p.check()?;
-        if q.len() != p.q_len() {
-            return Err(Error::InvalidInput(format!("decode {p}: Q of the wrong length")));
+        if q.len() != p.q_len() || scales.len() != 2 * p.kv_heads {
+            return Err(Error::InvalidInput(format!("decode {p}: Q or the descales of the wrong length")));
+        }
+        if (size_of::<C>() == 1) != p.fp8 {
+            return Err(Error::InvalidInput(format!("decode {p}: a cache of another type")));
         }
         if cache.paged != p.page_size.is_some() || cache.table.len() < p.batch * cache.table_stride {
             return Err(Error::InvalidInput(format!("decode {p}: a cache of another layout")));
@@ -79,6 +93,7 @@ impl<T: Element> DecodeBuffers<T> {
             v: gpu.upload(&cache.v)?,
             table: gpu.upload(&cache.table)?,
             lens: gpu.upload(&lens)?,
+            scales: gpu.upload(scales)?,
             o: gpu.alloc(p.q_len())?,
             lse: gpu.alloc(p.rows())?,
             parts: None,
@@ -87,26 +102,18 @@ impl<T: Element> DecodeBuffers<T> {
             paged: cache.paged,
         })
     }
-
-    /// Sets sequence `b`'s length (after [`Cache::append`] and an upload of
-    /// what it wrote).
-    pub fn set_len(&mut self, gpu: &Gpu, p: &Decode) -> Result<()> {
-        let lens: Vec<u32> = p.lens.iter().map(|&l| l as u32).collect();
-        self.lens = gpu.upload(&lens)?;
-        Ok(())
-    }
 }
 
 /// Runs `p` by `plan`: O and lse into `x`.
-pub fn launch<T: Element + Input>(
+pub fn launch<T: Element + Input, C: CacheElement>(
     gpu: &Gpu,
     p: &Decode,
     plan: &Plan,
-    x: &mut DecodeBuffers<T>,
+    x: &mut DecodeBuffers<T, C>,
 ) -> Result<()> {
     p.check()?;
-    let kernel = kernel::<T>(p.d)?;
-    let typed = kernel.typed::<DecodeSignature<T>>().map_err(Error::InvalidInput)?;
+    let kernel = kernel::<T, C>(p.d)?;
+    let typed = kernel.typed::<DecodeSignature<T, C>>().map_err(Error::InvalidInput)?;
     let covered = plan.splits as usize * plan.split_keys as usize;
     if covered < p.max_len() || plan.row_tiles as usize * block_rows(p, plan) < p.group() * p.s_q {
         return Err(Error::InvalidInput(format!("decode {p}: a plan that does not cover it")));
@@ -137,6 +144,7 @@ pub fn launch<T: Element + Input>(
                 &x.v,
                 &x.table,
                 &x.lens,
+                &x.scales,
                 &mut x.o,
                 &mut x.lse,
                 parts,
@@ -163,7 +171,7 @@ pub fn launch<T: Element + Input>(
         typed.launch(
             gpu,
             merge.launch.blocks(threads),
-            (parts, &mut x.o, &mut x.lse, p.rows() as u32, p.d as u32, plan.splits, p.scale),
+            (parts, &mut x.o, &mut x.lse, p.rows() as u32, p.d as u32, plan.splits),
         )
     }
 }

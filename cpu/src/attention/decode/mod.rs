@@ -8,7 +8,8 @@
 //! - [`plan`]: how the keys are split across blocks, and why;
 //! - [`mod@launch`]: the buffers and the launches (decode, then the merge
 //!   of a split);
-//! - [`run`]: a call verified against the `f64` reference, then timed
+//! - [`run`]: a call's inputs (the cache in the queries' type or in FP8
+//!   with descales), verified against the `f64` reference, then timed
 //!   beside the device's copy.
 
 pub mod cache;
@@ -23,7 +24,7 @@ use super::problem::{HEAD_DIMS, Problem};
 pub use cache::Cache;
 pub use launch::{DecodeBuffers, launch};
 pub use plan::{Plan, plan};
-pub use run::{DecodeOutcome, run_decode};
+pub use run::{DecodeInputs, DecodeOutcome, run_decode};
 
 /// The decode sweep's text: `bench/attention-decode-sweep.txt`, embedded
 /// when the binary is built.
@@ -31,7 +32,8 @@ pub const SWEEP: &str = include_str!("../../../../bench/attention-decode-sweep.t
 
 /// The decode sweep's calls, in file order: per line batch, query heads,
 /// K/V heads, queries, keys a sequence, head dimension, `causal` or
-/// `full`, tokens a page (0: contiguous only; else the paged cache).
+/// `full`, tokens a page (0: contiguous only; else the paged cache), and
+/// `e4m3` for an FP8 cache.
 pub fn sweep() -> Vec<Decode> {
     let file = "bench/attention-decode-sweep.txt";
     SWEEP
@@ -55,6 +57,13 @@ pub fn sweep() -> Vec<Decode> {
                     let mut p = Decode::new(b, (h, kv), s_q, len, d);
                     p.causal = mask == "causal";
                     p.page_size = (page > 0).then_some(page);
+                    p.fp8 = match w.get(8) {
+                        None => false,
+                        Some(&"e4m3") => true,
+                        Some(x) => {
+                            panic!("{file}: the cache's type is e4m3 or left out, not '{x}' in '{line}'")
+                        }
+                    };
                     p
                 }
                 _ => panic!("{file}: a line is `b h kv s_q len d causal|full page`, not '{line}'"),
@@ -81,6 +90,9 @@ pub struct Decode {
     pub scale: f32,
     /// Tokens per page of a paged cache; `None`: contiguous.
     pub page_size: Option<usize>,
+    /// The cache in FP8 E4M3 with a descale per K/V head (of K and of V);
+    /// else in the queries' type.
+    pub fp8: bool,
 }
 
 impl Decode {
@@ -97,6 +109,7 @@ impl Decode {
             causal: false,
             scale: 1.0 / (d as f32).sqrt(),
             page_size: None,
+            fp8: false,
         }
     }
 
@@ -167,10 +180,15 @@ impl Decode {
         self.lens.iter().sum()
     }
 
-    /// Bytes a call must move at least (16-bit elements): every sequence's
-    /// K and V once, Q and O once, lse.
+    /// Bytes of a cache element: 1 in FP8, else 2.
+    pub fn cache_bytes(&self) -> usize {
+        if self.fp8 { 1 } else { 2 }
+    }
+
+    /// Bytes a call must move at least: every sequence's K and V once, Q
+    /// and O once (16-bit), lse.
     pub fn bytes(&self) -> usize {
-        2 * 2 * self.keys() * self.kv_heads * self.d + 2 * 2 * self.q_len() + 4 * self.rows()
+        2 * self.cache_bytes() * self.keys() * self.kv_heads * self.d + 2 * 2 * self.q_len() + 4 * self.rows()
     }
 
     /// FLOPs: `4 heads s_q len d` per sequence (causal masking skips a
@@ -198,6 +216,7 @@ impl std::fmt::Display for Decode {
             write!(f, "kv{lo}..{hi}")?
         }
         write!(f, " d{}{}", self.d, if self.causal { " causal" } else { "" })?;
+        write!(f, "{}", if self.fp8 { " e4m3-cache" } else { "" })?;
         match self.page_size {
             Some(p) => write!(f, " paged{p}"),
             None => Ok(()),

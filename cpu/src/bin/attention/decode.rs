@@ -33,6 +33,17 @@ fn calls(o: &Options, emulator: bool) -> Result<Vec<Decode>> {
     if !["bf16", "f16"].contains(&o.precision.as_str()) {
         return bad(&format!("unknown --precision '{}'; accepted: bf16, f16", o.precision));
     }
+    let fp8 = match o.kv_cache.as_deref() {
+        None => false,
+        Some("e4m3") => true,
+        Some(x) if x == o.precision => false,
+        Some(x) => {
+            return bad(&format!(
+                "unknown --kv-cache '{x}'; accepted: e4m3, or --precision's ({})",
+                o.precision
+            ));
+        }
+    };
     if o.kv_len.is_some() && !o.kv_lens.is_empty() {
         return bad("--kv-len and --kv-lens both give the keys: give one");
     }
@@ -64,6 +75,7 @@ fn calls(o: &Options, emulator: bool) -> Result<Vec<Decode>> {
         vec![p]
     };
     for p in &mut calls {
+        p.fp8 |= fp8;
         p.check()?;
     }
     Ok(calls)

@@ -98,6 +98,10 @@ struct Options {
     /// (--decode): the paged cache runs beside the contiguous one.
     #[arg(long)]
     page_size: Option<usize>,
+    /// The KV cache's element type (--decode): e4m3 (FP8, a descale per
+    /// K/V head), or by default --precision's.
+    #[arg(long)]
+    kv_cache: Option<String>,
     /// Prints how each decode call is split across blocks, and why.
     #[arg(long)]
     explain: bool,
@@ -143,6 +147,7 @@ fn problems(o: &Options, emulator: bool) -> Result<(Vec<Problem>, Vec<Step>)> {
             ("--kv-len", o.kv_len.is_some()),
             ("--kv-lens", !o.kv_lens.is_empty()),
             ("--page-size", o.page_size.is_some()),
+            ("--kv-cache", o.kv_cache.is_some()),
             ("--explain", o.explain),
         ];
         if let Some((flag, _)) = decode_only.iter().find(|(_, set)| *set) {

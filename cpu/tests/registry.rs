@@ -87,8 +87,8 @@ fn launch_bounds_in_the_ptx_are_the_declared_ones() {
         }
         // The SGEMM ladder's 7 block tile kernels, the BLAS sgemm's block
         // tile kernels, the first tensor step and attention's decode kernels
-        // (three head dimensions, two precisions, and from sm_90 as many
-        // for an FP8 cache; two blocks per SM) are the ones that declare
+        // (three head dimensions, two precisions, and in the sm_90a PTX as
+        // many for an FP8 cache; two blocks per SM) are the ones that declare
         // them, and in the sm_90a PTX the five
         // warp-specialized tensor kernels (whose `setmaxnreg` counts rest on
         // them), with the GEMM library's 120 (five precisions, three
@@ -104,7 +104,7 @@ fn launch_bounds_in_the_ptx_are_the_declared_ones() {
         assert!(blas.iter().all(|k| with_bounds.contains(k.kernel.name)));
         assert!(with_bounds.contains("tc_mma_bf16"));
         let hopper = (5 + 120 + 21 + 9 + 6 + 6 + 4) * usize::from(p.arch == "sm_90a");
-        let decode = 6 + 6 * usize::from(p.arch != "sm_80");
+        let decode = 6 + 6 * usize::from(p.arch == "sm_90a");
         assert_eq!(with_bounds.len(), 7 + blas.len() + 1 + decode + hopper, "{with_bounds:?}");
     }
 }

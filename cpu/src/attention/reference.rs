@@ -80,7 +80,7 @@ pub fn reference(
     reference_tiled(p, (q, k, v), rows, (u, tiny), 32)
 }
 
-/// [`reference`] for a kernel whose smallest key tile (the keys between
+/// [`reference()`] for a kernel whose smallest key tile (the keys between
 /// two rescales) is `key_tile` keys, not 32.
 pub fn reference_tiled(
     p: &Problem,

@@ -5,7 +5,7 @@
 //! - this module: a decode problem ([`Decode`]) and its checks;
 //! - [`cache`]: the cache as the kernels read it, built on the host, and
 //!   a token appended;
-//! - [`plan`]: how the keys are split across blocks, and why;
+//! - [`mod@plan`]: how the keys are split across blocks, and why;
 //! - [`mod@launch`]: the buffers and the launches (decode, then the merge
 //!   of a split);
 //! - [`run`]: a call's inputs (the cache in the queries' type or in FP8

@@ -138,7 +138,7 @@ impl<T: Input, C: Input> DecodeInputs<T, C> {
 }
 
 /// The sequences and rows the reference checks: every row of every
-/// sequence while that stays within [`REFERENCE_MULTIPLY_ADDS`], else
+/// sequence while that stays within `REFERENCE_MULTIPLY_ADDS` (2^29), else
 /// about 64 rows a sequence, and sequences spread evenly (the first and
 /// last among them).
 pub fn rows_to_check(p: &Decode) -> Vec<(usize, Vec<usize>)> {

@@ -1,0 +1,372 @@
+//! Decode: a few queries against a long KV cache (sm_80 and later), with
+//! the keys split across blocks (flash-decoding) and the cache contiguous
+//! or paged.
+//!
+//! **What bounds it.** A decode step reads each sequence's whole cache for
+//! `s_q` (1 to 16) queries per query head: per key, `2 x 2 d` bytes of K
+//! and V for `4 group s_q d` FLOPs (`group` query heads per K/V head), 8
+//! FLOPs a byte at `group s_q = 8`, where Hopper's tensor cores need
+//! about 300 (989 dense bf16 TFLOP/s over 3.35 TB/s of HBM3) to be kept
+//! busy. So the kernel's one job is to keep DRAM busy:
+//! enough blocks (the keys split across them, [`attention_decode_merge()`]
+//! combining the chunks), and enough bytes in flight on each SM
+//! (Little's law: about 3 TB/s by about 1 us of latency is 3 MB over 132
+//! SMs, 23 KB an SM; each block keeps a stage of `2 bc d` bytes, 32 KB at
+//! `d = 128`, in flight while it multiplies the other, two blocks an SM).
+//!
+//! **Rows.** The queries of one K/V head's group are consecutive rows of
+//! Q (`[b, heads, s_q, d]`: heads `kvh group..` of one sequence, each
+//! `s_q` rows), so a block takes up to `16 mt(d) 4 / wk` of them as the
+//! rows of one `mma.sync` product, the grouped heads packed as queries
+//! are: each K and V fragment loaded once serves every query head of the
+//! group. Rows past the group are Q's zero fill and never stored.
+//!
+//! **Warps split the keys.** With `wk` ([`WK_SHIFT`]: 1, 2 or 4) warps
+//! per row group, warp `w` takes rows `16 mt(d) (w / wk)..` and of each
+//! stage the 16-key chunks `c` with `c mod wk = w mod wk`, each chunk the
+//! online softmax of [`super::flash`] on 16 keys (S is two `m16n8`
+//! fragments per row tile, P their A fragment as they lie). A warp's
+//! running maximum rarely grows after its first chunks; when no lane's
+//! did, the rescale of O (`mt d / 2` multiplications a thread) is skipped
+//! (one `vote`). After the last stage the warps of a row group merge their
+//! states through shared memory (the stages' bytes, free by then), lane by
+//! lane: the warps' fragments share one layout.
+//!
+//! **The cache** (K and V alike). Key `j` of sequence `b`, K/V head `h`
+//! lives in page `table[b pages + j / P]` at row `j mod P`. Paged
+//! ([`PAGED`]: vLLM's and FlashAttention's layout `[pages, P, kv_heads,
+//! d]`, `P` a power of two): rows `kv_heads d` apart, heads `d`.
+//! Contiguous: `[b, kv_heads, P, d]` (the forward's K and V with `P =
+//! s_k`), one page per sequence (`table[b] = b`), rows `d` apart, heads `P
+//! d`. Each sequence has its own length (`lens[b]`); appending a token
+//! writes one row and moves none. Rows are whole 16-byte chunks, copied by
+//! `cp.async` into swizzled tiles (`flash::swz`); keys past the
+//! split's end are the copies' zero fill.
+//!
+//! **Splits.** Block `(x, y)`: `y` is `(b, kvh)`, `x` is `(split, row
+//! tile)`, row tiles fastest, so the blocks reading one chunk of keys run
+//! together and share its L2 lines. A split takes `split_keys` keys (a
+//! multiple of [`super::flash::bc`]). With one split the block writes O
+//! and lse; with more, each writes its rows' state (O unnormalized, the
+//! maximum and the sum, `f32`: [`part_floats`]) and the merge finishes
+//! them as the Hopper step's merge does.
+//!
+//! **Causal** (bottom-right, per sequence): query `t` sees keys `j < t +
+//! len - s_q + 1`; only chunks past the first query's limit compare keys.
+
+// `seq!` substitutes 0, 1, ... into index arithmetic.
+#![allow(clippy::erasing_op, clippy::identity_op)]
+
+mod cache;
+mod merge;
+mod rows;
+
+use super::LOG2_E;
+use super::flash::{bc, mt};
+use crate::dev::copy::{commit_copies, wait_copies};
+use crate::dev::fp8::E4m3;
+use crate::dev::{Element, Input};
+use crate::dev::{In, Out, block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, sync_threads, thread_idx_x};
+use crate::kernel;
+use cache::{Cache, copy_stage, q_to_f16, widen_stage};
+use half::{bf16, f16};
+pub use merge::attention_decode_merge;
+use rows::{Rows, chunk, merge_warps, store};
+use seq_macro::seq;
+
+/// Threads per block: four warps.
+pub const THREADS: usize = 128;
+/// Stages of (K tile, V tile) in shared memory.
+const STAGES: usize = 2;
+
+/// Bit of the kernels' `flags`: causal masking.
+pub const CAUSAL: u32 = 1;
+/// Bit of the kernels' `flags`: the cache is paged (`[pages, P, kv_heads,
+/// d]`); else contiguous (`[b, kv_heads, P, d]`).
+pub const PAGED: u32 = 2;
+/// The kernels' `flags` from this shift: `log2 wk`, warps per row group
+/// (0, 1 or 2).
+pub const WK_SHIFT: u32 = 2;
+/// The kernels' `flags` from this shift: `log2 P` of a paged cache.
+pub const PAGE_SHIFT: u32 = 8;
+
+/// Rows per block for head dimension `d` with `wk` warps per row group.
+pub const fn block_rows(d: usize, wk: usize) -> usize {
+    16 * mt(d) * (4 / wk)
+}
+
+/// Bytes of shared memory for head dimension `d`: the most rows' Q tile,
+/// then the stages.
+pub const fn shared_bytes(d: usize) -> usize {
+    2 * block_rows(d, 1) * d + STAGES * 2 * 2 * bc(d) * d
+}
+
+/// `f32` words of one row's state in a split's workspace: O (`d`), the
+/// maximum and the sum.
+pub const fn part_floats(d: usize) -> usize {
+    d + 2
+}
+
+/// Words a lane keeps for the merge of a row group's warps: O, then two
+/// rows' maximum and sum per row tile.
+pub(super) const fn lane_floats(d: usize) -> usize {
+    mt(d) * (d / 2 + 4)
+}
+
+/// Where this block works and on what (32-bit words: they live through
+/// the key loop).
+#[derive(Clone, Copy)]
+pub(super) struct Block {
+    /// Q's (and O's) row of the block's first row.
+    q_row0: u32,
+    /// Rows of the group from the block's first (may exceed the block's).
+    valid_rows: u32,
+    /// The sequence's keys.
+    len: u32,
+    /// The end of the split's keys.
+    key_end: u32,
+    s_q: u32,
+    causal: bool,
+    lane: u32,
+    /// The warp's row group and its place among the row group's warps.
+    row_group: u32,
+    part: u32,
+    wk: u32,
+}
+
+/// What the decode reads: Q, the cache's K and V (their bytes), its
+/// table, the sequences' lengths, and the K/V heads' descales (K's, then
+/// V's).
+type Inputs<T> = (In<T>, In<u8>, In<u8>, In<u32>, In<u32>, In<f32>);
+
+/// The decode body for head dimension `D`: Q and O in `T`, the cache in
+/// elements of `E` bytes (2: `T`; 1: E4M3), the products in `P` (`T`, or
+/// f16 for an FP8 cache).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn decode<T: Element, P: Element, const D: usize, const E: usize>(
+    (q, k, v, table, lens, scales): Inputs<T>,
+    (o, lse, parts): (Out<T>, Out<f32>, Out<f32>),
+    (heads, kv_heads, s_q): (u32, u32, u32),
+    (page_rows, table_stride, split_keys): (u32, u32, u32),
+    scale: f32,
+    flags: u32,
+) {
+    // (`max(1)`: the launch's contract makes them at least 1; said so,
+    // the divisions need no divide-by-zero branch.)
+    let (kv_heads, s_q) = (kv_heads.max(1), s_q.max(1));
+    let group = (heads / kv_heads).max(1);
+    let wk = 1u32 << ((flags >> WK_SHIFT) & 3);
+    let rows = block_rows(D, wk as usize) as u32;
+    let row_tiles = (group * s_q).div_ceil(rows).max(1);
+    let (split, row_tile) = (block_idx_x() / row_tiles, block_idx_x() % row_tiles);
+    let splits = grid_dim_x() / row_tiles;
+    let (b, kvh) = (block_idx_y() / kv_heads, block_idx_y() % kv_heads);
+    // SAFETY: `lens` holds a length per sequence (the launch's contract).
+    let len = unsafe { lens.load(b as usize) };
+    let key_begin = split * split_keys;
+    let t = thread_idx_x();
+    let warp = t / 32;
+    let at = Block {
+        q_row0: (b * heads + kvh * group) * s_q + row_tile * rows,
+        valid_rows: group * s_q - row_tile * rows,
+        len,
+
+        key_end: len.min(key_begin.saturating_add(split_keys)),
+        s_q,
+        causal: flags & CAUSAL != 0,
+        lane: t % 32,
+        row_group: warp / wk,
+        part: warp % wk,
+        wk,
+    };
+    let paged = flags & PAGED != 0;
+    let page_shift = (flags >> PAGE_SHIFT) & 31;
+    // SAFETY: the table holds `table_stride` entries a sequence (the
+    // launch's contract); a contiguous cache's first is its one page.
+    let page0 = if paged { 0 } else { unsafe { table.load((b * table_stride) as usize) } };
+    let cache = Cache {
+        table_at: b * table_stride,
+        page0,
+        paged,
+        page_shift,
+        page_stride: page_rows as usize * (kv_heads as usize * D),
+        row_stride: if paged { kv_heads * D as u32 } else { D as u32 },
+        head_at: kvh * if paged { D as u32 } else { page_rows * D as u32 },
+    };
+    let t = t as usize;
+    let (qh, kh, vh) = (q.same_bytes::<u16>(), k.recast::<u16>(), v.recast::<u16>());
+    let bc = bc(D) as u32;
+    let tiles = at.key_end.saturating_sub(key_begin).div_ceil(bc);
+    // Shared memory: Q, then two stages of 16-bit K and V tiles; an FP8
+    // cache's products read the first stage always, and its copies land
+    // in the second, as two raw stages of bytes.
+    let stage_at = |s: u32| 2 * block_rows(D, 1) * D + (s as usize % STAGES) * 2 * 2 * bc as usize * D;
+    let copy_at =
+        |s: u32| if E == 2 { stage_at(s) } else { stage_at(1) + (s as usize % 2) * 2 * bc as usize * D };
+    let read_at = |s: u32| if E == 2 { stage_at(s) } else { stage_at(0) };
+    if tiles > 0 {
+        // SAFETY: Q's tile at byte 0, the group's rows of this sequence.
+        unsafe {
+            super::flash::copy_tile::<D>(qh, at.q_row0 as usize, at.valid_rows as usize, rows as usize, 0, t)
+        };
+    }
+    // SAFETY: (both) the table holds the pages of the sequence's keys.
+    let mut pages = unsafe { cache.pages::<D, E>(table, (key_begin, at.key_end), t) };
+    if tiles > 0 {
+        // SAFETY: as `copy_stage` says; the stages are not read yet.
+        unsafe { copy_stage::<D, E>((kh, vh), (&cache, &pages), (key_begin, at.key_end, copy_at(0)), t) };
+        commit_copies();
+        // SAFETY: as above.
+        pages = unsafe { cache.pages::<D, E>(table, (key_begin + bc, at.key_end), t) };
+    }
+    // SAFETY: `scales` holds both descales of every K/V head.
+    let (k_scale, v_scale) = unsafe { (scales.load(kvh as usize), scales.load((kv_heads + kvh) as usize)) };
+    // The scores' scale with K's descale: `c s` in log2 units is the true
+    // score's.
+    let c = scale * LOG2_E * k_scale;
+    let mut state = [Rows::EMPTY; 2];
+    for tile in 0..tiles {
+        // This thread's copies landed; after the barrier, everyone's, and
+        // every warp is past the stage the next copies overwrite.
+        wait_copies::<0>();
+        sync_threads();
+        if tile + 1 < tiles {
+            let key0 = key_begin + (tile + 1) * bc;
+            // SAFETY: as `copy_stage` says; the barrier freed the stage.
+            unsafe {
+                copy_stage::<D, E>((kh, vh), (&cache, &pages), (key0, at.key_end, copy_at(tile + 1)), t)
+            };
+            commit_copies();
+            // SAFETY: the table holds the pages of the sequence's keys.
+            pages = unsafe { cache.pages::<D, E>(table, (key0 + bc, at.key_end), t) };
+        }
+        if E == 1 {
+            if tile == 0 && T::INPUT == Input::Bf16 {
+                // SAFETY: this thread's copies of Q landed (the wait); the
+                // products read Q after the barrier below.
+                unsafe { q_to_f16::<D>(rows as usize, t) };
+            }
+            // SAFETY: this thread's copies of the stage landed; the
+            // barrier above freed the products' tiles, the one below
+            // orders their reads.
+            unsafe { widen_stage::<D>(copy_at(tile), read_at(tile), t) };
+            sync_threads();
+        }
+        seq!(CH in 0..4 {
+            let ch: u32 = CH;
+            let key0 = key_begin + tile * bc + 16 * ch;
+            if ch < bc / 16 && ch % at.wk == at.part && key0 < at.key_end {
+                // SAFETY: the stage's copies landed (the wait and the
+                // barrier); the warp runs this alike.
+                unsafe { chunk::<P, D>(&mut state, &at, read_at(tile) + 2 * 16 * CH * D, key0, c) };
+            }
+        });
+    }
+    // The row group's warps meet: each warp past the first leaves its
+    // state in shared memory (the stages', now free), the first takes
+    // them in.
+    if at.wk > 1 {
+        sync_threads();
+        // SAFETY: past the barrier nobody reads the stages; each lane of
+        // each warp writes its own words, read after the next barrier.
+        unsafe { merge_warps::<D>(&mut state, &at, c) };
+    }
+    if at.part != 0 {
+        return;
+    }
+    let rows_all = grid_dim_y() / kv_heads * heads * s_q;
+    // SAFETY: O, lse and the workspace hold the launch's rows (its
+    // contract); each lane stores its own elements.
+    unsafe { store::<T, D>(&mut state, &at, (o, lse, parts), (split, splits, rows_all), (c, v_scale)) };
+}
+
+/// One kernel per head dimension `$d` and cache element `$cache` (the
+/// body is [`decode`]'s: products in `$mma`, `$bytes` bytes an element),
+/// each with its doc and its attributes (`$attr`: the FP8 cache's are
+/// in the sm_90a PTX, which Hopper loads: `cvt.rn.f16x2.e4m3x2` needs sm_89).
+macro_rules! head_dims {
+    ($($(#[$doc:meta])* $name:ident($d:literal, $cache:ty, $mma:ty, $bytes:literal $(, $attr:ident = $value:literal)?);)*) => {$(
+        $(#[$doc])*
+        #[kernel(block = THREADS, shared = shared_bytes($d), tile = [1, 1], min_blocks = 2 $(, $attr = $value)?, types = [bf16, f16])]
+        #[allow(clippy::too_many_arguments)]
+        pub fn $name<T: Element>(
+            q: In<T>,
+            k: In<$cache>,
+            v: In<$cache>,
+            table: In<u32>,
+            lens: In<u32>,
+            scales: In<f32>,
+            o: Out<T>,
+            lse: Out<f32>,
+            parts: Out<f32>,
+            heads: u32,
+            kv_heads: u32,
+            s_q: u32,
+            page_rows: u32,
+            table_stride: u32,
+            split_keys: u32,
+            scale: f32,
+            flags: u32,
+        ) {
+            decode::<T, $mma, $d, $bytes>(
+                (q, k.recast::<u8>(), v.recast::<u8>(), table, lens, scales),
+                (o, lse, parts),
+                (heads, kv_heads, s_q),
+                (page_rows, table_stride, split_keys),
+                scale,
+                flags,
+            );
+        }
+    )*};
+}
+
+head_dims! {
+    /// 5. Decode at `d = 64`: a few queries per sequence against its KV
+    /// cache, contiguous or paged, the keys split across blocks (the module
+    /// documentation has the idea and the arithmetic).
+    ///
+    /// Launch: Q, O `[b, heads, s_q, 64]`, lse `[b, heads, s_q]`; K and V as
+    /// the module says (`page_rows` is `P`, `table_stride` the table's
+    /// entries per sequence, `lens` the sequences' lengths, `scales` each
+    /// K/V head's descale of K, then of V); the grid is `(splits
+    /// row_tiles, b kv_heads)` blocks of 128 threads, `row_tiles =
+    /// ceil(group s_q / block_rows(64, wk))`; `split_keys` a multiple of 64
+    /// with `splits split_keys` covering the longest sequence; `parts`
+    /// `splits b heads s_q part_floats(64)` words when `splits > 1`.
+    /// Measured: `BENCHMARKS.md`, rows `attention_decode_d64`.
+    attention_decode_d64(64, T, T, 2);
+    /// 5. Decode at `d = 128`: as [`attention_decode_d64()`].
+    ///
+    /// Launch: as [`attention_decode_d64()`], rows of 128.
+    /// Measured: `BENCHMARKS.md`, rows `attention_decode_d128`.
+    attention_decode_d128(128, T, T, 2);
+    /// 5. Decode at `d = 256`: as [`attention_decode_d64()`], with stages of
+    /// 32 keys and one row tile a warp (`wk` at most 2).
+    ///
+    /// Launch: as [`attention_decode_d64()`], rows of 256, `split_keys` a
+    /// multiple of 32.
+    /// Measured: `BENCHMARKS.md`, rows `attention_decode_d256`.
+    attention_decode_d256(256, T, T, 2);
+    /// 5c. Decode against an FP8 (E4M3) cache at `d = 64`: half the bytes a
+    /// key. Each stage is copied raw, then each thread widens the chunks it
+    /// copied to f16 (exact) into the products' tiles, and the products run
+    /// in f16, Q rounded to f16 once (`q_to_f16`). K's descale joins the
+    /// scores' scale, V's the final division.
+    ///
+    /// Launch: as [`attention_decode_d64()`], K and V E4M3 (sm_90a).
+    /// Measured: `BENCHMARKS.md`, rows `attention_decode_e4m3_d64`.
+    attention_decode_e4m3_d64(64, E4m3, f16, 1, arch = "sm_90a");
+    /// 5c. Decode against an FP8 cache at `d = 128`: as
+    /// [`attention_decode_e4m3_d64()`].
+    ///
+    /// Launch: as [`attention_decode_e4m3_d64()`], rows of 128.
+    /// Measured: `BENCHMARKS.md`, rows `attention_decode_e4m3_d128`.
+    attention_decode_e4m3_d128(128, E4m3, f16, 1, arch = "sm_90a");
+    /// 5c. Decode against an FP8 cache at `d = 256`: as
+    /// [`attention_decode_e4m3_d64()`].
+    ///
+    /// Launch: as [`attention_decode_e4m3_d64()`], rows of 256.
+    /// Measured: `BENCHMARKS.md`, rows `attention_decode_e4m3_d256`.
+    attention_decode_e4m3_d256(256, E4m3, f16, 1, arch = "sm_90a");
+}

@@ -229,6 +229,13 @@ pub(super) fn write_report(
             page += &section;
             section_plots.extend(drawn);
         }
+        let decode = report::attention_decode::read(dir)?;
+        if !decode.is_empty() {
+            let (section, drawn) = report::attention_decode::section(&decode, plots_dir)?;
+            page += "\n";
+            page += &section;
+            section_plots.extend(drawn);
+        }
     }
     write_file(out, &page)?;
     println!("wrote {}", out.display());

@@ -10,12 +10,15 @@
 //!   tables and torch's;
 //! - [`attention_backward`]: the backward's, from `attention --backward
 //!   --sweep`'s and torch's;
+//! - [`attention_decode`]: decode's, from `attention --decode --sweep`'s
+//!   and torch's;
 //! - [`targets`]: the targets both sections judge, and the causes of the
 //!   misses (`bench/targets.toml`);
 //! - [`plots`], which draws the SVG plots.
 
 pub mod attention;
 pub mod attention_backward;
+pub mod attention_decode;
 pub mod gemm;
 pub mod markdown;
 pub mod plots;

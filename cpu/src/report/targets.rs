@@ -16,6 +16,26 @@ pub struct Targets {
     /// The backward's, on its sweep (`step` names a backward step, as
     /// `attention --backward` prints it; `backend` a peer's backward).
     pub attention_backward: Vec<AttentionTarget>,
+    /// Decode's, on its sweep.
+    pub attention_decode: Vec<DecodeTarget>,
+}
+
+/// One decode target: a ratio over the decode sweep's calls with at
+/// least `min_len` keys a sequence (and at most `max_batch` sequences,
+/// where given). `kind`: `torch` (torch's best time over ours, the
+/// contiguous 16-bit cache), `copy` (our TB/s over the copy's), `paged`
+/// (the contiguous cache's time over the paged one's), `fp8` (the 16-bit
+/// cache's time over the FP8 one's: tokens a second).
+#[derive(Deserialize)]
+pub struct DecodeTarget {
+    pub what: String,
+    pub kind: String,
+    #[serde(default)]
+    pub min_len: usize,
+    pub max_batch: Option<usize>,
+    pub least: f64,
+    /// The cause where it is missed.
+    pub why: String,
 }
 
 /// One input precision's targets on the GEMM sweep, each a ratio to the

@@ -503,6 +503,17 @@ fn decode_plan() {
     let speculative = Decode::new(8, (32, 4), 16, 8192, 128);
     let plan = decode::plan(&speculative, 264);
     assert_eq!((plan.wk, plan.row_tiles), (1, 1), "{plan:?}");
+    // A table naming a page past the pool, or a sequence longer than its
+    // table's room, is refused before any work.
+    let mut p = Decode::new(2, (2, 1), 1, 40, 64);
+    p.page_size = Some(16);
+    let zeros = vec![vec![Bf16Input::round_f32(0.0); 40 * 64]; 2];
+    let mut cache = Cache::build(&p, (&zeros, &zeros), 0, 1);
+    assert!(cache.check(&p).is_ok());
+    cache.table[1] = 6;
+    assert!(cache.check(&p).unwrap_err().to_string().contains("past the pool's 6"));
+    p.lens[0] = 49;
+    assert!(cache.check(&p).unwrap_err().to_string().contains("49 keys"));
     // A bad page size is refused before any work.
     let mut p = Decode::new(1, (2, 1), 1, 100, 64);
     p.page_size = Some(48);

@@ -516,8 +516,11 @@ const ATTENTION: &str = env!("CARGO_BIN_EXE_attention");
 
 /// `attention`'s bad input: an unsupported head dimension, kv-heads not
 /// dividing heads, a zero size, an unknown precision or step, a backward
-/// of a step without one (hopper) or of a head dimension it refuses; and
-/// `--sweep` without a GPU (full-size problems: the emulator cannot).
+/// of a step without one (hopper) or of a head dimension it refuses;
+/// decode's options without `--decode` and the prefill's with it, a page
+/// size that is not a power of two from 16 to 256, an unknown cache type,
+/// an empty sequence; and `--sweep` without a GPU (full-size problems: the
+/// emulator cannot).
 #[test]
 fn attention_rejects_bad_input_before_running() {
     for (args, says) in [
@@ -538,6 +541,14 @@ fn attention_rejects_bad_input_before_running() {
         (&["--deterministic"][..], "--deterministic applies to the backward"),
         (&["--dump", "/tmp"][..], "--dump writes the backward's tensors"),
         (&["--backward", "--kernels", "flash", "--head-dim", "256"][..], "takes head dims 64 and 128"),
+        (&["--page-size", "64"][..], "--page-size applies to decode: add --decode"),
+        (&["--kv-cache", "e4m3"][..], "--kv-cache applies to decode"),
+        (&["--decode", "--page-size", "48"][..], "a power of two of tokens from 16 to 256, not 48"),
+        (&["--decode", "--page-size", "512"][..], "not 512"),
+        (&["--decode", "--kv-cache", "fp4"][..], "unknown --kv-cache 'fp4'"),
+        (&["--decode", "--backward"][..], "--backward does not apply to --decode"),
+        (&["--decode", "--kv-lens", "100,0"][..], "every sequence needs at least one key"),
+        (&["--decode", "--kv-len", "9", "--kv-lens", "3,4"][..], "give one"),
     ] {
         let line = rejected(ATTENTION, args);
         assert!(line.contains(says), "{args:?}: {line}");
@@ -546,6 +557,24 @@ fn attention_rejects_bad_input_before_running() {
         let line = rejected(ATTENTION, &["--sweep"]);
         assert!(line.contains("needs a GPU"), "{line}");
     }
+}
+
+/// Without a GPU, `attention --decode` verifies a paged FP8-cache call of
+/// sequences of three lengths on the emulator: its contiguous and paged
+/// rows, and (`--explain`) the plan.
+#[test]
+fn attention_decode_runs_on_the_emulator() {
+    if has_gpu() {
+        return;
+    }
+    let args =
+        ["--decode", "--heads", "8", "--kv-heads", "2", "--kv-lens", "300,77,130", "--seq", "2", "--causal"];
+    let out =
+        run(ATTENTION, &[&args[..], &["--page-size", "32", "--kv-cache", "e4m3", "--explain"]].concat());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("| contiguous |") && stdout.contains("| paged 32 |"), "{stdout}");
+    assert!(stdout.contains("e4m3-cache") && stdout.contains("keys split"), "{stdout}");
 }
 
 /// Without a GPU, `attention` verifies every step on the emulator at the

@@ -14,6 +14,7 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 
 use super::Decode;
+use crate::runtime::{Error, Result};
 
 /// A cache's geometry and contents.
 #[derive(Clone, Debug)]
@@ -86,6 +87,31 @@ impl<T: Copy + Default> Cache<T> {
             }
         }
         cache
+    }
+
+    /// Checks that the cache holds every key of `p`: room for each
+    /// sequence's length, and each page its table names for them inside the
+    /// pool (the kernels read what the table says, unchecked).
+    pub fn check(&self, p: &Decode) -> Result<()> {
+        let bad = |m: String| Err(Error::InvalidInput(format!("decode {p}: {m}")));
+        let (rows, per_page) = (self.page_rows, self.page_rows * self.kv_heads * self.d);
+        if self.k.len() != self.v.len() || self.table.len() < p.batch * self.table_stride {
+            return bad("K, V and the table do not match".into());
+        }
+        let pages = self.k.len() / per_page.max(1);
+        for (b, &len) in p.lens.iter().enumerate() {
+            if len > self.table_stride * rows {
+                return bad(format!(
+                    "sequence {b} has {len} keys, its table room for {}",
+                    self.table_stride * rows
+                ));
+            }
+            let used = &self.table[b * self.table_stride..b * self.table_stride + len.div_ceil(rows)];
+            if let Some(page) = used.iter().find(|&&page| page as usize >= pages) {
+                return bad(format!("sequence {b}'s table names page {page}, past the pool's {pages}"));
+            }
+        }
+        Ok(())
     }
 
     /// Element index of key `j` of sequence `b`, K/V head `h`.

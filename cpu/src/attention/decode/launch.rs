@@ -83,6 +83,7 @@ impl<T: Element, C: CacheElement> DecodeBuffers<T, C> {
         if (size_of::<C>() == 1) != p.fp8 {
             return Err(Error::InvalidInput(format!("decode {p}: a cache of another type")));
         }
+        cache.check(p)?;
         if cache.paged != p.page_size.is_some() || cache.table.len() < p.batch * cache.table_stride {
             return Err(Error::InvalidInput(format!("decode {p}: a cache of another layout")));
         }

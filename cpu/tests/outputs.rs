@@ -3,7 +3,8 @@
 //! so a symlink writes its target and a FIFO its reader; a path that
 //! cannot be written is rejected (exit 2) before any work, leaving nothing
 //! behind; a write that fails after the work is one line, never `wrote`.
-//! Every case on temporary paths.
+//! Every case on temporary paths. And what `report --attention` writes
+//! from the attention tables a GPU run printed.
 
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -184,4 +185,140 @@ fn a_failed_write_is_an_error() {
     let result = kernel_lab::files::write_file(&fifo, &text);
     let error = result.expect_err("a write into a closed pipe fails").to_string();
     assert!(error.contains("cannot write") && error.contains(fifo.to_str().unwrap()), "{error}");
+}
+
+/// `report --attention DIR` joins `attention --sweep`'s table with torch's
+/// on the same problems: each step's TFLOP/s beside FLASH's and CUDNN's,
+/// the best step's ratio to each, and the plot.
+#[test]
+fn report_adds_the_attention_section_from_both_tables() {
+    let dir = scratch("attention-report");
+    let tables = dir.join("attention");
+    std::fs::create_dir_all(&tables).unwrap();
+    let json = dir.join("run.json");
+    let out = run(MAIN, &["--quiet", "--only", "scale", "--sizes", "1000", "--json", json.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::write(
+        tables.join("sweep-bf16-h100.md"),
+        "NVIDIA H100 (test)\n| precision | problem | step | worst error / bound | ms | TFLOP/s |\n\
+         | --- | --- | --- | --- | --- | --- |\n\
+         | bf16 | b4 h16/16 s4096 d128 causal | unfused | 0.010 | 9.0 | 50.0 |\n\
+         | bf16 | b4 h16/16 s4096 d128 causal | flash | 0.020 | 1.0 | 150.0 |\n\
+         | bf16 | b4 h16/4 s1000x4097 d128 causal | flash | 0.020 | 1.0 | 120.0 |\n\
+         | bf16 | b8 h16/16 s77 d128 | flash | 0.020 | 1.0 | 30.0 |\n",
+    )
+    .unwrap();
+    std::fs::write(
+        tables.join("torch-sdpa-bf16-h100.md"),
+        "torch 2.11, NVIDIA H100, bf16\n| b h/kv s_q x s_k d | causal | backend | ms | TFLOP/s |\n\
+         | --- | --- | --- | --- | --- |\n\
+         | 4 16/16 4096x4096 128 | yes | FLASH | 0.5 | 300.0 |\n\
+         | 4 16/16 4096x4096 128 | yes | CUDNN | 0.25 | 600.0 |\n\
+         | 4 16/4 1000x4097 128 | yes (top-left) | FLASH | 0.5 | 240.0 |\n\
+         | 4 16/4 1000x4097 128 | yes (top-left) | CUDNN | 0.1 | 900.0 |\n\
+         | 8 16/16 77x77 128 | no | FLASH | 0.5 | 15.0 |\n\
+         | 8 16/16 77x77 128 | no | CUDNN | refused | no kernel |\n",
+    )
+    .unwrap();
+    let (md, plots) = (dir.join("B.md"), dir.join("plots"));
+    let args =
+        ["report", json.to_str().unwrap(), "--out", md.to_str().unwrap(), "--plots", plots.to_str().unwrap()];
+    let out = run(MAIN, &[&args[..], &["--attention", tables.to_str().unwrap()]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(text.contains("## Attention"), "{text}");
+    let row = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("| {name} ")))
+            .unwrap_or_else(|| panic!("{name}: {text}"))
+            .to_string()
+    };
+    // The best step (flash, 150) against FLASH (300) and CUDNN (600).
+    assert_eq!(
+        row("4·16·4096·128 causal"),
+        "| 4·16·4096·128 causal | 50.0 | 150.0 | 300.0 | 600.0 | 50.0% | 25.0% |"
+    );
+    // A step that did not run is a dash, and so is a peer with another
+    // mask (torch's top-left causal where the lengths differ) ...
+    assert_eq!(
+        row("4·16/4·1000x4097·128 causal"),
+        "| 4·16/4·1000x4097·128 causal | - | 120.0 | - | - | - | - |"
+    );
+    // ... and a backend that refused.
+    assert_eq!(row("8·16·77·128"), "| 8·16·77·128 | - | 30.0 | 15.0 | - | 200.0% | - |");
+    let svg = std::fs::read_to_string(plots.join("attention_bf16.svg")).unwrap();
+    assert!(svg.contains("torch CUDNN") && svg.contains("flash"), "{svg}");
+    // No backward tables, no backward section.
+    assert!(!text.contains("## Attention backward"), "{text}");
+    // A folder without our tables is one line and exit 2, and writes nothing.
+    std::fs::remove_file(&md).unwrap();
+    let out = run(MAIN, &[&args[..], &["--attention", dir.join("plots").to_str().unwrap()]].concat());
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("error: ") && stderr.contains("no sweep-") && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+    assert!(!md.exists());
+}
+
+/// With `attention --backward --sweep`'s table and torch's backward
+/// timings beside the forward's, `report --attention` adds the backward
+/// section: each backward step beside FLASH's and CUDNN's backward, the
+/// best one's ratio to each, the training step (our fastest forward plus
+/// backward against cuDNN's), the targets, and the plot.
+#[test]
+fn report_adds_the_attention_backward_section() {
+    let dir = scratch("attention-backward-report");
+    let tables = dir.join("attention");
+    std::fs::create_dir_all(&tables).unwrap();
+    let json = dir.join("run.json");
+    let out = run(MAIN, &["--quiet", "--only", "scale", "--sizes", "1000", "--json", json.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let ours = "| precision | problem | step | worst error / bound | ms | TFLOP/s |\n| --- | --- | --- | --- | --- | --- |\n";
+    std::fs::write(
+        tables.join("sweep-bf16-h100.md"),
+        format!("NVIDIA H100 (test)\n{ours}| bf16 | b4 h16/16 s4096 d128 | flash | 0.020 | 1.0 | 300.0 |\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        tables.join("backward-sweep-bf16-h100.md"),
+        format!(
+            "NVIDIA H100 (test)\n{ours}\
+             | bf16 | b4 h16/16 s4096 d128 | flash | 0.020 | 2.0 | 300.0 |\n\
+             | bf16 | b4 h16/16 s4096 d128 | hopper | 0.020 | 1.0 | 600.0 |\n\
+             | bf16 | b4 h16/16 s4096 d128 | unfused backward | 0.010 | 30.0 | 50.0 |\n\
+             | bf16 | b4 h16/16 s4096 d128 | flash backward | 0.010 | 4.0 | 375.0 |\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        tables.join("torch-sdpa-backward-bf16-h100.md"),
+        "torch 2.11, NVIDIA H100, bf16\n\
+         | b h/kv s_q x s_k d | causal | backend | forward ms | forward TFLOP/s | backward ms | backward TFLOP/s |\n\
+         | --- | --- | --- | --- | --- | --- | --- |\n\
+         | 4 16/16 4096x4096 128 | no | FLASH | 2.0 | 300.0 | 5.0 | 300.0 |\n\
+         | 4 16/16 4096x4096 128 | no | CUDNN | 1.0 | 600.0 | 3.0 | 500.0 |\n",
+    )
+    .unwrap();
+    let (md, plots) = (dir.join("B.md"), dir.join("plots"));
+    let args =
+        ["report", json.to_str().unwrap(), "--out", md.to_str().unwrap(), "--plots", plots.to_str().unwrap()];
+    let out = run(MAIN, &[&args[..], &["--attention", tables.to_str().unwrap()]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&md).unwrap();
+    let section = &text[text.find("## Attention backward").unwrap_or_else(|| panic!("{text}"))..];
+    let row =
+        section.lines().find(|l| l.starts_with("| 4·16·4096·128 ")).unwrap_or_else(|| panic!("{section}"));
+    // Backward steps 50 and 375 beside FLASH 300 and CUDNN 500; the
+    // training step: hopper's 1.0 + flash backward's 4.0 against cuDNN's
+    // 1.0 + 3.0.
+    assert_eq!(
+        row,
+        "| 4·16·4096·128 | 50.0 | 375.0 | 300.0 | 500.0 | 125.0% | 75.0% | 5.000 | 4.000 | 80.0% |"
+    );
+    // The target (flash backward at d = 128 against FLASH) is met.
+    assert!(section.contains("| 125.0% at 4·16·4096·128 | yes |"), "{section}");
+    let svg = std::fs::read_to_string(plots.join("attention_backward_bf16.svg")).unwrap();
+    assert!(svg.contains("torch CUDNN") && svg.contains("flash backward"), "{svg}");
 }

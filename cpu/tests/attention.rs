@@ -454,6 +454,63 @@ fn decode_paged() {
 
 type Bf16Input = <Bf16 as gemm::Precision>::Input;
 
+/// The corners: causal with more queries than a sequence's keys (rows
+/// that see no key, through a split), four row groups of one warp each,
+/// a partial last row tile, splits that end inside pages of 256, and more
+/// splits than a warp has lanes (the merge's rounds).
+#[test]
+fn decode_corners() {
+    let mut p = decode_problem(2, (2, 1), 16, &[300, 5], 64);
+    p.causal = true;
+    decode::<Bf16>(&p, 8, Some(3));
+    decode::<F16>(&p, 8, Some(1));
+    let mut p = decode_problem(1, (16, 1), 8, &[1000], 64);
+    p.fp8 = true;
+    assert_eq!(decode::<Bf16>(&p, 8, Some(2)).wk, 1);
+    let p = decode_problem(2, (16, 1), 10, &[200, 33], 128);
+    assert_eq!(decode::<Bf16>(&p, 8, Some(2)).row_tiles, 2);
+    let mut p = decode_problem(1, (4, 2), 1, &[700], 64);
+    p.page_size = Some(256);
+    decode::<F16>(&p, 8, Some(5));
+    let p = decode_problem(1, (4, 1), 1, &[3000], 128);
+    assert_eq!(decode::<Bf16>(&p, 8, Some(47)).splits, 47);
+}
+
+/// A 16-bit cache's descales are applied too: K and V stored doubled
+/// (exactly) over descales of one half give the same attention; and a plan
+/// the kernels cannot run by, or a descale of 0, is refused before any
+/// work.
+#[test]
+fn decode_descales_and_bad_plans() {
+    use kernel_lab::attention::decode::run::{decode_inputs, decode_reference, rows_to_check, verify_decode};
+    let gpu = Gpu::emulator();
+    let mut p = decode_problem(2, (4, 2), 2, &[150, 90], 64);
+    p.causal = true;
+    let mut inputs = decode_inputs::<Bf16Input, Bf16Input>(&p, 5);
+    let checked = rows_to_check(&p);
+    let want = decode_reference(&p, &inputs, &checked);
+    let double = |x: &mut Vec<Vec<Bf16Input>>| {
+        x.iter_mut().flatten().for_each(|v| *v = Bf16Input::round_f32(2.0 * v.to_f64() as f32));
+    };
+    double(&mut inputs.k);
+    double(&mut inputs.v);
+    let cache = Cache::build(&p, (&inputs.k, &inputs.v), 0, 2);
+    let mut x = DecodeBuffers::new(&gpu, &p, &inputs.q, &cache, &[0.5; 4]).unwrap();
+    let plan = decode::plan(&p, 4);
+    decode::launch(&gpu, &p, &plan, &mut x).and_then(|()| gpu.sync()).unwrap();
+    let (o, lse) = (gpu.download(&x.o).unwrap(), gpu.download(&x.lse).unwrap());
+    verify_decode("decode with descales", &p, (&o, &lse), &want, &checked).unwrap();
+    for bad in [Plan { wk: 8, ..plan }, Plan { row_tiles: 2, ..plan }, Plan { split_keys: 100, ..plan }] {
+        let e = decode::launch(&gpu, &p, &bad, &mut x).unwrap_err().to_string();
+        assert!(
+            e.contains("warps a row group") || e.contains("row tiles") || e.contains("whole stages"),
+            "{e}"
+        );
+    }
+    let e = DecodeBuffers::new(&gpu, &p, &inputs.q, &cache, &[0.5, 0.0, 1.0, 1.0]).err().unwrap().to_string();
+    assert!(e.contains("a descale of 0"), "{e}");
+}
+
 /// Appending a token writes its rows of K and V and nothing else, and the
 /// next decode sees it.
 #[test]

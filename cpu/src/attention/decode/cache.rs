@@ -98,6 +98,9 @@ impl<T: Copy + Default> Cache<T> {
         if self.k.len() != self.v.len() || self.table.len() < p.batch * self.table_stride {
             return bad("K, V and the table do not match".into());
         }
+        if self.paged && !rows.is_power_of_two() {
+            return bad(format!("a page of {rows} tokens (a power of two)"));
+        }
         let pages = self.k.len() / per_page.max(1);
         for (b, &len) in p.lens.iter().enumerate() {
             if len > self.table_stride * rows {

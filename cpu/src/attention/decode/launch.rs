@@ -84,6 +84,11 @@ impl<T: Element, C: CacheElement> DecodeBuffers<T, C> {
             return Err(Error::InvalidInput(format!("decode {p}: a cache of another type")));
         }
         cache.check(p)?;
+        if let Some(bad) = scales.iter().find(|s| !(s.is_finite() && **s > 0.0)) {
+            return Err(Error::InvalidInput(format!(
+                "decode {p}: a descale of {bad} (each is finite and positive)"
+            )));
+        }
         if cache.paged != p.page_size.is_some() || cache.table.len() < p.batch * cache.table_stride {
             return Err(Error::InvalidInput(format!("decode {p}: a cache of another layout")));
         }
@@ -115,10 +120,7 @@ pub fn launch<T: Element + Input, C: CacheElement>(
     p.check()?;
     let kernel = kernel::<T, C>(p.d)?;
     let typed = kernel.typed::<DecodeSignature<T, C>>().map_err(Error::InvalidInput)?;
-    let covered = plan.splits as usize * plan.split_keys as usize;
-    if covered < p.max_len() || plan.row_tiles as usize * block_rows(p, plan) < p.group() * p.s_q {
-        return Err(Error::InvalidInput(format!("decode {p}: a plan that does not cover it")));
-    }
+    plan.check(p)?;
     let words = if plan.splits > 1 { plan.splits as usize * p.rows() * part_floats(p.d) } else { 1 };
     if x.parts.as_ref().is_none_or(|w| w.len() < words) {
         // (Zeros: the merge reads only what the decode wrote, but a buffer
@@ -175,8 +177,4 @@ pub fn launch<T: Element + Input, C: CacheElement>(
             (parts, &mut x.o, &mut x.lse, p.rows() as u32, p.d as u32, plan.splits),
         )
     }
-}
-
-fn block_rows(p: &Decode, plan: &Plan) -> usize {
-    gpu::attention::decode::block_rows(p.d, plan.wk as usize)
 }

@@ -16,13 +16,14 @@
 //! fixed cost, about [`BLOCK_KEYS`] keys' time (its start and its first
 //! stage's latency), and with `s > 1` writes and the merge reads its rows'
 //! state: `8 (d + 2)` bytes a row, the time of `2 group s_q` keys at `4 d`
-//! bytes a key. The plan takes the `s` of least modelled time, the fewest
+//! bytes a key (twice that many of an FP8 cache's `2 d`). The plan takes the `s` of least modelled time, the fewest
 //! splits on a tie.
 
 use gpu::attention::decode::block_rows;
 use gpu::attention::flash::{bc, mt};
 
 use super::Decode;
+use crate::runtime::{Error, Result};
 
 /// A block's fixed cost in keys' time: its launch and its first stage's
 /// latency (about a microsecond, in which an SM's share of a Hopper GPU's
@@ -47,6 +48,26 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// Checks that the plan is one the kernels run `p` by: 1, 2 or 4 warps
+    /// a row group, no more than a stage's 16-key chunks; the row tiles the
+    /// kernel derives from them; splits of whole stages covering the
+    /// longest sequence (the workspace and the grid are sized from them).
+    pub fn check(&self, p: &Decode) -> Result<()> {
+        let bad = |m: &str| Err(Error::InvalidInput(format!("decode {p}: {self:?}: {m}")));
+        let (wk, stage) = (self.wk as usize, bc(p.d));
+        if ![1, 2, 4].contains(&wk) || wk > stage / 16 {
+            return bad("warps a row group are 1, 2 or 4, at most a stage's 16-key chunks");
+        }
+        if self.row_tiles as usize != (p.group() * p.s_q).div_ceil(block_rows(p.d, wk)) {
+            return bad("row tiles other than the group's rows need");
+        }
+        let covered = self.splits as usize * self.split_keys as usize;
+        if self.splits == 0 || !(self.split_keys as usize).is_multiple_of(stage) || covered < p.max_len() {
+            return bad("splits of whole stages that cover the longest sequence");
+        }
+        Ok(())
+    }
+
     /// Blocks of the launch.
     pub fn blocks(&self, p: &Decode) -> usize {
         (self.splits * self.row_tiles) as usize * p.batch * p.kv_heads
@@ -87,7 +108,9 @@ pub fn plan(p: &Decode, slots: u32) -> Plan {
     let len = p.max_len().max(1);
     let time = |s: usize| {
         let chunk = len.div_ceil(s).div_ceil(stage) * stage;
-        let merge = if s > 1 { 2 * rows } else { 0 };
+        // A row's state is `4 (d + 2)` bytes, written and read: `8 rows (d +
+        // 2) / (2 e d)` keys' time at `e` bytes an element.
+        let merge = if s > 1 { 4 * rows / p.cache_bytes() } else { 0 };
         (base * s).div_ceil(slots) * (chunk + BLOCK_KEYS + merge)
     };
     let most_splits = len.div_ceil(stage).clamp(1, MAX_SPLITS);

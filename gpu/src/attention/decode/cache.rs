@@ -25,7 +25,7 @@ pub(super) struct Cache {
     /// offset in a row's page.
     pub(super) page_stride: usize,
     pub(super) row_stride: u32,
-    pub(super) head_at: u32,
+    pub(super) head_at: usize,
 }
 
 /// Rows of a stage each thread copies, at most (`bc(D) / (THREADS /
@@ -73,7 +73,9 @@ impl Cache {
     #[inline(always)]
     fn row(&self, page: u32, key: u32) -> usize {
         let row = if self.paged { key & ((1 << self.page_shift) - 1) } else { key };
-        page as usize * self.page_stride + (row * self.row_stride + self.head_at) as usize
+        // (64-bit: a contiguous cache's head offset is `kvh P d`, past 2^32
+        // at 32 heads of a million keys.)
+        page as usize * self.page_stride + row as usize * self.row_stride as usize + self.head_at
     }
 }
 
@@ -175,7 +177,9 @@ pub(super) unsafe fn widen_stage<const D: usize>(raw: usize, to: usize, t: usize
 /// Q's tile (rows of `T`, bf16), this thread's chunks of it as
 /// [`super::flash::copy_tile`] copied them, rounded to f16 in place, for
 /// the FP8 cache's f16 products: f16's 10-bit significand holds bf16's 8
-/// exactly, and values past f16's range saturate to ±65504.
+/// exactly in f16's normal range, values below 2^-14 round to f16's
+/// subnormals, and values past its range saturate to ±65504 (the
+/// reference rounds them alike).
 ///
 /// # Safety
 /// This thread's copies of Q landed; nobody reads Q before the next

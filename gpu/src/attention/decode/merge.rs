@@ -3,6 +3,7 @@
 use super::THREADS;
 use crate::attention::log_sum_exp;
 use crate::dev::math::{ex2_approx, fma, pack};
+use crate::dev::warp::{FULL_MASK, shfl_idx_u32, shfl_xor_f32};
 use crate::dev::{Element, In, Out, index_1d};
 use crate::kernel;
 use half::{bf16, f16};
@@ -15,10 +16,14 @@ use seq_macro::seq;
 /// `rows::store`), then lse. A row no split saw a key of is 0,
 /// with lse `+inf`.
 ///
-/// **Arithmetic.** Per split a row reads `4 (d + 2)` bytes (whole 128-byte
-/// lines, a warp's loads consecutive) for `d` FMAs: bound by L2, a small
-/// share of the decode's bytes (`splits (d + 2) 4` against the cache's `4
-/// d` a key, with each split at least 256 keys).
+/// **Arithmetic.** Per split a row reads `4 (d + 2)` bytes for `d` FMAs,
+/// the cache's bytes of `(d + 2) / d` keys at 16 bits: a small share of
+/// the decode's (a split is at least a stage, 64 keys, and mostly far
+/// more). What costs is latency: the lanes load 32 splits' maxima and
+/// sums at once and reduce them by shuffles, and each lane reads its
+/// columns of two splits at a time (8-byte loads, a warp's 256 bytes of
+/// a split's row in two 128-byte lines), so that a row waits on an L2 round
+/// trip per two splits, not two per split.
 ///
 /// Launch: one warp per row (`rows` of them), blocks of 128 threads;
 /// `parts` as the decode launch of `splits` splits left it; O and lse as
@@ -39,33 +44,59 @@ pub fn attention_decode_merge<T: Element>(
     if row >= rows as usize {
         return;
     }
-    let d = d as usize;
+    let (d, splits) = (d as usize, splits as usize);
     let f = d + 2;
-    let stride = rows as usize * f;
+    let state = |s: usize| (s * rows as usize + row) * f;
+    // The largest maximum: lane `i` takes splits `i, i + 32, ...`.
     let mut top = f32::NEG_INFINITY;
-    for s in 0..splits as usize {
+    for s in (lane..splits).step_by(32) {
         // SAFETY: each split's state of the row (the launch's contract).
-        top = top.max(unsafe { parts.load(s * stride + row * f + d) });
+        top = top.max(unsafe { parts.load(state(s) + d) });
     }
+    seq!(X in 0..5 {
+        // SAFETY: every lane of the warp is here.
+        top = top.max(unsafe { shfl_xor_f32(FULL_MASK, top, 1 << X) });
+    });
     let reference = if top == f32::NEG_INFINITY { 0.0 } else { top };
     let mut sum = 0.0f32;
     let mut acc = [0.0f32; 8];
-    for s in 0..splits as usize {
-        let base = s * stride + row * f;
-        // SAFETY: as above.
-        let (m, l) = unsafe { (parts.load(base + d), parts.load(base + d + 1)) };
-        let w = ex2_approx(m - reference);
-        sum = fma(l, w, sum);
-        seq!(N in 0..4 {
-            if 64 * N < d {
-                seq!(E in 0..2 {{
-                    // SAFETY: column 64 N + 2 lane + E < d.
-                    let x = unsafe { parts.load(base + 64 * N + 2 * lane + E) };
-                    acc[2 * N + E] = fma(x, w, acc[2 * N + E]);
-                }});
-            }
-        });
+    for round in (0..splits).step_by(32) {
+        // This lane's split of the round: its weight and weighted sum.
+        let mine = round + lane;
+        let w = if mine < splits {
+            // SAFETY: as above.
+            let (m, l) = unsafe { (parts.load(state(mine) + d), parts.load(state(mine) + d + 1)) };
+            let w = ex2_approx(m - reference);
+            sum = fma(l, w, sum);
+            w
+        } else {
+            0.0
+        };
+        let here = (splits - round).min(32);
+        let mut j = 0;
+        while j < here {
+            // Two splits at a time, their weights from their lanes.
+            let pair = [j, (j + 1).min(here - 1)];
+            // SAFETY: every lane of the warp is here.
+            let ws = pair.map(|s| f32::from_bits(unsafe { shfl_idx_u32(FULL_MASK, w.to_bits(), s as u32) }));
+            let ws = [ws[0], if j + 1 < here { ws[1] } else { 0.0 }];
+            seq!(N in 0..4 {
+                if 64 * N < d {
+                    // SAFETY: columns `64 N + 2 lane..+2` < d of each split's
+                    // row, 8 bytes on 8 (`f` and the column are even).
+                    let x = pair.map(|s| unsafe { parts.load8::<2>(state(round + s) + 64 * N + 2 * lane) });
+                    seq!(E in 0..2 {
+                        acc[2 * N + E] = fma(x[1][E], ws[1], fma(x[0][E], ws[0], acc[2 * N + E]));
+                    });
+                }
+            });
+            j += 2;
+        }
     }
+    seq!(X in 0..5 {
+        // SAFETY: every lane of the warp is here.
+        sum += unsafe { shfl_xor_f32(FULL_MASK, sum, 1 << X) };
+    });
     let inv = if sum > 0.0 { 1.0 / sum } else { 0.0 };
     let o = o.recast::<u32>();
     seq!(N in 0..4 {

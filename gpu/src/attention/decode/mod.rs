@@ -10,9 +10,12 @@
 //! busy. So the kernel's one job is to keep DRAM busy:
 //! enough blocks (the keys split across them, [`attention_decode_merge()`]
 //! combining the chunks), and enough bytes in flight on each SM
-//! (Little's law: about 3 TB/s by about 1 us of latency is 3 MB over 132
-//! SMs, 23 KB an SM; each block keeps a stage of `2 bc d` bytes, 32 KB at
-//! `d = 128`, in flight while it multiplies the other, two blocks an SM).
+//! (Little's law: about 3.4 TB/s by about 1 us of latency is 3.4 MB over
+//! 132 SMs, 26 KB an SM, more on an H200's 4.8 TB/s). A 16-bit stage is
+//! `4 bc d` bytes of K and V (32 KB at `d` = 128, 16 KB at 64) and an
+//! FP8 one half that; a block keeps `ring - 1` stages in flight while it
+//! multiplies one ([`ring`]), two blocks an SM: 64 KB an SM at `d` = 128
+//! and 256, 96 KB at 64, 64 KB (FP8, 48 at 64).
 //!
 //! **Rows.** The queries of one K/V head's group are consecutive rows of
 //! Q (`[b, heads, s_q, d]`: heads `kvh group..` of one sequence, each
@@ -76,8 +79,20 @@ use seq_macro::seq;
 
 /// Threads per block: four warps.
 pub const THREADS: usize = 128;
-/// Stages of (K tile, V tile) in shared memory.
-const STAGES: usize = 2;
+/// Stages of (K tile, V tile) the copies fill in turn for head dimension
+/// `d` and cache elements of `e` bytes: as many as two blocks an SM leave
+/// shared memory for (at most about 113 KB a block), so that the bytes in
+/// flight are the most the SM can hold: four of 16 KB at `d` = 64; two
+/// of 32 KB at 128 and 256 (beside Q's 32 KB tile); an FP8 cache's raw
+/// stages, half the size, behind the one 16-bit stage the products read,
+/// four at 64 and three above.
+pub const fn ring(d: usize, e: usize) -> usize {
+    match (d, e) {
+        (64, _) => 4,
+        (_, 2) => 2,
+        _ => 3,
+    }
+}
 
 /// Bit of the kernels' `flags`: causal masking.
 pub const CAUSAL: u32 = 1;
@@ -95,10 +110,19 @@ pub const fn block_rows(d: usize, wk: usize) -> usize {
     16 * mt(d) * (4 / wk)
 }
 
-/// Bytes of shared memory for head dimension `d`: the most rows' Q tile,
-/// then the stages.
-pub const fn shared_bytes(d: usize) -> usize {
-    2 * block_rows(d, 1) * d + STAGES * 2 * 2 * bc(d) * d
+/// Bytes of a 16-bit stage (a K tile, then a V tile) at head dimension
+/// `d`.
+const fn stage_bytes(d: usize) -> usize {
+    2 * 2 * bc(d) * d
+}
+
+/// Bytes of shared memory for head dimension `d` and cache elements of `e`
+/// bytes: the most rows' Q tile, then the ring of stages (an FP8 cache's
+/// behind the 16-bit stage its products read).
+pub const fn shared_bytes(d: usize, e: usize) -> usize {
+    let stages =
+        if e == 2 { ring(d, e) * stage_bytes(d) } else { stage_bytes(d) + ring(d, e) * stage_bytes(d) / 2 };
+    2 * block_rows(d, 1) * d + stages
 }
 
 /// `f32` words of one row's state in a split's workspace: O (`d`), the
@@ -192,33 +216,51 @@ fn decode<T: Element, P: Element, const D: usize, const E: usize>(
         page_shift,
         page_stride: page_rows as usize * (kv_heads as usize * D),
         row_stride: if paged { kv_heads * D as u32 } else { D as u32 },
-        head_at: kvh * if paged { D as u32 } else { page_rows * D as u32 },
+        head_at: kvh as usize * if paged { D } else { page_rows as usize * D },
     };
     let t = t as usize;
     let (qh, kh, vh) = (q.same_bytes::<u16>(), k.recast::<u16>(), v.recast::<u16>());
     let bc = bc(D) as u32;
     let tiles = at.key_end.saturating_sub(key_begin).div_ceil(bc);
-    // Shared memory: Q, then two stages of 16-bit K and V tiles; an FP8
-    // cache's products read the first stage always, and its copies land
-    // in the second, as two raw stages of bytes.
-    let stage_at = |s: u32| 2 * block_rows(D, 1) * D + (s as usize % STAGES) * 2 * 2 * bc as usize * D;
-    let copy_at =
-        |s: u32| if E == 2 { stage_at(s) } else { stage_at(1) + (s as usize % 2) * 2 * bc as usize * D };
-    let read_at = |s: u32| if E == 2 { stage_at(s) } else { stage_at(0) };
+    // Shared memory: Q, then the ring of 16-bit stages; an FP8 cache's
+    // products read one 16-bit stage always, its copies land in the ring
+    // of raw stages behind it.
+    let ring = ring(D, E) as u32;
+    let first_stage = 2 * block_rows(D, 1) * D;
+    let copy_at = |s: u32| {
+        let slot = (s % ring) as usize;
+        if E == 2 {
+            first_stage + slot * stage_bytes(D)
+        } else {
+            first_stage + (2 + slot) * stage_bytes(D) / 2
+        }
+    };
+    let read_at = |s: u32| if E == 2 { copy_at(s) } else { first_stage };
     if tiles > 0 {
         // SAFETY: Q's tile at byte 0, the group's rows of this sequence.
         unsafe {
             super::flash::copy_tile::<D>(qh, at.q_row0 as usize, at.valid_rows as usize, rows as usize, 0, t)
         };
     }
-    // SAFETY: (both) the table holds the pages of the sequence's keys.
-    let mut pages = unsafe { cache.pages::<D, E>(table, (key_begin, at.key_end), t) };
-    if tiles > 0 {
-        // SAFETY: as `copy_stage` says; the stages are not read yet.
-        unsafe { copy_stage::<D, E>((kh, vh), (&cache, &pages), (key_begin, at.key_end, copy_at(0)), t) };
+    // The ring's first `ring - 1` stages, a copy group each (empty past the
+    // split's tiles, so that every thread counts groups alike), then the
+    // pages of the next.
+    let mut pages = [0; cache::ROWS_A_THREAD];
+    for s in 0..ring - 1 {
+        let key0 = key_begin + s * bc;
+        if s < tiles {
+            // SAFETY: the table holds the pages of the sequence's keys;
+            // as `copy_stage` says, the stages are not read yet.
+            unsafe {
+                pages = cache.pages::<D, E>(table, (key0, at.key_end), t);
+                copy_stage::<D, E>((kh, vh), (&cache, &pages), (key0, at.key_end, copy_at(s)), t);
+            }
+        }
         commit_copies();
+    }
+    if ring - 1 < tiles {
         // SAFETY: as above.
-        pages = unsafe { cache.pages::<D, E>(table, (key_begin + bc, at.key_end), t) };
+        pages = unsafe { cache.pages::<D, E>(table, (key_begin + (ring - 1) * bc, at.key_end), t) };
     }
     // SAFETY: `scales` holds both descales of every K/V head.
     let (k_scale, v_scale) = unsafe { (scales.load(kvh as usize), scales.load((kv_heads + kvh) as usize)) };
@@ -227,20 +269,27 @@ fn decode<T: Element, P: Element, const D: usize, const E: usize>(
     let c = scale * LOG2_E * k_scale;
     let mut state = [Rows::EMPTY; 2];
     for tile in 0..tiles {
-        // This thread's copies landed; after the barrier, everyone's, and
-        // every warp is past the stage the next copies overwrite.
-        wait_copies::<0>();
-        sync_threads();
-        if tile + 1 < tiles {
-            let key0 = key_begin + (tile + 1) * bc;
-            // SAFETY: as `copy_stage` says; the barrier freed the stage.
-            unsafe {
-                copy_stage::<D, E>((kh, vh), (&cache, &pages), (key0, at.key_end, copy_at(tile + 1)), t)
-            };
-            commit_copies();
-            // SAFETY: the table holds the pages of the sequence's keys.
-            pages = unsafe { cache.pages::<D, E>(table, (key0 + bc, at.key_end), t) };
+        // This thread's copies of the tile landed (of its `ring - 1 +
+        // tile` groups, at most `ring - 2` are pending); after the
+        // barrier, everyone's, and every warp is past the stage the next
+        // copies overwrite (the tile before's).
+        match ring {
+            2 => wait_copies::<0>(),
+            3 => wait_copies::<1>(),
+            _ => wait_copies::<2>(),
         }
+        sync_threads();
+        let next = tile + ring - 1;
+        if next < tiles {
+            let key0 = key_begin + next * bc;
+            // SAFETY: as `copy_stage` says; the barrier freed the stage.
+            unsafe { copy_stage::<D, E>((kh, vh), (&cache, &pages), (key0, at.key_end, copy_at(next)), t) };
+            if next + 1 < tiles {
+                // SAFETY: the table holds the pages of the sequence's keys.
+                pages = unsafe { cache.pages::<D, E>(table, (key0 + bc, at.key_end), t) };
+            }
+        }
+        commit_copies();
         if E == 1 {
             if tile == 0 && T::INPUT == Input::Bf16 {
                 // SAFETY: this thread's copies of Q landed (the wait); the
@@ -288,7 +337,7 @@ fn decode<T: Element, P: Element, const D: usize, const E: usize>(
 macro_rules! head_dims {
     ($($(#[$doc:meta])* $name:ident($d:literal, $cache:ty, $mma:ty, $bytes:literal $(, $attr:ident = $value:literal)?);)*) => {$(
         $(#[$doc])*
-        #[kernel(block = THREADS, shared = shared_bytes($d), tile = [1, 1], min_blocks = 2 $(, $attr = $value)?, types = [bf16, f16])]
+        #[kernel(block = THREADS, shared = shared_bytes($d, $bytes), tile = [1, 1], min_blocks = 2 $(, $attr = $value)?, types = [bf16, f16])]
         #[allow(clippy::too_many_arguments)]
         pub fn $name<T: Element>(
             q: In<T>,

@@ -66,13 +66,16 @@ pub(super) unsafe fn chunk<T: Element, const D: usize>(
     // `kv_at` already points there.
     let q_row = lane % 8 + 8 * (lane / 8 % 2);
     let (k_row, v_row) = (lane % 8 + 8 * (lane / 16), lane % 8 + 8 * (lane / 8 % 2));
+    // Row tiles wholly past the group's rows (padding, when the group has
+    // fewer rows than the block) are skipped: the test is the warp's alike.
+    let live: [bool; 2] = core::array::from_fn(|i| first_row::<D>(at, i) < at.valid_rows as usize);
     let mut s = [[[0.0f32; 4]; 2]; 2];
     seq!(KK in 0..16 {
         if KK < D / 16 {
             // SAFETY: key row < 16, 16 bytes inside a chunk; converged.
             let kb = unsafe { ks.ldmatrix_x4(0, swz(D, k_row, 8 * (2 * KK + lane / 8 % 2))) };
             seq!(I in 0..2 {
-                if I < mt(D) {
+                if I < mt(D) && live[I] {
                     let row = first_row::<D>(at, I) + q_row;
                     // SAFETY: row < block_rows(D, 1), as above.
                     let qa = unsafe { qs.ldmatrix_x4(0, swz(D, row, 8 * (2 * KK + lane / 16))) };
@@ -91,7 +94,7 @@ pub(super) unsafe fn chunk<T: Element, const D: usize>(
     let mut grew = false;
     let mut alpha = [[1.0f32; 2]; 2];
     seq!(I in 0..2 {
-        if I < mt(D) {
+        if I < mt(D) && live[I] {
             let rows = &mut state[I];
             let (g, q) = (lane / 4, lane % 4);
             if masked {
@@ -118,8 +121,10 @@ pub(super) unsafe fn chunk<T: Element, const D: usize>(
                 grew |= m != rows.m[R];
                 // The reference point in log2 units; 0 while the row has
                 // seen no key (then every p is 2^-inf = 0, and so is alpha).
+                // An unchanged maximum rescales by exactly 1 (the sum as O,
+                // whose rescale the vote below may skip).
                 let reference = if m == f32::NEG_INFINITY { 0.0 } else { m * c };
-                alpha[I][R] = ex2_approx(fma(rows.m[R], c, -reference));
+                alpha[I][R] = if m == rows.m[R] { 1.0 } else { ex2_approx(fma(rows.m[R], c, -reference)) };
                 rows.m[R] = m;
                 let mut sum = 0.0f32;
                 seq!(J in 0..2 {
@@ -137,7 +142,7 @@ pub(super) unsafe fn chunk<T: Element, const D: usize>(
     // SAFETY: every lane of the warp is here.
     if unsafe { ballot(FULL_MASK, grew) } != 0 {
         seq!(I in 0..2 {
-            if I < mt(D) {
+            if I < mt(D) && live[I] {
                 seq!(N in 0..32 {
                     if N < D / 8 {
                         seq!(E in 0..4 {
@@ -163,7 +168,7 @@ pub(super) unsafe fn chunk<T: Element, const D: usize>(
             // SAFETY: key row < 16, column < D, 16 bytes; converged.
             let vb = unsafe { vs.ldmatrix_x4_trans(0, swz(D, v_row, 8 * (2 * P + lane / 16))) };
             seq!(I in 0..2 {
-                if I < mt(D) {
+                if I < mt(D) && live[I] {
                     let acc = &mut state[I].acc;
                     // SAFETY: the whole warp, converged.
                     unsafe {

@@ -11,7 +11,7 @@
 //! enough blocks (the keys split across them, [`attention_decode_merge()`]
 //! combining the chunks), and enough bytes in flight on each SM
 //! (Little's law: about 3.4 TB/s by about 1 us of latency is 3.4 MB over
-//! 132 SMs, 26 KB an SM, more on an H200's 4.8 TB/s). A 16-bit stage is
+//! 132 SMs, 26 KB an SM, more at 4.8 TB/s). A 16-bit stage is
 //! `4 bc d` bytes of K and V (32 KB at `d` = 128, 16 KB at 64) and an
 //! FP8 one half that; a block keeps `ring - 1` stages in flight while it
 //! multiplies one ([`ring`]), two blocks an SM: 64 KB an SM at `d` = 128

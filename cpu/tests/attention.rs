@@ -476,6 +476,24 @@ fn decode_corners() {
     assert_eq!(decode::<Bf16>(&p, 8, Some(47)).splits, 47);
 }
 
+/// Packed variable-length sequences (`cu_seqlens`): Q and O `[tokens,
+/// heads, d]`, each sequence against its own keys. A prefill of three
+/// lengths, causal, grouped heads, several row tiles a sequence (the
+/// block's causal key limit from its latest query), split; queries fewer
+/// than keys on a paged FP8 cache; d = 256 unmasked.
+#[test]
+fn decode_packed_sequences() {
+    let mut p = Decode::packed((8, 2), vec![100, 7, 33], vec![100, 7, 33], 64);
+    p.causal = true;
+    assert_eq!(decode::<Bf16>(&p, 8, Some(2)).row_tiles, 4);
+    decode::<F16>(&p, 8, Some(1));
+    let mut p = Decode::packed((4, 1), vec![5, 40], vec![300, 40], 128);
+    (p.causal, p.fp8, p.page_size) = (true, true, Some(16));
+    decode::<Bf16>(&p, 8, Some(3));
+    let p = Decode::packed((2, 2), vec![3, 20], vec![50, 64], 256);
+    decode::<Bf16>(&p, 8, None);
+}
+
 /// A 16-bit cache's descales are applied too: K and V stored doubled
 /// (exactly) over descales of one half give the same attention; and a plan
 /// the kernels cannot run by, or a descale of 0, is refused before any

@@ -417,6 +417,7 @@ fn attention_rejects_bad_input_before_running() {
         (&["--decode", "--backward"][..], "--backward does not apply to --decode"),
         (&["--decode", "--kv-lens", "100,0"][..], "every sequence needs at least one key"),
         (&["--decode", "--kv-len", "9", "--kv-lens", "3,4"][..], "give one"),
+        (&["--varlen", "9,4", "--seq", "3"][..], "leave out --seq"),
     ] {
         let line = rejected(ATTENTION, args);
         assert!(line.contains(says), "{args:?}: {line}");

@@ -2,7 +2,7 @@
 //! the keys are split, the merge.
 
 use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
-use gpu::attention::decode::{CAUSAL, PAGE_SHIFT, PAGED, WK_SHIFT, part_floats};
+use gpu::attention::decode::{CAUSAL, PACKED, PAGE_SHIFT, PAGED, WK_SHIFT, part_floats};
 use gpu::dev::{In, Out};
 use gpu::launch::{Dim3, Kernel, registry};
 
@@ -92,13 +92,12 @@ impl<T: Element, C: CacheElement> DecodeBuffers<T, C> {
         if cache.paged != p.page_size.is_some() || cache.table.len() < p.batch * cache.table_stride {
             return Err(Error::InvalidInput(format!("decode {p}: a cache of another layout")));
         }
-        let lens: Vec<u32> = p.lens.iter().map(|&l| l as u32).collect();
         Ok(DecodeBuffers {
             q: gpu.upload(q)?,
             k: gpu.upload(&cache.k)?,
             v: gpu.upload(&cache.v)?,
             table: gpu.upload(&cache.table)?,
-            lens: gpu.upload(&lens)?,
+            lens: gpu.upload(&p.lens_words())?,
             scales: gpu.upload(scales)?,
             o: gpu.alloc(p.q_len())?,
             lse: gpu.alloc(p.rows())?,
@@ -131,6 +130,7 @@ pub fn launch<T: Element + Input, C: CacheElement>(
     let page_shift = if x.paged { x.page_rows.trailing_zeros() } else { 0 };
     let flags = if p.causal { CAUSAL } else { 0 }
         | if x.paged { PAGED } else { 0 }
+        | if p.q_lens.is_some() { PACKED } else { 0 }
         | plan.wk.trailing_zeros() << WK_SHIFT
         | page_shift << PAGE_SHIFT;
     let grid = Dim3::xy(plan.splits * plan.row_tiles, (p.batch * p.kv_heads) as u32);

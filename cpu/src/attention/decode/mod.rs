@@ -93,6 +93,12 @@ pub struct Decode {
     /// The cache in FP8 E4M3 with a descale per K/V head (of K and of V);
     /// else in the queries' type.
     pub fp8: bool,
+    /// Packed variable-length queries: sequence `b` has `q_lens[b]`
+    /// queries (`s_q` is the most), and Q and O are `[tokens, heads, d]`,
+    /// the sequences' tokens back to back (FlashAttention's and vLLM's
+    /// `cu_seqlens` layout), lse `[tokens, heads]`. `None`: every sequence
+    /// `s_q` queries, Q `[b, heads, s_q, d]`.
+    pub q_lens: Option<Vec<usize>>,
 }
 
 impl Decode {
@@ -110,7 +116,48 @@ impl Decode {
             scale: 1.0 / (d as f32).sqrt(),
             page_size: None,
             fp8: false,
+            q_lens: None,
         }
+    }
+
+    /// A packed variable-length call: sequence `b` has `q_lens[b]` queries
+    /// and `kv_lens[b]` keys (as many as its queries, for a prefill), the
+    /// queries packed ([`Decode::q_lens`]).
+    pub fn packed(heads: (usize, usize), q_lens: Vec<usize>, kv_lens: Vec<usize>, d: usize) -> Self {
+        let s_q = q_lens.iter().copied().max().unwrap_or(0);
+        let mut p = Decode::new(q_lens.len(), heads, s_q, 0, d);
+        (p.lens, p.q_lens) = (kv_lens, Some(q_lens));
+        p
+    }
+
+    /// Sequence `b`'s queries.
+    pub fn queries(&self, b: usize) -> usize {
+        self.q_lens.as_ref().map_or(self.s_q, |q| q[b])
+    }
+
+    /// Q's rows of sequence `b`, in the order of its reference (head by
+    /// head, query by query): `[b, heads, s_q]`'s, or packed Q's `(first +
+    /// t) heads + h`.
+    pub fn sequence_rows(&self, b: usize) -> Vec<usize> {
+        let s_q = self.queries(b);
+        match &self.q_lens {
+            None => ((b * self.heads * s_q)..((b + 1) * self.heads * s_q)).collect(),
+            Some(q) => {
+                let first: usize = q[..b].iter().sum();
+                (0..self.heads).flat_map(|h| (0..s_q).map(move |t| (first + t) * self.heads + h)).collect()
+            }
+        }
+    }
+
+    /// What the kernels' `lens` holds: each sequence's keys, then (packed)
+    /// each sequence's first token and the tokens' count.
+    pub fn lens_words(&self) -> Vec<u32> {
+        let mut words: Vec<u32> = self.lens.iter().map(|&l| l as u32).collect();
+        if let Some(q) = &self.q_lens {
+            words.extend(q.iter().scan(0u32, |first, &n| Some(std::mem::replace(first, *first + n as u32))));
+            words.push(q.iter().sum::<usize>() as u32);
+        }
+        words
     }
 
     /// Checks what the kernels take: sizes at least 1, a length per
@@ -126,6 +173,18 @@ impl Decode {
         }
         if self.lens.contains(&0) {
             return bad("every sequence needs at least one key".into());
+        }
+        if let Some(q) = &self.q_lens {
+            if q.len() != self.batch || q.contains(&0) {
+                return bad(format!(
+                    "{} query lengths for {} sequences, each at least 1",
+                    q.len(),
+                    self.batch
+                ));
+            }
+            if q.iter().max() != Some(&self.s_q) {
+                return bad("s_q is not the longest sequence's queries".into());
+            }
         }
         if !HEAD_DIMS.contains(&self.d) {
             return bad(format!("head dim {} is not supported (64, 128 or 256)", self.d));
@@ -146,7 +205,7 @@ impl Decode {
         }
         // Rows, keys and table entries go to the kernels as u32; the cache's
         // elements as 64-bit offsets.
-        let rows = self.batch.checked_mul(self.heads).and_then(|x| x.checked_mul(self.s_q));
+        let rows = self.batch.checked_mul(self.heads).and_then(|x| x.checked_mul(self.s_q.max(self.rows())));
         let cache = self.max_len().checked_mul(self.batch * self.kv_heads * self.d);
         if rows.is_none_or(|r| r > i32::MAX as usize) || cache.is_none() || self.max_len() > i32::MAX as usize
         {
@@ -165,9 +224,9 @@ impl Decode {
         self.heads / self.kv_heads.max(1)
     }
 
-    /// Rows of Q (and O, lse): `b heads s_q`.
+    /// Rows of Q (and O, lse): every sequence's queries of every head.
     pub fn rows(&self) -> usize {
-        self.batch * self.heads * self.s_q
+        self.heads * self.q_lens.as_ref().map_or(self.batch * self.s_q, |q| q.iter().sum())
     }
 
     /// Elements of Q (and O).
@@ -191,16 +250,24 @@ impl Decode {
         2 * self.cache_bytes() * self.keys() * self.kv_heads * self.d + 2 * 2 * self.q_len() + 4 * self.rows()
     }
 
-    /// FLOPs: `4 heads s_q len d` per sequence (causal masking skips a
-    /// triangle of at most `s_q^2 / 2` keys, which is not subtracted).
+    /// FLOPs: `4 heads d` per key a query sees (every key of its sequence,
+    /// or causally those up to its limit).
     pub fn flops(&self) -> f64 {
-        4.0 * (self.heads * self.s_q * self.d) as f64 * self.keys() as f64
+        // Each query's visible keys (all, or causally up to its limit).
+        let seen: usize = (0..self.batch)
+            .map(|b| {
+                let (s_q, len) = (self.queries(b), self.lens[b]);
+                (0..s_q).map(|t| gpu::attention::visible_keys(t, s_q, len, self.causal)).sum::<usize>()
+            })
+            .sum();
+        4.0 * (self.heads * self.d) as f64 * seen as f64
     }
 
     /// Sequence `b` as a forward problem of one sequence (what its
     /// reference computes).
     pub fn sequence(&self, b: usize) -> Problem {
-        let mut p = Problem::new(1, self.heads, self.kv_heads, (self.s_q, self.lens[b]), self.d, self.causal);
+        let mut p =
+            Problem::new(1, self.heads, self.kv_heads, (self.queries(b), self.lens[b]), self.d, self.causal);
         p.scale = self.scale;
         p
     }
@@ -208,7 +275,11 @@ impl Decode {
 
 impl std::fmt::Display for Decode {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        write!(f, "b{} h{}/{} s{} ", self.batch, self.heads, self.kv_heads, self.s_q)?;
+        write!(f, "b{} h{}/{} ", self.batch, self.heads, self.kv_heads)?;
+        match &self.q_lens {
+            None => write!(f, "s{} ", self.s_q)?,
+            Some(q) => write!(f, "s{}..{} packed ", q.iter().min().unwrap_or(&0), self.s_q)?,
+        }
         let (lo, hi) = (self.lens.iter().min().copied().unwrap_or(0), self.max_len());
         if lo == hi {
             write!(f, "kv{hi}")?

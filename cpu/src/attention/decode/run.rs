@@ -142,30 +142,32 @@ impl<T: Input, C: Input> DecodeInputs<T, C> {
 /// about 64 rows a sequence, and sequences spread evenly (the first and
 /// last among them).
 pub fn rows_to_check(p: &Decode) -> Vec<(usize, Vec<usize>)> {
-    let per_seq = p.heads * p.s_q;
+    let per_seq = |b: usize| p.heads * p.queries(b);
     let cost = |b: usize, rows: usize| rows * p.lens[b] * p.d;
-    let all: usize = (0..p.batch).map(|b| cost(b, per_seq)).sum();
+    let all: usize = (0..p.batch).map(|b| cost(b, per_seq(b))).sum();
     if all <= REFERENCE_MULTIPLY_ADDS {
-        return (0..p.batch).map(|b| (b, (0..per_seq).collect())).collect();
+        return (0..p.batch).map(|b| (b, (0..per_seq(b)).collect())).collect();
     }
-    let rows = if per_seq <= 64 {
-        (0..per_seq).collect()
-    } else {
-        sample_rows(per_seq, p.s_q).into_iter().step_by(4).collect::<Vec<_>>()
+    let rows = |b: usize| -> Vec<usize> {
+        if per_seq(b) <= 64 {
+            (0..per_seq(b)).collect()
+        } else {
+            sample_rows(per_seq(b), p.queries(b)).into_iter().step_by(4).collect()
+        }
     };
     let mut picked: Vec<usize> = vec![0, p.batch - 1];
-    let mut spent = cost(0, rows.len()) + cost(p.batch - 1, rows.len());
+    let mut spent = cost(0, rows(0).len()) + cost(p.batch - 1, rows(p.batch - 1).len());
     let step = (p.batch / 16).max(1);
     for b in (step..p.batch - 1).step_by(step) {
-        if spent + cost(b, rows.len()) > REFERENCE_MULTIPLY_ADDS {
+        if spent + cost(b, rows(b).len()) > REFERENCE_MULTIPLY_ADDS {
             break;
         }
-        spent += cost(b, rows.len());
+        spent += cost(b, rows(b).len());
         picked.push(b);
     }
     picked.sort_unstable();
     picked.dedup();
-    picked.into_iter().map(|b| (b, rows.clone())).collect()
+    picked.into_iter().map(|b| (b, rows(b))).collect()
 }
 
 /// The references of the checked sequences' rows.
@@ -175,18 +177,12 @@ pub fn decode_reference<T: Input, C: Input>(
     checked: &[(usize, Vec<usize>)],
 ) -> Vec<Reference> {
     let (q, k, v) = inputs.values(p);
-    let per_seq = p.heads * p.s_q * p.d;
     let rounding = DecodeInputs::<T, C>::rounding();
     checked
         .iter()
         .map(|(b, rows)| {
-            reference_tiled(
-                &p.sequence(*b),
-                (&q[b * per_seq..(b + 1) * per_seq], &k[*b], &v[*b]),
-                rows,
-                rounding,
-                16,
-            )
+            let qb = gather(&q, &p.sequence_rows(*b), p.d);
+            reference_tiled(&p.sequence(*b), (&qb, &k[*b], &v[*b]), rows, rounding, 16)
         })
         .collect()
 }
@@ -200,14 +196,19 @@ pub fn verify_decode<T: Input>(
     want: &[Reference],
     checked: &[(usize, Vec<usize>)],
 ) -> std::result::Result<f64, String> {
-    let rows = p.heads * p.s_q;
     let mut worst = 0.0f64;
     for ((b, _), reference) in checked.iter().zip(want) {
-        let (o, lse) = (&o[b * rows * p.d..(b + 1) * rows * p.d], &lse[b * rows..(b + 1) * rows]);
+        let rows = p.sequence_rows(*b);
+        let (o, lse) = (gather(o, &rows, p.d), gather(lse, &rows, 1));
         let name = format!("{name} sequence {b}");
-        worst = worst.max(verify(&name, &p.sequence(*b), o, lse, reference)?);
+        worst = worst.max(verify(&name, &p.sequence(*b), &o, &lse, reference)?);
     }
     Ok(worst)
+}
+
+/// Rows `rows` of `x` (rows of `width`), in that order.
+fn gather<X: Copy>(x: &[X], rows: &[usize], width: usize) -> Vec<X> {
+    rows.iter().flat_map(|&r| x[r * width..(r + 1) * width].iter().copied()).collect()
 }
 
 /// Verifies `p` in precision `P` (outputs poisoned first), then, given

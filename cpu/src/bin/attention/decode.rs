@@ -50,7 +50,24 @@ fn calls(o: &Options, emulator: bool) -> Result<Vec<Decode>> {
     if o.iters == 0 {
         return bad("--iters must be at least 1");
     }
-    let mut calls = if o.sweep {
+    if !o.varlen.is_empty() && (o.seq.is_some() || o.kv_len.is_some() || o.sweep) {
+        return bad("--varlen gives each sequence's queries: leave out --seq, --kv-len and --sweep");
+    }
+    let mut calls = if !o.varlen.is_empty() {
+        let heads = o.heads.unwrap_or(DEFAULT_HEADS[usize::from(emulator)]);
+        let kv_lens = if o.kv_lens.is_empty() { o.varlen.clone() } else { o.kv_lens.clone() };
+        if kv_lens.len() != o.varlen.len() {
+            return bad("--kv-lens gives one length for each of --varlen's sequences");
+        }
+        let mut p =
+            Decode::packed((heads, o.kv_heads.unwrap_or(heads)), o.varlen.clone(), kv_lens, o.head_dim);
+        p.causal = o.causal;
+        p.page_size = o.page_size;
+        if let Some(scale) = o.scale {
+            p.scale = scale;
+        }
+        vec![p]
+    } else if o.sweep {
         decode::sweep()
     } else {
         let heads = o.heads.unwrap_or(DEFAULT_HEADS[usize::from(emulator)]);
@@ -82,7 +99,7 @@ fn calls(o: &Options, emulator: bool) -> Result<Vec<Decode>> {
 }
 
 /// One row of the table, as `--json` writes it.
-#[derive(serde::Serialize)]
+#[derive(serde::Serialize, Clone)]
 struct Row {
     precision: &'static str,
     problem: String,
@@ -129,7 +146,7 @@ fn one<P: gemm::Precision<Input: Element>>(
         Some(size) => vec![None, Some(size)],
         None => vec![None],
     };
-    let mut rows = Vec::new();
+    let mut rows: Vec<Row> = Vec::new();
     for page_size in layouts {
         let call = Decode { page_size, ..p.clone() };
         let DecodeOutcome { plan, worst, timing, copy, copy_bytes } =
@@ -150,6 +167,27 @@ fn one<P: gemm::Precision<Input: Element>>(
             tb_per_s: ms.map(|ms| call.bytes() as f64 / (ms * 1e-3) / 1e12),
             copy_tb_per_s: copy.map(|t| copy_bytes as f64 / (t.median_ms * 1e-3) / 1e12),
         });
+    }
+    if let (Some(q_lens), Some(first)) = (&p.q_lens, rows.first()) {
+        // The same sequences one by one, the packed call's peer.
+        let mut total = Some(0.0);
+        for (&queries, &keys) in q_lens.iter().zip(&p.lens) {
+            let one = Decode::packed((p.heads, p.kv_heads), vec![queries], vec![keys], p.d);
+            let one = Decode { causal: p.causal, scale: p.scale, fp8: p.fp8, ..one };
+            let ms = decode::run_decode::<P>(gpu, &one, Some(runs))?.timing.map(|t| t.median_ms);
+            total = total.zip(ms).map(|(a, b)| a + b);
+        }
+        if let Some(ms) = total {
+            rows.push(Row {
+                cache: "contiguous, one by one".into(),
+                splits: 0,
+                split_keys: 0,
+                ms: Some(ms),
+                tb_per_s: Some(p.bytes() as f64 / (ms * 1e-3) / 1e12),
+                copy_tb_per_s: None,
+                ..first.clone()
+            });
+        }
     }
     Ok(rows)
 }

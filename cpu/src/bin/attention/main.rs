@@ -10,7 +10,8 @@
 //! counted as `10 b h s_q s_k d` (2.5 times the forward's), halved when causal. `--decode` runs
 //! `--seq` queries a sequence (default 1) against a KV cache of `--kv-len` keys (or `--kv-lens`,
 //! one a sequence), contiguous and, with `--page-size`, paged, in TB/s of the bytes it must read,
-//! beside the device's copy (`decode.rs`).
+//! beside the device's copy (`decode.rs`); `--varlen 100,4000,77` packs sequences of those
+//! lengths, each against its own keys, timed beside the same sequences one by one.
 
 mod decode;
 
@@ -94,6 +95,13 @@ struct Options {
     /// Each sequence's keys, comma-separated (--decode; sets the batch).
     #[arg(long, value_delimiter = ',')]
     kv_lens: Vec<usize>,
+    /// Packed variable-length sequences, their query counts
+    /// comma-separated (`100,4000,77`): Q and O `[tokens, heads, d]`, each
+    /// sequence against its own keys (as many as its queries, or
+    /// --kv-lens), through the decode kernels; timed beside the same
+    /// sequences one by one.
+    #[arg(long, value_delimiter = ',')]
+    varlen: Vec<usize>,
     /// Tokens a page of a paged cache, a power of two from 16 to 256
     /// (--decode): the paged cache runs beside the contiguous one.
     #[arg(long)]
@@ -280,7 +288,7 @@ fn main() -> ExitCode {
 /// table printed: `Ok(true)`, or the first error (a failed verification
 /// is exit 1).
 fn run(o: &Options) -> Result<bool> {
-    if o.decode {
+    if o.decode || !o.varlen.is_empty() {
         return decode::run(o);
     }
     // The options alone, checked before the device is opened.

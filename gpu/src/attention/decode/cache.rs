@@ -10,28 +10,31 @@ use crate::attention::flash::{bc, swz};
 use crate::dev::In;
 use crate::dev::SharedArray;
 use crate::dev::math::{e4m3x2_to_f16x2, f16x2_bits, unpack};
+use crate::dev::registers::opaque;
 use half::bf16;
 use seq_macro::seq;
 
-/// How a sequence's keys map to cache elements.
+/// How a sequence's keys map to cache elements: key `j` of page `p` at
+/// `base + p page_stride + j row_stride` (a contiguous cache's one page
+/// folded into `base`, its pages all 0).
 #[derive(Clone, Copy)]
 pub(super) struct Cache {
-    /// The sequence's first entry of the table, and (contiguous) its page.
+    /// The sequence's first entry of the table.
     pub(super) table_at: u32,
-    pub(super) page0: u32,
     pub(super) paged: bool,
     pub(super) page_shift: u32,
-    /// Elements between pages, between rows of a page, and the K/V head's
-    /// offset in a row's page.
+    /// Elements between pages and between rows of a page, and the K/V
+    /// head's first element (in the sequence's page, when contiguous).
     pub(super) page_stride: usize,
     pub(super) row_stride: u32,
-    pub(super) head_at: usize,
+    pub(super) base: usize,
 }
 
-/// Rows of a stage each thread copies, at most (`bc(D) / (THREADS /
-/// chunks)` with `D E / 16` chunks a row: 4 at `d = 64` and 8 at 128 and
-/// 256 for a 16-bit cache, half of that for FP8).
-pub(super) const ROWS_A_THREAD: usize = 8;
+/// Pages a stage's keys lie in, at most: a stage is 64 keys (32 at `d` =
+/// 256) from a multiple of its size, and a page at least 16, so its
+/// 16-key blocks `j` lie in at most four pages (one where pages hold 64
+/// or more).
+pub(super) const STAGE_PAGES: usize = 4;
 
 /// 16-byte chunks of a cache row of `D` elements of `E` bytes.
 const fn row_chunks(d: usize, e: usize) -> usize {
@@ -39,28 +42,26 @@ const fn row_chunks(d: usize, e: usize) -> usize {
 }
 
 impl Cache {
-    /// The pages of this thread's rows of the stage of keys from `key0`
-    /// (0 past `end`) in a cache of `E`-byte elements: table loads, issued
-    /// a stage ahead of the copies that use them, so that their latency
-    /// passes while the warps multiply (contiguous: the sequence's one
-    /// page, no load).
+    /// The pages of the stage of keys from `key0` (a multiple of the
+    /// stage's size), one per 16-key block (0 past `end`): table loads,
+    /// every thread's alike (one broadcast), issued a stage ahead of the
+    /// copies that use them, so that their latency passes while the warps
+    /// multiply (contiguous: 0, its one page in `base`, no load). Four
+    /// registers, not one per row a thread copies (eight).
     ///
     /// # Safety
     /// The sequence's table holds the page of every key below `end`.
     #[inline(always)]
-    pub(super) unsafe fn pages<const D: usize, const E: usize>(
+    pub(super) unsafe fn pages<const D: usize>(
         &self,
         table: In<u32>,
         (key0, end): (u32, u32),
-        t: usize,
-    ) -> [u32; ROWS_A_THREAD] {
-        let step = THREADS / row_chunks(D, E);
-        let r0 = (t / row_chunks(D, E)) as u32;
-        core::array::from_fn(|n| {
-            let key = key0 + r0 + (n * step) as u32;
+    ) -> [u32; STAGE_PAGES] {
+        core::array::from_fn(|j| {
+            let key = key0 + 16 * j as u32;
             if !self.paged {
-                self.page0
-            } else if n < bc(D) / step && key < end {
+                0
+            } else if j < bc(D) / 16 && key < end {
                 // SAFETY: the caller's contract.
                 unsafe { table.load((self.table_at + (key >> self.page_shift)) as usize) }
             } else {
@@ -75,7 +76,7 @@ impl Cache {
         let row = if self.paged { key & ((1 << self.page_shift) - 1) } else { key };
         // (64-bit: a contiguous cache's head offset is `kvh P d`, past 2^32
         // at 32 heads of a million keys.)
-        page as usize * self.page_stride + row as usize * self.row_stride as usize + self.head_at
+        self.base + page as usize * self.page_stride + row as usize * self.row_stride as usize
     }
 }
 
@@ -89,7 +90,7 @@ const fn copy_to<const D: usize, const E: usize>(r: usize, c: usize) -> usize {
 }
 
 /// A stage's K and V tiles: `bc(D)` keys from `key0` (those at or past
-/// `end` zero-filled), this thread's rows in `pages` ([`Cache::pages`]),
+/// `end` zero-filled), their pages in `pages` ([`Cache::pages`]),
 /// into the stage at byte `at` (V's tile `bc(D) D E` bytes after K's),
 /// uncommitted. Thread `t` copies 16-byte chunk `t mod chunks` of rows `t /
 /// chunks + n step` ([`copy_to`] says where).
@@ -101,7 +102,7 @@ const fn copy_to<const D: usize, const E: usize>(r: usize, c: usize) -> usize {
 #[inline(always)]
 pub(super) unsafe fn copy_stage<const D: usize, const E: usize>(
     (k, v): (In<u16>, In<u16>),
-    (cache, pages): (&Cache, &[u32; ROWS_A_THREAD]),
+    (cache, pages): (&Cache, &[u32; STAGE_PAGES]),
     (key0, end, at): (u32, u32, usize),
     t: usize,
 ) {
@@ -109,6 +110,10 @@ pub(super) unsafe fn copy_stage<const D: usize, const E: usize>(
     let (k_tile, v_tile) = unsafe {
         (SharedArray::<f32>::launch_sized_at(at), SharedArray::<f32>::launch_sized_at(at + bc(D) * D * E))
     };
+    // The thread's index through `opaque` with the stage's key (0, but not
+    // to LLVM): its chunks' offsets are recomputed each stage, not hoisted
+    // out of the key loop to hold registers through it (O's).
+    let t = (opaque(t as u32 + key0) - key0) as usize;
     let chunks = row_chunks(D, E);
     let step = THREADS / chunks;
     let (r0, c) = (t / chunks, t % chunks);
@@ -119,7 +124,13 @@ pub(super) unsafe fn copy_stage<const D: usize, const E: usize>(
             let key = key0 + r as u32;
             let inside = key < end;
             // The chunk's first byte over 4: a word of `k` and `v`.
-            let from = if inside { (cache.row(pages[N], key) * E + 16 * c) / 4 } else { 0 };
+            // The row's 16-key block, `r / 16`, as a constant index (a
+            // runtime one would put `pages` on the stack): `r0 < step`, so
+            // it is `N step / 16`, plus one where a step spans two blocks
+            // (FP8 at `d` = 64) and `r0` lies in the second.
+            let j = N * step / 16;
+            let page = if step > 16 && r0 >= 16 { pages[(j + 1) % STAGE_PAGES] } else { pages[j % STAGE_PAGES] };
+            let from = if inside { (cache.row(page, key) * E + 16 * c) / 4 } else { 0 };
             let to = copy_to::<D, E>(r, c);
             // SAFETY: inside the cache when `inside` (a whole row of D
             // elements, 16 bytes on 16); a whole chunk of the tile.
@@ -174,8 +185,43 @@ pub(super) unsafe fn widen_stage<const D: usize>(raw: usize, to: usize, t: usize
     }});
 }
 
+/// Q's tile: the block's `rows` rows of Q ([`super::RowMap::q_row`]; those
+/// past the group's zero-filled) into the swizzled tile at byte 0, 16-byte
+/// `cp.async` copies, uncommitted: thread `t` takes chunk `t mod (D / 8)`
+/// of rows `t / (D / 8) + n step`, as `flash::copy_tile`
+/// does (each row's address its own: packed Q's rows of a group are not
+/// evenly spaced).
+///
+/// # Safety
+/// The launch passes the tile's bytes; Q holds every valid row; nobody
+/// touches the tile until the copies are waited for and a barrier passed.
+#[inline(always)]
+pub(super) unsafe fn copy_q<const D: usize>(
+    q: In<u16>,
+    (at, map): (&super::Block, &super::RowMap),
+    rows: usize,
+    t: usize,
+) {
+    // SAFETY: the caller's contract.
+    let tile = unsafe { SharedArray::<f32>::launch_sized() };
+    let chunks = D / 8;
+    let step = THREADS / chunks;
+    let (r0, c) = (t / chunks, t % chunks);
+    let words = q.words();
+    seq!(N in 0..32 {
+        if N < rows / step {
+            let r = r0 + N * step;
+            let inside = r < at.valid_rows as usize;
+            let from = if inside { (map.q_row(r) * D + 8 * c) / 2 } else { 0 };
+            // SAFETY: inside Q when `inside`; a whole chunk of the tile. A
+            // row past the group copies nothing (source size 0).
+            unsafe { tile.copy_async4_or_zero(0, swz(D, r, 8 * c) / 2, words, from, inside) };
+        }
+    });
+}
+
 /// Q's tile (rows of `T`, bf16), this thread's chunks of it as
-/// [`super::flash::copy_tile`] copied them, rounded to f16 in place, for
+/// [`copy_q`] copied them, rounded to f16 in place, for
 /// the FP8 cache's f16 products: f16's 10-bit significand holds bf16's 8
 /// exactly in f16's normal range, values below 2^-14 round to f16's
 /// subnormals, and values past its range saturate to ±65504 (the

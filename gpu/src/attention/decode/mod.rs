@@ -64,18 +64,18 @@ mod cache;
 mod merge;
 mod rows;
 
-use super::LOG2_E;
 use super::flash::{bc, mt};
+use super::{LOG2_E, visible_keys};
 use crate::dev::copy::{commit_copies, wait_copies};
 use crate::dev::fp8::E4m3;
+use crate::dev::registers::opaque;
 use crate::dev::{Element, Input};
 use crate::dev::{In, Out, block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, sync_threads, thread_idx_x};
 use crate::kernel;
-use cache::{Cache, copy_stage, q_to_f16, widen_stage};
+use cache::{Cache, copy_q, copy_stage, q_to_f16, widen_stage};
 use half::{bf16, f16};
 pub use merge::attention_decode_merge;
 use rows::{Rows, chunk, merge_warps, store};
-use seq_macro::seq;
 
 /// Threads per block: four warps.
 pub const THREADS: usize = 128;
@@ -102,6 +102,10 @@ pub const PAGED: u32 = 2;
 /// The kernels' `flags` from this shift: `log2 wk`, warps per row group
 /// (0, 1 or 2).
 pub const WK_SHIFT: u32 = 2;
+/// Bit of the kernels' `flags`: Q and O are packed, `[tokens, heads, d]`,
+/// sequence `b`'s queries from token `lens[batch + b]` to `lens[batch + b
+/// + 1]` (variable-length batches: `cu_seqlens`), lse `[tokens, heads]`.
+pub const PACKED: u32 = 16;
 /// The kernels' `flags` from this shift: `log2 P` of a paged cache.
 pub const PAGE_SHIFT: u32 = 8;
 
@@ -138,24 +142,144 @@ pub(super) const fn lane_floats(d: usize) -> usize {
 }
 
 /// Where this block works and on what (32-bit words: they live through
-/// the key loop).
+/// the key loop). Rows are numbered within the K/V head's group, `gr`
+/// ([`RowMap`] says where each lies in Q).
 #[derive(Clone, Copy)]
 pub(super) struct Block {
-    /// Q's (and O's) row of the block's first row.
-    q_row0: u32,
+    /// The group's row of the block's first row, and the group's heads.
+    gr0: u32,
+    group: u32,
+    packed: bool,
     /// Rows of the group from the block's first (may exceed the block's).
     valid_rows: u32,
     /// The sequence's keys.
     len: u32,
-    /// The end of the split's keys.
+    /// The end of the split's keys (and, causal, of the block's rows').
     key_end: u32,
+    /// The sequence's queries.
     s_q: u32,
-    causal: bool,
-    lane: u32,
-    /// The warp's row group and its place among the row group's warps.
-    row_group: u32,
-    part: u32,
-    wk: u32,
+    /// The launch's flags: the thread's warp, lane, row group and part are
+    /// derived from them and the thread's index where used, not kept in
+    /// registers through the key loop (O's).
+    flags: u32,
+}
+
+impl Block {
+    /// This thread's lane.
+    #[inline(always)]
+    pub(super) fn lane(&self) -> u32 {
+        thread_idx_x() % 32
+    }
+
+    /// Warps per row group ([`WK_SHIFT`]).
+    #[inline(always)]
+    pub(super) fn wk(&self) -> u32 {
+        1 << ((self.flags >> WK_SHIFT) & 3)
+    }
+
+    /// The warp's row group, and its place among the group's warps.
+    #[inline(always)]
+    pub(super) fn row_group(&self) -> u32 {
+        thread_idx_x() / 32 / self.wk()
+    }
+    #[inline(always)]
+    pub(super) fn part(&self) -> u32 {
+        thread_idx_x() / 32 % self.wk()
+    }
+
+    /// Causal masking ([`CAUSAL`]).
+    #[inline(always)]
+    pub(super) fn causal(&self) -> bool {
+        self.flags & CAUSAL != 0
+    }
+
+    /// The query (of the sequence's `s_q`) of the block's row `r`.
+    #[inline(always)]
+    pub(super) fn query(&self, r: usize) -> usize {
+        let gr = self.gr0 as usize + r;
+        if self.packed { gr / self.group.max(1) as usize } else { gr % self.s_q.max(1) as usize }
+    }
+
+    /// The latest query among the block's rows (the last valid row's,
+    /// or with Q's heads outer, the last query if the rows wrap a head).
+    #[inline(always)]
+    fn last_query(&self, rows: u32) -> usize {
+        let last = rows.min(self.valid_rows).saturating_sub(1) as usize;
+        let (s_q, first) = (self.s_q.max(1) as usize, self.gr0 as usize);
+        if !self.packed && first / s_q != (first + last) / s_q { s_q - 1 } else { self.query(last) }
+    }
+}
+
+/// Where the block's rows lie in Q (and O, lse): `[b, heads, s_q, d]` Q
+/// has the group's row `gr` at `q_base + gr`, query `gr mod s_q` (heads
+/// outer); packed Q ([`PACKED`], `[tokens, heads, d]`) at `(q_base + gr /
+/// group) heads + head0 + gr mod group`, query `gr / group` (queries outer,
+/// so that a block's rows are few queries of every head of the group, and
+/// a causal block sees few keys). Computed where Q is read and where O is
+/// written, from the launch, not kept through the key loop (its registers
+/// are O's).
+#[derive(Clone, Copy)]
+pub(super) struct RowMap {
+    /// Q's row of the group's first row, or (packed) the sequence's first
+    /// token.
+    q_base: u32,
+    /// The group's first head, its heads, every head's.
+    head0: u32,
+    group: u32,
+    heads: u32,
+    /// The group's row of the block's first row.
+    gr0: u32,
+    packed: bool,
+}
+
+impl RowMap {
+    /// Q's (and O's, lse's) row of the block's row `r`.
+    #[inline(always)]
+    pub(super) fn q_row(&self, r: usize) -> usize {
+        let gr = self.gr0 as usize + r;
+        if self.packed {
+            let group = self.group.max(1) as usize;
+            (self.q_base as usize + gr / group) * self.heads as usize + self.head0 as usize + gr % group
+        } else {
+            self.q_base as usize + gr
+        }
+    }
+}
+
+/// This block's place from the launch: its sequence `b`, K/V head, split
+/// and row tile, rows a block, the sequence's keys and queries, and its
+/// [`RowMap`].
+#[inline(always)]
+fn place<const D: usize>(
+    lens: In<u32>,
+    (heads, kv_heads, s_q): (u32, u32, u32),
+    flags: u32,
+) -> ((u32, u32, u32), u32, (u32, u32), RowMap) {
+    // (`max(1)`: the launch's contract makes them at least 1; said so,
+    // the divisions need no divide-by-zero branch.)
+    let (kv_heads, s_q) = (kv_heads.max(1), s_q.max(1));
+    let group = (heads / kv_heads).max(1);
+    let wk = 1u32 << ((flags >> WK_SHIFT) & 3);
+    let rows = block_rows(D, wk as usize) as u32;
+    let row_tiles = (group * s_q).div_ceil(rows).max(1);
+    let (split, row_tile) = (block_idx_x() / row_tiles, block_idx_x() % row_tiles);
+    let (b, kvh) = (block_idx_y() / kv_heads, block_idx_y() % kv_heads);
+    let batch = grid_dim_y() / kv_heads;
+    let packed = flags & PACKED != 0;
+    // SAFETY: `lens` holds a length per sequence, then (packed) the
+    // sequences' first tokens and the tokens' count (the launch's
+    // contract).
+    let (len, q_base, s_q) = unsafe {
+        let len = lens.load(b as usize);
+        if packed {
+            let (first, end) = (lens.load((batch + b) as usize), lens.load((batch + b + 1) as usize));
+            (len, first, end - first)
+        } else {
+            (len, (b * heads + kvh * group) * s_q, s_q)
+        }
+    };
+    let map = RowMap { q_base, head0: kvh * group, group, heads, gr0: row_tile * rows, packed };
+    ((b, kvh, split), rows, (len, s_q), map)
 }
 
 /// What the decode reads: Q, the cache's K and V (their bytes), its
@@ -171,52 +295,45 @@ type Inputs<T> = (In<T>, In<u8>, In<u8>, In<u32>, In<u32>, In<f32>);
 fn decode<T: Element, P: Element, const D: usize, const E: usize>(
     (q, k, v, table, lens, scales): Inputs<T>,
     (o, lse, parts): (Out<T>, Out<f32>, Out<f32>),
-    (heads, kv_heads, s_q): (u32, u32, u32),
+    (heads, kv_heads, s_q_launch): (u32, u32, u32),
     (page_rows, table_stride, split_keys): (u32, u32, u32),
     scale: f32,
     flags: u32,
 ) {
-    // (`max(1)`: the launch's contract makes them at least 1; said so,
-    // the divisions need no divide-by-zero branch.)
-    let (kv_heads, s_q) = (kv_heads.max(1), s_q.max(1));
-    let group = (heads / kv_heads).max(1);
-    let wk = 1u32 << ((flags >> WK_SHIFT) & 3);
-    let rows = block_rows(D, wk as usize) as u32;
-    let row_tiles = (group * s_q).div_ceil(rows).max(1);
-    let (split, row_tile) = (block_idx_x() / row_tiles, block_idx_x() % row_tiles);
-    let splits = grid_dim_x() / row_tiles;
-    let (b, kvh) = (block_idx_y() / kv_heads, block_idx_y() % kv_heads);
-    // SAFETY: `lens` holds a length per sequence (the launch's contract).
-    let len = unsafe { lens.load(b as usize) };
+    let s_q = s_q_launch;
+    let ((b, kvh, split), rows, (len, s_q), map) = place::<D>(lens, (heads, kv_heads, s_q), flags);
+    let kv_heads = kv_heads.max(1);
+    let group = map.group;
     let key_begin = split * split_keys;
     let t = thread_idx_x();
-    let warp = t / 32;
-    let at = Block {
-        q_row0: (b * heads + kvh * group) * s_q + row_tile * rows,
-        valid_rows: group * s_q - row_tile * rows,
+    let mut at = Block {
+        gr0: map.gr0,
+        group,
+        packed: map.packed,
+        valid_rows: (group * s_q).saturating_sub(map.gr0),
         len,
-
         key_end: len.min(key_begin.saturating_add(split_keys)),
         s_q,
-        causal: flags & CAUSAL != 0,
-        lane: t % 32,
-        row_group: warp / wk,
-        part: warp % wk,
-        wk,
+        flags,
     };
+    if at.causal() {
+        // Keys past the block's latest query's limit are never loaded.
+        let limit = visible_keys(at.last_query(rows), s_q as usize, len as usize, true);
+        at.key_end = at.key_end.min(limit as u32);
+    }
     let paged = flags & PAGED != 0;
     let page_shift = (flags >> PAGE_SHIFT) & 31;
     // SAFETY: the table holds `table_stride` entries a sequence (the
     // launch's contract); a contiguous cache's first is its one page.
     let page0 = if paged { 0 } else { unsafe { table.load((b * table_stride) as usize) } };
+    let page_stride = page_rows as usize * (kv_heads as usize * D);
     let cache = Cache {
         table_at: b * table_stride,
-        page0,
         paged,
         page_shift,
-        page_stride: page_rows as usize * (kv_heads as usize * D),
+        page_stride,
         row_stride: if paged { kv_heads * D as u32 } else { D as u32 },
-        head_at: kvh as usize * if paged { D } else { page_rows as usize * D },
+        base: page0 as usize * page_stride + kvh as usize * if paged { D } else { page_rows as usize * D },
     };
     let t = t as usize;
     let (qh, kh, vh) = (q.same_bytes::<u16>(), k.recast::<u16>(), v.recast::<u16>());
@@ -238,21 +355,19 @@ fn decode<T: Element, P: Element, const D: usize, const E: usize>(
     let read_at = |s: u32| if E == 2 { copy_at(s) } else { first_stage };
     if tiles > 0 {
         // SAFETY: Q's tile at byte 0, the group's rows of this sequence.
-        unsafe {
-            super::flash::copy_tile::<D>(qh, at.q_row0 as usize, at.valid_rows as usize, rows as usize, 0, t)
-        };
+        unsafe { copy_q::<D>(qh, (&at, &map), rows as usize, t) };
     }
     // The ring's first `ring - 1` stages, a copy group each (empty past the
     // split's tiles, so that every thread counts groups alike), then the
     // pages of the next.
-    let mut pages = [0; cache::ROWS_A_THREAD];
+    let mut pages = [0; cache::STAGE_PAGES];
     for s in 0..ring - 1 {
         let key0 = key_begin + s * bc;
         if s < tiles {
             // SAFETY: the table holds the pages of the sequence's keys;
             // as `copy_stage` says, the stages are not read yet.
             unsafe {
-                pages = cache.pages::<D, E>(table, (key0, at.key_end), t);
+                pages = cache.pages::<D>(table, (key0, at.key_end));
                 copy_stage::<D, E>((kh, vh), (&cache, &pages), (key0, at.key_end, copy_at(s)), t);
             }
         }
@@ -260,14 +375,27 @@ fn decode<T: Element, P: Element, const D: usize, const E: usize>(
     }
     if ring - 1 < tiles {
         // SAFETY: as above.
-        pages = unsafe { cache.pages::<D, E>(table, (key_begin + (ring - 1) * bc, at.key_end), t) };
+        pages = unsafe { cache.pages::<D>(table, (key_begin + (ring - 1) * bc, at.key_end)) };
     }
     // SAFETY: `scales` holds both descales of every K/V head.
-    let (k_scale, v_scale) = unsafe { (scales.load(kvh as usize), scales.load((kv_heads + kvh) as usize)) };
+    let k_scale = unsafe { scales.load(kvh as usize) };
     // The scores' scale with K's descale: `c s` in log2 units is the true
     // score's.
     let c = scale * LOG2_E * k_scale;
     let mut state = [Rows::EMPTY; 2];
+    if E == 1 && T::INPUT == Input::Bf16 && tiles > 0 {
+        // Q rounded to f16 for an FP8 cache's products, once its copies
+        // landed (the first group's: `ring - 2` of the `ring - 1` may stay
+        // pending); the products read it after the loop's barriers.
+        match ring {
+            2 => wait_copies::<0>(),
+            3 => wait_copies::<1>(),
+            _ => wait_copies::<2>(),
+        }
+        // SAFETY: this thread's copies of Q landed; nobody reads Q before
+        // the first tile's barrier.
+        unsafe { q_to_f16::<D>(rows as usize, t) };
+    }
     for tile in 0..tiles {
         // This thread's copies of the tile landed (of its `ring - 1 +
         // tile` groups, at most `ring - 2` are pending); after the
@@ -286,48 +414,60 @@ fn decode<T: Element, P: Element, const D: usize, const E: usize>(
             unsafe { copy_stage::<D, E>((kh, vh), (&cache, &pages), (key0, at.key_end, copy_at(next)), t) };
             if next + 1 < tiles {
                 // SAFETY: the table holds the pages of the sequence's keys.
-                pages = unsafe { cache.pages::<D, E>(table, (key0 + bc, at.key_end), t) };
+                pages = unsafe { cache.pages::<D>(table, (key0 + bc, at.key_end)) };
             }
         }
         commit_copies();
         if E == 1 {
-            if tile == 0 && T::INPUT == Input::Bf16 {
-                // SAFETY: this thread's copies of Q landed (the wait); the
-                // products read Q after the barrier below.
-                unsafe { q_to_f16::<D>(rows as usize, t) };
-            }
             // SAFETY: this thread's copies of the stage landed; the
             // barrier above freed the products' tiles, the one below
             // orders their reads.
             unsafe { widen_stage::<D>(copy_at(tile), read_at(tile), t) };
             sync_threads();
         }
-        seq!(CH in 0..4 {
-            let ch: u32 = CH;
+        // The warp's 16-key chunks of the stage: `part, part + wk, ...`
+        // (one body, not one per chunk: four copies of the products held
+        // more registers than O leaves).
+        let mut ch = at.part();
+        while ch < bc / 16 && key_begin + tile * bc + 16 * ch < at.key_end {
             let key0 = key_begin + tile * bc + 16 * ch;
-            if ch < bc / 16 && ch % at.wk == at.part && key0 < at.key_end {
-                // SAFETY: the stage's copies landed (the wait and the
-                // barrier); the warp runs this alike.
-                unsafe { chunk::<P, D>(&mut state, &at, read_at(tile) + 2 * 16 * CH * D, key0, c) };
-            }
-        });
+            // SAFETY: the stage's copies landed (the wait and the barrier);
+            // the warp runs this alike.
+            unsafe { chunk::<P, D>(&mut state, &at, read_at(tile) + 2 * 16 * ch as usize * D, key0, c) };
+            ch += at.wk();
+        }
     }
     // The row group's warps meet: each warp past the first leaves its
     // state in shared memory (the stages', now free), the first takes
     // them in.
-    if at.wk > 1 {
+    if at.wk() > 1 {
         sync_threads();
         // SAFETY: past the barrier nobody reads the stages; each lane of
         // each warp writes its own words, read after the next barrier.
         unsafe { merge_warps::<D>(&mut state, &at, c) };
     }
-    if at.part != 0 {
+    if at.part() != 0 {
         return;
     }
-    let rows_all = grid_dim_y() / kv_heads * heads * s_q;
+    // The block's rows in O, recomputed (`opaque`: not kept from the
+    // start through the loop), and Q's: every sequence's queries of every
+    // head.
+    let s_q_launch = opaque(s_q_launch);
+    let ((_, kvh, split), rows, _, map) = place::<D>(lens, (heads, kv_heads, s_q_launch), flags);
+    let batch = grid_dim_y() / kv_heads;
+    // SAFETY: (packed) the tokens' count after the first tokens; V's
+    // descale of the K/V head (as above).
+    let (tokens, v_scale) = unsafe {
+        let tokens = if map.packed { lens.load((2 * batch) as usize) } else { batch * s_q_launch };
+        (tokens, scales.load((kv_heads + kvh) as usize))
+    };
+    let rows_all = tokens * heads;
+    let splits = grid_dim_x() / (map.group * s_q_launch.max(1)).div_ceil(rows).max(1);
     // SAFETY: O, lse and the workspace hold the launch's rows (its
     // contract); each lane stores its own elements.
-    unsafe { store::<T, D>(&mut state, &at, (o, lse, parts), (split, splits, rows_all), (c, v_scale)) };
+    unsafe {
+        store::<T, D>(&mut state, (&at, &map), (o, lse, parts), (split, splits, rows_all), (c, v_scale))
+    };
 }
 
 /// One kernel per head dimension `$d` and cache element `$cache` (the

@@ -4,7 +4,7 @@
 // `seq!` substitutes 0, 1, ... into index arithmetic.
 #![allow(clippy::erasing_op, clippy::identity_op)]
 
-use super::{Block, block_rows, lane_floats, part_floats};
+use super::{Block, RowMap, block_rows, lane_floats, part_floats};
 use crate::attention::flash::{bc, mt, swz};
 use crate::attention::{log_sum_exp, visible_keys};
 use crate::dev::math::{ex2_approx, fma, pack};
@@ -30,7 +30,7 @@ impl Rows {
 /// The first query row of row tile `i` of this warp (block rows).
 #[inline(always)]
 fn first_row<const D: usize>(at: &Block, i: usize) -> usize {
-    16 * (mt(D) * at.row_group as usize + i)
+    16 * (mt(D) * at.row_group() as usize + i)
 }
 
 /// One chunk of 16 keys from `key0`, its K and V rows at byte `kv_at` of
@@ -57,7 +57,7 @@ pub(super) unsafe fn chunk<T: Element, const D: usize>(
             SharedArray::<u16>::launch_sized_at(kv_at + 2 * bc(D) * D),
         )
     };
-    let lane = at.lane as usize;
+    let lane = at.lane() as usize;
     // ldmatrix rows: lane l gives row l % 8 of matrix l / 8 (as in
     // `flash`). Q: (rows 0-7, k 0-7), (8-15, k 0-7), (0-7, k 8-15), (8-15,
     // k 8-15); K: (keys 0-7, k 0-7), (0-7, k 8-15), (8-15, k 0-7), (8-15,
@@ -68,7 +68,7 @@ pub(super) unsafe fn chunk<T: Element, const D: usize>(
     let (k_row, v_row) = (lane % 8 + 8 * (lane / 16), lane % 8 + 8 * (lane / 8 % 2));
     // Row tiles wholly past the group's rows (padding, when the group has
     // fewer rows than the block) are skipped: the test is the warp's alike.
-    let live: [bool; 2] = core::array::from_fn(|i| first_row::<D>(at, i) < at.valid_rows as usize);
+    let live: [bool; 2] = core::array::from_fn(|i| i == 0 || first_row::<D>(at, i) < at.valid_rows as usize);
     let mut s = [[[0.0f32; 4]; 2]; 2];
     seq!(KK in 0..16 {
         if KK < D / 16 {
@@ -89,8 +89,9 @@ pub(super) unsafe fn chunk<T: Element, const D: usize>(
         }
     });
     // Whether some key of the chunk is past some row's limit: the split's
-    // end, or (causal) the first query's limit `len - s_q + 1`.
-    let masked = key0 + 16 > at.key_end || (at.causal && key0 + 16 + at.s_q > at.len + 1);
+    // (or the block's) end, or (causal) the first query's limit `len - s_q
+    // + 1`.
+    let masked = key0 + 16 > at.key_end || (at.causal() && key0 + 16 + at.s_q > at.len + 1);
     let mut grew = false;
     let mut alpha = [[1.0f32; 2]; 2];
     seq!(I in 0..2 {
@@ -101,10 +102,9 @@ pub(super) unsafe fn chunk<T: Element, const D: usize>(
                 // Element e of key tile j: row g + 8 (e / 2), key 8 j + 2 q + e % 2.
                 seq!(J in 0..2 {
                     seq!(E in 0..4 {{
-                        let row = at.q_row0 as usize + first_row::<D>(at, I) + g + 8 * (E >> 1);
-                        let query = row % at.s_q as usize;
+                        let query = at.query(first_row::<D>(at, I) + g + 8 * (E >> 1));
                         let key = key0 as usize + 8 * J + 2 * q + E % 2;
-                        let limit = visible_keys(query, at.s_q as usize, at.len as usize, at.causal);
+                        let limit = visible_keys(query, at.s_q as usize, at.len as usize, at.causal());
                         if key >= limit.min(at.key_end as usize) {
                             s[I][J][E] = f32::NEG_INFINITY;
                         }
@@ -193,15 +193,15 @@ pub(super) unsafe fn chunk<T: Element, const D: usize>(
 /// the stages; the launch passes `shared_bytes(D)`.
 #[inline(always)]
 pub(super) unsafe fn merge_warps<const D: usize>(state: &mut [Rows; 2], at: &Block, c: f32) {
-    let lane = at.lane as usize;
+    let lane = at.lane() as usize;
     let f = lane_floats(D);
     // SAFETY: the stages' bytes (after Q's): `3 lane_floats(D) 32` words
     // fit in them (`lane_floats` is at most 136 words, the stages 16 K).
     let scratch = unsafe { SharedArray::<f32>::launch_sized_at(2 * block_rows(D, 1) * D) };
-    let slot = |part: u32| ((at.row_group * (at.wk - 1) + part - 1) as usize) * f;
+    let slot = |part: u32| ((at.row_group() * (at.wk() - 1) + part - 1) as usize) * f;
     let word = |base: usize, i: usize| (base + i) * 32 + lane;
-    if at.part != 0 {
-        let base = slot(at.part);
+    if at.part() != 0 {
+        let base = slot(at.part());
         seq!(I in 0..2 {
             if I < mt(D) {
                 let first = I * (D / 2 + 4);
@@ -224,10 +224,10 @@ pub(super) unsafe fn merge_warps<const D: usize>(state: &mut [Rows; 2], at: &Blo
         });
     }
     sync_threads();
-    if at.part != 0 {
+    if at.part() != 0 {
         return;
     }
-    for part in 1..at.wk {
+    for part in 1..at.wk() {
         let base = slot(part);
         seq!(I in 0..2 {
             if I < mt(D) {
@@ -272,12 +272,12 @@ pub(super) unsafe fn merge_warps<const D: usize>(state: &mut [Rows; 2], at: &Blo
 #[inline(always)]
 pub(super) unsafe fn store<T: Element, const D: usize>(
     state: &mut [Rows; 2],
-    at: &Block,
+    (at, map): (&Block, &RowMap),
     (o, lse, parts): (Out<T>, Out<f32>, Out<f32>),
     (split, splits, rows_all): (u32, u32, u32),
     (c, v_scale): (f32, f32),
 ) {
-    let lane = at.lane as usize;
+    let lane = at.lane() as usize;
     let (g, q) = (lane / 4, lane % 4);
     let o = o.recast::<u32>();
     let (split, rows_all) = (split as usize, rows_all as usize);
@@ -293,7 +293,7 @@ pub(super) unsafe fn store<T: Element, const D: usize>(
                 l += unsafe { shfl_xor_f32(FULL_MASK, l, 2) };
                 let r = first_row::<D>(at, I) + g + 8 * R;
                 if r < at.valid_rows as usize {
-                    let row = at.q_row0 as usize + r;
+                    let row = map.q_row(r);
                     if splits == 1 {
                         let inv = if l > 0.0 { v_scale / l } else { 0.0 };
                         seq!(N in 0..32 {

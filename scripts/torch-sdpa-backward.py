@@ -20,7 +20,7 @@ import os
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
-from torch_timing import median_ms
+from torch_timing import median_ms, sweep_lines
 
 BACKENDS = [(SDPBackend.FLASH_ATTENTION, "FLASH"), (SDPBackend.CUDNN_ATTENTION, "CUDNN")]
 SWEEP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench", "attention-backward-sweep.txt")
@@ -28,14 +28,10 @@ SWEEP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench", 
 
 def sweep(path):
     """The sweep file's lines: b h kv s_q s_k d causal|full."""
-    shapes = []
-    for line in open(path):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        b, h, kv, sq, sk, d, mask = line.split()
-        shapes.append((int(b), int(h), int(kv), int(sq), int(sk), int(d), mask == "causal"))
-    return shapes
+    return [
+        (int(b), int(h), int(kv), int(sq), int(sk), int(d), mask == "causal")
+        for b, h, kv, sq, sk, d, mask in sweep_lines(path)
+    ]
 
 
 def reference(q, k, v, d_o, causal, scale):

@@ -15,7 +15,7 @@ import os
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
-from torch_timing import median_ms
+from torch_timing import median_ms, sweep_lines
 
 BACKENDS = [
     (SDPBackend.FLASH_ATTENTION, "FLASH"),
@@ -26,17 +26,13 @@ SWEEP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench", 
 
 
 def sweep(path):
-    """The sweep file's lines: b h kv s_q len d causal|full page."""
-    shapes = []
-    for line in open(path):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        b, h, kv, sq, sk, d, mask, _page = line.split()[:8]
-        if line.split()[8:] == ["e4m3"]:
-            continue  # torch's SDPA takes no FP8: the bf16 line is the peer
-        shapes.append((int(b), int(h), int(kv), int(sq), int(sk), int(d), mask == "causal"))
-    return shapes
+    """The sweep file's lines: b h kv s_q len d causal|full page [e4m3]
+    (torch's SDPA takes no FP8: an e4m3 line's peer is its bf16 line's)."""
+    return [
+        (int(b), int(h), int(kv), int(sq), int(sk), int(d), mask == "causal")
+        for b, h, kv, sq, sk, d, mask, _page, *cache in sweep_lines(path)
+        if cache != ["e4m3"]
+    ]
 
 
 def main():

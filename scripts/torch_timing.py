@@ -1,4 +1,5 @@
-"""What the torch peer scripts share: the median time of a CUDA call."""
+"""What the torch peer scripts share: the median time of a CUDA call, and
+the lines of a sweep file."""
 
 import statistics
 
@@ -19,3 +20,14 @@ def median_ms(run, warmup, iters):
         e.synchronize()
         times.append(s.elapsed_time(e))
     return statistics.median(times)
+
+
+def sweep_lines(path):
+    """The words of each line of the sweep file `path` (`#` starts a comment
+    line; blank lines are skipped)."""
+    lines = []
+    for line in open(path):
+        line = line.strip()
+        if line and not line.startswith("#"):
+            lines.append(line.split())
+    return lines

@@ -19,13 +19,13 @@ use crate::runtime::{Error, Result};
 /// key lengths, head dimension, causal.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) struct Key {
-    b: usize,
-    h: usize,
-    kv: usize,
-    s_q: usize,
-    s_k: usize,
-    d: usize,
-    causal: bool,
+    pub(super) b: usize,
+    pub(super) h: usize,
+    pub(super) kv: usize,
+    pub(super) s_q: usize,
+    pub(super) s_k: usize,
+    pub(super) d: usize,
+    pub(super) causal: bool,
 }
 
 impl std::fmt::Display for Key {
@@ -212,14 +212,20 @@ pub(super) fn targets(
                 Some((ours / peer(k, &target.backend)?, k))
             })
             .min_by(|a, b| a.0.total_cmp(&b.0));
-        let (lowest, met, why) = match lowest {
-            Some((r, k)) if r >= target.least => (format!("{:.1}% at {k}", 100.0 * r), "yes", ""),
-            Some((r, k)) => (format!("{:.1}% at {k}", 100.0 * r), "**no**", target.why.as_str()),
-            None => ("-".into(), "-", ""),
-        };
-        t.row(vec![target.what.clone(), lowest, met.into(), why.into()]);
+        t.row(verdict(&target.what, lowest, (target.least, &target.why)));
     }
     t.markdown()
+}
+
+/// A target's row: what, its lowest ratio and where, whether it is met
+/// (`least`), and why not (`why`, where missed).
+pub(super) fn verdict(what: &str, lowest: Option<(f64, &Key)>, (least, why): (f64, &str)) -> Vec<String> {
+    let (lowest, met, why) = match lowest {
+        Some((r, k)) if r >= least => (format!("{:.1}% at {k}", 100.0 * r), "yes", ""),
+        Some((r, k)) => (format!("{:.1}% at {k}", 100.0 * r), "**no**", why),
+        None => ("-".into(), "-", ""),
+    };
+    vec![what.to_string(), lowest, met.into(), why.into()]
 }
 
 /// The section's markdown, and (with `plots`) one plot per precision as

@@ -12,30 +12,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::attention::{precision_of, rows, tables};
+use super::attention::{Key, peer_key, precision_of, rows, tables, verdict};
 use super::table::Table;
 use crate::families::{Plot, Series};
 use crate::runtime::{Error, Result};
-
-/// A call as both tables name it: batch, heads, K/V heads, queries, keys,
-/// head dimension, causal.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Key {
-    b: usize,
-    h: usize,
-    kv: usize,
-    s_q: usize,
-    len: usize,
-    d: usize,
-    causal: bool,
-}
-
-impl std::fmt::Display for Key {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        write!(f, "{}·{}/{}·{}x{}·{}", self.b, self.h, self.kv, self.s_q, self.len, self.d)?;
-        if self.causal { write!(f, " causal") } else { Ok(()) }
-    }
-}
 
 /// One of our rows: the call, its cache's type and layout, its time and
 /// rates.
@@ -62,7 +42,9 @@ pub struct Run {
 }
 
 /// `b64 h32/8 s1 kv4096 d128 causal e4m3-cache`, as `attention --decode`
-/// prints a call (every sequence of one length).
+/// prints a call (every sequence of one length), as the attention
+/// section's [`Key`] (keys as `s_k`) and whether the cache is FP8. torch's
+/// tables name it as the prefill's do (`64 32/8 1x4096 128`: `peer_key`).
 fn our_key(s: &str) -> Option<(Key, bool)> {
     let mut words = s.split_whitespace();
     let b = words.next()?.strip_prefix('b')?.parse().ok()?;
@@ -71,26 +53,16 @@ fn our_key(s: &str) -> Option<(Key, bool)> {
     let len = words.next()?.strip_prefix("kv")?.parse().ok()?;
     let d = words.next()?.strip_prefix('d')?.parse().ok()?;
     let rest: Vec<&str> = words.collect();
-    let key =
-        Key { b, h: h.parse().ok()?, kv: kv.parse().ok()?, s_q, len, d, causal: rest.contains(&"causal") };
-    Some((key, rest.contains(&"e4m3-cache")))
-}
-
-/// `64 32/8 1x4096 128` and `yes ...`/`no`, as the torch script prints a
-/// call.
-fn peer_key(problem: &str, causal: &str) -> Option<Key> {
-    let w: Vec<&str> = problem.split_whitespace().collect();
-    let (h, kv) = w.get(1)?.split_once('/')?;
-    let (s_q, len) = w.get(2)?.split_once('x')?;
-    Some(Key {
-        b: w.first()?.parse().ok()?,
+    let key = Key {
+        b,
         h: h.parse().ok()?,
         kv: kv.parse().ok()?,
-        s_q: s_q.parse().ok()?,
-        len: len.parse().ok()?,
-        d: w.get(3)?.parse().ok()?,
-        causal: causal.starts_with("yes"),
-    })
+        s_q,
+        s_k: len,
+        d,
+        causal: rest.contains(&"causal"),
+    };
+    Some((key, rest.contains(&"e4m3-cache")))
 }
 
 /// Every `decode-sweep-*.md` in `dir` with the `torch-sdpa-decode-*.md`
@@ -244,15 +216,10 @@ fn targets(run: &Run) -> String {
         let lowest = run
             .ours
             .iter()
-            .filter(|r| r.key.len >= target.min_len && target.max_batch.is_none_or(|b| r.key.b <= b))
+            .filter(|r| r.key.s_k >= target.min_len && target.max_batch.is_none_or(|b| r.key.b <= b))
             .filter_map(|r| Some((run.ratio(&target.kind, r)?, &r.key)))
             .min_by(|a, b| a.0.total_cmp(&b.0));
-        let (lowest, met, why) = match lowest {
-            Some((r, k)) if r >= target.least => (format!("{:.1}% at {k}", 100.0 * r), "yes", ""),
-            Some((r, k)) => (format!("{:.1}% at {k}", 100.0 * r), "**no**", target.why.as_str()),
-            None => ("-".into(), "-", ""),
-        };
-        t.row(vec![target.what.clone(), lowest, met.into(), why.into()]);
+        t.row(verdict(&target.what, lowest, (target.least, &target.why)));
     }
     t.markdown()
 }

@@ -31,7 +31,7 @@ echo "=== decode sanitizers" | tee -a "$LOG"
 for t in memcheck racecheck synccheck initcheck; do
   for c in bf16 e4m3; do
     compute-sanitizer --tool $t --error-exitcode 9 $A --decode --batch 2 --heads 8 --kv-heads 2 --kv-lens 3000,77 --seq 2 --causal --page-size 32 --kv-cache $c --iters 1 --warmup 0 > "$TMPD/san-$t-$c.log" 2>&1
-    echo "$t decode $c exit $? $(grep -c 'ERROR SUMMARY: 0 errors' $TMPD/san-$t-$c.log)" | tee -a "$LOG"
+    echo "$t decode $c exit $? $(grep -c 'ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards' $TMPD/san-$t-$c.log)" | tee -a "$LOG"
   done
 done
 echo "=== decode sweep" | tee -a "$LOG"

@@ -187,17 +187,24 @@ fn a_failed_write_is_an_error() {
     assert!(error.contains("cannot write") && error.contains(fifo.to_str().unwrap()), "{error}");
 }
 
-/// `report --attention DIR` joins `attention --sweep`'s table with torch's
-/// on the same problems: each step's TFLOP/s beside FLASH's and CUDNN's,
-/// the best step's ratio to each, and the plot.
-#[test]
-fn report_adds_the_attention_section_from_both_tables() {
-    let dir = scratch("attention-report");
+/// A scratch folder `name` for a report: its tables' folder (empty) and
+/// a main run's JSON (the scale family alone).
+fn report_inputs(name: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let dir = scratch(name);
     let tables = dir.join("attention");
     std::fs::create_dir_all(&tables).unwrap();
     let json = dir.join("run.json");
     let out = run(MAIN, &["--quiet", "--only", "scale", "--sizes", "1000", "--json", json.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    (dir, tables, json)
+}
+
+/// `report --attention DIR` joins `attention --sweep`'s table with torch's
+/// on the same problems: each step's TFLOP/s beside FLASH's and CUDNN's,
+/// the best step's ratio to each, and the plot.
+#[test]
+fn report_adds_the_attention_section_from_both_tables() {
+    let (dir, tables, json) = report_inputs("attention-report");
     std::fs::write(
         tables.join("sweep-bf16-h100.md"),
         "NVIDIA H100 (test)\n| precision | problem | step | worst error / bound | ms | TFLOP/s |\n\
@@ -269,12 +276,7 @@ fn report_adds_the_attention_section_from_both_tables() {
 /// backward against cuDNN's), the targets, and the plot.
 #[test]
 fn report_adds_the_attention_backward_section() {
-    let dir = scratch("attention-backward-report");
-    let tables = dir.join("attention");
-    std::fs::create_dir_all(&tables).unwrap();
-    let json = dir.join("run.json");
-    let out = run(MAIN, &["--quiet", "--only", "scale", "--sizes", "1000", "--json", json.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let (dir, tables, json) = report_inputs("attention-backward-report");
     let ours = "| precision | problem | step | worst error / bound | ms | TFLOP/s |\n| --- | --- | --- | --- | --- | --- |\n";
     std::fs::write(
         tables.join("sweep-bf16-h100.md"),

@@ -218,23 +218,21 @@ pub(super) fn write_report(
         section_plots.extend(drawn);
     }
     if let Some(dir) = sections.attention {
-        let (section, drawn) = report::attention::section(&report::attention::read(dir)?, plots_dir)?;
-        page += "\n";
-        page += &section;
-        section_plots.extend(drawn);
-        let backward = report::attention_backward::read(dir)?;
-        if !backward.is_empty() {
-            let (section, drawn) = report::attention_backward::section(&backward, plots_dir)?;
+        // The forward's section, then the backward's and decode's where
+        // their tables are.
+        let mut add = |(section, drawn): (String, Vec<(PathBuf, String)>)| {
             page += "\n";
             page += &section;
             section_plots.extend(drawn);
+        };
+        add(report::attention::section(&report::attention::read(dir)?, plots_dir)?);
+        let backward = report::attention_backward::read(dir)?;
+        if !backward.is_empty() {
+            add(report::attention_backward::section(&backward, plots_dir)?);
         }
         let decode = report::attention_decode::read(dir)?;
         if !decode.is_empty() {
-            let (section, drawn) = report::attention_decode::section(&decode, plots_dir)?;
-            page += "\n";
-            page += &section;
-            section_plots.extend(drawn);
+            add(report::attention_decode::section(&decode, plots_dir)?);
         }
     }
     write_file(out, &page)?;

@@ -155,19 +155,25 @@ pub fn rows_to_check(p: &Decode) -> Vec<(usize, Vec<usize>)> {
             sample_rows(per_seq(b), p.queries(b)).into_iter().step_by(4).collect()
         }
     };
-    let mut picked: Vec<usize> = vec![0, p.batch - 1];
-    let mut spent = cost(0, rows(0).len()) + cost(p.batch - 1, rows(p.batch - 1).len());
+    // The first and last sequences always, then others spread evenly while
+    // the budget lasts; each sequence's rows drawn once.
     let step = (p.batch / 16).max(1);
-    for b in (step..p.batch - 1).step_by(step) {
-        if spent + cost(b, rows(b).len()) > REFERENCE_MULTIPLY_ADDS {
+    let candidates = [0, p.batch - 1].into_iter().chain((step..p.batch.saturating_sub(1)).step_by(step));
+    let (mut picked, mut spent): (Vec<(usize, Vec<usize>)>, usize) = (Vec::new(), 0);
+    for (i, b) in candidates.enumerate() {
+        if picked.iter().any(|(x, _)| *x == b) {
+            continue;
+        }
+        let rows = rows(b);
+        let work = cost(b, rows.len());
+        if i >= 2 && spent + work > REFERENCE_MULTIPLY_ADDS {
             break;
         }
-        spent += cost(b, rows(b).len());
-        picked.push(b);
+        spent += work;
+        picked.push((b, rows));
     }
-    picked.sort_unstable();
-    picked.dedup();
-    picked.into_iter().map(|b| (b, rows(b))).collect()
+    picked.sort_unstable_by_key(|(b, _)| *b);
+    picked
 }
 
 /// The references of the checked sequences' rows.

@@ -158,7 +158,8 @@ fn one<P: gemm::Precision<Input: Element>>(
         let ms = timing.map(|t| t.median_ms);
         rows.push(Row {
             precision: <P::Input as gemm::Input>::NAME,
-            problem: p.to_string().replace(&format!(" paged{}", p.page_size.unwrap_or(0)), ""),
+            // The call without its layout: the cache column names it.
+            problem: Decode { page_size: None, ..p.clone() }.to_string(),
             cache: page_size.map_or("contiguous".into(), |s| format!("paged {s}")),
             splits: plan.splits,
             split_keys: plan.split_keys,

@@ -282,6 +282,18 @@ fn place<const D: usize>(
     ((b, kvh, split), rows, (len, s_q), map)
 }
 
+/// Waits for this thread's oldest copy group of a ring of `ring` stages:
+/// with `ring - 1` groups committed ahead of the one the next tile reads,
+/// `ring - 2` may stay pending.
+#[inline(always)]
+fn wait_ring(ring: u32) {
+    match ring {
+        2 => wait_copies::<0>(),
+        3 => wait_copies::<1>(),
+        _ => wait_copies::<2>(),
+    }
+}
+
 /// What the decode reads: Q, the cache's K and V (their bytes), its
 /// table, the sequences' lengths, and the K/V heads' descales (K's, then
 /// V's).
@@ -300,8 +312,7 @@ fn decode<T: Element, P: Element, const D: usize, const E: usize>(
     scale: f32,
     flags: u32,
 ) {
-    let s_q = s_q_launch;
-    let ((b, kvh, split), rows, (len, s_q), map) = place::<D>(lens, (heads, kv_heads, s_q), flags);
+    let ((b, kvh, split), rows, (len, s_q), map) = place::<D>(lens, (heads, kv_heads, s_q_launch), flags);
     let kv_heads = kv_heads.max(1);
     let group = map.group;
     let key_begin = split * split_keys;
@@ -387,11 +398,7 @@ fn decode<T: Element, P: Element, const D: usize, const E: usize>(
         // Q rounded to f16 for an FP8 cache's products, once its copies
         // landed (the first group's: `ring - 2` of the `ring - 1` may stay
         // pending); the products read it after the loop's barriers.
-        match ring {
-            2 => wait_copies::<0>(),
-            3 => wait_copies::<1>(),
-            _ => wait_copies::<2>(),
-        }
+        wait_ring(ring);
         // SAFETY: this thread's copies of Q landed; nobody reads Q before
         // the first tile's barrier.
         unsafe { q_to_f16::<D>(rows as usize, t) };
@@ -401,11 +408,7 @@ fn decode<T: Element, P: Element, const D: usize, const E: usize>(
         // tile` groups, at most `ring - 2` are pending); after the
         // barrier, everyone's, and every warp is past the stage the next
         // copies overwrite (the tile before's).
-        match ring {
-            2 => wait_copies::<0>(),
-            3 => wait_copies::<1>(),
-            _ => wait_copies::<2>(),
-        }
+        wait_ring(ring);
         sync_threads();
         let next = tile + ring - 1;
         if next < tiles {

@@ -321,4 +321,33 @@ impl Out<f32> {
             });
         }
     }
+
+    /// `red.relaxed.gpu.global.add.v2.f32`: adds the pair `v` to `self[i]`
+    /// and `self[i + 1]` as [`Out::reduce_add`] does each, in one L2
+    /// operation for both words: half the atomic traffic of a sum that
+    /// many blocks add into. PTX 8.1 and sm_90: a kernel built for earlier
+    /// targets too calls it under `#[cfg(target_feature = "sm_90a")]` (the
+    /// sm_90a build is PTX 8.4; see `dev::grid` on such features).
+    ///
+    /// # Safety
+    /// `i + 1` is within the buffer; `i` is even (8 bytes on 8).
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn reduce_add_pair(&self, i: usize, v: [f32; 2]) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: the caller's contract; an 8-byte aligned global pair.
+        unsafe {
+            let p = self.as_ptr().wrapping_add(i);
+            core::arch::asm!(
+                "red.relaxed.gpu.global.add.v2.f32 [{p}], {{{a}, {b}}};",
+                p = in(reg64) p, a = in(reg32) v[0], b = in(reg32) v[1], options(nostack)
+            );
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        // SAFETY: the caller's contract.
+        unsafe {
+            self.reduce_add(i, v[0]);
+            self.reduce_add(i + 1, v[1]);
+        }
+    }
 }

@@ -180,7 +180,44 @@ pub unsafe fn store_2d(src: *const u8, maps: In<u64>, i: usize, (x, y): (i32, i3
         if m.plane_bytes > 0 {
             panic!("a 2-D TMA store through map {i}, which is 3-D");
         }
-        emu::ops::tma_store(m, (x as i64, y as i64), src as usize, site);
+        emu::ops::tma_store(m, (x as i64, y as i64, 0), false, src as usize, site);
+    }
+}
+
+/// `cp.reduce.async.bulk.tensor.3d.global.shared::cta.add`: adds the
+/// box of `f32`s at `src` in shared memory (laid out as [`copy_3d`] lands
+/// it) into map `i`'s tensor at column `x`, row `y` of plane `z`, each
+/// element atomically, in L2: what a TMA store is to a write. Blocks that
+/// sum into one tensor (attention's dQ) reduce whole boxes, at the copy
+/// engine's rate, rather than `red`s of a word each. Elements past the
+/// plane's rows or columns are dropped. It runs on as [`store_2d`] does:
+/// [`bulk_commit`], then [`bulk_wait_read`] before `src` is written again,
+/// or [`bulk_wait`] before the sums are published.
+///
+/// # Safety
+/// As [`store_2d`]'s, with a 3-D map of `f32` elements; no plain access
+/// of the tensor's bytes races with it (other adds may).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn reduce_add_3d(src: *const u8, maps: In<u64>, i: usize, (x, y, z): (i32, i32, i32)) {
+    let map = maps.as_ptr().wrapping_add(i * MAP_WORDS);
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller's contract.
+    unsafe {
+        core::arch::asm!(
+            "cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [{m}, {{{x}, {y}, {z}}}], [{s}];",
+            m = in(reg64) map, x = in(reg32) x, y = in(reg32) y, z = in(reg32) z,
+            s = in(reg32) crate::shared::window_address(src), options(nostack)
+        )
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let site = core::panic::Location::caller();
+        let m = read_map(map, i, "reduce_add_3d", site);
+        if m.plane_bytes == 0 {
+            panic!("a 3-D TMA reduction through map {i}, which is 2-D");
+        }
+        emu::ops::tma_store(m, (x as i64, y as i64, z as i64), true, src as usize, site);
     }
 }
 
@@ -206,6 +243,20 @@ pub fn bulk_wait_read<const N: u32>() {
     // SAFETY: no memory-safety preconditions.
     unsafe {
         core::arch::asm!("cp.async.bulk.wait_group.read {n};", n = const N, options(nostack))
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    emu::ops::bulk_wait(N as usize);
+}
+
+/// `cp.async.bulk.wait_group N`: waits until all but this thread's `N`
+/// newest groups of TMA stores are complete: their writes (or adds) are
+/// performed, so that a fence and a release after this publish them.
+#[inline(always)]
+pub fn bulk_wait<const N: u32>() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: no memory-safety preconditions.
+    unsafe {
+        core::arch::asm!("cp.async.bulk.wait_group {n};", n = const N, options(nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
     emu::ops::bulk_wait(N as usize);

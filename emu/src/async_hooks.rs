@@ -9,6 +9,7 @@ use super::hooks::{
 };
 use super::order::Kind;
 use super::proxy::Proxy;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// `cp.async` of `size` bytes from global `src` (of which `src_bytes` are
 /// read, the rest zero) to shared `dst`: the global read and the bounds,
@@ -156,10 +157,15 @@ pub fn async_read(space: Space, addr: usize, bytes: usize, site: Site) {
     check_words(space, addr, bytes, Kind::Read, None, false, site);
 }
 
-/// A TMA store (`cp.async.bulk.tensor.2d.global.shared::cta`): the box of
-/// `map` at column `x`, row `y` from shared memory at `src`, issued now,
-/// carried out at the [`bulk_wait`] that completes its group.
-pub fn tma_store(map: crate::tma::Map, (x, y): (i64, i64), src: usize, site: Site) {
+/// A TMA store (`cp.async.bulk.tensor.{2d,3d}.global.shared::cta`), or
+/// with `add` a reduction (`cp.reduce.async.bulk.tensor .add` of `f32`
+/// elements): the box of `map` at column `x`, row `y`, plane `z` from
+/// shared memory at `src`, issued now, carried out at the [`bulk_wait`]
+/// that completes its group.
+pub fn tma_store(map: crate::tma::Map, xyz: (i64, i64, i64), add: bool, src: usize, site: Site) {
+    if add && map.element_bytes != 4 {
+        async_misuse("adds a TMA box of elements that are not f32".into(), site);
+    }
     check_bounds(Space::Shared, src, map.box_bytes(), site);
     if !(src - block().shared as usize).is_multiple_of(1024) && map.swizzle == 128 {
         async_misuse(
@@ -167,7 +173,7 @@ pub fn tma_store(map: crate::tma::Map, (x, y): (i64, i64), src: usize, site: Sit
             site,
         );
     }
-    thread().copies.borrow_mut().bulk_open.push(PendingStore { map, xy: (x, y), src, site });
+    thread().copies.borrow_mut().bulk_open.push(PendingStore { map, xyz, add, src, site });
 }
 
 /// `cp.async.bulk.commit_group`.
@@ -187,8 +193,9 @@ pub fn tma_read(addr: usize, bytes: usize, site: Site) {
 
 /// `cp.async.bulk.wait_group(.read) n`: the TMA stores of all but the `n`
 /// newest groups read their shared bytes (bounds, races with the block's
-/// writes, bytes never written) and write global memory (bounds, races),
-/// in this thread's name, now.
+/// writes, bytes never written) and write global memory (bounds, races;
+/// a reduction's adds are atomic: they race with no other atomic), in
+/// this thread's name, now.
 pub fn bulk_wait(n: usize) {
     let t = thread();
     loop {
@@ -205,12 +212,28 @@ pub fn bulk_wait(n: usize) {
             // SAFETY: checked above to lie within the block's shared memory.
             let data = unsafe { std::slice::from_raw_parts(st.src as *const u8, bytes) }.to_vec();
             let base = block().shared as usize;
-            st.map.store_box(st.xy, st.src - base, &data, |addr, row| {
+            st.map.store_box(st.xyz, st.src - base, &data, |addr, row| {
                 check_map_bounds(addr, row.len(), st.site);
-                recorded_access(Space::Global, addr, row.len(), Op::Write(row), st.site);
+                let op = if st.add {
+                    Op::Atomic { write: true, order: Ordering::Relaxed }
+                } else {
+                    Op::Write(row)
+                };
+                recorded_access(Space::Global, addr, row.len(), op, st.site);
                 block().launch.before_map_write(addr);
-                // SAFETY: checked to lie in a live allocation.
-                unsafe { std::ptr::copy_nonoverlapping(row.as_ptr(), addr as *mut u8, row.len()) };
+                if st.add {
+                    for (i, x) in row.chunks_exact(4).enumerate() {
+                        let v = f32::from_le_bytes(x.try_into().unwrap());
+                        // SAFETY: checked to lie in a live allocation; 4
+                        // bytes on 4 (the map's rows start on 16).
+                        let cell = unsafe { AtomicU32::from_ptr((addr + 4 * i) as *mut u32) };
+                        let add = |w: u32| Some((f32::from_bits(w) + v).to_bits());
+                        let _ = cell.fetch_update(Ordering::Relaxed, Ordering::Relaxed, add);
+                    }
+                } else {
+                    // SAFETY: checked to lie in a live allocation.
+                    unsafe { std::ptr::copy_nonoverlapping(row.as_ptr(), addr as *mut u8, row.len()) };
+                }
             });
         }
     }

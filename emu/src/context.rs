@@ -82,7 +82,10 @@ pub(crate) struct PendingCopy {
 /// rewritten before that wait shows as a race or as wrong results.
 pub(crate) struct PendingStore {
     pub(crate) map: crate::tma::Map,
-    pub(crate) xy: (i64, i64),
+    pub(crate) xyz: (i64, i64, i64),
+    /// A reduction (`cp.reduce.async.bulk.tensor .add`, `f32`): each
+    /// element added to the matrix's, atomically, rather than stored.
+    pub(crate) add: bool,
     pub(crate) src: usize,
     pub(crate) site: Site,
 }

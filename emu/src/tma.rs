@@ -126,12 +126,12 @@ impl Map {
     /// The reverse of [`Map::copy_box`], a TMA store: `data`, the box as
     /// it lies in shared memory at byte offset `src` (swizzled by its
     /// offset), written to the matrix with its first element at column
-    /// `x`, row `y`; what falls outside the matrix is not written.
-    /// `write(addr, bytes)` writes one row's part to global memory (the
-    /// caller checks it).
+    /// `x`, row `y` of plane `z`; what falls outside the tensor (past its
+    /// plane's rows) is not written. `write(addr, bytes)` writes one row's
+    /// part to global memory (the caller checks it).
     pub fn store_box(
         &self,
-        (x, y): (i64, i64),
+        xyz: (i64, i64, i64),
         src: usize,
         data: &[u8],
         mut write: impl FnMut(usize, &[u8]),
@@ -139,7 +139,7 @@ impl Map {
         let e = self.element_bytes;
         let row_len = self.box_cols * e;
         let mut row = vec![0u8; row_len];
-        for (r, addr, (first, last)) in self.rows_inside((x, y, 0)) {
+        for (r, addr, (first, last)) in self.rows_inside(xyz) {
             for i in 0..row_len.div_ceil(16) {
                 let at = r * row_len + 16 * i;
                 let from = swizzle(self.swizzle, src + at) - src;

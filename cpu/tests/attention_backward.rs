@@ -115,16 +115,26 @@ fn hopper_d128() {
 /// key tiles.
 #[test]
 fn flash_deterministic() {
-    for p in [problem((2, 1), (130, 200), 64, true), problem((2, 2), (77, 150), 128, false)] {
+    // Causal both ways: the adds run from each query tile's last key tile
+    // down, the grid's first blocks taking the last key tiles.
+    for p in [
+        problem((2, 1), (130, 200), 64, true),
+        problem((2, 2), (77, 150), 128, false),
+        problem((1, 1), (300, 140), 128, true),
+    ] {
         check::<Bf16>(Step::Flash, Problem { deterministic: true, ..p });
     }
 }
 
-/// The Hopper step's deterministic mode: two parts a block (one per
-/// consumer warpgroup) in their fixed order, over several key tiles.
+/// The Hopper step's deterministic mode: the writer's adds in their fixed
+/// order over several key tiles, causal both ways.
 #[test]
 fn hopper_deterministic() {
-    for p in [problem((2, 1), (130, 300), 64, true), problem((1, 1), (77, 260), 128, false)] {
+    for p in [
+        problem((2, 1), (130, 300), 64, true),
+        problem((1, 1), (77, 260), 128, false),
+        problem((1, 1), (200, 140), 64, true),
+    ] {
         check::<Bf16>(Step::Hopper, Problem { deterministic: true, ..p });
     }
 }

@@ -384,7 +384,7 @@ const ATTENTION: &str = env!("CARGO_BIN_EXE_attention");
 
 /// `attention`'s bad input: an unsupported head dimension, kv-heads not
 /// dividing heads, a zero size, an unknown precision or step, a backward
-/// of a step without one (hopper) or of a head dimension it refuses;
+/// of a head dimension a step refuses;
 /// decode's options without `--decode` and the prefill's with it, a page
 /// size that is not a power of two from 16 to 256, an unknown cache type,
 /// an empty sequence; and `--sweep` without a GPU (full-size problems: the
@@ -401,10 +401,6 @@ fn attention_rejects_bad_input_before_running() {
         (
             &["--backward", "--kernels", "hopper", "--head-dim", "256"][..],
             "the hopper backward takes head dims 64 and 128",
-        ),
-        (
-            &["--backward", "--kernels", "hopper", "--deterministic"][..],
-            "the hopper backward has no deterministic mode",
         ),
         (&["--deterministic"][..], "--deterministic applies to the backward"),
         (&["--dump", "/tmp"][..], "--dump writes the backward's tensors"),

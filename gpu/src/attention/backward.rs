@@ -42,7 +42,7 @@ pub mod unfused;
 use crate::dev::Element;
 use crate::dev::math::{fma, pack, widen};
 use crate::dev::warp::{FULL_MASK, shfl_xor_f32};
-use crate::dev::{In, Out, block_idx_x, index_1d, thread_idx_x};
+use crate::dev::{In, Out, block_idx_x, grid_dim_x, index_1d, thread_idx_x};
 use crate::kernel;
 use half::{bf16, f16};
 
@@ -56,6 +56,37 @@ pub const CAUSAL: u32 = 1;
 /// Flag bit of the fused steps' launches: dQ summed in a fixed order (the
 /// steps' **Deterministic**), through the turn counters.
 pub const DETERMINISTIC: u32 = 2;
+
+/// The key tile of this block of a fused step's grid (`ceil(s_k / bc)`
+/// key tiles along x). In the ordered mode ([`DETERMINISTIC`]) the
+/// grid's first blocks take the last key tiles: each query tile's adds
+/// run from the last key tile that sees it down to the first
+/// ([`turn`]), so a block waits only on blocks launched before it.
+#[inline(always)]
+pub(crate) fn key_tile(ordered: bool) -> u32 {
+    if ordered { grid_dim_x() - 1 - block_idx_x() } else { block_idx_x() }
+}
+
+/// In the ordered mode, the value of query tile `q0`'s turn counter at
+/// which key tile `j` (of `tiles`, `bc` keys each) adds into it: the key
+/// tiles that see it add from the last (`j_last`, the diagonal's when
+/// causal) down to 0, each when the counter holds `j_last - j`, then
+/// setting it to `j_last - j + 1`. Causally, the first key tile to add
+/// is also the first tile of its block's walk, which waits on nobody:
+/// blocks run ahead of each other along the diagonal instead of each
+/// waiting on the one before it.
+#[inline(always)]
+pub(crate) fn turn(j: u32, q0: u32, (s_q, s_k): (u32, u32), causal: bool, (bc, tiles): (u32, u32)) -> u32 {
+    let j_last = if causal {
+        // The tile's last query, and the last key it sees (`j`'s block
+        // visits the tile, so some of its keys are seen).
+        let q = (q0 + BR as u32).min(s_q) - 1;
+        ((q + s_k).saturating_sub(s_q) / bc).min(tiles - 1)
+    } else {
+        tiles - 1
+    };
+    j_last - j
+}
 
 /// Rows per block of [`attention_backward_dot()`]: one warp a row.
 pub const ROWS: usize = 4;

@@ -185,9 +185,9 @@ impl Block {
 /// Copies `rows` rows (a constant once inlined) of `D` elements from
 /// `src` (from row `first`; rows at or past `valid` are zero-filled) into
 /// the swizzled tile at byte `at` of shared memory: 16-byte `cp.async`
-/// copies, `D / 8` per row.
+/// copies, `D / 8` per row, by the block's `N` threads.
 /// Thread `t` takes chunk `t mod (D / 8)` of rows `t / (D / 8) + n step`
-/// (`step = 128 / (D / 8)` rows a pass, `rows / step` passes, unrolled):
+/// (`step = N / (D / 8)` rows a pass, `rows / step` passes, unrolled):
 /// its source and destination advance by constants, so a copy costs a
 /// few adds, not the division, the swizzle and the 64-bit address
 /// arithmetic of a chunk index (which took more issue slots than the
@@ -198,7 +198,7 @@ impl Block {
 /// row; nobody touches the tile until the copies are waited for and a
 /// barrier passed.
 #[inline(always)]
-pub(in crate::attention) unsafe fn copy_tile<const D: usize>(
+pub(in crate::attention) unsafe fn copy_tile<const D: usize, const N: usize>(
     src: In<u16>,
     first: usize,
     valid: usize,
@@ -209,7 +209,7 @@ pub(in crate::attention) unsafe fn copy_tile<const D: usize>(
     // SAFETY: the caller's contract.
     let tile = unsafe { SharedArray::<f32>::launch_sized_at(at) };
     let chunks = D / 8;
-    let step = THREADS / chunks;
+    let step = N / chunks;
     let (r0, c) = (t / chunks, t % chunks);
     // The thread's first chunk, in 4-byte words (rows start on 16 bytes:
     // D is a multiple of 8).
@@ -272,8 +272,8 @@ unsafe fn copy_stage<const D: usize>(
 ) {
     // SAFETY: the caller's contract.
     unsafe {
-        copy_tile::<D>(k, first, valid, bc(D), at, t);
-        copy_tile::<D>(v, first, valid, bc(D), at + kv_bytes(D), t);
+        copy_tile::<D, THREADS>(k, first, valid, bc(D), at, t);
+        copy_tile::<D, THREADS>(v, first, valid, bc(D), at + kv_bytes(D), t);
     }
 }
 
@@ -322,7 +322,9 @@ fn flash<T: Element, const D: usize>(
     let fill = |tile: usize| (at.kv_rows() + tile * bc, s_k.saturating_sub(tile * bc), stage_at(tile % 2));
     if tiles > 0 {
         // SAFETY: Q's tile at byte 0; the rows of this head's queries.
-        unsafe { copy_tile::<D>(q, at.q_rows() + at.q0(), s_q.saturating_sub(at.q0()), br(D), 0, t) };
+        unsafe {
+            copy_tile::<D, THREADS>(q, at.q_rows() + at.q0(), s_q.saturating_sub(at.q0()), br(D), 0, t)
+        };
         // SAFETY: as `copy_stage` says; the stages are not read yet.
         unsafe { copy_stage::<D>((k, v), fill(0), t) };
         commit_copies();

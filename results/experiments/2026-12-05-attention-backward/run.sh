@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Attention's backward on the GPU machine: verification of both steps at
 # odd lengths (causal bottom-right with s_q != s_k both ways, grouped
-# heads, f16, the flash step's deterministic mode, d = 256 on the unfused
-# step),
+# heads, f16, both fused steps' deterministic mode, causal both ways,
+# d = 256 on the unfused step),
 # compute-sanitizer's four tools on small calls of each step, our
 # gradients against an f64 reference beside torch's FLASH and CUDNN
 # gradients of the same inputs (--dump, then the torch script's
@@ -38,6 +38,8 @@ echo "=== verify" | tee -a "$LOG"
 $A --backward --heads 4 --kv-heads 2 --seq 77 --seq-k 300 --head-dim 64 --causal --iters 3 >> "$LOG" 2>&1 || echo "FAILED d64 causal" | tee -a "$LOG"
 $A --backward --heads 2 --seq 300 --seq-k 77 --head-dim 128 --causal --precision f16 --iters 3 >> "$LOG" 2>&1 || echo "FAILED d128 f16" | tee -a "$LOG"
 $A --backward --heads 3 --kv-heads 1 --seq 4097 --head-dim 128 --deterministic --iters 3 >> "$LOG" 2>&1 || echo "FAILED deterministic" | tee -a "$LOG"
+$A --backward --kernels flash,hopper --heads 4 --kv-heads 2 --seq 1000 --seq-k 3000 --head-dim 64 --causal --deterministic --iters 3 >> "$LOG" 2>&1 || echo "FAILED deterministic causal" | tee -a "$LOG"
+$A --backward --kernels flash,hopper --heads 2 --seq 3000 --seq-k 1000 --head-dim 128 --causal --deterministic --iters 3 >> "$LOG" 2>&1 || echo "FAILED deterministic causal s_q > s_k" | tee -a "$LOG"
 $A --backward --kernels unfused --heads 2 --seq 1000 --head-dim 256 --iters 3 >> "$LOG" 2>&1 || echo "FAILED d256 unfused" | tee -a "$LOG"
 echo "=== sanitizers" | tee -a "$LOG"
 for t in memcheck racecheck synccheck initcheck; do
@@ -45,8 +47,10 @@ for t in memcheck racecheck synccheck initcheck; do
     compute-sanitizer --tool $t --error-exitcode 9 $A --backward --kernels $k --heads 2 --kv-heads 1 --seq 130 --seq-k 77 --head-dim 128 --causal --iters 1 --warmup 0 > "$TMPD/san-$k-$t.log" 2>&1
     echo "$t $k exit $? $(grep -c 'ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards' $TMPD/san-$k-$t.log)" | tee -a "$LOG"
   done
-  compute-sanitizer --tool $t --error-exitcode 9 $A --backward --kernels flash --deterministic --heads 2 --seq 200 --head-dim 64 --iters 1 --warmup 0 > "$TMPD/san-det-$t.log" 2>&1
-  echo "$t flash deterministic exit $? $(grep -c 'ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards' $TMPD/san-det-$t.log)" | tee -a "$LOG"
+  for k in flash hopper; do
+    compute-sanitizer --tool $t --error-exitcode 9 $A --backward --kernels $k --deterministic --heads 2 --seq 200 --seq-k 300 --head-dim 64 --causal --iters 1 --warmup 0 > "$TMPD/san-det-$k-$t.log" 2>&1
+    echo "$t $k deterministic exit $? $(grep -c 'ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards' $TMPD/san-det-$k-$t.log)" | tee -a "$LOG"
+  done
 done
 echo "=== gradients against torch's" | tee -a "$LOG"
 mkdir -p "$TMPD/dump"
@@ -66,9 +70,9 @@ for s in "4 16 16 4096 128 1" "4 16 16 4096 128 0" "8 16 16 2048 64 0"; do
   set -- $s
   c=$([ "$6" = 1 ] && echo --causal || echo)
   echo "default $s" >> "$LOG"
-  $A --backward --kernels flash --batch $1 --heads $2 --seq $4 --head-dim $5 $c --iters ${ITERS:-20} >> "$LOG" 2>&1
+  $A --backward --kernels flash,hopper --batch $1 --heads $2 --seq $4 --head-dim $5 $c --iters ${ITERS:-20} >> "$LOG" 2>&1
   echo "deterministic $s" >> "$LOG"
-  $A --backward --kernels flash --deterministic --batch $1 --heads $2 --seq $4 --head-dim $5 $c --iters ${ITERS:-20} >> "$LOG" 2>&1
+  $A --backward --kernels flash,hopper --deterministic --batch $1 --heads $2 --seq $4 --head-dim $5 $c --iters ${ITERS:-20} >> "$LOG" 2>&1
 done
 (cd scripts && python3 torch-sdpa-backward.py --iters ${ITERS:-20}) > "$OUT/torch-sdpa-backward-bf16.md" 2>&1
 grep -h "^FAILED\|exit" "$LOG" | tail -16

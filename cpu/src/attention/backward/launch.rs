@@ -38,7 +38,7 @@ pub type FlashSignature<T> = (
 /// What the Hopper backward kernels take: the tensor maps of Q, dO, K
 /// and V (read through them alone), then as [`FlashSignature`] from lse.
 pub type HopperSignature<T> =
-    (In<u64>, In<f32>, In<f32>, Out<f32>, Out<u32>, Out<T>, Out<T>, u32, u32, u32, u32, f32, u32);
+    (In<u64>, In<f32>, In<f32>, Out<u32>, Out<T>, Out<T>, u32, u32, u32, u32, f32, u32);
 /// What the dQ conversion takes.
 pub type DqSignature<T> = (In<f32>, Out<T>, u32, f32);
 
@@ -167,7 +167,7 @@ pub fn launch<P: gemm::Precision<Input: Element>>(
             let grid = kernel.launch.grid(sk, (p.batch * p.kv_heads) as u32);
             if step == Step::Hopper {
                 if g.maps.as_ref().is_none_or(|(shape, _)| *shape != p.shape()) {
-                    g.maps = Some((p.shape(), gpu.upload(&hopper_maps(gpu, p, x, &g.d_o)?)?));
+                    g.maps = Some((p.shape(), gpu.upload(&hopper_maps(gpu, p, x, &g.d_o, sum)?)?));
                 }
                 let maps = &g.maps.as_ref().expect("just encoded").1;
                 let typed = kernel.typed::<HopperSignature<P::Input>>().map_err(Error::InvalidInput)?;
@@ -183,7 +183,6 @@ pub fn launch<P: gemm::Precision<Input: Element>>(
                             maps,
                             &x.lse,
                             &g.delta,
-                            &mut *sum,
                             &mut *order,
                             &mut g.dk,
                             &mut g.dv,
@@ -273,16 +272,25 @@ pub fn launch<P: gemm::Precision<Input: Element>>(
     }
 }
 
-/// The Hopper step's tensor maps, with the 128-byte swizzle, each box 64
-/// columns wide: Q's and dO's (every head's rows, `b heads s_q x d`,
-/// boxes of 64 rows), then each K/V head's K and V (`s_k x d`, boxes of
-/// 128 rows, so a head's last tile reads zeros past `s_k`).
-fn hopper_maps<T: Input>(gpu: &Gpu, p: &Problem, x: &Buffers<T>, d_o: &DeviceBuffer<T>) -> Result<Vec<u64>> {
+/// The Hopper step's tensor maps, with the 128-byte swizzle: Q's and dO's
+/// (every head's rows, `b heads s_q x d`, boxes of 64 rows x 64), dQ's
+/// `f32` sum (a plane a head, boxes of 64 rows x 32, so that a head's last
+/// tile adds nothing past `s_q`), then each K/V head's K and V (`s_k x
+/// d`, boxes of 128 rows x 64, so a head's last tile reads zeros past
+/// `s_k`).
+fn hopper_maps<T: Input>(
+    gpu: &Gpu,
+    p: &Problem,
+    x: &Buffers<T>,
+    d_o: &DeviceBuffer<T>,
+    dq_sum: &DeviceBuffer<f32>,
+) -> Result<Vec<u64>> {
     use gpu::attention::backward::{BR, hopper::BC};
-    let mut words = Vec::with_capacity(16 * (2 + 2 * p.batch * p.kv_heads));
+    let mut words = Vec::with_capacity(16 * (3 + 2 * p.batch * p.kv_heads));
     for buffer in [&x.q, d_o] {
         words.extend(gpu.tensor_map_pitched(buffer, 0, (p.batch * p.heads * p.s_q, p.d), p.d, (BR, 64))?);
     }
+    words.extend(gpu.tensor_map_stack(dq_sum, (p.batch * p.heads, p.s_q, p.d), (BR, 32))?);
     for head in 0..p.batch * p.kv_heads {
         for buffer in [&x.k, &x.v] {
             words.extend(gpu.tensor_map_pitched(buffer, head * p.s_k * p.d, (p.s_k, p.d), p.d, (BC, 64))?);

@@ -176,12 +176,6 @@ fn problems(o: &Options, emulator: bool) -> Result<(Vec<Problem>, Vec<Step>)> {
         if refusals.len() == steps.len() {
             return Err(refusals.into_iter().next().expect("steps named"));
         }
-        if o.deterministic && steps == [Step::Hopper] {
-            return bad(
-                "--deterministic: the hopper backward has no deterministic mode yet (the flash backward has)"
-                    .into(),
-            );
-        }
     }
 
     if steps.is_empty() {

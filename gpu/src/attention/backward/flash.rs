@@ -2,8 +2,8 @@
 //! later): P, dP and dS live in registers; dK and dV stay in registers
 //! for the whole launch; dQ is summed across blocks in `f32`.
 //!
-//! A block owns one K/V head and a tile of [`BC`] = 64 keys, a warp 16 of
-//! them. It loads its K and V tiles once, then walks every query tile of
+//! A block of 8 warps owns one K/V head and a tile of [`BC`] = 128 keys,
+//! a warp 16 of them. It loads its K and V tiles once, then walks every query tile of
 //! [`BR`] = 64 rows of every query head that reads this K/V head (the
 //! group's heads in turn, so a grouped head's dK and dV sums stay in
 //! registers, with no second pass to add them). Per query tile, each warp
@@ -11,7 +11,7 @@
 //! two passes of [`QC`] = 32 queries:
 //!
 //! 1. `Sᵀ = K Qᵀ` (K's A fragments and Q's B fragments by `ldmatrix`);
-//! 2. `Pᵀ = 2^(Sᵀ c - lse log2 e)`, masked past the end of K and the
+//! 2. `Pᵀ = 2^((Sᵀ scale - lse) log2 e)`, masked past the end of K and the
 //!    causal limit (a query past `s_q` has `lse = +inf`: P is 0);
 //! 3. `dV += Pᵀ dO`: Pᵀ's accumulators are the A fragments as they lie
 //!    (the forward's trick, with keys for rows), dO's B fragments by
@@ -20,10 +20,12 @@
 //! 5. `dSᵀ = Pᵀ ∘ (dPᵀ - D)`, kept in registers for `dK += dSᵀ Q` (Q by
 //!    `ldmatrix.trans`) and stored to shared memory, rounded, for the
 //!    last product;
-//! 6. after a barrier, `dQ = dS K` for the tile's 64 queries, a warp 16 of
-//!    them, in chunks of 64 columns (dS by `ldmatrix.trans` from the
-//!    key-major tile, K by `ldmatrix.trans`), each element added into the
-//!    `f32` accumulator of dQ with one `red.global.add.f32`.
+//! 6. after a barrier, `dQ = dS K` over the block's 128 keys for the
+//!    tile's 64 queries: a warp takes 16 queries by half the columns (dS
+//!    by `ldmatrix.trans` from the key-major tile, K by `ldmatrix.trans`),
+//!    each pair of neighbours added into the `f32` accumulator of dQ with
+//!    one `red.global.add.v2.f32` (two `red.global.add.f32` where the PTX
+//!    predates it).
 //!
 //! After the last tile, dK (times `scale`) and dV are rounded and stored.
 //!
@@ -32,7 +34,7 @@
 //! tiles that cross the diagonal, or the end of K, compare each pair
 //! with the limit.
 //!
-//! **Pipeline.** Two stages of (Q tile, dO tile, their rows' `lse log2 e`
+//! **Pipeline.** Two stages of (Q tile, dO tile, their rows' `lse`
 //! and D), as the forward's K and V: wait for this thread's copies, one
 //! barrier, issue the next tile's `cp.async` copies into the other stage,
 //! compute. A second barrier per tile orders the dS tile's stores before
@@ -54,25 +56,34 @@
 //! wait on their neighbours.
 //!
 //! **Arithmetic.** Per query tile a block runs five products of `64 x
-//! 64 x d`, `10 x 64 x 64 x d` FLOPs, for the Q and dO tiles it reads
-//! from L2, `2 x 64 d x 2` bytes: 160 FLOP a byte, whatever `d`. Each
+//! 128 x d`, `10 x 64 x 128 x d` FLOPs, for the Q and dO tiles it reads
+//! from L2, `2 x 64 d x 2` bytes: 320 FLOP a byte, whatever `d`. Each
 //! query tile is read once per key tile, so L2, not DRAM, feeds the
-//! block. dQ costs `64 d` four-byte `red`s a tile, one per 128 FLOPs of
-//! its product, which the L2's atomic units absorb beside the tensor
-//! cores' work.
+//! block. dQ's sums cost `64 d` words of L2 atomics a tile, one per 1280
+//! FLOPs. The L2 applies `red`s an operation at a time, so their count,
+//! not their bytes, is what the tensor cores' pace asks of it: 128 keys a
+//! block (rather than 64) halve the words a FLOP, and pairs (`.v2`) halve
+//! the operations again.
+//!
+//! Shared memory feeds the products through `ldmatrix`: per tile a warp
+//! loads K's or V's A fragments once a pass and the whole Q and dO tiles
+//! (each warp reads all 64 queries for its 16 keys), about 200 `x4` loads
+//! (100 KB) at `d = 128`, 800 KB a block: at 128 bytes a clock, some 6400
+//! clocks a tile, beside 10.5 MFLOP of `mma.sync`.
 //!
 //! **Registers.** Per thread: dK and dV `d` (128 at `d = 128`), Sᵀ and
 //! dPᵀ 16 each, the dQ chunk 32 (after they are
 //! dead): all 255 at `d = 128`, with no spill only because nothing else
-//! lives long. The block's place is kept in 32-bit words; each product
+//! lives long (a masked P is an `ex2` and a select, not a branch per
+//! element). The block's place is kept in 32-bit words; each product
 //! computes its `ldmatrix` offsets afresh (`Lanes`) and so does each
 //! pass its fragment coordinates, rather than one set held through the
 //! tile; the copies' addresses are recomputed each tile. `cpu/tests/ptx.rs`
 //! holds the result: no stack frame, no spill.
 //!
-//! Shared memory: K and V tiles (`2 x 64 d` bytes each), two stages of Q
-//! and dO (`4 x 2 x 64 d` bytes in all), the dS tile
-//! (8 KiB) and the stages' `lse` and D (1 KiB): 105 KiB at `d = 128`. Tiles
+//! Shared memory: K and V tiles (`2 x 128 d` bytes each), two stages of Q
+//! and dO (`4 x 2 x 64 d` bytes in all), the dS tile (16 KiB) and the
+//! stages' `lse` and D (1 KiB): 145 KiB at `d = 128`, one block an SM. Tiles
 //! are swizzled as the forward's (`swz`): conflict-free `ldmatrix` and
 //! copies; the dS stores write 8 rows x 4 words of distinct banks.
 
@@ -81,22 +92,22 @@
 
 use super::super::LOG2_E;
 use super::super::flash::{copy_tile, swz};
-use super::{BR, CAUSAL, DETERMINISTIC};
+use super::{BR, CAUSAL, DETERMINISTIC, key_tile, turn};
 use crate::dev::Element;
 use crate::dev::atomic::{Ordering, fence};
 use crate::dev::copy::{commit_copies, wait_copies};
 use crate::dev::math::{ex2_approx, fma, pack};
 use crate::dev::mma::mma_m16n8k16;
 use crate::dev::registers::opaque;
-use crate::dev::{In, Out, SharedArray, block_idx_x, block_idx_y, sync_threads, thread_idx_x};
+use crate::dev::{In, Out, SharedArray, block_idx_y, grid_dim_x, sync_threads, thread_idx_x};
 use crate::kernel;
 use half::{bf16, f16};
 use seq_macro::seq;
 
-/// Keys per block: 4 warps of 16.
-pub const BC: usize = 64;
+/// Keys per block: 8 warps of 16.
+pub const BC: usize = 128;
 /// Threads per block.
-pub const THREADS: usize = 128;
+pub const THREADS: usize = 256;
 
 /// Queries a warp takes at a time (steps 1 to 5): two passes of 32 a
 /// tile, so that Sᵀ and dPᵀ take 16 registers each, not 32, beside dK and
@@ -110,22 +121,23 @@ const fn tile_bytes(d: usize) -> usize {
     2 * 64 * d
 }
 
-/// Where things lie in shared memory: K, V, then stage `s`'s Q and dO,
-/// then the dS tile, then the stages' `lse log2 e` and D (64 `f32` each).
+/// Where things lie in shared memory: K, V (`BC` rows each), then stage
+/// `s`'s Q and dO, then the dS tile, then the stages' `lse` and D
+/// (64 `f32` each).
 const fn k_at(_d: usize) -> usize {
     0
 }
 const fn v_at(d: usize) -> usize {
-    tile_bytes(d)
+    2 * BC * d
 }
 const fn q_at(d: usize, stage: usize) -> usize {
-    2 * tile_bytes(d) + stage * 2 * tile_bytes(d)
+    4 * BC * d + stage * 2 * tile_bytes(d)
 }
 const fn do_at(d: usize, stage: usize) -> usize {
     q_at(d, stage) + tile_bytes(d)
 }
 const fn ds_at(d: usize) -> usize {
-    6 * tile_bytes(d)
+    q_at(d, 2)
 }
 const fn rows_at(d: usize, stage: usize) -> usize {
     ds_at(d) + 2 * BC * BR + stage * 2 * 4 * BR
@@ -174,6 +186,18 @@ impl<const W: usize> Lanes<W> {
         Lanes(core::array::from_fn(|j| opaque((r + 8 * dr) * W + 8 * ((2 * j + dc) ^ r))))
     }
 
+    /// As [`Lanes::new`] (rows first) for the 16-column groups from column
+    /// `c0` (a multiple of 16, which may differ between warps) on: entry
+    /// `j` is column `c0 + 16 j`'s. (The swizzle's XOR touches a chunk
+    /// index's low three bits only, so the 64-column group rides along.)
+    #[inline(always)]
+    fn columns(lane: usize, salt: usize, c0: usize) -> Self {
+        let lane = (opaque(lane as u32 + salt as u32) - salt as u32) as usize;
+        let (r, m) = (lane % 8, lane / 8);
+        let (dr, dc) = (m % 2, m / 2);
+        Lanes(core::array::from_fn(|j| opaque((r + 8 * dr) * W + 8 * ((2 * (c0 / 16 + j) + dc) ^ r))))
+    }
+
     /// The element offset of this lane's row of the 16 x 16 block at `row0`,
     /// `col0` (multiples of 16; constants once unrolled).
     #[inline(always)]
@@ -195,8 +219,6 @@ struct Block {
     s_q: u32,
     s_k: u32,
     causal: bool,
-    lane: u32,
-    warp: u32,
 }
 
 impl Block {
@@ -216,13 +238,15 @@ impl Block {
     fn s_k(&self) -> usize {
         self.s_k as usize
     }
+    /// The thread's lane and warp, read from the thread's index where
+    /// used (a special register), not held through the loop.
     #[inline(always)]
     fn lane(&self) -> usize {
-        self.lane as usize
+        thread_idx_x() as usize % 32
     }
     #[inline(always)]
     fn warp(&self) -> usize {
-        self.warp as usize
+        thread_idx_x() as usize / 32
     }
 }
 
@@ -248,7 +272,7 @@ impl QueryTile {
 }
 
 /// The stage's copies for query tile `at`: Q and dO rows by `cp.async`
-/// (rows past `s_q` zero-filled), and each row's `lse log2 e` and D by
+/// (rows past `s_q` zero-filled), and each row's `lse` and D by
 /// threads 0..64 (`+inf` and 0 past `s_q`: such a row's P is 0).
 ///
 /// # Safety
@@ -269,31 +293,33 @@ unsafe fn fill<const D: usize>(
     let t = t + (opaque(q0) - q0);
     // SAFETY: the caller's contract; the tiles at their places.
     unsafe {
-        copy_tile::<D>(q, q_rows + q0, valid, BR, q_at(D, stage), t);
-        copy_tile::<D>(d_o, q_rows + q0, valid, BR, do_at(D, stage), t);
+        copy_tile::<D, THREADS>(q, q_rows + q0, valid, BR, q_at(D, stage), t);
+        copy_tile::<D, THREADS>(d_o, q_rows + q0, valid, BR, do_at(D, stage), t);
     }
     if t < BR {
-        let inside = t < valid;
         let row = q_rows + q0 + t;
-        let (l, d) = if inside {
-            // SAFETY: a row of the problem's (`row < q_rows + s_q`).
-            unsafe { (lse.load(row) * LOG2_E, delta.load(row)) }
-        } else {
-            (f32::INFINITY, 0.0)
-        };
-        // SAFETY: the stage's row values, this thread's alone.
+        // SAFETY: the stage's row values, this thread's alone; a row of
+        // the problem's where copied (`row < q_rows + s_q`).
         unsafe {
             let rows = SharedArray::<f32>::launch_sized_at(rows_at(D, stage));
-            rows.set(t, l);
-            rows.set(BR + t, d);
+            if t < valid {
+                // Copies, not loads: a load's result would hold this
+                // thread at the store until it came back from L2.
+                rows.copy_async(0, t, lse, row);
+                rows.copy_async(0, BR + t, delta, row);
+            } else {
+                rows.set(t, f32::INFINITY);
+                rows.set(BR + t, 0.0);
+            }
         }
     }
 }
 
 /// Where dQ's sums go: the `f32` accumulator, and in the deterministic
 /// mode one turn counter per query tile (`b heads ceil(s_q / 64)` words,
-/// zeroed before the launch): key tile `j` adds its part of a query
-/// tile's dQ when the counter reads `j`, then sets it to `j + 1`.
+/// zeroed before the launch): a key tile adds its part of a query tile's
+/// dQ when the counter reads its turn ([`super::turn`]), then moves it
+/// on.
 struct DqSum {
     acc: Out<f32>,
     turns: Out<u32>,
@@ -308,9 +334,17 @@ impl DqSum {
         tile.q_rows as usize / at.s_q().max(1) * per_head + tile.q0 as usize / BR
     }
 
+    /// The counter's value at this block's turn on `tile`.
+    #[inline(always)]
+    fn mine(at: &Block, tile: QueryTile) -> u32 {
+        // (The grid's x is the key tiles: a register read, not a
+        // division.)
+        turn(at.k0 / BC as u32, tile.q0, (at.s_q, at.s_k), at.causal, (BC as u32, grid_dim_x()))
+    }
+
     /// In the ordered mode, waits until the key tiles before this block's
-    /// have added into `tile` (one thread polls, the barrier holds the
-    /// rest).
+    /// in the order have added into `tile` (one thread polls, the barrier
+    /// holds the rest).
     ///
     /// # Safety
     /// Every thread of the block calls it alike; the counters are the
@@ -320,8 +354,8 @@ impl DqSum {
         if !self.ordered {
             return;
         }
-        if at.warp == 0 && at.lane == 0 {
-            let (turn, mine) = (Self::turn(at, tile), at.k0 / BC as u32);
+        if thread_idx_x() == 0 {
+            let (turn, mine) = (Self::turn(at, tile), Self::mine(at, tile));
             // SAFETY: a counter of the launch's; acquires the adds of the
             // key tiles before.
             while unsafe { self.turns.atomic_load(turn, Ordering::Acquire) } != mine {}
@@ -340,13 +374,13 @@ impl DqSum {
             return;
         }
         sync_threads();
-        if at.warp == 0 && at.lane == 0 {
+        if thread_idx_x() == 0 {
             // The block's adds, ordered by the barrier before this
             // thread's fence, are visible before the counter moves.
             fence();
             // SAFETY: as for `wait`.
             unsafe {
-                self.turns.atomic_store(Self::turn(at, tile), at.k0 / BC as u32 + 1, Ordering::Release)
+                self.turns.atomic_store(Self::turn(at, tile), Self::mine(at, tile) + 1, Ordering::Release)
             };
         }
     }
@@ -371,12 +405,10 @@ fn backward<T: Element, const D: usize>(
     let (s_q, s_k) = (s_q as usize, s_k as usize);
     let at = Block {
         kv_rows: (bkv * s_k) as u32,
-        k0: block_idx_x() * BC as u32,
+        k0: key_tile(flags & DETERMINISTIC != 0) * BC as u32,
         s_q: s_q as u32,
         s_k: s_k as u32,
         causal: flags & CAUSAL != 0,
-        lane: (t % 32) as u32,
-        warp: (t / 32) as u32,
     };
     let (q, k, v, o_grad) =
         (q.same_bytes::<u16>(), k.same_bytes::<u16>(), v.same_bytes::<u16>(), o_grad.same_bytes::<u16>());
@@ -390,15 +422,14 @@ fn backward<T: Element, const D: usize>(
     let start = QueryTile { q_rows: ((b * heads + kvh * group) * s_q) as u32, q0: (first_tile * BR) as u32 };
     // SAFETY: K and V at their places, read after the first barrier.
     unsafe {
-        copy_tile::<D>(k, at.kv_rows() + at.k0(), s_k - at.k0(), BC, k_at(D), t);
-        copy_tile::<D>(v, at.kv_rows() + at.k0(), s_k - at.k0(), BC, v_at(D), t);
+        copy_tile::<D, THREADS>(k, at.kv_rows() + at.k0(), s_k - at.k0(), BC, k_at(D), t);
+        copy_tile::<D, THREADS>(v, at.kv_rows() + at.k0(), s_k - at.k0(), BC, v_at(D), t);
     }
     if tiles > 0 {
         // SAFETY: stage 0, not read yet.
         unsafe { fill::<D>((q, o_grad, lse, delta), start, (s_q, 0, t)) };
     }
     commit_copies();
-    let c = scale * LOG2_E;
     let mut grads = Grads::<D>::new();
     let mut tile = start;
     for n in 0..tiles as u32 {
@@ -411,7 +442,7 @@ fn backward<T: Element, const D: usize>(
             commit_copies();
         }
         // SAFETY: the stage's copies landed; every thread runs this alike.
-        unsafe { grads.tile::<T>(&at, tile, n as usize % 2, c, &dq) };
+        unsafe { grads.tile::<T>(&at, tile, n as usize % 2, scale, &dq) };
         tile = next;
     }
     // SAFETY: dK and dV hold this K/V head's rows.
@@ -516,13 +547,13 @@ impl<const D: usize> Grads<D> {
     /// The stage holds the tile's data (after the barrier); every thread
     /// of the block calls it alike; `dq` holds the problem's rows.
     #[inline(always)]
-    unsafe fn tile<T: Element>(&mut self, at: &Block, tile: QueryTile, stage: usize, c: f32, dq: &DqSum) {
+    unsafe fn tile<T: Element>(&mut self, at: &Block, tile: QueryTile, stage: usize, scale: f32, dq: &DqSum) {
         // The lane, through a value that changes every tile (`Lanes`): so
         // are the dS stores' swizzled addresses (16 of them otherwise
         // held through the loop).
-        let lane = (at.lane + (opaque(tile.q0) - tile.q0)) as usize;
+        let lane = (at.lane() as u32 + (opaque(tile.q0) - tile.q0)) as usize;
         let (g, qd) = (lane / 4, lane % 4);
-        // SAFETY: the stage's `lse log2 e` and D, read only.
+        // SAFETY: the stage's `lse` and D, read only.
         let rows = unsafe { SharedArray::<f32>::launch_sized_at(rows_at(D, stage)) };
         // (In 32 bits, as the block's words.)
         let q0 = tile.q0;
@@ -548,14 +579,19 @@ impl<const D: usize> Grads<D> {
                     if J < QC / 8 {
                         seq!(E in 0..4 {{
                             let col = q_off + 8 * J + 2 * qd + E % 2;
-                            let (key, query) = (at.k0 + 16 * at.warp + (g + 8 * (E >> 1)) as u32, q0 + col as u32);
+                            let (key, query) = (at.k0 + 16 * at.warp() as u32 + (g + 8 * (E >> 1)) as u32, q0 + col as u32);
                             // SAFETY: col < 64.
                             let reference = unsafe { rows.get(col) };
                             // Past K, or causally past the query's last key
                             // (`visible_keys`; a query past `s_q` has P = 0
                             // from its lse, whatever this says).
                             let hidden = masked && (key >= at.s_k || (at.causal && key + at.s_q > query + at.s_k));
-                            p[J][E] = if hidden { 0.0 } else { ex2_approx(fma(p[J][E], c, -reference)) };
+                            // (`ex2` of every element, then a select: no
+                            // branch per element. The score less its
+                            // `lse`, then to base 2: the stage holds `lse`
+                            // as copied.)
+                            let e = ex2_approx(fma(p[J][E], scale, -reference) * LOG2_E);
+                            p[J][E] = if hidden { 0.0 } else { e };
                         }});
                     }
                 });
@@ -586,51 +622,64 @@ impl<const D: usize> Grads<D> {
                 unsafe { Self::add_product::<T>(&mut self.dk, lane, &p, (q_at(D, stage), q_off, 4 + 8 * H)) };
             }
         });
-        // 6: every warp's dS in place, then dQ += dS K for the warp's 16
-        // queries.
+        // 6: every warp's dS in place, then dQ += dS K over the block's
+        // 128 keys: warp `w` takes queries `16 (w mod 4)` on and the
+        // columns of half `w / 4` (`D / 2` of them).
         sync_threads();
         // SAFETY: the dS tile (all written) and K, read only.
         let (dss, ks) = unsafe {
             (SharedArray::<u16>::launch_sized_at(ds_at(D)), SharedArray::<u16>::launch_sized_at(k_at(D)))
         };
-        let lk = Lanes::<D>::new(lane, false, 5);
+        // (The warp through a value that changes every tile, as the lane:
+        // what derives from it is not held through the loop.)
+        let warp = (opaque(at.warp() as u32 + tile.q0) - tile.q0) as usize;
+        let (rows16, half) = (warp % 4, warp / 4);
+        let lk = Lanes::<D>::columns(lane, 5, half * D / 2);
         // dS by `.trans`, stored key-major: the `columns_first` order
         // (`Lanes`) at the warp's 16 queries, one offset (`k` steps are
         // 16 rows on).
         let (r, m) = (lane % 8, lane / 8);
-        let ls = opaque((r + 8 * (m / 2)) * BR + 8 * ((2 * at.warp() + m % 2) ^ r));
+        let ls = opaque((r + 8 * (m / 2)) * BR + 8 * ((2 * rows16 + m % 2) ^ r));
         // SAFETY: every thread is here.
         unsafe { dq.wait(at, tile) };
-        seq!(C in 0..2 {
-            if C < D / 64 {
-                let mut acc = [[0.0f32; 4]; 8];
-                seq!(KK in 0..4 {{
-                    // SAFETY: keys < 64, queries < 64; converged.
-                    let fa = unsafe { dss.ldmatrix_x4_trans(0, ls + 16 * KK * BR) };
-                    seq!(P in 0..4 {{
-                        // SAFETY: keys < 64, columns < D; converged.
-                        let fb = unsafe { ks.ldmatrix_x4_trans(0, lk.at(16 * KK, 64 * C + 16 * P)) };
-                        // SAFETY: the whole warp, converged.
-                        unsafe {
-                            acc[2 * P] = mma_m16n8k16::<T>(fa, [fb[0], fb[1]], acc[2 * P]);
-                            acc[2 * P + 1] = mma_m16n8k16::<T>(fa, [fb[2], fb[3]], acc[2 * P + 1]);
-                        }
-                    }});
-                }});
-                seq!(R in 0..2 {{
-                    let query = tile.q0 as usize + 16 * at.warp() + g + 8 * R;
-                    if query < at.s_q() {
-                        let first = (tile.q_rows as usize + query) * D + 64 * C + 2 * qd;
-                        seq!(N in 0..8 {
-                            seq!(E in 0..2 {
-                                // SAFETY: inside the row of dQ's accumulator.
-                                unsafe { dq.acc.reduce_add(first + 8 * N + E, acc[N][2 * R + E]) };
-                            });
-                        });
+        let mut acc = [[0.0f32; 4]; 8];
+        seq!(KK in 0..8 {{
+            // SAFETY: keys < 128, queries < 64; converged.
+            let fa = unsafe { dss.ldmatrix_x4_trans(0, ls + 16 * KK * BR) };
+            seq!(P in 0..4 {
+                if P < D / 32 {
+                    // SAFETY: keys < 128, columns < D; converged.
+                    let fb = unsafe { ks.ldmatrix_x4_trans(0, lk.at(16 * KK, 16 * P)) };
+                    // SAFETY: the whole warp, converged.
+                    unsafe {
+                        acc[2 * P] = mma_m16n8k16::<T>(fa, [fb[0], fb[1]], acc[2 * P]);
+                        acc[2 * P + 1] = mma_m16n8k16::<T>(fa, [fb[2], fb[3]], acc[2 * P + 1]);
                     }
-                }});
+                }
+            });
+        }});
+        seq!(R in 0..2 {{
+            let query = tile.q0 as usize + 16 * rows16 + g + 8 * R;
+            if query < at.s_q() {
+                let first = (tile.q_rows as usize + query) * D + half * D / 2 + 2 * qd;
+                seq!(N in 0..8 {
+                    if N < D / 16 {
+                        let (at, pair) = (first + 8 * N, [acc[N][2 * R], acc[N][2 * R + 1]]);
+                        // SAFETY: inside the row of dQ's accumulator; an
+                        // even index. (One `red` for the pair where the
+                        // PTX has it.)
+                        #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+                        unsafe { dq.acc.reduce_add_pair(at, pair) };
+                        #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_90a")))]
+                        // SAFETY: as above.
+                        unsafe {
+                            dq.acc.reduce_add(at, pair[0]);
+                            dq.acc.reduce_add(at + 1, pair[1]);
+                        }
+                    }
+                });
             }
-        });
+        }});
         // SAFETY: every thread is here.
         unsafe { dq.pass(at, tile) };
     }

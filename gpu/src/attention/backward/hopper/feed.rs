@@ -115,6 +115,18 @@ impl Smem {
     pub(super) fn q_empty(self, s: usize) -> Mbarrier {
         self.bar(1 + STAGES + s)
     }
+    /// Waits until both consumers released the stage `ring` refills (at
+    /// once in the first round).
+    ///
+    /// # Safety
+    /// Initialized; each consumer releases each stage once a use.
+    #[inline(always)]
+    pub(super) unsafe fn released(self, ring: PipelineState) {
+        if let Some(phase) = ring.refill_phase() {
+            // SAFETY: the caller's contract.
+            unsafe { self.q_empty(ring.stage()).wait(phase) };
+        }
+    }
     /// Both consumers' dS tiles of a tile are written (256 arrivals, a
     /// phase a tile).
     pub(super) fn ds_ready(self) -> Mbarrier {
@@ -202,6 +214,20 @@ impl Args {
         self.group * self.per_head
     }
 
+    /// The block's query tiles in order, each as `(rows, q0)` with its use
+    /// of a ring of `stages`: what each role of the producer walks.
+    #[inline(always)]
+    pub(super) fn walk(self, stages: usize, mut each: impl FnMut((u32, u32), PipelineState)) {
+        let mut ring = PipelineState::new(stages);
+        let mut at = self.first();
+        for _ in 0..self.tiles() {
+            let tile = at;
+            at = self.next(at);
+            each(tile, ring);
+            ring.advance();
+        }
+    }
+
     /// The turn counter of the query tile `(rows, q0)` (the ordered mode).
     #[inline(always)]
     pub(super) fn counter(self, rows: u32, q0: u32) -> usize {
@@ -241,23 +267,16 @@ pub(super) unsafe fn produce(smem: Smem, maps: In<u64>, a: Args) {
         copy_tile(smem.k(), (maps, k_map), a.k0 as usize, (BC, d, BC), smem.kv_full());
         copy_tile(smem.v(), (maps, v_map), a.k0 as usize, (BC, d, BC), smem.kv_full());
     }
-    let mut ring = PipelineState::new(STAGES);
-    let mut at = a.first();
-    for _ in 0..a.tiles() {
-        let (rows, q0) = at;
-        at = a.next(at);
+    a.walk(STAGES, |(rows, q0), ring| {
         let s = ring.stage();
         // SAFETY: as above.
         unsafe {
-            if let Some(phase) = ring.refill_phase() {
-                smem.q_empty(s).wait(phase);
-            }
+            smem.released(ring);
             smem.q_full(s).arrive_expect_tx((2 * 2 * BR * d) as u32);
             copy_tile(smem.q(s), (maps, 0), (rows + q0) as usize, (BR, d, BR), smem.q_full(s));
             copy_tile(smem.d_o(s), (maps, 1), (rows + q0) as usize, (BR, d, BR), smem.q_full(s));
         }
-        ring.advance();
-    }
+    });
 }
 
 /// The row loader, a warp: each query tile's `lse log2 e` and D (`+inf`
@@ -271,19 +290,12 @@ pub(super) unsafe fn produce(smem: Smem, maps: In<u64>, a: Args) {
 /// tiles; `lse` and `delta` hold the problem's rows.
 #[inline(always)]
 pub(super) unsafe fn load_rows(smem: Smem, a: Args, (lse, delta): (In<f32>, In<f32>), lane: u32) {
-    let mut ring = PipelineState::new(STAGES);
-    let mut at = a.first();
-    for _ in 0..a.tiles() {
-        let (rows, q0) = at;
-        at = a.next(at);
-        let s = ring.stage();
+    a.walk(STAGES, |(rows, q0), ring| {
         // SAFETY: (all below) initialized; the stage released by both
         // consumers; rows of the problem's; inside the stage's rows.
         unsafe {
-            if let Some(phase) = ring.refill_phase() {
-                smem.q_empty(s).wait(phase);
-            }
-            let out = smem.rows(s);
+            smem.released(ring);
+            let out = smem.rows(ring.stage());
             let row = |r: u32| {
                 let query = q0 + r;
                 let (l, dd) = if query < a.s_q {
@@ -297,10 +309,9 @@ pub(super) unsafe fn load_rows(smem: Smem, a: Args, (lse, delta): (In<f32>, In<f
             };
             row(lane);
             row(lane + 32);
-            smem.q_full(s).arrive();
+            smem.q_full(ring.stage()).arrive();
         }
-        ring.advance();
-    }
+    });
 }
 
 /// The dQ writer, one thread: each tile's dQ, once both consumers filled
@@ -319,11 +330,7 @@ pub(super) unsafe fn write_dq(smem: Smem, maps: In<u64>, a: Args, turns: &Out<u3
     let d = smem.d;
     // SAFETY: the launch's map.
     unsafe { acquire_map(maps, 2) };
-    let mut ring = PipelineState::new(DQ_BUFFERS);
-    let mut at = a.first();
-    for _ in 0..a.tiles() {
-        let (rows, q0) = at;
-        at = a.next(at);
+    a.walk(DQ_BUFFERS, |(rows, q0), ring| {
         let b = ring.stage();
         let counter = a.counter(rows, q0);
         // SAFETY: (all below) initialized; the buffer filled and fenced by
@@ -354,6 +361,5 @@ pub(super) unsafe fn write_dq(smem: Smem, maps: In<u64>, a: Args, turns: &Out<u3
             }
             smem.dq_empty(b).arrive();
         }
-        ring.advance();
-    }
+    });
 }

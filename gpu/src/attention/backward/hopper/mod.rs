@@ -15,10 +15,12 @@
 //! **Per query tile**, each consumer warpgroup, for its 64 keys (keys as
 //! the rows of every product, so that the accumulators of one are the A
 //! operand of the next as they lie: `dev::wgmma::Accumulators`):
-//! 1. `Sᵀ = K Qᵀ` (`m64n64k16`, both operands K-major in shared memory);
+//! 1. `Sᵀ = K Qᵀ` (`m64n64k16`, both operands K-major in shared memory),
+//!    and at `d = 128` `dPᵀ = V dOᵀ` right behind it, which the tensor
+//!    cores run during the softmax;
 //! 2. `Pᵀ = 2^(Sᵀ c - lse log2 e)`, masked, rounded and packed: `dV += Pᵀ
-//!    dO` (`m64n{d}k16`, A from registers, dO MN-major), and behind it
-//!    `dPᵀ = V dOᵀ`;
+//!    dO` (`m64n{d}k16`, A from registers, dO MN-major), left running
+//!    (at `d = 64`, `dPᵀ` behind it);
 //! 3. `dSᵀ = Pᵀ ∘ (dPᵀ - D)`, from P as rounded for `dV`, packed: `dK +=
 //!    dSᵀ Q` (Q MN-major); and dS, transposed, into the warpgroup's own
 //!    K-major tile of shared memory (64 queries by its 64 keys);
@@ -58,14 +60,14 @@
 //! FLOPs a byte from L2); dQ's `64 d` `f32`s added by `d / 32` box
 //! reductions of 8 KiB.
 //!
-//! **Registers.** Per consumer thread (240 of them, `setmaxnreg`): dK and
-//! dV `d / 2` each for the whole launch (128 at `d = 128`), Sᵀ (then Pᵀ)
-//! and dPᵀ 32 each, their packed fragments 16 each, a dQ block 32. At `d =
-//! 128` that fits only so: `dPᵀ` is issued behind `dV`, not beside `Sᵀ`
-//! (its registers would be live through the softmax), dS is computed
-//! from P's packed fragments (P's `f32` registers die at the packing),
-//! dQ is computed a 64-column block at a time, each column's `lse` is loaded
-//! where it is used, and what derives from the thread's index is
+//! **Registers.** Per consumer thread (232 of them, `setmaxnreg`; the
+//! producer warpgroup keeps 32): dK and dV `d / 2` each for the whole
+//! launch (128 at `d = 128`), Sᵀ (then Pᵀ) and dPᵀ 32 each, live together
+//! through the softmax, their packed fragments 16 each, a dQ block 32
+//! after them. At `d = 128` that fits only so: dS is computed from P's
+//! packed fragments (P's `f32` registers die at the packing), dQ is
+//! computed a 64-column block at a time after dS, the rows come from
+//! shared memory where used, and what derives from the thread's index is
 //! recomputed every tile (`opaque`) rather than held through the loop.
 //! Otherwise ptxas serializes the `wgmma`s or spills; `cpu/tests/ptx.rs`
 //! holds it at no spill.
@@ -197,7 +199,19 @@ unsafe fn consume<T: Element, O: Accumulators>(
         // SAFETY: as above.
         let st = unsafe { keys_by_queries::<T>(d, c, smem.k(), smem.q(s)) };
         wgmma::commit();
-        let mut p = wait_for::<0, _>(st);
+        // At `d = 128`, dPᵀ = V dOᵀ right behind it: the tensor cores run it
+        // while this thread takes the softmax of Sᵀ. At `d = 64` it goes
+        // behind dV instead, the products being short beside the softmax.
+        let early = d >= 128;
+        let dp_early = if early {
+            // SAFETY: as above.
+            let dp = unsafe { keys_by_queries::<T>(d, c, smem.v(), smem.d_o(s)) };
+            wgmma::commit();
+            dp
+        } else {
+            <[f32; 32]>::zeroed()
+        };
+        let mut p = if early { wait_for::<1, _>(st) } else { wait_for::<0, _>(st) };
         let masked = a.k0 + BC as u32 > a.s_k || (a.causal && a.k0 + (BC as u32) + a.s_q > q0 + a.s_k + 1);
         // Pᵀ, masked, a column (query) at a time: its `lse log2 e` (`+inf`
         // past `s_q`) serves the column's two accumulators and is dead
@@ -221,18 +235,21 @@ unsafe fn consume<T: Element, O: Accumulators>(
             }});
         }});
         let pf = <[f32; 32] as Accumulators>::pinned_fragments(pack::<T>(&p));
-        // dV += Pᵀ dO, then dPᵀ = V dOᵀ behind it (not beside Sᵀ: its 32
-        // registers would be live through the softmax, beside dK's and
-        // dV's).
+        // dV += Pᵀ dO, left running while dS is computed.
         wgmma::fence();
         // SAFETY: as above.
         dv_acc = unsafe { add_by_rows::<T, O>(dv_acc, &pf, smem.d_o(s)) };
         wgmma::commit();
-        // SAFETY: as above.
-        let dp = unsafe { keys_by_queries::<T>(d, c, smem.v(), smem.d_o(s)) };
-        wgmma::commit();
-        let dp = wait_for::<0, _>(dp);
-        dv_acc = dv_acc.pinned();
+        let dp = if early {
+            wait_for::<1, _>(dp_early)
+        } else {
+            // SAFETY: as above.
+            let dp = unsafe { keys_by_queries::<T>(d, c, smem.v(), smem.d_o(s)) };
+            wgmma::commit();
+            let dp = wait_for::<0, _>(dp);
+            dv_acc = dv_acc.pinned();
+            dp
+        };
         // dSᵀ = Pᵀ ∘ (dPᵀ - D) (D 0 past `s_q`), from P as rounded for
         // `dV`: its `f32` registers are free by now (a third set of 32
         // beside dK, dV and dPᵀ does not fit).
@@ -306,6 +323,7 @@ unsafe fn consume<T: Element, O: Accumulators>(
             wgmma::commit();
             let dq_acc = wait_for::<0, _>(dq_acc);
             dk_acc = dk_acc.pinned();
+            dv_acc = dv_acc.pinned();
             // Into buffer `b`, once the writer has read its last tile:
             // element (r, column j of the block) in box `2 h + j / 32` at
             // byte `r 128 + (((j mod 32) / 4) ^ (r mod 8)) 16 + (j mod 4)
@@ -331,6 +349,7 @@ unsafe fn consume<T: Element, O: Accumulators>(
         } else {
             // The dK product (which reads the stage's Q) done.
             dk_acc = wait_for::<0, _>(dk_acc);
+            dv_acc = dv_acc.pinned();
         }
         // SAFETY: initialized, counting both consumers' 256 threads.
         unsafe { smem.dq_full(b).arrive() };

@@ -273,7 +273,8 @@ fn report_adds_the_attention_section_from_both_tables() {
 /// timings beside the forward's, `report --attention` adds the backward
 /// section: each backward step beside FLASH's and CUDNN's backward, the
 /// best one's ratio to each, the training step (our fastest forward plus
-/// backward against cuDNN's), the targets, and the plot.
+/// backward against cuDNN's), the deterministic mode's cost, the targets,
+/// and the plot.
 #[test]
 fn report_adds_the_attention_backward_section() {
     let (dir, tables, json) = report_inputs("attention-backward-report");
@@ -290,7 +291,9 @@ fn report_adds_the_attention_backward_section() {
              | bf16 | b4 h16/16 s4096 d128 | flash | 0.020 | 2.0 | 300.0 |\n\
              | bf16 | b4 h16/16 s4096 d128 | hopper | 0.020 | 1.0 | 600.0 |\n\
              | bf16 | b4 h16/16 s4096 d128 | unfused backward | 0.010 | 30.0 | 50.0 |\n\
-             | bf16 | b4 h16/16 s4096 d128 | flash backward | 0.010 | 4.0 | 375.0 |\n"
+             | bf16 | b4 h16/16 s4096 d128 | flash backward | 0.010 | 4.0 | 375.0 |\n\
+             | bf16 | b4 h16/16 s4096 d128 deterministic | flash | 0.020 | 2.0 | 300.0 |\n\
+             | bf16 | b4 h16/16 s4096 d128 deterministic | flash backward | 0.010 | 5.0 | 300.0 |\n"
         ),
     )
     .unwrap();
@@ -321,6 +324,11 @@ fn report_adds_the_attention_backward_section() {
     );
     // The target (flash backward at d = 128 against FLASH) is met.
     assert!(section.contains("| 125.0% at 4·16·4096·128 | yes |"), "{section}");
+    // The deterministic rows: a cost beside the default, not a step of
+    // the main table, and its target (at most 15% slower) missed: 300
+    // against 375 TFLOP/s is 80%.
+    assert!(section.contains("| 4·16·4096·128 | flash backward | 4.0000 | 5.0000 | +25.0% |"), "{section}");
+    assert!(section.contains("| 80.0% at 4·16·4096·128 | **no** |"), "{section}");
     let svg = std::fs::read_to_string(plots.join("attention_backward_bf16.svg")).unwrap();
     assert!(svg.contains("torch CUDNN") && svg.contains("flash backward"), "{svg}");
 }

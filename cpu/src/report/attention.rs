@@ -102,6 +102,10 @@ pub(super) fn rows(text: &str) -> impl Iterator<Item = Vec<String>> + '_ {
 }
 
 /// `b4 h16/4 s1000x4097 d128 causal`, as `attention` prints a problem.
+/// The word a deterministic backward's problem ends with, and its steps'
+/// names in the report.
+pub(super) const DETERMINISTIC: &str = "deterministic";
+
 fn our_key(s: &str) -> Option<Key> {
     let mut words = s.split_whitespace();
     let b = words.next()?.strip_prefix('b')?.parse().ok()?;
@@ -152,7 +156,14 @@ pub(super) fn parse_ours(path: &Path) -> Result<(String, Ours)> {
         };
         let key = our_key(problem).ok_or_else(|| bad(format!("a problem named '{problem}'")))?;
         let (Ok(tflops), Ok(ms)) = (tflops.parse::<f64>(), ms.parse::<f64>()) else { continue };
-        let timed = Timed { step: step.clone(), tflops, ms };
+        // A backward's deterministic mode is a step of its own beside the
+        // default (the problem's name says which ran).
+        let step = if problem.split_whitespace().any(|w| w == DETERMINISTIC) {
+            format!("{step} {DETERMINISTIC}")
+        } else {
+            step.clone()
+        };
+        let timed = Timed { step, tflops, ms };
         match ours.iter_mut().find(|(k, _)| *k == key) {
             Some((_, steps)) => steps.push(timed),
             None => ours.push((key, vec![timed])),

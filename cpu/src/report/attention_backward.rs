@@ -13,7 +13,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::attention::{
-    BACKENDS, Key, Ours, parse_ours, peer_key, plot, precision_of, ratio, rows, step_names, tables, targets,
+    BACKENDS, DETERMINISTIC, Key, Ours, parse_ours, peer_key, plot, precision_of, ratio, rows, step_names,
+    tables, targets,
 };
 use super::table::Table;
 use crate::runtime::{Error, Result};
@@ -69,6 +70,36 @@ fn parse_peers(path: &Path) -> Result<(String, Peers)> {
         peers.insert((key, backend.clone()), value);
     }
     Ok((text.lines().next().unwrap_or_default().to_string(), peers))
+}
+
+/// The deterministic mode's cost, where the sweep ran it: each step's
+/// time in that mode over its default time, per problem; nothing where
+/// it did not.
+fn deterministic(ours: &Ours) -> String {
+    let mut t = Table::new(vec!["problem", "step", "default ms", "deterministic ms", "cost"]);
+    let mut any = false;
+    for (key, row) in ours {
+        for det in row.iter().filter(|x| x.step.ends_with(DETERMINISTIC)) {
+            let step = det.step.trim_end_matches(DETERMINISTIC).trim_end();
+            let Some(default) = row.iter().find(|x| x.step == step) else { continue };
+            t.row(vec![
+                key.to_string(),
+                step.to_string(),
+                format!("{:.4}", default.ms),
+                format!("{:.4}", det.ms),
+                format!("{:+.1}%", 100.0 * (det.ms / default.ms - 1.0)),
+            ]);
+            any = true;
+        }
+    }
+    if !any {
+        return String::new();
+    }
+    format!(
+        "The deterministic mode (`--deterministic`: dQ summed in a fixed order, the same bits every run) \
+         against the default, on the same problems in the same run:\n\n{}\n",
+        t.markdown()
+    )
 }
 
 /// The section's markdown, and (with `plots`) one plot per precision.
@@ -130,9 +161,18 @@ pub fn section(runs: &[Run], plots: Option<&Path>) -> Result<(String, Vec<(PathB
         }
         md += &t.markdown();
         md += "\n";
+        md += &deterministic(&run.ours);
         md += &format!("Targets, {}:\n\n", run.precision);
         let tflops = |k: &Key, b: &str| peer(k, b).map(|x| x.2);
-        md += &targets(&super::targets::targets().attention_backward, &backward, tflops);
+        // A target's `backend` is a peer's backward, or one of our steps
+        // (the deterministic mode against the default).
+        let tflops_or_ours = |k: &Key, b: &str| {
+            tflops(k, b).or_else(|| {
+                let row = &run.ours.iter().find(|(key, _)| key == k)?.1;
+                row.iter().find(|x| x.step == b).map(|x| x.tflops)
+            })
+        };
+        md += &targets(&super::targets::targets().attention_backward, &run.ours, tflops_or_ours);
         md += "\n";
         if let Some(dir) = plots {
             let file = format!("attention_backward_{}", run.precision);

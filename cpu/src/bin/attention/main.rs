@@ -75,7 +75,8 @@ struct Options {
     #[arg(long)]
     backward: bool,
     /// The backward sums dQ in a fixed order: the same bits every run
-    /// (checked by a second run; the fused steps').
+    /// (checked by a second run; the fused steps'). With --sweep, each
+    /// problem runs in both modes.
     #[arg(long)]
     deterministic: bool,
     /// With --backward: writes the first problem's Q, K, V, dO and the
@@ -203,6 +204,11 @@ fn problems(o: &Options, emulator: bool) -> Result<(Vec<Problem>, Vec<Step>)> {
         p.deterministic = o.deterministic;
         p.split = !o.no_split;
         p.check()?;
+    }
+    if o.sweep && o.deterministic {
+        // The sweep runs each problem in the default mode too, so that the
+        // report can set the deterministic mode's cost beside it.
+        problems = problems.into_iter().flat_map(|p| [Problem { deterministic: false, ..p }, p]).collect();
     }
     Ok((problems, steps))
 }

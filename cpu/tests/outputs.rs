@@ -329,6 +329,9 @@ fn report_adds_the_attention_backward_section() {
     // against 375 TFLOP/s is 80%.
     assert!(section.contains("| 4·16·4096·128 | flash backward | 4.0000 | 5.0000 | +25.0% |"), "{section}");
     assert!(section.contains("| 80.0% at 4·16·4096·128 | **no** |"), "{section}");
+    // The unfused step's traffic: 26 bytes a score, 4·16·4096² scores,
+    // 27.9 GB in 30 ms.
+    assert!(section.contains("| 4·16·4096·128 | 30.0000 | 27.9 | 0.93 |"), "{section}");
     let svg = std::fs::read_to_string(plots.join("attention_backward_bf16.svg")).unwrap();
     assert!(svg.contains("torch CUDNN") && svg.contains("flash backward"), "{svg}");
 }

@@ -30,3 +30,13 @@ use super::problem::Problem;
 pub fn flops(p: &Problem) -> f64 {
     2.5 * p.flops()
 }
+
+/// Bytes of global memory the unfused step moves per score (`b h s_q
+/// s_k` of them, causal or not: its products are dense): S and dP written
+/// in `f32` by the GEMMs (8), read by the elementwise kernel (8), which
+/// writes P and dS in 16 bits (4); then P read by `dV = Pᵀ dO` and dS by
+/// `dK = dSᵀ Q` and by `dQ = dS K` (6). Q, K, V, O, dO and the gradients
+/// add `O((s_q + s_k) d)` a head beside it. Its time is these bytes over
+/// the device's bandwidth, whatever the tensor cores' speed: the point of
+/// fusing.
+pub const UNFUSED_BYTES_PER_SCORE: f64 = 26.0;

@@ -101,11 +101,11 @@ pub(super) fn rows(text: &str) -> impl Iterator<Item = Vec<String>> + '_ {
         .skip(2)
 }
 
-/// `b4 h16/4 s1000x4097 d128 causal`, as `attention` prints a problem.
 /// The word a deterministic backward's problem ends with, and its steps'
 /// names in the report.
 pub(super) const DETERMINISTIC: &str = "deterministic";
 
+/// `b4 h16/4 s1000x4097 d128 causal`, as `attention` prints a problem.
 fn our_key(s: &str) -> Option<Key> {
     let mut words = s.split_whitespace();
     let b = words.next()?.strip_prefix('b')?.parse().ok()?;

@@ -102,6 +102,34 @@ fn deterministic(ours: &Ours) -> String {
     )
 }
 
+/// The unfused step's traffic, where the sweep ran it: the bytes it must
+/// move ([`crate::attention::backward::UNFUSED_BYTES_PER_SCORE`] a score)
+/// over its time; nothing where it did not run.
+fn unfused(ours: &Ours) -> String {
+    use crate::attention::backward::UNFUSED_BYTES_PER_SCORE;
+    let mut t = Table::new(vec!["problem", "unfused backward ms", "GB through global memory", "TB/s"]);
+    let mut any = false;
+    for (key, row) in ours {
+        let Some(x) = row.iter().find(|x| x.step == "unfused backward") else { continue };
+        let bytes = UNFUSED_BYTES_PER_SCORE * (key.b * key.h * key.s_q * key.s_k) as f64;
+        t.row(vec![
+            key.to_string(),
+            format!("{:.4}", x.ms),
+            format!("{:.1}", bytes / 1e9),
+            format!("{:.2}", bytes / (x.ms * 1e-3) / 1e12),
+        ]);
+        any = true;
+    }
+    if !any {
+        return String::new();
+    }
+    format!(
+        "The unfused step's traffic: S and dP through global memory in `f32`, P and dS in 16 bits, \
+         {UNFUSED_BYTES_PER_SCORE} bytes a score in all, over its time:\n\n{}\n",
+        t.markdown()
+    )
+}
+
 /// The section's markdown, and (with `plots`) one plot per precision.
 pub fn section(runs: &[Run], plots: Option<&Path>) -> Result<(String, Vec<(PathBuf, String)>)> {
     let mut md = String::from(
@@ -162,6 +190,7 @@ pub fn section(runs: &[Run], plots: Option<&Path>) -> Result<(String, Vec<(PathB
         md += &t.markdown();
         md += "\n";
         md += &deterministic(&run.ours);
+        md += &unfused(&run.ours);
         md += &format!("Targets, {}:\n\n", run.precision);
         let tflops = |k: &Key, b: &str| peer(k, b).map(|x| x.2);
         // A target's `backend` is a peer's backward, or one of our steps

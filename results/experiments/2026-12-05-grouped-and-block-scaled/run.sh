@@ -10,6 +10,11 @@
 #   strip .device/pkg/gemm && git rev-parse --short=12 HEAD > .device/pkg/git-rev &&
 #   (cd .device && tar czf gemm.tgz -C pkg gemm git-rev) && rm -rf .device/pkg
 # then on the device: OUT=$OUT bash results/experiments/2026-12-05-grouped-and-block-scaled/run.sh
+# PART=verify (verification and sanitizers), PART=moe (the layer's
+# grouped calls) or PART=rest (block-scaled, the skewed layer, dense,
+# torch's peers) runs one part: the whole took more than one call's 10
+# minutes (each of the layer's calls draws and uploads its operands).
+# Every part by default.
 set -uo pipefail
 D=.device
 OUT=${OUT:-/tmp/out}
@@ -21,6 +26,9 @@ export KERNEL_LAB_GIT_REV=$(cat $D/bin/git-rev)
 G=$D/bin/gemm
 LOG=$OUT/grouped.log
 : > "$LOG"
+PART=${PART:-all}
+on() { [ "$PART" = all ] || [ "$PART" = "$1" ]; }
+if on verify; then
 echo "=== verify" | tee -a "$LOG"
 $G --groups 5 --shape 300x264x200 --skew 1.5 --out bf16 --iters 3 >> "$LOG" 2>&1 || echo "FAILED bf16 skew" | tee -a "$LOG"
 $G --groups 7 --shape 200x136x96 --masked --skew 1 --precision f16 --out f16 --iters 3 >> "$LOG" 2>&1 || echo "FAILED f16 masked" | tee -a "$LOG"
@@ -36,6 +44,8 @@ for t in memcheck racecheck synccheck initcheck; do
   compute-sanitizer --tool $t --error-exitcode 9 $G --groups 3 --shape 150x264x208 --precision e4m3 --masked --skew 1 --out bf16 --iters 1 --warmup 0 > "$OUT/san8-$t.log" 2>&1
   echo "$t e4m3 exit $? $(grep -c 'ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards' $OUT/san8-$t.log)" | tee -a "$LOG"
 done
+fi
+if on moe; then
 echo "=== moe layer" | tee -a "$LOG"
 for p in bf16 e4m3; do
   for gm in ${CALLS:-8x4096 16x2048 32x1024 64x512 128x256 256x128}; do
@@ -43,6 +53,8 @@ for p in bf16 e4m3; do
     $G --groups $g --shape ${m}x4096x7168 --precision $p --out bf16 --iters ${ITERS:-20} > "$OUT/moe-$p-$gm.md" 2>&1 || echo "FAILED $p $gm" | tee -a "$LOG"
   done
 done
+fi
+if on rest; then
 for gm in 8x4096 64x512 256x128; do
   g=${gm%x*}; m=${gm#*x}
   $G --groups $g --shape ${m}x4096x7168 --precision e4m3 --block-scaled --out bf16 --iters ${ITERS:-20} > "$OUT/moe-blockscaled-$gm.md" 2>&1 || echo "FAILED block-scaled $gm" | tee -a "$LOG"
@@ -54,7 +66,11 @@ $G --shape 32768x4096x7168 --out bf16 --iters 20 > "$OUT/dense-bf16.md" 2>&1 || 
 $G --shape 32768x4096x7168 --precision e4m3 --op-b t --out bf16 --iters 20 > "$OUT/dense-e4m3.md" 2>&1 || echo "FAILED dense e4m3" | tee -a "$LOG"
 (cd scripts && python3 torch-grouped.py --dtype bf16 --calls ${TORCH_CALLS:-8x4096,16x2048,32x1024,64x512,128x256,256x128}) > "$OUT/torch-bf16.md" 2>&1
 (cd scripts && python3 torch-grouped.py --dtype e4m3 --calls ${TORCH_CALLS:-8x4096,16x2048,32x1024,64x512,128x256,256x128}) > "$OUT/torch-e4m3.md" 2>&1
+fi
 grep -h "^| " "$LOG" | grep -v -- "---" | tail -8
-for f in "$OUT"/moe-*.md "$OUT"/dense-*.md; do grep -h "^| [be]" "$f" | tail -1; done
-grep -h "^| [0-9]" "$OUT/blockscaled.md"
-cat "$OUT/torch-bf16.md" "$OUT/torch-e4m3.md"
+for f in "$OUT"/moe-*.md "$OUT"/dense-*.md; do [ -f "$f" ] && grep -h "^| [be]" "$f" | tail -1; done
+[ -f "$OUT/blockscaled.md" ] && grep -h "^| [0-9]" "$OUT/blockscaled.md"
+for f in "$OUT/torch-bf16.md" "$OUT/torch-e4m3.md"; do [ -f "$f" ] && cat "$f"; done
+# Everything in one archive: a device call returns at most 8 files.
+tar czf /tmp/grouped-$PART.tgz -C "$OUT" . && find "$OUT" -mindepth 1 -delete && mv /tmp/grouped-$PART.tgz "$OUT/"
+true

@@ -26,14 +26,19 @@
 //!    [`attention_backward_dot()`] (D) and the elementwise
 //!    [`unfused::attention_backward_scores()`] (P and dS).
 //! 2. [`flash`]: FlashAttention-2's backward on `mma.sync`: a block per
-//!    K/V head and tile of keys holds their dK and dV in registers and
-//!    walks the queries; dQ is summed across blocks in `f32`
-//!    ([`crate::dev::Out::reduce_add`]), then scaled and rounded by
-//!    [`attention_backward_dq()`].
+//!    K/V head and tile of 128 keys holds their dK and dV in registers and
+//!    walks the queries; dQ is summed across blocks in `f32` by `red`s of
+//!    pairs ([`crate::dev::Out::reduce_add_pair`]), then scaled and
+//!    rounded by [`attention_backward_dq()`].
 //! 3. [`hopper`]: FlashAttention-3's on Hopper (sm_90a): TMA copies by a
 //!    producer warpgroup, two consumer warpgroups of 64 keys each running
-//!    the products on `wgmma`, dQ summed across blocks in `f32` as step
-//!    2's.
+//!    the products on `wgmma`, dQ summed across blocks in `f32` by TMA
+//!    reductions of whole boxes ([`crate::dev::tma::reduce_add_3d`]), then
+//!    converted as step 2's.
+//!
+//! In the deterministic mode ([`DETERMINISTIC`]) each query tile's sums
+//! arrive in one order, from the last key tile that sees it down to the
+//! first (`turn`): the same bits every run.
 
 pub mod flash;
 pub mod hopper;

@@ -178,23 +178,20 @@ impl<const W: usize> Lanes<W> {
     /// leave no register for it.
     #[inline(always)]
     fn new(lane: usize, columns_first: bool, salt: usize) -> Self {
+        Self::from_column(lane, columns_first, salt, 0)
+    }
+
+    /// As [`Lanes::new`] for the 16-column groups from column `c0` (a
+    /// multiple of 16, which may differ between warps) on: entry `j` is
+    /// column `c0 + 16 j`'s. (The swizzle's XOR touches a chunk index's
+    /// low three bits only, so the 64-column group rides along.)
+    #[inline(always)]
+    fn from_column(lane: usize, columns_first: bool, salt: usize, c0: usize) -> Self {
         // (In 32 bits: a 64-bit sum would hold a register for its high
         // word.)
         let lane = (opaque(lane as u32 + salt as u32) - salt as u32) as usize;
         let (r, m) = (lane % 8, lane / 8);
         let (dr, dc) = if columns_first { (m / 2, m % 2) } else { (m % 2, m / 2) };
-        Lanes(core::array::from_fn(|j| opaque((r + 8 * dr) * W + 8 * ((2 * j + dc) ^ r))))
-    }
-
-    /// As [`Lanes::new`] (rows first) for the 16-column groups from column
-    /// `c0` (a multiple of 16, which may differ between warps) on: entry
-    /// `j` is column `c0 + 16 j`'s. (The swizzle's XOR touches a chunk
-    /// index's low three bits only, so the 64-column group rides along.)
-    #[inline(always)]
-    fn columns(lane: usize, salt: usize, c0: usize) -> Self {
-        let lane = (opaque(lane as u32 + salt as u32) - salt as u32) as usize;
-        let (r, m) = (lane % 8, lane / 8);
-        let (dr, dc) = (m % 2, m / 2);
         Lanes(core::array::from_fn(|j| opaque((r + 8 * dr) * W + 8 * ((2 * (c0 / 16 + j) + dc) ^ r))))
     }
 
@@ -634,7 +631,7 @@ impl<const D: usize> Grads<D> {
         // what derives from it is not held through the loop.)
         let warp = (opaque(at.warp() as u32 + tile.q0) - tile.q0) as usize;
         let (rows16, half) = (warp % 4, warp / 4);
-        let lk = Lanes::<D>::columns(lane, 5, half * D / 2);
+        let lk = Lanes::<D>::from_column(lane, false, 5, half * D / 2);
         // dS by `.trans`, stored key-major: the `columns_first` order
         // (`Lanes`) at the warp's 16 queries, one offset (`k` steps are
         // 16 rows on).

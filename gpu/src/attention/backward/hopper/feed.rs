@@ -95,9 +95,18 @@ impl Smem {
     /// Stage `s`'s rows: the tile's 64 `lse log2 e`, then its 64 D.
     #[inline(always)]
     pub(super) fn rows(self, s: usize) -> SharedArray<f32> {
-        let at = self.dq(DQ_BUFFERS).wrapping_add(s * 2 * 4 * BR);
-        // SAFETY: inside the launch's shared memory (`shared_bytes`).
-        unsafe { SharedArray::<f32>::launch_sized_at(at as usize - launch_sized_base() as usize) }
+        // SAFETY: inside the launch's shared memory (`shared_bytes`),
+        // 4-aligned.
+        unsafe { Self::array(self.dq(DQ_BUFFERS).wrapping_add(s * 2 * 4 * BR)) }
+    }
+    /// The region at `p` (one of the above) as an array of `T`.
+    ///
+    /// # Safety
+    /// `p` lies in the launch's shared memory, aligned for `T`.
+    #[inline(always)]
+    pub(super) unsafe fn array<T: Copy>(p: *mut u8) -> SharedArray<T> {
+        // SAFETY: the caller's contract.
+        unsafe { SharedArray::<T>::launch_sized_at(p as usize - launch_sized_base() as usize) }
     }
     #[inline(always)]
     pub(super) fn bar(self, i: usize) -> Mbarrier {

@@ -88,10 +88,9 @@ use crate::dev::math::{self, ex2_approx, fma};
 use crate::dev::pipeline::PipelineState;
 use crate::dev::registers::opaque;
 use crate::dev::roles::specialize;
-use crate::dev::shared::launch_sized_base;
 use crate::dev::tma::fence_async_shared;
 use crate::dev::wgmma::{self, Accumulators, Descriptor, d_f32, shared_address, wait_for};
-use crate::dev::{Element, In, Out, SharedArray, sync_threads, thread_idx_x};
+use crate::dev::{Element, In, Out, sync_threads, thread_idx_x};
 use crate::kernel;
 pub use feed::shared_bytes;
 use feed::{Args, DQ_BUFFERS, Smem, load_rows, produce, write_dq};
@@ -182,6 +181,9 @@ unsafe fn consume<T: Element, O: Accumulators>(
     // registers.)
     let key0 = a.k0 + 64 * c;
     let c = c as usize;
+    // (The tiles walked here, not through `Args::walk`: LLVM leaves a
+    // closure this large a call, across which ptxas serializes the
+    // `wgmma`s.)
     let mut at = a.first();
     for n in 0..a.tiles() {
         let (_, q0) = at;
@@ -284,9 +286,7 @@ unsafe fn consume<T: Element, O: Accumulators>(
         }
         // SAFETY: the warpgroup's own tile, which the last dQ products
         // finished reading (waited above).
-        let tile = unsafe {
-            SharedArray::<u16>::launch_sized_at(smem.ds(c) as usize - launch_sized_base() as usize)
-        };
+        let tile = unsafe { Smem::array::<u16>(smem.ds(c)) };
         seq!(I in 0..32 {{
             let (key, query) = d_f32(t, I);
             let (r, k) = (query as usize, key as usize);
@@ -334,9 +334,7 @@ unsafe fn consume<T: Element, O: Accumulators>(
                 unsafe { smem.dq_empty(b).wait(phase) };
             }
             // SAFETY: buffer `b` of the launch's shared memory, 8-aligned.
-            let out = unsafe {
-                SharedArray::<u64>::launch_sized_at(smem.dq(b) as usize - launch_sized_base() as usize)
-            };
+            let out = unsafe { Smem::array::<u64>(smem.dq(b)) };
             seq!(I in 0..16 {{
                 let (row, col) = d_f32(t, 2 * I);
                 let (r, j) = (row as usize, 64 * h + col as usize);

@@ -172,6 +172,32 @@ pub fn f16x2_bits(lo: f32, hi: f32) -> u32 {
     }
 }
 
+/// Four `f32` rounded to FP8 E4M3 (to nearest even, saturating at ±448),
+/// packed into one word, `x[0]` in the lowest byte: two
+/// `cvt.rn.satfinite.e4m3x2.f32` (sm_89 and later; the first source goes
+/// to the upper byte) and one move of the two halves.
+#[inline(always)]
+pub fn e4m3x4_bits(x: [f32; 4]) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let r: u32;
+        // SAFETY: arithmetic instructions on registers.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .b16 lo, hi; cvt.rn.satfinite.e4m3x2.f32 lo, {b}, {a}; cvt.rn.satfinite.e4m3x2.f32 hi, {d}, {c}; mov.b32 {r}, {{lo, hi}}; }}",
+                r = out(reg32) r, a = in(reg32) x[0], b = in(reg32) x[1], c = in(reg32) x[2], d = in(reg32) x[3],
+                options(pure, nomem, nostack)
+            )
+        };
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        use gpu_isa::fp8::E4m3;
+        x.iter().rev().fold(0, |word, &v| word << 8 | u32::from(E4m3::from_f32(v).0))
+    }
+}
+
 /// Two FP8 E4M3 values, `pair`'s low byte the first, as f16x2 bits (the
 /// first in the low half), exactly: every E4M3 value is an f16 value
 /// (`cvt.rn.f16x2.e4m3x2`, one instruction; sm_89 and later).

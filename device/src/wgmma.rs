@@ -43,7 +43,7 @@
 
 use gpu_isa::Element;
 pub use gpu_isa::swizzle::swizzle;
-pub use gpu_isa::wgmma::{Descriptor, d_f32, element_offset};
+pub use gpu_isa::wgmma::{Descriptor, d_f32, element_offset, fp8_column};
 
 /// The address `wgmma` descriptors and the emulator use for a pointer into
 /// the launch's shared memory: its shared-window address on the GPU, its
@@ -149,6 +149,17 @@ pub fn wait<const N: u32>(acc: [f32; 128]) -> [f32; 128] {
 /// packed in pairs, are the A operand of its k16 step `t` as they lie (how
 /// FlashAttention-3 feeds P to `P V`).
 ///
+/// **FP8 A in registers** (`k32`): four registers, four E4M3 (or E5M2)
+/// values each, the lowest byte the lowest k, as `mma.sync`'s `m16n8k32`
+/// A fragment: register `j` holds row `g + 8 (j mod 2)`, k `4 q + 16 (j /
+/// 2)` and the next three. Accumulators `16 t..16 t + 16` of an earlier
+/// product hold, for row `g`, columns `32 t + 8 b + 2 q` and the next for
+/// `b` = 0..4: not the k the fragment names, so the packing
+/// ([`Accumulators::pinned_fp8_fragments`] takes its result) permutes
+/// k. Within each 16 of k, fragment byte `4 q + i` is column `8 (i / 2) +
+/// 2 q + i mod 2`: a product that sums over k (as `P V` over keys) gives
+/// the same result when B's k are permuted alike ([`fp8_column`]).
+///
 /// On the host each computes D through `emu::ops::wgmma` (the
 /// descriptors, swizzles and fragments of `gpu_isa`, the whole product in
 /// `f64`, rounded once).
@@ -170,6 +181,10 @@ pub trait Accumulators: Copy + core::ops::IndexMut<usize, Output = f32> {
     /// it, between the fence and the `wgmma`s, where ptxas would fence
     /// again or serialize.
     fn pinned_fragments(f: Self::Fragments) -> Self::Fragments;
+    /// [`Accumulators::pinned_fragments`] for FP8 A fragments: the first
+    /// `N / 8` registers (four values each) pinned, the rest left as they
+    /// are (unused: FP8 packs four values a register).
+    fn pinned_fp8_fragments(f: Self::Fragments) -> Self::Fragments;
     /// The registers through an empty `asm` that "changes" them: after a
     /// [`wait_for`], no use of them moves above the wait.
     fn pinned(self) -> Self;
@@ -256,7 +271,7 @@ pub unsafe fn wait_for_after<const G: u32, A: Accumulators>(
 
 /// [`Accumulators`] for `[f32; $regs]`, `N = $n`, fragments `[u32; $frags]`.
 macro_rules! accumulators {
-    ($n:tt, $regs:tt, $frags:tt) => {
+    ($n:tt, $regs:tt, $frags:tt, $fp8:tt) => {
         impl Accumulators for [f32; $regs] {
             const N: usize = $n;
             type Fragments = [u32; $frags];
@@ -278,6 +293,25 @@ macro_rules! accumulators {
                         };
                         [#(d~I,)*]
                     }})
+                }
+                #[cfg(not(target_arch = "nvptx64"))]
+                f
+            }
+
+            #[inline(always)]
+            fn pinned_fp8_fragments(f: Self::Fragments) -> Self::Fragments {
+                #[cfg(target_arch = "nvptx64")]
+                {
+                    let mut f = f;
+                    seq_macro::seq!(I in 0..$fp8 {{
+                        #(let mut d~I = f[I];)*
+                        // SAFETY: an empty asm.
+                        unsafe {
+                            core::arch::asm!(concat!("// ", operands!(#(I)*)), #(d~I = inout(reg32) d~I,)* options(nomem, nostack))
+                        };
+                        #(f[I] = d~I;)*
+                    }});
+                    f
                 }
                 #[cfg(not(target_arch = "nvptx64"))]
                 f
@@ -355,15 +389,19 @@ macro_rules! accumulators {
             #[inline(always)]
             #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn mma_rs<T: Element, const TRANS_B: bool>(self, a: [u32; 4], b: Descriptor, scale_d: bool) -> Self {
-                const { assert!(T::BYTES == 2, "A from registers is bf16 or f16") };
+                // (FP8 with an MN-major B has no instruction: the arm below
+                // ignores `TRANS_B`, and the emulator reports it.)
+                const { assert!(T::BYTES <= 2, "A from registers is bf16, f16 or FP8") };
                 #[cfg(target_arch = "nvptx64")]
                 // SAFETY: the caller's contract.
                 unsafe {
                     match (T::INPUT, TRANS_B) {
-                        (gpu_isa::Input::Bf16, false) => issue_rs!($n, $regs, "bf16.bf16", "0", self, a, b, scale_d),
-                        (gpu_isa::Input::Bf16, true) => issue_rs!($n, $regs, "bf16.bf16", "1", self, a, b, scale_d),
-                        (_, false) => issue_rs!($n, $regs, "f16.f16", "0", self, a, b, scale_d),
-                        (_, true) => issue_rs!($n, $regs, "f16.f16", "1", self, a, b, scale_d),
+                        (gpu_isa::Input::Bf16, false) => issue_rs!($n, $regs, "k16.f32.bf16.bf16", ", 1, 1, 0", self, a, b, scale_d),
+                        (gpu_isa::Input::Bf16, true) => issue_rs!($n, $regs, "k16.f32.bf16.bf16", ", 1, 1, 1", self, a, b, scale_d),
+                        (gpu_isa::Input::E4m3, _) => issue_rs!($n, $regs, "k32.f32.e4m3.e4m3", ", 1, 1", self, a, b, scale_d),
+                        (gpu_isa::Input::E5m2, _) => issue_rs!($n, $regs, "k32.f32.e5m2.e5m2", ", 1, 1", self, a, b, scale_d),
+                        (_, false) => issue_rs!($n, $regs, "k16.f32.f16.f16", ", 1, 1, 0", self, a, b, scale_d),
+                        (_, true) => issue_rs!($n, $regs, "k16.f32.f16.f16", ", 1, 1, 1", self, a, b, scale_d),
                     }
                 }
                 #[cfg(not(target_arch = "nvptx64"))]
@@ -383,10 +421,10 @@ macro_rules! accumulators {
     };
 }
 
-accumulators!(64, 32, 16);
-accumulators!(128, 64, 32);
-accumulators!(192, 96, 48);
-accumulators!(256, 128, 64);
+accumulators!(64, 32, 16, 8);
+accumulators!(128, 64, 32, 16);
+accumulators!(192, 96, 48, 24);
+accumulators!(256, 128, 64, 32);
 
 /// One `wgmma.mma_async.sync.aligned.m64n$n k16.f32.$types` on `$regs`
 /// accumulators, A and B descriptors, `tnspB` = `$trans`.
@@ -436,19 +474,20 @@ macro_rules! issue_ss_k {
 #[cfg(target_arch = "nvptx64")]
 use issue_ss_k;
 
-/// As [`issue_ss`] with A from four registers (`tnspA` does not exist).
+/// As [`issue_ss_k`] with A from four registers (`tnspA` does not
+/// exist: `$tail` holds the scales, and for 16-bit types `tnspB`).
 #[cfg(target_arch = "nvptx64")]
 macro_rules! issue_rs {
-    ($n:tt, $regs:tt, $types:literal, $trans:literal, $acc:expr, $a:expr, $b:expr, $scale_d:expr) => {{
+    ($n:tt, $regs:tt, $form:literal, $tail:literal, $acc:expr, $a:expr, $b:expr, $scale_d:expr) => {{
         let (acc, a, b, scale_d): ([f32; $regs], [u32; 4], Descriptor, bool) = ($acc, $a, $b, $scale_d);
         seq_macro::seq!(I in 0..$regs {{
             #(let mut d~I = acc[I];)*
             core::arch::asm!(
                 concat!(
                     "{{ .reg .pred p; setp.ne.b32 p, {scale}, 0; ",
-                    "wgmma.mma_async.sync.aligned.m64n", $n, "k16.f32.", $types, " {{",
+                    "wgmma.mma_async.sync.aligned.m64n", $n, $form, " {{",
                     operands!(#(I)*),
-                    "}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, p, 1, 1, ", $trans, "; }}"
+                    "}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, p", $tail, "; }}"
                 ),
                 #(d~I = inout(reg32) d~I,)*
                 a0 = in(reg32) a[0], a1 = in(reg32) a[1], a2 = in(reg32) a[2], a3 = in(reg32) a[3],

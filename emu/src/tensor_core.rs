@@ -56,8 +56,7 @@ pub fn mma_sync(input: Input, a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4]
     // Each form's lane maps; a register holds `per` elements, the lowest
     // index in the low bits (one tf32, two 16-bit, four FP8), and a row of
     // A covers k = 8 registers' elements.
-    type Map = fn(u32, u32) -> (u32, u32);
-    let (a_map, b_map): (Map, Map) = match input {
+    let (a_map, b_map): (LaneMap, LaneMap) = match input {
         Input::Tf32 => (a_tf32, b_tf32),
         Input::Bf16 | Input::F16 => (a_bf16, b_bf16),
         Input::E4m3 | Input::E5m2 => (a_fp8, b_fp8),
@@ -170,9 +169,12 @@ fn check(desc: Descriptor, mn_major: bool, bytes: usize, (rows, cols): (usize, u
     }
 }
 
-/// The A operand of a `wgmma`: K-major in shared memory, or (16-bit inputs
-/// only) in registers, four a thread: its warp's 16 rows of A as
-/// `mma.sync`'s `m16n8k16` A fragment (warp `w` of the warpgroup holds rows
+/// A fragment's lane map: element `i` of lane `l` to `(row, column)`.
+type LaneMap = fn(u32, u32) -> (u32, u32);
+
+/// The A operand of a `wgmma`: K-major in shared memory, or (16-bit and
+/// FP8 inputs) in registers, four a thread: its warp's 16 rows of A as
+/// `mma.sync`'s `m16n8k16` (FP8: `m16n8k32`) A fragment (warp `w` of the warpgroup holds rows
 /// `16 w..16 w + 16`, the rows of D it holds).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WgmmaA {
@@ -208,15 +210,19 @@ pub fn wgmma(
         check(b, mn, bytes, if mn { (k, n) } else { (n, k) }, site);
     }
     // The warp's 16 rows of A (rows `16 w..`, as `r % 16`), from registers.
-    let mut wa = [[0.0f64; 16]; 16];
+    let mut wa = [[0.0f64; 32]; 16];
     if let WgmmaA::Registers(regs) = a {
-        assert_eq!(bytes, 2, "wgmma: A in registers is 16-bit only");
+        assert!(bytes <= 2, "wgmma: A in registers is 16-bit or FP8");
+        // A register holds `per` elements, the lowest index in the low
+        // bits, laid out as `mma.sync`'s A fragment of the same input.
+        let (map, per): (LaneMap, u32) = if bytes == 2 { (a_bf16, 2) } else { (a_fp8, 4) };
+        let bits = 32 / per;
         let (_, all) = gather(regs);
         for (l, regs) in (0u32..).zip(&all) {
-            for i in 0..8 {
-                let (r, col) = a_bf16(l, i);
-                wa[r as usize][col as usize] =
-                    input.value((regs[(i / 2) as usize] >> (16 * (i % 2))) & 0xffff);
+            for i in 0..4 * per {
+                let (r, col) = map(l, i);
+                let raw = (regs[(i / per) as usize] >> (bits * (i % per))) & ((1 << bits) - 1);
+                wa[r as usize][col as usize] = input.value(raw);
             }
         }
     }

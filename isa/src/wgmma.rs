@@ -90,3 +90,42 @@ pub const fn d_f32(t: u32, i: u32) -> (u32, u32) {
     let (warp, lane) = (t / 32 % 4, t % 32);
     (16 * warp + lane / 4 + 8 * (i / 2 % 2), 8 * (i / 4) + 2 * (lane % 4) + i % 2)
 }
+
+/// The column of an earlier product's accumulators that FP8 A fragment
+/// byte `k` (of a `k32` step's 32) holds when those accumulators are
+/// packed as they lie (four a register, each register's own row): within
+/// each 16 of k, byte `4 q + i` of lane `q` of a quad is column `8 (i / 2)
+/// + 2 q + i mod 2` ([`d_f32`]'s columns of that lane). A product that sums
+/// over k gives the same result if B's row `k` holds what column
+/// `fp8_column(k)` multiplies: that is how such a packed P meets V.
+#[inline(always)]
+pub const fn fp8_column(k: u32) -> u32 {
+    let (half, byte) = (k / 16, k % 16);
+    let (q, i) = (byte / 4, byte % 4);
+    16 * half + 8 * (i / 2) + 2 * q + i % 2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each 16 of k is permuted onto itself, and a lane's four bytes of one
+    /// register are the columns its accumulators hold in one row.
+    #[test]
+    fn fp8_column_is_the_accumulators_permutation() {
+        let mut seen = [false; 32];
+        for k in 0..32 {
+            let c = fp8_column(k);
+            assert_eq!(c / 16, k / 16);
+            assert!(!seen[c as usize]);
+            seen[c as usize] = true;
+        }
+        for lane in 0..32u32 {
+            let q = lane % 4;
+            // Accumulators 0, 1, 4, 5 (row g): columns 2q, 2q+1, 8+2q, 9+2q.
+            let cols = [0, 1, 4, 5].map(|i| d_f32(lane, i).1);
+            let bytes = [0, 1, 2, 3].map(|i| fp8_column(4 * q + i));
+            assert_eq!(cols, bytes);
+        }
+    }
+}

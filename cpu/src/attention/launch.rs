@@ -24,8 +24,9 @@ impl<T: gemm::Element + gpu::dev::Element + DeviceRepr + ValidAsZeroBits> Elemen
 pub type FlashSignature<T> = (In<T>, In<T>, In<T>, Out<T>, Out<f32>, u32, u32, u32, u32, f32, u32);
 /// What the Hopper kernels take: the tensor maps of Q, K and V (read
 /// through them alone), O and lse, a split's workspace, then
-/// as [`FlashSignature`] from the heads, with the batch before them.
-pub type HopperSignature<T> = (In<u64>, Out<T>, Out<f32>, Out<f32>, u32, u32, u32, u32, u32, f32, u32);
+/// as [`FlashSignature`] from the heads, with the batch before them and
+/// V's descale (FP8; 1 otherwise) after the scale.
+pub type HopperSignature<T> = (In<u64>, Out<T>, Out<f32>, Out<f32>, u32, u32, u32, u32, u32, f32, f32, u32);
 /// What the Hopper step's merge kernel takes.
 pub type MergeSignature<T> = (In<f32>, Out<T>, Out<f32>, u32, u32, u32, u32, u32, u32, f32);
 /// What the softmax kernel takes.
@@ -74,15 +75,8 @@ pub struct Buffers<T: DeviceRepr> {
     pub o: DeviceBuffer<T>,
     pub lse: DeviceBuffer<f32>,
     scores: Option<(DeviceBuffer<f32>, DeviceBuffer<T>)>,
-    /// The Hopper step's tensor maps, encoded at its first launch on a
-    /// shape (`Problem::shape`).
-    maps: Option<([usize; 6], DeviceBuffer<u64>)>,
-    /// The Hopper step's causal deal: shape, grid, heads per group
-    /// ([`deal_group`]), picked at its first causal launch on them.
-    deal: Option<([usize; 6], u32, u32)>,
-    /// The Hopper step's split workspace (the chunks' states), grown to
-    /// the largest split launched on them.
-    split: Option<DeviceBuffer<f32>>,
+    /// The Hopper step's maps, deal and split workspace.
+    hopper: HopperState,
 }
 
 impl<T: DeviceRepr + ValidAsZeroBits + Copy> Buffers<T> {
@@ -99,9 +93,7 @@ impl<T: DeviceRepr + ValidAsZeroBits + Copy> Buffers<T> {
             o: gpu.alloc(problem.q_len())?,
             lse: gpu.alloc(problem.rows())?,
             scores: None,
-            maps: None,
-            deal: None,
-            split: None,
+            hopper: HopperState::default(),
         })
     }
 }
@@ -134,81 +126,10 @@ pub fn launch<P: gemm::Precision<Input: Element>>(
             }
         }
         Step::Hopper => {
-            use gpu::attention::hopper::{CAUSAL, GROUP_SHIFT, PING_PONG, SPLIT, merge_threads, part_floats};
             let kernel = Step::Hopper.kernel(<P::Input as Input>::NAME, p.d)?;
-            let typed = kernel.typed::<HopperSignature<P::Input>>().map_err(Error::InvalidInput)?;
-            if x.maps.as_ref().is_none_or(|(shape, _)| *shape != p.shape()) {
-                x.maps = Some((p.shape(), gpu.upload(&hopper_maps(gpu, p, x)?)?));
-            }
-            let maps = &x.maps.as_ref().expect("just encoded").1;
-            let resident = gpu.resident_blocks(kernel)?;
-            // A split runs on every block, even with fewer tiles than blocks.
-            let split = hopper_split(p, resident);
-            let grid = match split {
-                Some(_) => Dim3::xy(resident, 1),
-                None => kernel.launch.persistent_grid(sq, (p.batch * p.heads) as u32, resident),
-            };
-            let words = split.map_or(1, |_| grid.x as usize * part_floats(p.d));
-            if x.split.as_ref().is_none_or(|w| w.len() < words) {
-                // (Zeros: the merge reads only what the product wrote, but a
-                // buffer the sanitizer's initcheck sees written.)
-                x.split = Some(gpu.zeros(words)?);
-            }
-            let workspace = x.split.as_mut().expect("just allocated");
-            let group = if p.causal {
-                if x.deal.is_none_or(|(shape, g, _)| shape != p.shape() || g != grid.x) {
-                    x.deal = Some((p.shape(), grid.x, deal_group(p, grid.x)));
-                }
-                x.deal.expect("just picked").2
-            } else {
-                0
-            };
-            let hopper_flags = if p.causal { CAUSAL } else { 0 }
-                | if p.ping_pong { PING_PONG } else { 0 }
-                | if split.is_some() { SPLIT } else { 0 }
-                | group << GROUP_SHIFT;
-            let dims = (p.batch as u32, p.heads as u32, p.kv_heads as u32, sq, sk);
-            // SAFETY: the buffers hold Q, K, V, O and lse of this checked
-            // problem (`Buffers::new`), and the maps describe them as the
-            // kernel reads them (`hopper_maps`); a split's workspace its
-            // size; the grid is the kernel's.
-            unsafe {
-                typed.launch(
-                    gpu,
-                    grid,
-                    (
-                        maps,
-                        &mut x.o,
-                        &mut x.lse,
-                        workspace,
-                        dims.0,
-                        dims.1,
-                        dims.2,
-                        dims.3,
-                        dims.4,
-                        p.scale,
-                        hopper_flags,
-                    ),
-                )
-            }?;
-            let Some(tail) = split else { return Ok(()) };
-            let merge = registry::find(&format!("attention_merge_{}", <P::Input as Input>::NAME))
-                .ok_or_else(|| Error::InvalidInput("no kernel attention_merge".into()))?;
-            let typed = merge.typed::<MergeSignature<P::Input>>().map_err(Error::InvalidInput)?;
-            let threads = merge_threads(p.d, tail.tiles as usize) as u32;
-            let workspace = x.split.as_ref().expect("allocated above");
-            // SAFETY: the product launch just wrote the chunks' states for
-            // this problem on `grid` blocks; O and lse are the problem's.
-            unsafe {
-                typed.launch(
-                    gpu,
-                    Dim3::xy(merge.launch.blocks(threads), 1),
-                    (
-                        workspace, &mut x.o, &mut x.lse, dims.0, dims.1, dims.3, dims.4, p.d as u32, grid.x,
-                        p.scale,
-                    ),
-                )
-            }
+            let (q, k, v) = (&x.q, &x.k, &x.v);
+            let maps = || hopper_maps(gpu, p, (q, k, v), None);
+            launch_hopper(gpu, p, kernel, maps, (&mut x.o, &mut x.lse), &mut x.hopper, (p.scale, 1.0))
         }
         Step::Unfused => {
             let kernel = Step::Unfused.kernel(<P::Input as Input>::NAME, p.d)?;
@@ -237,6 +158,97 @@ pub fn launch<P: gemm::Precision<Input: Element>>(
             let pv = Call::new(Gemm::new(Layout::Row, Op::N, Op::N, m, p.d, p.s_k)).packed(batch);
             lib.run::<P, P::Input>(gpu, &pv, pr, &x.v, &mut x.o, None).map(drop)
         }
+    }
+}
+
+/// The Hopper step's state on one problem's buffers: its tensor maps, its
+/// causal deal and its split's workspace, each made at the first launch
+/// that needs it.
+#[derive(Default)]
+pub struct HopperState {
+    /// The tensor maps of the shape (`Problem::shape`) they were encoded for.
+    maps: Option<([usize; 6], DeviceBuffer<u64>)>,
+    /// The causal deal: shape, grid, heads per group ([`deal_group`]).
+    deal: Option<([usize; 6], u32, u32)>,
+    /// The split workspace (the chunks' states), grown to the largest
+    /// split launched.
+    split: Option<DeviceBuffer<f32>>,
+}
+
+/// Launches a Hopper forward kernel (`attention_hopper_*`, output `T`) on
+/// `p`: O and lse into `out`, the scores scaled by `scale`, O by
+/// `v_scale`; `maps` encodes the tensor maps when the shape is new; a
+/// split's merge follows.
+pub fn launch_hopper<T: Element>(
+    gpu: &Gpu,
+    p: &Problem,
+    kernel: &'static Kernel,
+    maps: impl FnOnce() -> Result<Vec<u64>>,
+    (o, lse): (&mut DeviceBuffer<T>, &mut DeviceBuffer<f32>),
+    state: &mut HopperState,
+    (scale, v_scale): (f32, f32),
+) -> Result<()> {
+    use gpu::attention::hopper::{CAUSAL, GROUP_SHIFT, PING_PONG, SPLIT, merge_threads, part_floats};
+    let (sq, sk) = (p.s_q as u32, p.s_k as u32);
+    let typed = kernel.typed::<HopperSignature<T>>().map_err(Error::InvalidInput)?;
+    if state.maps.as_ref().is_none_or(|(shape, _)| *shape != p.shape()) {
+        state.maps = Some((p.shape(), gpu.upload(&maps()?)?));
+    }
+    let maps = &state.maps.as_ref().expect("just encoded").1;
+    let resident = gpu.resident_blocks(kernel)?;
+    // A split runs on every block, even with fewer tiles than blocks.
+    let split = hopper_split(p, resident);
+    let grid = match split {
+        Some(_) => Dim3::xy(resident, 1),
+        None => kernel.launch.persistent_grid(sq, (p.batch * p.heads) as u32, resident),
+    };
+    let words = split.map_or(1, |_| grid.x as usize * part_floats(p.d));
+    if state.split.as_ref().is_none_or(|w| w.len() < words) {
+        // (Zeros: the merge reads only what the product wrote, but a
+        // buffer the sanitizer's initcheck sees written.)
+        state.split = Some(gpu.zeros(words)?);
+    }
+    let workspace = state.split.as_mut().expect("just allocated");
+    let group = if p.causal {
+        if state.deal.is_none_or(|(shape, g, _)| shape != p.shape() || g != grid.x) {
+            state.deal = Some((p.shape(), grid.x, deal_group(p, grid.x)));
+        }
+        state.deal.expect("just picked").2
+    } else {
+        0
+    };
+    let flags = if p.causal { CAUSAL } else { 0 }
+        | if p.ping_pong { PING_PONG } else { 0 }
+        | if split.is_some() { SPLIT } else { 0 }
+        | group << GROUP_SHIFT;
+    let dims = (p.batch as u32, p.heads as u32, p.kv_heads as u32, sq, sk);
+    // SAFETY: O and lse hold this checked problem's rows, and the maps
+    // describe its inputs as the kernel reads them (the caller's `maps`);
+    // a split's workspace its size; the grid is the kernel's.
+    unsafe {
+        typed.launch(
+            gpu,
+            grid,
+            (
+                maps, &mut *o, &mut *lse, workspace, dims.0, dims.1, dims.2, dims.3, dims.4, scale, v_scale,
+                flags,
+            ),
+        )
+    }?;
+    let Some(tail) = split else { return Ok(()) };
+    let merge = registry::find(&format!("attention_merge_{}", <T as Input>::NAME))
+        .ok_or_else(|| Error::InvalidInput("no kernel attention_merge".into()))?;
+    let typed = merge.typed::<MergeSignature<T>>().map_err(Error::InvalidInput)?;
+    let threads = merge_threads(p.d, tail.tiles as usize) as u32;
+    let workspace = state.split.as_ref().expect("allocated above");
+    // SAFETY: the product launch just wrote the chunks' states for this
+    // problem on `grid` blocks; O and lse are the problem's.
+    unsafe {
+        typed.launch(
+            gpu,
+            Dim3::xy(merge.launch.blocks(threads), 1),
+            (workspace, o, lse, dims.0, dims.1, dims.3, dims.4, p.d as u32, grid.x, scale),
+        )
     }
 }
 
@@ -281,24 +293,37 @@ pub fn deal_group(p: &Problem, grid: u32) -> u32 {
     groups.find(|&g| spread(g) <= target).unwrap_or(0)
 }
 
-/// The Hopper step's tensor maps, with the 128-byte swizzle, each box a
-/// tile's rows by 64 columns: Q's (every head's rows, `b heads s_q x d`,
-/// boxes of 128 rows), then each K/V head's K and V (`s_k x d`, boxes of
-/// `bc(d)` rows, so a head's last tile reads zeros past `s_k`).
-fn hopper_maps<T: Input>(gpu: &Gpu, p: &Problem, x: &Buffers<T>) -> Result<Vec<u64>> {
+/// The Hopper step's tensor maps, each box a tile's rows by a swizzle
+/// span (128 bytes, or a 64-byte row's own: FP8 at `d = 64`): Q's (every
+/// head's rows, `b heads s_q x d`, boxes of 128 rows), then each K/V
+/// head's K and V (`s_k x d`, boxes of `bc(d)` rows, so a head's last tile
+/// reads zeros past `s_k`). With `vt` (FP8: Vᵀ and its key pitch, from
+/// `hopper::fp8_v_transpose`), each head's second map is Vᵀ's (`d x
+/// pitch`, boxes of `d` rows by `bc(d)` keys).
+pub fn hopper_maps<I: Input>(
+    gpu: &Gpu,
+    p: &Problem,
+    (q, k, v): (&DeviceBuffer<I>, &DeviceBuffer<I>, &DeviceBuffer<I>),
+    vt: Option<usize>,
+) -> Result<Vec<u64>> {
     use gpu::attention::hopper::{BR, bc};
+    let e = size_of::<I>();
+    // A box's columns: a span of bytes.
+    let cols = |row: usize| 128.min(row * e) / e;
     let mut words = Vec::with_capacity(16 * (1 + 2 * p.batch * p.kv_heads));
-    words.extend(gpu.tensor_map_pitched(&x.q, 0, (p.batch * p.heads * p.s_q, p.d), p.d, (BR, 64))?);
+    words.extend(gpu.tensor_map_pitched(q, 0, (p.batch * p.heads * p.s_q, p.d), p.d, (BR, cols(p.d)))?);
+    let bc = bc(p.d);
     for head in 0..p.batch * p.kv_heads {
-        for buffer in [&x.k, &x.v] {
-            words.extend(gpu.tensor_map_pitched(
-                buffer,
-                head * p.s_k * p.d,
-                (p.s_k, p.d),
-                p.d,
-                (bc(p.d), 64),
-            )?);
-        }
+        let at = head * p.s_k * p.d;
+        words.extend(gpu.tensor_map_pitched(k, at, (p.s_k, p.d), p.d, (bc, cols(p.d)))?);
+        words.extend(match vt {
+            // Every padded column: the last sixteen's keys are permuted
+            // over all of its places (zeros past `s_k`).
+            Some(pitch) => {
+                gpu.tensor_map_pitched(v, head * p.d * pitch, (p.d, pitch), pitch, (p.d, cols(bc)))?
+            }
+            None => gpu.tensor_map_pitched(v, at, (p.s_k, p.d), p.d, (bc, cols(p.d)))?,
+        });
     }
     Ok(words)
 }

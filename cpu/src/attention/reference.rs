@@ -41,7 +41,19 @@
 //! |v_jc|`. The `P V` product adds `γ_{s_k} (1 + A) W / (1 - B)` (its `f32`
 //! accumulation, with `ceil(s_k / 32)` rescales or splits), the
 //! absolute floor `τ sum_j |v_jc| / (1 - B)`, and the final division and
-//! rounding to the output type `(2^-23 + u) (|o| + err) + τ`.
+//! rounding to the output type `(2^-23 + u) (|o| + err) + τ`. (Where P is
+//! rounded before its normalization, as in the FP8 step, `τ` is an error
+//! of `p <= 1` beside the row's maximum `p = 1`, so of `τ / l <= τ` on a
+//! weight.)
+//!
+//! **FP8** ([`Arithmetic::fp8`]): the products `Q Kᵀ` and `P V` accumulate
+//! as FP8 `wgmma` does, about 14 significant bits per 32 products
+//! (`crate::gemm::Precision::sum_error` of E4M3) in place of `γ`; P is
+//! rounded to E4M3 (`u = 2^-4`, and below its smallest normal `2^-6` an
+//! absolute `τ = 2^-10`, half its subnormal step), O to its own output
+//! type. The inputs are the dequantized values (E4M3 times its
+//! descale, exact in `f64`); the descales of Q and K join `scale`, one
+//! rounding more in the exponent's argument, within the `2^-21` above.
 //!
 //! LSE: `ln sum e^ẑ` differs from `ln sum e^z` by at most `max δ`, and the
 //! sums' errors by `-ln(1 - B)`; `lg2.approx` adds `2^-22 (1 + log2 l)
@@ -68,6 +80,61 @@ pub struct Reference {
     pub lse_bound: Vec<f64>,
 }
 
+/// How a kernel computes, as far as its error bound is concerned.
+#[derive(Clone, Copy, Debug)]
+pub struct Arithmetic {
+    /// P's rounding before `P V`: relative, and the absolute floor.
+    pub p_rounding: (f64, f64),
+    /// O's rounding to the output type: relative, and the absolute floor.
+    pub out_rounding: (f64, f64),
+    /// The keys between two rescales (the smallest key tile).
+    pub key_tile: usize,
+    /// The products accumulate as FP8 `wgmma` does, not in `f32`.
+    pub fp8_sums: bool,
+    /// P is rounded before it is normalized (`p <= 1`, the row's maximum
+    /// 1): its floor is `tiny / l` on a weight.
+    pub p_unnormalized: bool,
+}
+
+impl Arithmetic {
+    /// A 16-bit kernel (or any with `f32` products) whose P and O round
+    /// with relative `u` and absolute floor `tiny`, rescaling every
+    /// `key_tile` keys.
+    pub fn f32_sums((u, tiny): (f64, f64), key_tile: usize) -> Self {
+        Arithmetic {
+            p_rounding: (u, tiny),
+            out_rounding: (u, tiny),
+            key_tile,
+            fp8_sums: false,
+            p_unnormalized: false,
+        }
+    }
+
+    /// The FP8 step: E4M3 products and P, O rounded as `out` says (its
+    /// output type's `ROUNDING` and `TINY`), key tiles of `key_tile`.
+    pub fn fp8(out: (f64, f64), key_tile: usize) -> Self {
+        let two = |e: i32| f64::powi(2.0, e);
+        Arithmetic {
+            p_rounding: (two(-4), two(-10)),
+            out_rounding: out,
+            key_tile,
+            fp8_sums: true,
+            p_unnormalized: true,
+        }
+    }
+
+    /// The relative error of a sum of `k` products (against the sum of
+    /// their magnitudes).
+    fn sum_error(self, k: usize) -> f64 {
+        use crate::gemm::Precision;
+        if self.fp8_sums {
+            crate::gemm::E4m3::sum_error(k, 0)
+        } else {
+            (k + k.div_ceil(32) + 2) as f64 * f64::powi(2.0, -23)
+        }
+    }
+}
+
 /// The `f64` reference of rows `rows` of `problem` from the inputs' values,
 /// with the bounds the module documentation derives, for elements with
 /// relative rounding `u` and absolute floor `tiny`.
@@ -89,11 +156,25 @@ pub fn reference_tiled(
     (u, tiny): (f64, f64),
     key_tile: usize,
 ) -> Reference {
+    reference_with(p, (q, k, v), rows, Arithmetic::f32_sums((u, tiny), key_tile))
+}
+
+/// [`reference()`] for a kernel that computes as `arithmetic` says.
+pub fn reference_with(
+    p: &Problem,
+    (q, k, v): (&[f64], &[f64], &[f64]),
+    rows: &[usize],
+    arithmetic: Arithmetic,
+) -> Reference {
     let d = p.d;
     let two = |e: i32| f64::powi(2.0, e);
+    // `γ` of the `f32` sums (`l`) and of the products.
     let gamma = |k: usize| (k + k.div_ceil(32) + 2) as f64 * two(-23);
+    let product = |k: usize| arithmetic.sum_error(k);
+    let (u, tiny) = arithmetic.p_rounding;
+    let (u_out, tiny_out) = arithmetic.out_rounding;
     let scale = p.scale as f64;
-    let tiles = p.s_k.div_ceil(key_tile.max(1)) as f64;
+    let tiles = p.s_k.div_ceil(arithmetic.key_tile.max(1)) as f64;
     let tau = tiny.max(two(-126));
     let per_row: Vec<(Vec<f64>, Vec<f64>, f64, f64)> = rows
         .par_iter()
@@ -110,7 +191,7 @@ pub fn reference_tiled(
             for j in 0..keys {
                 let kj = &k[(kv + j) * d..(kv + j + 1) * d];
                 s[j] = qi.iter().zip(kj).map(|(a, b)| a * b).sum::<f64>();
-                e[j] = gamma(d) * qi.iter().zip(kj).map(|(a, b)| (a * b).abs()).sum::<f64>();
+                e[j] = product(d) * qi.iter().zip(kj).map(|(a, b)| (a * b).abs()).sum::<f64>();
             }
             let top = s.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b));
             let big = s.iter().fold(0.0f64, |a, &b| a.max(b.abs()));
@@ -122,6 +203,8 @@ pub fn reference_tiled(
             let dmax = delta.iter().fold(0.0f64, |a, &b| a.max(b));
             let bb = dmax.exp_m1() + (tiles + 7.0) * (EX2_ERROR + two(-23)) + gamma(p.s_k);
             let aa = bb + u * (1.0 + bb) + two(-23);
+            // P's floor on a weight.
+            let floor = if arithmetic.p_unnormalized { tau / l } else { tau };
             let (mut o, mut bound) = (vec![0.0; d], vec![0.0; d]);
             for c in 0..d {
                 let (mut oc, mut wc, mut vc) = (0.0, 0.0, 0.0);
@@ -132,10 +215,11 @@ pub fn reference_tiled(
                     vc += x.abs();
                 }
                 let err = (aa * wc + bb * oc.abs()) / (1.0 - bb)
-                    + gamma(p.s_k) * (1.0 + aa) / (1.0 - bb) * wc
-                    + tau * vc / (1.0 - bb);
+                    + product(p.s_k) * (1.0 + aa) / (1.0 - bb) * wc
+                    + floor * vc / (1.0 - bb);
                 o[c] = oc;
-                bound[c] = err + (two(-23) + u) * (oc.abs() + err) + tau + f64::MIN_POSITIVE;
+                bound[c] =
+                    err + (two(-23) + u_out) * (oc.abs() + err) + tiny_out.max(two(-126)) + f64::MIN_POSITIVE;
             }
             let lse = m + l.ln();
             let lse_bound = dmax - (1.0 - bb).ln()

@@ -12,8 +12,11 @@
 //! one a sequence), contiguous and, with `--page-size`, paged, in TB/s of the bytes it must read,
 //! beside the device's copy (`decode.rs`); `--varlen 100,4000,77` packs sequences of those
 //! lengths, each against its own keys, timed beside the same sequences one by one.
+//! `--precision e4m3` runs the Hopper step on FP8 inputs (`fp8.rs`): O in bf16, verified against its
+//! own bound, timed with and without its Vᵀ pass, its RMSE beside the bf16 step's.
 
 mod decode;
+mod fp8;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -63,7 +66,8 @@ struct Options {
     /// them over the idle blocks (to measure what the split gains).
     #[arg(long)]
     no_split: bool,
-    /// bf16 or f16.
+    /// bf16, f16, or e4m3 (FP8 inputs with a descale per tensor, O in
+    /// bf16: the hopper step only, forward only).
     #[arg(long, default_value = "bf16")]
     precision: String,
     /// Steps to run: unfused, flash, hopper (default: every one the device
@@ -140,9 +144,10 @@ const DEFAULT_SEQ: [usize; 2] = [1024, 256];
 /// defaults on the emulator or not.
 fn problems(o: &Options, emulator: bool) -> Result<(Vec<Problem>, Vec<Step>)> {
     let bad = |m: String| Err(Error::InvalidInput(m));
-    if !["bf16", "f16"].contains(&o.precision.as_str()) {
-        return bad(format!("unknown --precision '{}'; accepted: bf16, f16", o.precision));
+    if !["bf16", "f16", "e4m3"].contains(&o.precision.as_str()) {
+        return bad(format!("unknown --precision '{}'; accepted: bf16, f16, e4m3", o.precision));
     }
+    let fp8 = o.precision == "e4m3";
     let mut steps = Vec::new();
     for name in &o.kernels {
         match Step::ALL.into_iter().find(|s| s.name() == name.as_str()) {
@@ -163,6 +168,12 @@ fn problems(o: &Options, emulator: bool) -> Result<(Vec<Problem>, Vec<Step>)> {
             return bad(format!("{flag} applies to decode: add --decode"));
         }
     }
+    if fp8 && (o.backward || o.decode || !o.varlen.is_empty()) {
+        return bad("--precision e4m3 is the forward prefill's: the backward and decode take bf16 or f16 (decode's cache: --kv-cache e4m3)".into());
+    }
+    if fp8 && steps.iter().any(|&s| s != Step::Hopper) {
+        return bad("--precision e4m3 runs the hopper step only".into());
+    }
     if o.deterministic && !o.backward {
         return bad("--deterministic applies to the backward: add --backward".into());
     }
@@ -180,7 +191,7 @@ fn problems(o: &Options, emulator: bool) -> Result<(Vec<Problem>, Vec<Step>)> {
     }
 
     if steps.is_empty() {
-        steps = Step::ALL.to_vec();
+        steps = if fp8 { vec![Step::Hopper] } else { Step::ALL.to_vec() };
     }
     if o.iters == 0 {
         return bad("--iters must be at least 1".into());
@@ -305,6 +316,10 @@ fn run(o: &Options) -> Result<bool> {
     }
     // By default, the steps this device runs (hopper's kernels are in the
     // sm_90a PTX only); a step asked for by name runs or fails.
+    let runs = Runs { warmup: o.warmup, timed: o.iters };
+    if o.precision == "e4m3" {
+        return fp8::run(o, &gpu, &problems, runs);
+    }
     let steps: Vec<Step> = if o.kernels.is_empty() {
         steps
             .into_iter()
@@ -318,7 +333,6 @@ fn run(o: &Options) -> Result<bool> {
     // The backward's steps: each problem's steps that have one (named
     // ones were checked to, for the head dimension asked).
     let backward_steps: &[Step] = if o.backward { &steps } else { &[] };
-    let runs = Runs { warmup: o.warmup, timed: o.iters };
     if o.backward {
         println!(
             "Backward rows: dQ, dK, dV from the forward's O and lse; TFLOP/s count 10 b h s_q s_k d (2.5 times the forward's), halved when causal."

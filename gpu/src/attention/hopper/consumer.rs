@@ -31,12 +31,11 @@
 //! twice before the waiter saw it (each needs the waiter's own arrivals in
 //! between).
 
+use super::BR;
 use super::epilogue::{Finished, Rows, State};
-use super::pipeline::Smem;
+use super::pipeline::{Smem, span_of, v_transposed};
 use super::scheduler::{AttentionArgs, Deal, WorkTile};
-use super::{BR, SPAN};
 use crate::attention::{tree32, visible_keys};
-use crate::dev::Element;
 use crate::dev::epilogue::Epilogue;
 use crate::dev::math::{self, ex2_approx, fma};
 use crate::dev::pipeline::PipelineState;
@@ -44,6 +43,7 @@ use crate::dev::schedule::TileScheduler;
 use crate::dev::thread_idx_x;
 use crate::dev::warp::{FULL_MASK, ballot, shfl_idx_u32, shfl_xor_f32};
 use crate::dev::wgmma::{self, Accumulators, Descriptor, d_f32, shared_address, wait_for, wait_for_after};
+use crate::dev::{Element, Input};
 use seq_macro::seq;
 
 /// How far (in powers of 2) a row's maximum may pass the reference its
@@ -133,56 +133,76 @@ impl Consumer {
         }
     }
 
-    /// Issues `S = Q Kᵀ` for stage `s` (`D / 16` k16 steps) into `acc`
-    /// (its values unread: the first step does not add), uncommitted.
+    /// Issues `S = Q Kᵀ` for stage `s` (one `wgmma` per 32 bytes of a
+    /// row: `d / 16` k16 steps, FP8 `d / 32` k32) into `acc` (its values
+    /// unread: the first step does not add), uncommitted.
     ///
     /// # Safety
     /// Converged warpgroup; Q and stage `s`'s K have landed.
     #[inline(always)]
-    unsafe fn issue_qk<T: Element, O: Accumulators, S: Accumulators>(self, mut acc: S, s: usize) -> S {
+    unsafe fn issue_qk<I: Element, O: Accumulators, S: Accumulators>(self, mut acc: S, s: usize) -> S {
         let (d, bc) = (O::N, S::N);
-        // Each k16 step's descriptors are the first ones advanced by a
+        let span = span_of(d * I::BYTES);
+        // Each step's descriptors are the first ones advanced by a
         // constant: one add each, not the fields packed again (the start
         // field, in 16-byte units, holds any shared address below 256 KB,
         // so the add never carries out of it).
-        let q_rows = shared_address(self.smem.q()) + (self.c * 64 * SPAN) as u32;
-        let q = Descriptor::swizzled(SPAN as u32, q_rows, 16, 1024);
-        let k = Descriptor::swizzled(SPAN as u32, shared_address(self.smem.k(s)), 16, 1024);
+        let q_rows = shared_address(self.smem.q()) + (self.c * 64 * span) as u32;
+        let q = Descriptor::swizzled(span as u32, q_rows, 16, 8 * span as u32);
+        let k = Descriptor::swizzled(span as u32, shared_address(self.smem.k(s)), 16, 8 * span as u32);
+        // Steps per column block.
+        let per = span / 32;
         seq!(KK in 0..16 {{
             let kk: usize = KK;
-            if kk < d / 16 {
-                let a = q.advanced(((kk / 4) * BR * SPAN + 32 * (kk % 4)) as u32);
-                let b = k.advanced(((kk / 4) * bc * SPAN + 32 * (kk % 4)) as u32);
+            if kk < d * I::BYTES / 32 {
+                let a = q.advanced(((kk / per) * BR * span + 32 * (kk % per)) as u32);
+                let b = k.advanced(((kk / per) * bc * span + 32 * (kk % per)) as u32);
                 // SAFETY: the caller's contract; Q's rows of this
                 // warpgroup and K's, K-major, as the layout says.
-                acc = unsafe { acc.mma_ss::<T, false>(a, b, kk > 0) };
+                acc = unsafe { acc.mma_ss::<I, false>(a, b, kk > 0) };
             }
         }});
         acc
     }
 
-    /// Issues `O += P V` for stage `s` (`BC / 16` k16 steps, P's A
-    /// fragments from registers), uncommitted.
+    /// Issues `O += P V` for stage `s` (`bc / 16` k16 steps, FP8 `bc / 32`
+    /// k32, P's A fragments from registers), uncommitted.
     ///
     /// # Safety
     /// Converged warpgroup; stage `s`'s V has landed.
     #[inline(always)]
-    unsafe fn issue_pv<T: Element, O: Accumulators, S: Accumulators>(
+    unsafe fn issue_pv<I: Element, O: Accumulators, S: Accumulators>(
         self,
         mut o: O,
         p: &S::Fragments,
         s: usize,
     ) -> O {
         let bc = S::N;
-        let v = Descriptor::swizzled(SPAN as u32, shared_address(self.smem.v(s)), (bc * SPAN) as u32, 1024);
-        seq!(KT in 0..8 {
-            if KT < bc / 16 {
-                let b = v.advanced((KT * 16 * SPAN) as u32);
-                let a = [p[4 * KT], p[4 * KT + 1], p[4 * KT + 2], p[4 * KT + 3]];
-                // SAFETY: the caller's contract; V MN-major (16 keys x D).
-                o = unsafe { o.mma_rs::<T, true>(a, b, true) };
-            }
-        });
+        let at = shared_address(self.smem.v(s));
+        if v_transposed::<I>() {
+            // Vᵀ, K-major: `d` rows of the tile's `bc` keys, one span.
+            let span = span_of(bc) as u32;
+            let vt = Descriptor::swizzled(span, at, 16, 8 * span);
+            seq!(KT in 0..4 {
+                if KT < bc / 32 {
+                    let a = [p[4 * KT], p[4 * KT + 1], p[4 * KT + 2], p[4 * KT + 3]];
+                    // SAFETY: the caller's contract; Vᵀ K-major (D x 32
+                    // keys), its keys permuted as P's bytes are.
+                    o = unsafe { o.mma_rs::<I, false>(a, vt.advanced(32 * KT), true) };
+                }
+            });
+        } else {
+            let span = span_of(O::N * I::BYTES);
+            let v = Descriptor::swizzled(span as u32, at, (bc * span) as u32, 8 * span as u32);
+            seq!(KT in 0..8 {
+                if KT < bc / 16 {
+                    let b = v.advanced((KT * 16 * span) as u32);
+                    let a = [p[4 * KT], p[4 * KT + 1], p[4 * KT + 2], p[4 * KT + 3]];
+                    // SAFETY: the caller's contract; V MN-major (16 keys x D).
+                    o = unsafe { o.mma_rs::<I, true>(a, b, true) };
+                }
+            });
+        }
         o
     }
 
@@ -193,7 +213,7 @@ impl Consumer {
     /// Converged warpgroup; the mbarriers initialized; the producer fills
     /// the same tiles; the epilogue's buffers hold the problem's rows.
     #[inline(always)]
-    pub unsafe fn run<T: Element, O: Accumulators, S: Accumulators>(
+    pub unsafe fn run<I: Element, O: Accumulators, S: Accumulators>(
         self,
         p: AttentionArgs,
         mut epilogue: impl Epilogue<Finished, Results = State<O>>,
@@ -238,11 +258,11 @@ impl Consumer {
             // would fence again there, or serialize).
             if key_tiles > j0 {
                 // SAFETY: the caller's contract.
-                unsafe { self.step::<T, O, S, false>(&mut w, j0, at) };
+                unsafe { self.step::<I, O, S, false>(&mut w, j0, at) };
             }
             for j in j0 + 1..key_tiles {
                 // SAFETY: the caller's contract.
-                unsafe { self.step::<T, O, S, true>(&mut w, j, at) };
+                unsafe { self.step::<I, O, S, true>(&mut w, j, at) };
             }
             if key_tiles > j0 {
                 // `P V` of the last key tile.
@@ -251,10 +271,10 @@ impl Consumer {
                 unsafe { smem.v_full(sp).wait(pp) };
                 self.wait_turn(w.turn);
                 w.st.o = w.st.o.pinned();
-                w.pr = S::pinned_fragments(w.pr);
+                w.pr = pin::<I, S>(w.pr);
                 wgmma::fence();
                 // SAFETY: V landed (the wait).
-                w.st.o = unsafe { self.issue_pv::<T, O, S>(w.st.o, &w.pr, sp) };
+                w.st.o = unsafe { self.issue_pv::<I, O, S>(w.st.o, &w.pr, sp) };
                 wgmma::commit();
                 self.pass_turn();
                 w.turn.advance();
@@ -276,7 +296,7 @@ impl Consumer {
     /// # Safety
     /// As for [`Consumer::run`]; `PV` exactly when `j > 0`.
     #[inline(always)]
-    unsafe fn step<T: Element, O: Accumulators, S: Accumulators, const PV: bool>(
+    unsafe fn step<I: Element, O: Accumulators, S: Accumulators, const PV: bool>(
         self,
         w: &mut Walk<O, S>,
         j: usize,
@@ -301,15 +321,15 @@ impl Consumer {
         w.sc = w.sc.pinned();
         if PV {
             w.st.o = w.st.o.pinned();
-            w.pr = S::pinned_fragments(w.pr);
+            w.pr = pin::<I, S>(w.pr);
         }
         wgmma::fence();
         // SAFETY: Q and K landed (the waits).
-        w.sc = unsafe { self.issue_qk::<T, O, S>(w.sc, s) };
+        w.sc = unsafe { self.issue_qk::<I, O, S>(w.sc, s) };
         wgmma::commit();
         if PV {
             // SAFETY: V of the previous tile landed (the wait).
-            w.st.o = unsafe { self.issue_pv::<T, O, S>(w.st.o, &w.pr, sp) };
+            w.st.o = unsafe { self.issue_pv::<I, O, S>(w.st.o, &w.pr, sp) };
             wgmma::commit();
         }
         self.pass_turn();
@@ -361,7 +381,7 @@ impl Consumer {
         }
         // P into the registers `P_{j-1} V_{j-1}` read: only after its wait
         // (ptxas would otherwise wait for it before the exponentials).
-        w.pr = pack::<T, S>(&w.sc);
+        w.pr = pack::<I, S>(&w.sc);
         w.kv.advance();
     }
 
@@ -450,18 +470,42 @@ impl Consumer {
     }
 }
 
-/// P (the softmax's `f32` values in S's registers) rounded and packed in
-/// pairs: accumulators `8 t..8 t + 8` are the A fragment of k16 step `t`
-/// of `P V`, as they lie.
+/// P (the softmax's `f32` values in S's registers) rounded to `I` and
+/// packed: bf16 or f16, in pairs, accumulators `8 t..8 t + 8` the A fragment of
+/// k16 step `t` of `P V` as they lie; FP8 (always E4M3), four a register, each
+/// register one row's two pairs (accumulators `16 t + 8 (j / 2) + 2 (j mod
+/// 2)`, the next, and the same 4 on, for register `j` of k32 step `t`):
+/// the keys of byte `k` of the step are then
+/// [`crate::dev::wgmma::fp8_column`]`(k)`, as Vᵀ's are.
 #[inline(always)]
-fn pack<T: Element, S: Accumulators>(sc: &S) -> S::Fragments {
+fn pack<I: Element, S: Accumulators>(sc: &S) -> S::Fragments {
     let mut pr = S::fragments_zeroed();
-    seq!(K in 0..32 {
-        if K < S::N / 4 {
-            pr[K] = math::pack::<T>(sc[2 * K], sc[2 * K + 1]);
-        }
-    });
+    if I::BYTES == 1 {
+        seq!(K in 0..16 {{
+            let k: usize = K;
+            if k < S::N / 8 {
+                let at = 16 * (k / 4) + 8 * ((k % 4) / 2) + 2 * (k % 2);
+                pr[k] = math::e4m3x4_bits([sc[at], sc[at + 1], sc[at + 4], sc[at + 5]]);
+            }
+        }});
+    } else {
+        seq!(K in 0..32 {
+            if K < S::N / 4 {
+                pr[K] = match I::INPUT {
+                    Input::Bf16 => math::bf16x2_bits(sc[2 * K], sc[2 * K + 1]),
+                    _ => math::f16x2_bits(sc[2 * K], sc[2 * K + 1]),
+                };
+            }
+        });
+    }
     pr
+}
+
+/// P's fragments pinned before a fence ([`Accumulators::pinned_fragments`]):
+/// the `N / 8` FP8 registers, or all `N / 4` 16-bit ones.
+#[inline(always)]
+fn pin<I: Element, S: Accumulators>(pr: S::Fragments) -> S::Fragments {
+    if I::BYTES == 1 { S::pinned_fp8_fragments(pr) } else { S::pinned_fragments(pr) }
 }
 
 /// The thread's index in its warpgroup and the warpgroup's consumer index.

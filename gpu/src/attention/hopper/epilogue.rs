@@ -54,6 +54,8 @@ pub(super) struct TileStore<T, O, S> {
     p: AttentionArgs,
     /// `scale log2 e`: scores to powers of 2.
     c: f32,
+    /// What multiplies O (V's descale: 1 but for FP8).
+    v_scale: f32,
     smem: Smem,
     /// The consumer warpgroup and the thread's index in it.
     me: (usize, usize),
@@ -67,11 +69,11 @@ impl<T, O, S> TileStore<T, O, S> {
     pub fn new(
         (o, lse): (Out<T>, Out<f32>),
         states: Out<f32>,
-        (p, c): (AttentionArgs, f32),
+        (p, c, v_scale): (AttentionArgs, f32, f32),
         smem: Smem,
         me: (usize, usize),
     ) -> Self {
-        TileStore { o, lse, states, p, c, smem, me, accumulators: PhantomData }
+        TileStore { o, lse, states, p, c, v_scale, smem, me, accumulators: PhantomData }
     }
 }
 
@@ -93,7 +95,7 @@ impl<T: Element, O: Accumulators, S: Accumulators> Epilogue<Finished> for TileSt
 }
 
 impl<T: Element, O: Accumulators, S: Accumulators> TileStore<T, O, S> {
-    /// O / l into the rows below `s_q` (two neighbours per 4-byte store),
+    /// O `v_scale / l` into the rows below `s_q` (two neighbours per 4-byte store),
     /// lse by each row's first thread (`+inf` for a row that saw no key).
     ///
     /// # Safety
@@ -110,7 +112,7 @@ impl<T: Element, O: Accumulators, S: Accumulators> TileStore<T, O, S> {
             let l = sums[R];
             let row = rows.q0 + r as usize + 8 * R;
             if row < p.s_q as usize {
-                let inv = if l > 0.0 { 1.0 / l } else { 0.0 };
+                let inv = if l > 0.0 { self.v_scale / l } else { 0.0 };
                 let first = (rows.head_row + row) * d + col as usize;
                 seq!(N in 0..32 {
                     if N < d / 8 {
@@ -130,7 +132,7 @@ impl<T: Element, O: Accumulators, S: Accumulators> TileStore<T, O, S> {
     }
 
     /// A chunk of a split tile (`tile`: its index in the last round, see
-    /// `scheduler`): the consumer's state for its rows (O, and each row's
+    /// `scheduler`): the consumer's state for its rows (O times `v_scale`, and each row's
     /// reference and whole sum) into the block's slot of `states`, each
     /// thread its own words, thread-minor (a warp's stores whole 128-byte
     /// lines).
@@ -153,7 +155,7 @@ impl<T: Element, O: Accumulators, S: Accumulators> TileStore<T, O, S> {
         seq!(I in 0..128 {
             if I < O::N / 2 {
                 // SAFETY: the slot lies in the workspace (two a block).
-                unsafe { states.store(at + 128 * I, st.o[I]) };
+                unsafe { states.store(at + 128 * I, st.o[I] * self.v_scale) };
             }
         });
         seq!(R in 0..2 {

@@ -66,9 +66,11 @@ mod epilogue;
 mod merge;
 pub(in crate::attention) mod pipeline;
 mod scheduler;
+mod transpose;
 
 use super::LOG2_E;
 use crate::dev::Element;
+use crate::dev::fp8::E4m3;
 use crate::dev::roles::specialize;
 use crate::dev::wgmma::Accumulators;
 use crate::dev::{In, Out, sync_threads, thread_idx_x};
@@ -80,14 +82,12 @@ pub use merge::{attention_merge, merge_threads};
 use pipeline::{Smem, produce, shared_bytes_for};
 use scheduler::AttentionArgs;
 pub use scheduler::{Tail, block_tiles, causal_deal_loads, dealt, rounds};
+pub use transpose::{TRANSPOSE_COLUMNS, TRANSPOSE_KEYS, TRANSPOSE_THREADS, fp8_v_transpose, transposed_keys};
 
 /// Queries per work tile: two consumer warpgroups of 64.
 pub const BR: usize = 128;
 /// Threads per block: the producer warpgroup and two consumers.
 pub const THREADS: usize = 384;
-/// Rows and columns of every TMA box: 64 16-bit elements are 128 bytes,
-/// one row of the 128-byte swizzle.
-pub(in crate::attention) const BOX: usize = 64;
 /// Bytes of a tile row per column block (the swizzle's span).
 pub(in crate::attention) const SPAN: usize = 128;
 
@@ -124,43 +124,44 @@ pub const fn bc(d: usize) -> usize {
     if d > 128 { 64 } else { 128 }
 }
 
-/// K/V stages for head dimension `d`: as many as shared memory holds (4
-/// at `d = 64`, 3 at 128, 2 at 256).
-pub const fn stages(d: usize) -> usize {
-    match d {
-        64 => 4,
-        128 => 3,
-        _ => 2,
+/// K/V stages for head dimension `d` and elements of `e` bytes: as many
+/// as shared memory holds, at most [`pipeline::MAX_STAGES`] (16-bit: 4
+/// at `d = 64`, 3 at 128, 2 at 256; FP8: 4).
+pub const fn stages(d: usize, e: usize) -> usize {
+    let mut n = pipeline::MAX_STAGES;
+    while n > 1 && shared_bytes_for(d, bc(d), n, e) > SHARED_LIMIT {
+        n -= 1;
     }
+    n
 }
 
-/// Shared memory bytes for head dimension `d`: Q `256 d` bytes, a stage
-/// `4 bc d` (d = 64: 16 KB and 4 x 32 KB; 128: 32 KB and 3 x 64 KB,
-/// 230,560 bytes with the slack and the mbarriers; 256: 64 KB and 2 x 64
-/// KB), within the 227 KB (232,448 bytes) a block may have.
-pub const fn shared_bytes(d: usize) -> usize {
-    shared_bytes_for(d, bc(d), stages(d))
+/// Shared memory bytes for head dimension `d` and elements of `e` bytes:
+/// Q `128 d e` bytes, a stage `2 bc d e` (16-bit, d = 64: 16 KB and 4 x
+/// 32 KB; 128: 32 KB and 3 x 64 KB, 230,560 bytes with the slack and the
+/// mbarriers; 256: 64 KB and 2 x 64 KB; FP8 half of each, 4 stages),
+/// within the 227 KB (232,448 bytes) a block may have.
+pub const fn shared_bytes(d: usize, e: usize) -> usize {
+    shared_bytes_for(d, bc(d), stages(d, e), e)
 }
 
 /// The most shared memory a block may have (sm_90: 227 KB).
 const SHARED_LIMIT: usize = 227 * 1024;
 const _: () = assert!(
-    shared_bytes(64) <= SHARED_LIMIT
-        && shared_bytes(128) <= SHARED_LIMIT
-        && shared_bytes(256) <= SHARED_LIMIT
+    stages(64, 2) == 4 && stages(128, 2) == 3 && stages(256, 2) == 2 && shared_bytes(256, 2) <= SHARED_LIMIT
 );
 
-/// Step 3's body: O with `O::N = d` columns, S with `S::N = bc(d)`.
+/// Step 3's body: inputs `I`, O in `T` with `O::N = d` columns, S with
+/// `S::N = bc(d)`; the scores scaled by `scale`, O by `v_scale`.
 #[inline(always)]
-fn hopper<T: Element, O: Accumulators, S: Accumulators>(
+fn hopper<I: Element, T: Element, O: Accumulators, S: Accumulators>(
     maps: In<u64>,
     out: (Out<T>, Out<f32>),
     states: Out<f32>,
     p: AttentionArgs,
-    scale: f32,
+    (scale, v_scale): (f32, f32),
 ) {
     let d = O::N;
-    let smem = Smem::new(d, S::N, stages(d));
+    let smem = Smem::new(d, S::N, stages(d, I::BYTES), I::BYTES);
     let t = thread_idx_x() as usize;
     if t == 0 {
         // SAFETY: thread 0; the barrier follows; map 0 is Q's.
@@ -175,43 +176,44 @@ fn hopper<T: Element, O: Accumulators, S: Accumulators>(
         if leader {
             // SAFETY: one thread; initialized; the consumers walk the same
             // tiles (the launch's maps, as the kernel's contract says).
-            unsafe { produce(smem, maps, p) }
+            unsafe { produce::<I>(smem, maps, p) }
         }
     };
     let consumer = #[inline(always)]
-    |_| consume::<T, O, S>(smem, out, states, p, scale);
+    |_| consume::<I, T, O, S>(smem, out, states, p, (scale, v_scale));
     // SAFETY: every thread, converged; 56 + 2 x 224 = 3 x 168 (checked).
     unsafe { specialize::<THREADS, 56, 224>(producer, consumer) };
 }
 
 /// A consumer warpgroup of [`hopper`].
 #[inline(always)]
-fn consume<T: Element, O: Accumulators, S: Accumulators>(
+fn consume<I: Element, T: Element, O: Accumulators, S: Accumulators>(
     smem: Smem,
     out: (Out<T>, Out<f32>),
     states: Out<f32>,
     p: AttentionArgs,
-    scale: f32,
+    (scale, v_scale): (f32, f32),
 ) {
     // SAFETY: every lane of the consumers' warps is here.
     let (c, t) = unsafe { consumer::who() };
     // The turns, not at d = 256: its consumers have no register for them.
     let ping_pong = p.ping_pong && O::N <= 128;
     let c_scale = scale * LOG2_E;
-    let epilogue = TileStore::<T, O, S>::new(out, states, (p, c_scale), smem, (c, t));
+    let epilogue = TileStore::<T, O, S>::new(out, states, (p, c_scale, v_scale), smem, (c, t));
     // SAFETY: the warpgroup, converged; initialized; `o` and `lse` hold
     // the problem's rows, and with a split the workspace its size (the
     // launch's contract).
-    unsafe { Consumer { c, t, smem, ping_pong }.run::<T, O, S>(p, epilogue, c_scale) };
+    unsafe { Consumer { c, t, smem, ping_pong }.run::<I, O, S>(p, epilogue, c_scale) };
 }
 
-/// One kernel per head dimension `$d` (O's accumulators `$o`, S's `$s`).
+/// One kernel per head dimension `$d` and input element `$in` of `$e`
+/// bytes (O's accumulators `$o`, S's `$s`); O is `T`.
 macro_rules! head_dims {
-    ($($(#[$doc:meta])* $name:ident($d:literal, $o:ty, $s:ty);)*) => {$(
+    ($($(#[$doc:meta])* $name:ident($d:literal, $in:ty, $e:literal, $o:ty, $s:ty);)*) => {$(
         $(#[$doc])*
         #[kernel(
             block = THREADS,
-            shared = shared_bytes($d),
+            shared = shared_bytes($d, $e),
             tile = [BR, 1],
             min_blocks = 1,
             persistent = true,
@@ -230,6 +232,7 @@ macro_rules! head_dims {
             s_q: u32,
             s_k: u32,
             scale: f32,
+            v_scale: f32,
             flags: u32,
         ) {
             let p = AttentionArgs {
@@ -243,7 +246,7 @@ macro_rules! head_dims {
                 group: flags >> GROUP_SHIFT,
                 split: flags & SPLIT != 0,
             };
-            hopper::<T, $o, $s>(maps, (o, lse), states, p, scale);
+            hopper::<$in, T, $o, $s>(maps, (o, lse), states, p, (scale, v_scale));
         }
     )*};
 }
@@ -260,6 +263,7 @@ head_dims! {
     /// x 64), through which alone the
     /// kernel reads Q, K and V; O `[b, heads, s_q, 64]`, lse `[b, heads, s_q]`;
     /// `kv_heads` divides `heads`; every size at least 1; `scale > 0`;
+    /// `v_scale` multiplies O (1 but for FP8's descale);
     /// `flags` of [`CAUSAL`], [`PING_PONG`] and [`SPLIT`], and above
     /// [`GROUP_SHIFT`] the causal deal's heads per group: 0, or a divisor
     /// of `b heads` that is a multiple of `heads / kv_heads`. With
@@ -267,18 +271,51 @@ head_dims! {
     /// words, for [`attention_merge()`] to finish; without, it is not
     /// touched.
     /// Measured: `BENCHMARKS.md`, rows `attention_hopper_d64`.
-    attention_hopper_d64(64, [f32; 32], [f32; 64]);
+    attention_hopper_d64(64, T, 2, [f32; 32], [f32; 64]);
     /// 3. Fused attention on Hopper at `d = 128`: as
     /// [`attention_hopper_d64()`].
     ///
     /// Launch: as [`attention_hopper_d64()`], rows of 128.
     /// Measured: `BENCHMARKS.md`, rows `attention_hopper_d128`.
-    attention_hopper_d128(128, [f32; 64], [f32; 64]);
+    attention_hopper_d128(128, T, 2, [f32; 64], [f32; 64]);
     /// 3. Fused attention on Hopper at `d = 256`: as
     /// [`attention_hopper_d64()`], with key tiles of 64 (O is 128 registers
     /// a thread) and two stages.
     ///
     /// Launch: as [`attention_hopper_d64()`], rows of 256.
     /// Measured: `BENCHMARKS.md`, rows `attention_hopper_d256`.
-    attention_hopper_d256(256, [f32; 128], [f32; 32]);
+    attention_hopper_d256(256, T, 2, [f32; 128], [f32; 32]);
+    /// 3c. FP8 attention on Hopper at `d = 64`: Q, K and V in E4M3, O in
+    /// `T`. The same kernel as [`attention_hopper_d64()`] on half the
+    /// bytes: `Q Kᵀ` is `wgmma` `k32` on E4M3 (64-byte rows: the 64-byte
+    /// swizzle), P is rounded to E4M3 (`cvt.rn.satfinite.e4m3x2.f32`)
+    /// and packed four a register as `P V`'s A fragments, and V comes
+    /// transposed: FP8 `wgmma` reads B K-major only, and `P V`'s k is
+    /// the keys. Vᵀ's keys are permuted within each 16 as packed P's
+    /// bytes are ([`crate::dev::wgmma::fp8_column`]: [`fp8_v_transpose()`]
+    /// writes it so), so P's registers need no shuffle. Descales: Q's and
+    /// K's join `scale`, V's is `v_scale`. Four stages.
+    ///
+    /// Launch: as [`attention_hopper_d64()`], Q and K E4M3 (maps with the
+    /// 64-byte swizzle, boxes 64 wide), and each K/V head's second map
+    /// Vᵀ's: `64 x s_kt` of [`fp8_v_transpose()`]'s output (`s_kt` its key
+    /// pitch), boxes of 64 x [`bc`]`(64)` with the 128-byte swizzle.
+    /// Measured: `BENCHMARKS.md`, rows `attention_hopper_e4m3_d64`.
+    attention_hopper_e4m3_d64(64, E4m3, 1, [f32; 32], [f32; 64]);
+    /// 3c. FP8 attention on Hopper at `d = 128`: as
+    /// [`attention_hopper_e4m3_d64()`], rows of 128 bytes (the 128-byte
+    /// swizzle).
+    ///
+    /// Launch: as [`attention_hopper_e4m3_d64()`], rows of 128, Vᵀ's boxes
+    /// 128 x 128.
+    /// Measured: `BENCHMARKS.md`, rows `attention_hopper_e4m3_d128`.
+    attention_hopper_e4m3_d128(128, E4m3, 1, [f32; 64], [f32; 64]);
+    /// 3c. FP8 attention on Hopper at `d = 256`: as
+    /// [`attention_hopper_e4m3_d64()`], key tiles of 64 (Vᵀ's rows of 64
+    /// keys: the 64-byte swizzle).
+    ///
+    /// Launch: as [`attention_hopper_e4m3_d64()`], rows of 256, Vᵀ's boxes
+    /// 256 x 64.
+    /// Measured: `BENCHMARKS.md`, rows `attention_hopper_e4m3_d256`.
+    attention_hopper_e4m3_d256(256, E4m3, 1, [f32; 128], [f32; 32]);
 }

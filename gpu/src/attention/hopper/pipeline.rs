@@ -3,14 +3,15 @@
 //! say when a buffer has landed and when its readers are done with it.
 //!
 //! **Layout** (from the first 1024-byte boundary, which the 128-byte
-//! swizzle needs): Q's [`BR`] x `d` tile, then `stages(d)` stages of a K
-//! tile and a V tile of `bc` x `d`. Every tile is stored as `d / 64`
-//! column blocks of 64 elements (128 bytes a row), each block `rows x 128`
-//! bytes, rows consecutive: what a TMA box of the tile's rows x 64 with the
-//! 128-byte swizzle writes (one box a block: 16 KB for 128 rows), and what the
-//! `wgmma` descriptors read (K-major: 8-row atoms 1024 bytes apart, the
-//! next k16 32 bytes on; MN-major V: the next 8 keys 1024 bytes on, the
-//! next 64 columns one block on).
+//! swizzle needs): Q's [`BR`] x `d` tile, then `stages` stages of a K
+//! tile and a V tile of `bc` x `d` (FP8: Vᵀ, `d` x `bc`). Every tile is
+//! stored as column blocks of [`span_of`] its row's bytes (128, or 64 for
+//! a shorter row), each block `rows x span` bytes, rows consecutive: what
+//! a TMA box of the tile's rows x `span` bytes with the `span`-byte
+//! swizzle writes (one box a block: 16 KB for 128 rows of 128 bytes), and
+//! what the `wgmma` descriptors read (K-major: 8-row atoms `8 span` bytes
+//! apart, the next 32 bytes of k 32 bytes on; MN-major V: the next 8 keys
+//! 1024 bytes on, the next 64 columns one block on).
 //!
 //! **Mbarriers**: `q_full` (the producer's arrival and Q's bytes),
 //! `q_empty` (one arrival per consumer warpgroup once its last `Q Kᵀ` of
@@ -30,7 +31,8 @@
 //! its `Q Kᵀ` is done, while `P V` of that tile may still run.
 
 use super::scheduler::{AttentionArgs, Deal, PLAN, WorkTile};
-use super::{BOX, BR, SPAN};
+use super::{BR, SPAN};
+use crate::dev::Element;
 use crate::dev::barrier::{Mbarrier, fence_init};
 use crate::dev::pipeline::PipelineState;
 use crate::dev::schedule::TileScheduler;
@@ -44,11 +46,26 @@ const BARRIERS: usize = 4 + 4 * 4;
 /// Pins: a word per consumer warp ([`Smem::pin`]).
 const PINS: usize = 8;
 
-/// Shared memory bytes for head dimension `d`, key tiles of `bc` and
-/// `stages` stages: the slack to the 1024-byte boundary, Q, the stages,
-/// the mbarriers, the pins, the block's plan.
-pub const fn shared_bytes_for(d: usize, bc: usize, stages: usize) -> usize {
-    1024 + 2 * BR * d + stages * 2 * 2 * bc * d + 8 * BARRIERS + 4 * PINS + 4 * PLAN
+/// Shared memory bytes for head dimension `d`, key tiles of `bc`,
+/// `stages` stages and elements of `e` bytes: the slack to the 1024-byte
+/// boundary, Q, the stages, the mbarriers, the pins, the block's plan.
+pub const fn shared_bytes_for(d: usize, bc: usize, stages: usize, e: usize) -> usize {
+    1024 + e * BR * d + stages * 2 * e * bc * d + 8 * BARRIERS + 4 * PINS + 4 * PLAN
+}
+
+/// The most K/V stages the mbarriers provide for.
+pub const MAX_STAGES: usize = 4;
+
+/// The swizzle span of a tile whose rows are `row_bytes` long: 128 bytes,
+/// or a shorter row's own 64 (an FP8 row of 64, a Vᵀ row of 64 keys).
+pub(in crate::attention) const fn span_of(row_bytes: usize) -> usize {
+    if row_bytes >= SPAN { SPAN } else { row_bytes }
+}
+
+/// Whether V's tiles are Vᵀ (`d` x keys): FP8 `wgmma` reads B K-major
+/// only, and the keys are `P V`'s k.
+pub(in crate::attention) const fn v_transposed<I: Element>() -> bool {
+    I::BYTES == 1
 }
 
 /// The block's shared memory, as every role sees it.
@@ -62,29 +79,31 @@ pub(super) struct Smem {
     d: usize,
     bc: usize,
     stages: usize,
+    /// Bytes of an input element (2, or 1 for FP8).
+    e: usize,
 }
 
 impl Smem {
     /// This launch's layout for head dimension `d`, key tiles of `bc`,
-    /// `stages` stages.
+    /// `stages` stages, elements of `e` bytes.
     #[inline(always)]
-    pub fn new(d: usize, bc: usize, stages: usize) -> Smem {
+    pub fn new(d: usize, bc: usize, stages: usize, e: usize) -> Smem {
         let base = swizzle_base();
-        let bars_at = shared_bytes_for(d, bc, stages) - 8 * BARRIERS - 4 * PINS - 4 * PLAN;
-        // SAFETY: the launch passes `shared_bytes_for(d, bc, stages)`: the
+        let bars_at = shared_bytes_for(d, bc, stages, e) - 8 * BARRIERS - 4 * PINS - 4 * PLAN;
+        // SAFETY: the launch passes `shared_bytes_for(d, bc, stages, e)`: the
         // mbarriers lie past the slack, Q and the stages, 8-aligned.
         let bars = unsafe { SharedArray::<u64>::launch_sized_at(bars_at) };
         // SAFETY: the pins follow the mbarriers, 4-aligned.
         let pins = unsafe { SharedArray::<f32>::launch_sized_at(bars_at + 8 * BARRIERS) };
         // SAFETY: the plan follows the pins, 4-aligned.
         let plan = unsafe { SharedArray::<u32>::launch_sized_at(bars_at + 8 * BARRIERS + 4 * PINS) };
-        Smem { base, bars, pins, plan, d, bc, stages }
+        Smem { base, bars, pins, plan, d, bc, stages, e }
     }
 
     /// Bytes of one K (or V) tile.
     #[inline(always)]
     fn kv_bytes(self) -> usize {
-        2 * self.bc * self.d
+        self.e * self.bc * self.d
     }
 
     /// Q's tile.
@@ -96,7 +115,7 @@ impl Smem {
     /// Stage `s`'s K tile.
     #[inline(always)]
     pub fn k(self, s: usize) -> *mut u8 {
-        self.base.wrapping_add(2 * BR * self.d + 2 * s * self.kv_bytes())
+        self.base.wrapping_add(self.e * BR * self.d + 2 * s * self.kv_bytes())
     }
 
     /// Stage `s`'s V tile.
@@ -190,14 +209,11 @@ pub(in crate::attention) fn swizzle_base() -> *mut u8 {
     raw.wrapping_add((1024 - shared_address(raw) as usize % 1024) % 1024)
 }
 
-/// `rows x d` of the matrix of map `map` from row `row0` into the tile at
-/// `at` (`rows` rows, column blocks as the layout says), counting on
-/// `bar`: `rows / box_rows x d / 64` boxes of `box_rows` x 64 (the map's).
+/// `rows x d` 16-bit elements of the matrix of map `map` from row `row0`
+/// into the tile at `at`: [`copy_boxes`] from column 0.
 ///
 /// # Safety
-/// As for [`copy_2d`]; the tile has `rows x d` elements at `at`; the map's
-/// boxes are `box_rows` x 64, and `box_rows` (a multiple of 8) divides
-/// `rows`.
+/// As for [`copy_boxes`], with boxes of `box_rows` x 64.
 #[inline(always)]
 pub(in crate::attention) unsafe fn copy_tile(
     at: *mut u8,
@@ -206,12 +222,39 @@ pub(in crate::attention) unsafe fn copy_tile(
     (rows, d, box_rows): (usize, usize, usize),
     bar: Mbarrier,
 ) {
-    for cb in 0..d / BOX {
+    // SAFETY: the caller's contract.
+    unsafe { copy_boxes(at, (maps, map), (0, row0), (rows, d, box_rows), 2, bar) };
+}
+
+/// `rows x cols` elements of `e` bytes of the matrix of map `map`, from
+/// `(col0, row0)`, into the tile at `at` (column blocks as the layout
+/// says), counting on `bar`: `rows / box_rows` boxes of `box_rows` x
+/// `span / e` (the map's, `span` = [`span_of`]`(cols e)`) per column block.
+///
+/// # Safety
+/// As for [`copy_2d`]; the tile has `rows x cols` elements at `at`; the
+/// map's boxes are as above, and `box_rows` (a multiple of 8) divides
+/// `rows`.
+#[inline(always)]
+pub(in crate::attention) unsafe fn copy_boxes(
+    at: *mut u8,
+    (maps, map): (In<u64>, usize),
+    (col0, row0): (usize, usize),
+    (rows, cols, box_rows): (usize, usize, usize),
+    e: usize,
+    bar: Mbarrier,
+) {
+    let span = span_of(cols * e);
+    let per_box = span / e;
+    for cb in 0..cols / per_box {
         for rb in 0..rows / box_rows {
-            let dst = at.wrapping_add(cb * rows * SPAN + rb * box_rows * SPAN);
+            let dst = at.wrapping_add(cb * rows * span + rb * box_rows * span);
+            let at = ((col0 + cb * per_box) as i32, (row0 + rb * box_rows) as i32);
             // SAFETY: the caller's contract; each box on a 1024-byte
-            // boundary (8-row multiples of 128 bytes), inside the tile.
-            unsafe { copy_2d(dst, maps, map, ((cb * BOX) as i32, (row0 + rb * box_rows) as i32), bar) };
+            // boundary (rows of `span` bytes, 8-row multiples of 1024 or
+            // of 512 with 64-byte rows: the 64-byte swizzle's atom), inside
+            // the tile.
+            unsafe { copy_2d(dst, maps, map, at, bar) };
         }
     }
 }
@@ -221,16 +264,18 @@ pub(in crate::attention) unsafe fn copy_tile(
 /// tile's K and V into the ring, K one tile ahead of V (see the module),
 /// each buffer once both consumers released its last round. Map 0 is Q's (`b heads
 /// s_q x d`), maps `1 + 2 i` and `2 + 2 i` K/V head `i`'s K and V (`s_k x
-/// d` each: rows past `s_k` read as zeros).
+/// d` each: rows past `s_k` read as zeros; with FP8, V's map is Vᵀ's, `d
+/// x s_k`, columns past `s_k` reading as zeros).
 ///
 /// # Safety
 /// One thread; the mbarriers initialized ([`Smem::init`]); `maps` holds
-/// `1 + 2 b kv_heads` maps with the 128-byte swizzle, Q's boxes [`BR`] x
-/// 64, K's and V's `bc` x 64; the consumers walk the same tiles.
+/// `1 + 2 b kv_heads` maps with the swizzle of their rows ([`span_of`]),
+/// Q's boxes [`BR`] rows, K's `bc`, Vᵀ's `d`, each a span wide; the
+/// consumers walk the same tiles.
 #[inline(always)]
-pub(super) unsafe fn produce(smem: Smem, maps: In<u64>, p: AttentionArgs) {
-    let (d, bc) = (smem.d, smem.bc);
-    let bytes = (2 * bc * d) as u32;
+pub(super) unsafe fn produce<I: Element>(smem: Smem, maps: In<u64>, p: AttentionArgs) {
+    let (d, bc, e) = (smem.d, smem.bc, I::BYTES);
+    let bytes = (e * bc * d) as u32;
     // The block's key tiles so far (K's and V's stage and round).
     let mut kv = smem.ring();
     // SAFETY: the plan written before the block's barrier.
@@ -248,7 +293,11 @@ pub(super) unsafe fn produce(smem: Smem, maps: In<u64>, p: AttentionArgs) {
                 smem.v_empty(s).wait(phase);
             }
             smem.v_full(s).arrive_expect_tx(bytes);
-            copy_tile(smem.v(s), (maps, v_map), j * bc, (bc, d, bc), smem.v_full(s));
+            if v_transposed::<I>() {
+                copy_boxes(smem.v(s), (maps, v_map), (j * bc, 0), (d, bc, d), e, smem.v_full(s));
+            } else {
+                copy_boxes(smem.v(s), (maps, v_map), (0, j * bc), (bc, d, bc), e, smem.v_full(s));
+            }
         };
         // SAFETY: as above.
         unsafe {
@@ -257,8 +306,8 @@ pub(super) unsafe fn produce(smem: Smem, maps: In<u64>, p: AttentionArgs) {
             if let Some(phase) = PipelineState::new(1).at(n).refill_phase() {
                 smem.q_empty().wait(phase);
             }
-            smem.q_full().arrive_expect_tx((2 * BR * d) as u32);
-            copy_tile(smem.q(), (maps, 0), bh * p.s_q as usize + q0, (BR, d, BR), smem.q_full());
+            smem.q_full().arrive_expect_tx((e * BR * d) as u32);
+            copy_boxes(smem.q(), (maps, 0), (0, bh * p.s_q as usize + q0), (BR, d, BR), e, smem.q_full());
         }
         for j in j0..key_tiles {
             let j = j as usize;
@@ -269,7 +318,7 @@ pub(super) unsafe fn produce(smem: Smem, maps: In<u64>, p: AttentionArgs) {
                     smem.k_empty(s).wait(phase);
                 }
                 smem.k_full(s).arrive_expect_tx(bytes);
-                copy_tile(smem.k(s), (maps, k_map), j * bc, (bc, d, bc), smem.k_full(s));
+                copy_boxes(smem.k(s), (maps, k_map), (0, j * bc), (bc, d, bc), e, smem.k_full(s));
             }
             if j > j0 as usize {
                 v_tile(kv.previous(), j - 1);

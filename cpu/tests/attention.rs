@@ -326,9 +326,16 @@ fn sweep_and_targets_files() {
     assert!(!targets.attention.is_empty());
     for t in &targets.attention {
         assert!(["flash", "hopper", "unfused"].contains(&t.step.as_str()), "{}: step {}", t.what, t.step);
-        assert!(["FLASH", "CUDNN"].contains(&t.backend.as_str()), "{}: backend {}", t.what, t.backend);
+        // A backend of torch's, or (with its rate) a paper's.
         assert!(
-            sweep.iter().any(|p| t.applies(p.d, (p.s_q, p.s_k))),
+            ["FLASH", "CUDNN"].contains(&t.backend.as_str()) || t.tflops.is_some(),
+            "{}: backend {}",
+            t.what,
+            t.backend
+        );
+        assert!(t.precisions.iter().all(|p| ["bf16", "f16", "e4m3"].contains(&p.as_str())), "{}", t.what);
+        assert!(
+            sweep.iter().any(|p| t.applies(p.d, (p.s_q, p.s_k), p.causal)),
             "{} covers no problem of the sweep",
             t.what
         );

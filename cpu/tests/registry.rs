@@ -96,14 +96,14 @@ fn launch_bounds_in_the_ptx_are_the_declared_ones() {
         // kernels (two blocks an SM: seven forms, three outputs), its 9
         // grouped kernels (three precisions, three outputs), its 6
         // block-scaled FP8 kernels (dense and grouped, three outputs), the
-        // Hopper attention kernels (three head dimensions, two precisions)
-        // and the Hopper attention backward's (two head dimensions, two
-        // precisions).
+        // Hopper attention kernels (three head dimensions, two output
+        // precisions, 16-bit and FP8 inputs) and the Hopper attention
+        // backward's (two head dimensions, two precisions).
         let blas = kernel_lab::blas::plan::block_tile_kernels();
         assert_eq!(blas.len(), 16);
         assert!(blas.iter().all(|k| with_bounds.contains(k.kernel.name)));
         assert!(with_bounds.contains("tc_mma_bf16"));
-        let hopper = (5 + 120 + 21 + 9 + 6 + 6 + 4) * usize::from(p.arch == "sm_90a");
+        let hopper = (5 + 120 + 21 + 9 + 6 + 12 + 4) * usize::from(p.arch == "sm_90a");
         let decode = 6 + 6 * usize::from(p.arch == "sm_90a");
         assert_eq!(with_bounds.len(), 7 + blas.len() + 1 + decode + hopper, "{with_bounds:?}");
     }

@@ -6,8 +6,8 @@
 //! scores, `lse = ln sum_j e^(scale s_ij)` (what a backward pass needs), is
 //! `[batch, heads, s_q]` in `f32`. Grouped-query attention: `kv_heads`
 //! divides `heads`, and query head `h` reads K/V head `h / (heads /
-//! kv_heads)`. Inputs and O are bf16 or f16 (a 16-bit [`crate::dev::Element`]); scores, sums and
-//! the accumulators are `f32`.
+//! kv_heads)`. Inputs and O are bf16 or f16 (a 16-bit [`crate::dev::Element`]); the Hopper
+//! step also takes E4M3 inputs (FP8, O in bf16 or f16). Scores, sums and the accumulators are `f32`.
 //!
 //! Causal masking with `s_q != s_k` aligns the diagonal bottom-right, as
 //! FlashAttention-2 does: query `i` sees keys `j <= i + s_k - s_q`, so the

@@ -6,7 +6,9 @@
 //! backends on the same problems; a causal mask torch aligns top-left
 //! where ours is bottom-right is left out). Per precision: a table of every step
 //! beside both peers with the best step's ratio to each, and a plot of
-//! TFLOP/s by problem, ours beside FLASH and CUDNN.
+//! TFLOP/s by problem, ours beside FLASH and CUDNN. FP8 (`e4m3`), which
+//! torch's SDPA refuses, is set beside torch's bf16 backends, and its
+//! table is followed by the accuracy table the run printed after it.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -58,17 +60,23 @@ pub struct Run {
     ours: Ours,
     peers: Peers,
     peer_device: String,
+    /// The accuracy table after the sweep's (FP8's: O's RMSE beside bf16's).
+    accuracy: Vec<Vec<String>>,
 }
 
 /// Every `sweep-*.md` in `dir` with the `torch-sdpa-*.md` beside it.
 pub fn read(dir: &Path) -> Result<Vec<Run>> {
     let mut runs = Vec::new();
     for (rest, path) in tables(dir, "sweep-")? {
-        let peer = dir.join(format!("torch-sdpa-{rest}"));
+        let precision = precision_of(&rest);
+        // torch refuses FP8: its bf16 backends stand beside e4m3.
+        let peer_rest = if precision == FP8 { rest.replacen(FP8, "bf16", 1) } else { rest.clone() };
+        let peer = dir.join(format!("torch-sdpa-{peer_rest}"));
         let (device, ours) = parse_ours(&path)?;
         let (peer_device, peers) =
             if peer.exists() { parse_peers(&peer)? } else { (String::new(), BTreeMap::new()) };
-        runs.push(Run { precision: precision_of(&rest), device, ours, peers, peer_device });
+        let accuracy = table(&crate::files::read_file(&path)?, 1).collect();
+        runs.push(Run { precision, device, ours, peers, peer_device, accuracy });
     }
     if runs.is_empty() {
         return Err(Error::InvalidInput(format!("--attention {}: no sweep-*.md tables", dir.display())));
@@ -93,13 +101,33 @@ pub(super) fn precision_of(rest: &str) -> String {
     rest.trim_end_matches(".md").split('-').next().unwrap_or_default().to_string()
 }
 
-/// The table's rows as cells (header and rule left out).
+/// The first table's rows as cells (header and rule left out).
 pub(super) fn rows(text: &str) -> impl Iterator<Item = Vec<String>> + '_ {
+    table(text, 0)
+}
+
+/// The rows of table `n` (counted from 0; tables are parted by an empty
+/// line, and within one the lines that do not start with `|`, such as a
+/// run's progress, are passed over), as cells, header and rule left out.
+pub(super) fn table(text: &str, n: usize) -> impl Iterator<Item = Vec<String>> + '_ {
+    let mut index = 0;
+    let mut seen = false;
     text.lines()
-        .filter(|l| l.starts_with('|'))
+        .filter(move |l| {
+            let row = l.starts_with('|');
+            if seen && l.trim().is_empty() {
+                index += 1;
+                seen = false;
+            }
+            seen |= row;
+            row && index == n
+        })
         .map(|l| l.trim_matches('|').split('|').map(|c| c.trim().to_string()).collect::<Vec<_>>())
         .skip(2)
 }
+
+/// The FP8 precision's name.
+const FP8: &str = "e4m3";
 
 /// The word a deterministic backward's problem ends with, and its steps'
 /// names in the report.
@@ -206,21 +234,23 @@ pub(super) fn ratio(ours: f64, peer: Option<f64>) -> String {
 
 pub(super) const BACKENDS: [&str; 2] = ["FLASH", "CUDNN"];
 
-/// The targets' table for one run: each target's lowest ratio over the
-/// problems it covers (where the step and the backend both ran).
+/// The targets' table for one run in `precision`: each of its targets'
+/// lowest ratio over the problems it covers (where the step and the
+/// backend both ran; a target's own rate stands for the backend where it
+/// names one).
 pub(super) fn targets(
     targets: &[super::targets::AttentionTarget],
-    ours: &Ours,
+    (ours, precision): (&Ours, &str),
     peer: impl Fn(&Key, &str) -> Option<f64>,
 ) -> String {
     let mut t = Table::new(vec!["target", "lowest", "met", "why (where missed)"]);
-    for target in targets {
+    for target in targets.iter().filter(|t| t.precisions.iter().any(|p| p == precision)) {
         let lowest = ours
             .iter()
-            .filter(|(k, _)| target.applies(k.d, (k.s_q, k.s_k)))
+            .filter(|(k, _)| target.applies(k.d, (k.s_q, k.s_k), k.causal))
             .filter_map(|(k, row)| {
                 let ours = row.iter().find(|x| x.step == target.step)?.tflops;
-                Some((ours / peer(k, &target.backend)?, k))
+                Some((ours / target.tflops.or_else(|| peer(k, &target.backend))?, k))
             })
             .min_by(|a, b| a.0.total_cmp(&b.0));
         t.row(verdict(&target.what, lowest, (target.least, &target.why)));
@@ -255,7 +285,13 @@ pub fn section(runs: &[Run], plots: Option<&Path>) -> Result<(String, Vec<(PathB
     for run in runs {
         md += &format!("### {}\n\n{}\n\n", run.precision, run.device);
         if !run.peer_device.is_empty() {
-            md += &format!("Peers: {}\n\n", run.peer_device);
+            let bf16 = if run.precision == FP8 { " (bf16: torch's SDPA refuses FP8)" } else { "" };
+            md += &format!("Peers{bf16}: {}\n\n", run.peer_device);
+        }
+        if run.precision == FP8 {
+            md += "FP8: Q, K and V in E4M3 with one descale per tensor, O in bf16 (`attention --precision \
+                   e4m3`); `hopper` is the kernel alone, `hopper+vt` adds the pass that transposes V \
+                   (FP8 `wgmma` reads V K-major only), once per V.\n\n";
         }
         let steps = step_names(&run.ours);
         let mut header = vec!["problem".to_string()];
@@ -275,8 +311,11 @@ pub fn section(runs: &[Run], plots: Option<&Path>) -> Result<(String, Vec<(PathB
         }
         md += &t.markdown();
         md += "\n";
+        if !run.accuracy.is_empty() {
+            md += &accuracy(run);
+        }
         md += &format!("Targets, {}:\n\n", run.precision);
-        md += &targets(&super::targets::targets().attention, &run.ours, peer);
+        md += &targets(&super::targets::targets().attention, (&run.ours, &run.precision), peer);
         md += "\nWhat bounds each step, and what was tried: `docs/notes.md`, \"Attention, step 2\" and \
                \"Attention, step 3\" (ncu's stall samples by instruction, A/B runs).\n\n";
         if let Some(dir) = plots {
@@ -292,6 +331,23 @@ pub fn section(runs: &[Run], plots: Option<&Path>) -> Result<(String, Vec<(PathB
         }
     }
     Ok((md, drawn))
+}
+
+/// A run's accuracy table (FP8: O's RMSE against the `f64` reference of
+/// the unrounded inputs, beside the bf16 step's on the same inputs), as
+/// the run printed it.
+fn accuracy(run: &Run) -> String {
+    let mut t = Table::new(vec!["problem", "inputs", "RMSE e4m3", "RMSE bf16", "e4m3 / bf16", "RMS of O"]);
+    for cells in &run.accuracy {
+        let key = our_key(&cells[0]).map_or(cells[0].clone(), |k| k.to_string());
+        t.row(std::iter::once(key).chain(cells.iter().skip(1).cloned()).collect::<Vec<String>>());
+    }
+    format!(
+        "Accuracy: O's RMSE against the `f64` reference of the inputs before any rounding, ours in \
+         e4m3 beside our bf16 Hopper step on the same inputs; `outliers` is FlashAttention-3's case, \
+         `N(0, 1) + N(0, 100) Bernoulli(0.001)`.\n\n{}\n",
+        t.markdown()
+    )
 }
 
 /// The steps of `ours`, in the order they first appear.
@@ -350,6 +406,15 @@ pub(super) fn plot(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_of_two_tables_reads_as_two() {
+        let text =
+            "device\n\n| a | b |\n| --- | --- |\nprogress\n| 1 | 2 |\n| 3 | 4 |\n\n| c |\n| --- |\n| 5 |\n";
+        assert_eq!(rows(text).collect::<Vec<_>>(), vec![vec!["1", "2"], vec!["3", "4"]]);
+        assert_eq!(table(text, 1).collect::<Vec<_>>(), vec![vec!["5"]]);
+        assert_eq!(table(text, 2).count(), 0);
+    }
 
     #[test]
     fn both_tables_name_a_problem_alike() {

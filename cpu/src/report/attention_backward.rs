@@ -201,7 +201,11 @@ pub fn section(runs: &[Run], plots: Option<&Path>) -> Result<(String, Vec<(PathB
                 row.iter().find(|x| x.step == b).map(|x| x.tflops)
             })
         };
-        md += &targets(&super::targets::targets().attention_backward, &run.ours, tflops_or_ours);
+        md += &targets(
+            &super::targets::targets().attention_backward,
+            (&run.ours, &run.precision),
+            tflops_or_ours,
+        );
         md += "\n";
         if let Some(dir) = plots {
             let file = format!("attention_backward_{}", run.precision);

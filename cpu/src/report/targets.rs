@@ -67,9 +67,11 @@ pub struct GemmWhy {
     pub why: String,
 }
 
-/// One attention target: a step against a backend, over the problems of
-/// head dimension `d` (any, where absent) with at least `min_seq` queries
-/// (and as many keys, where `equal_lengths`).
+/// One attention target: a step against a backend (or, with `tflops`,
+/// against a rate), over the problems of head dimension `d` (any, where
+/// absent) with at least `min_seq` queries (and as many keys, where
+/// `equal_lengths`; causal or not, where `causal` says), in the runs of
+/// `precisions` (bf16 and f16 where absent).
 #[derive(Deserialize)]
 pub struct AttentionTarget {
     pub what: String,
@@ -80,16 +82,30 @@ pub struct AttentionTarget {
     pub min_seq: usize,
     #[serde(default)]
     pub equal_lengths: bool,
+    pub causal: Option<bool>,
+    /// The runs' precisions it judges.
+    #[serde(default = "sixteen_bit")]
+    pub precisions: Vec<String>,
+    /// A rate in TFLOP/s that stands for the backend (the ratio is then
+    /// ours over it).
+    pub tflops: Option<f64>,
     pub least: f64,
     /// The cause where it is missed.
     pub why: String,
 }
 
+fn sixteen_bit() -> Vec<String> {
+    vec!["bf16".into(), "f16".into()]
+}
+
 impl AttentionTarget {
-    /// Whether the target covers a problem of head dimension `d` and
-    /// lengths `(s_q, s_k)`.
-    pub fn applies(&self, d: usize, (s_q, s_k): (usize, usize)) -> bool {
-        self.d.is_none_or(|x| x == d) && s_q >= self.min_seq && (!self.equal_lengths || s_q == s_k)
+    /// Whether the target covers a problem of head dimension `d`, lengths
+    /// `(s_q, s_k)` and mask `causal`.
+    pub fn applies(&self, d: usize, (s_q, s_k): (usize, usize), causal: bool) -> bool {
+        self.d.is_none_or(|x| x == d)
+            && s_q >= self.min_seq
+            && (!self.equal_lengths || s_q == s_k)
+            && self.causal.is_none_or(|c| c == causal)
     }
 }
 

@@ -12,25 +12,14 @@
 # and torch's backward peers in the same call. Tables last; the two
 # sweep tables go to results/attention/ as they are (backward-sweep-bf16-<card>.md,
 # torch-sdpa-backward-bf16-<card>.md), where `report --attention` reads them. Package the
-# binary here first (carry .device):
-#   cargo build --release && mkdir -p .device/pkg && cp target/release/attention .device/pkg/ &&
-#   strip .device/pkg/attention && git rev-parse --short=12 HEAD > .device/pkg/git-rev &&
-#   (cd .device && tar czf attention.tgz -C pkg attention git-rev) && rm -rf .device/pkg
-# then on the device: OUT=$OUT bash results/experiments/2026-12-05-attention-backward/run.sh
-set -uo pipefail
-D=.device
-OUT=${OUT:-/tmp/out}
+# binary here first (scripts/device-env.sh says how; carry .device), then
+# on the device: OUT=$OUT bash results/experiments/2026-12-05-attention-backward/run.sh
 # (What comes back from the device is at most 8 files: the sanitizers'
 # logs and the dump stay in $TMPD, the small runs go to the log.)
-TMPD=/tmp/backward
-mkdir -p "$OUT" "$D/bin" "$TMPD"
-export PATH=/usr/local/cuda/bin:$PATH
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-tar xzf $D/attention.tgz -C $D/bin
-export KERNEL_LAB_GIT_REV=$(cat $D/bin/git-rev)
+set -uo pipefail
+NAME=backward
+. scripts/device-env.sh
 A=$D/bin/attention
-LOG=$OUT/backward.log
-: > "$LOG"
 # PART=verify runs the verification, the sanitizers and the comparison;
 # PART=sweep the timings; both by default.
 PART=${PART:-all}

@@ -8,20 +8,12 @@
 # peer). PROFILE=1 adds ncu on the FP8 and bf16 kernels at 4·16·4096·128.
 # The sweep tables go to results/attention/ as they are
 # (sweep-e4m3-<card>.md, torch-sdpa-bf16-<card>.md). Package the binary
-# here first (carry .device), as results/experiments/2026-12-05-attention-backward/run.sh says;
-# then on the device: OUT=$OUT bash results/experiments/2026-12-05-attention-fp8/run.sh
+# here first (scripts/device-env.sh says how; carry .device), then on the
+# device: OUT=$OUT bash results/experiments/2026-12-05-attention-fp8/run.sh
 set -uo pipefail
-D=.device
-OUT=${OUT:-/tmp/out}
-TMPD=/tmp/fp8
-mkdir -p "$OUT" "$D/bin" "$TMPD"
-export PATH=/usr/local/cuda/bin:$PATH
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-tar xzf $D/attention.tgz -C $D/bin
-export KERNEL_LAB_GIT_REV=$(cat $D/bin/git-rev)
+NAME=fp8
+. scripts/device-env.sh
 A=$D/bin/attention
-LOG=$OUT/fp8.log
-: > "$LOG"
 echo "=== verify" | tee -a "$LOG"
 $A --precision e4m3 --heads 4 --kv-heads 2 --seq 77 --seq-k 300 --head-dim 64 --causal --iters 3 >> "$LOG" 2>&1 || echo "FAILED d64 causal" | tee -a "$LOG"
 $A --precision e4m3 --heads 2 --seq 300 --seq-k 77 --head-dim 128 --causal --iters 3 >> "$LOG" 2>&1 || echo "FAILED d128 s_q > s_k" | tee -a "$LOG"

@@ -57,6 +57,15 @@
 //! `MUFU.EX2` per tile at 16 a clock take `8 bc` clocks against the
 //! products' `128 bc d / 1024`: a ratio of `64 / d` (1 at `d = 64`, 1/2 at
 //! 128, 1/4 at 256), which only the overlap hides.
+//!
+//! **FP8** (`attention_hopper_e4m3_*`, step 3c): the same kernel on E4M3
+//! Q, K and V. Each byte is one element, so a tile's copies and shared
+//! memory are half as large (four stages at every `d`), and the tensor
+//! cores take the products at twice the rate (about 8192 FLOPs a clock).
+//! The exponentials do not speed up: their ratio to the products doubles
+//! to `128 / d`, 1 at `d = 128`, so the FP8 kernel at 128 is as bound by
+//! `MUFU.EX2` as the 16-bit one at 64. P is rounded to E4M3 (3 mantissa
+//! bits, `2^-4` relative) before `P V`; `transpose` says how V meets it.
 
 // `seq!` substitutes 0, 1, ... into index arithmetic.
 #![allow(clippy::erasing_op, clippy::identity_op)]

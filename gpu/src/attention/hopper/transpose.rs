@@ -66,14 +66,13 @@ pub fn fp8_v_transpose(v: In<E4m3>, vt: Out<E4m3>, s_k: u32, d: u32) {
         // Chunk `c` of the tile: key `c / 4`, bytes `16 (c mod 4)..`.
         let c = t + TRANSPOSE_THREADS * n;
         let (key, at) = (key0 + c / 4, col0 + 16 * (c % 4));
-        let chunk = if key < s_k {
-            // SAFETY: key < s_k and the 16 bytes lie inside the row (d is
-            // a multiple of 64), 16-byte aligned.
-            unsafe { words.load16::<4>(((head * s_k + key) * d + at) / 4) }
-        } else {
-            [0; 4]
-        };
-        for (i, word) in chunk.into_iter().enumerate() {
+        // Keys past `s_k` read the last key's bytes and keep zeros (a select
+        // per word: a branch between two arrays would put them on the stack).
+        let valid = key < s_k;
+        // SAFETY: the clamped key is below s_k, and the 16 bytes lie inside
+        // its row (d is a multiple of 64), 16-byte aligned.
+        let chunk = unsafe { words.load16::<4>(((head * s_k + key.min(s_k - 1)) * d + at) / 4) };
+        for (i, word) in chunk.map(|w| if valid { w } else { 0 }).into_iter().enumerate() {
             // SAFETY: 4 c + i < 1024 words; this thread's own.
             unsafe { tile.set(4 * c + i, word) };
         }

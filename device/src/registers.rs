@@ -100,25 +100,49 @@ macro_rules! opaque_move {
 opaque_move!(usize, "mov.b64", reg64);
 opaque_move!(u32, "mov.b32", reg32);
 
-/// The low halves (`HIGH` false) or the high halves (`HIGH` true) of two
-/// words as one: `x`'s in the low 16 bits, `y`'s in the high 16. One `prmt`
-/// (byte permute: selector `0x5410` or `0x7632` picks bytes of the pair
-/// `y:x`), where shifts and masks take two instructions: how 16-bit values
-/// from two rows become one register of a fragment.
+/// Four bytes picked from the eight of the pair `y:x` (`x`'s bytes 0-3,
+/// `y`'s 4-7): result byte `i` is byte `SELECTOR >> 4 i & 7` (`prmt.b32`,
+/// SASS `PRMT`, one instruction; the selector's sign-replicate bits are
+/// not used).
 #[inline(always)]
-pub fn pair_halves<const HIGH: bool>(x: u32, y: u32) -> u32 {
+pub fn byte_perm<const SELECTOR: u32>(x: u32, y: u32) -> u32 {
     #[cfg(target_arch = "nvptx64")]
     {
         let r: u32;
-        let selector: u32 = if HIGH { 0x7632 } else { 0x5410 };
         // SAFETY: a register-only permute.
         unsafe {
-            core::arch::asm!("prmt.b32 {r}, {x}, {y}, {s};", r = out(reg32) r, x = in(reg32) x, y = in(reg32) y, s = in(reg32) selector, options(pure, nomem, nostack))
+            core::arch::asm!("prmt.b32 {r}, {x}, {y}, {s};", r = out(reg32) r, x = in(reg32) x, y = in(reg32) y, s = const SELECTOR, options(pure, nomem, nostack))
         };
         r
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        if HIGH { x >> 16 | (y & 0xffff_0000) } else { (x & 0xffff) | y << 16 }
+        let pair = (y as u64) << 32 | x as u64;
+        (0..4).fold(0, |r, i| r | (((pair >> (8 * (SELECTOR >> (4 * i) & 7))) & 0xff) as u32) << (8 * i))
     }
+}
+
+/// The low halves (`HIGH` false) or the high halves (`HIGH` true) of two
+/// words as one: `x`'s in the low 16 bits, `y`'s in the high 16. One
+/// [`byte_perm`] (`0x5410` or `0x7632`), where shifts and masks take two
+/// instructions: how 16-bit values from two rows become one register of a
+/// fragment.
+#[inline(always)]
+pub fn pair_halves<const HIGH: bool>(x: u32, y: u32) -> u32 {
+    if HIGH { byte_perm::<0x7632>(x, y) } else { byte_perm::<0x5410>(x, y) }
+}
+
+/// A 4 x 4 byte transpose: byte `c` of word `r` of the result is byte `r`
+/// of word `c` of `w`. Six [`byte_perm`]s: the rows paired byte by byte
+/// (`0x5140`, `0x7362`), then the pairs' halves joined (`0x5410`, `0x7632`).
+#[inline(always)]
+pub fn transpose_bytes(w: [u32; 4]) -> [u32; 4] {
+    let (lo01, hi01) = (byte_perm::<0x5140>(w[0], w[1]), byte_perm::<0x7362>(w[0], w[1]));
+    let (lo23, hi23) = (byte_perm::<0x5140>(w[2], w[3]), byte_perm::<0x7362>(w[2], w[3]));
+    [
+        byte_perm::<0x5410>(lo01, lo23),
+        byte_perm::<0x7632>(lo01, lo23),
+        byte_perm::<0x5410>(hi01, hi23),
+        byte_perm::<0x7632>(hi01, hi23),
+    ]
 }

@@ -8,7 +8,7 @@
 //!   rounded to nearest even. The descales of Q and K join the score scale.
 //!   V's multiplies O.
 //! - **Verification** ([`run`]): every checked element within the bound
-//!   of [`super::reference`]'s FP8 arithmetic ([`Arithmetic::fp8`]). The
+//!   of [`mod@super::reference`]'s FP8 arithmetic ([`Arithmetic::fp8`]). The
 //!   reference is computed from the dequantized inputs, which are exact in
 //!   `f64`, so the bound covers the kernel and not the quantization.
 //! - **Accuracy** ([`Accuracy`]): the RMSE of O against the `f64` reference
@@ -144,7 +144,7 @@ impl<T: Element> Fp8Buffers<T> {
     }
 }
 
-/// Vᵀ as [`gpu::attention::hopper::fp8_v_transpose`] writes it, on the
+/// Vᵀ as [`gpu::attention::hopper::fp8_v_transpose()`] writes it, on the
 /// host: `[b kv_heads, d, transposed_keys(s_k)]`, column `x` of a head
 /// holding key `16 (x / 16) + fp8_column(x mod 16)` (zeros past `s_k`).
 pub fn transposed(p: &Problem, v: &[E4m3]) -> Vec<E4m3> {
@@ -172,7 +172,7 @@ pub fn kernel<T: Input>(p: &Problem) -> Result<&'static Kernel> {
 /// What the transpose pass takes.
 type TransposeSignature = (In<E4m3>, Out<E4m3>, u32, u32);
 
-/// Vᵀ from V ([`gpu::attention::hopper::fp8_v_transpose`]): once per V,
+/// Vᵀ from V ([`gpu::attention::hopper::fp8_v_transpose()`]): once per V,
 /// before [`launch_fp8`].
 pub fn transpose<T: Element>(gpu: &Gpu, p: &Problem, x: &mut Fp8Buffers<T>) -> Result<()> {
     use gpu::attention::hopper::{TRANSPOSE_COLUMNS, TRANSPOSE_KEYS, transposed_keys};

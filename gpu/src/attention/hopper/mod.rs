@@ -134,7 +134,7 @@ pub const fn bc(d: usize) -> usize {
 }
 
 /// K/V stages for head dimension `d` and elements of `e` bytes: as many
-/// as shared memory holds, at most [`pipeline::MAX_STAGES`] (16-bit: 4
+/// as shared memory holds, at most `pipeline::MAX_STAGES` (16-bit: 4
 /// at `d = 64`, 3 at 128, 2 at 256; FP8: 4).
 pub const fn stages(d: usize, e: usize) -> usize {
     let mut n = pipeline::MAX_STAGES;

@@ -64,8 +64,11 @@ pub fn fp8_v_transpose(v: In<E4m3>, vt: Out<E4m3>, s_k: u32, d: u32) {
     let (s_k, d) = (s_k as usize, d as usize);
     let s_kt = transposed_keys(s_k);
     let t = thread_idx_x() as usize;
-    let (key0, col0, head) =
-        (block_idx_x() as usize * TRANSPOSE_KEYS, block_idx_y() as usize * TRANSPOSE_COLUMNS, block_idx_z() as usize);
+    let (key0, col0, head) = (
+        block_idx_x() as usize * TRANSPOSE_KEYS,
+        block_idx_y() as usize * TRANSPOSE_COLUMNS,
+        block_idx_z() as usize,
+    );
     // SAFETY: the launch passes the tile's bytes.
     let tile = unsafe { SharedArray::<u32>::launch_sized() };
     let words = v.recast::<u32>();

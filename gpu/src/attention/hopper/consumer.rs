@@ -3,8 +3,9 @@
 //! finished tile handed to the kernel's epilogue (`epilogue`).
 //!
 //! **Per key tile `j`** (stage `s`): wait for K; in its turn, issue `S_j =
-//! Q K_jᵀ` (`d / 16` `wgmma`s, A = Q and B = K from shared memory) and
-//! then `O += P_{j-1} V_{j-1}` (`bc / 16` `wgmma`s, A = P from registers),
+//! Q K_jᵀ` (`d / 16` `wgmma`s, FP8 `d / 32`; A = Q and B = K from shared
+//! memory) and then `O += P_{j-1} V_{j-1}` (`bc / 16` `wgmma`s, FP8 `bc /
+//! 32` on Vᵀ; A = P from registers),
 //! two groups; hand the turn over; wait for the first group only
 //! (`wait_group 1`) and run the softmax of `S_j` (mask, row maxima, `P_j =
 //! 2^(S c - m c)` in place, row sums, the rescale factor) while `P_{j-1}

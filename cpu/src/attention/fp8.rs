@@ -221,6 +221,9 @@ pub struct Fp8Outcome {
     pub timing: Option<Timing>,
     pub transpose: Option<Timing>,
     pub accuracy: Vec<Accuracy>,
+    /// On the emulator: the uniform run's bank-conflict and sector
+    /// analysis (the Vᵀ pass and the kernel).
+    pub analysis: Option<emu::Analysis>,
 }
 
 /// Verifies the FP8 step on `p` (outputs poisoned first) on uniform
@@ -234,6 +237,7 @@ pub fn run<T: Element>(gpu: &Gpu, p: &Problem, runs: Option<Runs>, accuracy: boo
     let mut worst = Ok(0.0f64);
     let mut measured = Vec::new();
     let mut timed = None;
+    let mut analysis = None;
     for &kind in kinds {
         let raw = kind.draw(p, 0xf8a7);
         let quantized: Vec<Quantized> = raw.iter().map(|x| Quantized::of(x)).collect();
@@ -243,9 +247,15 @@ pub fn run<T: Element>(gpu: &Gpu, p: &Problem, runs: Option<Runs>, accuracy: boo
         let want = reference_with(p, (&q, &k, &v), &rows, arithmetic);
         gpu.poison(&mut x.o)?;
         gpu.poison(&mut x.lse)?;
-        transpose(gpu, p, &mut x)?;
-        launch_fp8(gpu, p, &mut x)?;
-        gpu.sync()?;
+        let analyze = gpu.is_emulator() && kind == Distribution::Uniform;
+        gpu.set_analysis(analyze);
+        let launched =
+            transpose(gpu, p, &mut x).and_then(|()| launch_fp8(gpu, p, &mut x)).and_then(|()| gpu.sync());
+        gpu.set_analysis(false);
+        if analyze {
+            analysis = Some(gpu.take_analysis());
+        }
+        launched?;
         let (o, lse) = (gpu.download(&x.o)?, gpu.download(&x.lse)?);
         let name = format!("attention hopper e4m3 ({} inputs)", kind.name());
         match (verify(&name, p, &o, &lse, &want), &worst) {
@@ -265,7 +275,7 @@ pub fn run<T: Element>(gpu: &Gpu, p: &Problem, runs: Option<Runs>, accuracy: boo
         timing = Some(bench::time(gpu, runs, || launch_fp8(gpu, p, x))?);
         transposed = Some(bench::time(gpu, runs, || transpose(gpu, p, x))?);
     }
-    Ok(Fp8Outcome { worst, timing, transpose: transposed, accuracy: measured })
+    Ok(Fp8Outcome { worst, timing, transpose: transposed, accuracy: measured, analysis })
 }
 
 /// The RMSE of the FP8 step's O (`fp8_o`) and of the bf16 Hopper step's

@@ -1,5 +1,6 @@
 //! The attention family: every step of `crate::attention` verified and
-//! timed at the suite's sizes, in bf16 and f16.
+//! timed at the suite's sizes, in bf16 and f16, and the Hopper step on FP8
+//! inputs (`crate::attention::fp8`, O in bf16).
 
 use gpu::launch::{Kernel, registry};
 
@@ -10,7 +11,7 @@ use crate::runtime::Result;
 use super::{About, Family, Run};
 use crate::attention::{Element, Problem, Step, run_steps};
 
-/// The family: fused and unfused attention, bf16 and f16.
+/// The family: fused and unfused attention, bf16 and f16; FP8 on Hopper.
 pub struct Attention;
 
 
@@ -53,6 +54,25 @@ fn run_precision<P: gemm::Precision<Input: Element>>(run: &Run, s: usize, kernel
         .collect())
 }
 
+/// The FP8 step's record at size `s`, where `kernels` names it and the
+/// device has it (sm_90a): verified on uniform inputs (its RMSE is the
+/// `attention` binary's), then timed without its Vᵀ pass.
+fn run_fp8(run: &Run, s: usize, kernels: &[&'static Kernel]) -> Result<Vec<Record>> {
+    let p = suite_problem(s, run.gpu.is_emulator());
+    let kernel = crate::attention::fp8::kernel::<half::bf16>(&p)?;
+    if !kernels.iter().any(|&k| std::ptr::eq(k, kernel)) || run.gpu.has_kernel(kernel).is_err() {
+        return Ok(Vec::new());
+    }
+    (run.progress)(&format!("attention {p} e4m3"));
+    let outcome = crate::attention::fp8::run::<half::bf16>(run.gpu, &p, run.runs, false)?;
+    let mut r = Record::new("attention", kernel.name, "e4m3", run.size);
+    r.verified = outcome.worst.is_ok();
+    r.error = outcome.worst.clone().err();
+    r.relative_error = outcome.worst.ok();
+    r.analysis = outcome.analysis.as_ref().map(|a| AnalysisColumns::from(run.size.lead(), a));
+    Ok(vec![r.timed(outcome.timing, Rate::Flops { flops: p.flops(), peer: "-", peer_tflops: None })])
+}
+
 impl Family for Attention {
     fn about(&self) -> &'static About {
         &About {
@@ -90,6 +110,7 @@ impl Family for Attention {
         let s = run.size.one("attention")?;
         let mut records = run_precision::<Bf16>(run, s, run.kernels)?;
         records.extend(run_precision::<F16>(run, s, run.kernels)?);
+        records.extend(run_fp8(run, s, run.kernels)?);
         Ok(records)
     }
 
@@ -99,7 +120,8 @@ impl Family for Attention {
          it moves at least 16 bytes per score. Step 2 (`attention_flash_d*`) is FlashAttention-2 on `mma.sync`: S \
          and P stay in registers. Step 3 (`attention_hopper_d*`, sm_90a) is FlashAttention-3 style: TMA, \
          mbarriers, `wgmma` with P from registers, a producer and two consumer warpgroups taking turns, \
-         persistent blocks. The fused kernels' rows are at d = 128 only here; the `attention` binary runs \
-         every head dimension."
+         persistent blocks. Step 3c (`attention_hopper_e4m3_d*`, sm_90a) is the same kernel on E4M3 Q, K and V \
+         (a descale per tensor, O in bf16; timed without the pass that transposes V). The fused kernels' rows \
+         are at d = 128 only here; the `attention` binary runs every head dimension."
     }
 }

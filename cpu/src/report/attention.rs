@@ -7,8 +7,9 @@
 //! where ours is bottom-right is left out). Per precision: a table of every step
 //! beside both peers with the best step's ratio to each, and a plot of
 //! TFLOP/s by problem, ours beside FLASH and CUDNN. FP8 (`e4m3`), which
-//! torch's SDPA refuses, is set beside torch's bf16 backends, and its
-//! table is followed by the accuracy table the run printed after it.
+//! torch's SDPA refuses, is set beside torch's bf16 backends (timed in the
+//! FP8 run's call, `torch-sdpa-e4m3-*.md`), and its table is followed by
+//! the accuracy table the run printed after it.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -69,9 +70,13 @@ pub fn read(dir: &Path) -> Result<Vec<Run>> {
     let mut runs = Vec::new();
     for (rest, path) in tables(dir, "sweep-")? {
         let precision = precision_of(&rest);
-        // torch refuses FP8: its bf16 backends stand beside e4m3.
-        let peer_rest = if precision == FP8 { rest.replacen(FP8, "bf16", 1) } else { rest.clone() };
-        let peer = dir.join(format!("torch-sdpa-{peer_rest}"));
+        // torch refuses FP8: its bf16 backends stand beside e4m3, from the
+        // FP8 run's own call (`torch-sdpa-e4m3-*`, bf16 inside), or else
+        // from the bf16 run's.
+        let mut peer = dir.join(format!("torch-sdpa-{rest}"));
+        if precision == FP8 && !peer.exists() {
+            peer = dir.join(format!("torch-sdpa-{}", rest.replacen(FP8, "bf16", 1)));
+        }
         let (device, ours) = parse_ours(&path)?;
         let (peer_device, peers) =
             if peer.exists() { parse_peers(&peer)? } else { (String::new(), BTreeMap::new()) };

@@ -306,10 +306,10 @@ pub fn hopper_maps<I: Input>(
     (q, k, v): (&DeviceBuffer<I>, &DeviceBuffer<I>, &DeviceBuffer<I>),
     vt: Option<usize>,
 ) -> Result<Vec<u64>> {
-    use gpu::attention::hopper::{BR, bc};
+    use gpu::attention::hopper::{BR, bc, span_of};
     let e = size_of::<I>();
-    // A box's columns: a span of bytes.
-    let cols = |row: usize| 128.min(row * e) / e;
+    // A box's columns: the swizzle span of a row of `row` elements.
+    let cols = |row: usize| span_of(row * e) / e;
     let mut words = Vec::with_capacity(16 * (1 + 2 * p.batch * p.kv_heads));
     words.extend(gpu.tensor_map_pitched(q, 0, (p.batch * p.heads * p.s_q, p.d), p.d, (BR, cols(p.d)))?);
     let bc = bc(p.d);

@@ -127,12 +127,14 @@ impl Arithmetic {
     /// their magnitudes).
     fn sum_error(self, k: usize) -> f64 {
         use crate::gemm::Precision;
-        if self.fp8_sums {
-            crate::gemm::E4m3::sum_error(k, 0)
-        } else {
-            (k + k.div_ceil(32) + 2) as f64 * f64::powi(2.0, -23)
-        }
+        if self.fp8_sums { crate::gemm::E4m3::sum_error(k, 0) } else { gamma(k) }
     }
+}
+
+/// `γ_k`: the relative error of a sum of `k` terms in `f32` with up to
+/// `k / 32` rescales or splits between them (see the module).
+fn gamma(k: usize) -> f64 {
+    (k + k.div_ceil(32) + 2) as f64 * f64::powi(2.0, -23)
 }
 
 /// The `f64` reference of rows `rows` of `problem` from the inputs' values,
@@ -169,7 +171,6 @@ pub fn reference_with(
     let d = p.d;
     let two = |e: i32| f64::powi(2.0, e);
     // `γ` of the `f32` sums (`l`) and of the products.
-    let gamma = |k: usize| (k + k.div_ceil(32) + 2) as f64 * two(-23);
     let product = |k: usize| arithmetic.sum_error(k);
     let (u, tiny) = arithmetic.p_rounding;
     let (u_out, tiny_out) = arithmetic.out_rounding;

@@ -44,12 +44,7 @@ fn run_precision<P: gemm::Precision<Input: Element>>(run: &Run, s: usize, kernel
         .into_iter()
         .zip(&steps)
         .map(|((_, outcome), (_, kernel))| {
-            let mut r = Record::new("attention", kernel.name, name, run.size);
-            r.verified = outcome.worst.is_ok();
-            r.error = outcome.worst.clone().err();
-            r.relative_error = outcome.worst.ok();
-            r.analysis = outcome.analysis.as_ref().map(|a| AnalysisColumns::from(run.size.lead(), a));
-            r.timed(outcome.timing, Rate::Flops { flops: p.flops(), peer: "-", peer_tflops: None })
+            record(run, (kernel, name), (outcome.worst, outcome.analysis.as_ref()), outcome.timing, p.flops())
         })
         .collect())
 }
@@ -65,12 +60,26 @@ fn run_fp8(run: &Run, s: usize, kernels: &[&'static Kernel]) -> Result<Vec<Recor
     }
     (run.progress)(&format!("attention {p} e4m3"));
     let outcome = crate::attention::fp8::run::<half::bf16>(run.gpu, &p, run.runs, false)?;
-    let mut r = Record::new("attention", kernel.name, "e4m3", run.size);
-    r.verified = outcome.worst.is_ok();
-    r.error = outcome.worst.clone().err();
-    r.relative_error = outcome.worst.ok();
-    r.analysis = outcome.analysis.as_ref().map(|a| AnalysisColumns::from(run.size.lead(), a));
-    Ok(vec![r.timed(outcome.timing, Rate::Flops { flops: p.flops(), peer: "-", peer_tflops: None })])
+    let checked = (outcome.worst, outcome.analysis.as_ref());
+    Ok(vec![record(run, (kernel, "e4m3"), checked, outcome.timing, p.flops())])
+}
+
+/// A row of the family: `kernel` in `precision`, its worst error over its
+/// bound (or why it failed) and the emulator's analysis, timed at `flops`
+/// a launch.
+fn record(
+    run: &Run,
+    (kernel, precision): (&'static Kernel, &str),
+    (worst, analysis): (std::result::Result<f64, String>, Option<&emu::Analysis>),
+    timing: Option<crate::measure::bench::Timing>,
+    flops: f64,
+) -> Record {
+    let mut r = Record::new("attention", kernel.name, precision, run.size);
+    r.verified = worst.is_ok();
+    r.error = worst.clone().err();
+    r.relative_error = worst.ok();
+    r.analysis = analysis.map(|a| AnalysisColumns::from(run.size.lead(), a));
+    r.timed(timing, Rate::Flops { flops, peer: "-", peer_tflops: None })
 }
 
 impl Family for Attention {

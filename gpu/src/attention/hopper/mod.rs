@@ -88,6 +88,7 @@ use consumer::Consumer;
 use epilogue::TileStore;
 use half::{bf16, f16};
 pub use merge::{attention_merge, merge_threads};
+pub use pipeline::span_of;
 use pipeline::{Smem, produce, shared_bytes_for};
 use scheduler::AttentionArgs;
 pub use scheduler::{Tail, block_tiles, causal_deal_loads, dealt, rounds};

@@ -58,7 +58,7 @@ pub const MAX_STAGES: usize = 4;
 
 /// The swizzle span of a tile whose rows are `row_bytes` long: 128 bytes,
 /// or a shorter row's own 64 (an FP8 row of 64, a Vᵀ row of 64 keys).
-pub(in crate::attention) const fn span_of(row_bytes: usize) -> usize {
+pub const fn span_of(row_bytes: usize) -> usize {
     if row_bytes >= SPAN { SPAN } else { row_bytes }
 }
 
@@ -207,23 +207,6 @@ impl Smem {
 pub(in crate::attention) fn swizzle_base() -> *mut u8 {
     let raw = launch_sized_base();
     raw.wrapping_add((1024 - shared_address(raw) as usize % 1024) % 1024)
-}
-
-/// `rows x d` 16-bit elements of the matrix of map `map` from row `row0`
-/// into the tile at `at`: [`copy_boxes`] from column 0.
-///
-/// # Safety
-/// As for [`copy_boxes`], with boxes of `box_rows` x 64.
-#[inline(always)]
-pub(in crate::attention) unsafe fn copy_tile(
-    at: *mut u8,
-    (maps, map): (In<u64>, usize),
-    row0: usize,
-    (rows, d, box_rows): (usize, usize, usize),
-    bar: Mbarrier,
-) {
-    // SAFETY: the caller's contract.
-    unsafe { copy_boxes(at, (maps, map), (0, row0), (rows, d, box_rows), 2, bar) };
 }
 
 /// `rows x cols` elements of `e` bytes of the matrix of map `map`, from

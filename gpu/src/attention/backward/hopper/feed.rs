@@ -7,7 +7,7 @@
 
 use super::super::super::LOG2_E;
 use super::super::super::hopper::SPAN;
-use super::super::super::hopper::pipeline::{copy_tile, swizzle_base};
+use super::super::super::hopper::pipeline::{copy_boxes, swizzle_base};
 use super::super::{BR, CAUSAL, DETERMINISTIC, key_tile, turn};
 use super::{BC, STAGES};
 use crate::dev::atomic::{Ordering, fence};
@@ -273,8 +273,8 @@ pub(super) unsafe fn produce(smem: Smem, maps: In<u64>, a: Args) {
             acquire_map(maps, m);
         }
         smem.kv_full().arrive_expect_tx((2 * 2 * BC * d) as u32);
-        copy_tile(smem.k(), (maps, k_map), a.k0 as usize, (BC, d, BC), smem.kv_full());
-        copy_tile(smem.v(), (maps, v_map), a.k0 as usize, (BC, d, BC), smem.kv_full());
+        copy_boxes(smem.k(), (maps, k_map), (0, a.k0 as usize), (BC, d, BC), 2, smem.kv_full());
+        copy_boxes(smem.v(), (maps, v_map), (0, a.k0 as usize), (BC, d, BC), 2, smem.kv_full());
     }
     a.walk(STAGES, |(rows, q0), ring| {
         let s = ring.stage();
@@ -282,8 +282,8 @@ pub(super) unsafe fn produce(smem: Smem, maps: In<u64>, a: Args) {
         unsafe {
             smem.released(ring);
             smem.q_full(s).arrive_expect_tx((2 * 2 * BR * d) as u32);
-            copy_tile(smem.q(s), (maps, 0), (rows + q0) as usize, (BR, d, BR), smem.q_full(s));
-            copy_tile(smem.d_o(s), (maps, 1), (rows + q0) as usize, (BR, d, BR), smem.q_full(s));
+            copy_boxes(smem.q(s), (maps, 0), (0, (rows + q0) as usize), (BR, d, BR), 2, smem.q_full(s));
+            copy_boxes(smem.d_o(s), (maps, 1), (0, (rows + q0) as usize), (BR, d, BR), 2, smem.q_full(s));
         }
     });
 }

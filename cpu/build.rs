@@ -13,10 +13,12 @@ fn main() {
         // kernel (`gpu/src/lib.rs`): an edit elsewhere skips their build.
         .parts(&["sm_90a"], &["rest", "wgmma"])
         .watch("../cuda-builder")
+        // The binaries link `gpu` itself: the emulator runs that.
+        .emulator_library(false)
         .run();
     // The cuda_std conformance kernels, for cpu/tests/cuda_std.rs and the GPU
     // tests: every architecture a user's crate gets.
-    lab_cuda_builder::CudaBuilder::new("../cuda-std/conformance").run();
+    lab_cuda_builder::CudaBuilder::new("../cuda-std/conformance").emulator_library(false).run();
     revision();
 }
 

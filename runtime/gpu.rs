@@ -306,6 +306,12 @@ impl Gpu {
         self.checks.set(on);
     }
 
+    /// Whether the emulator's launches check races and uninitialized
+    /// shared reads ([`Gpu::set_checks`]).
+    pub fn checks(&self) -> bool {
+        self.checks.get()
+    }
+
     pub fn is_emulator(&self) -> bool {
         matches!(self.backend, Backend::Emulator)
     }

@@ -35,8 +35,10 @@ fn the_rust_cuda_example_builds_and_verifies() {
     let (stdout, stderr) = (String::from_utf8_lossy(&test.stdout), String::from_utf8_lossy(&test.stderr));
     assert!(test.status.success(), "the example's tests failed:\n{stdout}\n{stderr}");
     assert!(!stderr.contains("warning"), "the example builds with warnings:\n{stderr}");
-    // Its tests/cust.rs (the cust host programs) and tests/emulator.rs.
+    // Its tests/cust.rs (the cust host programs) and tests/emulator.rs,
+    // and tests/library.rs (the PTX's host library, with no crate linked).
     assert_eq!(stdout.matches("test result: ok. 4 passed").count(), 2, "{stdout}");
+    assert!(stdout.contains("the_ptx_leads_to_its_host_library_and_its_checks ... ok"), "{stdout}");
 
     let run = cargo(&["run", "--release", "--quiet"]);
     let stdout = String::from_utf8_lossy(&run.stdout);

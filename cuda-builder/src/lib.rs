@@ -42,6 +42,7 @@ use std::process::Command;
 
 const NVPTX: &str = "nvptx64-nvidia-cuda";
 const LINKER: &str = include_str!("../ptx-linker");
+const MARKER: &str = "// lab-emulator-library: ";
 
 /// The architectures built unless [`CudaBuilder::archs`] says otherwise:
 /// Ampere and later (`sm_80`), Hopper and later (`sm_90`), and Hopper's
@@ -87,6 +88,9 @@ pub struct CudaBuilder {
     parts: Vec<(String, Vec<String>)>,
     copy_to: Option<PathBuf>,
     watch: Vec<PathBuf>,
+    /// Also build the crate for the host as a shared library
+    /// ([`CudaBuilder::emulator_library`]).
+    library: bool,
 }
 
 impl CudaBuilder {
@@ -100,6 +104,7 @@ impl CudaBuilder {
             parts: Vec::new(),
             copy_to: None,
             watch: Vec::new(),
+            library: true,
         }
     }
 
@@ -140,6 +145,19 @@ impl CudaBuilder {
         self
     }
 
+    /// Whether to build the crate for the host too, as a shared library,
+    /// and name it in each PTX text written (on by default): a program
+    /// that embeds only the PTX (a rust-cuda host, `Module::from_ptx`)
+    /// then runs the kernels on the emulator where there is no GPU,
+    /// unchanged. A program that links the kernel crate itself (its host
+    /// build is in the program) has no use for it: `false` saves the
+    /// build. The library builds beside the PTX, at once; if it fails,
+    /// the build goes on with a warning, and only the emulator lacks it.
+    pub fn emulator_library(mut self, build: bool) -> Self {
+        self.library = build;
+        self
+    }
+
     /// Builds, or fails the build script: rustc's errors from the nested
     /// build, then one line saying what failed, on the script's stderr,
     /// which cargo shows.
@@ -157,7 +175,7 @@ impl CudaBuilder {
             return Err(BuildError::CrateNotFound(self.krate.clone()));
         }
         let (package, lib) = names(&manifest)?;
-        for path in watched(&self.krate).into_iter().chain(self.watch.iter().cloned()) {
+        for path in watched(&self.krate, self.library).into_iter().chain(self.watch.iter().cloned()) {
             println!("cargo::rerun-if-changed={}", path.display());
         }
         let out_dir = PathBuf::from(
@@ -181,10 +199,26 @@ impl CudaBuilder {
                 None => vec![(arch.as_str(), None)],
             })
             .collect();
-        let texts = in_parallel(&jobs, |&(arch, part)| {
-            let dir = target_dir.join(part.map_or(arch.to_string(), |p| format!("{arch}-{p}")));
-            add_launch_bounds(&nested.build(arch, part, &dir, &lib)?)
+        // The host library beside them (a job of its own, last).
+        let (texts, library) = std::thread::scope(|s| {
+            let library = self.library.then(|| s.spawn(|| nested.library(&host_target_dir(&out_dir), &lib)));
+            let texts = in_parallel(&jobs, |&(arch, part)| {
+                let dir = target_dir.join(part.map_or(arch.to_string(), |p| format!("{arch}-{p}")));
+                add_launch_bounds(&nested.build(arch, part, &dir, &lib)?)
+            });
+            (texts, library.map(|l| l.join().unwrap_or_else(|p| std::panic::resume_unwind(p))))
         });
+        let marker = match library {
+            Some(Ok(path)) => format!("{MARKER}{}\n", path.display()),
+            Some(Err(why)) => {
+                println!(
+                    "cargo::warning=the host build of {package} failed, so without a GPU the emulator cannot \
+                     run its kernels: {why}"
+                );
+                String::new()
+            }
+            None => String::new(),
+        };
         let mut texts = jobs.iter().map(|(arch, _)| *arch).zip(texts).peekable();
         let mut modules: Vec<(&str, String)> = Vec::new();
         while let Some((arch, text)) = texts.next() {
@@ -195,7 +229,7 @@ impl CudaBuilder {
             }
             modules.push((arch, text));
         }
-        let written = in_parallel(&modules, |(arch, text)| write_ptx(&out_dir, &lib, arch, text));
+        let written = in_parallel(&modules, |(arch, text)| write_ptx(&out_dir, &lib, arch, &marker, text));
         let written = written.into_iter().collect::<Result<Vec<_>, _>>()?;
         self.copy_first(&written, false)?;
         Ok(written)
@@ -208,9 +242,11 @@ impl CudaBuilder {
     /// either way). A PTX a real build left at `copy_to` stays: only a
     /// missing file (which the host's `include_str!` needs) gets one.
     fn placeholders(self, out_dir: &Path, lib: &str) -> Result<Vec<PathBuf>, BuildError> {
-        let written =
-            (self.archs.iter().map(|arch| write_ptx(out_dir, lib, arch, "// cargo clippy: PTX not built\n")))
-                .collect::<Result<Vec<_>, _>>()?;
+        let written = (self
+            .archs
+            .iter()
+            .map(|arch| write_ptx(out_dir, lib, arch, "", "// cargo clippy: PTX not built\n")))
+        .collect::<Result<Vec<_>, _>>()?;
         self.copy_first(&written, true)?;
         Ok(written)
     }
@@ -295,13 +331,46 @@ impl Nested<'_> {
     }
 }
 
+impl Nested<'_> {
+    /// The crate built for the host as a shared library in `target_dir`
+    /// (release): its path, or the last lines of rustc's errors.
+    fn library(&self, target_dir: &Path, lib: &str) -> Result<PathBuf, String> {
+        let output = Command::new(&self.toolchain.cargo)
+            .current_dir(self.manifest.parent().unwrap_or(Path::new(".")))
+            .env_remove("CARGO_ENCODED_RUSTFLAGS")
+            .env_remove("RUSTFLAGS")
+            .env_remove("CARGO_BUILD_RUSTFLAGS")
+            .env_remove("CARGO_TARGET_DIR")
+            .env_remove("CARGO_BUILD_TARGET")
+            .env_remove("RUSTC_WRAPPER")
+            .env_remove("RUSTC_WORKSPACE_WRAPPER")
+            .args(["rustc", "--manifest-path"])
+            .arg(self.manifest)
+            .args(["--package", self.package, "--lib", "--crate-type", "cdylib", "--release"])
+            .arg("--target-dir")
+            .arg(target_dir)
+            .output()
+            .map_err(|e| format!("could not run cargo: {e}"))?;
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error")).take(3).collect();
+            return Err(errors.join("; "));
+        }
+        let file = format!("{}{lib}{}", env::consts::DLL_PREFIX, env::consts::DLL_SUFFIX);
+        let path = target_dir.join("release").join(file);
+        path.canonicalize().map_err(|_| format!("cargo left no {}", path.display()))
+    }
+}
+
 /// Writes `text` as `lib`'s PTX for `arch` in `out_dir`
-/// (`<lib>_<arch>.ptx`, to read), and its packed form beside it
-/// (`<lib>_<arch>.ptx.z`, each kernel's module compressed on its own:
-/// what `include_ptx!` embeds, a seventh of the size; [`ptx_text::pack`]).
-fn write_ptx(out_dir: &Path, lib: &str, arch: &str, text: &str) -> Result<PathBuf, BuildError> {
+/// (`<lib>_<arch>.ptx`, to read, after the `marker` line naming the host
+/// library, if any), and its packed form beside it (`<lib>_<arch>.ptx.z`,
+/// each kernel's module compressed on its own: what `include_ptx!`
+/// embeds, a seventh of the size; [`ptx_text::pack`]).
+fn write_ptx(out_dir: &Path, lib: &str, arch: &str, marker: &str, text: &str) -> Result<PathBuf, BuildError> {
     let dest = out_dir.join(format!("{lib}_{arch}.ptx"));
-    std::fs::write(&dest, text).map_err(|e| io(&format!("could not write {}: {e}", dest.display())))?;
+    std::fs::write(&dest, format!("{marker}{text}"))
+        .map_err(|e| io(&format!("could not write {}: {e}", dest.display())))?;
     let packed = dest.with_extension("ptx.z");
     std::fs::write(&packed, ptx_text::pack(text))
         .map_err(|e| io(&format!("could not write {}: {e}", packed.display())))?;
@@ -436,11 +505,11 @@ fn names(manifest: &Path) -> Result<(String, String), BuildError> {
 }
 
 /// The crate and every path dependency its manifests name for the nvptx
-/// build, recursively: not its dev-dependencies, nor the dependencies of
-/// its host build alone (`[target.'cfg(not(target_arch = "nvptx64"))'
-/// .dependencies]`, an emulator, say), whose edits leave the PTX as it
-/// was.
-fn watched(krate: &Path) -> Vec<PathBuf> {
+/// build, recursively: not its dev-dependencies, nor (unless `host`: the
+/// host library is built too) the dependencies of its host build alone
+/// (`[target.'cfg(not(target_arch = "nvptx64"))'.dependencies]`, an
+/// emulator, say), whose edits leave the PTX as it was.
+fn watched(krate: &Path, host: bool) -> Vec<PathBuf> {
     let mut seen: Vec<PathBuf> = Vec::new();
     let mut todo = vec![krate.to_path_buf()];
     while let Some(dir) = todo.pop() {
@@ -449,7 +518,7 @@ fn watched(krate: &Path) -> Vec<PathBuf> {
             continue;
         }
         if let Ok(text) = std::fs::read_to_string(dir.join("Cargo.toml")) {
-            todo.extend(device_paths(&text).into_iter().map(|p| dir.join(p)));
+            todo.extend(device_paths(&text, host).into_iter().map(|p| dir.join(p)));
         }
         seen.push(dir);
     }
@@ -457,14 +526,15 @@ fn watched(krate: &Path) -> Vec<PathBuf> {
 }
 
 /// The `path = "..."` values of a manifest, but for those in sections the
-/// nvptx build does not read.
-fn device_paths(manifest: &str) -> Vec<String> {
+/// nvptx build does not read (and, unless `host`, its host build alone).
+fn device_paths(manifest: &str, host: bool) -> Vec<String> {
     let mut paths = Vec::new();
     let mut skip = false;
     for line in manifest.lines().map(str::trim) {
         if line.starts_with('[') {
             let compact: String = line.chars().filter(|c| !c.is_whitespace()).collect();
-            skip = compact.contains("dev-dependencies") || compact.contains("not(target_arch=\"nvptx64\")");
+            skip = compact.contains("dev-dependencies")
+                || (!host && compact.contains("not(target_arch=\"nvptx64\")"));
             continue;
         }
         if skip {
@@ -558,13 +628,23 @@ pub fn add_launch_bounds(ptx: &str) -> Result<String, BuildError> {
 /// `<target>/<profile>/build/<pkg>-<hash>/out` -> `<target>/nvptx`: one
 /// nvptx target dir for every host profile (so `core` is built once).
 fn nvptx_target_dir(out_dir: &Path) -> PathBuf {
+    beside_target(out_dir, "nvptx")
+}
+
+/// `<target>/emulator-library`: the host library's nested build, one for
+/// every host profile.
+fn host_target_dir(out_dir: &Path) -> PathBuf {
+    beside_target(out_dir, "emulator-library")
+}
+
+fn beside_target(out_dir: &Path, name: &str) -> PathBuf {
     out_dir
         .ancestors()
         .find(|p| p.file_name().is_some_and(|n| n == "build"))
         .and_then(|build| build.parent())
         .and_then(|profile| profile.parent())
-        .map(|target| target.join("nvptx"))
-        .unwrap_or_else(|| out_dir.join("nvptx"))
+        .map(|target| target.join(name))
+        .unwrap_or_else(|| out_dir.join(name))
 }
 
 #[cfg(test)]
@@ -583,7 +663,8 @@ mod tests {
     }
 
     /// The PTX is rebuilt for the crate's device dependencies, not for
-    /// its dev-dependencies or its host build's own.
+    /// its dev-dependencies, nor for its host build's own unless the host
+    /// library is built too.
     #[test]
     fn host_only_and_dev_dependencies_are_not_watched() {
         let manifest = r#"
@@ -600,7 +681,8 @@ helper = { path = "../helper" }
 [target.'cfg(target_arch = "nvptx64")'.dependencies]
 ptx-only = { path = "../ptx-only" }
 "#;
-        assert_eq!(device_paths(manifest), ["../device", "../ptx-only"]);
+        assert_eq!(device_paths(manifest, false), ["../device", "../ptx-only"]);
+        assert_eq!(device_paths(manifest, true), ["../device", "../emu", "../ptx-only"]);
     }
 
     /// The PTX build restates its profile for the kernel crate, ahead of

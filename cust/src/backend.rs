@@ -55,33 +55,18 @@ fn driver_devices() -> usize {
     result::device::get_count().map_or(0, |n| n.max(0) as usize)
 }
 
-/// Whether any kernel crate's host build is linked into this program: what
-/// the emulator runs.
-pub(crate) fn kernels_linked() -> bool {
-    !gpu_launch::registry::all().is_empty()
-}
-
-/// `cuInit`: the driver where it sees a device, else the emulator where a
-/// kernel crate is linked, else one error saying both.
+/// `cuInit`: the driver where it sees a device, else the emulator (which
+/// runs the kernels linked into the program, or those of the host library
+/// a loaded PTX names: `Module::from_ptx` says if it finds neither).
 pub(crate) fn init() -> CudaResult<Backend> {
     if let Some(backend) = *BACKEND.read().unwrap() {
         return Ok(backend);
     }
     let backend = if driver_devices() > 0 {
         Backend::Cuda { context: None }
-    } else if kernels_linked() {
+    } else {
         eprintln!("no GPU found: running the kernels on the CPU emulator (lab-cust)");
         Backend::Emulator
-    } else {
-        let why = if driver_present() {
-            "the CUDA driver reports no devices"
-        } else {
-            "no CUDA driver (libcuda.so)"
-        };
-        return Err(CudaError::NoGpu(CudaError::leak(format!(
-            "no GPU found ({why}), and no kernel crate is linked for the CPU emulator: add the kernel crate \
-             as a dependency of this program and name it once (`use kernels as _;`), or run on a GPU"
-        ))));
     };
     *BACKEND.write().unwrap() = Some(backend);
     Ok(backend)

@@ -5,9 +5,10 @@ use std::ffi::c_void;
 use std::marker::PhantomData;
 
 use cudarc::driver::{result, sys};
-use gpu_launch::{Arg, Kernel};
+use gpu_launch::{Arg, Kernel, Param};
 
 use crate::error::{CudaError, CudaResult, ToResult};
+use crate::library::{Library, LibraryKernel};
 use crate::memory::{ArgValue, DeviceCopy};
 use crate::module::Module;
 
@@ -95,7 +96,38 @@ impl FunctionAttribute {
 pub(crate) enum FnInner {
     Cuda(sys::CUfunction),
     /// The kernel's host build, found by its PTX name.
-    Emulator(&'static Kernel),
+    Emulator(Emulated),
+}
+
+/// Where the emulator finds a kernel's host build: linked into the
+/// program, or in the host library its PTX names.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Emulated {
+    Linked(&'static Kernel),
+    Library(&'static Library, &'static LibraryKernel),
+}
+
+impl Emulated {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Emulated::Linked(k) => k.name,
+            Emulated::Library(_, k) => k.name,
+        }
+    }
+
+    fn params(self) -> &'static [Param] {
+        match self {
+            Emulated::Linked(k) => k.params,
+            Emulated::Library(_, k) => k.params,
+        }
+    }
+
+    fn shared_bytes(self) -> u32 {
+        match self {
+            Emulated::Linked(k) => k.launch.shared_bytes,
+            Emulated::Library(_, k) => k.shared_bytes,
+        }
+    }
 }
 
 /// A kernel of a loaded module.
@@ -133,7 +165,7 @@ impl Function<'_> {
             }
             FnInner::Emulator(kernel) => Ok(match attr {
                 FunctionAttribute::MaxThreadsPerBlock => 1024,
-                FunctionAttribute::SharedMemorySizeBytes => kernel.launch.shared_bytes as i32,
+                FunctionAttribute::SharedMemorySizeBytes => kernel.shared_bytes() as i32,
                 _ => 0,
             }),
         }
@@ -271,14 +303,17 @@ fn describe(value: &ArgValue) -> String {
 /// of the declared type (an integer of the same size passes, as its bits
 /// would on the GPU). Each pointer is given the extent of its allocation,
 /// which the emulator lets the kernel touch and no more.
-pub(crate) fn emulator_args(kernel: &Kernel, args: &[KernelArg<'_>]) -> CudaResult<Vec<Arg>> {
+pub(crate) fn emulator_args(kernel: Emulated, args: &[KernelArg<'_>]) -> CudaResult<Vec<Arg>> {
     let wrong = |message: String| {
-        CudaError::InvalidLaunch(CudaError::leak(format!("launch of `{}`: {message}", kernel.name)))
+        CudaError::InvalidLaunch(CudaError::leak(format!("launch of `{}`: {message}", kernel.name())))
     };
-    let needed: usize =
-        kernel.params.iter().map(|p| if matches!(classify(p.ty), ParamKind::Slice(_)) { 2 } else { 1 }).sum();
+    let needed: usize = kernel
+        .params()
+        .iter()
+        .map(|p| if matches!(classify(p.ty), ParamKind::Slice(_)) { 2 } else { 1 })
+        .sum();
     if args.len() != needed {
-        let params: Vec<String> = kernel.params.iter().map(|p| declared(p.name, p.ty)).collect();
+        let params: Vec<String> = kernel.params().iter().map(|p| declared(p.name, p.ty)).collect();
         return Err(wrong(format!(
             "{} arguments for parameters taking {needed} ({})",
             args.len(),
@@ -286,8 +321,8 @@ pub(crate) fn emulator_args(kernel: &Kernel, args: &[KernelArg<'_>]) -> CudaResu
         )));
     }
     let mut values = args.iter().map(|a| a.value);
-    let mut packed = Vec::with_capacity(kernel.params.len());
-    for param in kernel.params {
+    let mut packed = Vec::with_capacity(kernel.params().len());
+    for param in kernel.params() {
         let mismatch = |want: &str, got: &ArgValue| {
             wrong(format!(
                 "parameter `{}` takes {want}, got {}",

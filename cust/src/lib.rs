@@ -29,6 +29,7 @@ pub mod device;
 pub mod error;
 pub mod event;
 pub mod function;
+mod library;
 pub mod memory;
 pub mod module;
 pub mod prelude;

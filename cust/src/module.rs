@@ -2,18 +2,20 @@
 //!
 //! On the emulator a module is the PTX's entry names, each found among the
 //! kernels whose host build is linked into the program (the kernel crate,
-//! a dependency named once): the PTX and the host build are the same
-//! source, so the same names.
+//! a dependency named once), else in the host library the PTX names (the
+//! crate built for the host by `lab-cuda-builder`, beside the PTX): the
+//! PTX and the host build are the same source, so the same names.
 
 use std::ffi::{CStr, CString, c_void};
 use std::path::Path;
 
 use cudarc::driver::{result, sys};
-use gpu_launch::{Kernel, registry};
+use gpu_launch::registry;
 
 use crate::backend;
 use crate::error::{CudaError, CudaResult, DropResult, ToResult};
-use crate::function::{FnInner, Function};
+use crate::function::{Emulated, FnInner, Function};
+use crate::library;
 
 /// JIT options for loading a module. Accepted and ignored: the driver's
 /// defaults apply, and the emulator compiles nothing.
@@ -45,7 +47,7 @@ pub enum JitFallback {
 #[derive(Debug)]
 enum Inner {
     Cuda(sys::CUmodule),
-    Emulator(Vec<&'static Kernel>),
+    Emulator(Vec<Emulated>),
 }
 
 /// A loaded module.
@@ -123,21 +125,32 @@ impl Module {
     }
 
     /// The emulator's module: each entry of the PTX, found by name among
-    /// the linked kernels.
+    /// the linked kernels, else in the host library the PTX names.
     fn emulated(text: &str) -> CudaResult<Module> {
         let entries = lab_runtime::ptx::entries(text);
         if entries.is_empty() {
             return Err(CudaError::InvalidPtx);
         }
-        let missing: Vec<&str> = entries.iter().copied().filter(|e| registry::find(e).is_none()).collect();
+        let library = match gpu_launch::library::named_library(text) {
+            Some(path) if entries.iter().any(|e| registry::find(e).is_none()) => Some(library::load(path)?),
+            _ => None,
+        };
+        let find = |entry: &str| {
+            registry::find(entry).map(Emulated::Linked).or_else(|| {
+                let library = library?;
+                library.kernels.iter().find(|k| k.name == entry).map(|k| Emulated::Library(library, k))
+            })
+        };
+        let missing: Vec<&str> = entries.iter().copied().filter(|e| find(e).is_none()).collect();
         if !missing.is_empty() {
             return Err(CudaError::NoGpu(CudaError::leak(format!(
-                "no GPU found, and the emulator has no host build of the PTX's kernel(s) {}: add their kernel \
-                 crate as a dependency of this program and name it once (`use kernels as _;`), or run on a GPU",
+                "no GPU found, and the emulator has no host build of the PTX's kernel(s) {}: build the PTX with \
+                 lab-cuda-builder (which builds the kernel crate for the host too), or add the kernel crate as a \
+                 dependency of this program and name it once (`use kernels as _;`), or run on a GPU",
                 missing.join(", ")
             ))));
         }
-        Ok(Module { inner: Inner::Emulator(entries.iter().filter_map(|e| registry::find(e)).collect()) })
+        Ok(Module { inner: Inner::Emulator(entries.iter().filter_map(|e| find(e)).collect()) })
     }
 
     /// The kernel named `name` (its PTX entry).
@@ -150,7 +163,7 @@ impl Module {
                 FnInner::Cuda(unsafe { result::module::get_function(*module, c_name) }.to_result()?)
             }
             Inner::Emulator(kernels) => FnInner::Emulator(
-                kernels.iter().copied().find(|k| k.name == name).ok_or(CudaError::NotFound)?,
+                kernels.iter().copied().find(|k| k.name() == name).ok_or(CudaError::NotFound)?,
             ),
         };
         Ok(Function::new(inner, name, self))

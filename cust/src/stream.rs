@@ -10,7 +10,7 @@ use gpu_launch::{Dim3, Launcher};
 use crate::backend;
 use crate::error::{CudaError, CudaResult, DropResult, ToResult};
 use crate::event::Event;
-use crate::function::{BlockSize, FnInner, Function, GridSize, KernelArg, emulator_args};
+use crate::function::{BlockSize, Emulated, FnInner, Function, GridSize, KernelArg, emulator_args};
 
 bitflags::bitflags! {
     /// Stream creation flags.
@@ -144,13 +144,30 @@ impl Stream {
             FnInner::Emulator(kernel) => {
                 let packed = emulator_args(kernel, args)?;
                 let gpu = lab_runtime::Gpu::emulator();
-                let (g, b) =
-                    (Dim3 { x: grid.x, y: grid.y, z: grid.z }, Dim3 { x: block.x, y: block.y, z: block.z });
-                // SAFETY: the caller's contract; the arguments match the
-                // declaration (checked above) and every buffer's extent is
-                // what the emulator lets the kernel touch.
-                unsafe { gpu.launch_with(kernel, g, b, shared_mem_bytes, &packed) }
-                    .map_err(|e| CudaError::Emulator(CudaError::leak(e.to_string())))
+                match kernel {
+                    Emulated::Linked(kernel) => {
+                        let (g, b) = (
+                            Dim3 { x: grid.x, y: grid.y, z: grid.z },
+                            Dim3 { x: block.x, y: block.y, z: block.z },
+                        );
+                        // SAFETY: the caller's contract; the arguments match the
+                        // declaration (checked above) and every buffer's extent is
+                        // what the emulator lets the kernel touch.
+                        unsafe { gpu.launch_with(kernel, g, b, shared_mem_bytes, &packed) }
+                            .map_err(|e| CudaError::Emulator(CudaError::leak(e.to_string())))
+                    }
+                    // SAFETY: as above, in the library's emulator.
+                    Emulated::Library(library, kernel) => unsafe {
+                        library.launch(
+                            kernel,
+                            [grid.x, grid.y, grid.z],
+                            [block.x, block.y, block.z],
+                            shared_mem_bytes,
+                            &packed,
+                            gpu.checks(),
+                        )
+                    },
+                }
             }
         }
     }

@@ -74,6 +74,9 @@ pub mod cluster;
 pub mod copy;
 pub mod epilogue;
 pub mod grid;
+#[cfg(not(target_arch = "nvptx64"))]
+#[doc(hidden)]
+pub mod library;
 pub mod math;
 pub mod matrix;
 pub mod mem;

@@ -15,6 +15,7 @@
 
 mod args;
 mod kernel;
+pub mod library;
 
 /// What generated code needs; not an API.
 #[doc(hidden)]

@@ -1,7 +1,9 @@
 //! A vecadd host program written against rust-cuda's `cust`, as a cust
 //! user writes it; `Cargo.toml` names lab-cust as `cust`. On a GPU it
-//! loads the PTX the build script compiled; without one, the emulator
-//! runs the kernel crate's host build with its checks.
+//! loads the PTX the build script compiled. Without one, the emulator
+//! runs the kernel crate's host build with its checks: this program does
+//! not link the crate (as a rust-cuda host does not), so it runs in the
+//! host library the builder built beside the PTX, which the PTX names.
 //!
 //! `cargo run --release --bin cust_vecadd [N]`: adds two random vectors of
 //! N elements (100000 by default) and checks every element against the
@@ -11,10 +13,6 @@ use cust::prelude::*;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::error::Error;
-
-// The kernels' host build, for the emulator: rustc links only the crates a
-// program names, so this line is what puts them in.
-use kernels as _;
 
 static PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
 

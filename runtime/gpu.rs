@@ -587,10 +587,18 @@ unsafe fn launch_dependent(
             Arg::I64(v) => v as u64,
             Arg::F32(v) => u64::from(v.to_bits()),
             Arg::F64(v) => v.to_bits(),
+            Arg::Value(_) => 0,
             Arg::Ptr { .. } | Arg::Slice { .. } => unreachable!("expanded by the caller"),
         })
         .collect();
-    let mut params: Vec<*mut std::ffi::c_void> = values.iter_mut().map(|v| (v as *mut u64).cast()).collect();
+    // A value by value: a pointer to its own bytes, which the driver reads
+    // as many of as the parameter declares.
+    let mut params: Vec<*mut std::ffi::c_void> = (values.iter_mut().zip(words))
+        .map(|(v, w)| match w {
+            Arg::Value(value) => value.bytes().as_ptr().cast_mut().cast(),
+            _ => (v as *mut u64).cast(),
+        })
+        .collect();
     // SAFETY: a plain C union; zero is a valid value of every member.
     let mut value: sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
     value.programmaticStreamSerializationAllowed = 1;
@@ -672,6 +680,7 @@ impl Launcher for Gpu {
                         Arg::I64(v) => builder.arg(v),
                         Arg::F32(v) => builder.arg(v),
                         Arg::F64(v) => builder.arg(v),
+                        Arg::Value(v) => builder.arg(ByValue::new(v)),
                         Arg::Ptr { .. } | Arg::Slice { .. } => unreachable!("expanded above"),
                     };
                 }
@@ -707,6 +716,22 @@ impl Launcher for Gpu {
         }
     }
 }
+
+/// A value passed by value, as the driver takes a parameter: a pointer
+/// to its bytes (the first field of a `Value`).
+#[repr(transparent)]
+struct ByValue(gpu_launch::Value);
+
+impl ByValue {
+    fn new(value: &gpu_launch::Value) -> &ByValue {
+        // SAFETY: `ByValue` is a transparent wrapper of `Value`.
+        unsafe { &*(value as *const gpu_launch::Value).cast::<ByValue>() }
+    }
+}
+
+// SAFETY: the default `as_kernel_param` is the value's address, which is
+// its bytes' (`Value` is `repr(C)` with the bytes first).
+unsafe impl cudarc::driver::DeviceRepr for ByValue {}
 
 /// Fails with [`Error::InvalidInput`] unless `bytes` of host memory
 /// (a problem's inputs and its reference, or on the emulator its device

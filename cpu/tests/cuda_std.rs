@@ -8,7 +8,7 @@ use lab_runtime::Gpu;
 fn every_cuda_std_area_matches_cuda_semantics_on_the_emulator() {
     let gpu = Gpu::emulator();
     let outcomes = cuda_std_conformance::check::all(&gpu).unwrap();
-    assert_eq!(outcomes.len(), 11);
+    assert_eq!(outcomes.len(), 12);
     let failed: Vec<String> =
         outcomes.iter().filter_map(|(area, r)| r.as_ref().err().map(|e| format!("{area}: {e}"))).collect();
     assert!(failed.is_empty(), "{failed:#?}");

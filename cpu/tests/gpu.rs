@@ -501,8 +501,14 @@ fn main() -> ExitCode {
         ("cuda_std_conformance", cuda_std_conformance),
         ("cuda_std_float_functions", cuda_std_float_functions),
     ];
+    // Arguments, if any, pick the tests whose names contain one of them.
+    let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let tests: Vec<(&str, GpuTest)> = tests
+        .into_iter()
+        .filter(|(name, _)| filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str())))
+        .collect();
     let mut failed = 0;
-    for (name, test) in tests {
+    for &(name, test) in &tests {
         match test(&gpu) {
             Ok(()) => println!("test {name} ... ok"),
             Err(e) => {

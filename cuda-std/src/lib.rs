@@ -116,7 +116,7 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 /// What `#[kernel]`'s expansion names; not an API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::params::GlobalSlice;
+    pub use crate::params::{ByValue, GlobalSlice};
     pub use crate::ptr::{DeviceConstPtr, DevicePtr, SharedPtr};
     pub use crate::shared::{SharedStatic, static_shared_base};
 

@@ -96,15 +96,46 @@ impl<T> gpu_device::SliceParam for GlobalSlice<T> {
     }
 }
 
+/// A parameter passed by value that is not one of the scalars a launch
+/// types (`u32`, `i32`, `u64`, `i64`, `usize`, `f32`, `f64`): a
+/// `glam::Vec3`, a `Mat4`, a struct of plain fields. The same bytes as the
+/// value (one PTX parameter of its size and alignment); `#[kernel]` binds
+/// the value back to its name, as its own type, first in the body. On the
+/// emulator it passes as its bytes, up to 64.
+#[repr(transparent)]
+#[derive(Clone, Copy)]
+pub struct ByValue<T>(T);
+
+impl<T: Copy> ByValue<T> {
+    #[inline(always)]
+    pub fn get(self) -> T {
+        self.0
+    }
+}
+
 /// On the host each handle launches as the device layer's parameter of the
 /// same kind: `&[T]` as a `Slice<T>`, `*mut T` as an `Out<T>`, `*const T`
 /// as an `In<T>`.
 #[cfg(not(target_arch = "nvptx64"))]
 mod host {
-    use super::GlobalSlice;
+    use super::{ByValue, GlobalSlice};
     use crate::ptr::{DeviceConstPtr, DevicePtr};
     use gpu_device::{In, Out, Slice};
-    use gpu_launch::{Arg, KernelParam, Launcher};
+    use gpu_launch::{Arg, KernelParam, Launcher, Value};
+
+    impl<T: Copy + 'static> KernelParam for ByValue<T> {
+        type Host<'a, R: Launcher + ?Sized> = T;
+        fn arg<R: Launcher + ?Sized>(host: &T) -> Arg {
+            Arg::Value(Value::of(host))
+        }
+        unsafe fn from_arg(arg: &Arg) -> Self {
+            match arg {
+                // SAFETY: packed by `arg` from a `T` (the caller's contract).
+                Arg::Value(v) => ByValue(unsafe { v.read::<T>() }),
+                other => panic!("a value parameter got {other:?}"),
+            }
+        }
+    }
 
     impl<T: Copy + 'static> KernelParam for GlobalSlice<T> {
         type Host<'a, R: Launcher + ?Sized> = <Slice<T> as KernelParam>::Host<'a, R>;

@@ -5,7 +5,7 @@ use std::ffi::c_void;
 use std::marker::PhantomData;
 
 use cudarc::driver::{result, sys};
-use gpu_launch::{Arg, Kernel, Param};
+use gpu_launch::{Arg, Kernel, Param, Value};
 
 use crate::error::{CudaError, CudaResult, ToResult};
 use crate::library::{Library, LibraryKernel};
@@ -55,6 +55,20 @@ macro_rules! dims {
         impl From<&$name> for $name {
             fn from(d: &$name) -> Self {
                 *d
+            }
+        }
+
+        #[cfg(feature = "impl_glam")]
+        impl From<glam::UVec2> for $name {
+            fn from(v: glam::UVec2) -> Self {
+                $name::xy(v.x, v.y)
+            }
+        }
+
+        #[cfg(feature = "impl_glam")]
+        impl From<glam::UVec3> for $name {
+            fn from(v: glam::UVec3) -> Self {
+                $name::xyz(v.x, v.y, v.z)
             }
         }
     )*};
@@ -238,13 +252,25 @@ impl Function<'_> {
 #[derive(Clone, Copy, Debug)]
 pub struct KernelArg<'a> {
     ptr: *const c_void,
+    bytes: usize,
     value: ArgValue,
     _value: PhantomData<&'a ()>,
 }
 
 impl<'a> KernelArg<'a> {
     pub fn new<T: DeviceCopy>(value: &'a T) -> Self {
-        KernelArg { ptr: value as *const T as *const c_void, value: value.__arg_value(), _value: PhantomData }
+        KernelArg {
+            ptr: value as *const T as *const c_void,
+            bytes: size_of::<T>(),
+            value: value.__arg_value(),
+            _value: PhantomData,
+        }
+    }
+
+    /// The value's bytes.
+    fn bytes(&self) -> &'a [u8] {
+        // SAFETY: `ptr` is a live `&'a T` of `bytes` bytes.
+        unsafe { std::slice::from_raw_parts(self.ptr.cast(), self.bytes) }
     }
 
     pub(crate) fn ptr(&self) -> *mut c_void {
@@ -258,6 +284,8 @@ enum ParamKind<'a> {
     Slice(&'a str),
     Ptr(&'a str),
     Scalar(&'a str),
+    /// Any other value by value (`ByValue<glam::Vec3>`): its bytes.
+    Value(&'a str),
 }
 
 fn classify(ty: &str) -> ParamKind<'_> {
@@ -265,6 +293,7 @@ fn classify(ty: &str) -> ParamKind<'_> {
     let elem = rest.strip_suffix('>').unwrap_or(rest);
     match head.rsplit("::").next().unwrap_or(head) {
         "GlobalSlice" | "Slice" => ParamKind::Slice(elem),
+        "ByValue" => ParamKind::Value(elem),
         _ => ParamKind::Ptr(elem),
     }
 }
@@ -275,7 +304,7 @@ fn declared(name: &str, ty: &str) -> String {
         (ParamKind::Slice(e), _) => format!("{name}: &[{e}] (a pointer, then a length)"),
         (ParamKind::Ptr(e), true) => format!("{name}: *const {e}"),
         (ParamKind::Ptr(e), false) => format!("{name}: *mut {e}"),
-        (ParamKind::Scalar(t), _) => format!("{name}: {t}"),
+        (ParamKind::Scalar(t) | ParamKind::Value(t), _) => format!("{name}: {t}"),
     }
 }
 
@@ -320,7 +349,7 @@ pub(crate) fn emulator_args(kernel: Emulated, args: &[KernelArg<'_>]) -> CudaRes
             params.join(", ")
         )));
     }
-    let mut values = args.iter().map(|a| a.value);
+    let mut values = args.iter();
     let mut packed = Vec::with_capacity(kernel.params().len());
     for param in kernel.params() {
         let mismatch = |want: &str, got: &ArgValue| {
@@ -341,11 +370,12 @@ pub(crate) fn emulator_args(kernel: Emulated, args: &[KernelArg<'_>]) -> CudaRes
             ArgValue::Int { value: addr, bytes: 8, .. } => Ok((addr, 0)),
             other => Err(mismatch("a device pointer", &other)),
         };
-        let value = values.next().expect("counted above");
+        let arg = values.next().expect("counted above");
+        let value = arg.value;
         packed.push(match classify(param.ty) {
             ParamKind::Slice(elem) => {
                 let (addr, size) = pointer(value, elem)?;
-                let len = values.next().expect("counted above");
+                let len = values.next().expect("counted above").value;
                 let ArgValue::Int { value: len, bytes: 8, .. } = len else {
                     return Err(wrong(format!(
                         "parameter `{}` takes its length as a `usize` after the pointer, got {}",
@@ -360,6 +390,19 @@ pub(crate) fn emulator_args(kernel: Emulated, args: &[KernelArg<'_>]) -> CudaRes
             ParamKind::Ptr(elem) => {
                 let (addr, _) = pointer(value, elem)?;
                 Arg::Ptr { addr, bytes: crate::backend::extent(addr) }
+            }
+            ParamKind::Value(ty) => {
+                let got = match value {
+                    ArgValue::Ptr { .. } => "a pointer",
+                    ArgValue::Int { ty, .. } => ty,
+                    ArgValue::F32(_) => "f32",
+                    ArgValue::F64(_) => "f64",
+                    ArgValue::Other(ty) => ty,
+                };
+                if short(got) != short(ty) || arg.bytes > Value::MAX_BYTES {
+                    return Err(mismatch(&format!("a `{ty}` by value (at most 64 bytes)"), &value));
+                }
+                Arg::Value(Value::from_bytes(arg.bytes()))
             }
             ParamKind::Scalar(ty) => match (ty, value) {
                 ("f32", ArgValue::F32(v)) => Arg::F32(v),

@@ -110,7 +110,7 @@ impl Library {
         checks: bool,
     ) -> CudaResult<()> {
         let launch = RawLaunch { grid, block, dynamic_shared, checks: checks as u32 };
-        let raw: Vec<RawArg> = args.iter().map(|&a| a.into()).collect();
+        let raw: Vec<RawArg> = args.iter().map(RawArg::from).collect();
         let mut message = vec![0u8; 4096];
         // SAFETY: every pointer is to a live value of the stated length;
         // the buffers are the caller's contract.

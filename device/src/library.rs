@@ -63,7 +63,11 @@ fn run(name: &[u8], launch: RawLaunch, args: &[RawArg]) -> Result<(), String> {
     let kernel = registry::find(name).ok_or_else(|| format!("this library has no kernel `{name}`"))?;
     let args: Vec<Arg> = args
         .iter()
-        .map(|a| a.arg().ok_or_else(|| format!("launch of `{name}`: an argument of unknown kind {}", a.kind)))
+        .map(|a| {
+            // SAFETY: a value's bytes are the caller's, alive for the call.
+            unsafe { a.arg() }
+                .ok_or_else(|| format!("launch of `{name}`: an argument of unknown kind {}", a.kind))
+        })
         .collect::<Result<_, _>>()?;
     let buffers: Vec<emu::Buffer> = args
         .iter()

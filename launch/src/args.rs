@@ -27,6 +27,62 @@ pub enum Arg {
     I64(i64),
     F32(f32),
     F64(f64),
+    /// Any other plain value passed by value (a `glam::Vec3`, a struct of
+    /// scalars): its bytes, one PTX parameter.
+    Value(Value),
+}
+
+/// A value passed by value, as its bytes: up to [`Value::MAX_BYTES`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Value {
+    /// The bytes, in the words' memory order (first, so that the value's
+    /// address is its bytes' address).
+    words: [u32; 16],
+    len: u32,
+}
+
+impl Value {
+    /// The largest value passed by value (a `glam::Mat4`).
+    pub const MAX_BYTES: usize = 64;
+
+    /// `value`'s bytes.
+    ///
+    /// # Panics
+    /// Where `T` is larger than [`Value::MAX_BYTES`].
+    pub fn of<T: Copy>(value: &T) -> Value {
+        let len = size_of::<T>();
+        assert!(len <= Self::MAX_BYTES, "a {len}-byte value: at most {} pass by value", Self::MAX_BYTES);
+        // SAFETY: `value` is `len` readable bytes of a `Copy` type.
+        unsafe { Value::from_bytes(std::slice::from_raw_parts((value as *const T).cast(), len)) }
+    }
+
+    /// A value of these bytes (at most [`Value::MAX_BYTES`]).
+    pub fn from_bytes(bytes: &[u8]) -> Value {
+        let mut value = Value { words: [0; 16], len: bytes.len() as u32 };
+        assert!(bytes.len() <= Self::MAX_BYTES);
+        // SAFETY: `words` holds 64 bytes, at least `bytes.len()`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), value.words.as_mut_ptr().cast(), bytes.len())
+        };
+        value
+    }
+
+    /// The bytes.
+    pub fn bytes(&self) -> &[u8] {
+        // SAFETY: `len <= 64` bytes of `words`.
+        unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast(), self.len as usize) }
+    }
+
+    /// The value as a `T`.
+    ///
+    /// # Safety
+    /// The bytes are a valid `T` (they came from [`Value::of`] of one).
+    pub unsafe fn read<T: Copy>(&self) -> T {
+        assert_eq!(self.len as usize, size_of::<T>(), "a value of another size");
+        // SAFETY: `size_of::<T>()` bytes, a valid `T` by the caller.
+        unsafe { std::ptr::read_unaligned(self.words.as_ptr().cast()) }
+    }
 }
 
 impl Arg {

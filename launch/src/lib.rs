@@ -21,7 +21,7 @@ pub mod library;
 #[doc(hidden)]
 pub use inventory;
 
-pub use args::{Arg, KernelParam, Launcher, Signature, Typed, shared_bytes};
+pub use args::{Arg, KernelParam, Launcher, Signature, Typed, Value, shared_bytes};
 pub use kernel::{Kernel, Param, Registered, registry};
 
 /// A block or grid shape.

@@ -66,9 +66,11 @@ pub struct RawArg {
     pub c: u64,
 }
 
-impl From<Arg> for RawArg {
-    fn from(arg: Arg) -> Self {
-        let (kind, a, b, c) = match arg {
+impl From<&Arg> for RawArg {
+    /// The C form of `arg`, which for a value by value points at `arg`'s
+    /// bytes: use it while `arg` lives.
+    fn from(arg: &Arg) -> Self {
+        let (kind, a, b, c) = match *arg {
             Arg::Ptr { addr, bytes } => (0, addr, bytes as u64, 0),
             Arg::Slice { addr, len, bytes } => (1, addr, len, bytes as u64),
             Arg::U32(v) => (2, v as u64, 0, 0),
@@ -77,6 +79,7 @@ impl From<Arg> for RawArg {
             Arg::I64(v) => (5, v as u64, 0, 0),
             Arg::F32(v) => (6, v.to_bits() as u64, 0, 0),
             Arg::F64(v) => (7, v.to_bits(), 0, 0),
+            Arg::Value(ref v) => (8, v.bytes().as_ptr() as u64, v.bytes().len() as u64, 0),
         };
         RawArg { kind, a, b, c }
     }
@@ -84,7 +87,11 @@ impl From<Arg> for RawArg {
 
 impl RawArg {
     /// The argument, or `None` for a kind this version does not know.
-    pub fn arg(self) -> Option<Arg> {
+    ///
+    /// # Safety
+    /// A value by value points at its bytes (the [`Arg`] it came from is
+    /// alive).
+    pub unsafe fn arg(self) -> Option<Arg> {
         let RawArg { kind, a, b, c } = self;
         Some(match kind {
             0 => Arg::Ptr { addr: a, bytes: b as usize },
@@ -95,6 +102,10 @@ impl RawArg {
             5 => Arg::I64(a as i64),
             6 => Arg::F32(f32::from_bits(a as u32)),
             7 => Arg::F64(f64::from_bits(a)),
+            // SAFETY: the caller's contract: `b` bytes at `a`.
+            8 if b as usize <= super::Value::MAX_BYTES => Arg::Value(super::Value::from_bytes(unsafe {
+                std::slice::from_raw_parts(a as *const u8, b as usize)
+            })),
             _ => return None,
         })
     }
@@ -171,12 +182,19 @@ mod tests {
             Arg::I64(i64::MIN + 1),
             Arg::F32(-0.1),
             Arg::F64(f64::MIN_POSITIVE / 3.0),
+            Arg::Value(super::super::Value::of(&[1.5f32, -2.0, 3.25])),
         ];
         for arg in args {
-            let back = RawArg::from(arg).arg().unwrap();
+            // SAFETY: `arg` is alive.
+            let back = unsafe { RawArg::from(&arg).arg() }.unwrap();
             assert_eq!(format!("{back:?}"), format!("{arg:?}"));
         }
-        assert!(RawArg { kind: 8, a: 0, b: 0, c: 0 }.arg().is_none());
+        // SAFETY: no pointer is read for an unknown kind, nor for a value
+        // longer than any.
+        unsafe {
+            assert!(RawArg { kind: 9, a: 0, b: 0, c: 0 }.arg().is_none());
+            assert!(RawArg { kind: 8, a: 0, b: 65, c: 0 }.arg().is_none());
+        }
     }
 
     #[test]

@@ -53,6 +53,9 @@ pub fn kernel(
         return Err(syn::Error::new(sig.fn_token.span(), "a kernel is a `pub unsafe fn`"));
     }
     let private = facade();
+    // The by-value parameters' bindings as their own types, first in the
+    // body.
+    let mut values: Vec<Stmt> = Vec::new();
     for input in function.sig.inputs.iter_mut() {
         let FnArg::Typed(typed) = input else {
             return Err(syn::Error::new(input.span(), "kernel functions may not be struct methods"));
@@ -83,6 +86,18 @@ pub fn kernel(
                 } else {
                     syn::parse_quote!(#private::DeviceConstPtr<#elem>)
                 })
+            }
+            // The scalars the launch types pass as they are.
+            Type::Path(p) if SCALARS.iter().any(|s| p.qself.is_none() && p.path.is_ident(s)) => None,
+            // Any other value (a `glam::Vec3`, a struct of plain fields)
+            // passes as its bytes; the body gets it back as its own type.
+            Type::Path(_) | Type::Array(_) | Type::Tuple(_) => {
+                if let syn::Pat::Ident(pat) = &*typed.pat {
+                    let (ident, ty) = (&pat.ident, &*typed.ty);
+                    values.push(syn::parse_quote!(let #ident: #ty = #private::ByValue::get(#ident);));
+                }
+                let ty = &*typed.ty;
+                Some(syn::parse_quote!(#private::ByValue<#ty>))
             }
             _ => None,
         };
@@ -158,6 +173,7 @@ pub fn kernel(
         lets.visit_stmt_mut(stmt);
     }
     kept.splice(0..0, uses);
+    kept.splice(0..0, values);
     let count = regions.len();
     let (layout_item, shared) = if count == 0 {
         (TokenStream::new(), quote!(0))
@@ -214,6 +230,10 @@ pub fn kernel(
         #expanded
     })
 }
+
+/// The parameter types a launch passes as they are (`KernelParam`'s
+/// scalars); any other value passes as a `ByValue`.
+const SCALARS: &[&str] = &["u32", "i32", "u64", "i64", "usize", "f32", "f64"];
 
 /// Whether `attrs` hold `#[address_space(shared)]` (an error for any other
 /// space).

@@ -2,6 +2,7 @@
 //! outputs poisoned first, every value compared with CUDA's semantics as
 //! computed here. Each check returns `Err` naming the first wrong value.
 
+use cuda_std::glam;
 use lab_runtime::{Gpu, Result};
 
 use super::*;
@@ -327,6 +328,61 @@ pub fn check_vector_math(gpu: &Gpu) -> Result<Outcome> {
     Ok(("glam and vek re-exports", Ok(())))
 }
 
+/// glam's `Mat4`, `Vec3` and `Vec2` passed by value: each output against
+/// the `f64` affine map. A component is three products and the
+/// translation summed, scaled, then two adds: at most `8 eps` times the
+/// sum of its terms' magnitudes.
+pub fn check_values_by_value(gpu: &Gpu) -> Result<Outcome> {
+    let what = "glam's Mat4, Vec3, Vec2 as parameters by value";
+    let n = 53;
+    let points: Vec<f32> = (0..3 * n).map(|i| ((i * 4241) % 997) as f32 / 61.0 - 8.0).collect();
+    let cols: [[f32; 4]; 4] =
+        [[0.5, -1.25, 2.0, 0.0], [1.5, 0.75, -0.5, 0.0], [-2.0, 0.25, 1.0, 0.0], [3.5, -4.0, 0.125, 1.0]];
+    let (offset, s) = ([0.25f32, -1.5, 2.75], [1.75f32, -0.625]);
+    let m = glam::Mat4::from_cols_array_2d(&cols);
+    let dp = gpu.upload(&points)?;
+    let mut out = gpu.alloc::<f32>(3 * n)?;
+    gpu.poison(&mut out)?;
+    // SAFETY: 3n points and 3n outputs; the kernel guards i < n.
+    unsafe {
+        vectors::transform_points::launch(
+            gpu,
+            2u32,
+            32u32,
+            0,
+            m,
+            glam::Vec3::from_array(offset),
+            glam::Vec2::from_array(s),
+            &dp,
+            n,
+            &mut out,
+        )
+    }?;
+    let got = gpu.download(&out)?;
+    let eps = f32::EPSILON as f64;
+    for i in 0..n {
+        let p: Vec<f64> = points[3 * i..3 * i + 3].iter().map(|&v| v as f64).collect();
+        for j in 0..3 {
+            let terms = [
+                cols[0][j] as f64 * p[0],
+                cols[1][j] as f64 * p[1],
+                cols[2][j] as f64 * p[2],
+                cols[3][j] as f64,
+            ];
+            let mapped: f64 = terms.iter().sum();
+            let want = mapped * s[0] as f64 + offset[j] as f64 + s[1] as f64;
+            let size = terms.iter().map(|t| t.abs()).sum::<f64>() * (s[0] as f64).abs()
+                + (offset[j] as f64).abs()
+                + (s[1] as f64).abs();
+            let g = got[3 * i + j] as f64;
+            if (g - want).abs() > 8.0 * eps * size {
+                return Ok((what, Err(format!("point {i} component {j} is {g}, expected {want}"))));
+            }
+        }
+    }
+    Ok((what, Ok(())))
+}
+
 /// A kernel named like its module (`mod gemm_naive; pub use
 /// gemm_naive::gemm_naive;`), launched through that module. Small
 /// integers, so every sum is exact in any order.
@@ -362,6 +418,7 @@ pub fn all(gpu: &Gpu) -> Result<Vec<Outcome>> {
         check_float_and_integer(gpu)?,
         check_chunk_hashes(gpu)?,
         check_vector_math(gpu)?,
+        check_values_by_value(gpu)?,
         check_gemm_naive(gpu)?,
     ])
 }

@@ -23,3 +23,26 @@ pub unsafe fn vector_math(a: &[f32], n: usize, out: *mut f32) {
         }
     }
 }
+
+/// Thread `i` maps point `p = points[3i..3i+3]` by the affine `m` (glam's
+/// `transform_point3`), then scales by `s.x` and adds `offset + s.y`, to
+/// `out[3i..3i+3]`, for `i < n`: glam's matrix and vectors as parameters
+/// by value (a `Mat4` is 64 bytes, one PTX parameter).
+#[kernel]
+pub unsafe fn transform_points(
+    m: glam::Mat4,
+    offset: glam::Vec3,
+    s: glam::Vec2,
+    points: &[f32],
+    n: usize,
+    out: *mut f32,
+) {
+    let i = thread::index_1d() as usize;
+    if i < n {
+        let p = glam::Vec3::new(points[3 * i], points[3 * i + 1], points[3 * i + 2]);
+        let q = m.transform_point3(p) * s.x + offset + s.y;
+        for (j, value) in q.to_array().into_iter().enumerate() {
+            unsafe { *out.add(3 * i + j) = value };
+        }
+    }
+}

@@ -120,6 +120,26 @@ unsafe impl<T: DeviceCopy> DeviceCopy for std::num::Wrapping<T> {}
 // SAFETY: zero-sized.
 unsafe impl<T> DeviceCopy for std::marker::PhantomData<T> {}
 
+// SAFETY: glam's vectors and matrices are plain `f32`, `f64`, `u32` and
+// `i32` fields.
+#[cfg(feature = "impl_glam")]
+mod glam_types {
+    use super::DeviceCopy;
+    use glam::*;
+
+    macro_rules! plain_glam {
+        ($($t:ty),*) => {$(
+            // SAFETY: plain fields (above).
+            unsafe impl DeviceCopy for $t {}
+        )*};
+    }
+
+    plain_glam!(
+        Vec2, Vec3, Vec3A, Vec4, Mat2, Mat3, Mat3A, Mat4, Quat, DVec2, DVec3, DVec4, DMat2, DMat3, DMat4
+    );
+    plain_glam!(UVec2, UVec3, UVec4, IVec2, IVec3, IVec4);
+}
+
 macro_rules! tuples {
     ($(($($p:ident),+))*) => {$(
         // SAFETY: a tuple of DeviceCopy values is plain bits.

@@ -7,7 +7,7 @@ mod gemm;
 mod hash;
 mod reduce;
 
-pub use elementwise::vecadd;
+pub use elementwise::{affine3, vecadd};
 pub use gemm::{gemm_naive, gemm_tiled};
 pub use hash::{sha256, sha256_chunks};
 pub use reduce::block_sum;

@@ -9,6 +9,10 @@ use std::process::Command;
 use gpu::launch::{Kernel, registry};
 use kernel_lab::runtime::ptx::{self, ARCHS};
 
+#[path = "ptx/record.rs"]
+mod record;
+use record::Record;
+
 /// Every kernel the `gpu` crate declares, from the registry.
 fn declared() -> Vec<&'static Kernel> {
     registry::all().into_iter().filter(|k| k.path.starts_with("gpu::")).collect()
@@ -44,8 +48,17 @@ fn ptxas() -> PathBuf {
     tool("ptxas", "cuda")
 }
 
+/// ptxas's version, as `--version` prints its last line.
+fn ptxas_version() -> &'static str {
+    static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    VERSION.get_or_init(|| {
+        let out = Command::new(ptxas()).arg("--version").output().expect("running ptxas --version");
+        String::from_utf8_lossy(&out.stdout).lines().last().unwrap_or("").trim().to_string()
+    })
+}
+
 /// Per-kernel resource usage as `ptxas -v` reports it.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Usage {
     registers: u32,
     stack_bytes: u32,
@@ -60,10 +73,11 @@ fn assemble(text: &str, arch: &str) -> Vec<(String, Usage)> {
 
 /// Assembles each entry of `text` for `arch` from a module of its own
 /// ([`ptx::entry_module`], as the runtime loads it), on every core: each
-/// entry's usage, in the text's order. Only modules this checkout has not
-/// assembled before run ptxas, so an edit to one kernel reassembles that
-/// kernel (and whatever else its change moved), not the 50 MB around it.
-fn assemble_each(text: &str, arch: &str) -> Vec<(String, Usage)> {
+/// entry's usage, in the text's order. Only modules neither `record` nor
+/// this checkout's target directory has seen run ptxas, so an edit to one
+/// kernel reassembles that kernel (and whatever else its change moved),
+/// not the 70 MB around it.
+fn assemble_each(text: &str, arch: &str, record: &Record) -> Vec<(String, Usage)> {
     let names = ptx::entries(text);
     let next = std::sync::atomic::AtomicUsize::new(0);
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -76,7 +90,7 @@ fn assemble_each(text: &str, arch: &str) -> Vec<(String, Usage)> {
                         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let Some(name) = names.get(i) else { break mine };
                         let module = ptx::entry_module(text, name).unwrap();
-                        mine.extend(assemble(&module, arch).into_iter().map(|u| (i, u)));
+                        mine.extend(record.usage(&module, arch, assemble).into_iter().map(|u| (i, u)));
                     }
                 })
             })
@@ -209,6 +223,7 @@ fn no_kernel_is_in_both_parts_of_sm_90a() {
 
 #[test]
 fn every_ptx_assembles_for_its_targets_without_spills() {
+    let record = Record::open("gpu", ptxas_version());
     for p in ARCHS {
         // Portable PTX on every target it runs on; sm_90a's on sm_90a only.
         let targets: Vec<&str> = if p.specific {
@@ -217,7 +232,7 @@ fn every_ptx_assembles_for_its_targets_without_spills() {
             ["sm_80", "sm_90"].into_iter().filter(|a| a[3..].parse::<i32>().unwrap() >= p.compute).collect()
         };
         for arch in targets {
-            let usage = assemble_each(p.text(), arch);
+            let usage = assemble_each(p.text(), arch, &record);
             let names: Vec<&str> = usage.iter().map(|(n, _)| n.as_str()).collect();
             for kernel in declared().into_iter().filter(|k| k.built_for(p.arch)) {
                 assert!(names.contains(&kernel.name), "ptxas did not compile {} for {arch}", kernel.name);
@@ -233,6 +248,7 @@ fn every_ptx_assembles_for_its_targets_without_spills() {
             }
         }
     }
+    record.save();
 }
 
 /// The runtime loads each kernel from its own module
@@ -438,9 +454,10 @@ fn checked_kernels_use_global_accesses_and_call_nothing() {
 fn cuda_std_kernels_assemble_for_every_arch_without_spills() {
     let archs: &[lab_runtime::Ptx] = lab_runtime::include_ptx!("cuda_std_conformance");
     assert_eq!(archs.iter().map(|p| p.arch).collect::<Vec<_>>(), ["sm_80", "sm_90", "sm_90a"]);
+    let record = Record::open("cuda_std", ptxas_version());
     for p in archs {
         assert!(p.text().contains(&format!(".target {}", p.arch)), "{} PTX has the wrong .target", p.arch);
-        let usage = assemble_each(p.text(), p.arch);
+        let usage = assemble_each(p.text(), p.arch, &record);
         let names: Vec<&str> = usage.iter().map(|(n, _)| n.as_str()).collect();
         for kernel in registry::module("cuda_std_conformance") {
             assert!(names.contains(&kernel.name), "ptxas did not compile {} for {}", kernel.name, p.arch);
@@ -472,6 +489,7 @@ fn cuda_std_kernels_assemble_for_every_arch_without_spills() {
         assert!(entry_body(p.text(), "votes").contains("vote.sync.ballot.b32"));
         assert!(entry_body(p.text(), "warp_scan").contains("bar.warp.sync"));
     }
+    record.save();
 }
 
 /// Each GEMM library kernel multiplies in its precision on its tile's

@@ -175,7 +175,9 @@ impl CudaBuilder {
             return Err(BuildError::CrateNotFound(self.krate.clone()));
         }
         let (package, lib) = names(&manifest)?;
-        for path in watched(&self.krate, self.library).into_iter().chain(self.watch.iter().cloned()) {
+        let watched: Vec<PathBuf> =
+            watched(&self.krate, self.library).into_iter().chain(self.watch.iter().cloned()).collect();
+        for path in &watched {
             println!("cargo::rerun-if-changed={}", path.display());
         }
         let out_dir = PathBuf::from(
@@ -185,12 +187,24 @@ impl CudaBuilder {
             return self.placeholders(&out_dir, &lib);
         }
         let toolchain = Toolchain::find()?;
+        // The build script runs again when any path it watches changes,
+        // which for a script building two crates is often the other's: a
+        // crate none of whose files changed since its last build here
+        // keeps that build's PTX, without a nested cargo.
+        let stamp = self.stamp(&watched, &toolchain);
+        let stamp_file = out_dir.join(format!("{lib}.stamp"));
+        let outputs: Vec<PathBuf> =
+            self.archs.iter().map(|a| out_dir.join(format!("{lib}_{a}.ptx"))).collect();
+        if std::fs::read_to_string(&stamp_file).ok().as_deref() == Some(stamp.as_str())
+            && outputs.iter().all(|p| p.exists() && p.with_extension("ptx.z").exists())
+        {
+            self.copy_first(&outputs, false)?;
+            return Ok(outputs);
+        }
+        let _ = std::fs::remove_file(&stamp_file);
         let linker = out_dir.join("ptx-linker");
         write_executable(&linker, LINKER)?;
         let target_dir = nvptx_target_dir(&out_dir);
-        // Every architecture (and part) at once, each a nested cargo with
-        // a target directory of its own (one would lock the others out):
-        // an edit waits for the slowest build it touched, not for the sum.
         let nested =
             Nested { toolchain: &toolchain, manifest: &manifest, package: &package, linker: &linker };
         let jobs: Vec<(&str, Option<&str>)> = (self.archs.iter())
@@ -202,10 +216,27 @@ impl CudaBuilder {
         // The host library beside them (a job of its own, last).
         let (texts, library) = std::thread::scope(|s| {
             let library = self.library.then(|| s.spawn(|| nested.library(&host_target_dir(&out_dir), &lib)));
-            let texts = in_parallel(&jobs, |&(arch, part)| {
-                let dir = target_dir.join(part.map_or(arch.to_string(), |p| format!("{arch}-{p}")));
-                add_launch_bounds(&nested.build(arch, part, &dir, &lib)?)
-            });
+            let texts = if self.parts.is_empty() {
+                // One target directory, one architecture after another:
+                // the dependencies (`core` among them) are the same bits for
+                // every architecture (only the crate itself gets
+                // `target-cpu`), so they build once, and a small crate's
+                // own build is a second or two an architecture.
+                let dir = target_dir.join("shared");
+                jobs.iter()
+                    .map(|&(arch, part)| add_launch_bounds(&nested.build(arch, part, &dir, &lib)?))
+                    .collect()
+            } else {
+                // A crate built in parts is large: every architecture and
+                // part at once, each in a target directory of its own (one
+                // would lock the others out, and would rebuild a part
+                // whenever another's flags ran last): an edit waits for
+                // the slowest build it touched, not for the sum.
+                in_parallel(&jobs, |&(arch, part)| {
+                    let dir = target_dir.join(part.map_or(arch.to_string(), |p| format!("{arch}-{p}")));
+                    add_launch_bounds(&nested.build(arch, part, &dir, &lib)?)
+                })
+            };
             (texts, library.map(|l| l.join().unwrap_or_else(|p| std::panic::resume_unwind(p))))
         });
         let marker = match library {
@@ -232,7 +263,59 @@ impl CudaBuilder {
         let written = in_parallel(&modules, |(arch, text)| write_ptx(&out_dir, &lib, arch, &marker, text));
         let written = written.into_iter().collect::<Result<Vec<_>, _>>()?;
         self.copy_first(&written, false)?;
+        // (Not after a failed host library: the next run tries again.)
+        if !self.library || !marker.is_empty() {
+            let _ = std::fs::write(&stamp_file, stamp);
+        }
         Ok(written)
+    }
+
+    /// What a build is made from: every file under the watched paths
+    /// (its path, length and modification time), the settings, the
+    /// toolchain and this builder's own source.
+    fn stamp(&self, watched: &[PathBuf], toolchain: &Toolchain) -> String {
+        fn walk(path: &Path, files: &mut Vec<(PathBuf, u64, u128)>) {
+            let Ok(meta) = std::fs::metadata(path) else { return };
+            if meta.is_dir() {
+                let Ok(entries) = std::fs::read_dir(path) else { return };
+                for entry in entries.flatten() {
+                    let name = entry.file_name();
+                    let name = name.to_string_lossy();
+                    if !name.starts_with('.') && name != "target" {
+                        walk(&entry.path(), files);
+                    }
+                }
+            } else {
+                let modified =
+                    meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+                files.push((path.to_path_buf(), meta.len(), modified.map_or(0, |d| d.as_nanos())));
+            }
+        }
+        let mut files = Vec::new();
+        for path in watched {
+            walk(path, &mut files);
+        }
+        files.sort();
+        files.dedup();
+        let mut h = Fnv::default();
+        for (path, len, modified) in &files {
+            h.add(path.as_os_str().as_encoded_bytes());
+            h.add(&len.to_le_bytes());
+            h.add(&modified.to_le_bytes());
+        }
+        for text in [include_str!("lib.rs"), include_str!("ptx_text.rs"), LINKER] {
+            h.add(text.as_bytes());
+        }
+        format!(
+            "{:016x} {} files; archs {:?}; parts {:?}; library {}; {}; {}\n",
+            h.0,
+            files.len(),
+            self.archs,
+            self.parts,
+            self.library,
+            toolchain.version,
+            toolchain.llc.display()
+        )
     }
 
     /// Under clippy: one line in place of each PTX, no nested build (the
@@ -435,10 +518,29 @@ fn io(message: &str) -> BuildError {
     BuildError::Io(message.to_string())
 }
 
+/// FNV-1a, 64 bits (a hash that is the same in every build of this crate).
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv {
+    fn add(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+}
+
 /// The tools the nvptx build needs, or which is missing.
 struct Toolchain {
     cargo: String,
     llc: PathBuf,
+    /// `rustc --version`.
+    version: String,
 }
 
 impl Toolchain {
@@ -458,7 +560,9 @@ impl Toolchain {
             ))
         };
         let version = Command::new(rustc).arg("--version").output().ok().filter(|o| o.status.success());
-        if !version.is_some_and(|o| String::from_utf8_lossy(&o.stdout).contains("nightly")) {
+        let version =
+            version.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default();
+        if !version.contains("nightly") {
             return Err(missing("a nightly rustc (-Zbuild-std)"));
         }
         let sysroot = Command::new(rustc)
@@ -475,7 +579,7 @@ impl Toolchain {
         if !llc.exists() {
             return Err(missing("the llvm-tools component"));
         }
-        Ok(Toolchain { cargo, llc })
+        Ok(Toolchain { cargo, llc, version })
     }
 }
 
@@ -660,6 +764,31 @@ mod tests {
         );
         write_executable(&path, &script).unwrap();
         path
+    }
+
+    /// A build is kept while nothing it was made from changed: the stamp
+    /// moves with a watched file, the toolchain or the settings, and not
+    /// with a target directory's contents.
+    #[test]
+    fn the_stamp_moves_with_what_the_build_is_made_from() {
+        let dir = std::env::temp_dir().join(format!("lab-stamp-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::write(dir.join("src/lib.rs"), "a").unwrap();
+        let builder = CudaBuilder::new(&dir).archs(&["sm_80"]).emulator_library(false);
+        let toolchain = Toolchain { cargo: "cargo".into(), llc: "llc".into(), version: "rustc 1".into() };
+        let stamp = |b: &CudaBuilder, t: &Toolchain| b.stamp(std::slice::from_ref(&dir), t);
+        let first = stamp(&builder, &toolchain);
+        assert_eq!(first, stamp(&builder, &toolchain));
+        std::fs::create_dir_all(dir.join("target")).unwrap();
+        std::fs::write(dir.join("target/out"), "x").unwrap();
+        assert_eq!(first, stamp(&builder, &toolchain), "a target directory is not the source");
+        std::fs::write(dir.join("src/lib.rs"), "ab").unwrap();
+        let edited = stamp(&builder, &toolchain);
+        assert_ne!(first, edited);
+        let other = Toolchain { version: "rustc 2".into(), ..toolchain };
+        assert_ne!(edited, stamp(&builder, &other));
+        assert_ne!(edited, stamp(&builder.archs(&["sm_80", "sm_90"]), &other));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// The PTX is rebuilt for the crate's device dependencies, not for

@@ -94,5 +94,62 @@ fn a_fault_found_in_parallel_is_reported_from_the_inputs_as_they_were() {
 
 #[test]
 fn the_test_kernels_are_registered_here() {
-    assert_eq!(registry::module("emulator_parallel").len(), 2);
+    assert_eq!(registry::module("emulator_parallel").len(), 3);
+}
+
+/// Thread 0 of block `b` waits until the flag of block `b + ahead`
+/// (wrapping) is set, then sets its own: with `ahead` = 1 every block but
+/// the last waits on a later one; with `ahead` = `n - 1` each waits on the
+/// one before it (block 0 on nothing: it sets its flag first).
+#[kernel(block = 32)]
+pub fn check_wait_on_a_flag(flags: Out<u32>, ahead: u32) {
+    if thread_idx_x() != 0 {
+        return;
+    }
+    let (b, n) = (block_idx_x(), grid_dim_x());
+    let other = ((b + ahead) % n) as usize;
+    // SAFETY: one flag a block; the waits are the point.
+    unsafe {
+        // The block that waits on nobody: the last for `ahead` = 1, else
+        // the first.
+        let starts = if ahead == 1 { b == n - 1 } else { b == 0 };
+        if !starts {
+            while flags.atomic_load(other, Ordering::Acquire) == 0 {}
+        }
+        flags.atomic_store(b as usize, 1, Ordering::Release);
+    }
+}
+
+/// A block that polls a word only a later block writes cannot finish on
+/// the emulator, which runs blocks in grid order: the launch says which
+/// block waits, on which word, at which line, rather than hanging, on any
+/// number of OS threads. Waits on earlier blocks (a chain of turns)
+/// complete, on any number.
+#[test]
+fn a_wait_on_a_later_block_is_reported_and_a_wait_on_an_earlier_one_completes() {
+    let gpu = Gpu::emulator();
+    // The line of the poll, from this file's own text.
+    let line = 1 + include_str!("emulator_parallel.rs")
+        .lines()
+        .position(|l| l.contains("while flags.atomic_load(other"))
+        .unwrap();
+    for threads in [1, 2, 4] {
+        emu::set_threads(Some(threads));
+        let mut flags = gpu.upload(&[0u32; 6]).unwrap();
+        // SAFETY: six flags, one a block.
+        let result = unsafe { check_wait_on_a_flag::launch(&gpu, 6, &mut flags, 1) };
+        match emu_error(result) {
+            EmuError::Deadlock { block, detail, .. } => {
+                assert_eq!(block, [0, 0, 0], "{threads} threads: {detail}");
+                assert!(detail.contains("polls byte 4 of `flags` (holding 0x0)"), "{detail}");
+                assert!(detail.contains(&format!("emulator_parallel.rs:{line}:")), "{detail}");
+            }
+            other => panic!("{threads} threads: expected a deadlock, got {other}"),
+        }
+        let mut flags = gpu.upload(&[0u32; 6]).unwrap();
+        // SAFETY: as above.
+        unsafe { check_wait_on_a_flag::launch(&gpu, 6, &mut flags, 5) }.unwrap();
+        assert_eq!(gpu.download(&flags).unwrap(), [1; 6], "{threads} threads");
+    }
+    emu::set_threads(None);
 }

@@ -33,12 +33,16 @@
 //! the host code, and its build-script run is a unit of its own, so
 //! building the PTX there would cost the nested build a second time.
 
+mod nested;
 pub mod ptx_text;
+mod stamp;
 
 use std::env;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use nested::{Nested, host_target_dir, nvptx_target_dir};
 
 const NVPTX: &str = "nvptx64-nvidia-cuda";
 const LINKER: &str = include_str!("../ptx-linker");
@@ -270,54 +274,6 @@ impl CudaBuilder {
         Ok(written)
     }
 
-    /// What a build is made from: every file under the watched paths
-    /// (its path, length and modification time), the settings, the
-    /// toolchain and this builder's own source.
-    fn stamp(&self, watched: &[PathBuf], toolchain: &Toolchain) -> String {
-        fn walk(path: &Path, files: &mut Vec<(PathBuf, u64, u128)>) {
-            let Ok(meta) = std::fs::metadata(path) else { return };
-            if meta.is_dir() {
-                let Ok(entries) = std::fs::read_dir(path) else { return };
-                for entry in entries.flatten() {
-                    let name = entry.file_name();
-                    let name = name.to_string_lossy();
-                    if !name.starts_with('.') && name != "target" {
-                        walk(&entry.path(), files);
-                    }
-                }
-            } else {
-                let modified =
-                    meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
-                files.push((path.to_path_buf(), meta.len(), modified.map_or(0, |d| d.as_nanos())));
-            }
-        }
-        let mut files = Vec::new();
-        for path in watched {
-            walk(path, &mut files);
-        }
-        files.sort();
-        files.dedup();
-        let mut h = Fnv::default();
-        for (path, len, modified) in &files {
-            h.add(path.as_os_str().as_encoded_bytes());
-            h.add(&len.to_le_bytes());
-            h.add(&modified.to_le_bytes());
-        }
-        for text in [include_str!("lib.rs"), include_str!("ptx_text.rs"), LINKER] {
-            h.add(text.as_bytes());
-        }
-        format!(
-            "{:016x} {} files; archs {:?}; parts {:?}; library {}; {}; {}\n",
-            h.0,
-            files.len(),
-            self.archs,
-            self.parts,
-            self.library,
-            toolchain.version,
-            toolchain.llc.display()
-        )
-    }
-
     /// Under clippy: one line in place of each PTX, no nested build (the
     /// build script's run for clippy is a unit of its own, so the real
     /// build would compile every architecture again, minutes, for a
@@ -357,94 +313,6 @@ fn in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec
     })
 }
 
-/// One architecture's nested build of the kernel crate.
-struct Nested<'a> {
-    toolchain: &'a Toolchain,
-    manifest: &'a Path,
-    package: &'a str,
-    linker: &'a Path,
-}
-
-impl Nested<'_> {
-    /// The PTX of library `lib` for `arch`, built in `target_dir`; on
-    /// failure, rustc's errors are printed first.
-    fn build(
-        &self,
-        arch: &str,
-        part: Option<&str>,
-        target_dir: &Path,
-        lib: &str,
-    ) -> Result<String, BuildError> {
-        let output = Command::new(&self.toolchain.cargo)
-            .current_dir(self.manifest.parent().unwrap_or(Path::new(".")))
-            .env_remove("CARGO_ENCODED_RUSTFLAGS")
-            .env_remove("RUSTFLAGS")
-            .env_remove("CARGO_BUILD_RUSTFLAGS")
-            .env_remove("CARGO_TARGET_DIR")
-            .env_remove("CARGO_BUILD_TARGET")
-            .env_remove("RUSTC_WRAPPER")
-            .env_remove("RUSTC_WORKSPACE_WRAPPER")
-            .env("PTX_LLC", &self.toolchain.llc)
-            .args(["rustc", "--manifest-path"])
-            .arg(self.manifest)
-            .args(["--package", self.package, "--lib", "--crate-type", "cdylib"])
-            .args(["--target", NVPTX, "-Zbuild-std=core", "--profile", "ptx"])
-            .args(PTX_PROFILE.iter().flat_map(|c| ["--config", c]))
-            .args(pinned(self.package).iter().flat_map(|c| ["--config".to_string(), c.clone()]))
-            .arg("--target-dir")
-            .arg(target_dir)
-            // A crate that says these itself would see them twice.
-            .args(["--", "-Zcrate-attr=no_std", "-Zcrate-attr=feature(abi_ptx)"])
-            .args(["-A", "duplicate-features", "-A", "unused-attributes", "-C"])
-            .arg(format!("target-cpu={arch}"))
-            .args(ptx_isa(arch))
-            .args(part.map(|p| ["--cfg".to_string(), format!("ptx_part=\"{p}\"")]).into_iter().flatten())
-            .arg("-C")
-            .arg(format!("linker={}", self.linker.display()))
-            .output()
-            .map_err(|e| io(&format!("could not run cargo for the nvptx build: {e}")))?;
-        if !output.status.success() {
-            eprintln!("{}", String::from_utf8_lossy(&output.stderr));
-            let arch = part.map_or(arch.to_string(), |p| format!("{arch} (part {p})"));
-            return Err(BuildError::Failed { krate: self.package.to_string(), arch });
-        }
-        let ptx = target_dir.join(NVPTX).join("ptx").join(format!("{lib}.ptx"));
-        std::fs::read_to_string(&ptx)
-            .map_err(|e| io(&format!("the nvptx build left no {}: {e}", ptx.display())))
-    }
-}
-
-impl Nested<'_> {
-    /// The crate built for the host as a shared library in `target_dir`
-    /// (release): its path, or the last lines of rustc's errors.
-    fn library(&self, target_dir: &Path, lib: &str) -> Result<PathBuf, String> {
-        let output = Command::new(&self.toolchain.cargo)
-            .current_dir(self.manifest.parent().unwrap_or(Path::new(".")))
-            .env_remove("CARGO_ENCODED_RUSTFLAGS")
-            .env_remove("RUSTFLAGS")
-            .env_remove("CARGO_BUILD_RUSTFLAGS")
-            .env_remove("CARGO_TARGET_DIR")
-            .env_remove("CARGO_BUILD_TARGET")
-            .env_remove("RUSTC_WRAPPER")
-            .env_remove("RUSTC_WORKSPACE_WRAPPER")
-            .args(["rustc", "--manifest-path"])
-            .arg(self.manifest)
-            .args(["--package", self.package, "--lib", "--crate-type", "cdylib", "--release"])
-            .arg("--target-dir")
-            .arg(target_dir)
-            .output()
-            .map_err(|e| format!("could not run cargo: {e}"))?;
-        if !output.status.success() {
-            let stderr = String::from_utf8_lossy(&output.stderr);
-            let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error")).take(3).collect();
-            return Err(errors.join("; "));
-        }
-        let file = format!("{}{lib}{}", env::consts::DLL_PREFIX, env::consts::DLL_SUFFIX);
-        let path = target_dir.join("release").join(file);
-        path.canonicalize().map_err(|_| format!("cargo left no {}", path.display()))
-    }
-}
-
 /// Writes `text` as `lib`'s PTX for `arch` in `out_dir`
 /// (`<lib>_<arch>.ptx`, to read, after the `marker` line naming the host
 /// library, if any), and its packed form beside it (`<lib>_<arch>.ptx.z`,
@@ -474,65 +342,8 @@ fn is_clippy(wrapper: Option<&std::ffi::OsStr>) -> bool {
         .is_some_and(|s| s.to_string_lossy().starts_with("clippy-driver"))
 }
 
-/// The PTX ISA version beyond LLVM's default for `arch`: 8.4 for Hopper's
-/// architecture-specific PTX, whose kernels fence tensor maps the host
-/// wrote (`fence.proxy.tensormap`, new in 8.3) and multiply FP8 with
-/// `mma.sync` (new in 8.4; drivers from CUDA 12.4 on take it). `llc` sets the module's `.version` from its own `-mattr`, not
-/// from the functions' features, so `ptx-linker` gets it too.
-fn ptx_isa(arch: &str) -> Vec<String> {
-    match arch {
-        "sm_90a" => {
-            ["-C", "target-feature=+ptx84", "-C", "link-arg=-mattr=+ptx84"].map(String::from).to_vec()
-        }
-        _ => Vec::new(),
-    }
-}
-
-/// The `ptx` profile: fat LTO into one module for `ptx-linker`, abort on
-/// panic (a trap), no debug info.
-const PTX_PROFILE: &[&str] = &[
-    "profile.ptx.inherits=\"release\"",
-    "profile.ptx.opt-level=3",
-    "profile.ptx.panic=\"abort\"",
-    "profile.ptx.lto=\"fat\"",
-    "profile.ptx.codegen-units=1",
-    "profile.ptx.debug=false",
-    "profile.ptx.strip=\"none\"",
-    "profile.ptx.debug-assertions=false",
-    "profile.ptx.overflow-checks=false",
-];
-
-/// The `ptx` profile's settings again for the kernel crate itself: the
-/// profile inherits `release`, and a workspace may tune its host build of
-/// the crate there (`[profile.release.package.gpu]`, a lower `opt-level`
-/// and `incremental` for the emulator's build), which would otherwise
-/// reach the PTX, ahead of the profile's own settings.
-fn pinned(package: &str) -> Vec<String> {
-    ["opt-level=3", "codegen-units=1", "incremental=false", "debug=false"]
-        .iter()
-        .map(|setting| format!("profile.ptx.package.{package}.{setting}"))
-        .collect()
-}
-
 fn io(message: &str) -> BuildError {
     BuildError::Io(message.to_string())
-}
-
-/// FNV-1a, 64 bits (a hash that is the same in every build of this crate).
-struct Fnv(u64);
-
-impl Default for Fnv {
-    fn default() -> Self {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Fnv {
-    fn add(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ b as u64).wrapping_mul(0x100_0000_01b3);
-        }
-    }
 }
 
 /// The tools the nvptx build needs, or which is missing.
@@ -729,31 +540,10 @@ pub fn add_launch_bounds(ptx: &str) -> Result<String, BuildError> {
     Ok(text)
 }
 
-/// `<target>/<profile>/build/<pkg>-<hash>/out` -> `<target>/nvptx`: one
-/// nvptx target dir for every host profile (so `core` is built once).
-fn nvptx_target_dir(out_dir: &Path) -> PathBuf {
-    beside_target(out_dir, "nvptx")
-}
-
-/// `<target>/emulator-library`: the host library's nested build, one for
-/// every host profile.
-fn host_target_dir(out_dir: &Path) -> PathBuf {
-    beside_target(out_dir, "emulator-library")
-}
-
-fn beside_target(out_dir: &Path, name: &str) -> PathBuf {
-    out_dir
-        .ancestors()
-        .find(|p| p.file_name().is_some_and(|n| n == "build"))
-        .and_then(|build| build.parent())
-        .and_then(|profile| profile.parent())
-        .map(|target| target.join(name))
-        .unwrap_or_else(|| out_dir.join(name))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::nested::pinned;
 
     /// A fake `rustc` printing `version` and using `sysroot`.
     fn fake_rustc(dir: &Path, version: &str, sysroot: &Path) -> PathBuf {

@@ -64,6 +64,10 @@ pub(crate) struct ThreadCtx {
     pub(crate) exited_at_sync: Cell<u32>,
     /// Past `griddepcontrol.wait`: the grids before it have finished.
     pub(crate) waited: Cell<bool>,
+    /// The word this thread's accesses have been atomic reads of, one
+    /// after another, and how many: a poll that may never end
+    /// ([`crate::hooks::SPIN_LIMIT`]).
+    pub(crate) polls: Cell<(usize, u32)>,
 }
 
 /// One `cp.async`: `len` bytes (source bytes, then zeros) for shared
@@ -137,6 +141,10 @@ pub(crate) struct LaunchState {
     /// For a run whose report may be thrown away (a parallel one): the
     /// bytes the launch may write, as they were before it, by address.
     saved: Option<Mutex<Vec<Saved>>>,
+    /// A parallel run stopped because a thread polled a word past the
+    /// limit: the launch's outcome is the sequential run's, whatever it
+    /// finds (the word may have been waiting on a block running beside).
+    pub(crate) polled_out: std::sync::atomic::AtomicBool,
 }
 
 /// Bytes of device memory as they were before a launch, and where.
@@ -159,7 +167,13 @@ impl LaunchState {
             dependent: spec.dependent,
             checks: spec.checks,
             saved,
+            polled_out: Default::default(),
         }
+    }
+
+    /// Whether this run's report may be thrown away (a parallel run).
+    pub(crate) fn parallel(&self) -> bool {
+        self.saved.is_some()
     }
 
     /// Before the copy engine writes global memory at `addr` through a

@@ -131,6 +131,18 @@ pub(crate) fn check_map_bounds(addr: usize, bytes: usize, site: Site) {
 /// uninitialized shared reads, races; for atomics, the release and
 /// acquire they make.
 pub fn access(space: Space, addr: usize, bytes: usize, op: Op, site: Site) {
+    let t = thread();
+    match op {
+        Op::Atomic { write: false, .. } => {
+            let (word, n) = t.polls.get();
+            let n = if word == addr { n + 1 } else { 1 };
+            t.polls.set((addr, n));
+            if n >= SPIN_LIMIT || (n >= 2 && block().launch.parallel()) {
+                polled_out(space, addr, bytes, site);
+            }
+        }
+        _ => t.polls.set((0, 0)),
+    }
     let kind = checked_access(space, addr, bytes, op, site);
     if space == Space::Shared && kind.writes() {
         mark_written(addr, bytes);
@@ -142,6 +154,51 @@ pub fn access(space: Space, addr: usize, bytes: usize, op: Op, site: Site) {
         let block = (space == Space::Shared).then(|| block().linear);
         atomic_order((block, addr), order);
     }
+}
+
+/// Atomic reads of one word in a row, with no other access between them,
+/// past which a thread is taken to wait for a write that cannot come. It
+/// runs alone: the emulator switches threads only at a barrier, a warp
+/// collective or an mbarrier wait, and runs a grid's blocks one at a
+/// time, so only a block before it in the grid can have written the
+/// word, and those have finished.
+pub(crate) const SPIN_LIMIT: u32 = 1 << 16;
+
+/// A thread polled the word at `addr`. In a parallel run, at the second
+/// read in a row: a block running beside may write it, or not, as the
+/// threads' timing falls, so the launch runs again on one thread, and
+/// that run's outcome is its own, the same on every run. On one thread,
+/// [`SPIN_LIMIT`] reads: a wait that cannot end, reported with the word,
+/// its value and the line.
+fn polled_out(space: Space, addr: usize, bytes: usize, site: Site) -> ! {
+    let (b, t) = (block(), thread());
+    if b.launch.parallel() {
+        b.launch.polled_out.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    let word = match space {
+        Space::Shared => format!("shared byte {}", addr - b.shared as usize),
+        Space::Global => match b.buffers.iter().find(|x| (x.addr..x.addr + x.bytes).contains(&addr)) {
+            Some(x) => format!("byte {} of `{}`", addr - x.addr, x.name),
+            None => format!("{addr:#x}"),
+        },
+    };
+    let mut value = [0u8; 8];
+    let n = bytes.min(8);
+    // SAFETY: the access's bounds were checked at its first poll.
+    unsafe { std::ptr::copy_nonoverlapping(addr as *const u8, value.as_mut_ptr(), n) };
+    let value = u64::from_le_bytes(value);
+    std::panic::panic_any(EmuError::Deadlock {
+        kernel: b.kernel.to_string(),
+        block: b.block,
+        detail: format!(
+            "thread {:?} polls {word} (holding {value:#x}) {SPIN_LIMIT} times at {site} with nothing else \
+             running: the emulator runs one block at a time, in grid order, and a thread gives way only at \
+             a barrier, a warp collective or an mbarrier wait, so only an earlier block could have written \
+             it. It waits on a later block, on its own block, or on a write that never comes (a GPU need \
+             not run a later block either while this one waits)",
+            t.idx
+        ),
+    })
 }
 
 /// [`access`] without its effects: bounds, analysis and word checks.

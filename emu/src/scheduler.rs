@@ -108,7 +108,11 @@ pub fn launch(spec: &LaunchSpec, body: &(dyn Fn() + Sync)) -> Result<Analysis, E
             Err(found) => {
                 state.restore();
                 let again = LaunchState::new(spec, false);
-                return run_clusters(spec, body, &clusters, &again, 1).and(Err(found));
+                let sequential = run_clusters(spec, body, &clusters, &again, 1);
+                if state.polled_out.load(Relaxed) {
+                    return sequential;
+                }
+                return sequential.and(Err(found));
             }
         }
     }
@@ -336,6 +340,7 @@ fn run_cluster(
                 pending: Default::default(),
                 exited_at_sync: Cell::new(0),
                 waited: Cell::new(false),
+                polls: Cell::new((0, 0)),
             })
         })
         .collect();

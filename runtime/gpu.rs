@@ -691,25 +691,12 @@ impl Launcher for Gpu {
                 Ok(())
             }
             Backend::Emulator => {
-                let buffers: Vec<emu::Buffer> = args
-                    .iter()
-                    .zip(kernel.params)
-                    .filter_map(|(arg, param)| {
-                        arg.buffer().map(|(addr, bytes)| emu::Buffer { name: param.name, addr, bytes })
-                    })
-                    .collect();
-                let spec = emu::LaunchSpec {
-                    name: kernel.name,
-                    block: [block.x, block.y, block.z],
-                    grid: [grid.x, grid.y, grid.z],
-                    cluster: [kernel.launch.cluster.x, kernel.launch.cluster.y, kernel.launch.cluster.z],
-                    shared_bytes: shared_bytes as usize,
-                    dependent: kernel.launch.dependent,
-                    buffers: &buffers,
-                    analyze: self.analyze.get(),
-                    checks: self.checks.get(),
-                };
-                let analysis = emu::launch(&spec, &|| (kernel.run)(args)).map_err(Error::Emulator)?;
+                let (g, b) = ([grid.x, grid.y, grid.z], [block.x, block.y, block.z]);
+                // SAFETY: the caller's contract, as above.
+                let analysis = unsafe {
+                    kernel.emulate(g, b, dynamic_shared, args, self.analyze.get(), self.checks.get())
+                }
+                .map_err(Error::Emulator)?;
                 self.analysis.borrow_mut().add(&analysis);
                 Ok(())
             }

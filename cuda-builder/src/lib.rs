@@ -199,8 +199,16 @@ impl CudaBuilder {
         let stamp_file = out_dir.join(format!("{lib}.stamp"));
         let outputs: Vec<PathBuf> =
             self.archs.iter().map(|a| out_dir.join(format!("{lib}_{a}.ptx"))).collect();
+        // (And the host library the PTX names is still there.)
+        let library_there = |ptx: &Path| {
+            use std::io::BufRead;
+            let mut first = String::new();
+            let read = std::fs::File::open(ptx).map(|f| std::io::BufReader::new(f).read_line(&mut first));
+            read.is_ok() && first.trim_end().strip_prefix(MARKER).is_some_and(|path| Path::new(path).exists())
+        };
         if std::fs::read_to_string(&stamp_file).ok().as_deref() == Some(stamp.as_str())
             && outputs.iter().all(|p| p.exists() && p.with_extension("ptx.z").exists())
+            && (!self.library || outputs.first().is_some_and(|p| library_there(p)))
         {
             self.copy_first(&outputs, false)?;
             return Ok(outputs);

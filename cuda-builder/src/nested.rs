@@ -25,19 +25,9 @@ impl Nested<'_> {
         target_dir: &Path,
         lib: &str,
     ) -> Result<String, BuildError> {
-        let output = Command::new(&self.toolchain.cargo)
-            .current_dir(self.manifest.parent().unwrap_or(Path::new(".")))
-            .env_remove("CARGO_ENCODED_RUSTFLAGS")
-            .env_remove("RUSTFLAGS")
-            .env_remove("CARGO_BUILD_RUSTFLAGS")
-            .env_remove("CARGO_TARGET_DIR")
-            .env_remove("CARGO_BUILD_TARGET")
-            .env_remove("RUSTC_WRAPPER")
-            .env_remove("RUSTC_WORKSPACE_WRAPPER")
+        let output = self
+            .cargo_rustc()
             .env("PTX_LLC", &self.toolchain.llc)
-            .args(["rustc", "--manifest-path"])
-            .arg(self.manifest)
-            .args(["--package", self.package, "--lib", "--crate-type", "cdylib"])
             .args(["--target", NVPTX, "-Zbuild-std=core", "--profile", "ptx"])
             .args(PTX_PROFILE.iter().flat_map(|c| ["--config", c]))
             .args(pinned(self.package).iter().flat_map(|c| ["--config".to_string(), c.clone()]))
@@ -65,10 +55,11 @@ impl Nested<'_> {
 }
 
 impl Nested<'_> {
-    /// The crate built for the host as a shared library in `target_dir`
-    /// (release): its path, or the last lines of rustc's errors.
-    pub(crate) fn library(&self, target_dir: &Path, lib: &str) -> Result<PathBuf, String> {
-        let output = Command::new(&self.toolchain.cargo)
+    /// `cargo rustc` of the crate's library as a `cdylib`, from its own
+    /// folder, with none of the outer build's flags, target or wrappers.
+    fn cargo_rustc(&self) -> Command {
+        let mut command = Command::new(&self.toolchain.cargo);
+        command
             .current_dir(self.manifest.parent().unwrap_or(Path::new(".")))
             .env_remove("CARGO_ENCODED_RUSTFLAGS")
             .env_remove("RUSTFLAGS")
@@ -79,7 +70,20 @@ impl Nested<'_> {
             .env_remove("RUSTC_WORKSPACE_WRAPPER")
             .args(["rustc", "--manifest-path"])
             .arg(self.manifest)
-            .args(["--package", self.package, "--lib", "--crate-type", "cdylib", "--release"])
+            .args(["--package", self.package, "--lib", "--crate-type", "cdylib"]);
+        command
+    }
+
+    /// The crate built for the host as a shared library in `target_dir`
+    /// (release): its path, or the last lines of rustc's errors.
+    pub(crate) fn library(&self, target_dir: &Path, lib: &str) -> Result<PathBuf, String> {
+        let output = self
+            .cargo_rustc()
+            .arg("--release")
+            // The emulator reports a kernel's panic (a bounds check) by
+            // unwinding to its scheduler, whatever the workspace's profile
+            // says.
+            .args(["--config", "profile.release.panic=\"unwind\""])
             .arg("--target-dir")
             .arg(target_dir)
             .output()

@@ -8,7 +8,9 @@ use std::collections::HashMap;
 use std::ffi::{CStr, c_char};
 use std::sync::Mutex;
 
-use gpu_launch::library::{ABI, ABI_SYMBOL, KERNELS_SYMBOL, LAUNCH_SYMBOL, LaunchFn, RawArg, RawLaunch};
+use gpu_launch::library::{
+    ABI, ABI_SYMBOL, Call, KERNELS_SYMBOL, LAUNCH_SYMBOL, LaunchFn, RawArg, RawLaunch,
+};
 use gpu_launch::{Arg, Param};
 
 use crate::error::{CudaError, CudaResult};
@@ -50,7 +52,7 @@ pub(crate) fn load(path: &str) -> CudaResult<&'static Library> {
     let fail = |why: String| {
         CudaError::NoGpu(CudaError::leak(format!(
             "no GPU found, and the kernels' host library {path} {why}: rebuild the program (its build \
-             script builds the library), or run on a GPU"
+             script builds the library; `touch build.rs` first if cargo finds nothing to do), or run on a GPU"
         )))
     };
     // SAFETY: the library is a kernel crate's host build, whose
@@ -114,17 +116,16 @@ impl Library {
         let mut message = vec![0u8; 4096];
         // SAFETY: every pointer is to a live value of the stated length;
         // the buffers are the caller's contract.
-        let written = unsafe {
-            (self.launch)(
-                kernel.name.as_ptr(),
-                kernel.name.len(),
-                &launch,
-                raw.as_ptr(),
-                raw.len(),
-                message.as_mut_ptr(),
-                message.len(),
-            )
+        let call = Call {
+            name: kernel.name.as_ptr(),
+            name_len: kernel.name.len(),
+            launch,
+            args: raw.as_ptr(),
+            nargs: raw.len(),
+            message: message.as_mut_ptr(),
+            capacity: message.len(),
         };
+        let written = unsafe { (self.launch)(&call) };
         if written == 0 {
             return Ok(());
         }

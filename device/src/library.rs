@@ -10,8 +10,8 @@ use std::string::{String, ToString};
 use std::sync::OnceLock;
 use std::vec::Vec;
 
-use gpu_launch::library::{ABI, RawArg, RawLaunch, table};
-use gpu_launch::{Arg, registry, shared_bytes};
+use gpu_launch::library::{ABI, Call, RawArg, RawLaunch, table};
+use gpu_launch::{Arg, registry};
 
 /// This library's interface version.
 #[unsafe(no_mangle)]
@@ -29,24 +29,23 @@ pub extern "C" fn lab_emulator_kernels() -> *const c_char {
 /// Runs one launch on this library's emulator (`gpu_launch::library::LaunchFn`).
 ///
 /// # Safety
-/// `name` holds `name_len` bytes, `launch` one value, `args` `nargs`
-/// values and `message` `capacity` writable bytes; every buffer an
-/// argument names is memory of this process of at least its extent.
+/// `call`'s name holds `name_len` bytes, its arguments `nargs` values and
+/// its message `capacity` writable bytes; every buffer an argument names
+/// is memory of this process of at least its extent.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn lab_emulator_launch(
-    name: *const u8,
-    name_len: usize,
-    launch: *const RawLaunch,
-    args: *const RawArg,
-    nargs: usize,
-    message: *mut u8,
-    capacity: usize,
-) -> usize {
+pub unsafe extern "C" fn lab_emulator_launch(call: *const Call) -> usize {
     // SAFETY: the caller's contract.
-    let (name, launch, args) = unsafe {
-        (std::slice::from_raw_parts(name, name_len), *launch, std::slice::from_raw_parts(args, nargs))
+    let (call, name, args) = unsafe {
+        let call = *call;
+        (
+            call,
+            std::slice::from_raw_parts(call.name, call.name_len),
+            std::slice::from_raw_parts(call.args, call.nargs),
+        )
     };
-    let outcome = std::panic::catch_unwind(|| run(name, launch, args))
+    let (launch, message, capacity) = (call.launch, call.message, call.capacity);
+    // SAFETY: the caller's contract, forwarded.
+    let outcome = std::panic::catch_unwind(|| unsafe { run(name, launch, args) })
         .unwrap_or_else(|_| Err("the emulator library panicked".to_string()));
     let Err(error) = outcome else { return 0 };
     let mut end = error.len().min(capacity);
@@ -58,7 +57,9 @@ pub unsafe extern "C" fn lab_emulator_launch(
     end.max(1)
 }
 
-fn run(name: &[u8], launch: RawLaunch, args: &[RawArg]) -> Result<(), String> {
+/// # Safety
+/// As for [`lab_emulator_launch`].
+unsafe fn run(name: &[u8], launch: RawLaunch, args: &[RawArg]) -> Result<(), String> {
     let name = core::str::from_utf8(name).map_err(|_| "a kernel name that is not UTF-8".to_string())?;
     let kernel = registry::find(name).ok_or_else(|| format!("this library has no kernel `{name}`"))?;
     let args: Vec<Arg> = args
@@ -69,24 +70,10 @@ fn run(name: &[u8], launch: RawLaunch, args: &[RawArg]) -> Result<(), String> {
                 .ok_or_else(|| format!("launch of `{name}`: an argument of unknown kind {}", a.kind))
         })
         .collect::<Result<_, _>>()?;
-    let buffers: Vec<emu::Buffer> = args
-        .iter()
-        .zip(kernel.params)
-        .filter_map(|(arg, param)| {
-            arg.buffer().map(|(addr, bytes)| emu::Buffer { name: param.name, addr, bytes })
-        })
-        .collect();
-    let cluster = kernel.launch.cluster;
-    let spec = emu::LaunchSpec {
-        name: kernel.name,
-        block: launch.block,
-        grid: launch.grid,
-        cluster: [cluster.x, cluster.y, cluster.z],
-        shared_bytes: shared_bytes(kernel, launch.dynamic_shared) as usize,
-        dependent: kernel.launch.dependent,
-        buffers: &buffers,
-        analyze: false,
-        checks: launch.checks != 0,
-    };
-    emu::launch(&spec, &|| (kernel.run)(&args)).map(drop).map_err(|e| e.to_string())
+    // SAFETY: the caller's contract (`lab_emulator_launch`).
+    unsafe {
+        kernel.emulate(launch.grid, launch.block, launch.dynamic_shared, &args, false, launch.checks != 0)
+    }
+    .map(drop)
+    .map_err(|e| e.to_string())
 }

@@ -49,6 +49,45 @@ pub struct Kernel {
 }
 
 impl Kernel {
+    /// Runs this kernel on the CPU emulator over `grid` blocks of `block`
+    /// threads with `dynamic_shared` bytes of dynamic shared memory, on
+    /// `args` (its typed launcher's, or the same rebuilt): each buffer an
+    /// argument names, under its parameter's name, is the only global
+    /// memory it may touch. Returns the access analysis (empty unless
+    /// `analyze`); `checks` as [`emu::LaunchSpec::checks`].
+    ///
+    /// # Safety
+    /// The arguments are what the kernel takes, and every buffer is memory
+    /// of this process of at least its extent.
+    pub unsafe fn emulate(
+        &self,
+        grid: [u32; 3],
+        block: [u32; 3],
+        dynamic_shared: u32,
+        args: &[Arg],
+        analyze: bool,
+        checks: bool,
+    ) -> Result<emu::Analysis, emu::EmuError> {
+        let buffers: Vec<emu::Buffer> = (args.iter().zip(self.params))
+            .filter_map(|(arg, param)| {
+                arg.buffer().map(|(addr, bytes)| emu::Buffer { name: param.name, addr, bytes })
+            })
+            .collect();
+        let cluster = self.launch.cluster;
+        let spec = emu::LaunchSpec {
+            name: self.name,
+            block,
+            grid,
+            cluster: [cluster.x, cluster.y, cluster.z],
+            shared_bytes: super::shared_bytes(self, dynamic_shared) as usize,
+            dependent: self.launch.dependent,
+            buffers: &buffers,
+            analyze,
+            checks,
+        };
+        emu::launch(&spec, &|| (self.run)(args))
+    }
+
     /// Whether the PTX for `arch` has this kernel.
     pub fn built_for(&self, arch: &str) -> bool {
         self.arch.is_none_or(|only| only == arch)

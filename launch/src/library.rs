@@ -31,18 +31,24 @@ pub const KERNELS_SYMBOL: &[u8] = b"lab_emulator_kernels";
 /// The launch ([`LaunchFn`]).
 pub const LAUNCH_SYMBOL: &[u8] = b"lab_emulator_launch";
 
-/// Runs kernel `name` (`name_len` bytes of UTF-8) on the library's
-/// emulator: 0 if the launch was clean, else the length of the error
-/// written to `message` (at most `capacity` bytes, cut on a character).
-pub type LaunchFn = unsafe extern "C" fn(
-    name: *const u8,
-    name_len: usize,
-    launch: *const RawLaunch,
-    args: *const RawArg,
-    nargs: usize,
-    message: *mut u8,
-    capacity: usize,
-) -> usize;
+/// Runs one launch ([`Call`]) on the library's emulator: 0 if it was
+/// clean, else the length of the error written to its `message`.
+pub type LaunchFn = unsafe extern "C" fn(call: *const Call) -> usize;
+
+/// One launch, as [`LaunchFn`] takes it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Call {
+    /// The kernel's name, `name_len` bytes of UTF-8.
+    pub name: *const u8,
+    pub name_len: usize,
+    pub launch: RawLaunch,
+    pub args: *const RawArg,
+    pub nargs: usize,
+    /// Where an error goes: at most `capacity` bytes, cut on a character.
+    pub message: *mut u8,
+    pub capacity: usize,
+}
 
 /// A launch's shape.
 #[repr(C)]

@@ -17,7 +17,7 @@ use super::report::{EmuError, who};
 /// deadlock, reported by the first block with a thread waiting elsewhere.
 pub(crate) fn release_a_barrier(
     ctxs: &[BlockCtx],
-    threads: &[Box<ThreadCtx>],
+    threads: &[ThreadCtx],
     state: &mut [State],
 ) -> Result<(), EmuError> {
     let n = state.len() / ctxs.len();
@@ -79,7 +79,7 @@ pub(crate) fn release_a_barrier(
 /// release, with every thread of the block at it.
 pub(crate) fn release_barrier(
     ctx: &BlockCtx,
-    threads: &[Box<ThreadCtx>],
+    threads: &[ThreadCtx],
     state: &mut [State],
 ) -> Result<(), EmuError> {
     if let Some(e) = ctx.uninitialized.take() {

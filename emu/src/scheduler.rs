@@ -325,10 +325,12 @@ fn run_cluster(
     }
     let _clear = Clear;
 
-    let threads: Vec<Box<ThreadCtx>> = (0..all)
+    // One allocation for the cluster's threads (their addresses are fixed
+    // from here on: the vector is never grown).
+    let threads: Vec<ThreadCtx> = (0..all)
         .map(|g| {
             let linear = (g % n) as u32;
-            Box::new(ThreadCtx {
+            ThreadCtx {
                 idx: ctxs[g / n].thread_index(linear),
                 linear,
                 yielder: Cell::new(std::ptr::null()),
@@ -341,7 +343,7 @@ fn run_cluster(
                 exited_at_sync: Cell::new(0),
                 waited: Cell::new(false),
                 polls: Cell::new((0, 0)),
-            })
+            }
         })
         .collect();
     // The coroutines must be 'static: they get the body as a raw pointer.
@@ -353,7 +355,7 @@ fn run_cluster(
         .map(|t| {
             let stack =
                 stacks.pop().unwrap_or_else(|| DefaultStack::new(STACK_BYTES).expect("a coroutine stack"));
-            let tp: *const ThreadCtx = &**t;
+            let tp: *const ThreadCtx = t;
             Some(Coroutine::with_stack(stack, move |y: &Yielder<u64, Event>, _: u64| {
                 // SAFETY: `tp` and `body_ptr` outlive the coroutine, which
                 // `run_cluster` drives to completion or drops before
@@ -375,7 +377,7 @@ fn run_cluster(
             ran = true;
             let (ctx, i) = (&ctxs[g / n], g % n);
             BLOCK.with(|c| c.set(std::ptr::from_ref(ctx).cast::<BlockCtx<'static>>()));
-            THREAD.with(|c| c.set(&*threads[g]));
+            THREAD.with(|c| c.set(&threads[g]));
             IN_KERNEL.with(|c| c.set(true));
             let co = coroutines[g].as_mut().unwrap();
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| co.resume(input[g])));

@@ -277,15 +277,18 @@ impl BlockCtx<'_> {
     }
 }
 
-std::thread_local! {
-    pub(crate) static BLOCK: Cell<*const BlockCtx<'static>> = const { Cell::new(std::ptr::null()) };
-    pub(crate) static THREAD: Cell<*const ThreadCtx> = const { Cell::new(std::ptr::null()) };
-    /// The blocks of the running cluster, by rank.
-    pub(crate) static CLUSTER: Cell<(*const BlockCtx<'static>, usize)> = const { Cell::new((std::ptr::null(), 0)) };
-}
+// The running block and thread, read by every hook: plain thread-local
+// statics (one `fs`-relative load each), not `thread_local!`'s accessor.
+#[thread_local]
+pub(crate) static BLOCK: Cell<*const BlockCtx<'static>> = Cell::new(std::ptr::null());
+#[thread_local]
+pub(crate) static THREAD: Cell<*const ThreadCtx> = Cell::new(std::ptr::null());
+/// The blocks of the running cluster, by rank.
+#[thread_local]
+pub(crate) static CLUSTER: Cell<(*const BlockCtx<'static>, usize)> = Cell::new((std::ptr::null(), 0));
 
 pub(crate) fn block() -> &'static BlockCtx<'static> {
-    let p = BLOCK.with(Cell::get);
+    let p = BLOCK.get();
     assert!(!p.is_null(), "a device function was called outside an emulated launch");
     // SAFETY: set by `run_cluster` before every resume of a thread of this
     // block, and cleared before the block goes out of scope.
@@ -293,7 +296,7 @@ pub(crate) fn block() -> &'static BlockCtx<'static> {
 }
 
 pub(crate) fn thread() -> &'static ThreadCtx {
-    let p = THREAD.with(Cell::get);
+    let p = THREAD.get();
     assert!(!p.is_null(), "a device function was called outside an emulated thread");
     // SAFETY: set by the scheduler before every resume of this thread.
     unsafe { &*p }
@@ -303,7 +306,7 @@ pub(crate) fn thread() -> &'static ThreadCtx {
 /// (an error if there is no such block, or if it has exited: its shared
 /// memory is gone).
 pub(crate) fn peer(rank: u32, what: &str, site: Site) -> &'static BlockCtx<'static> {
-    let (first, len) = CLUSTER.with(Cell::get);
+    let (first, len) = CLUSTER.get();
     if rank as usize >= len {
         async_misuse(format!("{what} block {rank} of its cluster, which has {len} blocks"), site);
     }

@@ -45,6 +45,8 @@
 //! the caller hands [`launch`] the body one thread runs and the buffers the
 //! kernel may touch.
 
+#![feature(thread_local)]
+
 mod abi;
 mod allocations;
 mod analysis;

@@ -29,7 +29,7 @@ pub(crate) fn release_a_barrier(
             return release_barrier(ctx, &threads[b * n..(b + 1) * n], &mut state[b * n..(b + 1) * n]);
         }
     }
-    if let Some(State::ClusterBarrier(first)) = state.iter().find(|s| **s != State::Exited).copied()
+    if let Some(State::ClusterBarrier(first)) = state.iter().find(|s| !matches!(**s, State::Exited)).copied()
         && state.iter().all(|x| matches!(x, State::ClusterBarrier(_) | State::Exited))
     {
         let divergent = |b: usize, detail| EmuError::DivergentBarrier {
@@ -70,7 +70,9 @@ pub(crate) fn release_a_barrier(
     let stuck = |x: &State| !matches!(x, State::Exited | State::ClusterBarrier(_));
     let b = (0..ctxs.len())
         .find(|&b| state[b * n..(b + 1) * n].iter().any(stuck))
-        .or_else(|| (0..ctxs.len()).find(|&b| state[b * n..(b + 1) * n].iter().any(|x| *x != State::Exited)))
+        .or_else(|| {
+            (0..ctxs.len()).find(|&b| state[b * n..(b + 1) * n].iter().any(|x| !matches!(*x, State::Exited)))
+        })
         .unwrap_or(0);
     release_barrier(&ctxs[b], &threads[b * n..(b + 1) * n], &mut state[b * n..(b + 1) * n])
 }
@@ -146,7 +148,7 @@ pub(crate) fn release_barrier(
             .join("; ");
         return Err(divergent(detail));
     }
-    let exited = of(&|s| *s == State::Exited);
+    let exited = of(&|s| matches!(*s, State::Exited));
     if !exited.is_empty() {
         return Err(divergent(format!(
             "{} waited at the barrier at {first}, which {} skipped by exiting (a barrier must be reached by \
@@ -213,7 +215,7 @@ pub(crate) fn resolve_warp_syncs(ctx: &BlockCtx, state: &mut [State]) -> Result<
         let mut members = Vec::new();
         for l in (0..32).filter(|l| mask & (1 << l) != 0) {
             let i = warp * 32 + l;
-            if i >= n || state[i] == State::Exited {
+            if i >= n || matches!(state[i], State::Exited) {
                 let why = if i >= n { "does not exist" } else { "has exited" };
                 return Err(error(format!(
                     "sync_warp({mask:#010x}) at {site} names lane {l} of warp {warp}, which {why}"
@@ -263,7 +265,7 @@ pub(crate) fn resolve_shuffles(
             continue;
         };
         let members: Vec<usize> = lanes.clone().filter(|i| mask & (1 << (i - warp * 32)) != 0).collect();
-        if members.iter().any(|&i| state[i] == State::Exited) {
+        if members.iter().any(|&i| matches!(state[i], State::Exited)) {
             return Err(EmuError::Deadlock {
                 kernel: ctx.kernel.to_string(),
                 block: ctx.block,

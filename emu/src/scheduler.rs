@@ -313,13 +313,13 @@ fn run_cluster(
     let all = ctxs.len() * n;
     // SAFETY: `ctxs` outlives every use through CLUSTER and BLOCK: they are
     // cleared below before `ctxs` goes out of scope, on every path.
-    CLUSTER.with(|c| c.set((ctxs.as_ptr().cast::<BlockCtx<'static>>(), ctxs.len())));
+    CLUSTER.set((ctxs.as_ptr().cast::<BlockCtx<'static>>(), ctxs.len()));
     struct Clear;
     impl Drop for Clear {
         fn drop(&mut self) {
-            BLOCK.with(|c| c.set(std::ptr::null()));
-            THREAD.with(|c| c.set(std::ptr::null()));
-            CLUSTER.with(|c| c.set((std::ptr::null(), 0)));
+            BLOCK.set(std::ptr::null());
+            THREAD.set(std::ptr::null());
+            CLUSTER.set((std::ptr::null(), 0));
             IN_KERNEL.with(|c| c.set(false));
         }
     }
@@ -371,13 +371,13 @@ fn run_cluster(
     loop {
         let mut ran = false;
         for g in 0..all {
-            if state[g] != State::Runnable {
+            if !matches!(state[g], State::Runnable) {
                 continue;
             }
             ran = true;
             let (ctx, i) = (&ctxs[g / n], g % n);
-            BLOCK.with(|c| c.set(std::ptr::from_ref(ctx).cast::<BlockCtx<'static>>()));
-            THREAD.with(|c| c.set(&threads[g]));
+            BLOCK.set(std::ptr::from_ref(ctx).cast::<BlockCtx<'static>>());
+            THREAD.set(&threads[g]);
             IN_KERNEL.with(|c| c.set(true));
             let co = coroutines[g].as_mut().unwrap();
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| co.resume(input[g])));
@@ -419,7 +419,7 @@ fn run_cluster(
                 }
             }
         }
-        if state.iter().all(|s| *s == State::Exited) {
+        if state.iter().all(|s| matches!(*s, State::Exited)) {
             for ctx in ctxs {
                 if let Some(detail) = ctx.proxy.borrow().unfinished() {
                     let site = Location::caller();
@@ -431,7 +431,8 @@ fn run_cluster(
             }
             return Ok(());
         }
-        let waiting: Vec<bool> = state.iter().map(|s| *s != State::Runnable && *s != State::Exited).collect();
+        let waiting: Vec<bool> =
+            state.iter().map(|s| !matches!(s, State::Runnable | State::Exited)).collect();
         let mut progressed = ran;
         for (b, ctx) in ctxs.iter().enumerate() {
             let range = b * n..(b + 1) * n;
@@ -444,7 +445,7 @@ fn run_cluster(
         }
         // The threads just released converged with their warp now.
         for (g, t) in threads.iter().enumerate() {
-            if waiting[g] && state[g] == State::Runnable {
+            if waiting[g] && matches!(state[g], State::Runnable) {
                 t.exited_at_sync.set(ctxs[g / n].exited.borrow()[g % n / 32]);
             }
         }

@@ -367,6 +367,8 @@ fn run_cluster(
         .collect();
     let mut state = std::vec![State::Runnable; all];
     let mut input = std::vec![0u64; all];
+    // Which threads waited before a pass's releases (one vector, refilled).
+    let mut waiting: Vec<bool> = Vec::with_capacity(all);
 
     loop {
         let mut ran = false;
@@ -431,8 +433,8 @@ fn run_cluster(
             }
             return Ok(());
         }
-        let waiting: Vec<bool> =
-            state.iter().map(|s| !matches!(s, State::Runnable | State::Exited)).collect();
+        waiting.clear();
+        waiting.extend(state.iter().map(|s| !matches!(s, State::Runnable | State::Exited)));
         let mut progressed = ran;
         for (b, ctx) in ctxs.iter().enumerate() {
             let range = b * n..(b + 1) * n;

@@ -4,9 +4,10 @@
 # driver; values by value (glam's Mat4, Vec3, Vec2 through lab-runtime,
 # Mat3 and Vec3 through lab-cust) reach the kernels; rust-cuda's own
 # vecadd and sha2_crates_io, built unchanged against this workspace
-# (scripts/rust-cuda-examples), run. Package (here): the GPU test binary,
-# the example's binaries and its tests/library.rs binary, and the two
-# rust-cuda programs, into .device/unchanged.tgz.
+# (scripts/rust-cuda-examples), run. Package here first: package.sh
+# (beside this) puts the GPU test binary, the example's binaries and its
+# tests/library.rs binary, and the two rust-cuda programs into
+# .device/unchanged.tgz. Not run yet: no GPU was lent on 2026-12-05.
 set -uo pipefail
 NAME=rust-cuda-unchanged BINARIES=unchanged source scripts/device-env.sh
 B=.device/bin

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
 
-pub use lab_cuda_builder::ptx_text::{entries, entry_module};
+pub use lab_cuda_builder::ptx_text::{entries, entry_module, kernel_modules};
 
 /// One embedded PTX module.
 #[derive(Clone, Copy, Debug)]

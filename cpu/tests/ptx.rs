@@ -78,7 +78,7 @@ fn assemble(text: &str, arch: &str) -> Vec<(String, Usage)> {
 /// kernel reassembles that kernel (and whatever else its change moved),
 /// not the 70 MB around it.
 fn assemble_each(text: &str, arch: &str, record: &Record) -> Vec<(String, Usage)> {
-    let names = ptx::entries(text);
+    let modules = ptx::kernel_modules(text);
     let next = std::sync::atomic::AtomicUsize::new(0);
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut usage: Vec<(usize, (String, Usage))> = std::thread::scope(|s| {
@@ -88,9 +88,8 @@ fn assemble_each(text: &str, arch: &str, record: &Record) -> Vec<(String, Usage)
                     let mut mine = Vec::new();
                     loop {
                         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(name) = names.get(i) else { break mine };
-                        let module = ptx::entry_module(text, name).unwrap();
-                        mine.extend(record.usage(&module, arch, assemble).into_iter().map(|u| (i, u)));
+                        let Some((_, module)) = modules.get(i) else { break mine };
+                        mine.extend(record.usage(module, arch, assemble).into_iter().map(|u| (i, u)));
                     }
                 })
             })
@@ -150,12 +149,26 @@ fn nvdisasm() -> PathBuf {
 /// The SASS of sm_90a kernel `name` (assembled from its own module): one
 /// instruction a line, as nvdisasm prints them, without addresses.
 fn sass_90a(name: &str) -> Vec<String> {
-    let p = ARCHS.iter().find(|p| p.arch == "sm_90a").unwrap();
-    let (_, cubin) = assemble_to_cubin(&ptx::entry_module(p.text(), name).unwrap(), "sm_90a");
-    let output = Command::new(nvdisasm()).arg("-c").arg(&cubin).output().expect("running nvdisasm");
-    assert!(output.status.success(), "nvdisasm: {}", String::from_utf8_lossy(&output.stderr));
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
+    // Every sm_90a kernel's module, cut once.
+    static MODULES: std::sync::OnceLock<std::collections::HashMap<&'static str, String>> =
+        std::sync::OnceLock::new();
+    let modules = MODULES.get_or_init(|| {
+        let p = ARCHS.iter().find(|p| p.arch == "sm_90a").unwrap();
+        ptx::kernel_modules(p.text()).into_iter().collect()
+    });
+    let (_, cubin) = assemble_to_cubin(&modules[name], "sm_90a");
+    // nvdisasm's listing is kept beside the cubin (named by its text).
+    let listing = cubin.with_extension("sass");
+    let text = std::fs::read_to_string(&listing).unwrap_or_else(|_| {
+        let output = Command::new(nvdisasm()).arg("-c").arg(&cubin).output().expect("running nvdisasm");
+        assert!(output.status.success(), "nvdisasm: {}", String::from_utf8_lossy(&output.stderr));
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        let own = listing.with_extension(format!("{}.sass", std::process::id()));
+        std::fs::write(&own, &text).unwrap();
+        std::fs::rename(&own, &listing).unwrap();
+        text
+    });
+    text.lines()
         .filter_map(|l| l.split_once("*/").map(|(_, i)| i.trim().trim_end_matches(';').trim().to_string()))
         .filter(|i| !i.is_empty())
         .collect()
@@ -257,9 +270,15 @@ fn every_ptx_assembles_for_its_targets_without_spills() {
 #[test]
 fn each_kernel_loads_from_a_module_of_its_own() {
     for p in ARCHS {
-        for name in ptx::entries(p.text()) {
-            let one = ptx::entry_module(p.text(), name).unwrap();
-            assert_eq!(ptx::entries(&one), [name], "{} PTX", p.arch);
+        let modules = ptx::kernel_modules(p.text());
+        let names: Vec<&str> = modules.iter().map(|(name, _)| *name).collect();
+        assert_eq!(names, ptx::entries(p.text()), "{} PTX", p.arch);
+        for (name, one) in &modules {
+            assert_eq!(ptx::entries(one), [*name], "{} PTX", p.arch);
+        }
+        // Cut alone, the same module.
+        for (name, one) in modules.iter().step_by(29) {
+            assert_eq!(ptx::entry_module(p.text(), name).as_ref(), Some(one), "{} PTX", p.arch);
         }
     }
     let p = ARCHS.iter().find(|p| p.arch == "sm_90a").unwrap();
@@ -724,10 +743,18 @@ fn tensor_kernels_use_the_instructions_they_teach() {
 /// rate), only in pairs (`F2FP`).
 #[test]
 fn attention_softmax_runs_beside_the_products_in_the_sass() {
-    for kernel in registry::tree("gpu::attention") {
-        if !kernel.built_for("sm_90a") || kernel.name.starts_with("attention_softmax") {
-            continue;
+    let kernels: Vec<&Kernel> = registry::tree("gpu::attention")
+        .into_iter()
+        .filter(|k| k.built_for("sm_90a") && !k.name.starts_with("attention_softmax"))
+        .collect();
+    // Assembled and listed on every core first (each kept on disk).
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::thread::scope(|s| {
+        for chunk in kernels.chunks(kernels.len().div_ceil(workers).max(1)) {
+            s.spawn(move || chunk.iter().for_each(|k| drop(sass_90a(k.name))));
         }
+    });
+    for kernel in kernels {
         let sass = sass_90a(kernel.name);
         let single = sass.iter().filter(|i| i.starts_with("F2F.BF16") || i.starts_with("F2F.F16")).count();
         assert_eq!(single, 0, "{}: one-element conversions", kernel.name);

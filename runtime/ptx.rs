@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
 
-pub use lab_cuda_builder::ptx_text::{entries, entry_module, kernel_modules};
+pub use lab_cuda_builder::ptx_text::{
+    FNV_OFFSET, entries, entry_module, fnv1a, kernel_modules, named_library,
+};
 
 /// One embedded PTX module.
 #[derive(Clone, Copy, Debug)]

@@ -101,18 +101,13 @@ fn assemble_each(text: &str, arch: &str, record: &Record) -> Vec<(String, Usage)
 }
 
 /// Assembles `text` for `arch`: each entry's usage, and the cubin. The
-/// result is kept under the target directory, keyed by the text, ptxas
-/// and the architecture, so a text assembled before is not assembled
-/// again.
+/// result is kept under the target directory by the record's key (the
+/// text, ptxas's version, the architecture), so a text assembled before
+/// is not assembled again.
 fn assemble_to_cubin(text: &str, arch: &str) -> (Vec<(String, Usage)>, PathBuf) {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ptxas");
     std::fs::create_dir_all(&dir).unwrap();
-    let tag = {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        (text, arch, ptxas()).hash(&mut h);
-        format!("{arch}_{:016x}_{}", h.finish(), text.len())
-    };
+    let tag = format!("{arch}_{:016x}_{}", record::module_hash(text, arch, ptxas_version()), text.len());
     let (log, cubin) = (dir.join(format!("{tag}.log")), dir.join(format!("{tag}.cubin")));
     if let (Ok(text), true) = (std::fs::read_to_string(&log), cubin.exists()) {
         return (parse_ptxas_log(&text), cubin);

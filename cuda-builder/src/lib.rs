@@ -46,7 +46,6 @@ use nested::{Nested, host_target_dir, nvptx_target_dir};
 
 const NVPTX: &str = "nvptx64-nvidia-cuda";
 const LINKER: &str = include_str!("../ptx-linker");
-const MARKER: &str = "// lab-emulator-library: ";
 
 /// The architectures built unless [`CudaBuilder::archs`] says otherwise:
 /// Ampere and later (`sm_80`), Hopper and later (`sm_90`), and Hopper's
@@ -204,7 +203,8 @@ impl CudaBuilder {
             use std::io::BufRead;
             let mut first = String::new();
             let read = std::fs::File::open(ptx).map(|f| std::io::BufReader::new(f).read_line(&mut first));
-            read.is_ok() && first.trim_end().strip_prefix(MARKER).is_some_and(|path| Path::new(path).exists())
+            read.is_ok()
+                && ptx_text::named_library(&first).is_some_and(|path| Path::new(path.trim_end()).exists())
         };
         if std::fs::read_to_string(&stamp_file).ok().as_deref() == Some(stamp.as_str())
             && outputs.iter().all(|p| p.exists() && p.with_extension("ptx.z").exists())
@@ -252,7 +252,7 @@ impl CudaBuilder {
             (texts, library.map(|l| l.join().unwrap_or_else(|p| std::panic::resume_unwind(p))))
         });
         let marker = match library {
-            Some(Ok(path)) => format!("{MARKER}{}\n", path.display()),
+            Some(Ok(path)) => format!("{}{}\n", ptx_text::MARKER, path.display()),
             Some(Err(why)) => {
                 println!(
                     "cargo::warning=the host build of {package} failed, so without a GPU the emulator cannot \

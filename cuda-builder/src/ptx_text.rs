@@ -3,7 +3,36 @@
 //! leaves for the host to embed (`<lib>_<arch>.ptx.z`,
 //! `lab_runtime::include_ptx!`): each kernel's module DEFLATE-compressed on
 //! its own, so that a launch inflates its kernel's module only. The writer
-//! (`pack`) and the reader (`unpack`) live here, together.
+//! (`pack`) and the reader (`unpack`) live here, together; so does the
+//! line that names the kernels' host library ([`MARKER`]), which the
+//! builder writes first in a PTX text and `lab-cust` reads.
+
+/// The line a PTX text the builder writes starts with, followed by the
+/// path of the kernel crate's host build as a shared library (the
+/// emulator's, for a program that loads only the PTX).
+pub const MARKER: &str = "// lab-emulator-library: ";
+
+/// The library a PTX text names on its [`MARKER`] line, if any (among
+/// the comments before its first directive).
+pub fn named_library(ptx: &str) -> Option<&str> {
+    ptx.lines()
+        .take_while(|l| l.starts_with("//") || l.trim().is_empty())
+        .find_map(|l| l.strip_prefix(MARKER))
+}
+
+/// The start of [`fnv1a`]'s chain.
+pub const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// FNV-1a, 64 bits, of `bytes` after `h` ([`FNV_OFFSET`] to begin): a
+/// hash of text that is the same in every build (std's hasher is not
+/// promised to be), for what is kept by a text's hash (a build's stamp,
+/// ptxas's verdicts).
+pub fn fnv1a(bytes: &[u8], mut h: u64) -> u64 {
+    for &b in bytes {
+        h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+    }
+    h
+}
 
 /// The kernel entry points (`.entry name(`) a PTX module defines.
 pub fn entries(text: &str) -> Vec<&str> {
@@ -139,6 +168,21 @@ pub fn inflate(data: &[u8]) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_library_line_is_found_only_in_the_leading_comments() {
+        let ptx = format!("//\n{MARKER}/tmp/libk.so\n.version 8.0\n{MARKER}/elsewhere\n");
+        assert_eq!(named_library(&ptx), Some("/tmp/libk.so"));
+        assert_eq!(named_library(".version 8.0\n// lab-emulator-library: /x\n"), None);
+    }
+
+    #[test]
+    fn fnv1a_is_the_published_function() {
+        // FNV-1a 64 of "a" and of "foobar", as its authors list them.
+        assert_eq!(fnv1a(b"a", FNV_OFFSET), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(fnv1a(b"foobar", FNV_OFFSET), 0x8594_4171_f739_67e8);
+        assert_eq!(fnv1a(b"bar", fnv1a(b"foo", FNV_OFFSET)), fnv1a(b"foobar", FNV_OFFSET));
+    }
 
     const TEXT: &str = ".version 8.3\n.target sm_90a\n.address_size 64\n\n.func helper(\n.param .b32 x\n)\n;\n\
         .global .align 4 .b8 table[4];\n\n.visible .entry first(\n.param .u64 p\n)\n{\n\t{\n\tret;\n\t}\n}\n\

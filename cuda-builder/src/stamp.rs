@@ -3,24 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::ptx_text::{FNV_OFFSET, fnv1a};
 use super::{CudaBuilder, LINKER, Toolchain};
-
-/// FNV-1a, 64 bits (a hash that is the same in every build of this crate).
-struct Fnv(u64);
-
-impl Default for Fnv {
-    fn default() -> Self {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Fnv {
-    fn add(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ b as u64).wrapping_mul(0x100_0000_01b3);
-        }
-    }
-}
 
 impl CudaBuilder {
     /// What a build is made from: every file under the watched paths
@@ -50,11 +34,11 @@ impl CudaBuilder {
         }
         files.sort();
         files.dedup();
-        let mut h = Fnv::default();
+        let mut h = FNV_OFFSET;
         for (path, len, modified) in &files {
-            h.add(path.as_os_str().as_encoded_bytes());
-            h.add(&len.to_le_bytes());
-            h.add(&modified.to_le_bytes());
+            h = fnv1a(path.as_os_str().as_encoded_bytes(), h);
+            h = fnv1a(&len.to_le_bytes(), h);
+            h = fnv1a(&modified.to_le_bytes(), h);
         }
         for text in [
             include_str!("lib.rs"),
@@ -63,11 +47,11 @@ impl CudaBuilder {
             include_str!("ptx_text.rs"),
             LINKER,
         ] {
-            h.add(text.as_bytes());
+            h = fnv1a(text.as_bytes(), h);
         }
         format!(
             "{:016x} {} files; archs {:?}; parts {:?}; library {}; {}; {}\n",
-            h.0,
+            h,
             files.len(),
             self.archs,
             self.parts,

@@ -4,7 +4,7 @@
 //! and named in the PTX (`gpu_launch::library`). Each library is loaded
 //! once and stays loaded.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::ffi::{CStr, c_char};
 use std::sync::Mutex;
 
@@ -43,9 +43,8 @@ fn leak(s: String) -> &'static str {
 
 /// The library at `path`, loaded on first use.
 pub(crate) fn load(path: &str) -> CudaResult<&'static Library> {
-    static LOADED: Mutex<Option<HashMap<String, &'static Library>>> = Mutex::new(None);
+    static LOADED: Mutex<BTreeMap<String, &'static Library>> = Mutex::new(BTreeMap::new());
     let mut loaded = LOADED.lock().unwrap();
-    let loaded = loaded.get_or_insert_with(HashMap::new);
     if let Some(library) = loaded.get(path) {
         return Ok(library);
     }
@@ -114,8 +113,6 @@ impl Library {
         let launch = RawLaunch { grid, block, dynamic_shared, checks: checks as u32 };
         let raw: Vec<RawArg> = args.iter().map(RawArg::from).collect();
         let mut message = vec![0u8; 4096];
-        // SAFETY: every pointer is to a live value of the stated length;
-        // the buffers are the caller's contract.
         let call = Call {
             name: kernel.name.as_ptr(),
             name_len: kernel.name.len(),
@@ -125,6 +122,8 @@ impl Library {
             message: message.as_mut_ptr(),
             capacity: message.len(),
         };
+        // SAFETY: every pointer is to a live value of the stated length;
+        // the buffers are the caller's contract.
         let written = unsafe { (self.launch)(&call) };
         if written == 0 {
             return Ok(());

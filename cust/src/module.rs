@@ -131,7 +131,7 @@ impl Module {
         if entries.is_empty() {
             return Err(CudaError::InvalidPtx);
         }
-        let library = match gpu_launch::library::named_library(text) {
+        let library = match lab_runtime::ptx::named_library(text) {
             Some(path) if entries.iter().any(|e| registry::find(e).is_none()) => Some(library::load(path)?),
             _ => None,
         };

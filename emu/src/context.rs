@@ -65,7 +65,8 @@ pub(crate) struct ThreadCtx {
     /// Past `griddepcontrol.wait`: the grids before it have finished.
     pub(crate) waited: Cell<bool>,
     /// The word this thread's accesses have been atomic reads of, one
-    /// after another, and how many: a poll that may never end
+    /// after another with no suspension between, and how many: a poll
+    /// that may never end
     /// ([`crate::hooks::SPIN_LIMIT`]).
     pub(crate) polls: Cell<(usize, u32)>,
 }
@@ -320,7 +321,10 @@ pub(crate) fn peer(rank: u32, what: &str, site: Site) -> &'static BlockCtx<'stat
 }
 
 pub(crate) fn suspend(event: Event) -> u64 {
-    let y = thread().yielder.get();
+    let t = thread();
+    // Giving way ends a poll: the word may change before the next read.
+    t.polls.set((0, 0));
+    let y = t.yielder.get();
     // SAFETY: the yielder of the coroutine this thread runs in.
     unsafe { (*y).suspend(event) }
 }

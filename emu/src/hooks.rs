@@ -156,8 +156,10 @@ pub fn access(space: Space, addr: usize, bytes: usize, op: Op, site: Site) {
     }
 }
 
-/// Atomic reads of one word in a row, with no other access between them,
-/// past which a thread is taken to wait for a write that cannot come. It
+/// Atomic reads of one word in a row, with no other access and no
+/// suspension (a barrier, a warp collective, an mbarrier wait) between
+/// them, past which a thread is taken to wait for a write that cannot
+/// come. It
 /// runs alone: the emulator switches threads only at a barrier, a warp
 /// collective or an mbarrier wait, and runs a grid's blocks one at a
 /// time, so only a block before it in the grid can have written the

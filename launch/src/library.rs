@@ -12,16 +12,13 @@
 //! emulator's launch needs.
 //!
 //! The builder names the library in the PTX it writes, on one comment line
-//! ([`MARKER`]), so that the PTX text alone leads to it.
+//! (`lab_cuda_builder::ptx_text::MARKER`), so that the PTX text alone
+//! leads to it.
 
 use super::{Arg, Kernel, Param};
 
 /// The version of this interface; a library of another refuses to load.
 pub const ABI: u32 = 1;
-
-/// The line the builder puts first in each PTX text it writes, followed by
-/// the library's path.
-pub const MARKER: &str = "// lab-emulator-library: ";
 
 /// `extern "C" fn() -> u32`: the library's [`ABI`].
 pub const ABI_SYMBOL: &[u8] = b"lab_emulator_abi";
@@ -166,13 +163,6 @@ pub fn parse_table(text: &str) -> Option<Vec<Described>> {
         .collect()
 }
 
-/// The library a PTX text names on its [`MARKER`] line, if any.
-pub fn named_library(ptx: &str) -> Option<&str> {
-    ptx.lines()
-        .take_while(|l| l.starts_with("//") || l.trim().is_empty())
-        .find_map(|l| l.strip_prefix(MARKER))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,12 +203,5 @@ mod tests {
         assert_eq!(kernels[1].params, [("out".to_string(), "*mut [u8; 32]".to_string())]);
         assert_eq!(kernels[1].shared_bytes, 16);
         assert!(parse_table("vecadd\n").is_none());
-    }
-
-    #[test]
-    fn the_marker_is_found_only_in_the_leading_comments() {
-        let ptx = format!("//\n{MARKER}/tmp/libk.so\n.version 8.0\n{MARKER}/elsewhere\n");
-        assert_eq!(named_library(&ptx), Some("/tmp/libk.so"));
-        assert_eq!(named_library(".version 8.0\n// lab-emulator-library: /x\n"), None);
     }
 }

@@ -18,6 +18,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+use kernel_lab::runtime::ptx::{FNV_OFFSET, fnv1a};
+
 use super::Usage;
 
 /// A module: its target, its text's hash and length.
@@ -32,13 +34,10 @@ pub struct Record {
     version: String,
 }
 
-/// FNV-1a, 64 bits: stable across toolchains (std's hasher is not
-/// promised to be).
-fn fnv(bytes: impl IntoIterator<Item = u8>, mut h: u64) -> u64 {
-    for b in bytes {
-        h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
-    }
-    h
+/// The hash a module is kept by, here and in the target directory's
+/// cache: its text, for `arch`, by ptxas `version`.
+pub fn module_hash(text: &str, arch: &str, version: &str) -> u64 {
+    fnv1a(text.as_bytes(), fnv1a(arch.as_bytes(), fnv1a(version.as_bytes(), FNV_OFFSET)))
 }
 
 /// Recorded modules assembled again: one in this many.
@@ -71,8 +70,7 @@ impl Record {
     }
 
     fn key(&self, text: &str, arch: &str) -> Key {
-        let h = fnv(self.version.bytes().chain(arch.bytes()), 0xcbf2_9ce4_8422_2325);
-        (arch.to_string(), fnv(text.bytes(), h), text.len())
+        (arch.to_string(), module_hash(text, arch, &self.version), text.len())
     }
 
     /// `text`'s usage on `arch`: the record's, else `assemble`'s. A
@@ -86,7 +84,7 @@ impl Record {
         let key = self.key(text, arch);
         let usage = match self.known.get(&key) {
             Some(recorded) => {
-                if fnv(key.1.to_le_bytes(), self.seed).is_multiple_of(SPOT) {
+                if fnv1a(&key.1.to_le_bytes(), self.seed).is_multiple_of(SPOT) {
                     let fresh = assemble(text, arch);
                     assert_eq!(
                         format!("{fresh:?}"),

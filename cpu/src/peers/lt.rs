@@ -11,6 +11,13 @@
 //!   k`) is exactly that.
 //! - FP8 runs with `FAST_ACCUM` on: the tensor core accumulates as ours
 //!   does, with no promotion into `f32` registers between instructions.
+//! - Block-scaled FP8 ([`Lt::prepare_block_scaled`], CUDA 12.9's modes
+//!   for sm_90): `VEC128_32F` for the activations (one scale per 1 x 128,
+//!   stored `kb * m + row`) and `BLK128x128_32F` for the weights (stored
+//!   `nb * L4 + kb`, `L4` the k-blocks rounded up to 4), as the cuBLAS
+//!   documentation's "scaling factors layouts" give them; in
+//!   column-major terms the weights are the first operand. It promotes
+//!   into `f32`, so `FAST_ACCUM` is off.
 //!
 //! [`Lt::prepare`] makes the descriptors, layouts and the heuristic's
 //! algorithm once; [`Prepared::run`] only enqueues the matmul, so a timed
@@ -70,6 +77,52 @@ impl Lt {
         call: &Call,
         c: &DeviceBuffer<O>,
         bias: Option<&DeviceBuffer<f32>>,
+    ) -> Result<Prepared> {
+        self.prepare_scaled::<P, O>(gpu, call, c, bias, None)
+    }
+
+    /// [`Lt::prepare`] for a block-scaled E4M3 `call` (row-major, A `m x
+    /// k`, B given as `n x k`): `scale_a` one per 1 x 128 of A (`m x
+    /// ceil(k / 128)`, row-major), `scale_b` one per 128 x 128 of B
+    /// (`ceil(n / 128) x ceil(k / 128)`, row-major), repacked into
+    /// cuBLASLt's layouts.
+    pub fn prepare_block_scaled<O: Element>(
+        &self,
+        gpu: &Gpu,
+        call: &Call,
+        c: &DeviceBuffer<O>,
+        (scale_a, scale_b): (&[f32], &[f32]),
+    ) -> Result<Prepared> {
+        let g = &call.gemm;
+        if (g.layout, g.op_a, g.op_b, call.batch, call.act) != (Layout::Row, Op::N, Op::T, 1, Act::None) {
+            return Err(Error::InvalidInput(format!(
+                "gemm {call}: cuBLASLt's block scales are peered for one row-major call of A and Bᵀ, no activation"
+            )));
+        }
+        let blocks = g.k.div_ceil(128);
+        let (row_blocks, padded) = (g.n.div_ceil(128), blocks.next_multiple_of(4));
+        if scale_a.len() != g.m * blocks || scale_b.len() != row_blocks * blocks {
+            return Err(Error::InvalidInput(format!("gemm {call}: the block scales' lengths")));
+        }
+        // The activations' scales k-block-major; the weights' with each
+        // block of rows' k-blocks padded to a multiple of 4.
+        let a: Vec<f32> = (0..blocks * g.m).map(|i| scale_a[(i % g.m) * blocks + i / g.m]).collect();
+        let mut b = vec![0.0f32; row_blocks * padded];
+        for (nb, row) in scale_b.chunks(blocks).enumerate() {
+            b[nb * padded..nb * padded + blocks].copy_from_slice(row);
+        }
+        self.prepare_scaled::<crate::gemm::E4m3, O>(gpu, call, c, None, Some((&a, &b)))
+    }
+
+    /// [`Lt::prepare`], with block scales (`Some((activations', weights'))`
+    /// in cuBLASLt's layouts) or without.
+    fn prepare_scaled<P: Precision, O: Element>(
+        &self,
+        gpu: &Gpu,
+        call: &Call,
+        c: &DeviceBuffer<O>,
+        bias: Option<&DeviceBuffer<f32>>,
+        blocks: Option<(&[f32], &[f32])>,
     ) -> Result<Prepared> {
         call.check(usize::MAX, usize::MAX, c.len(), bias.map_or(0, DeviceBuffer::len))?;
         let g = &call.gemm;
@@ -136,7 +189,17 @@ impl Lt {
             set(Desc::CUBLASLT_MATMUL_DESC_BIAS_POINTER, &at)?;
             set(Desc::CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &f32_type)?;
         }
-        if P::SCALED {
+        if let Some((activations, weights)) = blocks {
+            use sys::cublasLtMatmulMatrixScale_t::*;
+            // Row-major: the weights (B) are cuBLASLt's first operand.
+            let scales = [gpu.upload(weights)?, gpu.upload(activations)?];
+            let (first, second) = (scales[0].address(), scales[1].address());
+            set(Desc::CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &first)?;
+            set(Desc::CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &second)?;
+            set(Desc::CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F)?;
+            set(Desc::CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F)?;
+            p.scales = Some(scales);
+        } else if P::SCALED {
             // Each scale in its own allocation (256-byte aligned).
             let scales = [gpu.upload(&[call.scales.0])?, gpu.upload(&[call.scales.1])?];
             let (sa, sb) = (scales[0].address(), scales[1].address());

@@ -13,14 +13,13 @@
 //! ("promotion", as DeepGEMM names it). The tensor cores' error is then
 //! that of 128 products, whatever k is.
 //!
-//! **The cost.** A warpgroup waits for its stage's products before it
-//! scales them (`wgmma.wait_group 0` each stage, where the plain kernel
-//! keeps one group in flight): while it scales, the other consumer
-//! warpgroup's products keep the tensor cores busy. A thread holds two
-//! sets of accumulators (the stage's and the running sums, 64 each on a
-//! 128 x 128 tile, [`Narrow`]), and reads three scales a stage: its two
-//! rows' of A (rows `r` and `r + 8` of its warp's 16, `d_f32`) and the
-//! tile's one of B (a tile's 128 columns are one block of B's rows).
+//! **The cost.** A warpgroup scales a stage's products only once they are
+//! done, so it keeps the next stage's in flight meanwhile: a thread holds
+//! three sets of accumulators (two stages' and the running sums, 64 each
+//! on a 128 x 128 tile, [`Narrow`]: 192 of its 232 registers), and reads
+//! three scales a stage: its two rows' of A (rows `r` and `r + 8` of its
+//! warp's 16, `d_f32`) and the tile's one of B (a tile's 128 columns are
+//! one block of B's rows).
 //! Scales are 4 bytes per 128 bytes of A or 16 KB of B: 3% of A's bytes.
 
 // `seq!` substitutes 0, 1, ... into index arithmetic.
@@ -72,26 +71,38 @@ impl Scales {
         Scales { a, b, m: m as usize, blocks: k_steps as usize, column_blocks }
     }
 
-    /// A's scale of row `row` (0 past `m`, whose rows are zero-filled) in
-    /// k-block `kb`.
-    ///
-    /// # Safety
-    /// `kb < blocks`; `a` holds `m blocks` scales.
+    /// Where a thread's scales lie: those of A's rows `rows` and of matrix
+    /// `w`'s block of columns `nb` of B. A row past `m` (zero-filled, its
+    /// results never stored) reads row `m - 1`'s, so no load needs a test.
     #[inline(always)]
-    unsafe fn a(self, row: usize, kb: usize) -> f32 {
-        // SAFETY: row < m, kb < blocks (the caller's contract).
-        if row < self.m { unsafe { self.a.load(row * self.blocks + kb) } } else { 0.0 }
+    fn of(self, rows: [usize; 2], w: usize, nb: usize) -> ScaleRows {
+        let a = |row: usize| (row.min(self.m - 1) * self.blocks) as u32;
+        let b = ((w * self.column_blocks + nb) * self.blocks) as u32;
+        ScaleRows { scales: self, a: [a(rows[0]), a(rows[1])], b }
     }
+}
 
-    /// Matrix `w`'s scale of B, of the block of columns `nb` in k-block
-    /// `kb`.
+/// A thread's scales ([`Scales::of`]): the first index of each row's.
+#[derive(Clone, Copy)]
+struct ScaleRows {
+    scales: Scales,
+    a: [u32; 2],
+    b: u32,
+}
+
+impl ScaleRows {
+    /// k-block `kb`'s products' scales: each row's times B's.
     ///
     /// # Safety
-    /// `nb < column_blocks`, `kb < blocks`; `b` holds matrix `w`'s scales.
+    /// `kb < blocks`; the scales as [`Scales`] says.
     #[inline(always)]
-    unsafe fn b(self, w: usize, nb: usize, kb: usize) -> f32 {
-        // SAFETY: the caller's contract.
-        unsafe { self.b.load((w * self.column_blocks + nb) * self.blocks + kb) }
+    unsafe fn at(self, kb: usize) -> [f32; 2] {
+        let at = |base: u32| base as usize + kb;
+        // SAFETY: the caller's contract, with `Scales::of`'s rows.
+        unsafe {
+            let sb = self.scales.b.load(at(self.b));
+            [self.scales.a.load(at(self.a[0])) * sb, self.scales.a.load(at(self.a[1])) * sb]
+        }
     }
 }
 
@@ -138,6 +149,14 @@ impl ScaledWork for GroupItem {
 /// ring, each stage's products scaled by its row's A scale and the
 /// tile's B scale and added into the running sums, then the epilogue.
 ///
+/// Two stages' products alternate between two sets of accumulators, `a`
+/// and `b`: the warpgroup issues stage `kb + 1` before it waits for stage
+/// `kb` (`wait_group 1`), so the tensor cores multiply while it scales.
+/// The loop is unrolled by two so that each set keeps its registers (a
+/// copy of accumulators still being written would make ptxas wait for
+/// them). A stage's scales are loaded when its products are issued and
+/// used a stage later, which hides their latency too.
+///
 /// # Safety
 /// The warpgroup runs it converged; the producer fills the same items
 /// (one k-block a stage); the scales as [`Scales`] says; as for the
@@ -150,38 +169,69 @@ unsafe fn multiply<S: TileScheduler<Work: ScaledWork>>(
     scales: Scales,
     mut epilogue: impl Epilogue<S::Work, Results = <Narrow as Tile>::Acc>,
 ) {
+    type Acc = <Narrow as Tile>::Acc;
     let mut state = PipelineState::new(Narrow::STAGES);
     let leader = t.is_multiple_of(128);
     let (r, _) = d_f32(t, 0);
+    // Stage `state`'s products issued from zero; the state advanced.
+    let issue = #[inline(always)]
+    |state: &mut PipelineState| -> Acc {
+        let s = state.stage();
+        // SAFETY: the stage has landed after the wait.
+        let part = unsafe {
+            ring.full(s).wait(state.phase());
+            ring.multiply(s, consumer, Acc::zeroed())
+        };
+        state.advance();
+        part
+    };
+    // The products of the stage `back` uses before `state`, waited for,
+    // released and added into `sums`. (The stage is recomputed rather
+    // than kept: every register counts beside three sets of accumulators.)
+    let retire = #[inline(always)]
+    |sums: &mut Acc, part: Acc, (state, back): (PipelineState, usize), scale: [f32; 2]| {
+        if leader {
+            // SAFETY: this warpgroup's one arrival for the stage's round,
+            // its products read (the caller waited).
+            unsafe { ring.empty(state.at(state.count() - back).stage()).arrive() };
+        }
+        // Unrolled: the accumulators are registers only while every index
+        // is a constant. Accumulator i lies in row r + 8 ((i / 2) % 2)
+        // (`d_f32`).
+        seq!(I in 0..64 {{
+            let i: usize = I;
+            sums[i] = fma(part[i], scale[i / 2 % 2], sums[i]);
+        }});
+    };
     for item in items.work() {
         let (m0, n0) = Narrow::part_at(item.origin(), consumer);
-        let (rows, nb, w) = ([m0 + r as usize, m0 + r as usize + 8], n0 / BLOCK, item.weight());
-        let mut sums = <Narrow as Tile>::Acc::zeroed();
-        for kb in item.k_blocks() {
-            let s = state.stage();
-            // SAFETY: the stage has landed after the wait; kb < blocks
-            // (the item's k-steps are the launch's), nb < ceil(n / 128).
-            let (part, scale) = unsafe {
-                ring.full(s).wait(state.phase());
-                let part = ring.multiply(s, consumer, <Narrow as Tile>::Acc::zeroed());
-                // Read while the tensor cores multiply.
-                let sb = scales.b(w, nb, kb);
-                (part, [scales.a(rows[0], kb) * sb, scales.a(rows[1], kb) * sb])
-            };
-            let part = wgmma::wait_for::<0, _>(part);
-            if leader {
-                // SAFETY: this warpgroup's one arrival for the stage's
-                // round, its products read.
-                unsafe { ring.empty(s).arrive() };
+        let rows = scales.of([m0 + r as usize, m0 + r as usize + 8], item.weight(), n0 / BLOCK);
+        let blocks = item.k_blocks();
+        let mut kb = blocks.start;
+        // SAFETY: kb < blocks (the item's k-steps are the launch's), nb <
+        // ceil(n / 128).
+        let scale = #[inline(always)]
+        |kb: usize| unsafe { rows.at(kb) };
+        let mut sums = Acc::zeroed();
+        if kb < blocks.end {
+            let (mut a, mut scale_a) = (issue(&mut state), scale(kb));
+            kb += 1;
+            loop {
+                if kb == blocks.end {
+                    retire(&mut sums, wgmma::wait_for::<0, _>(a), (state, 1), scale_a);
+                    break;
+                }
+                let (b, scale_b) = (issue(&mut state), scale(kb));
+                kb += 1;
+                retire(&mut sums, wgmma::wait_for::<1, _>(a), (state, 2), scale_a);
+                if kb == blocks.end {
+                    retire(&mut sums, wgmma::wait_for::<0, _>(b), (state, 1), scale_b);
+                    break;
+                }
+                (a, scale_a) = (issue(&mut state), scale(kb));
+                kb += 1;
+                retire(&mut sums, wgmma::wait_for::<1, _>(b), (state, 2), scale_b);
             }
-            state.advance();
-            // Unrolled: the accumulators are registers only while every
-            // index is a constant. Accumulator i lies in row r + 8 ((i / 2)
-            // % 2) (`d_f32`).
-            seq!(I in 0..64 {{
-                let i: usize = I;
-                sums[i] = fma(part[i], scale[i / 2 % 2], sums[i]);
-            }});
         }
         // SAFETY: the caller's contract.
         unsafe { epilogue.store(&sums, item) };

@@ -1,10 +1,11 @@
 //! `gemm --block-scaled --shape MxNxK`: block-scaled FP8
 //! (`kernel_lab::gemm::blockscaled`, E4M3 with scales per 1 x 128 of A and
 //! per 128 x 128 of B) verified against the `f64` reference, then timed
-//! in the same process against what it replaces: cuBLASLt's FP8 matmul
-//! and our own FP8 kernel, both with one scale per tensor, on the same
-//! E4M3 operands (this CUDA's cuBLASLt is not asked for its block-scaled
-//! modes).
+//! in the same process against cuBLASLt's block-scaled FP8 (its
+//! `VEC128_32F` and `BLK128x128_32F` modes, whose result is checked
+//! against the same reference), and against what it replaces: cuBLASLt's
+//! FP8 matmul and our own FP8 kernel, both with one scale per tensor, on
+//! the same E4M3 operands.
 
 use half::{bf16, f16};
 use kernel_lab::blas::{Gemm, Layout, Op};
@@ -16,12 +17,14 @@ use kernel_lab::runtime::{Error, Gpu, Result};
 
 use super::Options;
 
-/// One call's results: the worst error over its bound, then ours, the
-/// per-tensor kernel's and cuBLASLt's times.
+/// One call's results: the worst error over its bound (ours, cuBLASLt's
+/// block-scaled), then ours, the per-tensor kernel's, cuBLASLt's
+/// per-tensor and cuBLASLt's block-scaled times.
 struct Row {
     call: BlockScaled,
     worst: f64,
-    ms: [Option<f64>; 3],
+    peer_worst: Option<f64>,
+    ms: [Option<f64>; 4],
 }
 
 fn calls(o: &Options) -> Result<Vec<BlockScaled>> {
@@ -58,7 +61,7 @@ fn one<O: Element>(gpu: &Gpu, o: &Options, call: &BlockScaled) -> Result<Row> {
     let sample = (!gpu.is_emulator()).then_some(128);
     let worst = blockscaled::verify::<O>(gpu, &lib, call, 0x6e4d, sample)?
         .map_err(|why| Error::Mismatch(format!("{call}: {why}")))?;
-    let mut row = Row { call: *call, worst, ms: [None; 3] };
+    let mut row = Row { call: *call, worst, peer_worst: None, ms: [None; 4] };
     if gpu.is_emulator() {
         return Ok(row);
     }
@@ -75,8 +78,22 @@ fn one<O: Element>(gpu: &Gpu, o: &Options, call: &BlockScaled) -> Result<Row> {
     if let Err(e) = &peer {
         eprintln!("no cuBLASLt peer for {call}: {e}");
     }
+    // cuBLASLt's block-scaled call, its D checked as ours is.
+    let mut scaled = dense.with_epilogue(false, call.act);
+    scaled.gemm.alpha = call.alpha;
+    let blocks = lt
+        .prepare_block_scaled::<O>(gpu, &scaled, &d, (&x.scale_a, &x.scale_b))
+        .and_then(|p| p.run(&a, &b, &mut d).map(|()| p));
+    match &blocks {
+        Ok(_) => {
+            let got = gpu.download(&d)?;
+            let checked = blockscaled::check::<O>(call, &x, &got, sample);
+            row.peer_worst = Some(checked.map_err(|why| Error::Mismatch(format!("cuBLASLt {call}: {why}")))?);
+        }
+        Err(e) => eprintln!("no cuBLASLt block-scaled peer for {call}: {e}"),
+    }
     let runs = Runs { warmup: o.warmup, timed: o.iters.max(1).div_ceil(super::ROUNDS) };
-    let mut times: [Vec<f64>; 3] = Default::default();
+    let mut times: [Vec<f64>; 4] = Default::default();
     for _ in 0..super::ROUNDS {
         times[0]
             .push(bench::time_batched(gpu, runs, || lib.run::<O>(gpu, call, &operands, &mut d))?.median_ms);
@@ -84,6 +101,9 @@ fn one<O: Element>(gpu: &Gpu, o: &Options, call: &BlockScaled) -> Result<Row> {
         times[1].push(bench::time_batched(gpu, runs, per_tensor)?.median_ms);
         if let Ok(p) = &peer {
             times[2].push(bench::time_batched(gpu, runs, || p.run(&a, &b, &mut d))?.median_ms);
+        }
+        if let Ok(p) = &blocks {
+            times[3].push(bench::time_batched(gpu, runs, || p.run(&a, &b, &mut d))?.median_ms);
         }
     }
     for (slot, t) in row.ms.iter_mut().zip(&times) {
@@ -101,9 +121,11 @@ struct JsonRow {
     n: usize,
     k: usize,
     worst_error_over_bound: f64,
+    cublaslt_worst_error_over_bound: Option<f64>,
     ours_ms: Option<f64>,
     per_tensor_ms: Option<f64>,
     cublaslt_per_tensor_ms: Option<f64>,
+    cublaslt_block_scaled_ms: Option<f64>,
 }
 
 fn run_all<O: Element>(gpu: &Gpu, o: &Options, calls: &[BlockScaled]) -> Result<Vec<Row>> {
@@ -141,22 +163,24 @@ pub fn run(o: &Options) -> Result<bool> {
         _ => run_all::<f16>(&gpu, o, &calls),
     }?;
     println!(
-        "| call | out | worst error / bound | ours ms | ours TFLOP/s | per-tensor (ours) TFLOP/s | cuBLASLt per-tensor TFLOP/s | ours / cuBLASLt |"
+        "| call | out | worst error / bound (ours, cuBLASLt) | ours ms | ours TFLOP/s | cuBLASLt block-scaled TFLOP/s | ours / cuBLASLt block-scaled | per-tensor (ours) TFLOP/s | cuBLASLt per-tensor TFLOP/s |"
     );
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     for r in &rows {
         let tflops = |ms: Option<f64>| {
             ms.map_or("-".into(), |ms| format!("{:.1}", r.call.flops() / (ms * 1e-3) / 1e12))
         };
         let ratio =
-            r.ms[0].zip(r.ms[2]).map_or("-".into(), |(ours, lt)| format!("{:.1}%", 100.0 * lt / ours));
+            r.ms[0].zip(r.ms[3]).map_or("-".into(), |(ours, lt)| format!("{:.1}%", 100.0 * lt / ours));
         println!(
-            "| {} | {} | {:.3} | {} | {} | {} | {} | {ratio} |",
+            "| {} | {} | {:.3}, {} | {} | {} | {} | {ratio} | {} | {} |",
             r.call,
             o.out,
             r.worst,
+            r.peer_worst.map_or("-".into(), |w| format!("{w:.3}")),
             r.ms[0].map_or("-".into(), |ms| format!("{ms:.4}")),
             tflops(r.ms[0]),
+            tflops(r.ms[3]),
             tflops(r.ms[1]),
             tflops(r.ms[2]),
         );
@@ -170,9 +194,11 @@ pub fn run(o: &Options) -> Result<bool> {
             n: r.call.n,
             k: r.call.k,
             worst_error_over_bound: r.worst,
+            cublaslt_worst_error_over_bound: r.peer_worst,
             ours_ms: r.ms[0],
             per_tensor_ms: r.ms[1],
             cublaslt_per_tensor_ms: r.ms[2],
+            cublaslt_block_scaled_ms: r.ms[3],
         })
         .collect();
     o.output.write(&gpu, "gemm", &json)?;

@@ -6,7 +6,7 @@
 //! sum is exact and the comparison is equality.
 
 use gpu::dev::tma::swizzle_128;
-use gpu::dev::wgmma::{Accumulators, Descriptor, d_f32, fence, shared_address};
+use gpu::dev::wgmma::{Accumulators, Descriptor, d_f32, fence, shared_address, wait_for};
 use gpu::dev::{In, Out, SharedArray, sync_threads, thread_idx_x};
 use gpu::kernel;
 use kernel_lab::runtime::Gpu;
@@ -72,6 +72,10 @@ pub fn wgmma_forms(a: In<u16>, b: In<u16>, d64: Out<f32>, d128: Out<f32>, d256: 
     // SAFETY: as above.
     let s256 =
         unsafe { <[f32; 128]>::zeroed().mma_rs::<half::bf16, true>(fragment, desc(BM_AT, 2048), false) };
+    // One group, waited for before the accumulators are read (the emulator
+    // checks the operands' reads at the wait).
+    gpu::dev::wgmma::commit();
+    let (s64, s128, s256) = (wait_for::<0, _>(s64), wait_for::<0, _>(s128), wait_for::<0, _>(s256));
     let store = |d: &Out<f32>, n: usize, i: usize, x: f32| {
         let (r, c) = d_f32(t as u32, i as u32);
         // SAFETY: inside the 64 x n output; each element this thread's.
@@ -111,4 +115,102 @@ fn wgmma_forms_match_the_host_product() {
             }
         }
     }
+}
+
+/// A ring of one stage, filled twice. The first warpgroup's thread 0
+/// copies the 64 x 64 bf16 tile of map 0 into the stage with TMA, waits
+/// for the stage's release, and copies it again; the second warpgroup
+/// multiplies each fill by itself (`m64n64k16`, D = A Aᵀ over the first 16
+/// columns), sums the two products into `out`, and releases the stage
+/// after the first. `early` releases it before waiting for the product
+/// (`wgmma.wait_group`): the tensor cores may still be reading the stage
+/// when the copy refills it, a race on a GPU whatever the timing.
+#[kernel(block = 256, shared = 8192 + 16, arch = "sm_90a")]
+pub fn stage_release_probe(maps: In<u64>, out: Out<f32>, early: u32) {
+    use gpu::dev::barrier::{Mbarrier, fence_init};
+    use gpu::dev::tma::copy_2d;
+    let t = thread_idx_x() as usize;
+    // SAFETY: 8192 bytes of stage, then the two mbarriers (the
+    // declaration's); the early release is the point of `early`.
+    unsafe {
+        let (full, empty) = (
+            Mbarrier::at(SharedArray::launch_sized_at(8192), 0),
+            Mbarrier::at(SharedArray::launch_sized_at(8192), 1),
+        );
+        let stage = gpu::dev::shared::launch_sized_base();
+        if t == 0 {
+            full.init(1);
+            empty.init(1);
+            fence_init();
+        }
+        sync_threads();
+        if t == 0 {
+            for round in 0..2 {
+                if round == 1 {
+                    empty.wait(0);
+                }
+                full.arrive_expect_tx(8192);
+                copy_2d(stage, maps, 0, (0, 0), full);
+            }
+        } else if t >= 128 {
+            let wt = t - 128;
+            let desc = Descriptor::swizzled(128, shared_address(stage), 16, 1024);
+            let mut sum = [0.0f32; 32];
+            for round in 0..2 {
+                full.wait(round);
+                fence();
+                let part = <[f32; 32]>::zeroed().mma_ss::<half::bf16, false>(desc, desc, false);
+                gpu::dev::wgmma::commit();
+                let release = round == 0 && wt == 0;
+                if release && early == 1 {
+                    empty.arrive();
+                }
+                let part = wait_for::<0, _>(part);
+                if release && early == 0 {
+                    empty.arrive();
+                }
+                for (s, p) in sum.iter_mut().zip(part) {
+                    *s += p;
+                }
+            }
+            for (i, &x) in sum.iter().enumerate() {
+                let (r, c) = d_f32(wt as u32, i as u32);
+                out.store(64 * r as usize + c as usize, x);
+            }
+        }
+    }
+}
+
+/// The emulator checks a `wgmma`'s shared operands as read until the wait
+/// that retires its group, and a TMA copy as a write when it is issued:
+/// a stage released for refilling before its product was waited for is a
+/// race (reported whichever thread the emulator runs first), and the same
+/// ring released after the wait is not.
+#[test]
+fn a_stage_released_before_its_wgmma_is_waited_for_is_a_race() {
+    let gpu = Gpu::emulator();
+    let value = |i: usize| ((i * 5 + 1) % 7) as f32 - 3.0;
+    let a: Vec<f32> = (0..64 * 64).map(value).collect();
+    let bits: Vec<u16> = a.iter().map(|&v| half::bf16::from_f32(v).to_bits()).collect();
+    let da = gpu.upload(&bits).unwrap();
+    let maps = gpu.upload(&gpu.tensor_map(&da, (64, 64), (64, 64)).unwrap()).unwrap();
+    let run = |early: u32| {
+        let mut out = gpu.upload(&vec![f32::NAN; 64 * 64]).unwrap();
+        // SAFETY: the buffers hold what the kernel's doc says.
+        unsafe { stage_release_probe::launch(&gpu, 1, &maps, &mut out, early) }
+            .map(|()| gpu.download(&out).unwrap())
+            .map_err(|e| e.to_string())
+    };
+    let got = run(0).unwrap();
+    for r in 0..64 {
+        for c in 0..64 {
+            let want: f32 = 2.0 * (0..16).map(|k| a[64 * r + k] * a[64 * c + k]).sum::<f32>();
+            assert_eq!(got[64 * r + c], want, "D[{r}][{c}]");
+        }
+    }
+    let race = run(1).unwrap_err();
+    assert!(
+        race.contains("race (write after read)") && race.contains("no sync_threads or mbarrier"),
+        "{race}"
+    );
 }

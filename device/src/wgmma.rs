@@ -105,6 +105,8 @@ pub fn commit() {
     unsafe {
         core::arch::asm!("wgmma.commit_group.sync.aligned;", options(nostack))
     };
+    #[cfg(not(target_arch = "nvptx64"))]
+    emu::ops::wgmma_commit();
 }
 
 /// `wgmma.wait_group.sync.aligned N`: waits until at most `N` groups are
@@ -128,7 +130,10 @@ pub fn wait<const N: u32>(acc: [f32; 128]) -> [f32; 128] {
         }})
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    acc
+    {
+        emu::ops::wgmma_wait(N as usize);
+        acc
+    }
 }
 
 /// The accumulators of one warpgroup thread for a `wgmma` of `N` columns,
@@ -239,6 +244,8 @@ pub fn wait_for<const G: u32, A: Accumulators>(acc: A) -> A {
     unsafe {
         core::arch::asm!("wgmma.wait_group.sync.aligned {n};", n = const G, options(nostack))
     };
+    #[cfg(not(target_arch = "nvptx64"))]
+    emu::ops::wgmma_wait(G as usize);
     acc.pinned()
 }
 

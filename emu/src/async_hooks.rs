@@ -5,7 +5,7 @@ use super::abi::{Op, Site, Space};
 use super::context::{Event, PendingCopy, PendingStore, async_misuse, block, peer, suspend, thread};
 use super::hooks::{
     check_bounds, check_map_bounds, check_words, checked_access, mark_written, mbarrier_acquire,
-    mbarrier_release, recorded_access,
+    mbarrier_release, mbarrier_release_in, recorded_access,
 };
 use super::order::Kind;
 use super::proxy::Proxy;
@@ -107,6 +107,7 @@ pub fn mbarrier_wait(addr: usize, parity: u32, site: Site) {
 pub fn mbarrier_arrive_peer(addr: usize, rank: u32, site: Site) {
     let offset = mbarrier_offset(addr, site);
     let to = peer(rank, "arrives on an mbarrier of", site);
+    mbarrier_release_in(to, offset);
     to.proxy
         .borrow_mut()
         .arrive(offset, 0)
@@ -115,7 +116,9 @@ pub fn mbarrier_arrive_peer(addr: usize, rank: u32, site: Site) {
 
 /// A TMA multicast: `data` to shared `dst` in every block of the cluster
 /// whose rank is a bit of `mask`, each counting the bytes on its mbarrier
-/// at the offset of `bar`.
+/// at the offset of `bar`. The issuing block's bytes are race-checked as
+/// [`tma_copy`]'s are; the other blocks' only through their mbarriers
+/// (touching bytes that have not landed).
 pub fn tma_copy_multicast(bar: usize, dst: usize, data: Vec<u8>, mask: u16, site: Site) {
     let offset = mbarrier_offset(bar, site);
     check_bounds(Space::Shared, dst, data.len(), site);
@@ -125,6 +128,12 @@ pub fn tma_copy_multicast(bar: usize, dst: usize, data: Vec<u8>, mask: u16, site
     }
     for rank in (0..16).filter(|r| mask & (1 << r) != 0) {
         let to = peer(rank, "multicasts a TMA copy to", site);
+        if to.linear == block().linear {
+            // Its own block's bytes are race-checked as `tma_copy`'s are.
+            let at = block().shared as usize + dst;
+            check_words(Space::Shared, at, data.len(), Kind::Write, Some(&data), true, site);
+            mbarrier_release(bar);
+        }
         to.proxy
             .borrow_mut()
             .copy(offset, dst, data.clone(), site)
@@ -135,18 +144,34 @@ pub fn tma_copy_multicast(bar: usize, dst: usize, data: Vec<u8>, mask: u16, site
 /// A TMA copy of `data` (read from global memory by the caller, through
 /// [`async_read`]) to shared `dst`, completing `data.len()`
 /// transaction bytes on the mbarrier at `bar`.
+///
+/// The copy writes the bytes any time until it lands, so it is
+/// race-checked now as a write of the issuing thread: a stage refilled
+/// while a reader (a `wgmma` not yet waited for, a load) may still read
+/// it is reported, whichever runs first. Its completion publishes on the
+/// mbarrier what the issuing thread has done up to the copy, as an
+/// arrival would, so the copy is ordered before the reads of whoever
+/// waits for it.
 pub fn tma_copy(bar: usize, dst: usize, data: Vec<u8>, site: Site) {
     let offset = mbarrier_offset(bar, site);
     check_bounds(Space::Shared, dst, data.len(), site);
+    check_words(Space::Shared, dst, data.len(), Kind::Write, Some(&data), true, site);
+    mbarrier_release(bar);
     let dst = dst - block().shared as usize;
     block().proxy.borrow_mut().copy(offset, dst, data, site).unwrap_or_else(|e| async_misuse(e, site));
 }
 
 /// A read by the asynchronous proxy (a TMA copy's source in global memory,
-/// a `wgmma` operand in shared memory): bounds, races with the block's
+/// a TMA store's in shared memory): bounds, races with the block's
 /// writes, and for shared memory, bytes a copy has not landed in and
 /// words nothing wrote; not counted in the access analysis.
 pub fn async_read(space: Space, addr: usize, bytes: usize, site: Site) {
+    landed_in_bounds(space, addr, bytes, site);
+    check_words(space, addr, bytes, Kind::Read, None, false, site);
+}
+
+/// Bounds, and for shared memory no copy still to land in the bytes.
+fn landed_in_bounds(space: Space, addr: usize, bytes: usize, site: Site) {
     check_bounds(space, addr, bytes, site);
     if space == Space::Shared {
         let offset = addr - block().shared as usize;
@@ -154,7 +179,41 @@ pub fn async_read(space: Space, addr: usize, bytes: usize, site: Site) {
             async_misuse(why, site);
         }
     }
-    check_words(space, addr, bytes, Kind::Read, None, false, site);
+}
+
+/// A `wgmma`'s read of its operand's `bytes` at shared `addr`: bounds and
+/// landed copies now; the race and initialization checks at the
+/// [`wgmma_wait`] that retires its group, since the tensor cores may read
+/// the bytes any time until then. A stage released before that wait is
+/// then a race with the copy that refills it.
+pub fn wgmma_read(addr: usize, bytes: usize, site: Site) {
+    landed_in_bounds(Space::Shared, addr, bytes, site);
+    thread().copies.borrow_mut().wgmma_open.push((addr, bytes, site));
+}
+
+/// `wgmma.commit_group`: the `wgmma`s since the last commit form a group.
+pub fn wgmma_commit() {
+    let mut copies = thread().copies.borrow_mut();
+    let group = std::mem::take(&mut copies.wgmma_open);
+    copies.wgmma_groups.push_back(group);
+}
+
+/// `wgmma.wait_group n`: the groups but the `n` newest are done; their
+/// shared operands are race-checked as this thread's reads, now.
+pub fn wgmma_wait(n: usize) {
+    let t = thread();
+    loop {
+        let group = {
+            let mut copies = t.copies.borrow_mut();
+            if copies.wgmma_groups.len() <= n {
+                return;
+            }
+            copies.wgmma_groups.pop_front().unwrap()
+        };
+        for (addr, bytes, site) in group {
+            check_words(Space::Shared, addr, bytes, Kind::Read, None, false, site);
+        }
+    }
 }
 
 /// A TMA store (`cp.async.bulk.tensor.{2d,3d}.global.shared::cta`), or

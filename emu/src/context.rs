@@ -102,6 +102,10 @@ pub(crate) struct AsyncCopies {
     /// TMA stores not yet committed, and committed bulk groups.
     pub(crate) bulk_open: Vec<PendingStore>,
     pub(crate) bulk_groups: std::collections::VecDeque<Vec<PendingStore>>,
+    /// The shared operands of `wgmma`s not yet committed, and of committed
+    /// `wgmma` groups not yet waited for: `(address, bytes, site)`.
+    pub(crate) wgmma_open: Vec<(usize, usize, Site)>,
+    pub(crate) wgmma_groups: std::collections::VecDeque<Vec<(usize, usize, Site)>>,
 }
 
 impl AsyncCopies {
@@ -119,10 +123,17 @@ impl AsyncCopies {
                 first.site
             ));
         }
-        let first = self.bulk_groups.iter().flatten().chain(&self.bulk_open).next()?;
+        if let Some(first) = self.bulk_groups.iter().flatten().chain(&self.bulk_open).next() {
+            return Some(format!(
+                "exited with TMA stores never waited for (cp.async.bulk.wait_group), the first issued at {}",
+                first.site
+            ));
+        }
+        let first = self.wgmma_groups.iter().flatten().chain(&self.wgmma_open).next()?;
         Some(format!(
-            "exited with TMA stores never waited for (cp.async.bulk.wait_group), the first issued at {}",
-            first.site
+            "exited with wgmma operands in shared memory never waited for (wgmma.wait_group), the first \
+             issued at {}",
+            first.2
         ))
     }
 }

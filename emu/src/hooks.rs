@@ -349,6 +349,12 @@ pub(crate) fn mbarrier_release(addr: usize) {
     atomic_order((Some(block().linear), addr), Ordering::Release);
 }
 
+/// [`mbarrier_release`] on the mbarrier at shared offset `offset` of
+/// `peer`, a block of this one's cluster (a remote arrival).
+pub(crate) fn mbarrier_release_in(peer: &BlockCtx, offset: usize) {
+    atomic_order((Some(peer.linear), peer.shared as usize + offset), Ordering::Release);
+}
+
 /// A completed mbarrier wait (`.acquire`): learns what every arrival on
 /// the mbarrier so far published (an arrival is a read-modify-write of
 /// the mbarrier, so a wait that sees one phase complete synchronizes

@@ -75,7 +75,7 @@ pub mod ops {
     pub use crate::async_hooks::{
         async_read, bulk_commit, bulk_wait, copy_async, copy_commit, copy_wait, mbarrier_arrive,
         mbarrier_arrive_peer, mbarrier_init, mbarrier_wait, tma_copy, tma_copy_multicast, tma_read,
-        tma_store,
+        tma_store, wgmma_commit, wgmma_read, wgmma_wait,
     };
     pub use crate::hooks::{
         access, active_mask, barrier, cluster, cluster_barrier, fence, grid_dependency_wait, index,

@@ -19,7 +19,7 @@ use gpu_isa::swizzle::swizzle;
 use gpu_isa::wgmma::{Descriptor, d_f32, element_offset};
 
 use super::abi::{Op, ShflOp, Site, Space};
-use super::async_hooks::async_read;
+use super::async_hooks::wgmma_read;
 use super::hooks::{access, index, shared_base, shuffle};
 
 /// This lane's index in its warp, and every lane's `mine`, exchanged
@@ -165,7 +165,7 @@ fn check(desc: Descriptor, mn_major: bool, bytes: usize, (rows, cols): (usize, u
     units.sort_unstable();
     units.dedup();
     for u in units {
-        async_read(Space::Shared, base + u, 16, site);
+        wgmma_read(base + u, 16, site);
     }
 }
 

@@ -685,4 +685,16 @@ fn grouped_and_block_scaled_calls_are_checked_before_any_work() {
         let line = rejected(env!("CARGO_BIN_EXE_gemm"), args);
         assert!(line.contains(says), "{args:?}: {line}");
     }
+    if !has_gpu() {
+        // A bias per expert, verified on the emulator.
+        let args =
+            ["--groups", "3", "--shape", "40x72x96", "--bias", "--skew", "1", "--out", "bf16", "--quiet"];
+        let out = run(env!("CARGO_BIN_EXE_gemm"), &args);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("bias"),
+            "{}\n{text}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }

@@ -581,6 +581,39 @@ fn grouped_masked_counts_and_fp8() {
 }
 
 #[test]
+fn grouped_bias_is_each_experts_own() {
+    // A bias of n values per expert, uniform in [-1, 1): one left out, or
+    // one expert's used for another's rows, is off by far more than the
+    // bound. An empty expert, a part tile, a column past n's last tile.
+    let call = Grouped::contiguous(3, 200, 136, 96).with_bias().with_act(Act::Gelu);
+    grouped_ok::<Bf16, bf16>(call, &[0, 0, 150, 200], 2, 5);
+    let fp8 = Grouped::masked(3, 70, 72, 128).with_bias().with_scales(0.5, 1.0);
+    grouped_ok::<E4m3, f32>(fp8, &[70, 3, 50], 2, 6);
+    let gpu = Gpu::emulator();
+    let mut lib = BlockScaledGemm::new();
+    lib.blocks = Some(2);
+    let scaled = Grouped::contiguous(3, 180, 136, 256).with_bias();
+    match blockscaled::verify_grouped::<bf16>(&gpu, &lib, &scaled, &[0, 100, 100, 180], 7, None) {
+        Ok(Ok(_)) => {}
+        other => panic!("{scaled}: {other:?}"),
+    }
+    // The bias's buffer goes with the call's bias, and holds groups x n.
+    let (a, rows) =
+        (gpu.upload(&vec![half::bf16::ZERO; 200 * 96]).unwrap(), gpu.upload(&[0u32, 0, 150, 200]).unwrap());
+    let b = gpu.upload(&vec![half::bf16::ZERO; 3 * 96 * 136]).unwrap();
+    let mut d = gpu.alloc::<bf16>(200 * 136).unwrap();
+    let grouped = GroupedGemm::new();
+    let short = gpu.upload(&vec![0.0f32; 3 * 136 - 1]).unwrap();
+    let mut bad = |call: &Grouped, bias: Option<&_>| {
+        grouped.run::<Bf16, bf16>(&gpu, call, &a, &b, &rows, &mut d, bias).unwrap_err().to_string()
+    };
+    assert!(bad(&call, None).contains("the call has a bias; pass its buffer"));
+    assert!(bad(&call, Some(&short)).contains("the bias needs 408 elements, the buffer has 407"));
+    let plain = Grouped::contiguous(3, 200, 136, 96);
+    assert!(bad(&plain, Some(&short)).contains("a bias buffer for a call without a bias"));
+}
+
+#[test]
 fn grouped_offsets_past_a_are_clamped_and_bad_calls_refused() {
     // A router that wrote offsets past A's rows, or out of order: nothing
     // outside D is written, and the rows in no group stay as they were.
@@ -592,7 +625,7 @@ fn grouped_offsets_past_a_are_clamped_and_bad_calls_refused() {
         let x = gpu.upload(&[bf16::ZERO; 64 * 64 * 4]).unwrap();
         let rows = gpu.upload(&[0u32; 8]).unwrap();
         let mut d = gpu.upload(&[bf16::ZERO; 64 * 64 * 4]).unwrap();
-        match lib.run::<Bf16, bf16>(&gpu, &call, &x, &x, &rows, &mut d) {
+        match lib.run::<Bf16, bf16>(&gpu, &call, &x, &x, &rows, &mut d, None) {
             Err(Error::InvalidInput(why)) => why,
             other => panic!("{call}: {other:?}"),
         }

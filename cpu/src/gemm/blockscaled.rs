@@ -120,6 +120,8 @@ impl fmt::Display for BlockScaled {
 #[derive(Default)]
 pub struct BlockScaledGemm {
     maps: RefCell<HashMap<String, DeviceBuffer<u64>>>,
+    /// What a grouped call without a bias passes for it.
+    grouped: super::GroupedGemm,
     /// The persistent grid's size instead of as many blocks as the device
     /// holds at once (tests on the emulator's one SM).
     pub blocks: Option<usize>,
@@ -190,17 +192,19 @@ impl BlockScaledGemm {
     /// The grouped form: `call` ([`Grouped`]: A `m x k`, B `groups`
     /// matrices `n x k`, E4M3) with A's scales (`m x ceil(k / 128)`) and
     /// B's (`groups x ceil(n / 128) x ceil(k / 128)`) in `x`, the device's
-    /// `rows`, into D (`m x n`). `call`'s alpha and per-tensor scales
-    /// multiply the product too.
+    /// `rows`, into D (`m x n`), adding `bias` (`groups x n`, exactly when
+    /// the call has one). `call`'s alpha and per-tensor scales multiply
+    /// the product too.
     pub fn run_grouped<O: Element>(
         &self,
         gpu: &Gpu,
         call: &Grouped,
         x: &Operands<'_>,
-        rows: &DeviceBuffer<u32>,
+        (rows, bias): (&DeviceBuffer<u32>, Option<&DeviceBuffer<f32>>),
         d: &mut DeviceBuffer<O>,
     ) -> Result<()> {
-        call.check::<super::E4m3>((x.a.len(), x.b.len(), rows.len(), d.len()))?;
+        let bias_len = super::grouped::bias_len(call, bias)?;
+        call.check::<super::E4m3>((x.a.len(), x.b.len(), rows.len(), d.len(), bias_len))?;
         let (na, nb) = grouped_scales(call);
         if x.scale_a.len() < na || x.scale_b.len() < nb {
             return Err(Error::InvalidInput(format!(
@@ -237,8 +241,11 @@ impl BlockScaledGemm {
             Rows::Masked { capacity } => capacity as u32,
         };
         let u = |x: usize| x as u32;
+        let none = self.grouped.no_bias(gpu)?;
+        let bias = bias.unwrap_or(&none);
         // SAFETY: the maps describe A and B's stack inside their buffers;
-        // the scales', the rows' and D's buffers hold theirs (checked above).
+        // the scales', the rows', the bias's and D's buffers hold theirs
+        // (checked above).
         unsafe {
             gemm_grouped_blockscaled_e4m3::launch::<O, _>(
                 gpu,
@@ -255,6 +262,8 @@ impl BlockScaledGemm {
                 u(call.k.div_ceil(BLOCK)),
                 call.product_scale(),
                 call.act.code(),
+                bias,
+                call.bias as u32,
             )
         }
     }
@@ -308,7 +317,7 @@ pub fn check<O: Element>(call: &BlockScaled, x: &Inputs, got: &[O], sample: Opti
     // No row lies outside the one group: D before the call is not read.
     super::grouped::check_with(
         &one,
-        &rows,
+        (&rows, &[]),
         (got, got),
         sample,
         unit(call.blocks()),
@@ -360,13 +369,16 @@ pub fn verify_grouped<O: Element>(
     let x = Inputs::grouped(call, seed);
     let (a, b, r) = (gpu.upload(&x.a)?, gpu.upload(&x.b)?, gpu.upload(rows)?);
     let (scale_a, scale_b) = (gpu.upload(&x.scale_a)?, gpu.upload(&x.scale_b)?);
+    let bias_values = crate::measure::data::uniform_f32(call.bias_values(), seed ^ 5);
+    let bias = if call.bias { Some(gpu.upload(&bias_values)?) } else { None };
     let d0 = vec![O::round_f32(f32::NAN); call.elements().2];
     let mut d = gpu.upload(&d0)?;
     let operands = Operands { a: &a, b: &b, scale_a: &scale_a, scale_b: &scale_b };
-    lib.run_grouped::<O>(gpu, call, &operands, &r, &mut d)?;
+    lib.run_grouped::<O>(gpu, call, &operands, (&r, bias.as_ref()), &mut d)?;
     let got = gpu.download(&d)?;
     let product = product(&x, (call.n, call.k));
-    Ok(super::grouped::check_with(call, rows, (&d0, &got), sample, unit(call.k.div_ceil(BLOCK)), product))
+    let unit = unit(call.k.div_ceil(BLOCK));
+    Ok(super::grouped::check_with(call, (rows, &bias_values), (&d0, &got), sample, unit, product))
 }
 
 /// The relative error of a block-scaled sum over `blocks` blocks of k, of

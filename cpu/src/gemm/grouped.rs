@@ -55,12 +55,25 @@ pub struct Grouped {
     pub act: Act,
     /// FP8's per-tensor scales of A and B (1 otherwise).
     pub scales: (f32, f32),
+    /// A bias per expert: `groups x n` values, expert `g`'s row added to
+    /// each of its rows of D before the activation.
+    pub bias: bool,
 }
 
 impl Grouped {
     /// `groups` experts over the `m` rows of A, by offsets.
     pub fn contiguous(groups: usize, m: usize, n: usize, k: usize) -> Grouped {
-        Grouped { groups, m, n, k, rows: Rows::Contiguous, alpha: 1.0, act: Act::None, scales: (1.0, 1.0) }
+        Grouped {
+            groups,
+            m,
+            n,
+            k,
+            rows: Rows::Contiguous,
+            alpha: 1.0,
+            act: Act::None,
+            scales: (1.0, 1.0),
+            bias: false,
+        }
     }
 
     /// `groups` experts of `capacity` rows each, by counts.
@@ -79,6 +92,16 @@ impl Grouped {
 
     pub fn with_scales(self, scale_a: f32, scale_b: f32) -> Grouped {
         Grouped { scales: (scale_a, scale_b), ..self }
+    }
+
+    /// With a bias per expert ([`Grouped::bias`]).
+    pub fn with_bias(self) -> Grouped {
+        Grouped { bias: true, ..self }
+    }
+
+    /// Values of the bias: `groups x n` with one, else 0.
+    pub fn bias_values(&self) -> usize {
+        if self.bias { self.groups.saturating_mul(self.n) } else { 0 }
     }
 
     /// `alpha scale_a scale_b`.
@@ -101,9 +124,13 @@ impl Grouped {
     }
 
     /// The kernels' limits and the copy engine's alignment for precision
-    /// `P`, then that buffers of `a`, `b`, `rows`, `d` elements hold the
-    /// call: one line naming the first problem, before anything runs.
-    pub fn check<P: Precision>(&self, (a, b, rows, d): (usize, usize, usize, usize)) -> Result<()> {
+    /// `P`, then that buffers of `a`, `b`, `rows`, `d` and `bias` elements
+    /// hold the call: one line naming the first problem, before anything
+    /// runs.
+    pub fn check<P: Precision>(
+        &self,
+        (a, b, rows, d, bias): (usize, usize, usize, usize, usize),
+    ) -> Result<()> {
         let bad = |why: String| Err(Error::InvalidInput(format!("grouped gemm {self}: {why}")));
         if self.groups == 0 || self.groups > u32::MAX as usize / 2 {
             return bad(format!("{} groups (at least 1)", self.groups));
@@ -133,8 +160,8 @@ impl Grouped {
             return bad("alpha and the scales must be finite".into());
         }
         let (na, nb, nd) = self.elements();
-        for (name, need, len) in [("A", na, a), ("B", nb, b), ("rows", self.row_values(), rows), ("D", nd, d)]
-        {
+        let lens = [("A", na, a), ("B", nb, b), ("rows", self.row_values(), rows), ("D", nd, d)];
+        for (name, need, len) in lens.into_iter().chain([("the bias", self.bias_values(), bias)]) {
             if need.checked_mul(4).is_none() {
                 return bad(format!("{name} overflows the address space"));
             }
@@ -188,6 +215,9 @@ impl fmt::Display for Grouped {
         if self.scales != (1.0, 1.0) {
             write!(f, " scales {}x{}", self.scales.0, self.scales.1)?;
         }
+        if self.bias {
+            write!(f, " bias")?;
+        }
         Ok(())
     }
 }
@@ -200,12 +230,12 @@ pub trait GroupedPrecision: Precision {
     /// Launches it.
     ///
     /// # Safety
-    /// The maps describe A and B's stack within live buffers; `rows` and
-    /// `d` hold what the call says (the kernel's contract).
+    /// The maps describe A and B's stack within live buffers; `rows`, `d`
+    /// and the bias hold what the call says (the kernel's contract).
     unsafe fn launch_grouped<O: Element>(
         gpu: &Gpu,
         grid: Dim3,
-        buffers: (&DeviceBuffer<u64>, &mut DeviceBuffer<O>, &DeviceBuffer<u32>),
+        buffers: (&DeviceBuffer<u64>, &mut DeviceBuffer<O>, &DeviceBuffer<u32>, &DeviceBuffer<f32>),
         call: &Grouped,
     ) -> Result<()>;
 }
@@ -221,7 +251,12 @@ macro_rules! grouped_precision {
             unsafe fn launch_grouped<O: Element>(
                 gpu: &Gpu,
                 grid: Dim3,
-                (maps, d, rows): (&DeviceBuffer<u64>, &mut DeviceBuffer<O>, &DeviceBuffer<u32>),
+                (maps, d, rows, bias): (
+                    &DeviceBuffer<u64>,
+                    &mut DeviceBuffer<O>,
+                    &DeviceBuffer<u32>,
+                    &DeviceBuffer<f32>,
+                ),
                 c: &Grouped,
             ) -> Result<()> {
                 let capacity = match c.rows {
@@ -245,6 +280,8 @@ macro_rules! grouped_precision {
                         c.n as u32,
                         c.product_scale(),
                         c.act.code(),
+                        bias,
+                        c.bias as u32,
                     )
                 }
             }
@@ -261,6 +298,8 @@ grouped_precision!(E4m3, gemm_grouped_e4m3);
 #[derive(Default)]
 pub struct GroupedGemm {
     maps: RefCell<HashMap<String, DeviceBuffer<u64>>>,
+    /// What a call without a bias passes for it (never read).
+    no_bias: RefCell<Option<DeviceBuffer<f32>>>,
     /// The persistent grid's size instead of as many blocks as the device
     /// holds at once (tests on the emulator's one SM).
     pub blocks: Option<usize>,
@@ -271,7 +310,9 @@ impl GroupedGemm {
         GroupedGemm::default()
     }
 
-    /// `call` on A, B's stack, the device's `rows`, into D.
+    /// `call` on A, B's stack, the device's `rows`, into D, adding `bias`
+    /// (`groups x n`, exactly when the call has one).
+    #[allow(clippy::too_many_arguments)]
     pub fn run<P: GroupedPrecision, O: Element>(
         &self,
         gpu: &Gpu,
@@ -280,8 +321,9 @@ impl GroupedGemm {
         b: &DeviceBuffer<P::Input>,
         rows: &DeviceBuffer<u32>,
         d: &mut DeviceBuffer<O>,
+        bias: Option<&DeviceBuffer<f32>>,
     ) -> Result<()> {
-        call.check::<P>((a.len(), b.len(), rows.len(), d.len()))?;
+        call.check::<P>((a.len(), b.len(), rows.len(), d.len(), bias_len(call, bias)?))?;
         let kernel = P::grouped::<O>();
         let (bm, bn) = (gpu::gemm::tile::BM, gpu::gemm::tile::BN);
         let key = format!(
@@ -310,22 +352,45 @@ impl GroupedGemm {
             Some(blocks) => blocks.max(1),
             None => gpu.resident_blocks(kernel)? as usize,
         };
+        let none = self.no_bias(gpu)?;
+        let bias = bias.unwrap_or(&none);
         // SAFETY: the maps describe A and B's stack inside `a` and `b`, D
-        // holds m x n, rows its values (checked above).
-        unsafe { P::launch_grouped(gpu, Dim3::xy(blocks as u32, 1), (&maps[&key], d, rows), call) }
+        // holds m x n, rows and the bias their values (checked above).
+        unsafe { P::launch_grouped(gpu, Dim3::xy(blocks as u32, 1), (&maps[&key], d, rows, bias), call) }
+    }
+
+    /// The buffer a call without a bias passes (one value, never read).
+    pub(crate) fn no_bias(&self, gpu: &Gpu) -> Result<std::cell::Ref<'_, DeviceBuffer<f32>>> {
+        if self.no_bias.borrow().is_none() {
+            *self.no_bias.borrow_mut() = Some(gpu.upload(&[0.0f32])?);
+        }
+        Ok(std::cell::Ref::map(self.no_bias.borrow(), |b| b.as_ref().unwrap()))
+    }
+}
+
+/// The length of `bias` for [`Grouped::check`], or why a call with a bias
+/// has none (or one without, one).
+pub(crate) fn bias_len(call: &Grouped, bias: Option<&DeviceBuffer<f32>>) -> Result<usize> {
+    match (call.bias, bias) {
+        (true, None) => {
+            Err(Error::InvalidInput(format!("grouped gemm {call}: the call has a bias; pass its buffer")))
+        }
+        (false, Some(_)) => {
+            Err(Error::InvalidInput(format!("grouped gemm {call}: a bias buffer for a call without a bias")))
+        }
+        (_, b) => Ok(b.map_or(0, DeviceBuffer::len)),
     }
 }
 
 /// Checks `got` (D after the call) against the `f64` reference of `call`
-/// on `a`, `b` and the host's copy of `rows`, `d0` (D before it): the rows
-/// `sample` of each group (all of them if `None`) within their bounds
-/// ([`super::reference`]'s, one split), every row outside the groups
-/// unchanged bit for bit.
+/// on `a`, `b`, `bias` (empty without one) and the host's copy of `rows`,
+/// `d0` (D before it): the rows `sample` of each group (all of them if
+/// `None`) within their bounds ([`super::reference`]'s, one split), every
+/// row outside the groups unchanged bit for bit.
 #[allow(clippy::too_many_arguments)]
 pub fn check<P: Precision, O: Element>(
     call: &Grouped,
-    a: &[P::Input],
-    b: &[P::Input],
+    (a, b, bias): (&[P::Input], &[P::Input], &[f32]),
     rows: &[u32],
     d0: &[O],
     got: &[O],
@@ -337,15 +402,16 @@ pub fn check<P: Precision, O: Element>(
         a[r * k + p].to_f64() * b[at].to_f64()
     };
     let unit = P::sum_error(k, 1) + P::PRODUCT_ERROR;
-    check_with(call, rows, (d0, got), sample, unit, product)
+    check_with(call, (rows, bias), (d0, got), sample, unit, product)
 }
 
 /// [`check`] for products `product(g, r, p, j)` (group `g`, row `r` of A,
 /// `p` of k, column `j`) summed with relative error `unit` of the sum of
-/// their magnitudes (block-scaled FP8's, say).
+/// their magnitudes (block-scaled FP8's, say), plus `bias` (`groups x n`,
+/// empty without one).
 pub fn check_with<O: Element>(
     call: &Grouped,
-    rows: &[u32],
+    (rows, bias): (&[u32], &[f32]),
     (d0, got): (&[O], &[O]),
     sample: Option<usize>,
     unit: f64,
@@ -380,7 +446,8 @@ pub fn check_with<O: Element>(
                     dot += x;
                     abs += x.abs();
                 }
-                let (want, bound) = expected::<O>(unit, call.act, alpha, (dot, abs), (0.0, 0.0));
+                let bias = if call.bias { bias[g * n + j] as f64 } else { 0.0 };
+                let (want, bound) = expected::<O>(unit, call.act, alpha, (dot, abs), (0.0, bias));
                 let value = got[r * n + j].to_f64();
                 let err = (value - want).abs();
                 if !value.is_finite() || err > bound {
@@ -427,11 +494,12 @@ pub fn draw_rows(call: &Grouped, skew: f64, seed: u64) -> Vec<u32> {
 }
 
 /// Host inputs of a grouped call, drawn from a seed: A and B uniform in
-/// `[-1, 1)` rounded to their type, D all NaN (rows in no group must stay
-/// so).
+/// `[-1, 1)` rounded to their type, the bias (if any) uniform in `[-1,
+/// 1)`, D all NaN (rows in no group must stay so).
 pub struct GroupedInputs<P: Precision, O: Element> {
     pub a: Vec<P::Input>,
     pub b: Vec<P::Input>,
+    pub bias: Vec<f32>,
     pub d: Vec<O>,
 }
 
@@ -440,7 +508,8 @@ impl<P: Precision, O: Element> GroupedInputs<P, O> {
         use crate::measure::data::uniform_f32;
         let (na, nb, nd) = call.elements();
         let of = |n: usize, s: u64| uniform_f32(n, seed ^ s).into_iter().map(P::Input::round_f32).collect();
-        GroupedInputs { a: of(na, 1), b: of(nb, 2), d: vec![O::of_f32(f32::NAN); nd] }
+        let bias = uniform_f32(call.bias_values(), seed ^ 3);
+        GroupedInputs { a: of(na, 1), b: of(nb, 2), bias, d: vec![O::of_f32(f32::NAN); nd] }
     }
 }
 
@@ -457,8 +526,9 @@ pub fn verify<P: GroupedPrecision, O: Element>(
 ) -> Result<Checked> {
     let x = GroupedInputs::<P, O>::random(call, seed);
     let (a, b, r) = (gpu.upload(&x.a)?, gpu.upload(&x.b)?, gpu.upload(rows)?);
+    let bias = if call.bias { Some(gpu.upload(&x.bias)?) } else { None };
     let mut d = gpu.upload(&x.d)?;
-    lib.run::<P, O>(gpu, call, &a, &b, &r, &mut d)?;
+    lib.run::<P, O>(gpu, call, &a, &b, &r, &mut d, bias.as_ref())?;
     let got = gpu.download(&d)?;
-    Ok(check::<P, O>(call, &x.a, &x.b, rows, &x.d, &got, sample))
+    Ok(check::<P, O>(call, (&x.a, &x.b, &x.bias), rows, &x.d, &got, sample))
 }

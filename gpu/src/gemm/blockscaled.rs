@@ -347,6 +347,7 @@ fn grouped_blockscaled<T: Output>(
     groups: Groups,
     (m, n, k_steps): (u32, u32, u32),
     (alpha, act): (f32, u32),
+    bias: (In<f32>, bool),
 ) {
     let ring = start_ring::<E4m3, Narrow>(maps, 2);
     wait_for_prerequisites();
@@ -355,7 +356,7 @@ fn grouped_blockscaled<T: Output>(
     // SAFETY: one thread; "empty" counts the two consumers; map 0 is A's,
     // map 1 B's stack.
     let fill = || unsafe { grouped::produce(ring, items) };
-    promote(ring, items, scales, fill, |me| GroupStore::<T, Narrow>::new(d, (n, n), (alpha, act), sa, me));
+    promote(ring, items, scales, fill, |me| GroupStore::<T, Narrow>::new(d, (n, n), (alpha, act), bias, me));
 }
 
 /// Grouped block-scaled FP8 E4M3 (a mixture of experts' layer, DeepSeek-V3's
@@ -367,7 +368,8 @@ fn grouped_blockscaled<T: Output>(
 /// Launch: 384 threads, one block per SM or fewer (`persistent`); `maps`
 /// holds A's map (boxes of 128 rows by 128 bytes) and B's 3-D map (boxes
 /// of 128 rows by 128 bytes of one matrix); `d` `m x n`; `k_steps =
-/// ceil(k / 128)`.
+/// ceil(k / 128)`; `bias` `groups x n` (one row an expert), read only if
+/// `biased` is 1.
 #[kernel(
     block = THREADS,
     shared = shared_bytes_for::<Narrow>(0),
@@ -392,7 +394,10 @@ pub fn gemm_grouped_blockscaled_e4m3<T: Output>(
     k_steps: u32,
     alpha: f32,
     act: u32,
+    bias: In<f32>,
+    biased: u32,
 ) {
     let groups = Groups::new(rows, groups, capacity, m);
-    grouped_blockscaled::<T>(maps, d, (scale_a, scale_b), groups, (m, n, k_steps), (alpha, act));
+    let bias = (bias, biased != 0);
+    grouped_blockscaled::<T>(maps, d, (scale_a, scale_b), groups, (m, n, k_steps), (alpha, act), bias);
 }

@@ -36,7 +36,7 @@
 use half::{bf16, f16};
 
 use super::element::RingElement;
-use super::epilogue::{BIAS_NONE, Output};
+use super::epilogue::{BIAS_COLS, BIAS_NONE, Output};
 use super::ring::{Ring, consume, start_ring};
 use super::schedule::GROUP;
 use super::store::{Scalars, store_through};
@@ -199,6 +199,9 @@ pub(crate) struct GroupStore<T, L> {
     n: usize,
     ldd: usize,
     e: Scalars,
+    /// Every group's bias, `n` values each, when `e`'s mode is a column
+    /// bias.
+    biases: In<f32>,
     /// The consumer warpgroup and the thread's index in it.
     me: (usize, u32),
     tile: PhantomData<L>,
@@ -206,18 +209,19 @@ pub(crate) struct GroupStore<T, L> {
 
 impl<T, L> GroupStore<T, L> {
     /// Consumer `me.0`'s store into `d` (`n` columns at `ldd`), thread
-    /// `me.1`: `act(alpha sum)`, no bias (`unread` is never read: any of
-    /// the launch's pointers).
+    /// `me.1`: `act(alpha sum + bias_g)`, `biases` (`groups x n`) read
+    /// only if `biased` (else any of the launch's pointers).
     #[inline(always)]
     pub(crate) fn new(
         d: Out<T>,
         (n, ldd): (u32, u32),
         (alpha, act): (f32, u32),
-        unread: In<f32>,
+        (biases, biased): (In<f32>, bool),
         me: (usize, u32),
     ) -> Self {
-        let e = Scalars { alpha, beta: 0.0, bias: unread, bias_mode: BIAS_NONE, act };
-        GroupStore { d, n: n as usize, ldd: ldd as usize, e, me, tile: PhantomData }
+        let bias_mode = if biased { BIAS_COLS } else { BIAS_NONE };
+        let e = Scalars { alpha, beta: 0.0, bias: biases, bias_mode, act };
+        GroupStore { d, n: n as usize, ldd: ldd as usize, e, biases, me, tile: PhantomData }
     }
 }
 
@@ -229,9 +233,12 @@ impl<T: Output, L: Tile> Epilogue<GroupItem> for GroupStore<T, L> {
         let (consumer, t) = self.me;
         let part = L::part_at(item.origin(), consumer);
         let rows = (item.end as usize, self.n);
+        // The group's bias: its row of `biases`.
+        let e = Scalars { bias: self.biases.wrapping_offset(item.group() * self.n), ..self.e };
         // SAFETY: the caller's contract: `d` holds A's `m` rows at `ldd`,
-        // and the group's rows end inside them.
-        unsafe { store_through::<T, _, 0, 64>(&self.d, acc, part, t, rows, (0, self.ldd), self.e) };
+        // the group's rows end inside them, and a bias has `n` values a
+        // group.
+        unsafe { store_through::<T, _, 0, 64>(&self.d, acc, part, t, rows, (0, self.ldd), e) };
     }
 
     fn finish(self) {}
@@ -247,6 +254,7 @@ fn grouped<E: RingElement, T: Output, L: Tile>(
     groups: Groups,
     (n, k_steps, ldd): (u32, u32, u32),
     (alpha, act): (f32, u32),
+    bias: (In<f32>, bool),
 ) {
     let ring = start_ring::<E, L>(maps, 2);
     // A dependent launch: the rows (a router's output) and A may still be
@@ -262,7 +270,7 @@ fn grouped<E: RingElement, T: Output, L: Tile>(
     };
     let consumer = #[inline(always)]
     |Consumer { index, thread }| {
-        let store = GroupStore::<T, L>::new(d, (n, ldd), (alpha, act), maps.recast(), (index, thread));
+        let store = GroupStore::<T, L>::new(d, (n, ldd), (alpha, act), bias, (index, thread));
         // SAFETY: the warpgroup, converged; the producer fills the same
         // items, `k_steps` each; D as the launch's contract says.
         unsafe { multiply(ring, items, index, store) };
@@ -331,7 +339,9 @@ macro_rules! grouped_instance {
         /// matrices, boxes as the dense kernel's); `rows` `groups + 1`
         /// offsets (`capacity = 0`: contiguous) or `groups` counts (masked,
         /// `capacity` rows a group); `d` `m` rows of `n` at `ldd`;
-        /// `k_steps = ceil(k / BK)`.
+        /// `k_steps = ceil(k / BK)`; `bias` `groups x n` (one row an
+        /// expert, added to each of its rows of D before `act`), read
+        /// only if `biased` is 1.
         #[kernel(
             block = THREADS,
             shared = shared_bytes_for::<$tile>(0),
@@ -355,9 +365,12 @@ macro_rules! grouped_instance {
             ldd: u32,
             alpha: f32,
             act: u32,
+            bias: In<f32>,
+            biased: u32,
         ) {
             let groups = Groups::new(rows, groups, capacity, m);
-            grouped::<$element, T, $tile>(maps, d, groups, (n, k_steps, ldd), (alpha, act));
+            let bias = (bias, biased != 0);
+            grouped::<$element, T, $tile>(maps, d, groups, (n, k_steps, ldd), (alpha, act), bias);
         }
     };
 }

@@ -35,9 +35,9 @@ struct Row {
 fn calls(o: &Options, groups: usize) -> Result<Vec<Grouped>> {
     let bad = |m: String| Error::InvalidInput(m);
     let act: Act = o.act.parse().map_err(bad)?;
-    if o.beta != 0.0 || o.bias || o.batch != 1 || o.splits.is_some() || o.tile.is_some() {
+    if o.beta != 0.0 || o.batch != 1 || o.splits.is_some() || o.tile.is_some() {
         return Err(bad(
-            "--groups takes alpha and --act; not --beta, --bias, --batch, --splits or --tile".into()
+            "--groups takes alpha, --bias and --act; not --beta, --batch, --splits or --tile".into()
         ));
     }
     if o.layout != "row"
@@ -62,14 +62,16 @@ fn calls(o: &Options, groups: usize) -> Result<Vec<Grouped>> {
             Grouped::contiguous(groups, groups.saturating_mul(m), n, k)
         };
         let call = call.with_alpha(o.alpha).with_act(act).with_scales(o.scale_a, o.scale_b);
+        let call = if o.bias { call.with_bias() } else { call };
         if o.block_scaled && o.precision != "e4m3" {
             return Err(bad(format!("--block-scaled is FP8 E4M3 (--precision e4m3), not {}", o.precision)));
         }
         let (a, b, d) = call.elements();
+        let lens = (a, b, call.row_values(), d, call.bias_values());
         match o.precision.as_str() {
-            "bf16" => call.check::<Bf16>((a, b, call.row_values(), d))?,
-            "f16" => call.check::<F16>((a, b, call.row_values(), d))?,
-            "e4m3" => call.check::<E4m3>((a, b, call.row_values(), d))?,
+            "bf16" => call.check::<Bf16>(lens)?,
+            "f16" => call.check::<F16>(lens)?,
+            "e4m3" => call.check::<E4m3>(lens)?,
             other => {
                 return Err(bad(format!("--groups runs bf16, f16 or e4m3, not --precision {other}")));
             }
@@ -94,10 +96,11 @@ fn one<P: GroupedPrecision, O: Element>(gpu: &Gpu, o: &Options, call: &Grouped) 
     let sample = (!gpu.is_emulator()).then_some((512 / call.groups).max(2));
     let x = GroupedInputs::<P, O>::random(call, 0x6e4d);
     let (a, b, r) = (gpu.upload(&x.a)?, gpu.upload(&x.b)?, gpu.upload(&rows)?);
+    let bias = if call.bias { Some(gpu.upload(&x.bias)?) } else { None };
     let mut d = gpu.upload(&x.d)?;
-    lib.run::<P, O>(gpu, call, &a, &b, &r, &mut d)?;
+    lib.run::<P, O>(gpu, call, &a, &b, &r, &mut d, bias.as_ref())?;
     let got = gpu.download(&d)?;
-    let worst = grouped::check::<P, O>(call, &x.a, &x.b, &rows, &x.d, &got, sample)
+    let worst = grouped::check::<P, O>(call, (&x.a, &x.b, &x.bias), &rows, &x.d, &got, sample)
         .map_err(|why| Error::Mismatch(format!("{call}: {why}")))?;
     drop((x, got));
     let mut row = Row {
@@ -112,13 +115,14 @@ fn one<P: GroupedPrecision, O: Element>(gpu: &Gpu, o: &Options, call: &Grouped) 
         return Ok(row);
     }
     // cublasGemmEx takes no FP8: e4m3 has no in-process peer (the torch
-    // script's `_scaled_grouped_mm` is its peer).
+    // script's `_scaled_grouped_mm` is its peer). The loop adds no bias.
     let cublas = if P::SCALED { None } else { Some(Cublas::new(gpu)?) };
     let runs = Runs { warmup: o.warmup, timed: o.iters.max(1).div_ceil(super::ROUNDS) };
     let (mut ours, mut peer) = (Vec::new(), Vec::new());
     for _ in 0..super::ROUNDS {
         ours.push(
-            bench::time_batched(gpu, runs, || lib.run::<P, O>(gpu, call, &a, &b, &r, &mut d))?.median_ms,
+            bench::time_batched(gpu, runs, || lib.run::<P, O>(gpu, call, &a, &b, &r, &mut d, bias.as_ref()))?
+                .median_ms,
         );
         if let Some(c) = &cublas {
             let loop_ = || c.gemm_groups::<P, O>(&spans, (call.n, call.k), &a, &b, &mut d);
@@ -150,15 +154,16 @@ fn one_scaled<O: Element>(gpu: &Gpu, o: &Options, call: &Grouped) -> Result<Row>
     let x = blockscaled::Inputs::grouped(call, 0x7a1e);
     let (a, b, r) = (gpu.upload(&x.a)?, gpu.upload(&x.b)?, gpu.upload(&rows)?);
     let (scale_a, scale_b) = (gpu.upload(&x.scale_a)?, gpu.upload(&x.scale_b)?);
+    let bias = if call.bias { Some(gpu.upload(&vec![0.5f32; call.bias_values()])?) } else { None };
     let mut d = gpu.alloc::<O>(call.elements().2)?;
     let operands = Operands { a: &a, b: &b, scale_a: &scale_a, scale_b: &scale_b };
     let per_tensor = GroupedGemm::new();
     let runs = Runs { warmup: o.warmup, timed: o.iters.max(1).div_ceil(super::ROUNDS) };
     let (mut ours, mut peer) = (Vec::new(), Vec::new());
     for _ in 0..super::ROUNDS {
-        let run = || lib.run_grouped::<O>(gpu, call, &operands, &r, &mut d);
+        let run = || lib.run_grouped::<O>(gpu, call, &operands, (&r, bias.as_ref()), &mut d);
         ours.push(bench::time_batched(gpu, runs, run)?.median_ms);
-        let run = || per_tensor.run::<E4m3, O>(gpu, call, &a, &b, &r, &mut d);
+        let run = || per_tensor.run::<E4m3, O>(gpu, call, &a, &b, &r, &mut d, bias.as_ref());
         peer.push(bench::time_batched(gpu, runs, run)?.median_ms);
     }
     (row.ours_ms, row.peer_ms) = (Some(bench::median(&ours)), Some(bench::median(&peer)));

@@ -25,9 +25,15 @@ for v in new old; do
   KERNEL_LAB_GIT_REV=$(cat $D/$v/git-rev) $D/$v/gemm --block-scaled --precision e4m3 --groups 8 --shape 4096x4096x7168 \
     --out bf16 --iters ${ITERS:-20} --quiet > "$OUT/grouped-$v.md" 2>&1 || echo "FAILED grouped $v" | tee -a "$LOG"
 done
+# A bias per expert: the grouped bf16 layer with and without it.
+for bias in "" --bias; do
+  KERNEL_LAB_GIT_REV=$(cat $D/new/git-rev) $D/new/gemm --groups 8 --shape 4096x4096x7168 $bias --out bf16 \
+    --iters ${ITERS:-20} --quiet > "$OUT/grouped-bf16$bias.md" 2>&1 || echo "FAILED grouped bf16 $bias" | tee -a "$LOG"
+done
 # The new kernel's sanitizers, on a call of an odd count of k-blocks.
 for t in memcheck racecheck synccheck initcheck; do
   compute-sanitizer --tool $t --error-exitcode 9 $D/new/gemm --block-scaled --precision e4m3 --shape 150x264x656 --out f32 --iters 1 --warmup 0 > "$OUT/san-$t.log" 2>&1
   echo "$t exit $? $(grep -c 'ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards' $OUT/san-$t.log)" | tee -a "$LOG"
 done
 for v in new old; do echo "== $v"; grep -h "^| " "$OUT/dense-$v.md" "$OUT/grouped-$v.md" | grep -v -- "---"; done | tee -a "$LOG"
+grep -h "^| bf16" "$OUT"/grouped-bf16*.md | tee -a "$LOG"

@@ -23,14 +23,12 @@ pub fn copy_async(dst: usize, src: usize, size: usize, src_bytes: usize, site: S
     }
     // Race-checked now; the words count as written when the copy lands.
     checked_access(Space::Shared, dst, size, Op::Write(&data[..size]), site);
-    thread().copies.borrow_mut().open.push(PendingCopy { dst, data, len: size, site });
+    thread().copies.borrow_mut().copies.issue(PendingCopy { dst, data, len: size, site });
 }
 
 /// `cp.async.commit_group`.
 pub fn copy_commit() {
-    let mut copies = thread().copies.borrow_mut();
-    let group = std::mem::take(&mut copies.open);
-    copies.groups.push_back(group);
+    thread().copies.borrow_mut().copies.commit();
 }
 
 /// `cp.async.wait_group n`: the copies of all but the `n` newest groups
@@ -38,14 +36,9 @@ pub fn copy_commit() {
 /// the copy to the wait).
 pub fn copy_wait(n: usize) {
     let t = thread();
-    loop {
-        let group = {
-            let mut copies = t.copies.borrow_mut();
-            if copies.groups.len() <= n {
-                return;
-            }
-            copies.groups.pop_front().unwrap()
-        };
+    // (A statement of its own: the borrow ends before the group is
+    // handled.)
+    while let Some(group) = { t.copies.borrow_mut().copies.retire(n) } {
         for c in group {
             check_bounds(Space::Shared, c.dst, c.len, c.site);
             check_words(Space::Shared, c.dst, c.len, Kind::Write, Some(&c.data[..c.len]), true, c.site);
@@ -188,28 +181,19 @@ fn landed_in_bounds(space: Space, addr: usize, bytes: usize, site: Site) {
 /// then a race with the copy that refills it.
 pub fn wgmma_read(addr: usize, bytes: usize, site: Site) {
     landed_in_bounds(Space::Shared, addr, bytes, site);
-    thread().copies.borrow_mut().wgmma_open.push((addr, bytes, site));
+    thread().copies.borrow_mut().wgmma.issue((addr, bytes, site));
 }
 
 /// `wgmma.commit_group`: the `wgmma`s since the last commit form a group.
 pub fn wgmma_commit() {
-    let mut copies = thread().copies.borrow_mut();
-    let group = std::mem::take(&mut copies.wgmma_open);
-    copies.wgmma_groups.push_back(group);
+    thread().copies.borrow_mut().wgmma.commit();
 }
 
 /// `wgmma.wait_group n`: the groups but the `n` newest are done; their
 /// shared operands are race-checked as this thread's reads, now.
 pub fn wgmma_wait(n: usize) {
     let t = thread();
-    loop {
-        let group = {
-            let mut copies = t.copies.borrow_mut();
-            if copies.wgmma_groups.len() <= n {
-                return;
-            }
-            copies.wgmma_groups.pop_front().unwrap()
-        };
+    while let Some(group) = { t.copies.borrow_mut().wgmma.retire(n) } {
         for (addr, bytes, site) in group {
             check_words(Space::Shared, addr, bytes, Kind::Read, None, false, site);
         }
@@ -232,14 +216,12 @@ pub fn tma_store(map: crate::tma::Map, xyz: (i64, i64, i64), add: bool, src: usi
             site,
         );
     }
-    thread().copies.borrow_mut().bulk_open.push(PendingStore { map, xyz, add, src, site });
+    thread().copies.borrow_mut().bulk.issue(PendingStore { map, xyz, add, src, site });
 }
 
 /// `cp.async.bulk.commit_group`.
 pub fn bulk_commit() {
-    let mut copies = thread().copies.borrow_mut();
-    let group = std::mem::take(&mut copies.bulk_open);
-    copies.bulk_groups.push_back(group);
+    thread().copies.borrow_mut().bulk.commit();
 }
 
 /// The copy engine's read of `bytes` at `addr` in global memory through a
@@ -257,14 +239,7 @@ pub fn tma_read(addr: usize, bytes: usize, site: Site) {
 /// this thread's name, now.
 pub fn bulk_wait(n: usize) {
     let t = thread();
-    loop {
-        let group = {
-            let mut copies = t.copies.borrow_mut();
-            if copies.bulk_groups.len() <= n {
-                return;
-            }
-            copies.bulk_groups.pop_front().unwrap()
-        };
+    while let Some(group) = { t.copies.borrow_mut().bulk.retire(n) } {
         for st in group {
             let bytes = st.map.box_bytes();
             async_read(Space::Shared, st.src, bytes, st.site);

@@ -95,41 +95,72 @@ pub(crate) struct PendingStore {
     pub(crate) site: Site,
 }
 
+/// Asynchronous work of one kind a thread has issued and not waited for,
+/// in PTX's commit groups: what was issued since the last commit, then
+/// the committed groups, oldest first.
+pub(crate) struct Groups<T> {
+    open: Vec<T>,
+    committed: std::collections::VecDeque<Vec<T>>,
+}
+
+impl<T> Default for Groups<T> {
+    fn default() -> Self {
+        Groups { open: Vec::new(), committed: Default::default() }
+    }
+}
+
+impl<T> Groups<T> {
+    pub(crate) fn issue(&mut self, x: T) {
+        self.open.push(x);
+    }
+
+    /// `commit_group`: what was issued since the last commit is a group.
+    pub(crate) fn commit(&mut self) {
+        let group = std::mem::take(&mut self.open);
+        self.committed.push_back(group);
+    }
+
+    /// For `wait_group n`: the oldest committed group while more than `n`
+    /// are, else `None`.
+    pub(crate) fn retire(&mut self, n: usize) -> Option<Vec<T>> {
+        if self.committed.len() <= n { None } else { self.committed.pop_front() }
+    }
+
+    /// Everything not waited for, oldest first.
+    fn pending(&self) -> impl Iterator<Item = &T> {
+        self.committed.iter().flatten().chain(&self.open)
+    }
+}
+
+/// The asynchronous work a thread has in flight.
 #[derive(Default)]
 pub(crate) struct AsyncCopies {
-    pub(crate) open: Vec<PendingCopy>,
-    pub(crate) groups: std::collections::VecDeque<Vec<PendingCopy>>,
-    /// TMA stores not yet committed, and committed bulk groups.
-    pub(crate) bulk_open: Vec<PendingStore>,
-    pub(crate) bulk_groups: std::collections::VecDeque<Vec<PendingStore>>,
-    /// The shared operands of `wgmma`s not yet committed, and of committed
-    /// `wgmma` groups not yet waited for: `(address, bytes, site)`.
-    pub(crate) wgmma_open: Vec<(usize, usize, Site)>,
-    pub(crate) wgmma_groups: std::collections::VecDeque<Vec<(usize, usize, Site)>>,
+    /// `cp.async` copies.
+    pub(crate) copies: Groups<PendingCopy>,
+    /// TMA stores (bulk groups).
+    pub(crate) bulk: Groups<PendingStore>,
+    /// The shared operands of `wgmma`s: `(address, bytes, site)`.
+    pub(crate) wgmma: Groups<(usize, usize, Site)>,
 }
 
 impl AsyncCopies {
-    pub(crate) fn in_flight(&self) -> usize {
-        self.open.len() + self.groups.iter().map(Vec::len).sum::<usize>()
-    }
-
-    /// What a thread exiting now would leave in flight: `cp.async` copies
-    /// or TMA stores it never waited for, as the error's message.
+    /// What a thread exiting now would leave in flight: `cp.async` copies,
+    /// TMA stores or `wgmma`s it never waited for, as the error's message.
     pub(crate) fn left_over(&self) -> Option<String> {
-        if let Some(first) = self.groups.iter().flatten().chain(&self.open).next() {
+        if let Some(first) = self.copies.pending().next() {
             return Some(format!(
                 "exited with {} cp.async copies never waited for, the first issued at {}",
-                self.in_flight(),
+                self.copies.pending().count(),
                 first.site
             ));
         }
-        if let Some(first) = self.bulk_groups.iter().flatten().chain(&self.bulk_open).next() {
+        if let Some(first) = self.bulk.pending().next() {
             return Some(format!(
                 "exited with TMA stores never waited for (cp.async.bulk.wait_group), the first issued at {}",
                 first.site
             ));
         }
-        let first = self.wgmma_groups.iter().flatten().chain(&self.wgmma_open).next()?;
+        let first = self.wgmma.pending().next()?;
         Some(format!(
             "exited with wgmma operands in shared memory never waited for (wgmma.wait_group), the first \
              issued at {}",

@@ -188,8 +188,6 @@ pub(crate) struct LaunchState {
     /// limit: the launch's outcome is the sequential run's, whatever it
     /// finds (the word may have been waiting on a block running beside).
     pub(crate) polled_out: std::sync::atomic::AtomicBool,
-    /// Some thread read a word atomically twice in a row (a poll).
-    pub(crate) polled: std::sync::atomic::AtomicBool,
 }
 
 /// Bytes of device memory as they were before a launch, and where.
@@ -213,7 +211,6 @@ impl LaunchState {
             checks: spec.checks,
             saved,
             polled_out: Default::default(),
-            polled: Default::default(),
         }
     }
 

@@ -137,9 +137,6 @@ pub fn access(space: Space, addr: usize, bytes: usize, op: Op, site: Site) {
             let (word, n) = t.polls.get();
             let n = if word == addr { n + 1 } else { 1 };
             t.polls.set((addr, n));
-            if n == 2 {
-                block().launch.polled.store(true, std::sync::atomic::Ordering::Relaxed);
-            }
             if n >= SPIN_LIMIT || (n >= 2 && block().launch.parallel()) {
                 polled_out(space, addr, bytes, site);
             }

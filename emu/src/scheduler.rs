@@ -2,9 +2,7 @@
 //! a coroutine resumed until it waits or ends.
 
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeSet;
 use std::panic::Location;
-use std::sync::Mutex;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 
@@ -13,7 +11,7 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 
 use super::abi::LaunchSpec;
 use super::analysis::{Analysis, Recorder};
-use super::context::{BLOCK, BlockCtx, CLUSTER, Event, LaunchState, State, THREAD, ThreadCtx, lock};
+use super::context::{BLOCK, BlockCtx, CLUSTER, Event, LaunchState, State, THREAD, ThreadCtx};
 use super::memory::SharedWord;
 use super::proxy;
 use super::report::EmuError;
@@ -99,17 +97,11 @@ pub fn set_threads(n: Option<usize>) {
 /// runs again on one thread, cluster after cluster, whose report is the
 /// same on every run. A sequential run that finds nothing reports what the
 /// parallel one found.
-///
-/// A kernel whose last launch polled (its blocks wait on each other's
-/// tickets or turns) runs on one thread from the start: its parallel run
-/// would stop at the first poll and be run again anyway. A sequential
-/// launch of it that polls no more gives it back its parallel runs.
 pub fn launch(spec: &LaunchSpec, body: &(dyn Fn() + Sync)) -> Result<Analysis, EmuError> {
     quiet_kernel_panics();
     let clusters = clusters(spec)?;
     let workers = threads().min(clusters.len());
-    let polls = || lock(&POLLERS).contains(spec.name);
-    if workers > 1 && !polls() {
+    if workers > 1 {
         let state = LaunchState::new(spec, true);
         match run_clusters(spec, body, &clusters, &state, workers) {
             Ok(analysis) => return Ok(analysis),
@@ -118,23 +110,14 @@ pub fn launch(spec: &LaunchSpec, body: &(dyn Fn() + Sync)) -> Result<Analysis, E
                 let again = LaunchState::new(spec, false);
                 let sequential = run_clusters(spec, body, &clusters, &again, 1);
                 if state.polled_out.load(Relaxed) {
-                    lock(&POLLERS).insert(spec.name.to_string());
                     return sequential;
                 }
                 return sequential.and(Err(found));
             }
         }
     }
-    let state = LaunchState::new(spec, false);
-    let result = run_clusters(spec, body, &clusters, &state, 1);
-    if !state.polled.load(Relaxed) {
-        lock(&POLLERS).remove(spec.name);
-    }
-    result
+    run_clusters(spec, body, &clusters, &LaunchState::new(spec, false), 1)
 }
-
-/// The kernels whose last launch polled ([`launch`]).
-static POLLERS: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
 
 /// The first block of each cluster of the grid, in grid order (x fastest),
 /// or why the launch's shape is not one.

@@ -664,11 +664,11 @@ fn block_scaled_fp8_applies_each_blocks_scales() {
     // k = 400: three whole blocks of 128 and a part-empty fourth; the
     // scales span 2^-4..2^4, so a block scaled with its neighbour's scale
     // is off by far more than the bound. m and n past a tile in part. An
-    // even and an odd count of blocks (the consumer alternates two sets of
-    // accumulators), one block (nothing in flight behind it), and blocks
-    // of the launch that take more than one tile each.
+    // even (4) and an odd (5) count of blocks (the consumer alternates two
+    // sets of accumulators), one block (nothing in flight behind it), and
+    // blocks of the launch that take more than one tile each.
     block_scaled_ok::<bf16>(BlockScaled::new(150, 136, 400), 2, 1);
-    block_scaled_ok::<f32>(BlockScaled::new(64, 260, 656).with_alpha(0.5).with_act(Act::Gelu), 3, 2);
+    block_scaled_ok::<f32>(BlockScaled::new(64, 260, 640).with_alpha(0.5).with_act(Act::Gelu), 3, 2);
     block_scaled_ok::<f16>(BlockScaled::new(200, 64, 128), 1, 3);
     let bad = BlockScaled::new(64, 64, 40);
     assert!(bad.check(bad.elements()).unwrap_err().to_string().contains("k = 40 is not a multiple of 16"));

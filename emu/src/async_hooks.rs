@@ -174,13 +174,15 @@ fn landed_in_bounds(space: Space, addr: usize, bytes: usize, site: Site) {
     }
 }
 
-/// A `wgmma`'s read of its operand's `bytes` at shared `addr`: bounds and
-/// landed copies now; the race and initialization checks at the
-/// [`wgmma_wait`] that retires its group, since the tensor cores may read
-/// the bytes any time until then. A stage released before that wait is
-/// then a race with the copy that refills it.
+/// A `wgmma`'s read of its operand's `bytes` at shared `addr`: bounds,
+/// landed copies and the race and initialization checks now, and the race
+/// checks again at the [`wgmma_wait`] that retires its group, since the
+/// tensor cores may read the bytes any time from the issue to then (as a
+/// `cp.async`'s write is checked at its issue and at its wait). A stage
+/// released before that wait is then a race with the copy that refills
+/// it.
 pub fn wgmma_read(addr: usize, bytes: usize, site: Site) {
-    landed_in_bounds(Space::Shared, addr, bytes, site);
+    async_read(Space::Shared, addr, bytes, site);
     thread().copies.borrow_mut().wgmma.issue((addr, bytes, site));
 }
 
@@ -190,7 +192,7 @@ pub fn wgmma_commit() {
 }
 
 /// `wgmma.wait_group n`: the groups but the `n` newest are done; their
-/// shared operands are race-checked as this thread's reads, now.
+/// shared operands are race-checked again as this thread's reads, now.
 pub fn wgmma_wait(n: usize) {
     let t = thread();
     while let Some(group) = { t.copies.borrow_mut().wgmma.retire(n) } {

@@ -159,12 +159,6 @@ pub fn tma_copy(bar: usize, dst: usize, data: Vec<u8>, site: Site) {
 /// writes, and for shared memory, bytes a copy has not landed in and
 /// words nothing wrote; not counted in the access analysis.
 pub fn async_read(space: Space, addr: usize, bytes: usize, site: Site) {
-    landed_in_bounds(space, addr, bytes, site);
-    check_words(space, addr, bytes, Kind::Read, None, false, site);
-}
-
-/// Bounds, and for shared memory no copy still to land in the bytes.
-fn landed_in_bounds(space: Space, addr: usize, bytes: usize, site: Site) {
     check_bounds(space, addr, bytes, site);
     if space == Space::Shared {
         let offset = addr - block().shared as usize;
@@ -172,6 +166,7 @@ fn landed_in_bounds(space: Space, addr: usize, bytes: usize, site: Site) {
             async_misuse(why, site);
         }
     }
+    check_words(space, addr, bytes, Kind::Read, None, false, site);
 }
 
 /// A `wgmma`'s read of its operand's `bytes` at shared `addr`: bounds,

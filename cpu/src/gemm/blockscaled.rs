@@ -120,8 +120,7 @@ impl fmt::Display for BlockScaled {
 #[derive(Default)]
 pub struct BlockScaledGemm {
     maps: RefCell<HashMap<String, DeviceBuffer<u64>>>,
-    /// What a grouped call without a bias passes for it.
-    grouped: super::GroupedGemm,
+    no_bias: super::grouped::NoBias,
     /// The persistent grid's size instead of as many blocks as the device
     /// holds at once (tests on the emulator's one SM).
     pub blocks: Option<usize>,
@@ -241,8 +240,8 @@ impl BlockScaledGemm {
             Rows::Masked { capacity } => capacity as u32,
         };
         let u = |x: usize| x as u32;
-        let none = self.grouped.no_bias(gpu)?;
-        let bias = bias.unwrap_or(&none);
+        let none = self.no_bias.get(gpu)?;
+        let bias = bias.unwrap_or(none);
         // SAFETY: the maps describe A and B's stack inside their buffers;
         // the scales', the rows', the bias's and D's buffers hold theirs
         // (checked above).

@@ -298,8 +298,7 @@ grouped_precision!(E4m3, gemm_grouped_e4m3);
 #[derive(Default)]
 pub struct GroupedGemm {
     maps: RefCell<HashMap<String, DeviceBuffer<u64>>>,
-    /// What a call without a bias passes for it (never read).
-    no_bias: RefCell<Option<DeviceBuffer<f32>>>,
+    no_bias: NoBias,
     /// The persistent grid's size instead of as many blocks as the device
     /// holds at once (tests on the emulator's one SM).
     pub blocks: Option<usize>,
@@ -352,19 +351,25 @@ impl GroupedGemm {
             Some(blocks) => blocks.max(1),
             None => gpu.resident_blocks(kernel)? as usize,
         };
-        let none = self.no_bias(gpu)?;
-        let bias = bias.unwrap_or(&none);
+        let none = self.no_bias.get(gpu)?;
+        let bias = bias.unwrap_or(none);
         // SAFETY: the maps describe A and B's stack inside `a` and `b`, D
         // holds m x n, rows and the bias their values (checked above).
         unsafe { P::launch_grouped(gpu, Dim3::xy(blocks as u32, 1), (&maps[&key], d, rows, bias), call) }
     }
+}
 
-    /// The buffer a call without a bias passes (one value, never read).
-    pub(crate) fn no_bias(&self, gpu: &Gpu) -> Result<std::cell::Ref<'_, DeviceBuffer<f32>>> {
-        if self.no_bias.borrow().is_none() {
-            *self.no_bias.borrow_mut() = Some(gpu.upload(&[0.0f32])?);
+/// What a grouped call without a bias passes for it: one value, never
+/// read, uploaded at the first call.
+#[derive(Default)]
+pub(crate) struct NoBias(std::cell::OnceCell<DeviceBuffer<f32>>);
+
+impl NoBias {
+    pub(crate) fn get(&self, gpu: &Gpu) -> Result<&DeviceBuffer<f32>> {
+        if self.0.get().is_none() {
+            let _ = self.0.set(gpu.upload(&[0.0f32])?);
         }
-        Ok(std::cell::Ref::map(self.no_bias.borrow(), |b| b.as_ref().unwrap()))
+        Ok(self.0.get().unwrap())
     }
 }
 

@@ -198,10 +198,9 @@ pub(crate) struct GroupStore<T, L> {
     d: Out<T>,
     n: usize,
     ldd: usize,
+    /// The scalars; `bias` every group's bias, `n` values each, when the
+    /// mode is a column bias.
     e: Scalars,
-    /// Every group's bias, `n` values each, when `e`'s mode is a column
-    /// bias.
-    biases: In<f32>,
     /// The consumer warpgroup and the thread's index in it.
     me: (usize, u32),
     tile: PhantomData<L>,
@@ -221,7 +220,7 @@ impl<T, L> GroupStore<T, L> {
     ) -> Self {
         let bias_mode = if biased { BIAS_COLS } else { BIAS_NONE };
         let e = Scalars { alpha, beta: 0.0, bias: biases, bias_mode, act };
-        GroupStore { d, n: n as usize, ldd: ldd as usize, e, biases, me, tile: PhantomData }
+        GroupStore { d, n: n as usize, ldd: ldd as usize, e, me, tile: PhantomData }
     }
 }
 
@@ -234,7 +233,7 @@ impl<T: Output, L: Tile> Epilogue<GroupItem> for GroupStore<T, L> {
         let part = L::part_at(item.origin(), consumer);
         let rows = (item.end as usize, self.n);
         // The group's bias: its row of `biases`.
-        let e = Scalars { bias: self.biases.wrapping_offset(item.group() * self.n), ..self.e };
+        let e = Scalars { bias: self.e.bias.wrapping_offset(item.group() * self.n), ..self.e };
         // SAFETY: the caller's contract: `d` holds A's `m` rows at `ldd`,
         // the group's rows end inside them, and a bias has `n` values a
         // group.

@@ -192,6 +192,10 @@ fn epilogues_bias_relu_gelu() {
     // Column-major: the bias runs along the kernels' columns.
     let c = call(Layout::Col, Op::N, Op::N, (29, 35, 24)).with_epilogue(true, Act::Gelu);
     ok::<F16, f32>(&gpu, &lib, Call { gemm: c.gemm.scaled(1.0, 1.0), ..c }, 81);
+    // The same with the kernels' n even (30 rows): the column bias in
+    // the paired store, read once per pair of columns.
+    let c = call(Layout::Col, Op::N, Op::T, (30, 35, 24)).with_epilogue(true, Act::Relu);
+    ok::<Bf16, bf16>(&gpu, &lib, c, 83);
     ok::<Tf32, f16>(
         &gpu,
         &lib,

@@ -171,7 +171,7 @@ pub unsafe fn store_through<T: Output, A: Accumulators, const LO: usize, const H
     // SAFETY: the caller's contract; pairs only when all three are even.
     unsafe {
         let pairs = n.is_multiple_of(2) && ldd.is_multiple_of(2) && base.is_multiple_of(2);
-        if !pairs || e.beta != 0.0 || e.bias_mode == BIAS_COLS {
+        if !pairs || e.beta != 0.0 {
             return store_odd::<T, A, LO, HI>(d, acc, origin, t, mn, at, e);
         }
         match e.act {
@@ -197,11 +197,13 @@ fn rows_bias(e: Scalars, row: usize, m: usize) -> [f32; 2] {
     [one(row), one(row + 8)]
 }
 
-/// The aligned store without C or a column bias: `act(alpha sum + row
-/// bias)`, one `fma` and the activation per element. Each pair is one
-/// conversion and one store ([`Output::store_pair`]) at a constant offset
-/// from one of the thread's two row addresses, predicated on lying inside
-/// D: a row test made once, a column test per pair of pairs.
+/// The aligned store without C: `act(alpha sum + bias)`, one `fma` and
+/// the activation per element. Each pair is one conversion and one store
+/// ([`Output::store_pair`]) at a constant offset from one of the thread's
+/// two row addresses, predicated on lying inside D: a row test made once,
+/// a column test per pair of pairs. A row bias is read once per tile (two
+/// values a thread), a column bias once per pair of columns and used for
+/// both of the thread's rows (`n / 4` values a thread, not one a element).
 ///
 /// # Safety
 /// As for [`store_through`]; `n`, `ldd` and `base` even.
@@ -222,12 +224,21 @@ unsafe fn store_pairs<T: Output, A: Accumulators, const LO: usize, const HI: usi
     let bias = rows_bias(e, row, m);
     let rows = [base + row * ldd + col, base + (row + 8) * ldd + col];
     let inside = [row < m, row + 8 < m];
+    let mut columns = [0.0f32; 2];
     seq!(J in 0..64 {{
         let j: usize = J;
         let (h, col) = (j % 2, col + 8 * (j / 2));
+        if j < A::N / 4 && (LO..HI).contains(&j) && col < n {
+            if e.bias_mode == BIAS_COLS && (h == 0 || j == LO) {
+                // SAFETY: col + 1 < n (both even), the bias's length in
+                // this mode.
+                columns = unsafe { [e.bias.load(col), e.bias.load(col + 1)] };
+            }
+        }
         if j < A::N / 4 && (LO..HI).contains(&j) && inside[h] && col < n {
             let at = rows[h] + 8 * (j / 2);
-            let v = [act(fma(e.alpha, acc[2 * j], bias[h])), act(fma(e.alpha, acc[2 * j + 1], bias[h]))];
+            let (b0, b1) = (bias[h] + columns[0], bias[h] + columns[1]);
+            let v = [act(fma(e.alpha, acc[2 * j], b0)), act(fma(e.alpha, acc[2 * j + 1], b1))];
             // SAFETY: both inside D (n even, col even: col + 1 < n), at
             // even; this thread's elements alone.
             unsafe { T::store_pair(d, at, v) };

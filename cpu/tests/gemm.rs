@@ -196,6 +196,11 @@ fn epilogues_bias_relu_gelu() {
     // the paired store, read once per pair of columns.
     let c = call(Layout::Col, Op::N, Op::T, (30, 35, 24)).with_epilogue(true, Act::Relu);
     ok::<Bf16, bf16>(&gpu, &lib, c, 83);
+    // D's columns on 16 bytes (40 rows), where the store without a bias
+    // goes through shared memory: the column bias stays in the registers'
+    // store.
+    let c = call(Layout::Col, Op::N, Op::T, (40, 150, 24)).with_epilogue(true, Act::None);
+    ok::<Bf16, bf16>(&gpu, &lib, c, 84);
     ok::<Tf32, f16>(
         &gpu,
         &lib,

@@ -228,14 +228,13 @@ unsafe fn store_pairs<T: Output, A: Accumulators, const LO: usize, const HI: usi
     seq!(J in 0..64 {{
         let j: usize = J;
         let (h, col) = (j % 2, col + 8 * (j / 2));
-        if j < A::N / 4 && (LO..HI).contains(&j) && col < n {
-            if e.bias_mode == BIAS_COLS && (h == 0 || j == LO) {
-                // SAFETY: col + 1 < n (both even), the bias's length in
-                // this mode.
-                columns = unsafe { [e.bias.load(col), e.bias.load(col + 1)] };
-            }
+        let here = j < A::N / 4 && (LO..HI).contains(&j) && col < n;
+        if here && e.bias_mode == BIAS_COLS && (h == 0 || j == LO) {
+            // SAFETY: col + 1 < n (both even), the bias's length in this
+            // mode.
+            columns = unsafe { [e.bias.load(col), e.bias.load(col + 1)] };
         }
-        if j < A::N / 4 && (LO..HI).contains(&j) && inside[h] && col < n {
+        if here && inside[h] {
             let at = rows[h] + 8 * (j / 2);
             let (b0, b1) = (bias[h] + columns[0], bias[h] + columns[1]);
             let v = [act(fma(e.alpha, acc[2 * j], b0)), act(fma(e.alpha, acc[2 * j + 1], b1))];

@@ -36,6 +36,9 @@ pub(crate) enum Event {
     },
     /// `barrier.cluster.arrive` and `.wait`.
     ClusterBarrier(Site),
+    /// The kernel's body returned: the thread has exited, and its
+    /// coroutine waits to run the next thread given it.
+    Exited,
 }
 
 /// One CUDA thread.

@@ -87,6 +87,33 @@ pub(crate) fn release_barrier(
     if let Some(e) = ctx.uninitialized.take() {
         return Err(e);
     }
+    // Every thread at one barrier, the common case: released below.
+    let uniform = match state.first() {
+        Some(&State::Barrier(site)) => state.iter().all(|s| *s == State::Barrier(site)),
+        _ => false,
+    };
+    if !uniform {
+        return Err(barrier_error(ctx, state));
+    }
+    // Every thread learns what any thread of the block acquired.
+    if threads.iter().any(|t| !t.knowledge.borrow().is_empty()) {
+        let mut all = Knowledge::default();
+        for t in threads {
+            all.merge(&t.knowledge.borrow());
+        }
+        let all = Rc::new(all);
+        for t in threads {
+            *t.knowledge.borrow_mut() = Rc::clone(&all);
+        }
+    }
+    state.fill(State::Runnable);
+    ctx.epoch.set(ctx.epoch.get() + 1);
+    Ok(())
+}
+
+/// Why the threads of a block waiting at a barrier cannot all go on:
+/// some wait elsewhere, at other barriers, or have exited.
+fn barrier_error(ctx: &BlockCtx, state: &[State]) -> EmuError {
     let of = |pick: &dyn Fn(&State) -> bool| -> Vec<u32> {
         state.iter().enumerate().filter(|(_, s)| pick(s)).map(|(i, _)| i as u32).collect()
     };
@@ -121,13 +148,13 @@ pub(crate) fn release_barrier(
                 if let State::Barrier(site) = state[i as usize] { Some(format!(" at {site}")) } else { None }
             })
             .unwrap_or_default();
-        return Err(error(format!(
+        return error(format!(
             "{} waited at a barrier{barrier} while {} waited in shuffles, sync_warps, mbarrier waits or cluster \
              barriers (at {}) that cannot complete",
             who(&at_barrier),
             who(&elsewhere),
             sites.join(", ")
-        )));
+        ));
     }
     let State::Barrier(first) = state[at_barrier[0] as usize] else { unreachable!() };
     let divergent =
@@ -146,33 +173,15 @@ pub(crate) fn release_barrier(
             .map(|(site, ids)| format!("{} waited at {site}", who(ids)))
             .collect::<Vec<_>>()
             .join("; ");
-        return Err(divergent(detail));
+        return divergent(detail);
     }
     let exited = of(&|s| matches!(*s, State::Exited));
-    if !exited.is_empty() {
-        return Err(divergent(format!(
-            "{} waited at the barrier at {first}, which {} skipped by exiting (a barrier must be reached by \
-             every thread of the block, or by none)",
-            who(&at_barrier),
-            who(&exited)
-        )));
-    }
-    // Every thread learns what any thread of the block acquired.
-    if threads.iter().any(|t| !t.knowledge.borrow().is_empty()) {
-        let mut all = Knowledge::default();
-        for t in threads {
-            all.merge(&t.knowledge.borrow());
-        }
-        let all = Rc::new(all);
-        for t in threads {
-            *t.knowledge.borrow_mut() = Rc::clone(&all);
-        }
-    }
-    for s in state.iter_mut() {
-        *s = State::Runnable;
-    }
-    ctx.epoch.set(ctx.epoch.get() + 1);
-    Ok(())
+    divergent(format!(
+        "{} waited at the barrier at {first}, which {} skipped by exiting (a barrier must be reached by every \
+         thread of the block, or by none)",
+        who(&at_barrier),
+        who(&exited)
+    ))
 }
 
 /// Lets every thread whose mbarrier phase has completed go on. Returns
@@ -264,7 +273,13 @@ pub(crate) fn resolve_shuffles(
         else {
             continue;
         };
-        let members: Vec<usize> = lanes.clone().filter(|i| mask & (1 << (i - warp * 32)) != 0).collect();
+        let mut named = [0usize; 32];
+        let mut count = 0;
+        for i in lanes.clone().filter(|i| mask & (1 << (i - warp * 32)) != 0) {
+            named[count] = i;
+            count += 1;
+        }
+        let members = &named[..count];
         if members.iter().any(|&i| matches!(state[i], State::Exited)) {
             return Err(EmuError::Deadlock {
                 kernel: ctx.kernel.to_string(),
@@ -302,15 +317,17 @@ pub(crate) fn resolve_shuffles(
                 ),
             });
         }
-        let bits: Vec<u64> = lanes
-            .clone()
-            .map(|i| if let State::Shuffle { bits, .. } = state[i] { bits } else { 0 })
-            .collect();
+        let mut bits = [0u64; 32];
+        for i in lanes.clone() {
+            if let State::Shuffle { bits: b, .. } = state[i] {
+                bits[i - warp * 32] = b;
+            }
+        }
         let ballot = members
             .iter()
             .filter(|&&i| bits[i - warp * 32] & 1 == 1)
             .fold(0u64, |m, &i| m | 1 << (i - warp * 32));
-        for &i in &members {
+        for &i in members {
             let State::Shuffle { op, bits: own, .. } = state[i] else { unreachable!() };
             let lane = (i - warp * 32) as u32;
             if op == ShflOp::Ballot {

@@ -3,6 +3,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::panic::Location;
+use std::rc::Rc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 
@@ -13,6 +14,7 @@ use super::abi::LaunchSpec;
 use super::analysis::{Analysis, Recorder};
 use super::context::{BLOCK, BlockCtx, CLUSTER, Event, LaunchState, State, THREAD, ThreadCtx};
 use super::memory::SharedWord;
+use super::order::Knowledge;
 use super::proxy;
 use super::report::EmuError;
 use super::resolve::{release_a_barrier, resolve_mbarrier_waits, resolve_shuffles, resolve_warp_syncs};
@@ -201,14 +203,25 @@ fn run_clusters(
 }
 
 /// What one OS thread keeps between the clusters it runs: the blocks'
-/// shared memory and the coroutines' stacks.
+/// shared memory, and a coroutine for each thread of a cluster, which
+/// runs that thread of every cluster in turn ([`slot`]).
 struct Worker {
     shared: Vec<Vec<u128>>,
+    /// Stacks for slots not yet made.
     stacks: Vec<DefaultStack>,
+    /// Thread `g` of each cluster runs on `slots[g]`; `None` until first
+    /// needed, or after its coroutine ended in a panic or was dropped in
+    /// the middle of a thread.
+    slots: Vec<Option<Thread>>,
 }
 
 impl Drop for Worker {
     fn drop(&mut self) {
+        for co in self.slots.iter_mut().filter_map(Option::take) {
+            if let Some(stack) = finish(co) {
+                self.stacks.push(stack);
+            }
+        }
         let mut kept = STACKS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let room = KEPT_STACKS.saturating_sub(kept.len());
         let n = self.stacks.len().min(room);
@@ -237,7 +250,7 @@ impl Worker {
             let at = kept.len().saturating_sub(threads);
             kept.split_off(at)
         };
-        Worker { shared, stacks }
+        Worker { shared, stacks, slots: Vec::new() }
     }
 
     /// Runs the cluster whose first block is `[x0, y0, z0]`: its analysis.
@@ -289,7 +302,7 @@ impl Worker {
                 }
             })
             .collect();
-        run_cluster(&ctxs, body, &mut self.stacks)?;
+        run_cluster(&ctxs, body, &mut self.slots, &mut self.stacks)?;
         let mut analysis = Analysis::default();
         for ctx in ctxs {
             if let Some(r) = ctx.recorder {
@@ -302,11 +315,58 @@ impl Worker {
 
 type Thread = Coroutine<u64, Event, (), DefaultStack>;
 
-/// Runs the blocks of one cluster to their end: every thread of each is a
-/// coroutine, `n` per block, thread `i` of block `b` at `b n + i`.
+/// The input that ends a slot's coroutine, parked after a thread.
+const QUIT: u64 = u64::MAX;
+
+/// The body of the launch this OS thread is running, for its slots.
+#[thread_local]
+static BODY: Cell<Option<std::ptr::NonNull<dyn Fn() + Sync>>> = Cell::new(None);
+
+/// A coroutine that runs one thread after another: the running block's
+/// body for the thread [`THREAD`] names when it is resumed, then
+/// [`Event::Exited`]; resumed again, the next thread, until [`QUIT`].
+/// Making a coroutine (its stack's first frame) and a thread's state
+/// cost more than the body of many kernels' threads; a slot is made once
+/// per worker.
+fn slot(stack: DefaultStack) -> Thread {
+    Coroutine::with_stack(stack, |y: &Yielder<u64, Event>, _: u64| {
+        loop {
+            let (t, body) = (THREAD.get(), BODY.get().expect("a launch's body"));
+            // SAFETY: the scheduler sets THREAD and BODY before every
+            // resume of a thread, to a thread context and a body that
+            // outlive it (`run_cluster` drops a slot stopped in the middle
+            // of a thread before either goes out of scope).
+            unsafe {
+                (*t).yielder.set(y);
+                (*body.as_ptr())();
+            }
+            if y.suspend(Event::Exited) == QUIT {
+                return;
+            }
+        }
+    })
+}
+
+/// Ends a slot's coroutine parked between threads: its stack, for
+/// another. (One stopped in the middle of a thread is dropped instead,
+/// which unwinds it.)
+fn finish(mut co: Thread) -> Option<DefaultStack> {
+    if co.started() && !co.done() {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| co.resume(QUIT))) {
+            Ok(CoroutineResult::Return(())) => {}
+            _ => return None,
+        }
+    }
+    Some(co.into_stack())
+}
+
+/// Runs the blocks of one cluster to their end: every thread of each
+/// runs on a slot's coroutine, `n` per block, thread `i` of block `b` on
+/// slot `b n + i`.
 fn run_cluster(
     ctxs: &[BlockCtx],
     body: &(dyn Fn() + Sync),
+    slots: &mut Vec<Option<Thread>>,
     stacks: &mut Vec<DefaultStack>,
 ) -> Result<(), EmuError> {
     let n = ctxs[0].block_dim.iter().product::<u32>() as usize;
@@ -320,11 +380,14 @@ fn run_cluster(
             BLOCK.set(std::ptr::null());
             THREAD.set(std::ptr::null());
             CLUSTER.set((std::ptr::null(), 0));
+            BODY.set(None);
             IN_KERNEL.with(|c| c.set(false));
         }
     }
     let _clear = Clear;
 
+    // What a thread has acquired starts empty: one shared empty set.
+    let nothing = Rc::new(Knowledge::default());
     // One allocation for the cluster's threads (their addresses are fixed
     // from here on: the vector is never grown).
     let threads: Vec<ThreadCtx> = (0..all)
@@ -338,7 +401,7 @@ fn run_cluster(
                 copies: Default::default(),
                 seq: Cell::new(0),
                 last_fence: Cell::new(None),
-                knowledge: Default::default(),
+                knowledge: RefCell::new(Rc::clone(&nothing)),
                 pending: Default::default(),
                 exited_at_sync: Cell::new(0),
                 waited: Cell::new(false),
@@ -346,25 +409,39 @@ fn run_cluster(
             }
         })
         .collect();
-    // The coroutines must be 'static: they get the body as a raw pointer.
+    // The slots' coroutines are 'static: they get the body as a raw
+    // pointer.
     let body_ptr: *const (dyn Fn() + Sync + '_) = body;
-    // SAFETY: only erases the lifetime; see the use below.
+    // SAFETY: only erases the lifetime; BODY is cleared before `body`'s
+    // borrow ends (`Clear`).
     let body_ptr: *const (dyn Fn() + Sync + 'static) = unsafe { std::mem::transmute(body_ptr) };
-    let mut coroutines: Vec<Option<Thread>> = threads
-        .iter()
-        .map(|t| {
-            let stack =
-                stacks.pop().unwrap_or_else(|| DefaultStack::new(STACK_BYTES).expect("a coroutine stack"));
-            let tp: *const ThreadCtx = t;
-            Some(Coroutine::with_stack(stack, move |y: &Yielder<u64, Event>, _: u64| {
-                // SAFETY: `tp` and `body_ptr` outlive the coroutine, which
-                // `run_cluster` drives to completion or drops before
-                // returning.
-                unsafe { (*tp).yielder.set(y) };
-                unsafe { (*body_ptr)() };
-            }))
-        })
-        .collect();
+    BODY.set(std::ptr::NonNull::new(body_ptr.cast_mut()));
+    if slots.len() < all {
+        slots.resize_with(all, || None);
+    }
+    let result = schedule(ctxs, &threads, slots, stacks);
+    if result.is_err() {
+        // A slot stopped in the middle of a thread refers to this
+        // cluster's state: unwind it now.
+        for co in &mut slots[..all] {
+            if co.as_ref().is_some_and(|co| co.started() && !co.done()) {
+                *co = None;
+            }
+        }
+    }
+    result
+}
+
+/// [`run_cluster`]'s loop: runs every runnable thread until it waits or
+/// ends, then completes the waits that can complete, until every thread
+/// has exited.
+fn schedule(
+    ctxs: &[BlockCtx],
+    threads: &[ThreadCtx],
+    slots: &mut [Option<Thread>],
+    stacks: &mut Vec<DefaultStack>,
+) -> Result<(), EmuError> {
+    let (all, n) = (threads.len(), threads.len() / ctxs.len());
     let mut state = std::vec![State::Runnable; all];
     let mut input = std::vec![0u64; all];
     // Which threads waited before a pass's releases (one vector, refilled).
@@ -381,7 +458,13 @@ fn run_cluster(
             BLOCK.set(std::ptr::from_ref(ctx).cast::<BlockCtx<'static>>());
             THREAD.set(&threads[g]);
             IN_KERNEL.with(|c| c.set(true));
-            let co = coroutines[g].as_mut().unwrap();
+            let co = slots[g].get_or_insert_with(|| {
+                slot(
+                    stacks
+                        .pop()
+                        .unwrap_or_else(|| DefaultStack::new(STACK_BYTES).expect("a coroutine stack")),
+                )
+            });
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| co.resume(input[g])));
             IN_KERNEL.with(|c| c.set(false));
             match result {
@@ -398,7 +481,7 @@ fn run_cluster(
                 Ok(CoroutineResult::Yield(Event::MbarrierWait { addr, parity, site })) => {
                     state[g] = State::MbarrierWait { addr, parity, site }
                 }
-                Ok(CoroutineResult::Return(())) => {
+                Ok(CoroutineResult::Yield(Event::Exited)) => {
                     if let Some(message) = threads[g].copies.borrow().left_over() {
                         return Err(EmuError::Panic {
                             kernel: ctx.kernel.to_string(),
@@ -409,14 +492,12 @@ fn run_cluster(
                     }
                     state[g] = State::Exited;
                     ctx.exited.borrow_mut()[i / 32] |= 1 << (i % 32);
-                    if let Some(co) = coroutines[g].take() {
-                        stacks.push(co.into_stack());
-                    }
                 }
+                Ok(CoroutineResult::Return(())) => unreachable!("a slot returns only when told to quit"),
                 Err(payload) => {
                     // The panicking coroutine is finished; drop it without
                     // reusing its stack.
-                    coroutines[g] = None;
+                    slots[g] = None;
                     return Err(panic_error(payload, ctx, threads[g].idx));
                 }
             }
@@ -443,7 +524,7 @@ fn run_cluster(
             progressed |= resolve_mbarrier_waits(ctx, &mut state[range]);
         }
         if !progressed {
-            release_a_barrier(ctxs, &threads, &mut state)?;
+            release_a_barrier(ctxs, threads, &mut state)?;
         }
         // The threads just released converged with their warp now.
         for (g, t) in threads.iter().enumerate() {

@@ -335,3 +335,35 @@ fn report_adds_the_attention_backward_section() {
     let svg = std::fs::read_to_string(plots.join("attention_backward_bf16.svg")).unwrap();
     assert!(svg.contains("torch CUDNN") && svg.contains("flash backward"), "{svg}");
 }
+
+/// `report --gemm DIR` with a `gemm --block-scaled` table: each call
+/// against cuBLASLt's block-scaled mode (the ratio the table measured,
+/// not one from its rounded TFLOP/s), the per-tensor products beside,
+/// and the geomean.
+#[test]
+fn report_adds_the_block_scaled_section() {
+    let (dir, _, json) = report_inputs("blockscaled-report");
+    let tables = dir.join("gemm");
+    std::fs::create_dir_all(&tables).unwrap();
+    std::fs::write(
+        tables.join("blockscaled-e4m3-bf16-h100.md"),
+        "NVIDIA H100 (test), driver 13.0, 2026-12-06\ngit 0123456789ab\n\
+         | call | out | worst error / bound (ours, cuBLASLt) | ours ms | ours TFLOP/s | cuBLASLt block-scaled TFLOP/s | ours / cuBLASLt block-scaled | per-tensor (ours) TFLOP/s | cuBLASLt per-tensor TFLOP/s |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n\
+         | 4096x7168x16384 e4m3, scales per 1x128 and 128x128 | bf16 | 0.4, 0.5 | 1.0 | 900.0 | 1200.0 | 75.1% | 1500.0 | 1400.0 |\n\
+         | 128x7168x16384 e4m3, scales per 1x128 and 128x128 | bf16 | 0.4, 0.5 | 1.0 | 400.0 | 500.0 | 80.0% | 600.0 | 650.0 |\n",
+    )
+    .unwrap();
+    let md = dir.join("B.md");
+    let args =
+        ["report", json.to_str().unwrap(), "--out", md.to_str().unwrap(), "--gemm", tables.to_str().unwrap()];
+    let out = run(MAIN, &args);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&md).unwrap();
+    let section = &text[text.find("### Block-scaled FP8").unwrap_or_else(|| panic!("{text}"))..];
+    assert!(section.contains("`e4m3-bf16` on NVIDIA H100, 2026-12-06, git `0123456789ab`"), "{section}");
+    assert!(section.contains("| 4096x7168x16384 | 900.0 | 1200.0 | 75.1% | 1500.0 / 1400.0 |"), "{section}");
+    assert!(section.contains("| 128x7168x16384 | 400.0 | 500.0 | 80.0% | 600.0 / 650.0 |"), "{section}");
+    // sqrt(0.751 x 0.8)
+    assert!(section.contains("Geomean against cuBLASLt's block-scaled mode: 77.5%."), "{section}");
+}

@@ -215,6 +215,7 @@ pub(super) fn write_report(
         page += "\n";
         page += &section;
         page += &report::random::section(&report::random::read(dir)?);
+        page += &report::blockscaled::section(&report::blockscaled::read(dir)?);
         section_plots.extend(drawn);
     }
     if let Some(dir) = sections.attention {

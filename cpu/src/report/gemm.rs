@@ -98,10 +98,22 @@ fn parse(path: &Path, prefix: &str) -> Result<Sweep> {
         rows.push(Row {
             shape: call.split_whitespace().next().unwrap_or_default().to_string(),
             ours: number(cell(&["ours TFLOP/s"])).ok_or_else(|| bad("a row without our TFLOP/s"))?,
-            peer: number(cell(&["peer TFLOP/s", "cuBLAS TFLOP/s"])),
+            peer: number(cell(&["peer TFLOP/s", "cuBLAS TFLOP/s", "cuBLASLt block-scaled TFLOP/s"])),
             peer_name: if at(&["peer"]).is_some() { cell(&["peer"]) } else { "cuBLAS".into() },
-            route: cell(&["route"]),
-            ratio: cell(&["ratio"]).strip_suffix('%').and_then(|x| x.parse::<f64>().ok()).map(|x| x / 100.0),
+            // `--block-scaled`'s table: the per-tensor products beside.
+            route: if at(&["route"]).is_some() {
+                cell(&["route"])
+            } else {
+                format!(
+                    "{} / {}",
+                    cell(&["per-tensor (ours) TFLOP/s"]),
+                    cell(&["cuBLASLt per-tensor TFLOP/s"])
+                )
+            },
+            ratio: cell(&["ratio", "ours / cuBLASLt block-scaled"])
+                .strip_suffix('%')
+                .and_then(|x| x.parse::<f64>().ok())
+                .map(|x| x / 100.0),
         });
     }
     if rows.is_empty() {

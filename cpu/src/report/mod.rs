@@ -6,6 +6,7 @@
 //! - [`markdown`], which writes `BENCHMARKS.md`;
 //! - [`gemm`]: its GEMM library section, from `gemm --sweep`'s tables;
 //! - [`random`]: the same library on random shapes, from `gemm --random`'s;
+//! - [`blockscaled`]: block-scaled FP8, from `gemm --block-scaled`'s;
 //! - [`attention`]: its attention section, from `attention --sweep`'s
 //!   tables and torch's;
 //! - [`attention_backward`]: the backward's, from `attention --backward
@@ -19,6 +20,7 @@
 pub mod attention;
 pub mod attention_backward;
 pub mod attention_decode;
+pub mod blockscaled;
 pub mod gemm;
 pub mod markdown;
 pub mod plots;

@@ -66,16 +66,62 @@ fn fp8_bound_catches_a_wrong_descale() {
     let mut raw = Distribution::Uniform.draw(&p, 9);
     raw[2].iter_mut().for_each(|x| *x = 0.75 + 0.25 * *x);
     let [q, k, v] = [&raw[0], &raw[1], &raw[2]].map(|x| Quantized::of(x));
-    let wrong = Quantized { values: v.values.clone(), descale: v.descale * 1.1 };
+    let wrong = Quantized { values: v.values.clone(), descales: vec![v.descales[0] * 1.1] };
     let rows = rows_to_check(&p);
     let arithmetic = Arithmetic::fp8((bf16::ROUNDING, bf16::TINY), 128);
     let want = reference_with(&p, (&q.dequantized(), &k.dequantized(), &v.dequantized()), &rows, arithmetic);
-    let run = |v: &Quantized| {
-        let mut x = Fp8Buffers::<bf16>::new(&gpu, &p, [&q, &k, v]).unwrap();
-        fp8::transpose(&gpu, &p, &mut x).unwrap();
-        fp8::launch_fp8(&gpu, &p, &mut x).unwrap();
-        verify("fp8", &p, &gpu.download(&x.o).unwrap(), &gpu.download(&x.lse).unwrap(), &want)
-    };
+    let run = |v: &Quantized| verified(&gpu, &p, [&q, &k, v], &want);
     assert!(run(&v).is_ok());
     assert!(run(&wrong).is_err());
+}
+
+/// Descales per K/V head of each batch (`--head-descales`): heads whose
+/// ranges differ (K's by 2x a head, V's by 8x), with grouped queries and
+/// two batches. Each
+/// head's own descales pass the bound; V's descales given to the wrong
+/// heads (batch 0's two K/V heads swapped) fail it; descales per head for
+/// some tensors and per tensor for another are a one-line error.
+#[test]
+fn fp8_descales_per_head() {
+    let gpu = Gpu::emulator();
+    let mut p = Problem::new(2, 4, 2, (70, 90), 128, false);
+    p.head_descales = true;
+    let groups = p.batch * p.kv_heads;
+    let mut raw = Distribution::Uniform.draw(&p, 11);
+    // Run g (a K/V head of a batch) of K scaled by 2^g, of V by 8^g / 8;
+    // V kept positive, as above, so that a wrong descale moves every O.
+    raw[2].iter_mut().for_each(|x| *x = 0.75 + 0.25 * *x);
+    for (x, base) in raw.iter_mut().zip([1.0f32, 2.0, 8.0]).skip(1) {
+        let n = x.len() / groups;
+        x.iter_mut().enumerate().for_each(|(i, v)| *v *= base.powi((i / n) as i32) * 8.0 / base.powi(2));
+    }
+    let [q, k, v] = [&raw[0], &raw[1], &raw[2]].map(|x| Quantized::per_run(x, groups));
+    assert!(v.descales[3] > 100.0 * v.descales[0], "{:?}", v.descales);
+    let rows = rows_to_check(&p);
+    let arithmetic = Arithmetic::fp8((bf16::ROUNDING, bf16::TINY), 128);
+    let want = reference_with(&p, (&q.dequantized(), &k.dequantized(), &v.dequantized()), &rows, arithmetic);
+    let run = |v: &Quantized| verified(&gpu, &p, [&q, &k, v], &want);
+    run(&v).unwrap();
+    let mut swapped = v.descales.clone();
+    swapped.swap(0, 1);
+    assert!(run(&Quantized { values: v.values.clone(), descales: swapped }).is_err());
+    let one = Quantized::of(&raw[2]);
+    let e = Fp8Buffers::<bf16>::new(&gpu, &p, [&q, &k, &one]).err().expect("mixed descales refused");
+    assert!(e.to_string().contains("descales of Q, K and V number [4, 4, 1]"), "{e}");
+    // The whole run: verified, and its accuracy measured, per head.
+    check(p);
+}
+
+/// The FP8 step on `inputs` against `want` (the worst error over its
+/// bound, or what exceeded it).
+fn verified(
+    gpu: &Gpu,
+    p: &Problem,
+    inputs: [&Quantized; 3],
+    want: &kernel_lab::attention::Reference,
+) -> Result<f64, String> {
+    let mut x = Fp8Buffers::<bf16>::new(gpu, p, inputs).unwrap();
+    fp8::transpose(gpu, p, &mut x).unwrap();
+    fp8::launch_fp8(gpu, p, &mut x).unwrap();
+    verify("fp8", p, &gpu.download(&x.o).unwrap(), &gpu.download(&x.lse).unwrap(), want)
 }

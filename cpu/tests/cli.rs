@@ -403,6 +403,7 @@ fn attention_rejects_bad_input_before_running() {
             "the hopper backward takes head dims 64 and 128",
         ),
         (&["--deterministic"][..], "--deterministic applies to the backward"),
+        (&["--head-descales"][..], "--head-descales quantizes FP8 inputs: add --precision e4m3"),
         (&["--dump", "/tmp"][..], "--dump writes the backward's tensors"),
         (&["--backward", "--kernels", "flash", "--head-dim", "256"][..], "takes head dims 64 and 128"),
         (&["--page-size", "64"][..], "--page-size applies to decode: add --decode"),

@@ -52,15 +52,7 @@ pub(crate) fn release_a_barrier(
                 ),
             ));
         }
-        // Every thread learns what any thread of the cluster acquired.
-        let mut all = Knowledge::default();
-        for t in threads {
-            all.merge(&t.knowledge.borrow());
-        }
-        let all = Rc::new(all);
-        for t in threads {
-            *t.knowledge.borrow_mut() = Rc::clone(&all);
-        }
+        share_knowledge(threads);
         state.fill(State::Runnable);
         for ctx in ctxs {
             ctx.epoch.set(ctx.epoch.get() + 1);
@@ -95,20 +87,27 @@ pub(crate) fn release_barrier(
     if !uniform {
         return Err(barrier_error(ctx, state));
     }
-    // Every thread learns what any thread of the block acquired.
-    if threads.iter().any(|t| !t.knowledge.borrow().is_empty()) {
-        let mut all = Knowledge::default();
-        for t in threads {
-            all.merge(&t.knowledge.borrow());
-        }
-        let all = Rc::new(all);
-        for t in threads {
-            *t.knowledge.borrow_mut() = Rc::clone(&all);
-        }
-    }
+    share_knowledge(threads);
     state.fill(State::Runnable);
     ctx.epoch.set(ctx.epoch.get() + 1);
     Ok(())
+}
+
+/// A barrier's release: every thread of `threads` (a block's, or a
+/// cluster's) learns what any of them acquired (nothing to do when none
+/// acquired anything).
+fn share_knowledge(threads: &[ThreadCtx]) {
+    if threads.iter().all(|t| t.knowledge.borrow().is_empty()) {
+        return;
+    }
+    let mut all = Knowledge::default();
+    for t in threads {
+        all.merge(&t.knowledge.borrow());
+    }
+    let all = Rc::new(all);
+    for t in threads {
+        *t.knowledge.borrow_mut() = Rc::clone(&all);
+    }
 }
 
 /// Why the threads of a block waiting at a barrier cannot all go on:

@@ -1,5 +1,7 @@
 //! FP8 attention (`attention --precision e4m3`): Q, K and V quantized to
-//! E4M3 with one descale per tensor, V transposed by a pass of its own
+//! E4M3 with one descale per tensor (or, with `--head-descales`, one per
+//! K/V head of each batch, FlashAttention-3's granularity: a query head
+//! takes its K/V head's), V transposed by a pass of its own
 //! (`hopper::fp8_v_transpose`), then the Hopper step on E4M3
 //! (`attention_hopper_e4m3_d*`). O is bf16 (or f16), lse `f32`.
 //!
@@ -29,29 +31,46 @@ use crate::measure::bench::{self, Runs, Timing};
 use crate::measure::data;
 use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
 
-use super::launch::{Buffers, Element, HopperState, Step, hopper_maps, launch, launch_hopper};
+use super::launch::{Buffers, Element, HopperState, Scales, Step, hopper_maps, launch, launch_hopper};
 use super::problem::Problem;
 use super::reference::{Arithmetic, reference_with, rows_to_check, verify};
 
-/// A tensor in E4M3 and the descale that gives its values back.
+/// A tensor in E4M3 and the descales that give its values back: one for
+/// the whole tensor, or one for each of as many equal runs of it (one a
+/// K/V head of a batch: Q's heads of a K/V head's group lie side by side,
+/// as do K's and V's keys of a head).
 pub struct Quantized {
     pub values: Vec<E4m3>,
-    pub descale: f32,
+    pub descales: Vec<f32>,
 }
 
 impl Quantized {
     /// `x` quantized per tensor: descale `amax / 448` (1 for a tensor of
     /// zeros), each value divided by it and rounded to nearest even.
     pub fn of(x: &[f32]) -> Quantized {
-        let amax = x.par_iter().map(|v| v.abs()).reduce(|| 0.0, f32::max);
-        let descale = if amax > 0.0 && amax.is_finite() { amax / E4m3::max() } else { 1.0 };
-        Quantized { values: x.par_iter().map(|&v| E4m3::from_f32(v / descale)).collect(), descale }
+        Quantized::per_run(x, 1)
+    }
+
+    /// `x` quantized in `runs` equal runs, each with the descale of its
+    /// own `amax` (`x`'s length a multiple of `runs`).
+    pub fn per_run(x: &[f32], runs: usize) -> Quantized {
+        let n = x.len() / runs.max(1);
+        let descales: Vec<f32> = x
+            .par_chunks(n.max(1))
+            .map(|run| {
+                let amax = run.iter().map(|v| v.abs()).fold(0.0, f32::max);
+                if amax > 0.0 && amax.is_finite() { amax / E4m3::max() } else { 1.0 }
+            })
+            .collect();
+        let values = x.par_iter().enumerate().map(|(i, &v)| E4m3::from_f32(v / descales[i / n])).collect();
+        Quantized { values, descales }
     }
 
     /// The values the kernel computes with, exactly.
     pub fn dequantized(&self) -> Vec<f64> {
-        let descale = self.descale as f64;
-        self.values.par_iter().map(|e| e.to_f32() as f64 * descale).collect()
+        let n = self.values.len() / self.descales.len().max(1);
+        let at = |i: usize| self.descales[i / n.max(1)] as f64;
+        self.values.par_iter().enumerate().map(|(i, e)| e.to_f32() as f64 * at(i)).collect()
     }
 }
 
@@ -112,19 +131,45 @@ pub struct Fp8Buffers<T: Element> {
     vt: DeviceBuffer<E4m3>,
     pub o: DeviceBuffer<T>,
     pub lse: DeviceBuffer<f32>,
-    /// The descales of Q, K and V.
-    descales: [f32; 3],
+    /// The descales: Q's and K's folded into the score scale (one
+    /// rounding) and V's, for the whole problem, or per K/V head on the
+    /// device (`Scales::Head`'s words).
+    scales: Descales,
     hopper: HopperState,
 }
 
+/// [`Fp8Buffers`]' descales, as the launch takes them.
+enum Descales {
+    Tensor(f32, f32),
+    Head(DeviceBuffer<f32>),
+}
+
 impl<T: Element> Fp8Buffers<T> {
-    /// Uploads the quantized Q, K, V (checked against the problem) and
+    /// Uploads the quantized Q, K, V (checked against the problem: each
+    /// with one descale, or all three with one a K/V head of a batch) and
     /// allocates Vᵀ, O and lse.
     pub fn new(gpu: &Gpu, p: &Problem, [q, k, v]: [&Quantized; 3]) -> Result<Self> {
         p.check()?;
         if q.values.len() != p.q_len() || k.values.len() != p.kv_len() || v.values.len() != p.kv_len() {
             return Err(Error::InvalidInput(format!("attention {p}: inputs of the wrong length")));
         }
+        // One rounding of each folded scale.
+        let fold = |dq: f32, dk: f32| (p.scale as f64 * dq as f64 * dk as f64) as f32;
+        let groups = p.batch * p.kv_heads;
+        let scales = match [q.descales.len(), k.descales.len(), v.descales.len()] {
+            [1, 1, 1] => Descales::Tensor(fold(q.descales[0], k.descales[0]), v.descales[0]),
+            lens if lens == [groups; 3] => {
+                let folded = (0..groups).map(|g| fold(q.descales[g], k.descales[g]));
+                let words: Vec<f32> = folded.chain(v.descales.iter().copied()).collect();
+                Descales::Head(gpu.upload(&words)?)
+            }
+            lens => {
+                return Err(Error::InvalidInput(format!(
+                    "attention {p}: descales of Q, K and V number {lens:?}: one each, or {groups} each (one a K/V \
+                     head of a batch)"
+                )));
+            }
+        };
         let pitch = gpu::attention::hopper::transposed_keys(p.s_k);
         Ok(Fp8Buffers {
             q: gpu.upload(&q.values)?,
@@ -133,7 +178,7 @@ impl<T: Element> Fp8Buffers<T> {
             vt: gpu.alloc(p.batch * p.kv_heads * p.d * pitch)?,
             o: gpu.alloc(p.q_len())?,
             lse: gpu.alloc(p.rows())?,
-            descales: [q.descale, k.descale, v.descale],
+            scales,
             hopper: HopperState::default(),
         })
     }
@@ -192,13 +237,14 @@ pub fn transpose<T: Element>(gpu: &Gpu, p: &Problem, x: &mut Fp8Buffers<T>) -> R
 /// The FP8 step on `p`: O and lse into `x` (Vᵀ made by [`transpose`]).
 pub fn launch_fp8<T: Element>(gpu: &Gpu, p: &Problem, x: &mut Fp8Buffers<T>) -> Result<()> {
     let kernel = kernel::<T>(p)?;
-    let [dq, dk, dv] = x.descales;
-    // One rounding of the folded scale.
-    let scale = (p.scale as f64 * dq as f64 * dk as f64) as f32;
+    let scales = match &x.scales {
+        Descales::Tensor(scale, dv) => Scales::Tensor(*scale, *dv),
+        Descales::Head(words) => Scales::Head(words),
+    };
     let pitch = gpu::attention::hopper::transposed_keys(p.s_k);
     let (q, k, vt) = (&x.q, &x.k, &x.vt);
     let maps = || hopper_maps(gpu, p, (q, k, vt), Some(pitch));
-    launch_hopper(gpu, p, kernel, maps, (&mut x.o, &mut x.lse), &mut x.hopper, (scale, dv))
+    launch_hopper(gpu, p, kernel, maps, (&mut x.o, &mut x.lse), &mut x.hopper, scales)
 }
 
 /// The RMSE of O on one kind of input: the FP8 step's and the bf16
@@ -240,7 +286,8 @@ pub fn run<T: Element>(gpu: &Gpu, p: &Problem, runs: Option<Runs>, accuracy: boo
     let mut analysis = None;
     for &kind in kinds {
         let raw = kind.draw(p, 0xf8a7);
-        let quantized: Vec<Quantized> = raw.iter().map(|x| Quantized::of(x)).collect();
+        let runs = if p.head_descales { p.batch * p.kv_heads } else { 1 };
+        let quantized: Vec<Quantized> = raw.iter().map(|x| Quantized::per_run(x, runs)).collect();
         let mut x = Fp8Buffers::<T>::new(gpu, p, [&quantized[0], &quantized[1], &quantized[2]])?;
         let [q, k, v] = [0, 1, 2].map(|i| quantized[i].dequantized());
         let arithmetic = Arithmetic::fp8((T::ROUNDING, T::TINY), gpu::attention::hopper::bc(p.d));

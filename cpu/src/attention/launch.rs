@@ -26,7 +26,8 @@ pub type FlashSignature<T> = (In<T>, In<T>, In<T>, Out<T>, Out<f32>, u32, u32, u
 /// through them alone), O and lse, a split's workspace, then
 /// as [`FlashSignature`] from the heads, with the batch before them and
 /// V's descale (FP8; 1 otherwise) after the scale.
-pub type HopperSignature<T> = (In<u64>, Out<T>, Out<f32>, Out<f32>, u32, u32, u32, u32, u32, f32, f32, u32);
+pub type HopperSignature<T> =
+    (In<u64>, Out<T>, Out<f32>, Out<f32>, u32, u32, u32, u32, u32, f32, f32, In<f32>, u32);
 /// What the Hopper step's merge kernel takes.
 pub type MergeSignature<T> = (In<f32>, Out<T>, Out<f32>, u32, u32, u32, u32, u32, u32, f32);
 /// What the softmax kernel takes.
@@ -129,7 +130,8 @@ pub fn launch<P: gemm::Precision<Input: Element>>(
             let kernel = Step::Hopper.kernel(<P::Input as Input>::NAME, p.d)?;
             let (q, k, v) = (&x.q, &x.k, &x.v);
             let maps = || hopper_maps(gpu, p, (q, k, v), None);
-            launch_hopper(gpu, p, kernel, maps, (&mut x.o, &mut x.lse), &mut x.hopper, (p.scale, 1.0))
+            let scales = Scales::Tensor(p.scale, 1.0);
+            launch_hopper(gpu, p, kernel, maps, (&mut x.o, &mut x.lse), &mut x.hopper, scales)
         }
         Step::Unfused => {
             let kernel = Step::Unfused.kernel(<P::Input as Input>::NAME, p.d)?;
@@ -173,12 +175,23 @@ pub struct HopperState {
     /// The split workspace (the chunks' states), grown to the largest
     /// split launched.
     split: Option<DeviceBuffer<f32>>,
+    /// One word passed as the descales of a launch without descales per
+    /// head, which never reads it.
+    unread: Option<DeviceBuffer<f32>>,
+}
+
+/// How a Hopper launch scales the scores and O: `(scale, v_scale)` for
+/// every head, or each K/V head's own (`2 b kv_heads` words:
+/// `gpu::attention::hopper::HEAD_DESCALES`).
+pub enum Scales<'a> {
+    Tensor(f32, f32),
+    Head(&'a DeviceBuffer<f32>),
 }
 
 /// Launches a Hopper forward kernel (`attention_hopper_*`, output `T`) on
-/// `p`: O and lse into `out`, the scores scaled by `scale`, O by
-/// `v_scale`; `maps` encodes the tensor maps when the shape is new; a
-/// split's merge follows.
+/// `p`: O and lse into `out`, the scores and O scaled as `scales` says;
+/// `maps` encodes the tensor maps when the shape is new; a split's merge
+/// follows (never with scales per head: the merge takes one scale).
 pub fn launch_hopper<T: Element>(
     gpu: &Gpu,
     p: &Problem,
@@ -186,9 +199,27 @@ pub fn launch_hopper<T: Element>(
     maps: impl FnOnce() -> Result<Vec<u64>>,
     (o, lse): (&mut DeviceBuffer<T>, &mut DeviceBuffer<f32>),
     state: &mut HopperState,
-    (scale, v_scale): (f32, f32),
+    scales: Scales,
 ) -> Result<()> {
-    use gpu::attention::hopper::{CAUSAL, GROUP_SHIFT, PING_PONG, SPLIT, merge_threads, part_floats};
+    use gpu::attention::hopper::{
+        CAUSAL, GROUP_SHIFT, HEAD_DESCALES, PING_PONG, SPLIT, merge_threads, part_floats,
+    };
+    if state.unread.is_none() {
+        state.unread = Some(gpu.zeros(1)?);
+    }
+    let ((scale, v_scale), descales) = match scales {
+        Scales::Tensor(scale, v_scale) => ((scale, v_scale), None),
+        Scales::Head(words) => {
+            if words.len() != 2 * p.batch * p.kv_heads {
+                return Err(Error::InvalidInput(format!(
+                    "attention {p}: descales per head need {} words, the buffer has {}",
+                    2 * p.batch * p.kv_heads,
+                    words.len()
+                )));
+            }
+            ((p.scale, 1.0), Some(words))
+        }
+    };
     let (sq, sk) = (p.s_q as u32, p.s_k as u32);
     let typed = kernel.typed::<HopperSignature<T>>().map_err(Error::InvalidInput)?;
     if state.maps.as_ref().is_none_or(|(shape, _)| *shape != p.shape()) {
@@ -197,7 +228,7 @@ pub fn launch_hopper<T: Element>(
     let maps = &state.maps.as_ref().expect("just encoded").1;
     let resident = gpu.resident_blocks(kernel)?;
     // A split runs on every block, even with fewer tiles than blocks.
-    let split = hopper_split(p, resident);
+    let split = if descales.is_some() { None } else { hopper_split(p, resident) };
     let grid = match split {
         Some(_) => Dim3::xy(resident, 1),
         None => kernel.launch.persistent_grid(sq, (p.batch * p.heads) as u32, resident),
@@ -220,7 +251,9 @@ pub fn launch_hopper<T: Element>(
     let flags = if p.causal { CAUSAL } else { 0 }
         | if p.ping_pong { PING_PONG } else { 0 }
         | if split.is_some() { SPLIT } else { 0 }
+        | if descales.is_some() { HEAD_DESCALES } else { 0 }
         | group << GROUP_SHIFT;
+    let descales = descales.unwrap_or_else(|| state.unread.as_ref().expect("just allocated"));
     let dims = (p.batch as u32, p.heads as u32, p.kv_heads as u32, sq, sk);
     // SAFETY: O and lse hold this checked problem's rows, and the maps
     // describe its inputs as the kernel reads them (the caller's `maps`);
@@ -231,7 +264,7 @@ pub fn launch_hopper<T: Element>(
             grid,
             (
                 maps, &mut *o, &mut *lse, workspace, dims.0, dims.1, dims.2, dims.3, dims.4, scale, v_scale,
-                flags,
+                descales, flags,
             ),
         )
     }?;

@@ -25,6 +25,9 @@ pub struct Problem {
     /// The Hopper step splits its last round where that pays
     /// (`gpu::attention::hopper::SPLIT`, [`super::launch::hopper_split`]).
     pub split: bool,
+    /// FP8 inputs quantized per K/V head of each batch rather than per
+    /// tensor (`gpu::attention::hopper::HEAD_DESCALES`; the FP8 step only).
+    pub head_descales: bool,
 }
 
 /// The most multiply-adds of one product (`b h s_q s_k d`) a problem may
@@ -98,6 +101,7 @@ impl Problem {
             ping_pong: false,
             deterministic: false,
             split: true,
+            head_descales: false,
         }
     }
 

@@ -66,6 +66,11 @@ struct Options {
     /// them over the idle blocks (to measure what the split gains).
     #[arg(long)]
     no_split: bool,
+    /// With --precision e4m3: Q, K and V quantized with a descale per K/V
+    /// head of each batch (a query head takes its K/V head's), not per
+    /// tensor. Such a call never splits its last round.
+    #[arg(long)]
+    head_descales: bool,
     /// bf16, f16, or e4m3 (FP8 inputs with a descale per tensor, O in
     /// bf16: the hopper step only, forward only).
     #[arg(long, default_value = "bf16")]
@@ -171,6 +176,9 @@ fn problems(o: &Options, emulator: bool) -> Result<(Vec<Problem>, Vec<Step>)> {
     if fp8 && (o.backward || o.decode || !o.varlen.is_empty()) {
         return bad("--precision e4m3 is the forward prefill's: the backward and decode take bf16 or f16 (decode's cache: --kv-cache e4m3)".into());
     }
+    if o.head_descales && !fp8 {
+        return bad("--head-descales quantizes FP8 inputs: add --precision e4m3".into());
+    }
     if fp8 && steps.iter().any(|&s| s != Step::Hopper) {
         return bad("--precision e4m3 runs the hopper step only".into());
     }
@@ -214,6 +222,7 @@ fn problems(o: &Options, emulator: bool) -> Result<(Vec<Problem>, Vec<Step>)> {
         p.ping_pong = o.ping_pong;
         p.deterministic = o.deterministic;
         p.split = !o.no_split;
+        p.head_descales = o.head_descales;
         p.check()?;
     }
     if o.sweep && o.deterministic {

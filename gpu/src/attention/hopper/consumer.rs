@@ -32,10 +32,10 @@
 //! twice before the waiter saw it (each needs the waiter's own arrivals in
 //! between).
 
-use super::BR;
 use super::epilogue::{Finished, Rows, State};
 use super::pipeline::{Smem, span_of, v_transposed};
 use super::scheduler::{AttentionArgs, Deal, WorkTile};
+use super::{BR, Scaling};
 use crate::attention::{tree32, visible_keys};
 use crate::dev::epilogue::Epilogue;
 use crate::dev::math::{self, ex2_approx, fma};
@@ -218,7 +218,7 @@ impl Consumer {
         self,
         p: AttentionArgs,
         mut epilogue: impl Epilogue<Finished, Results = State<O>>,
-        c: f32,
+        scaling: Scaling,
     ) {
         let smem = self.smem;
         let bc = S::N;
@@ -239,6 +239,7 @@ impl Consumer {
             let WorkTile { bh, q0, j0, key_tiles, .. } = tile;
             let (j0, key_tiles) = (j0 as usize, key_tiles as usize);
             let rows = Rows { q0: q0 + 64 * self.c, head_row: bh * p.s_q as usize };
+            let (c, v) = scaling.of(bh, p);
             // Whether a tile needs masking: its last key lies past the
             // limit of the warpgroup's first row (the end of K included).
             let first_limit = visible_keys(
@@ -285,7 +286,7 @@ impl Consumer {
                 self.release(smem.q_empty());
             }
             // SAFETY: the caller's contract; the warpgroup, converged.
-            unsafe { epilogue.store(&w.st, Finished { n, rows }) };
+            unsafe { epilogue.store(&w.st, Finished { n, rows, c, v }) };
         }
         epilogue.finish();
     }

@@ -42,6 +42,10 @@ pub(super) struct Rows {
 pub(super) struct Finished {
     pub n: usize,
     pub rows: Rows,
+    /// The tile's scale of the scores to powers of 2 (`scale log2 e`).
+    pub c: f32,
+    /// What multiplies its O (V's descale: 1 but for FP8).
+    pub v: f32,
 }
 
 /// The epilogue of a launch: O and lse, the split chunks' workspace, and
@@ -52,10 +56,6 @@ pub(super) struct TileStore<T, O, S> {
     lse: Out<f32>,
     states: Out<f32>,
     p: AttentionArgs,
-    /// `scale log2 e`: scores to powers of 2.
-    c: f32,
-    /// What multiplies O (V's descale: 1 but for FP8).
-    v_scale: f32,
     smem: Smem,
     /// The consumer warpgroup and the thread's index in it.
     me: (usize, usize),
@@ -69,11 +69,11 @@ impl<T, O, S> TileStore<T, O, S> {
     pub fn new(
         (o, lse): (Out<T>, Out<f32>),
         states: Out<f32>,
-        (p, c, v_scale): (AttentionArgs, f32, f32),
+        p: AttentionArgs,
         smem: Smem,
         me: (usize, usize),
     ) -> Self {
-        TileStore { o, lse, states, p, c, v_scale, smem, me, accumulators: PhantomData }
+        TileStore { o, lse, states, p, smem, me, accumulators: PhantomData }
     }
 }
 
@@ -85,9 +85,9 @@ impl<T: Element, O: Accumulators, S: Accumulators> Epilogue<Finished> for TileSt
         // SAFETY: the plan written before the block's barrier.
         match unsafe { self.p.chunk_of(self.smem.plan(), f.n as u32) } {
             // SAFETY: the caller's contract.
-            None => unsafe { self.rows(st, f.rows) },
+            None => unsafe { self.rows(st, f) },
             // SAFETY: the caller's contract; a chunk only with a split.
-            Some(tile) => unsafe { self.chunk(st, tile) },
+            Some(tile) => unsafe { self.chunk(st, tile, f.v) },
         }
     }
 
@@ -95,14 +95,15 @@ impl<T: Element, O: Accumulators, S: Accumulators> Epilogue<Finished> for TileSt
 }
 
 impl<T: Element, O: Accumulators, S: Accumulators> TileStore<T, O, S> {
-    /// O `v_scale / l` into the rows below `s_q` (two neighbours per 4-byte store),
-    /// lse by each row's first thread (`+inf` for a row that saw no key).
+    /// O `v / l` into the tile's rows below `s_q` (two neighbours per
+    /// 4-byte store), lse by each row's first thread (`+inf` for a row that
+    /// saw no key).
     ///
     /// # Safety
     /// `o` and `lse` hold the problem's rows; every lane of the warp calls it.
     #[inline(always)]
-    unsafe fn rows(&self, st: &State<O>, rows: Rows) {
-        let (p, c, lse) = (self.p, self.c, &self.lse);
+    unsafe fn rows(&self, st: &State<O>, Finished { rows, c, v, .. }: Finished) {
+        let (p, lse) = (self.p, &self.lse);
         let d = O::N;
         let (r, col) = d_f32(self.me.1 as u32, 0);
         let o = self.o.recast::<u32>();
@@ -112,7 +113,7 @@ impl<T: Element, O: Accumulators, S: Accumulators> TileStore<T, O, S> {
             let l = sums[R];
             let row = rows.q0 + r as usize + 8 * R;
             if row < p.s_q as usize {
-                let inv = if l > 0.0 { self.v_scale / l } else { 0.0 };
+                let inv = if l > 0.0 { v / l } else { 0.0 };
                 let first = (rows.head_row + row) * d + col as usize;
                 seq!(N in 0..32 {
                     if N < d / 8 {
@@ -132,7 +133,7 @@ impl<T: Element, O: Accumulators, S: Accumulators> TileStore<T, O, S> {
     }
 
     /// A chunk of a split tile (`tile`: its index in the last round, see
-    /// `scheduler`): the consumer's state for its rows (O times `v_scale`, and each row's
+    /// `scheduler`): the consumer's state for its rows (O times `v`, and each row's
     /// reference and whole sum) into the block's slot of `states`, each
     /// thread its own words, thread-minor (a warp's stores whole 128-byte
     /// lines).
@@ -141,7 +142,7 @@ impl<T: Element, O: Accumulators, S: Accumulators> TileStore<T, O, S> {
     /// A split launch, `states` as its contract says; every lane of the
     /// warp calls it; `tile` is a chunk's of this block.
     #[inline(always)]
-    unsafe fn chunk(&self, st: &State<O>, tile: u32) {
+    unsafe fn chunk(&self, st: &State<O>, tile: u32, v: f32) {
         let (p, states, (consumer, t)) = (self.p, &self.states, self.me);
         let d = O::N;
         let Some(tail) = p.tail(grid_dim_x().max(1), S::N) else { return };
@@ -155,7 +156,7 @@ impl<T: Element, O: Accumulators, S: Accumulators> TileStore<T, O, S> {
         seq!(I in 0..128 {
             if I < O::N / 2 {
                 // SAFETY: the slot lies in the workspace (two a block).
-                unsafe { states.store(at + 128 * I, st.o[I] * self.v_scale) };
+                unsafe { states.store(at + 128 * I, st.o[I] * v) };
             }
         });
         seq!(R in 0..2 {

@@ -114,6 +114,13 @@ pub const PING_PONG: u32 = 2;
 /// launch's workspace ([`part_floats`] a block), and
 /// [`attention_merge()`] finishes their rows.
 pub const SPLIT: u32 = 4;
+/// Bit of the kernels' `flags`: each K/V head's own score scale and V
+/// descale in place of `scale` and `v_scale`, for FP8 inputs quantized
+/// per head rather than per tensor: `descales` holds `b kv_heads` score
+/// scales (the softmax scale with the head's Q and K descales folded in),
+/// then as many V descales, by `b kv_heads + kv_head`; a query head takes
+/// its K/V head's. Not with [`SPLIT`] (the merge takes one scale).
+pub const HEAD_DESCALES: u32 = 8;
 /// The kernels' `flags` above this shift: heads per group of the causal
 /// deal (0: every head at once; `scheduler` says why and how).
 pub const GROUP_SHIFT: u32 = 16;
@@ -160,15 +167,46 @@ const _: () = assert!(
     stages(64, 2) == 4 && stages(128, 2) == 3 && stages(256, 2) == 2 && shared_bytes(256, 2) <= SHARED_LIMIT
 );
 
+/// What scales a tile's scores and its O: the launch's `scale` (as `c`,
+/// log2 e folded in, the softmax's base-2 units) and `v_scale`, or with
+/// [`HEAD_DESCALES`] the tile's K/V head's own from `descales`: `batch
+/// kv_heads` score scales (the softmax scale with the head's Q and K
+/// descales folded in, one rounding, as `scale` is per tensor), then as
+/// many V descales, by `b kv_heads + kv_head`. A query head takes its K/V
+/// head's, as FlashAttention-3's descales do: one load of two words a
+/// tile.
+#[derive(Clone, Copy)]
+struct Scaling {
+    c: f32,
+    v: f32,
+    descales: In<f32>,
+    per_head: bool,
+}
+
+impl Scaling {
+    /// `(c, v)` for the tile of head row `bh` (`b heads + h`) of `p`.
+    #[inline(always)]
+    fn of(self, bh: usize, p: AttentionArgs) -> (f32, f32) {
+        if !self.per_head {
+            return (self.c, self.v);
+        }
+        let (heads, kv) = (p.heads as usize, p.kv_heads as usize);
+        let g = bh / heads * kv + bh % heads / (heads / kv);
+        // SAFETY: g < batch kv_heads, and `descales` holds two such runs
+        // (the launch's contract with the flag).
+        unsafe { (self.descales.load(g) * LOG2_E, self.descales.load(p.batch as usize * kv + g)) }
+    }
+}
+
 /// Step 3's body: inputs `I`, O in `T` with `O::N = d` columns, S with
-/// `S::N = bc(d)`; the scores scaled by `scale`, O by `v_scale`.
+/// `S::N = bc(d)`; the scores and O scaled as `scaling` says.
 #[inline(always)]
 fn hopper<I: Element, T: Element, O: Accumulators, S: Accumulators>(
     maps: In<u64>,
     out: (Out<T>, Out<f32>),
     states: Out<f32>,
     p: AttentionArgs,
-    (scale, v_scale): (f32, f32),
+    scaling: Scaling,
 ) {
     let d = O::N;
     let smem = Smem::new(d, S::N, stages(d, I::BYTES), I::BYTES);
@@ -190,7 +228,7 @@ fn hopper<I: Element, T: Element, O: Accumulators, S: Accumulators>(
         }
     };
     let consumer = #[inline(always)]
-    |_| consume::<I, T, O, S>(smem, out, states, p, (scale, v_scale));
+    |_| consume::<I, T, O, S>(smem, out, states, p, scaling);
     // SAFETY: every thread, converged; 56 + 2 x 224 = 3 x 168 (checked).
     unsafe { specialize::<THREADS, 56, 224>(producer, consumer) };
 }
@@ -202,18 +240,17 @@ fn consume<I: Element, T: Element, O: Accumulators, S: Accumulators>(
     out: (Out<T>, Out<f32>),
     states: Out<f32>,
     p: AttentionArgs,
-    (scale, v_scale): (f32, f32),
+    scaling: Scaling,
 ) {
     // SAFETY: every lane of the consumers' warps is here.
     let (c, t) = unsafe { consumer::who() };
     // The turns, not at d = 256: its consumers have no register for them.
     let ping_pong = p.ping_pong && O::N <= 128;
-    let c_scale = scale * LOG2_E;
-    let epilogue = TileStore::<T, O, S>::new(out, states, (p, c_scale, v_scale), smem, (c, t));
+    let epilogue = TileStore::<T, O, S>::new(out, states, p, smem, (c, t));
     // SAFETY: the warpgroup, converged; initialized; `o` and `lse` hold
     // the problem's rows, and with a split the workspace its size (the
     // launch's contract).
-    unsafe { Consumer { c, t, smem, ping_pong }.run::<I, O, S>(p, epilogue, c_scale) };
+    unsafe { Consumer { c, t, smem, ping_pong }.run::<I, O, S>(p, epilogue, scaling) };
 }
 
 /// One kernel per head dimension `$d` and input element `$in` of `$e`
@@ -243,6 +280,7 @@ macro_rules! head_dims {
             s_k: u32,
             scale: f32,
             v_scale: f32,
+            descales: In<f32>,
             flags: u32,
         ) {
             let p = AttentionArgs {
@@ -256,7 +294,9 @@ macro_rules! head_dims {
                 group: flags >> GROUP_SHIFT,
                 split: flags & SPLIT != 0,
             };
-            hopper::<$in, T, $o, $s>(maps, (o, lse), states, p, (scale, v_scale));
+            let per_head = flags & HEAD_DESCALES != 0;
+            let scaling = Scaling { c: scale * LOG2_E, v: v_scale, descales, per_head };
+            hopper::<$in, T, $o, $s>(maps, (o, lse), states, p, scaling);
         }
     )*};
 }
@@ -273,7 +313,9 @@ head_dims! {
     /// x 64), through which alone the
     /// kernel reads Q, K and V; O `[b, heads, s_q, 64]`, lse `[b, heads, s_q]`;
     /// `kv_heads` divides `heads`; every size at least 1; `scale > 0`;
-    /// `v_scale` multiplies O (1 but for FP8's descale);
+    /// `v_scale` multiplies O (1 but for FP8's descale); with
+    /// [`HEAD_DESCALES`], `descales` holds `2 b kv_heads` values that take
+    /// their place head by head, else it is not read;
     /// `flags` of [`CAUSAL`], [`PING_PONG`] and [`SPLIT`], and above
     /// [`GROUP_SHIFT`] the causal deal's heads per group: 0, or a divisor
     /// of `b heads` that is a multiple of `heads / kv_heads`. With

@@ -79,6 +79,42 @@ pub fn threads() -> usize {
 
 static SET_THREADS: AtomicUsize = AtomicUsize::new(0);
 
+/// The OS threads the process's launches are running on now.
+static BUSY: AtomicUsize = AtomicUsize::new(0);
+
+/// OS threads a launch runs on, counted in [`BUSY`] until it ends:
+/// launches that run at once (a test harness's threads, say) share
+/// [`threads`] between them, at least one each, rather than each taking
+/// every core. (Two tests each running two workers on two cores ran
+/// slower than with one each: the workers contend, and a parallel run a
+/// poll stops is run again.) A count [`set_threads`] gave is taken as
+/// given. A launch's report does not depend on how many it gets.
+struct Reserved(usize);
+
+impl Reserved {
+    fn take(want: usize) -> Reserved {
+        if SET_THREADS.load(Relaxed) != 0 {
+            BUSY.fetch_add(want, Relaxed);
+            return Reserved(want);
+        }
+        let cores = threads();
+        let mut busy = BUSY.load(Relaxed);
+        loop {
+            let n = want.min(cores.saturating_sub(busy)).max(1);
+            match BUSY.compare_exchange_weak(busy, busy + n, Relaxed, Relaxed) {
+                Ok(_) => return Reserved(n),
+                Err(now) => busy = now,
+            }
+        }
+    }
+}
+
+impl Drop for Reserved {
+    fn drop(&mut self) {
+        BUSY.fetch_sub(self.0, Relaxed);
+    }
+}
+
 /// Runs later launches on `n` OS threads (`None`: as [`threads`] finds
 /// them), for the whole process: a benchmark of the emulator's scaling.
 pub fn set_threads(n: Option<usize>) {
@@ -102,7 +138,8 @@ pub fn set_threads(n: Option<usize>) {
 pub fn launch(spec: &LaunchSpec, body: &(dyn Fn() + Sync)) -> Result<Analysis, EmuError> {
     quiet_kernel_panics();
     let clusters = clusters(spec)?;
-    let workers = threads().min(clusters.len());
+    let reserved = Reserved::take(threads().min(clusters.len()));
+    let workers = reserved.0;
     if workers > 1 {
         let state = LaunchState::new(spec, true);
         match run_clusters(spec, body, &clusters, &state, workers) {

@@ -7,7 +7,7 @@ use gpu::launch::{Dim3, Kernel, registry};
 
 use crate::blas::{Gemm, Layout, Op};
 use crate::gemm::{self, Call, Input, TensorGemm};
-use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
+use crate::runtime::{DeviceBuffer, Error, Gpu, Result, Unread};
 
 use super::problem::Problem;
 
@@ -175,9 +175,8 @@ pub struct HopperState {
     /// The split workspace (the chunks' states), grown to the largest
     /// split launched.
     split: Option<DeviceBuffer<f32>>,
-    /// One word passed as the descales of a launch without descales per
-    /// head, which never reads it.
-    unread: Option<DeviceBuffer<f32>>,
+    /// Passed for the descales of a launch without descales per head.
+    unread: Unread,
 }
 
 /// How a Hopper launch scales the scores and O: `(scale, v_scale)` for
@@ -204,9 +203,6 @@ pub fn launch_hopper<T: Element>(
     use gpu::attention::hopper::{
         CAUSAL, GROUP_SHIFT, HEAD_DESCALES, PING_PONG, SPLIT, merge_threads, part_floats,
     };
-    if state.unread.is_none() {
-        state.unread = Some(gpu.zeros(1)?);
-    }
     let ((scale, v_scale), descales) = match scales {
         Scales::Tensor(scale, v_scale) => ((scale, v_scale), None),
         Scales::Head(words) => {
@@ -253,7 +249,10 @@ pub fn launch_hopper<T: Element>(
         | if split.is_some() { SPLIT } else { 0 }
         | if descales.is_some() { HEAD_DESCALES } else { 0 }
         | group << GROUP_SHIFT;
-    let descales = descales.unwrap_or_else(|| state.unread.as_ref().expect("just allocated"));
+    let descales = match descales {
+        Some(words) => words,
+        None => state.unread.get(gpu)?,
+    };
     let dims = (p.batch as u32, p.heads as u32, p.kv_heads as u32, sq, sk);
     // SAFETY: O and lse hold this checked problem's rows, and the maps
     // describe its inputs as the kernel reads them (the caller's `maps`);

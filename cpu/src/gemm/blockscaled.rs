@@ -25,7 +25,7 @@ use super::call::{Act, MAX_DIM};
 use super::grouped::{Grouped, Rows};
 use super::precision::{Element, Input};
 use super::reference::Checked;
-use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
+use crate::runtime::{DeviceBuffer, Error, Gpu, Result, Unread};
 
 /// A block-scaled call.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -120,7 +120,8 @@ impl fmt::Display for BlockScaled {
 #[derive(Default)]
 pub struct BlockScaledGemm {
     maps: RefCell<HashMap<String, DeviceBuffer<u64>>>,
-    no_bias: super::grouped::NoBias,
+    /// Passed for the bias of a grouped call without one.
+    no_bias: Unread,
     /// The persistent grid's size instead of as many blocks as the device
     /// holds at once (tests on the emulator's one SM).
     pub blocks: Option<usize>,

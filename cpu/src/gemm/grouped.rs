@@ -29,7 +29,7 @@ use rayon::prelude::*;
 use super::call::{Act, MAX_DIM};
 use super::precision::{Bf16, E4m3, Element, F16, Input, Precision};
 use super::reference::{Checked, expected};
-use crate::runtime::{DeviceBuffer, Error, Gpu, Result};
+use crate::runtime::{DeviceBuffer, Error, Gpu, Result, Unread};
 
 /// How the rows of A and D are shared among the groups.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -298,7 +298,8 @@ grouped_precision!(E4m3, gemm_grouped_e4m3);
 #[derive(Default)]
 pub struct GroupedGemm {
     maps: RefCell<HashMap<String, DeviceBuffer<u64>>>,
-    no_bias: NoBias,
+    /// Passed for the bias of a call without one.
+    no_bias: Unread,
     /// The persistent grid's size instead of as many blocks as the device
     /// holds at once (tests on the emulator's one SM).
     pub blocks: Option<usize>,
@@ -356,20 +357,6 @@ impl GroupedGemm {
         // SAFETY: the maps describe A and B's stack inside `a` and `b`, D
         // holds m x n, rows and the bias their values (checked above).
         unsafe { P::launch_grouped(gpu, Dim3::xy(blocks as u32, 1), (&maps[&key], d, rows, bias), call) }
-    }
-}
-
-/// What a grouped call without a bias passes for it: one value, never
-/// read, uploaded at the first call.
-#[derive(Default)]
-pub(crate) struct NoBias(std::cell::OnceCell<DeviceBuffer<f32>>);
-
-impl NoBias {
-    pub(crate) fn get(&self, gpu: &Gpu) -> Result<&DeviceBuffer<f32>> {
-        if self.0.get().is_none() {
-            let _ = self.0.set(gpu.upload(&[0.0f32])?);
-        }
-        Ok(self.0.get().unwrap())
     }
 }
 

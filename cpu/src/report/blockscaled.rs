@@ -46,7 +46,11 @@ pub fn section(runs: &[Sweep]) -> String {
                 format!("{:.1}", r.ours),
                 r.peer.map_or("-".into(), |p| format!("{p:.1}")),
                 percent(r.ratio()),
-                r.route.clone(),
+                format!(
+                    "{} / {}",
+                    s.cell(r, "per-tensor (ours) TFLOP/s").unwrap_or("-"),
+                    s.cell(r, "cuBLASLt per-tensor TFLOP/s").unwrap_or("-")
+                ),
             ]);
         }
         md += &t.markdown();

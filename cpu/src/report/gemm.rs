@@ -25,6 +25,16 @@ pub struct Sweep {
     /// `gemm --random`'s seed, where the table is a random draw's.
     pub seed: Option<u64>,
     pub rows: Vec<Row>,
+    /// The table's column names, which name each row's [`Row::cells`].
+    pub header: Vec<String>,
+}
+
+impl Sweep {
+    /// Row `r`'s cell in column `name`, where the table has one.
+    pub fn cell<'a>(&self, r: &'a Row, name: &str) -> Option<&'a str> {
+        let i = self.header.iter().position(|h| h == name)?;
+        r.cells.get(i).map(String::as_str)
+    }
 }
 
 /// One call of a sweep.
@@ -38,6 +48,8 @@ pub struct Row {
     /// The table's own ratio (from the times, not the rounded TFLOP/s),
     /// where it has one.
     pub ratio: Option<f64>,
+    /// Every cell, as printed ([`Sweep::cell`]).
+    pub cells: Vec<String>,
 }
 
 impl Row {
@@ -100,26 +112,18 @@ fn parse(path: &Path, prefix: &str) -> Result<Sweep> {
             ours: number(cell(&["ours TFLOP/s"])).ok_or_else(|| bad("a row without our TFLOP/s"))?,
             peer: number(cell(&["peer TFLOP/s", "cuBLAS TFLOP/s", "cuBLASLt block-scaled TFLOP/s"])),
             peer_name: if at(&["peer"]).is_some() { cell(&["peer"]) } else { "cuBLAS".into() },
-            // `--block-scaled`'s table: the per-tensor products beside.
-            route: if at(&["route"]).is_some() {
-                cell(&["route"])
-            } else {
-                format!(
-                    "{} / {}",
-                    cell(&["per-tensor (ours) TFLOP/s"]),
-                    cell(&["cuBLASLt per-tensor TFLOP/s"])
-                )
-            },
+            route: cell(&["route"]),
             ratio: cell(&["ratio", "ours / cuBLASLt block-scaled"])
                 .strip_suffix('%')
                 .and_then(|x| x.parse::<f64>().ok())
                 .map(|x| x / 100.0),
+            cells,
         });
     }
     if rows.is_empty() {
         return Err(bad("no table rows"));
     }
-    Ok(Sweep { name, device, revision, seed, rows })
+    Ok(Sweep { name, device, revision, seed, rows, header })
 }
 
 /// What two calls of the same `m x n` at two depths say about a sweep's

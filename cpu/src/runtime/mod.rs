@@ -5,11 +5,14 @@
 //!   CPU emulator, and its [`DeviceBuffer`]s; `Gpu` is the `gpu` crate's
 //!   `gpu::launch::Launcher`, so every typed launcher runs on either;
 //! - [`ptx`]: the PTX `build.rs` compiled, one per architecture;
-//! - [`error`]: the one error type, whose message is one line.
+//! - [`error`]: the one error type, whose message is one line;
+//! - [`Unread`]: what a launch passes for a buffer it does not read.
 
 pub mod ptx;
+mod unread;
 
 pub use lab_runtime::{DeviceBuffer, Error, Gpu, Result, check_host_fits, error, gpu};
+pub use unread::Unread;
 
 /// Opens CUDA device `index` with our kernels' PTX loaded.
 pub fn open(index: usize) -> Result<Gpu> {

@@ -203,7 +203,7 @@ fn rows_bias(e: Scalars, row: usize, m: usize) -> [f32; 2] {
 /// two row addresses, predicated on lying inside D: a row test made once,
 /// a column test per pair of pairs. A row bias is read once per tile (two
 /// values a thread), a column bias once per pair of columns and used for
-/// both of the thread's rows (`n / 4` values a thread, not one a element).
+/// both of the thread's rows (`n / 4` values a thread, not one an element).
 ///
 /// # Safety
 /// As for [`store_through`]; `n`, `ldd` and `base` even.

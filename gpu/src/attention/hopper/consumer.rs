@@ -236,10 +236,10 @@ impl Consumer {
         // SAFETY: the plan written before the block's barrier.
         let deal = unsafe { Deal::new(p, smem.plan(), bc) };
         for (n, tile) in deal.work().enumerate() {
-            let WorkTile { bh, q0, j0, key_tiles, .. } = tile;
+            let WorkTile { bh, kvh, q0, j0, key_tiles, .. } = tile;
             let (j0, key_tiles) = (j0 as usize, key_tiles as usize);
             let rows = Rows { q0: q0 + 64 * self.c, head_row: bh * p.s_q as usize };
-            let (c, v) = scaling.of(bh, p);
+            let (c, v) = scaling.of(kvh, p);
             // Whether a tile needs masking: its last key lies past the
             // limit of the warpgroup's first row (the end of K included).
             let first_limit = visible_keys(

@@ -184,17 +184,17 @@ struct Scaling {
 }
 
 impl Scaling {
-    /// `(c, v)` for the tile of head row `bh` (`b heads + h`) of `p`.
+    /// `(c, v)` for a tile of K/V head `kvh` (`b kv_heads + kv_head`, the
+    /// work tile's) of `p`.
     #[inline(always)]
-    fn of(self, bh: usize, p: AttentionArgs) -> (f32, f32) {
+    fn of(self, kvh: usize, p: AttentionArgs) -> (f32, f32) {
         if !self.per_head {
             return (self.c, self.v);
         }
-        let (heads, kv) = (p.heads as usize, p.kv_heads as usize);
-        let g = bh / heads * kv + bh % heads / (heads / kv);
-        // SAFETY: g < batch kv_heads, and `descales` holds two such runs
+        let heads = (p.batch * p.kv_heads) as usize;
+        // SAFETY: kvh < batch kv_heads, and `descales` holds two such runs
         // (the launch's contract with the flag).
-        unsafe { (self.descales.load(g) * LOG2_E, self.descales.load(p.batch as usize * kv + g)) }
+        unsafe { (self.descales.load(kvh) * LOG2_E, self.descales.load(heads + kvh)) }
     }
 }
 

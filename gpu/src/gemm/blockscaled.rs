@@ -16,7 +16,7 @@
 //! **The cost.** A warpgroup scales a stage's products only once they are
 //! done, so it keeps the next stage's in flight meanwhile: a thread holds
 //! three sets of accumulators (two stages' and the running sums, 64 each
-//! on a 128 x 128 tile, [`Scaled`]: 192 of its 232 registers), and reads
+//! on a 128 x 128 tile, [`Narrow`]: 192 of its 232 registers), and reads
 //! three scales a stage: its two rows' of A (rows `r` and `r + 8` of its
 //! warp's 16, `d_f32`) and the tile's one of B (a tile's 128 columns are
 //! one block of B's rows).
@@ -32,7 +32,7 @@ use super::grouped::{self, GroupItem, GroupStore, GroupedItems, Groups};
 use super::ring::{Ring, start_ring};
 use super::schedule::{GemmArgs, Item, Items};
 use super::store::{Direct, Scalars};
-use super::tile::{Scaled, Tile, shared_bytes_for};
+use super::tile::{Narrow, Tile, shared_bytes_for};
 use super::wgmma::{THREADS, produce};
 use crate::dev::epilogue::Epilogue;
 use crate::dev::fp8::E4m3;
@@ -163,14 +163,14 @@ impl ScaledWork for GroupItem {
 /// epilogue's [`Epilogue::store`].
 #[inline(always)]
 unsafe fn multiply<S: TileScheduler<Work: ScaledWork>>(
-    ring: Ring<E4m3, Scaled>,
+    ring: Ring<E4m3, Narrow>,
     items: S,
     (consumer, t): (usize, u32),
     scales: Scales,
-    mut epilogue: impl Epilogue<S::Work, Results = <Scaled as Tile>::Acc>,
+    mut epilogue: impl Epilogue<S::Work, Results = <Narrow as Tile>::Acc>,
 ) {
-    type Acc = <Scaled as Tile>::Acc;
-    let mut state = PipelineState::new(Scaled::STAGES);
+    type Acc = <Narrow as Tile>::Acc;
+    let mut state = PipelineState::new(Narrow::STAGES);
     let leader = t.is_multiple_of(128);
     let (r, _) = d_f32(t, 0);
     // Stage `state`'s products issued from zero; the state advanced.
@@ -204,7 +204,7 @@ unsafe fn multiply<S: TileScheduler<Work: ScaledWork>>(
         }});
     };
     for item in items.work() {
-        let (m0, n0) = Scaled::part_at(item.origin(), consumer);
+        let (m0, n0) = Narrow::part_at(item.origin(), consumer);
         let rows = scales.of([m0 + r as usize, m0 + r as usize + 8], item.weight(), n0 / BLOCK);
         let blocks = item.k_blocks();
         let mut kb = blocks.start;
@@ -249,7 +249,7 @@ fn blockscaled<T: Output>(
     (m, n, k_steps, ldd): (u32, u32, u32, u32),
     (alpha, act): (f32, u32),
 ) {
-    let ring = start_ring::<E4m3, Scaled>(maps, 2);
+    let ring = start_ring::<E4m3, Narrow>(maps, 2);
     wait_for_prerequisites();
     let w = GemmArgs {
         m,
@@ -262,22 +262,22 @@ fn blockscaled<T: Output>(
         steps: k_steps,
         d_maps: false,
     };
-    let items = Items::<Scaled>::new(w);
+    let items = Items::<Narrow>::new(w);
     let scales = Scales::new((sa, sb), (m, n, k_steps));
     // No bias: the store never reads `bias` (mode BIAS_NONE).
     let e = Scalars { alpha, beta: 0.0, bias: sa, bias_mode: BIAS_NONE, act };
     // SAFETY: one thread; "empty" counts the two consumers; maps 0 and 1
     // are A's and B's.
     let fill = || unsafe { produce(ring, items) };
-    promote(ring, items, scales, fill, |me| Direct::<T, Scaled>::new(d, w, e, me));
+    promote(ring, items, scales, fill, |me| Direct::<T, Narrow>::new(d, w, e, me));
 }
 
 /// The roles of both forms: the producer thread runs `fill` (the items'
 /// k-blocks into the ring), each consumer warpgroup [`multiply`] into its
 /// `store(me)`.
 #[inline(always)]
-fn promote<S: TileScheduler<Work: ScaledWork>, St: Epilogue<S::Work, Results = <Scaled as Tile>::Acc>>(
-    ring: Ring<E4m3, Scaled>,
+fn promote<S: TileScheduler<Work: ScaledWork>, St: Epilogue<S::Work, Results = <Narrow as Tile>::Acc>>(
+    ring: Ring<E4m3, Narrow>,
     items: S,
     scales: Scales,
     fill: impl FnOnce(),
@@ -309,8 +309,8 @@ fn promote<S: TileScheduler<Work: ScaledWork>, St: Epilogue<S::Work, Results = <
 /// rows by 128 bytes); `d` `m x n` at `ldd`; `k_steps = ceil(k / 128)`.
 #[kernel(
     block = THREADS,
-    shared = shared_bytes_for::<Scaled>(0),
-    tile = [<Scaled as Tile>::BN, <Scaled as Tile>::BM],
+    shared = shared_bytes_for::<Narrow>(0),
+    tile = [<Narrow as Tile>::BN, <Narrow as Tile>::BM],
     min_blocks = 1,
     persistent = true,
     dependent = true,
@@ -349,14 +349,14 @@ fn grouped_blockscaled<T: Output>(
     (alpha, act): (f32, u32),
     bias: (In<f32>, bool),
 ) {
-    let ring = start_ring::<E4m3, Scaled>(maps, 2);
+    let ring = start_ring::<E4m3, Narrow>(maps, 2);
     wait_for_prerequisites();
-    let items = GroupedItems::<Scaled>::new(groups, n, k_steps);
+    let items = GroupedItems::<Narrow>::new(groups, n, k_steps);
     let scales = Scales::new((sa, sb), (m, n, k_steps));
     // SAFETY: one thread; "empty" counts the two consumers; map 0 is A's,
     // map 1 B's stack.
     let fill = || unsafe { grouped::produce(ring, items) };
-    promote(ring, items, scales, fill, |me| GroupStore::<T, Scaled>::new(d, (n, n), (alpha, act), bias, me));
+    promote(ring, items, scales, fill, |me| GroupStore::<T, Narrow>::new(d, (n, n), (alpha, act), bias, me));
 }
 
 /// Grouped block-scaled FP8 E4M3 (a mixture of experts' layer, DeepSeek-V3's
@@ -372,8 +372,8 @@ fn grouped_blockscaled<T: Output>(
 /// `biased` is 1.
 #[kernel(
     block = THREADS,
-    shared = shared_bytes_for::<Scaled>(0),
-    tile = [<Scaled as Tile>::BN, <Scaled as Tile>::BM],
+    shared = shared_bytes_for::<Narrow>(0),
+    tile = [<Narrow as Tile>::BN, <Narrow as Tile>::BM],
     min_blocks = 1,
     persistent = true,
     dependent = true,

@@ -100,27 +100,15 @@ pub struct Narrow;
 #[derive(Clone, Copy)]
 pub struct Short;
 
-/// 128 x 128 tiles in a ring of six stages, for block-scaled FP8
-/// ([`super::blockscaled`]): each consumer there holds a stage while it
-/// multiplies the next, so of [`Narrow`]'s four stages only two would be
-/// left for the copies ahead, about 1000 cycles of lead at FP8's 512
-/// cycles a stage, no more than a copy's latency from L2. Six (192 KB)
-/// leave four.
-#[derive(Clone, Copy)]
-pub struct Scaled;
-
 /// [`Tile`] for a tile of [`BM`] rows, each warpgroup 64 of them and
 /// all `$bn` columns (`m64n$bn` instructions, `$bn / 2` accumulators a
-/// thread), in a ring of `$stages` stages ([`STAGES`] if not given).
+/// thread), in a ring of [`STAGES`].
 macro_rules! row_parts_tile {
     ($tile:ident, $bn:expr) => {
-        row_parts_tile!($tile, $bn, STAGES);
-    };
-    ($tile:ident, $bn:expr, $stages:expr) => {
         impl Tile for $tile {
             const BM: usize = BM;
             const BN: usize = $bn;
-            const STAGES: usize = $stages;
+            const STAGES: usize = STAGES;
             type Acc = [f32; $bn / 2];
 
             #[inline(always)]
@@ -134,7 +122,6 @@ macro_rules! row_parts_tile {
 row_parts_tile!(Wide, BN);
 row_parts_tile!(Mid, 192);
 row_parts_tile!(Narrow, 128);
-row_parts_tile!(Scaled, 128, 6);
 
 impl Tile for Short {
     const BM: usize = 64;

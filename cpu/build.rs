@@ -10,8 +10,9 @@ fn main() {
     lab_cuda_builder::CudaBuilder::new("../gpu")
         .archs(&["sm_80", "sm_90", "sm_90a"])
         // The GEMM library's wgmma instances apart from every other
-        // kernel (`gpu/src/lib.rs`): an edit elsewhere skips their build.
-        .parts(&["sm_90a"], &["rest", "wgmma"])
+        // kernel, and split three ways (`gpu/src/lib.rs`): an edit rebuilds
+        // only the parts that read the file, and the parts run at once.
+        .parts(&["sm_90a"], &["rest", "dense", "fp8", "moe"])
         .watch("../cuda-builder")
         // The binaries link `gpu` itself: the emulator runs that.
         .emulator_library(false)

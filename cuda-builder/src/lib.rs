@@ -118,9 +118,10 @@ impl CudaBuilder {
     }
 
     /// Builds the PTX of each of `archs` in `parts`, at once: one nested
-    /// build per part, with `--cfg ptx_part="<part>"`, from which the
-    /// crate leaves out the modules of the kernels other parts hold
-    /// (`#[cfg(not(ptx_part = "..."))]`). Each part keeps a target
+    /// build per part, with `--cfg ptx_part="<part>"` and `--cfg
+    /// ptx_parts`, from which the crate leaves out the kernels other parts
+    /// hold (`#[cfg(any(not(ptx_parts), ptx_part = "..."))]` on what one
+    /// part holds: everything where the build is not in parts). Each part keeps a target
     /// directory of its own, and rustc's record of the files a build read
     /// leaves out the modules a part left out, so an edit rebuilds only the
     /// parts that read the file edited. The architecture's PTX is the

@@ -38,7 +38,13 @@ impl Nested<'_> {
             .args(["-A", "duplicate-features", "-A", "unused-attributes", "-C"])
             .arg(format!("target-cpu={arch}"))
             .args(ptx_isa(arch))
-            .args(part.map(|p| ["--cfg".to_string(), format!("ptx_part=\"{p}\"")]).into_iter().flatten())
+            .args(
+                part.map(|p| {
+                    ["--cfg".to_string(), format!("ptx_part=\"{p}\""), "--cfg".into(), "ptx_parts".into()]
+                })
+                .into_iter()
+                .flatten(),
+            )
             .arg("-C")
             .arg(format!("linker={}", self.linker.display()))
             .output()

@@ -30,20 +30,21 @@
 //! stages and their mbarriers), [`schedule`] (the items), [`store`] and
 //! `tickets` (the epilogues).
 
-// The modules of kernels other than the `wgmma` instances are left out
-// of the sm_90a PTX's `wgmma` part, and the instances out of the other
-// (`gpu/src/lib.rs`).
-#[cfg(not(ptx_part = "rest"))]
+// The sm_90a PTX's parts (`gpu/src/lib.rs`): the grouped and
+// block-scaled kernels in `"moe"`, the `wgmma` instances in `"dense"` and
+// `"fp8"` (each its precisions', `wgmma::instances!`), every other
+// kernel in `"rest"`; the engine they share in each part that needs it.
+#[cfg(any(not(ptx_parts), ptx_part = "moe"))]
 pub mod blockscaled;
-#[cfg(not(ptx_part = "wgmma"))]
+#[cfg(any(not(ptx_parts), ptx_part = "rest"))]
 pub mod decode;
 pub mod element;
 pub mod epilogue;
-#[cfg(not(ptx_part = "wgmma"))]
+#[cfg(any(not(ptx_parts), ptx_part = "rest"))]
 pub mod ffma;
-#[cfg(not(ptx_part = "rest"))]
+#[cfg(any(not(ptx_parts), ptx_part = "moe"))]
 pub mod grouped;
-#[cfg(not(ptx_part = "wgmma"))]
+#[cfg(any(not(ptx_parts), ptx_part = "rest"))]
 pub mod pack;
 pub(crate) mod ring;
 pub mod schedule;

@@ -39,27 +39,29 @@ pub use gpu_device as dev;
 #[cfg(not(target_arch = "nvptx64"))]
 pub use gpu_launch as launch;
 
-// The sm_90a PTX is built in two parts at once (`cpu/build.rs`): the GEMM
-// library's `wgmma` instances (`ptx_part = "wgmma"`: most of the PTX, and
-// minutes of LLVM) and every other kernel (`"rest"`). Each part leaves
-// out the other's modules, so that an edit outside the GEMM engine
-// rebuilds the small part only. The host builds everything.
-#[cfg(not(ptx_part = "wgmma"))]
+// The sm_90a PTX is built in four parts at once (`cpu/build.rs`), most
+// of it the GEMM library's `wgmma` instances: `"dense"` (bf16, f16 and
+// tf32), `"fp8"` (E4M3 and E5M2), `"moe"` (the grouped and block-scaled
+// kernels), and `"rest"`, every other kernel. Each part leaves out what
+// the others hold (`ptx_parts` is set in each), so that an edit rebuilds
+// only the parts that read the file, and the parts share the cores. The
+// host and the other architectures build everything.
+#[cfg(any(not(ptx_parts), ptx_part = "rest"))]
 pub mod attention;
 pub mod gemm;
-#[cfg(not(ptx_part = "wgmma"))]
+#[cfg(any(not(ptx_parts), ptx_part = "rest"))]
 pub mod hazards;
-#[cfg(not(ptx_part = "wgmma"))]
+#[cfg(any(not(ptx_parts), ptx_part = "rest"))]
 pub mod lab;
-#[cfg(not(ptx_part = "wgmma"))]
+#[cfg(any(not(ptx_parts), ptx_part = "rest"))]
 pub mod reduce;
-#[cfg(not(ptx_part = "wgmma"))]
+#[cfg(any(not(ptx_parts), ptx_part = "rest"))]
 pub mod scale;
-#[cfg(not(ptx_part = "wgmma"))]
+#[cfg(any(not(ptx_parts), ptx_part = "rest"))]
 pub mod sgemm;
-#[cfg(not(ptx_part = "wgmma"))]
+#[cfg(any(not(ptx_parts), ptx_part = "rest"))]
 pub mod tensor;
-#[cfg(not(ptx_part = "wgmma"))]
+#[cfg(any(not(ptx_parts), ptx_part = "rest"))]
 pub mod transpose;
 
 /// What generated code needs; not an API.

@@ -165,9 +165,9 @@ pub fn activate(act: u32, x: f32) -> f32 {
 /// `k = 0`); the bias is `bias[i]` or `bias[j]` by `bias_mode`.
 ///
 /// Launch: 256 x 1 threads; the grid `(n / 256, m / 4, batch)` rounded up.
-// In the PTX's part of every kernel but the wgmma instances, which use
-// this module's types only (`gpu/src/lib.rs`).
-#[cfg(not(ptx_part = "wgmma"))]
+// In the PTX's part of every kernel but the GEMM library's `wgmma` and
+// grouped ones, which use this module's types only (`gpu/src/lib.rs`).
+#[cfg(any(not(ptx_parts), ptx_part = "rest"))]
 #[kernel(block = THREADS, tile = [THREADS, ROWS], types = [f32, bf16, f16])]
 #[allow(clippy::too_many_arguments)]
 pub fn gemm_epilogue<T: Output>(

@@ -156,8 +156,34 @@ unsafe fn multiply<E: RingElement, L: Tile>(
 }
 
 macro_rules! instances {
-    ($($(#[$doc:meta])* $name:ident / $split:ident, $mid:ident / $mid_split:ident, $narrow:ident / $narrow_split:ident, $short:ident / $short_split:ident($element:ty);)*) => {
+    ($($(#[$doc:meta])* $part:literal: $name:ident / $split:ident, $mid:ident / $mid_split:ident, $narrow:ident / $narrow_split:ident, $short:ident / $short_split:ident($element:ty);)*) => {
     $(
+        #[cfg(any(not(ptx_parts), ptx_part = $part))]
+        mod_instances!($(#[$doc])* $name / $split, $mid / $mid_split, $narrow / $narrow_split, $short / $short_split($element));
+    )*
+        /// Every library kernel's instance for one output type (the
+        /// kernels above, all of them): what an output type of the host's
+        /// library call implements, written out once, here. (Host only:
+        /// the kernels' modules of launch items are.)
+        #[cfg(not(target_arch = "nvptx64"))]
+        pub trait Instances:
+            $($name::Instance + $split::Instance + $mid::Instance + $mid_split::Instance + $narrow::Instance + $narrow_split::Instance
+            + $short::Instance + $short_split::Instance +)* Sized
+        {
+        }
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        impl<T: $($name::Instance + $split::Instance + $mid::Instance + $mid_split::Instance + $narrow::Instance + $narrow_split::Instance
+            + $short::Instance + $short_split::Instance +)* Sized> Instances for T
+        {
+        }
+    };
+}
+
+/// One precision's eight kernels: [`gemm`] on each tile, without and with
+/// k split.
+macro_rules! mod_instances {
+    ($(#[$doc:meta])* $name:ident / $split:ident, $mid:ident / $mid_split:ident, $narrow:ident / $narrow_split:ident, $short:ident / $short_split:ident($element:ty)) => {
         instance!($(#[$doc])* $name($element, false, Wide));
         instance!(
             $(#[$doc])*
@@ -213,23 +239,6 @@ macro_rules! instances {
             /// On 64 x 128 tiles, with k split.
             $short_split($element, true, Short)
         );
-    )*
-        /// Every library kernel's instance for one output type (the
-        /// kernels above, all of them): what an output type of the host's
-        /// library call implements, written out once, here. (Host only:
-        /// the kernels' modules of launch items are.)
-        #[cfg(not(target_arch = "nvptx64"))]
-        pub trait Instances:
-            $($name::Instance + $split::Instance + $mid::Instance + $mid_split::Instance + $narrow::Instance + $narrow_split::Instance
-            + $short::Instance + $short_split::Instance +)* Sized
-        {
-        }
-
-        #[cfg(not(target_arch = "nvptx64"))]
-        impl<T: $($name::Instance + $split::Instance + $mid::Instance + $mid_split::Instance + $narrow::Instance + $narrow_split::Instance
-            + $short::Instance + $short_split::Instance +)* Sized> Instances for T
-        {
-        }
     };
 }
 
@@ -292,25 +301,25 @@ macro_rules! instance {
 
 instances! {
     /// bf16 A (`m x k`, K-major) and B (`k x n`, N-major).
-    gemm_wgmma_bf16 / gemm_wgmma_bf16_split, gemm_wgmma_bf16_n192 / gemm_wgmma_bf16_n192_split,
+    "dense": gemm_wgmma_bf16 / gemm_wgmma_bf16_split, gemm_wgmma_bf16_n192 / gemm_wgmma_bf16_n192_split,
         gemm_wgmma_bf16_n128 / gemm_wgmma_bf16_n128_split,
         gemm_wgmma_bf16_m64 / gemm_wgmma_bf16_m64_split(bf16);
     /// IEEE binary16 A and B, laid out as for bf16.
-    gemm_wgmma_f16 / gemm_wgmma_f16_split, gemm_wgmma_f16_n192 / gemm_wgmma_f16_n192_split,
+    "dense": gemm_wgmma_f16 / gemm_wgmma_f16_split, gemm_wgmma_f16_n192 / gemm_wgmma_f16_n192_split,
         gemm_wgmma_f16_n128 / gemm_wgmma_f16_n128_split,
         gemm_wgmma_f16_m64 / gemm_wgmma_f16_m64_split(f16);
     /// `f32` A (`m x k`) and B transposed (`n x k`), both K-major, read as
     /// tf32 (each input's low 13 mantissa bits dropped).
-    gemm_wgmma_tf32 / gemm_wgmma_tf32_split, gemm_wgmma_tf32_n192 / gemm_wgmma_tf32_n192_split,
+    "dense": gemm_wgmma_tf32 / gemm_wgmma_tf32_split, gemm_wgmma_tf32_n192 / gemm_wgmma_tf32_n192_split,
         gemm_wgmma_tf32_n128 / gemm_wgmma_tf32_n128_split,
         gemm_wgmma_tf32_m64 / gemm_wgmma_tf32_m64_split(Tf32);
     /// FP8 E4M3 A (`m x k`) and B transposed (`n x k`), both K-major (the
     /// host folds the per-tensor scales into `alpha`).
-    gemm_wgmma_e4m3 / gemm_wgmma_e4m3_split, gemm_wgmma_e4m3_n192 / gemm_wgmma_e4m3_n192_split,
+    "fp8": gemm_wgmma_e4m3 / gemm_wgmma_e4m3_split, gemm_wgmma_e4m3_n192 / gemm_wgmma_e4m3_n192_split,
         gemm_wgmma_e4m3_n128 / gemm_wgmma_e4m3_n128_split,
         gemm_wgmma_e4m3_m64 / gemm_wgmma_e4m3_m64_split(E4m3);
     /// FP8 E5M2 A and B, laid out as for E4M3.
-    gemm_wgmma_e5m2 / gemm_wgmma_e5m2_split, gemm_wgmma_e5m2_n192 / gemm_wgmma_e5m2_n192_split,
+    "fp8": gemm_wgmma_e5m2 / gemm_wgmma_e5m2_split, gemm_wgmma_e5m2_n192 / gemm_wgmma_e5m2_n192_split,
         gemm_wgmma_e5m2_n128 / gemm_wgmma_e5m2_n128_split,
         gemm_wgmma_e5m2_m64 / gemm_wgmma_e5m2_m64_split(E5m2);
 }

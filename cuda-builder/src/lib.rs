@@ -121,10 +121,11 @@ impl CudaBuilder {
     /// build per part, with `--cfg ptx_part="<part>"` and `--cfg
     /// ptx_parts`, from which the crate leaves out the kernels other parts
     /// hold (`#[cfg(any(not(ptx_parts), ptx_part = "..."))]` on what one
-    /// part holds: everything where the build is not in parts). Each part keeps a target
-    /// directory of its own, and rustc's record of the files a build read
-    /// leaves out the modules a part left out, so an edit rebuilds only the
-    /// parts that read the file edited. The architecture's PTX is the
+    /// part holds, which keeps it in a build not in parts). Each part
+    /// keeps a target directory of its own, and rustc's record of the
+    /// files a build read leaves out the modules a part left out, so an
+    /// edit rebuilds only the parts that read the file edited. The
+    /// architecture's PTX is the
     /// parts' modules one after the other, in this order (the runtime cuts
     /// each kernel's module from the part that holds it). For a crate one
     /// family of whose kernels is most of the PTX, an edit elsewhere skips

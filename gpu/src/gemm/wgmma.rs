@@ -155,11 +155,14 @@ unsafe fn multiply<E: RingElement, L: Tile>(
     epilogue.finish();
 }
 
+/// Every precision's kernels ([`precision_instances`]), each line's in the
+/// sm_90a PTX part it names (`gpu/src/lib.rs`), and the host's trait that
+/// an output type implements with all of them.
 macro_rules! instances {
     ($($(#[$doc:meta])* $part:literal: $name:ident / $split:ident, $mid:ident / $mid_split:ident, $narrow:ident / $narrow_split:ident, $short:ident / $short_split:ident($element:ty);)*) => {
     $(
         #[cfg(any(not(ptx_parts), ptx_part = $part))]
-        mod_instances!($(#[$doc])* $name / $split, $mid / $mid_split, $narrow / $narrow_split, $short / $short_split($element));
+        precision_instances!($(#[$doc])* $name / $split, $mid / $mid_split, $narrow / $narrow_split, $short / $short_split($element));
     )*
         /// Every library kernel's instance for one output type (the
         /// kernels above, all of them): what an output type of the host's
@@ -182,7 +185,7 @@ macro_rules! instances {
 
 /// One precision's eight kernels: [`gemm`] on each tile, without and with
 /// k split.
-macro_rules! mod_instances {
+macro_rules! precision_instances {
     ($(#[$doc:meta])* $name:ident / $split:ident, $mid:ident / $mid_split:ident, $narrow:ident / $narrow_split:ident, $short:ident / $short_split:ident($element:ty)) => {
         instance!($(#[$doc])* $name($element, false, Wide));
         instance!(
